@@ -1,0 +1,254 @@
+"""The vscodelm wire format (reference §1), as pydantic models.
+
+This is the only module that knows the JSON shapes the Symposium VS Code extension sends and
+expects. Field names are the wire's own (camelCase) so no aliasing cost is paid on the hot path.
+Unknown keys are ignored everywhere, as upstream's serde parsing does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+__all__ = [
+    "AgentSpec",
+    "CancelParams",
+    "ChatInformationParams",
+    "ChatRequestOptions",
+    "ChatResponseParams",
+    "ClaudeCodeAgent",
+    "ContentPart",
+    "ElizaAgent",
+    "EnvVariable",
+    "ExternalAgent",
+    "HttpServer",
+    "Message",
+    "SseServer",
+    "StdioServer",
+    "TextPart",
+    "TokenCountParams",
+    "ToolCallPart",
+    "ToolDefinition",
+    "ToolResultPart",
+    "describe_validation_error",
+    "parse_agent",
+]
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=False)
+
+
+# --- content ---------------------------------------------------------------------------------
+
+
+class TextPart(_Wire):
+    type: Literal["text"] = "text"
+    value: str
+
+
+class ToolCallPart(_Wire):
+    type: Literal["tool_call"] = "tool_call"
+    toolCallId: str
+    toolName: str
+    parameters: Any  # required on the wire; null accepted
+
+
+class ToolResultPart(_Wire):
+    type: Literal["tool_result"] = "tool_result"
+    toolCallId: str
+    result: Any  # required on the wire; null accepted
+
+
+ContentPart = Annotated[Union[TextPart, ToolCallPart, ToolResultPart], Field(discriminator="type")]
+
+
+class Message(_Wire):
+    role: str
+    content: list[ContentPart]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _required_any_fields(cls, data: Any) -> Any:
+        # `parameters` / `result` are typed Any, which pydantic would otherwise let go missing.
+        if isinstance(data, dict):
+            for i, part in enumerate(data.get("content") or ()):
+                if isinstance(part, dict):
+                    kind = part.get("type")
+                    if kind == "tool_call" and "parameters" not in part:
+                        raise ValueError(f"content.{i}.parameters: field required")
+                    if kind == "tool_result" and "result" not in part:
+                        raise ValueError(f"content.{i}.result: field required")
+        return data
+
+
+class ToolDefinition(_Wire):
+    name: str
+    description: str
+    inputSchema: Any = None
+
+
+class ChatRequestOptions(_Wire):
+    tools: list[ToolDefinition] = Field(default_factory=list)
+    toolMode: Literal["auto", "required"] | None = None
+
+
+# --- agent definitions (architecture decision 1) ------------------------------------------------
+
+
+class EnvVariable(_Wire):
+    name: str
+    value: str
+
+
+class StdioServer(_Wire):
+    type: Literal["stdio"] = "stdio"
+    name: str
+    command: str
+    args: list[str] = Field(default_factory=list)
+    env: list[EnvVariable] = Field(default_factory=list)
+
+
+class HttpServer(_Wire):
+    type: Literal["http"] = "http"
+    name: str
+    url: str
+    headers: list[EnvVariable] = Field(default_factory=list)
+
+
+class SseServer(_Wire):
+    type: Literal["sse"] = "sse"
+    name: str
+    url: str
+    headers: list[EnvVariable] = Field(default_factory=list)
+
+
+class ElizaAgent(_Wire):
+    kind: Literal["eliza"] = "eliza"
+    deterministic: bool = False
+
+
+class ClaudeCodeAgent(_Wire):
+    kind: Literal["claude_code"] = "claude_code"
+
+
+class ExternalAgent(_Wire):
+    """An agent reached through an ACP McpServer-shaped launch description."""
+
+    kind: Literal["external"] = "external"
+    server: Union[StdioServer, HttpServer, SseServer]
+    id: str | None = None
+
+
+AgentSpec = Union[ElizaAgent, ClaudeCodeAgent, ExternalAgent]
+
+_SERVER_ADAPTER: TypeAdapter[Any] = TypeAdapter(
+    Annotated[Union[StdioServer, HttpServer, SseServer], Field(discriminator="type")]
+)
+
+
+def _parse_server(raw: Any, where: str) -> StdioServer | HttpServer | SseServer:
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: expected an object")
+    data = dict(raw)
+    data.setdefault("type", "stdio")  # stdio is the untagged fallback of ACP's McpServer
+    try:
+        return _SERVER_ADAPTER.validate_python(data)
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc, prefix=where)) from None
+
+
+def parse_agent(raw: Any) -> AgentSpec:
+    """Accept every form of `agent` the wire has seen (reference §1.3, decision 1).
+
+    `{"eliza": {...}}`, `"claude_code"` / `{"claude_code": null}`, `{"mcp_server": McpServer}`, and
+    the flat McpServer object with an `id` key that the real extension sends.
+    """
+    if raw == "claude_code":
+        return ClaudeCodeAgent()
+    if isinstance(raw, str):
+        raise ValueError(f"agent: unknown agent {raw!r}")
+    if not isinstance(raw, dict):
+        raise ValueError("agent: expected an object or \"claude_code\"")
+    if len(raw) == 1:
+        (tag, value), = raw.items()
+        if tag == "eliza":
+            if value is None:
+                value = {}
+            if not isinstance(value, dict):
+                raise ValueError("agent.eliza: expected an object")
+            try:
+                return ElizaAgent.model_validate(value)
+            except ValidationError as exc:
+                raise ValueError(describe_validation_error(exc, prefix="agent.eliza")) from None
+        if tag == "claude_code":
+            return ClaudeCodeAgent()
+        if tag == "mcp_server":
+            return ExternalAgent(server=_parse_server(value, "agent.mcp_server"))
+    if "command" in raw or "url" in raw:
+        agent_id = raw.get("id")
+        if agent_id is not None and not isinstance(agent_id, str):
+            raise ValueError("agent.id: expected a string")
+        return ExternalAgent(server=_parse_server(raw, "agent"), id=agent_id)
+    raise ValueError(
+        "agent: expected {\"eliza\": {...}}, \"claude_code\", {\"mcp_server\": {...}} "
+        "or an McpServer object with a command"
+    )
+
+
+def agent_key(spec: AgentSpec) -> str:
+    """The canonical form two requests' agents are compared by."""
+    return json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+
+def agent_label(spec: AgentSpec) -> str:
+    if isinstance(spec, ElizaAgent):
+        return "eliza"
+    if isinstance(spec, ClaudeCodeAgent):
+        return "claude_code"
+    return spec.id or spec.server.name
+
+
+# --- method params ------------------------------------------------------------------------------
+
+
+class ChatResponseParams(_Wire):
+    modelId: str
+    messages: list[Message]
+    agent: Any
+    options: ChatRequestOptions = Field(default_factory=ChatRequestOptions)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _options_null(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("options", 0) is None:
+            data = dict(data)
+            data.pop("options")
+        return data
+
+
+class TokenCountParams(_Wire):
+    modelId: str
+    text: str
+
+
+class CancelParams(_Wire):
+    requestId: Union[int, str]
+
+
+class ChatInformationParams(_Wire):
+    silent: bool = False
+
+
+def describe_validation_error(exc: ValidationError, prefix: str = "") -> str:
+    """One line naming each offending field, e.g. `messages.0.content.1.type: ...`."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(x) for x in err.get("loc", ()) if not str(x).startswith("function-"))
+        # Discriminated unions add the tag to the path (`content.0.text.value`); keep it, it helps.
+        where = ".".join(x for x in (prefix, loc) if x)
+        msg = err.get("msg", "invalid")
+        parts.append(f"{where}: {msg}" if where else msg)
+    return "; ".join(parts[:5]) + (f" (and {len(parts) - 5} more)" if len(parts) > 5 else "")
