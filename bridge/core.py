@@ -1,0 +1,172 @@
+"""The bridge core every front door shares: history, agent sessions, events, the tool server.
+
+`Bridge` is process-wide; a `ConnectionCore` is one client connection's conversation space (one
+VS Code window's stdio process, one console-socket connection, the OpenAI front door), with its own
+history tracker and agent sessions. Front doors translate their wire format into `chat()` calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+from typing import Any
+
+from bridge import events as ev
+from bridge.history import HistoryTracker
+from bridge.protocol import Message, ToolDefinition, agent_key, agent_label, parse_agent
+from bridge.sessions import AgentSession, ChatRequest, ResponseStream
+
+log = logging.getLogger(__name__)
+
+
+class Bridge:
+    def __init__(
+        self,
+        *,
+        cwd: str | None = None,
+        bus: ev.EventBus | None = None,
+        drain_timeout: float = 10.0,
+        start_timeout: float = 60.0,
+        tool_batch_window: float = 0.05,
+    ) -> None:
+        self.cwd = os.path.abspath(cwd or os.getcwd())  # ACP wants an absolute cwd (decision 10)
+        self.bus = bus or ev.EventBus()
+        self.drain_timeout = drain_timeout
+        self.start_timeout = start_timeout
+        self.tool_batch_window = tool_batch_window
+        self.connections: dict[str, ConnectionCore] = {}
+        self._ids = itertools.count(1)
+        self.tool_server: Any = None
+        self._tool_server_lock = asyncio.Lock()
+
+    def open_connection(self, kind: str = "vscodelm") -> ConnectionCore:
+        name = f"{kind}-{next(self._ids)}"
+        conn = ConnectionCore(self, name)
+        self.connections[name] = conn
+        return conn
+
+    async def ensure_tool_server(self) -> Any:
+        async with self._tool_server_lock:
+            if self.tool_server is None:
+                from bridge.tools import ClientToolServer
+
+                server = ClientToolServer()
+                await server.start()
+                self.tool_server = server
+            return self.tool_server
+
+    async def close(self) -> None:
+        await asyncio.gather(*(c.close() for c in list(self.connections.values())), return_exceptions=True)
+        if self.tool_server is not None:
+            await self.tool_server.stop()
+            self.tool_server = None
+
+
+class ConnectionCore:
+    def __init__(self, bridge: Bridge, name: str) -> None:
+        self.bridge = bridge
+        self.name = name
+        self.tracker = HistoryTracker()
+        self.sessions: dict[str, AgentSession] = {}
+
+    # settings shared with sessions
+    @property
+    def bus(self) -> ev.EventBus:
+        return self.bridge.bus
+
+    @property
+    def cwd(self) -> str:
+        return self.bridge.cwd
+
+    @property
+    def drain_timeout(self) -> float:
+        return self.bridge.drain_timeout
+
+    @property
+    def start_timeout(self) -> float:
+        return self.bridge.start_timeout
+
+    @property
+    def tool_batch_window(self) -> float:
+        return self.bridge.tool_batch_window
+
+    @property
+    def tool_server(self) -> Any:
+        return self.bridge.tool_server
+
+    async def ensure_tool_server(self) -> Any:
+        return await self.bridge.ensure_tool_server()
+
+    def make_request(self, request_id: Any, agent: Any, messages: list[Message], tools: list[ToolDefinition]) -> ChatRequest:
+        """Validate a front door's chat request (raises ValueError naming the bad field)."""
+        spec = parse_agent(agent)
+        return ChatRequest(
+            request_id=request_id,
+            agent=spec,
+            agent_key=agent_key(spec),
+            agent_label=agent_label(spec),
+            messages=messages,
+            tools=tools,
+        )
+
+    async def chat(self, request: ChatRequest, stream: ResponseStream) -> None:
+        """Route the request and let its session answer it; returns when `stream` is finished
+        (raising RequestCancelled or SessionFailed when it did not complete)."""
+        decision = self.tracker.route(request.agent_key, request.messages)
+        bus = self.bus
+        if bus.active:
+            bus.publish(ev.HistoryDecided(connection=self.name, request_id=request.request_id, decision=decision.to_json()))
+        session = self.sessions.get(decision.session_id)
+        if session is None:
+            session = AgentSession(self, decision.session_id, request)
+            self.sessions[decision.session_id] = session
+        await session.submit(decision, request, stream)
+        await stream.finished
+
+    def find_stream(self, request_id: Any) -> ResponseStream | None:
+        for session in self.sessions.values():
+            stream = session._stream
+            if stream is not None and stream.request_id == request_id and not stream.done:
+                return stream
+        return None
+
+    def cancel(self, request_id: Any, reason: str = "Request cancelled") -> bool:
+        stream = self.find_stream(request_id)
+        if stream is None or stream.session is None:
+            return False
+        stream.session.cancel_stream(stream, reason)
+        return True
+
+    def request_finished(self, stream: ResponseStream, outcome: str, error: str | None = None) -> None:
+        bus = self.bus
+        if bus.active:
+            bus.publish(
+                ev.RequestFinished(
+                    connection=self.name,
+                    request_id=stream.request_id,
+                    session_id=stream.session.id if stream.session else None,
+                    outcome=outcome,  # type: ignore[arg-type]
+                    error=error,
+                )
+            )
+
+    async def session_died(self, session: AgentSession, reason: str) -> None:
+        """A dead session is forgotten: its conversation's next request starts a fresh one."""
+        if self.sessions.get(session.id) is session:
+            del self.sessions[session.id]
+        self.tracker.remove(session.id)
+        bus = self.bus
+        if bus.active:
+            bus.publish(ev.SessionEnded(connection=self.name, session_id=session.id, reason=reason))
+        await session.close(reason)
+
+    async def close(self) -> None:
+        sessions = list(self.sessions.values())
+        self.sessions.clear()
+        await asyncio.gather(*(s.close("connection closed") for s in sessions), return_exceptions=True)
+        for s in sessions:
+            if self.bus.active:
+                self.bus.publish(ev.SessionEnded(connection=self.name, session_id=s.id, reason="connection closed"))
+        self.bridge.connections.pop(self.name, None)

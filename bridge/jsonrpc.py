@@ -1,0 +1,101 @@
+"""JSON-RPC 2.0 message classification and error shapes (standard library only).
+
+Shared by the asyncio peer (`bridge.rpc`) and the start-up fast path (`bridge.fastpath`), which
+answers cheap requests before asyncio and pydantic are even imported.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+SESSION_ERROR = -32000
+REQUEST_CANCELLED = -32800
+
+_NO_ID = object()
+
+
+class RpcError(Exception):
+    """Raised by a handler to answer its request with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+@dataclass(slots=True)
+class Incoming:
+    kind: str  # "request" | "notification" | "response" | "invalid"
+    method: str | None = None
+    id: Any = None
+    params: Any = None
+    error: dict[str, Any] | None = None  # for "invalid": the error response to send
+
+
+def error_response(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": id_, "error": err}
+
+
+def result_response(id_: Any, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "result": result}
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def _valid_id(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, str)) and not isinstance(value, bool))
+
+
+def classify(line: bytes | str) -> Incoming | None:
+    """Decode one wire line. Returns None for a blank line (skipped, as the client does)."""
+    if isinstance(line, bytes):
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return Incoming("invalid", error=error_response(None, PARSE_ERROR, f"Parse error: invalid UTF-8 ({exc.reason})"))
+    else:
+        text = line
+    if not text.strip():
+        return None
+    try:
+        msg = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return Incoming("invalid", error=error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
+    if isinstance(msg, list):
+        return Incoming("invalid", error=error_response(None, INVALID_REQUEST, "Invalid Request: batch requests are not supported"))
+    if not isinstance(msg, dict):
+        return Incoming("invalid", error=error_response(None, INVALID_REQUEST, "Invalid Request: expected a JSON object"))
+    id_ = msg.get("id", _NO_ID)
+    reply_id = id_ if id_ is not _NO_ID and _valid_id(id_) else None
+    if msg.get("jsonrpc") != "2.0":
+        return Incoming("invalid", error=error_response(reply_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'))
+    if "method" not in msg:
+        if id_ is not _NO_ID and ("result" in msg or "error" in msg):
+            return Incoming("response", id=id_)
+        return Incoming("invalid", error=error_response(reply_id, INVALID_REQUEST, 'Invalid Request: missing "method"'))
+    method = msg["method"]
+    if not isinstance(method, str):
+        return Incoming("invalid", error=error_response(reply_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string'))
+    if id_ is not _NO_ID and not _valid_id(id_):
+        return Incoming("invalid", error=error_response(None, INVALID_REQUEST, 'Invalid Request: "id" must be a string, a number or null'))
+    params = msg.get("params")
+    if params is not None and not isinstance(params, (dict, list)):
+        if id_ is _NO_ID:
+            return Incoming("invalid", method=method)  # a bad notification is dropped, never answered
+        return Incoming("invalid", error=error_response(reply_id, INVALID_REQUEST, 'Invalid Request: "params" must be an object or an array'))
+    if id_ is _NO_ID:
+        return Incoming("notification", method=method, params=params)
+    return Incoming("request", method=method, id=id_, params=params)

@@ -1,0 +1,41 @@
+"""Where Symposium keeps its files (architecture decision 12). Standard library only."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def config_dir() -> Path:
+    explicit = os.environ.get("SYMPOSIUM_CONFIG_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".config"
+    return base / "symposium"
+
+
+def settings_path() -> Path:
+    return config_dir() / "settings.toml"
+
+
+def runtime_dir() -> Path:
+    explicit = os.environ.get("SYMPOSIUM_RUNTIME_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg:
+        return Path(xdg) / "symposium"
+    return Path(tempfile.gettempdir()) / f"symposium-{os.getuid()}"
+
+
+def read_settings_quietly() -> dict:
+    """The settings as far as they can be read; {} when missing or broken (reported elsewhere)."""
+    import tomllib
+
+    try:
+        with open(settings_path(), "rb") as f:
+            return tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}

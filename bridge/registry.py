@@ -1,0 +1,158 @@
+"""`registry list` and `registry resolve-agent`: what the Symposium extension runs before each chat.
+
+The extension spawns `<symposium.acpAgentPath> registry resolve-agent '<json>'` for every chat
+request and `registry list` for its model picker, so both are standard library only and quick.
+Distributions are resolved in upstream's priority order: local, npx, pipx, symposium.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from typing import Any
+
+ELIZA_ID = "elizacp"
+
+
+class ResolveError(Exception):
+    pass
+
+
+def self_command(subcommand: list[str]) -> tuple[str, list[str]]:
+    """How to run this program again with `subcommand`, from wherever it was started."""
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    base = os.path.basename(argv0)
+    if argv0 and base not in ("-c", "-m", "__main__.py") and not base.endswith(".py"):
+        path = argv0 if os.sep in argv0 else (shutil.which(argv0) or argv0)
+        return os.path.abspath(path), subcommand
+    found = shutil.which("symposium-tui")
+    if found:
+        return found, subcommand
+    return sys.executable, ["-m", "symposium_tui", *subcommand]
+
+
+def builtin_agents() -> list[dict[str, Any]]:
+    return [
+        {
+            "id": ELIZA_ID,
+            "name": "ElizACP",
+            "version": "1.0.0",
+            "description": "The classic ELIZA psychotherapist, built into Symposium TUI as an ACP agent",
+            "distribution": {"symposium": {"subcommand": "eliza"}},
+        }
+    ]
+
+
+def configured_agents(settings: dict[str, Any] | None) -> list[dict[str, Any]]:
+    out = []
+    for agent_id, entry in ((settings or {}).get("agents") or {}).items():
+        if not isinstance(entry, dict) or not entry.get("command"):
+            continue
+        out.append(
+            {
+                "id": agent_id,
+                "name": entry.get("name") or agent_id,
+                "description": entry.get("description") or f"{entry['command']} {' '.join(entry.get('args') or [])}".strip(),
+                "distribution": {
+                    "local": {"command": entry["command"], "args": list(entry.get("args") or []), "env": dict(entry.get("env") or {})}
+                },
+            }
+        )
+    return out
+
+
+def all_agents(settings: dict[str, Any] | None) -> list[dict[str, Any]]:
+    agents: dict[str, dict[str, Any]] = {}
+    for agent in builtin_agents() + configured_agents(settings):
+        agents[agent["id"]] = agent
+    return list(agents.values())
+
+
+def list_entries(settings: dict[str, Any] | None) -> list[dict[str, Any]]:
+    return [
+        {k: agent[k] for k in ("id", "name", "version", "description") if agent.get(k) is not None}
+        for agent in all_agents(settings)
+    ]
+
+
+def _env_list(env: Any) -> list[dict[str, str]]:
+    if isinstance(env, dict):
+        return [{"name": str(k), "value": str(v)} for k, v in env.items()]
+    if isinstance(env, list):
+        out = []
+        for item in env:
+            if isinstance(item, dict) and "name" in item:
+                out.append({"name": str(item["name"]), "value": str(item.get("value", ""))})
+        return out
+    return []
+
+
+def resolve(request: Any, settings: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An agent id or `{"id", "name", "distribution"}` → a flat stdio McpServer object."""
+    if isinstance(request, str):
+        request = {"id": request}
+    if not isinstance(request, dict):
+        raise ResolveError("expected an agent id or an object with id, name and distribution")
+    agent_id = request.get("id")
+    known = {a["id"]: a for a in all_agents(settings)}
+    distribution = request.get("distribution") or {}
+    entry = known.get(agent_id) if isinstance(agent_id, str) else None
+    if not distribution and entry is not None:
+        distribution = entry["distribution"]
+    if not isinstance(distribution, dict):
+        raise ResolveError("distribution must be an object")
+    name = request.get("name") or (entry or {}).get("name") or agent_id or "agent"
+    if not distribution:
+        raise ResolveError(f"unknown agent {agent_id!r} and no distribution to run it from")
+
+    if "local" in distribution:
+        local = distribution["local"] or {}
+        if not local.get("command"):
+            raise ResolveError("local distribution needs a command")
+        return {"name": name, "command": local["command"], "args": [str(a) for a in local.get("args") or []], "env": _env_list(local.get("env"))}
+    if "npx" in distribution:
+        npx = distribution["npx"] or {}
+        if not npx.get("package"):
+            raise ResolveError("npx distribution needs a package")
+        return {"name": name, "command": "npx", "args": ["-y", npx["package"], *map(str, npx.get("args") or [])], "env": _env_list(npx.get("env"))}
+    if "pipx" in distribution:
+        pipx = distribution["pipx"] or {}
+        if not pipx.get("package"):
+            raise ResolveError("pipx distribution needs a package")
+        return {"name": name, "command": "pipx", "args": ["run", pipx["package"], *map(str, pipx.get("args") or [])], "env": _env_list(pipx.get("env"))}
+    if "symposium" in distribution:
+        sub = (distribution["symposium"] or {}).get("subcommand")
+        if sub != "eliza":
+            raise ResolveError(f"unknown symposium subcommand {sub!r} (this build provides: eliza)")
+        command, args = self_command([sub, *map(str, (distribution["symposium"] or {}).get("args") or [])])
+        return {"name": name, "command": command, "args": args, "env": []}
+    kinds = ", ".join(sorted(distribution)) or "none"
+    raise ResolveError(
+        f"cannot run agent {agent_id!r} here: its distribution ({kinds}) needs a binary download, which "
+        "symposium-tui does not do; install the agent yourself and add it to the settings file as a local command"
+    )
+
+
+def main(argv: list[str], settings: dict[str, Any] | None) -> int:
+    if not argv or argv[0] not in ("list", "resolve-agent"):
+        print("usage: symposium-tui registry list | registry resolve-agent <id or json>", file=sys.stderr)
+        return 2
+    if argv[0] == "list":
+        print(json.dumps(list_entries(settings)))
+        return 0
+    if len(argv) != 2:
+        print("usage: symposium-tui registry resolve-agent <id or json>", file=sys.stderr)
+        return 2
+    raw = argv[1]
+    try:
+        request = json.loads(raw) if raw.lstrip().startswith(("{", '"')) else raw
+        print(json.dumps(resolve(request, settings)))
+    except json.JSONDecodeError as exc:
+        print(f"symposium-tui registry: invalid JSON: {exc}", file=sys.stderr)
+        return 2
+    except ResolveError as exc:
+        print(f"symposium-tui registry: {exc}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,201 @@
+"""Newline-delimited JSON-RPC 2.0 peer on asyncio byte streams (stdio, unix sockets).
+
+Requests are handled concurrently, each in its own task; every request gets exactly one answer,
+whatever its handler does. Writes are synchronous appends to the transport in call order, so a
+handler that writes notifications and then returns has them on the wire before its response.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from pydantic import ValidationError
+
+from bridge.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RpcError,
+    classify,
+    dumps,
+    error_response,
+    result_response,
+)
+
+log = logging.getLogger(__name__)
+
+LINE_LIMIT = 256 * 1024 * 1024  # one JSON-RPC message per line; long histories are large
+
+RequestHandler = Callable[[Any, Any], Awaitable[Any]]  # (params, request id) -> result
+NotificationHandler = Callable[[Any], Any]
+
+
+class ByteWriter(Protocol):
+    def write(self, data: bytes) -> None: ...
+    async def drain(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class FdWriter:
+    """Blocking writes to a file descriptor that asyncio cannot watch (a regular file, say)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+class JsonRpcPeer:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: ByteWriter,
+        *,
+        name: str = "peer",
+        on_recv: Callable[[bytes], None] | None = None,
+        on_send: Callable[[bytes], None] | None = None,
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self.name = name
+        self._on_recv = on_recv
+        self._on_send = on_send
+        self._requests: dict[str, RequestHandler] = {}
+        self._notifications: dict[str, NotificationHandler] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.closed = False
+
+    def on_request(self, method: str, handler: RequestHandler) -> None:
+        self._requests[method] = handler
+
+    def on_notification(self, method: str, handler: NotificationHandler) -> None:
+        self._notifications[method] = handler
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        data = dumps(message)
+        if self._on_send is not None:
+            self._on_send(data[:-1])
+        try:
+            self._writer.write(data)
+        except (ConnectionError, RuntimeError, OSError) as exc:
+            log.debug("%s: write failed: %s", self.name, exc)
+            self.closed = True
+
+    def notify(self, method: str, params: Any) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def drain(self) -> None:
+        if self.closed:
+            return
+        try:
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError, OSError):
+            self.closed = True
+
+    # --- reading -------------------------------------------------------------------------------
+
+    async def serve(self, preread: list[bytes] | None = None) -> None:
+        """Handle messages until the input ends; then wait for handlers still running."""
+        try:
+            for line in preread or ():
+                self._dispatch(line, traced=True)
+            while True:
+                try:
+                    line = await self._reader.readline()
+                except ValueError:  # longer than LINE_LIMIT: the reader dropped it
+                    self.send(error_response(None, PARSE_ERROR, "Parse error: message too long"))
+                    continue
+                except (ConnectionError, OSError):
+                    break
+                if not line:
+                    break
+                if line.endswith(b"\n"):
+                    line = line[:-1]
+                self._dispatch(line)
+        finally:
+            self.closed_input = True
+
+    def _dispatch(self, line: bytes, traced: bool = False) -> None:
+        if self._on_recv is not None and not traced:
+            self._on_recv(line)
+        msg = classify(line)
+        if msg is None:
+            return
+        if msg.kind == "invalid":
+            if msg.error is not None:
+                self.send(msg.error)
+            return
+        if msg.kind == "response":
+            log.debug("%s: ignoring a response to id %r (this endpoint sends no requests)", self.name, msg.id)
+            return
+        if msg.kind == "notification":
+            handler = self._notifications.get(msg.method or "")
+            if handler is None:
+                log.debug("%s: ignoring notification %s", self.name, msg.method)
+                return
+            try:
+                result = handler(msg.params)
+                if asyncio.iscoroutine(result):
+                    self._spawn(result)
+            except Exception:
+                log.exception("%s: notification %s failed", self.name, msg.method)
+            return
+        handler = self._requests.get(msg.method or "")
+        if handler is None:
+            self.send(error_response(msg.id, METHOD_NOT_FOUND, f"Method not found: {msg.method}"))
+            return
+        self._spawn(self._answer(handler, msg.method or "", msg.id, msg.params))
+
+    def _spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _answer(self, handler: RequestHandler, method: str, id_: Any, params: Any) -> None:
+        try:
+            result = await handler(params, id_)
+        except RpcError as exc:
+            self.send(error_response(id_, exc.code, exc.message, exc.data))
+        except ValidationError as exc:
+            from bridge.protocol import describe_validation_error
+
+            self.send(error_response(id_, INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)))
+        except asyncio.CancelledError:
+            self.send(error_response(id_, INTERNAL_ERROR, "Request cancelled: the endpoint is shutting down"))
+            raise
+        except Exception as exc:  # a bug must cost one request, never the endpoint
+            log.exception("%s: %s failed", self.name, method)
+            self.send(error_response(id_, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
+        else:
+            self.send(result_response(id_, result))
+
+    async def shutdown(self) -> None:
+        """Cancel every handler still running (each still answers) and close the output."""
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.drain()
+        self.closed = True
+        try:
+            self._writer.close()
+        except Exception:
+            pass

@@ -1,0 +1,698 @@
+"""One ACP agent session per conversation: turns, streaming, cancellation and client round trips.
+
+A *turn* is one ACP `session/prompt`. Everything the agent streams is attributed to the turn that
+is current when it arrives; a cancelled turn's output is dropped, and a cancelled turn is drained
+(its `session/prompt` answered) before the next prompt is sent — so nothing from an older turn
+reaches a newer request (reference §8.1 R1, R2).
+
+A turn may outlive the request that started it: when the agent needs the client — a permission
+for one of its own tools (the `symposium-agent-action` round trip) or a call of one of the
+client's tools — the request is completed with `tool_call` parts and the turn waits, blocked, for
+the next request to carry the results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bridge import events as ev
+from bridge.history import Decision, DecisionKind
+from bridge.protocol import (
+    ClaudeCodeAgent,
+    ElizaAgent,
+    ExternalAgent,
+    Message,
+    StdioServer,
+    TextPart,
+    ToolCallPart,
+    ToolDefinition,
+    ToolResultPart,
+)
+from bridge.render import AGENT_ACTION_TOOL, ToolCallTracker, content_block_text, replay_prompt, user_prompt
+from bridge.tool_results import tool_result_text
+
+if TYPE_CHECKING:
+    from bridge.core import ConnectionCore
+
+log = logging.getLogger(__name__)
+
+CLIENT_TOOL_SERVER = "vscode_tools"
+CLAUDE_CODE_COMMAND = ("npx", ["-y", "@zed-industries/claude-agent-acp@latest"])
+
+
+class RequestCancelled(Exception):
+    pass
+
+
+class SessionFailed(Exception):
+    pass
+
+
+# --- the request side ---------------------------------------------------------------------------
+
+
+class ResponseStream:
+    """One front-door request being answered: parts go out through `write_part`; `finished`
+    resolves when the request is complete, or raises RequestCancelled / SessionFailed."""
+
+    def __init__(self, request_id: Any, write_part: Callable[[dict[str, Any]], None]) -> None:
+        self.request_id = request_id
+        self._write_part = write_part
+        self.finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.session: AgentSession | None = None
+        self.parts = 0
+
+    @property
+    def done(self) -> bool:
+        return self.finished.done()
+
+    def emit(self, part: dict[str, Any]) -> None:
+        if not self.finished.done():
+            self.parts += 1
+            self._write_part(part)
+
+    def complete(self) -> None:
+        if not self.finished.done():
+            self.finished.set_result(None)
+
+    def cancel(self, reason: str = "Request cancelled") -> None:
+        if not self.finished.done():
+            self.finished.set_exception(RequestCancelled(reason))
+            self.finished.exception()  # mark retrieved: nobody may be waiting yet
+
+    def fail(self, message: str) -> None:
+        if not self.finished.done():
+            self.finished.set_exception(SessionFailed(message))
+            self.finished.exception()
+
+
+@dataclass
+class ChatRequest:
+    request_id: Any
+    agent: Any  # an AgentSpec
+    agent_key: str
+    agent_label: str
+    messages: list[Message]
+    tools: list[ToolDefinition]
+
+    @property
+    def has_agent_action(self) -> bool:
+        return any(t.name == AGENT_ACTION_TOOL for t in self.tools)
+
+    @property
+    def client_tools(self) -> list[ToolDefinition]:
+        return [t for t in self.tools if t.name != AGENT_ACTION_TOOL]
+
+
+# --- round trips through the client ------------------------------------------------------------
+
+
+@dataclass
+class RoundTrip:
+    """The agent waits on the client: a permission (agent action) or a client tool call."""
+
+    kind: str  # "permission" | "tool"
+    call_id: str
+    future: asyncio.Future[Any]
+    tool_name: str = AGENT_ACTION_TOOL
+
+    def resolve(self, value: Any) -> None:
+        if not self.future.done():
+            self.future.set_result(value)
+
+
+@dataclass
+class Turn:
+    id: int
+    stream: ResponseStream | None
+    tracker: ToolCallTracker = field(default_factory=ToolCallTracker)
+    cancelled: bool = False
+    backlog: list[dict[str, Any]] = field(default_factory=list)
+    followups: list[str] = field(default_factory=list)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    has_agent_action: bool = False
+    handoff: asyncio.TimerHandle | None = None
+
+
+# --- the agent side -----------------------------------------------------------------------------
+
+
+class _AcpClient:
+    """The ACP client object the SDK calls for everything the agent sends."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+
+    def on_connect(self, conn: Any) -> None:
+        return None
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        # No await before the update is recorded: the SDK runs each message in its own task.
+        self._session.on_update(update)
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+        return await self._session.on_permission(tool_call, options)
+
+    async def read_text_file(self, **kwargs: Any) -> Any:
+        from acp import RequestError
+
+        raise RequestError.method_not_found("fs/read_text_file")
+
+    async def write_text_file(self, **kwargs: Any) -> Any:
+        from acp import RequestError
+
+        raise RequestError.method_not_found("fs/write_text_file")
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        from acp import RequestError
+
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+
+def _is_client_tool_permission(tool_call: Any, tool_names: set[str]) -> bool:
+    """Is the agent asking permission to call one of the client's own tools?
+
+    Agents title these requests differently (Claude: `mcp__vscode_tools__read_file`; others
+    `vscode_tools__read_file`, `vscode_tools/read_file`, ...). The client's tools need no approval
+    from the client — it will be asked to run them anyway.
+    """
+    title = getattr(tool_call, "title", None) or ""
+    for sep in ("__", "/", ".", "-", ":"):
+        for prefix in (f"mcp__{CLIENT_TOOL_SERVER}{sep}", f"{CLIENT_TOOL_SERVER}{sep}"):
+            if title.startswith(prefix) and title[len(prefix) :] in tool_names:
+                return True
+    return False
+
+
+def _pick_option(options: list[Any], kind: str) -> Any:
+    for option in options:
+        if getattr(option.kind, "value", option.kind) == kind:
+            return option
+    return None
+
+
+class AgentSession:
+    def __init__(self, core: ConnectionCore, session_id: str, request: ChatRequest) -> None:
+        self.core = core
+        self.id = session_id
+        self.spec = request.agent
+        self.agent_label = request.agent_label
+        self.state = "new"  # new → starting → ready → dead
+        self.conn: Any = None
+        self.acp_session_id: str | None = None
+        self.process: Any = None
+        self._closer: Callable[[], Awaitable[None]] | None = None
+        self.turn: Turn | None = None
+        self.waiting: list[RoundTrip] = []
+        self._turn_ids = 0
+        self._lock = asyncio.Lock()
+        self.tools: list[ToolDefinition] = request.client_tools
+        self.tool_names = {t.name for t in self.tools}
+        self.needs_replay = False
+        self._stream: ResponseStream | None = None
+        self._tool_server_key: str | None = None
+
+    # --- requests --------------------------------------------------------------------------------
+
+    async def submit(self, decision: Decision, request: ChatRequest, stream: ResponseStream) -> None:
+        """Answer one request routed to this session; returns when `stream` is finished."""
+        stream.session = self
+        previous = self._stream
+        self._stream = stream
+        if previous is not None and not previous.done:
+            self.cancel_stream(previous, "Request cancelled: superseded by a newer request")
+        self._update_tools(request)
+
+        if self.waiting:
+            if decision.kind in (DecisionKind.COMMIT, DecisionKind.CONTINUE) and self._resolve_waiting(decision, request, stream):
+                await asyncio.shield(stream.finished)
+                return
+            self._abandon_waiting()
+
+        async with self._lock:
+            if stream.done:
+                return
+            await self._end_running_turn()
+            if stream.done:
+                return
+            new = decision.new_messages
+            if decision.kind is DecisionKind.NEW_SESSION or self.needs_replay:
+                prompt = replay_prompt(request.messages if self.needs_replay else new)
+            else:
+                prompt = user_prompt(new[decision.prompt_start :])
+            if not prompt:
+                self._finish(stream)
+                return
+            try:
+                await self._ensure_started(request)
+            except SessionFailed as exc:
+                stream.fail(str(exc))
+                await self.core.session_died(self, str(exc))
+                return
+            if stream.done:
+                return
+            self.needs_replay = False
+            self._start_turn(prompt, stream, request.has_agent_action)
+        await asyncio.shield(stream.finished)
+
+    def _update_tools(self, request: ChatRequest) -> None:
+        tools = request.client_tools
+        self.tools = tools
+        self.tool_names = {t.name for t in tools}
+        if self._tool_server_key is not None and self.core.tool_server is not None:
+            self.core.tool_server.set_tools(self._tool_server_key, tools)
+
+    def cancel_stream(self, stream: ResponseStream, reason: str = "Request cancelled") -> None:
+        """`lm/cancel`, a superseded request or a vanished client: answer it, stop the agent's turn."""
+        stream.cancel(reason)
+        self.core.request_finished(stream, "cancelled", reason)
+        turn = self.turn
+        if turn is not None and turn.stream is stream and not turn.cancelled:
+            self._cancel_turn(turn)
+
+    def _finish(self, stream: ResponseStream) -> None:
+        if stream.done:
+            return
+        self.core.tracker.complete(self.id)
+        stream.complete()
+        self.core.request_finished(stream, "complete")
+
+    # --- turns -------------------------------------------------------------------------------------
+
+    def _start_turn(self, prompt: str, stream: ResponseStream, has_agent_action: bool) -> Turn:
+        self._turn_ids += 1
+        turn = Turn(id=self._turn_ids, stream=stream, has_agent_action=has_agent_action)
+        self.turn = turn
+        asyncio.ensure_future(self._run_turn(turn, prompt))
+        return turn
+
+    async def _run_turn(self, turn: Turn, prompt: str) -> None:
+        from acp import text_block
+
+        error: str | None = None
+        while True:
+            try:
+                await self._until_agent_exits(self.conn.prompt(session_id=self.acp_session_id, prompt=[text_block(prompt)]))
+            except SessionFailed as exc:
+                error = str(exc)
+            except Exception as exc:  # the SDK's RequestError, ConnectionError, ...
+                error = self._describe_failure(exc)
+            if error or turn.cancelled or not turn.followups:
+                break
+            # The request that approved a tool also carried the user's words: prompt them now.
+            prompt = "\n".join(turn.followups)
+            turn.followups.clear()
+            turn.tracker.clear()
+        turn.done.set()
+        for rt in list(self.waiting):
+            if rt.kind == "tool" or rt.kind == "permission":
+                rt.resolve(None)
+        self.waiting.clear()
+        if turn.handoff is not None:
+            turn.handoff.cancel()
+        if turn.cancelled:
+            return
+        stream = turn.stream
+        if error is not None:
+            if stream is not None:
+                stream.fail(error)
+                self.core.request_finished(stream, "error", error)
+            await self.core.session_died(self, error)
+            return
+        if stream is not None:
+            self._flush_backlog(turn, stream)
+            self._finish(stream)
+
+    def _cancel_turn(self, turn: Turn) -> None:
+        turn.cancelled = True
+        turn.stream = None
+        if turn.handoff is not None:
+            turn.handoff.cancel()
+        for rt in self.waiting:
+            rt.resolve(None)  # ACP: pending permission requests of a cancelled turn answer `cancelled`
+        self.waiting.clear()
+        if self.conn is not None and self.acp_session_id is not None and not turn.done.is_set():
+            asyncio.ensure_future(self._send_cancel())
+
+    async def _send_cancel(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.conn.cancel(session_id=self.acp_session_id)
+
+    async def _end_running_turn(self) -> None:
+        """Cancel the running turn, if any, and wait until the agent has answered its prompt."""
+        turn = self.turn
+        if turn is None or turn.done.is_set():
+            return
+        if not turn.cancelled:
+            self._cancel_turn(turn)
+        try:
+            await asyncio.wait_for(turn.done.wait(), self.core.drain_timeout)
+        except asyncio.TimeoutError:
+            log.warning("session %s: the agent did not end a cancelled turn; restarting it", self.id)
+            await self._stop_agent("did not end a cancelled turn")
+            self.needs_replay = True
+
+    async def _until_agent_exits(self, awaitable: Awaitable[Any]) -> Any:
+        """Await an ACP call, but fail as soon as the agent process is gone."""
+        task = asyncio.ensure_future(awaitable)
+        if self.process is None:
+            return await task
+        exited = asyncio.ensure_future(self.process.exited.wait())
+        try:
+            done, _ = await asyncio.wait({task, exited}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            exited.cancel()
+        if task in done:
+            return task.result()
+        task.cancel()
+        raise SessionFailed(self.process.describe_exit())
+
+    def _describe_failure(self, exc: BaseException) -> str:
+        if self.process is not None and self.process.exited.is_set():
+            return self.process.describe_exit()
+        return f"agent session failed: {type(exc).__name__}: {exc}"
+
+    # --- what the agent sends ------------------------------------------------------------------
+
+    def on_update(self, update: Any) -> None:
+        turn = self.turn
+        if turn is None or turn.cancelled or turn.done.is_set():
+            return  # a cancelled or finished turn's tail: dropped (R1/R2)
+        kind = getattr(update, "session_update", None)
+        if kind == "agent_message_chunk":
+            text = content_block_text(update.content)
+            if text:
+                self._emit(turn, {"type": "text", "value": text})
+        elif kind == "tool_call":
+            state, text = turn.tracker.start(update)
+            self._tool_event(update.tool_call_id, state)
+            self._emit(turn, {"type": "text", "value": text})
+        elif kind == "tool_call_update":
+            rendered = turn.tracker.update(update)
+            if rendered is not None:
+                state, text = rendered
+                self._tool_event(update.tool_call_id, state)
+                self._emit(turn, {"type": "text", "value": text})
+
+    def _tool_event(self, tool_call_id: str, state: Any) -> None:
+        bus = self.core.bus
+        if bus.active:
+            bus.publish(
+                ev.ToolCallSeen(
+                    connection=self.core.name,
+                    session_id=self.id,
+                    tool_call_id=tool_call_id,
+                    title=state.title,
+                    kind=state.kind,
+                    status=state.status,
+                    raw_input=state.raw_input,
+                    content="".join(state.content) or None,
+                )
+            )
+
+    def _emit(self, turn: Turn, part: dict[str, Any]) -> None:
+        stream = turn.stream
+        if stream is None or stream.done:
+            turn.backlog.append(part)
+            return
+        self._send(stream, part)
+
+    def _send(self, stream: ResponseStream, part: dict[str, Any]) -> None:
+        kind = part["type"]
+        model = TextPart(value=part["value"]) if kind == "text" else ToolCallPart.model_validate(part)
+        self.core.tracker.record_part(self.id, model)
+        stream.emit(part)
+        bus = self.core.bus
+        if bus.active:
+            bus.publish(ev.PartStreamed(connection=self.core.name, request_id=stream.request_id, session_id=self.id, part=part))
+
+    def _flush_backlog(self, turn: Turn, stream: ResponseStream) -> None:
+        backlog, turn.backlog = turn.backlog, []
+        for part in backlog:
+            self._send(stream, part)
+
+    async def on_permission(self, tool_call: Any, options: list[Any]) -> Any:
+        from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+        def selected(kind: str) -> Any:
+            option = _pick_option(options, kind)
+            if option is None:
+                return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+            return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option.option_id))
+
+        turn = self.turn
+        if turn is None or turn.cancelled:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        if _is_client_tool_permission(tool_call, self.tool_names):
+            return selected("allow_once")
+        if not turn.has_agent_action:
+            # Nobody can ask the user: deny, so the agent learns and the chat goes on (decision 11).
+            return selected("reject_once")
+        call_id = str(tool_call.tool_call_id)
+        parameters = {
+            k: v
+            for k, v in (
+                ("kind", getattr(tool_call.kind, "value", tool_call.kind)),
+                ("title", tool_call.title),
+                ("raw_input", tool_call.raw_input),
+            )
+            if v is not None
+        }
+        rt = RoundTrip("permission", call_id, asyncio.get_running_loop().create_future())
+        self._await_client(turn, rt, {"type": "tool_call", "toolCallId": call_id, "toolName": AGENT_ACTION_TOOL, "parameters": parameters})
+        approved = await rt.future
+        if approved is True:
+            return selected("allow_once")
+        if approved is False:
+            return selected("reject_once")
+        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+
+    async def call_client_tool(self, name: str, arguments: Any) -> Any:
+        """The agent called one of the client's tools through the `vscode_tools` MCP server."""
+        from bridge.tools import ToolResult
+
+        turn = self.turn
+        if turn is None or turn.cancelled or turn.done.is_set():
+            return ToolResult(text="tool call arrived outside a running turn", is_error=True)
+        call_id = f"call_{uuid.uuid4().hex}"
+        rt = RoundTrip("tool", call_id, asyncio.get_running_loop().create_future(), tool_name=name)
+        bus = self.core.bus
+        if bus.active:
+            bus.publish(ev.ClientToolCall(connection=self.core.name, session_id=self.id, tool_call_id=call_id, tool_name=name, arguments=arguments))
+        self._await_client(turn, rt, {"type": "tool_call", "toolCallId": call_id, "toolName": name, "parameters": arguments if arguments is not None else {}})
+        try:
+            result = await rt.future
+        except asyncio.CancelledError:
+            if rt in self.waiting:
+                self.waiting.remove(rt)
+            raise
+        if result is None:
+            outcome = ToolResult(text="tool call cancelled: the client did not return a result", is_error=True)
+        else:
+            outcome = ToolResult(text=tool_result_text(result))
+        if bus.active:
+            bus.publish(
+                ev.ClientToolCall(
+                    connection=self.core.name, session_id=self.id, tool_call_id=call_id, tool_name=name,
+                    arguments=arguments, status="failed" if outcome.is_error else "completed", result=outcome.text,
+                )
+            )
+        return outcome
+
+    def _await_client(self, turn: Turn, rt: RoundTrip, part: dict[str, Any]) -> None:
+        """Hand the request back to the client with `part`; the turn waits for the next request.
+
+        Tool calls the agent makes at the same moment land in the same response: completion waits
+        a short settle window for them (decision 8).
+        """
+        self.waiting.append(rt)
+        self._emit(turn, part)
+        if turn.handoff is not None:
+            turn.handoff.cancel()
+        turn.handoff = asyncio.get_running_loop().call_later(self.core.tool_batch_window, self._hand_off, turn)
+
+    def _hand_off(self, turn: Turn) -> None:
+        turn.handoff = None
+        if turn.cancelled or turn.done.is_set() or not self.waiting:
+            return
+        stream = turn.stream
+        turn.stream = None
+        if stream is not None:
+            self._finish(stream)
+
+    def _resolve_waiting(self, decision: Decision, request: ChatRequest, stream: ResponseStream) -> bool:
+        """Does this request carry the results the turn waits for? If so, deliver them."""
+        results: dict[str, Any] = {}
+        extra_text: list[str] = []
+        for message in decision.new_messages:
+            for part in message.content:
+                if isinstance(part, ToolResultPart):
+                    results.setdefault(part.toolCallId, part.result)
+            if message.role == "user":
+                text = "".join(p.value for p in message.content if isinstance(p, TextPart))
+                if text:
+                    extra_text.append(text)
+        if not any(rt.call_id in results for rt in self.waiting):
+            return False
+        turn = self.turn
+        if turn is None or turn.done.is_set() or turn.cancelled:
+            return False
+        waiting, self.waiting = self.waiting, []
+        for rt in waiting:
+            if rt.call_id in results:
+                rt.resolve(True if rt.kind == "permission" else results[rt.call_id])
+            else:
+                rt.resolve(False if rt.kind == "permission" else None)
+        turn.followups.extend(extra_text)
+        turn.has_agent_action = request.has_agent_action
+        turn.stream = stream
+        self._flush_backlog(turn, stream)
+        return True
+
+    def _abandon_waiting(self) -> None:
+        """The client moved on without the results: the waiting turn is cancelled (D10)."""
+        turn = self.turn
+        if turn is not None and not turn.done.is_set() and not turn.cancelled:
+            self._cancel_turn(turn)
+        for rt in self.waiting:
+            rt.resolve(None)
+        self.waiting.clear()
+
+    # --- agent lifecycle ---------------------------------------------------------------------------
+
+    async def _ensure_started(self, request: ChatRequest) -> None:
+        if self.state == "ready":
+            return
+        if self.state == "dead":
+            raise SessionFailed("agent session is closed")
+        self.state = "starting"
+        try:
+            await self._start_agent(request)
+        except SessionFailed:
+            self.state = "dead"
+            await self._stop_agent("failed to start")
+            raise
+        except Exception as exc:
+            self.state = "dead"
+            message = self._describe_failure(exc) if self.process is not None and self.process.exited.is_set() else f"agent failed to start: {type(exc).__name__}: {exc}"
+            await self._stop_agent("failed to start")
+            raise SessionFailed(message) from exc
+        self.state = "ready"
+
+    async def _start_agent(self, request: ChatRequest) -> None:
+        import acp
+        from acp.schema import ClientCapabilities, Implementation
+
+        client = _AcpClient(self)
+        spec = self.spec
+        if isinstance(spec, ElizaAgent):
+            from bridge.agents.eliza import connect_in_memory
+
+            self.conn, self._closer = await connect_in_memory(client, deterministic=spec.deterministic)
+        else:
+            command, args, env = self._command_for(spec)
+            from bridge.agents.process import AgentProcess, AgentStartError
+
+            def on_stderr(line: str) -> None:
+                bus = self.core.bus
+                if bus.active:
+                    bus.publish(ev.AgentStderr(connection=self.core.name, session_id=self.id, line=line))
+
+            self.process = AgentProcess(command, args, env=env, cwd=self.core.cwd, on_stderr=on_stderr)
+            try:
+                writer, reader = await self.process.start()
+            except AgentStartError as exc:
+                raise SessionFailed(str(exc)) from exc
+            self.conn = acp.connect_to_agent(client, writer, reader)
+        init = await asyncio.wait_for(
+            self._until_agent_exits(
+                self.conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION,
+                    client_capabilities=ClientCapabilities(),
+                    client_info=Implementation(name="symposium-tui", version="0.1.0"),
+                )
+            ),
+            self.core.start_timeout,
+        )
+        mcp_servers = []
+        if request.client_tools:
+            mcp_servers.append(await self._client_tool_server(init))
+        new = await asyncio.wait_for(
+            self._until_agent_exits(self.conn.new_session(cwd=self.core.cwd, mcp_servers=mcp_servers)),
+            self.core.start_timeout,
+        )
+        self.acp_session_id = new.session_id
+        bus = self.core.bus
+        if bus.active:
+            bus.publish(
+                ev.SessionStarted(
+                    connection=self.core.name, session_id=self.id, agent=self.agent_label,
+                    acp_session_id=self.acp_session_id, pid=self.process.pid if self.process else None,
+                )
+            )
+
+    def _command_for(self, spec: Any) -> tuple[str, list[str], dict[str, str]]:
+        if isinstance(spec, ClaudeCodeAgent):
+            command, args = CLAUDE_CODE_COMMAND
+            return command, list(args), {}
+        assert isinstance(spec, ExternalAgent)
+        server = spec.server
+        if not isinstance(server, StdioServer):
+            raise SessionFailed(f"{server.type.upper()} transport is not supported for agents; use a command")
+        return server.command, list(server.args), {e.name: e.value for e in server.env}
+
+    async def _client_tool_server(self, init: Any) -> Any:
+        from acp.schema import HttpMcpServer, McpServerStdio
+
+        server = await self.core.ensure_tool_server()
+        key = f"{self.core.name}/{self.id}"
+        server.register(key, self.call_client_tool, self.tools)
+        self._tool_server_key = key
+        caps = getattr(getattr(init, "agent_capabilities", None), "mcp_capabilities", None)
+        if caps is not None and getattr(caps, "http", False):
+            return HttpMcpServer.model_validate(server.http_server(key))
+        return McpServerStdio.model_validate(server.stdio_server(key))
+
+    async def _stop_agent(self, reason: str) -> None:
+        conn, closer, process = self.conn, self._closer, self.process
+        self.conn = self._closer = self.process = None
+        self.acp_session_id = None
+        if self.state != "dead":
+            self.state = "new"
+        if self._tool_server_key is not None and self.core.tool_server is not None:
+            self.core.tool_server.unregister(self._tool_server_key)
+            self._tool_server_key = None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.close(), 2)
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()
+        if process is not None:
+            await process.close()
+
+    async def close(self, reason: str = "closed") -> None:
+        turn = self.turn
+        if self._stream is not None and not self._stream.done:
+            self._stream.fail(f"agent session closed: {reason}")
+            self.core.request_finished(self._stream, "error", reason)
+        if turn is not None and not turn.done.is_set():
+            turn.cancelled = True
+            turn.done.set()
+        for rt in self.waiting:
+            rt.resolve(None)
+        self.waiting.clear()
+        self.state = "dead"
+        await self._stop_agent(reason)

@@ -1,0 +1,98 @@
+"""The headless vscodelm endpoint on this process's stdin/stdout."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import stat
+import sys
+from typing import Any
+
+from bridge import events as ev
+from bridge.core import Bridge
+from bridge.rpc import LINE_LIMIT, FdWriter
+from bridge.vscodelm import serve_connection
+
+log = logging.getLogger(__name__)
+
+
+async def _stdio_streams(preread: bytes, eof: bool) -> tuple[asyncio.StreamReader, Any]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    if preread:
+        reader.feed_data(preread)
+    if eof:
+        reader.feed_eof()
+    else:
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", buffering=0, closefd=False))
+    writer: Any
+    mode = os.fstat(1).st_mode
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.streams.FlowControlMixin(), os.fdopen(1, "wb", buffering=0, closefd=False)
+        )
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    else:
+        writer = FdWriter(1)
+    return reader, writer
+
+
+async def serve_stdio(
+    *,
+    cwd: str | None = None,
+    preread_lines: list[bytes] | None = None,
+    rest: bytes = b"",
+    eof: bool = False,
+    trace: Any = None,
+    event_log: str | None = None,
+) -> int:
+    bus = ev.EventBus()
+    log_sink = None
+    if event_log:
+        log_sink = ev.JsonlEventLog(event_log)
+        bus.subscribe(log_sink)
+    bridge = Bridge(cwd=cwd, bus=bus)
+    reader, writer = await _stdio_streams(rest, eof)
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(sig, lambda: main and main.cancel())
+        except (NotImplementedError, RuntimeError):
+            pass
+    try:
+        await serve_connection(
+            bridge,
+            reader,
+            writer,
+            preread=preread_lines,
+            on_recv=trace.recv if trace else None,
+            on_send=trace.send if trace else None,
+        )
+    except asyncio.CancelledError:
+        pass
+    finally:
+        await bridge.close()
+        if log_sink is not None:
+            log_sink.close()
+    return 0
+
+
+def run(*, cwd: str | None, handover: Any, trace: Any, event_log: str | None) -> int:
+    try:
+        return asyncio.run(
+            serve_stdio(
+                cwd=cwd,
+                preread_lines=handover.lines,
+                rest=handover.rest,
+                eof=handover.eof,
+                trace=trace,
+                event_log=event_log,
+            )
+        )
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        sys.stdout.flush()

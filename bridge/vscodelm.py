@@ -1,0 +1,111 @@
+"""The vscodelm front door: the Symposium extension's JSON-RPC methods over one connection.
+
+Every chat request is answered with its `lm/responsePart` notifications, then
+`lm/responseComplete`, then the result — or with an error: -32602 for bad params, -32000 when the
+agent session failed, and an error containing "cancelled" when it was cancelled or superseded
+(decision 3), which the extension turns into a CancellationError.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+from bridge import events as ev
+from bridge.core import Bridge, ConnectionCore
+from bridge.fastpath import CANCEL, CHAT_INFORMATION, CHAT_RESPONSE, TOKEN_COUNT, chat_information, token_count
+from bridge.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, SESSION_ERROR, RpcError
+from bridge.protocol import CancelParams, ChatResponseParams, describe_validation_error
+from bridge.rpc import JsonRpcPeer
+from bridge.sessions import RequestCancelled, ResponseStream, SessionFailed
+
+log = logging.getLogger(__name__)
+
+
+class VscodeLmEndpoint:
+    def __init__(self, peer: JsonRpcPeer, core: ConnectionCore) -> None:
+        self.peer = peer
+        self.core = core
+        peer.on_request(CHAT_RESPONSE, self.chat_response)
+        peer.on_request(TOKEN_COUNT, self.token_count)
+        peer.on_request(CHAT_INFORMATION, self.chat_information)
+        peer.on_notification(CANCEL, self.cancel)
+
+    async def token_count(self, params: Any, request_id: Any) -> int:
+        return token_count(params)
+
+    async def chat_information(self, params: Any, request_id: Any) -> dict[str, Any]:
+        return chat_information(params)
+
+    async def chat_response(self, params: Any, request_id: Any) -> dict[str, Any]:
+        if not isinstance(params, dict):
+            raise RpcError(INVALID_PARAMS, "Invalid params: expected an object")
+        try:
+            parsed = ChatResponseParams.model_validate(params)
+        except ValidationError as exc:
+            raise RpcError(INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)) from None
+        core = self.core
+        bus = core.bus
+        if bus.active:
+            bus.publish(
+                ev.RequestReceived(
+                    connection=core.name,
+                    request_id=request_id,
+                    agent=params.get("agent"),
+                    messages=params.get("messages") or [],
+                    tools=[t.name for t in parsed.options.tools],
+                )
+            )
+        try:
+            request = core.make_request(request_id, parsed.agent, parsed.messages, parsed.options.tools)
+        except ValueError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+
+        peer = self.peer
+        notify = peer.notify
+
+        def write_part(part: dict[str, Any]) -> None:
+            notify("lm/responsePart", {"requestId": request_id, "part": part})
+
+        stream = ResponseStream(request_id, write_part)
+        try:
+            await core.chat(request, stream)
+        except RequestCancelled as exc:
+            raise RpcError(REQUEST_CANCELLED, str(exc) or "Request cancelled") from None
+        except SessionFailed as exc:
+            raise RpcError(SESSION_ERROR, str(exc)) from None
+        except asyncio.CancelledError:
+            if not stream.done:
+                if stream.session is not None:
+                    stream.session.cancel_stream(stream, "Request cancelled: the endpoint is shutting down")
+                else:
+                    stream.cancel()
+            raise
+        notify("lm/responseComplete", {"requestId": request_id})
+        await peer.drain()
+        return {}
+
+    def cancel(self, params: Any) -> None:
+        try:
+            request_id = CancelParams.model_validate(params).requestId
+        except ValidationError:
+            log.warning("lm/cancel with bad params: %r", params)
+            return
+        if not self.core.cancel(request_id):
+            log.debug("lm/cancel for unknown or finished request %r", request_id)
+
+
+async def serve_connection(bridge: Bridge, reader: asyncio.StreamReader, writer: Any, *, kind: str = "vscodelm",
+                           preread: list[bytes] | None = None, on_recv: Any = None, on_send: Any = None) -> None:
+    """Serve one vscodelm connection until its input ends, then close its agent sessions."""
+    core = bridge.open_connection(kind)
+    peer = JsonRpcPeer(reader, writer, name=core.name, on_recv=on_recv, on_send=on_send)
+    VscodeLmEndpoint(peer, core)
+    try:
+        await peer.serve(preread)
+    finally:
+        await peer.shutdown()
+        await core.close()

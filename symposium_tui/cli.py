@@ -1,0 +1,171 @@
+"""`symposium-tui` and its subcommands.
+
+Importing this module costs only the standard library: `vscodelm` must answer its first request
+within a few bare Python start-ups, and `registry` runs once per chat request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import Any
+
+LOG_LEVELS = ("error", "warn", "warning", "info", "debug", "trace")
+
+
+def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Flags accepted before and after the subcommand (the extension puts them before)."""
+    default: Any = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--log", metavar="LEVEL", default=default, help="log to stderr at LEVEL (error, warn, info, debug)")
+    parser.add_argument("--trace-dir", metavar="DIR", default=default, help="record the wire traffic in DIR (upstream's trace format)")
+    parser.add_argument("--log-dir", metavar="DIR", default=default, help="also write the log to a file in DIR")
+    parser.add_argument("--cwd", metavar="DIR", default=default, help="working directory for agent sessions (default: this process's)")
+    parser.add_argument("--event-log", metavar="FILE", default=default, help="append every bridge event to FILE as JSON lines")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="symposium-tui",
+        description="Drive ACP coding agents from VS Code's language-model API or any OpenAI client, "
+        "and approve what they do from a terminal console.",
+    )
+    _common(parser, suppress=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("console", help="the Textual console (the default)")
+    _common(p, suppress=True)
+    p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse (better over SSH)")
+
+    p = sub.add_parser("vscodelm", help="the JSON-RPC endpoint the Symposium VS Code extension spawns (stdio)")
+    _common(p, suppress=True)
+
+    p = sub.add_parser("eliza", help="run the built-in Eliza as an ACP agent on stdio")
+    _common(p, suppress=True)
+    p.add_argument("--deterministic", action="store_true", help="reproducible replies")
+    p.add_argument("--chunk-delay", type=float, default=0.0, metavar="SECONDS", help="pause between streamed chunks")
+
+    p = sub.add_parser("replay", help="explain every history decision recorded in a trace or event log")
+    _common(p, suppress=True)
+    p.add_argument("trace", metavar="TRACE", help="a --trace-dir file or an --event-log file")
+    p.add_argument("--json", action="store_true", help="one JSON object per decision")
+
+    p = sub.add_parser("registry", help="agent registry commands the VS Code extension runs")
+    _common(p, suppress=True)
+    p.add_argument("registry_args", nargs=argparse.REMAINDER, metavar="list | resolve-agent JSON")
+    return parser
+
+
+def _setup_logging(level: str | None, log_dir: str | None, trace: Any) -> None:
+    if not level and not log_dir and trace is None:
+        return
+    name = (level or "info").lower()
+    if name not in LOG_LEVELS:
+        print(f"symposium-tui: unknown log level {level!r}; using info", file=sys.stderr)
+        name = "info"
+    numeric = {"warn": logging.WARNING, "trace": logging.DEBUG}.get(name) or getattr(logging, name.upper())
+    root = logging.getLogger()
+    root.setLevel(numeric)
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if level:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(fmt)
+        root.addHandler(handler)
+    if log_dir:
+        os.makedirs(log_dir, exist_ok=True)
+        handler = logging.FileHandler(os.path.join(log_dir, f"symposium-tui-{os.getpid()}.log"))
+        handler.setFormatter(fmt)
+        root.addHandler(handler)
+    if trace is not None:
+
+        class _TraceHandler(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                try:
+                    trace.stderr(self.format(record))
+                except Exception:
+                    pass
+
+        handler = _TraceHandler()
+        handler.setFormatter(fmt)
+        root.addHandler(handler)
+
+
+def _load_bridge() -> None:
+    # Run in a background thread while the fast path answers cheap requests.
+    import bridge.stdio  # noqa: F401  (asyncio, pydantic, the core)
+    import acp  # noqa: F401  (the ACP SDK: needed by the first chat request)
+    import bridge.agents.eliza  # noqa: F401
+
+
+def cmd_vscodelm(args: argparse.Namespace) -> int:
+    from bridge.fastpath import serve_until_loaded, start_loader
+
+    trace = None
+    if args.trace_dir:
+        from bridge.trace import TraceWriter
+
+        trace = TraceWriter(args.trace_dir)
+    _setup_logging(args.log, args.log_dir, trace)
+    loaded = start_loader(_load_bridge)
+    handover = serve_until_loaded(
+        loaded,
+        on_recv=trace.recv if trace else None,
+        on_send=trace.send if trace else None,
+    )
+    loaded.wait()
+    from bridge import stdio
+
+    try:
+        return stdio.run(cwd=args.cwd, handover=handover, trace=trace, event_log=args.event_log)
+    finally:
+        if trace is not None:
+            trace.close()
+
+
+def cmd_eliza(args: argparse.Namespace) -> int:
+    _setup_logging(args.log, args.log_dir, None)
+    from bridge.agents.eliza import main_stdio
+
+    argv = ["--deterministic"] if args.deterministic else []
+    if args.chunk_delay:
+        argv += ["--chunk-delay", str(args.chunk_delay)]
+    return main_stdio(argv)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from bridge.trace import main_replay
+
+    return main_replay(args.trace, args.json)
+
+
+def cmd_registry(args: argparse.Namespace) -> int:
+    from bridge import registry
+    from bridge.paths import read_settings_quietly
+
+    return registry.main(list(args.registry_args), read_settings_quietly())
+
+
+def cmd_console(args: argparse.Namespace) -> int:
+    _setup_logging(args.log, args.log_dir, None)
+    from symposium_tui.app import run_console
+
+    return run_console(cwd=args.cwd, mouse=not getattr(args, "no_mouse", False), event_log=args.event_log)
+
+
+COMMANDS = {
+    "vscodelm": cmd_vscodelm,
+    "eliza": cmd_eliza,
+    "replay": cmd_replay,
+    "registry": cmd_registry,
+    "console": cmd_console,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command = args.command or "console"
+    if command == "console" and not hasattr(args, "no_mouse"):
+        args.no_mouse = False
+    return COMMANDS[command](args) or 0
