@@ -305,7 +305,7 @@ class AgentSession:
             except SessionFailed as exc:
                 error = str(exc)
             except Exception as exc:  # the SDK's RequestError, ConnectionError, ...
-                error = self._describe_failure(exc)
+                error = await self._describe_failure(exc)
             if error or turn.cancelled or not turn.followups:
                 break
             # The request that approved a tool also carried the user's words: prompt them now.
@@ -379,9 +379,14 @@ class AgentSession:
         task.cancel()
         raise SessionFailed(self.process.describe_exit())
 
-    def _describe_failure(self, exc: BaseException) -> str:
-        if self.process is not None and self.process.exited.is_set():
-            return self.process.describe_exit()
+    async def _describe_failure(self, exc: BaseException) -> str:
+        process = self.process
+        if process is not None and isinstance(exc, (ConnectionError, OSError, EOFError)):
+            # The connection noticed first; the process's exit (and stderr) follows within moments.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.exited.wait(), 1.0)
+        if process is not None and process.exited.is_set():
+            return process.describe_exit()
         return f"agent session failed: {type(exc).__name__}: {exc}"
 
     # --- what the agent sends ------------------------------------------------------------------
@@ -586,7 +591,9 @@ class AgentSession:
             raise
         except Exception as exc:
             self.state = "dead"
-            message = self._describe_failure(exc) if self.process is not None and self.process.exited.is_set() else f"agent failed to start: {type(exc).__name__}: {exc}"
+            message = await self._describe_failure(exc)
+            if self.process is None or not self.process.exited.is_set():
+                message = f"agent failed to start: {type(exc).__name__}: {exc}"
             await self._stop_agent("failed to start")
             raise SessionFailed(message) from exc
         self.state = "ready"
@@ -600,7 +607,8 @@ class AgentSession:
         if isinstance(spec, ElizaAgent):
             from bridge.agents.eliza import connect_in_memory
 
-            self.conn, self._closer = await connect_in_memory(client, deterministic=spec.deterministic)
+            agent = await connect_in_memory(client, deterministic=spec.deterministic)
+            self.conn, self._closer = agent.conn, agent.close
         else:
             command, args, env = self._command_for(spec)
             from bridge.agents.process import AgentProcess, AgentStartError

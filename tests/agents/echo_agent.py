@@ -1,0 +1,86 @@
+"""A small ACP agent on the official SDK for tests that must see exactly what the bridge prompted.
+
+Over stdio (`python tests/agents/echo_agent.py`). Prompts:
+- `stream N [DELAY]` streams N chunks `c<i> ` (DELAY seconds apart) and stops early on cancel;
+- `crash` streams one chunk, writes to stderr and exits with status 3 mid-turn;
+- anything else is echoed back as `ECHO: <prompt>` in one chunk.
+`--exit-on-start` makes it exit at once with an error on stderr (an agent that fails to start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+from typing import Any
+
+import acp
+from acp.schema import AgentCapabilities, InitializeResponse, McpCapabilities, NewSessionResponse, PromptResponse
+
+
+class EchoAgent:
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.cancelled: dict[str, asyncio.Event] = {}
+        self.prompts = 0
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        return InitializeResponse(
+            protocol_version=protocol_version,
+            agent_capabilities=AgentCapabilities(mcp_capabilities=McpCapabilities(http=True, sse=False)),
+        )
+
+    async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
+        sid = f"echo-{uuid.uuid4().hex[:8]}"
+        self.cancelled[sid] = asyncio.Event()
+        print(f"new_session cwd={cwd}", file=sys.stderr, flush=True)
+        return NewSessionResponse(session_id=sid)
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        self.cancelled.setdefault(session_id, asyncio.Event()).set()
+
+    async def say(self, session_id: str, text: str) -> None:
+        await self.conn.session_update(session_id=session_id, update=acp.update_agent_message_text(text))
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        self.prompts += 1
+        cancelled = self.cancelled.setdefault(session_id, asyncio.Event())
+        cancelled.clear()
+        text = " ".join(getattr(b, "text", "") for b in prompt)
+        words = text.split()
+        if words[:1] == ["stream"]:
+            n = int(words[1])
+            delay = float(words[2]) if len(words) > 2 else 0.0
+            for i in range(n):
+                if cancelled.is_set():
+                    return PromptResponse(stop_reason="cancelled")
+                await self.say(session_id, f"c{i} ")
+                if delay:
+                    try:
+                        await asyncio.wait_for(cancelled.wait(), delay)
+                    except asyncio.TimeoutError:
+                        pass
+            return PromptResponse(stop_reason="cancelled" if cancelled.is_set() else "end_turn")
+        if text.strip() == "crash":
+            await self.say(session_id, "about to crash ")
+            await asyncio.sleep(0.05)
+            print("fatal: simulated crash in the echo agent", file=sys.stderr, flush=True)
+            os._exit(3)
+        await self.say(session_id, f"ECHO: {text}")
+        return PromptResponse(stop_reason="end_turn")
+
+
+def main() -> int:
+    if "--exit-on-start" in sys.argv:
+        print("echo agent: refusing to start (test)", file=sys.stderr, flush=True)
+        return 4
+    asyncio.run(acp.run_agent(EchoAgent()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
