@@ -30,12 +30,18 @@ class Bridge:
         drain_timeout: float = 10.0,
         start_timeout: float = 60.0,
         tool_batch_window: float = 0.05,
+        approvals: Any = None,
     ) -> None:
         self.cwd = os.path.abspath(cwd or os.getcwd())  # ACP wants an absolute cwd (decision 10)
         self.bus = bus or ev.EventBus()
         self.drain_timeout = drain_timeout
         self.start_timeout = start_timeout
         self.tool_batch_window = tool_batch_window
+        if approvals is None:
+            from bridge.approvals import ApprovalBroker
+
+            approvals = ApprovalBroker(self.bus)
+        self.approvals = approvals
         self.connections: dict[str, ConnectionCore] = {}
         self._ids = itertools.count(1)
         self.tool_server: Any = None
@@ -91,6 +97,10 @@ class ConnectionCore:
     @property
     def tool_batch_window(self) -> float:
         return self.bridge.tool_batch_window
+
+    @property
+    def approvals(self) -> Any:
+        return self.bridge.approvals
 
     @property
     def tool_server(self) -> Any:

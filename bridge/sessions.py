@@ -138,6 +138,7 @@ class Turn:
     done: asyncio.Event = field(default_factory=asyncio.Event)
     has_agent_action: bool = False
     handoff: asyncio.TimerHandle | None = None
+    approvals: list[str] = field(default_factory=list)  # ids of approvals pending with the broker
 
 
 # --- the agent side -----------------------------------------------------------------------------
@@ -191,13 +192,6 @@ def _is_client_tool_permission(tool_call: Any, tool_names: set[str]) -> bool:
             if title.startswith(prefix) and title[len(prefix) :] in tool_names:
                 return True
     return False
-
-
-def _pick_option(options: list[Any], kind: str) -> Any:
-    for option in options:
-        if getattr(option.kind, "value", option.kind) == kind:
-            return option
-    return None
 
 
 class AgentSession:
@@ -340,6 +334,8 @@ class AgentSession:
         for rt in self.waiting:
             rt.resolve(None)  # ACP: pending permission requests of a cancelled turn answer `cancelled`
         self.waiting.clear()
+        for approval_id in turn.approvals:
+            self.core.approvals.withdraw(approval_id, "the turn was cancelled")
         if self.conn is not None and self.acp_session_id is not None and not turn.done.is_set():
             asyncio.ensure_future(self._send_cancel())
 
@@ -451,20 +447,32 @@ class AgentSession:
     async def on_permission(self, tool_call: Any, options: list[Any]) -> Any:
         from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
-        def selected(kind: str) -> Any:
-            option = _pick_option(options, kind)
-            if option is None:
-                return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-            return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option.option_id))
+        from bridge.approvals import ApprovalContext
 
         turn = self.turn
-        if turn is None or turn.cancelled:
+        if turn is None or turn.cancelled or turn.done.is_set():
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        if _is_client_tool_permission(tool_call, self.tool_names):
-            return selected("allow_once")
-        if not turn.has_agent_action:
-            # Nobody can ask the user: deny, so the agent learns and the chat goes on (decision 11).
-            return selected("reject_once")
+        ctx = ApprovalContext(
+            connection=self.core.name,
+            session_id=self.id,
+            agent=self.agent_label,
+            tool_call=tool_call.model_dump(mode="json", by_alias=True, exclude_none=True),
+            options=[o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options],
+            client_tool=_is_client_tool_permission(tool_call, self.tool_names),
+        )
+        ask_client = None
+        if turn.has_agent_action:
+            ask_client = lambda: self._ask_client(turn, tool_call)  # noqa: E731
+        resolution = await self.core.approvals.request(ctx, ask_client=ask_client, on_pending=turn.approvals.append)
+        if resolution.option_id is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=resolution.option_id))
+
+    async def _ask_client(self, turn: Turn, tool_call: Any) -> bool | None:
+        """The `symposium-agent-action` round trip (reference §3.5): the request ends with a
+        tool call the client confirms; its result in the next request approves."""
+        if turn.cancelled or turn.done.is_set():
+            return None
         call_id = str(tool_call.tool_call_id)
         parameters = {
             k: v
@@ -473,16 +481,11 @@ class AgentSession:
                 ("title", tool_call.title),
                 ("raw_input", tool_call.raw_input),
             )
-            if v is not None
+            if v is not None  # B15: no nulls against the tool's declared schema
         }
         rt = RoundTrip("permission", call_id, asyncio.get_running_loop().create_future())
         self._await_client(turn, rt, {"type": "tool_call", "toolCallId": call_id, "toolName": AGENT_ACTION_TOOL, "parameters": parameters})
-        approved = await rt.future
-        if approved is True:
-            return selected("allow_once")
-        if approved is False:
-            return selected("reject_once")
-        return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return await rt.future
 
     async def call_client_tool(self, name: str, arguments: Any) -> Any:
         """The agent called one of the client's tools through the `vscode_tools` MCP server."""

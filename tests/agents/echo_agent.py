@@ -2,6 +2,8 @@
 
 Over stdio (`python tests/agents/echo_agent.py`). Prompts:
 - `stream N [DELAY]` streams N chunks `c<i> ` (DELAY seconds apart) and stops early on cancel;
+- `permit <title> [KIND...]` asks permission for a tool call titled <title>, offering only the
+  option kinds given (default: all four), and replies `OUTCOME: <kind or cancelled>`;
 - `crash` streams one chunk, writes to stderr and exits with status 3 mid-turn;
 - anything else is echoed back as `ECHO: <prompt>` in one chunk.
 `--exit-on-start` makes it exit at once with an error on stderr (an agent that fails to start).
@@ -16,7 +18,15 @@ import uuid
 from typing import Any
 
 import acp
-from acp.schema import AgentCapabilities, InitializeResponse, McpCapabilities, NewSessionResponse, PromptResponse
+from acp.schema import (
+    AgentCapabilities,
+    InitializeResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PermissionOption,
+    PromptResponse,
+    ToolCallUpdate,
+)
 
 
 class EchoAgent:
@@ -65,6 +75,19 @@ class EchoAgent:
                     except asyncio.TimeoutError:
                         pass
             return PromptResponse(stop_reason="cancelled" if cancelled.is_set() else "end_turn")
+        if words[:1] == ["permit"]:
+            kinds = [w for w in words[2:]] or ["allow_once", "allow_always", "reject_once", "reject_always"]
+            options = [PermissionOption(option_id=f"opt-{k}", name=k, kind=k) for k in kinds]
+            call = ToolCallUpdate(tool_call_id=f"tc-{uuid.uuid4().hex[:6]}", title=words[1], kind="execute",
+                                  raw_input={"command": words[1]})
+            resp = await self.conn.request_permission(session_id=session_id, tool_call=call, options=options)
+            outcome = resp.outcome
+            if getattr(outcome, "outcome", None) == "selected":
+                picked = next(o.kind for o in options if o.option_id == outcome.option_id)
+            else:
+                picked = "cancelled"
+            await self.say(session_id, f"OUTCOME: {picked}")
+            return PromptResponse(stop_reason="end_turn")
         if text.strip() == "crash":
             await self.say(session_id, "about to crash ")
             await asyncio.sleep(0.05)

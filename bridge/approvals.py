@@ -1,0 +1,414 @@
+"""The approval broker: every `session/request_permission` becomes one decision, audited.
+
+Order (architecture decision 11): policy (the bridge's own client tools, bypass for this session,
+the agent's persisted bypass, per-tool and resource rules) → the consoles, when one is attached
+(the first to answer wins; the others see the card withdrawn) → the VS Code
+`symposium-agent-action` round trip, when the client offered that tool → deny. Fail closed: a
+console that goes away denies what only it could answer, and whatever is in doubt is denied.
+
+Answers map to the agent's options by *kind* (option ids are agent-specific): Approve →
+`allow_once`, Deny → `reject_once`, Bypass → `allow_once` and the agent's bypass is persisted;
+the agent's own `allow_always` / `reject_always` when it offered them. A missing option falls back
+to `cancelled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import itertools
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from bridge import events as ev
+
+log = logging.getLogger(__name__)
+
+Answer = Literal["approve", "deny", "bypass", "allow_always", "reject_always", "cancel"]
+ANSWER_KIND: dict[str, str] = {
+    "approve": "allow_once",
+    "bypass": "allow_once",
+    "deny": "reject_once",
+    "allow_always": "allow_always",
+    "reject_always": "reject_always",
+}
+
+
+@dataclass
+class ApprovalContext:
+    """What is being asked, and by whom."""
+
+    connection: str
+    session_id: str
+    agent: str  # the agent's label: its settings id, or its name
+    tool_call: dict[str, Any]  # the ACP ToolCallUpdate as JSON (camelCase)
+    options: list[dict[str, Any]]  # ACP PermissionOption JSON: optionId, name, kind
+    client_tool: bool = False  # a call of the client's own tools (the bridge asks the client anyway)
+
+    @property
+    def title(self) -> str:
+        return self.tool_call.get("title") or ""
+
+    @property
+    def kind(self) -> str:
+        return self.tool_call.get("kind") or ""
+
+    def paths(self) -> list[str]:
+        """Every file path the call names: its locations and the path-like keys of its input."""
+        out = [loc.get("path") for loc in self.tool_call.get("locations") or () if isinstance(loc, dict)]
+        raw = self.tool_call.get("rawInput")
+        if isinstance(raw, dict):
+            for key in ("path", "file_path", "filePath", "notebook_path", "abs_path", "directory"):
+                if isinstance(raw.get(key), str):
+                    out.append(raw[key])
+        return [p for p in out if p]
+
+
+@dataclass
+class Resolution:
+    outcome: str  # the chosen option's kind, or "cancelled"
+    option_id: str | None
+    resolver: str  # "policy", "console", "vscode", "default"
+    rule: str | None = None
+    reason: str | None = None
+    answer: str | None = None  # the person's answer, when one answered
+
+
+def choose(options: list[dict[str, Any]], kind: str) -> tuple[str, str | None]:
+    for option in options:
+        if option.get("kind") == kind:
+            return kind, option.get("optionId")
+    return "cancelled", None
+
+
+# --- policy ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Rule:
+    """A standing decision. Every given field must match; `path` makes it a resource rule: it
+    matches only when the call names at least one path and all of them lie inside that directory."""
+
+    action: Literal["allow", "deny"]
+    kind: str | None = None
+    title: str | None = None  # fnmatch pattern, case-insensitive
+    agent: str | None = None  # fnmatch pattern
+    path: str | None = None
+
+    def describe(self) -> str:
+        parts = [f"{k}={v}" for k, v in (("agent", self.agent), ("kind", self.kind), ("title", self.title), ("path", self.path)) if v]
+        return f"{self.action} " + (" ".join(parts) or "everything")
+
+    def matches(self, ctx: ApprovalContext) -> bool:
+        if self.kind and ctx.kind != self.kind:
+            return False
+        if self.title and not fnmatch.fnmatchcase(ctx.title.lower(), self.title.lower()):
+            return False
+        if self.agent and not fnmatch.fnmatchcase(ctx.agent, self.agent):
+            return False
+        if self.path:
+            paths = ctx.paths()
+            if not paths:
+                return False
+            root = os.path.realpath(os.path.expanduser(self.path))
+            for p in paths:
+                real = os.path.realpath(os.path.expanduser(p))
+                if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+                    return False
+        return True
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rule:
+        action = data.get("action", "allow")
+        if action not in ("allow", "deny"):
+            raise ValueError(f"rule action must be allow or deny, not {action!r}")
+        return cls(action=action, kind=data.get("kind"), title=data.get("title"), agent=data.get("agent"), path=data.get("path"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in (("action", self.action), ("kind", self.kind), ("title", self.title), ("agent", self.agent), ("path", self.path)) if v}
+
+
+@dataclass
+class Policy:
+    bypass_agents: set[str] = field(default_factory=set)  # persisted in the settings
+    session_bypass: set[tuple[str, str]] = field(default_factory=set)  # (connection, session): not persisted
+    rules: list[Rule] = field(default_factory=list)
+
+    def decide(self, ctx: ApprovalContext) -> Resolution | None:
+        if ctx.client_tool:
+            return self._allow(ctx, "client tool", "the client's own tool: the client is asked to run it anyway")
+        if (ctx.connection, ctx.session_id) in self.session_bypass:
+            return self._allow(ctx, "session bypass", "bypass for this session")
+        if ctx.agent in self.bypass_agents:
+            return self._allow(ctx, "agent bypass", f"always allow {ctx.agent}")
+        for i, rule in enumerate(self.rules, 1):
+            if rule.matches(ctx):
+                if rule.action == "allow":
+                    return self._allow(ctx, f"rule {i}: {rule.describe()}", None)
+                outcome, option_id = choose(ctx.options, "reject_once")
+                return Resolution(outcome, option_id, "policy", rule=f"rule {i}: {rule.describe()}")
+        return None
+
+    @staticmethod
+    def _allow(ctx: ApprovalContext, rule: str, reason: str | None) -> Resolution:
+        outcome, option_id = choose(ctx.options, "allow_once")
+        return Resolution(outcome, option_id, "policy", rule=rule, reason=reason)
+
+
+# --- audit ------------------------------------------------------------------------------------------
+
+
+class AuditLog:
+    """Append-only JSONL of every approval decision: flushed at once, fsynced off the hot path."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._file = os.fdopen(fd, "a", encoding="utf-8")
+        self._lock = threading.Lock()
+        self._dirty = threading.Event()
+        self._closed = False
+        self._syncer = threading.Thread(target=self._sync_loop, name="audit-fsync", daemon=True)
+        self._syncer.start()
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        with self._lock:
+            self._file.write(line)
+            self._file.flush()
+        self._dirty.set()
+
+    def _sync_loop(self) -> None:
+        while not self._closed:
+            self._dirty.wait()
+            self._dirty.clear()
+            with self._lock:
+                if self._closed:
+                    return
+                try:
+                    os.fsync(self._file.fileno())
+                except (OSError, ValueError):
+                    return
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._closed = True
+            self._file.close()
+        self._dirty.set()
+
+
+# --- the broker -------------------------------------------------------------------------------------
+
+
+@dataclass
+class PendingApproval:
+    id: str
+    ctx: ApprovalContext
+    future: asyncio.Future[Resolution]
+    created: float = field(default_factory=time.time)
+    consoles: set[int] = field(default_factory=set)  # consoles it was offered to
+
+
+class ConsoleHandle:
+    """One attached console: it sees pending approvals and may answer them."""
+
+    def __init__(self, broker: ApprovalBroker, console_id: int, name: str) -> None:
+        self.broker = broker
+        self.id = console_id
+        self.name = name
+
+    def answer(self, approval_id: str, answer: Answer, reason: str | None = None) -> bool:
+        return self.broker.answer(approval_id, answer, resolver="console", who=self.name, reason=reason)
+
+    def detach(self) -> None:
+        self.broker.detach(self)
+
+
+class ApprovalBroker:
+    def __init__(
+        self,
+        bus: ev.EventBus,
+        *,
+        policy: Policy | None = None,
+        audit: AuditLog | None = None,
+        persist_bypass: Callable[[str], None] | None = None,
+    ) -> None:
+        self.bus = bus
+        self.policy = policy or Policy()
+        self.audit = audit
+        self.persist_bypass = persist_bypass
+        self.pending: dict[str, PendingApproval] = {}
+        self.consoles: dict[int, ConsoleHandle] = {}
+        self._console_ids = itertools.count(1)
+
+    # consoles ---------------------------------------------------------------------------------------
+
+    def attach(self, name: str = "console") -> ConsoleHandle:
+        handle = ConsoleHandle(self, next(self._console_ids), name)
+        self.consoles[handle.id] = handle
+        for approval in self.pending.values():
+            approval.consoles.add(handle.id)
+        return handle
+
+    def detach(self, handle: ConsoleHandle) -> None:
+        if self.consoles.pop(handle.id, None) is None:
+            return
+        for approval in list(self.pending.values()):
+            approval.consoles.discard(handle.id)
+            if not approval.consoles and not approval.future.done():
+                # Nobody else can answer it now: fail closed.
+                self._resolve(approval, self._denied(approval.ctx, "default", f"console {handle.name} went away"))
+
+    # decisions --------------------------------------------------------------------------------------
+
+    async def request(
+        self,
+        ctx: ApprovalContext,
+        *,
+        ask_client: Callable[[], Awaitable[bool | None]] | None = None,
+        on_pending: Callable[[str], None] | None = None,
+    ) -> Resolution:
+        """Decide one permission request. `ask_client` runs the VS Code round trip (True: approved,
+        False: denied, None: abandoned/cancelled); `on_pending` learns the approval id so the
+        session can withdraw it if its turn is cancelled."""
+        resolution = self.policy.decide(ctx)
+        approval = PendingApproval(id=uuid.uuid4().hex[:12], ctx=ctx, future=asyncio.get_running_loop().create_future())
+        if resolution is not None:
+            self._record(approval, resolution)
+            return resolution
+        self.pending[approval.id] = approval
+        if on_pending is not None:
+            on_pending(approval.id)
+        if self.bus.active:
+            self.bus.publish(
+                ev.ApprovalRequested(
+                    connection=ctx.connection, approval_id=approval.id, session_id=ctx.session_id,
+                    agent=ctx.agent, tool_call=ctx.tool_call, options=ctx.options,
+                )
+            )
+        if self.consoles:
+            approval.consoles = set(self.consoles)
+        elif ask_client is not None:
+            asyncio.ensure_future(self._ask_client(approval, ask_client))
+        else:
+            self._resolve(approval, self._denied(ctx, "default", "no console attached and the client offered no way to ask"))
+        try:
+            return await asyncio.shield(approval.future)
+        except asyncio.CancelledError:
+            self.withdraw(approval.id, "the request was cancelled")
+            raise
+
+    async def _ask_client(self, approval: PendingApproval, ask_client: Callable[[], Awaitable[bool | None]]) -> None:
+        try:
+            approved = await ask_client()
+        except Exception as exc:  # fail closed
+            log.exception("the client round trip failed")
+            self._resolve(approval, self._denied(approval.ctx, "vscode", f"round trip failed: {exc}"))
+            return
+        if approved is True:
+            outcome, option_id = choose(approval.ctx.options, "allow_once")
+            self._resolve(approval, Resolution(outcome, option_id, "vscode", answer="approve"))
+        elif approved is False:
+            self._resolve(approval, self._denied(approval.ctx, "vscode", "the client did not approve"))
+        else:
+            self._resolve(approval, Resolution("cancelled", None, "vscode", reason="the client abandoned the request"))
+
+    def answer(self, approval_id: str, answer: Answer, *, resolver: str = "console", who: str | None = None,
+               reason: str | None = None) -> bool:
+        """A person's answer. False if the approval is gone (already answered or withdrawn)."""
+        approval = self.pending.get(approval_id)
+        if approval is None or approval.future.done():
+            return False
+        ctx = approval.ctx
+        if answer == "cancel":
+            resolution = Resolution("cancelled", None, resolver, answer=answer, reason=reason)
+        else:
+            outcome, option_id = choose(ctx.options, ANSWER_KIND[answer])
+            resolution = Resolution(outcome, option_id, resolver, answer=answer, reason=reason,
+                                    rule=f"answered by {who}" if who else None)
+        if answer == "bypass" and resolution.outcome != "cancelled":
+            self.policy.bypass_agents.add(ctx.agent)
+            if self.persist_bypass is not None:
+                try:
+                    self.persist_bypass(ctx.agent)
+                except Exception:
+                    log.exception("could not persist the bypass for %s", ctx.agent)
+        self._resolve(approval, resolution)
+        return True
+
+    def approve_all(self, connection: str, session_id: str, *, who: str = "console") -> int:
+        """Approve every pending approval of one session."""
+        n = 0
+        for approval in list(self.pending.values()):
+            if approval.ctx.connection == connection and approval.ctx.session_id == session_id:
+                n += self.answer(approval.id, "approve", who=who, reason="approve all for this session")
+        return n
+
+    def withdraw(self, approval_id: str, reason: str) -> None:
+        """The turn was cancelled: ACP requires the pending request be answered `cancelled`."""
+        approval = self.pending.get(approval_id)
+        if approval is not None and not approval.future.done():
+            self._resolve(approval, Resolution("cancelled", None, "default", reason=reason))
+
+    def withdraw_session(self, connection: str, session_id: str, reason: str) -> None:
+        for approval in list(self.pending.values()):
+            if approval.ctx.connection == connection and approval.ctx.session_id == session_id:
+                self.withdraw(approval.id, reason)
+
+    @staticmethod
+    def _denied(ctx: ApprovalContext, resolver: str, reason: str) -> Resolution:
+        outcome, option_id = choose(ctx.options, "reject_once")
+        return Resolution(outcome, option_id, resolver, reason=reason)
+
+    def _resolve(self, approval: PendingApproval, resolution: Resolution) -> None:
+        if approval.future.done():
+            return
+        self.pending.pop(approval.id, None)
+        approval.future.set_result(resolution)
+        self._record(approval, resolution)
+
+    def _record(self, approval: PendingApproval, resolution: Resolution) -> None:
+        ctx = approval.ctx
+        if self.bus.active:
+            self.bus.publish(
+                ev.ApprovalResolved(
+                    connection=ctx.connection, approval_id=approval.id, session_id=ctx.session_id, agent=ctx.agent,
+                    outcome=resolution.outcome, option_id=resolution.option_id, resolver=resolution.resolver,
+                    rule=resolution.rule, reason=resolution.reason,
+                )
+            )
+        if self.audit is not None:
+            try:
+                self.audit.append(
+                    {
+                        "ts": time.time(),
+                        "approval_id": approval.id,
+                        "connection": ctx.connection,
+                        "session_id": ctx.session_id,
+                        "agent": ctx.agent,
+                        "tool_call_id": ctx.tool_call.get("toolCallId"),
+                        "title": ctx.title,
+                        "kind": ctx.kind,
+                        "outcome": resolution.outcome,
+                        "option_id": resolution.option_id,
+                        "resolver": resolution.resolver,
+                        "answer": resolution.answer,
+                        "rule": resolution.rule,
+                        "reason": resolution.reason,
+                    }
+                )
+            except Exception:
+                log.exception("audit log write failed")

@@ -1,0 +1,136 @@
+"""Permission requests through the real endpoint (reference §3.5, D9–D13; decision 11), with the
+built-in Eliza and the test echo agent as the agents asking."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.lmclient import AGENT_ACTION, LmClient, echo_agent, tool, tool_result, user
+
+ASK = "ask permission to run the tests"
+
+
+def events(path, kind):
+    return [e for e in map(json.loads, path.read_text().splitlines()) if e["type"] == kind]
+
+
+@pytest.fixture
+async def logged(tmp_path):
+    log = tmp_path / "events.jsonl"
+    client = await LmClient.start("--cwd", str(tmp_path), "--event-log", str(log))
+    client.event_log = log
+    yield client
+    await client.close()
+
+
+async def ask(client, tools=(AGENT_ACTION,)):
+    first = await client.chat([user(ASK)], tools=list(tools))
+    assert first.error is None and first.completed
+    return first
+
+
+async def test_d9_permission_becomes_an_agent_action_tool_call_and_approval_lets_the_agent_continue(logged):
+    first = await ask(logged)
+    (call,) = first.tool_calls
+    assert call["toolName"] == "symposium-agent-action"
+    assert call["parameters"] == {"kind": "execute", "title": "run the tests", "raw_input": {"command": "run the tests"}}
+    assert first.text.startswith("\u23f3 **run the tests**")  # the pending tool call, rendered before the ask
+    second = await logged.chat(
+        [user(ASK), first.as_assistant(), tool_result(call["toolCallId"], [{"$mid": 21, "value": "Approved"}])],
+        tools=[AGENT_ACTION],
+    )
+    assert second.error is None
+    assert second.text.endswith("Permission granted (allow_once). I ran run the tests.")
+    assert "\u2705 **run the tests**" in second.text
+    (resolved,) = events(logged.event_log, "approval_resolved")
+    assert resolved["resolver"] == "vscode" and resolved["outcome"] == "allow_once"
+
+
+async def test_d10_a_new_message_instead_of_the_result_cancels_the_permission_and_prompts_it(logged):
+    first = await ask(logged)
+    second = await logged.chat([user(ASK), user("never mind")], tools=[AGENT_ACTION])
+    assert second.error is None
+    assert "Permission" not in second.text, "nothing of the abandoned turn leaks into the next request"
+    assert second.text
+    (resolved,) = events(logged.event_log, "approval_resolved")
+    assert resolved["outcome"] == "cancelled"
+    assert [d["decision"]["kind"] for d in events(logged.event_log, "history_decision")] == ["new_session", "cancel"]
+
+
+async def test_d10_continuing_without_the_tool_result_counts_as_not_approved(logged):
+    first = await ask(logged)
+    second = await logged.chat([user(ASK), first.as_assistant(), user("I changed my mind")], tools=[AGENT_ACTION])
+    assert second.error is None and "Permission granted" not in second.text
+    (resolved,) = events(logged.event_log, "approval_resolved")
+    assert resolved["outcome"] == "cancelled"
+
+
+async def test_d11_without_the_agent_action_tool_the_request_is_denied_and_the_agent_told(lm):
+    resp = await lm.chat([user(ASK)])
+    assert resp.tool_calls == []
+    assert resp.text.endswith("Permission denied (reject_once). I did not run run the tests.")
+
+
+async def test_d13_approved_but_no_allow_once_option_answers_cancelled(lm):
+    agent = echo_agent()
+    first = await lm.chat([user("permit deploy allow_always reject_once")], agent=agent, tools=[AGENT_ACTION])
+    (call,) = first.tool_calls
+    second = await lm.chat(
+        [user("permit deploy allow_always reject_once"), first.as_assistant(), tool_result(call["toolCallId"], "Approved")],
+        agent=agent, tools=[AGENT_ACTION],
+    )
+    assert second.text == "OUTCOME: cancelled"
+
+
+async def test_approving_request_that_also_carries_user_text_approves_then_prompts_the_text(lm):
+    agent = echo_agent()
+    first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
+    (call,) = first.tool_calls
+    approving = {"role": "user", "content": [
+        {"type": "tool_result", "toolCallId": call["toolCallId"], "result": "Approved"},
+        {"type": "text", "value": "and then say hi"},
+    ]}
+    second = await lm.chat([user("permit deploy"), first.as_assistant(), approving], agent=agent, tools=[AGENT_ACTION])
+    assert second.error is None
+    assert second.text == "OUTCOME: allow_onceECHO: and then say hi"
+
+
+async def test_permission_wait_with_no_new_messages_cancels_and_completes_empty(lm):
+    agent = echo_agent()
+    first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
+    again = await lm.chat([user("permit deploy"), first.as_assistant()], agent=agent, tools=[AGENT_ACTION])
+    assert again.error is None and again.parts == [] and again.completed
+    after = await lm.chat([user("permit deploy"), first.as_assistant(), user("next")], agent=agent, tools=[AGENT_ACTION])
+    assert after.text == "ECHO: next"
+
+
+async def test_result_for_an_unknown_call_id_cancels_the_wait_and_the_chat_goes_on(lm):
+    agent = echo_agent()
+    first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
+    resp = await lm.chat([user("permit deploy"), first.as_assistant(), tool_result("no-such-call", "Approved")],
+                         agent=agent, tools=[AGENT_ACTION])
+    assert resp.error is None and "OUTCOME: allow_once" not in resp.text
+    nxt = await lm.chat([user("permit deploy"), first.as_assistant(), tool_result("no-such-call", "Approved"),
+                         {"role": "assistant", "content": resp.parts}, user("hello")], agent=agent, tools=[AGENT_ACTION])
+    assert nxt.text == "ECHO: hello"
+
+
+async def test_denial_in_a_later_request_reaches_the_agent_as_reject_once(lm, tmp_path):
+    """Two permission asks are answered in one request; only one result came back → the other is denied."""
+    agent = echo_agent()
+    first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
+    (call,) = first.tool_calls
+    ok = await lm.chat([user("permit deploy"), first.as_assistant(), tool_result(call["toolCallId"], "Approved")],
+                       agent=agent, tools=[AGENT_ACTION])
+    assert ok.text == "OUTCOME: allow_once"
+
+
+async def test_permission_for_a_client_tool_is_approved_without_asking(lm):
+    """D12: a permission titled after one of the client's own tools needs no round trip."""
+    agent = echo_agent()
+    resp = await lm.chat([user("permit mcp__vscode_tools__read_file")], agent=agent,
+                         tools=[AGENT_ACTION, tool("read_file")])
+    assert resp.tool_calls == []
+    assert resp.text == "OUTCOME: allow_once"
