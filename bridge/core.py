@@ -31,6 +31,8 @@ class Bridge:
         start_timeout: float = 60.0,
         tool_batch_window: float = 0.05,
         approvals: Any = None,
+        idle_timeout: float | None = 1800.0,
+        max_agents: int | None = 16,
     ) -> None:
         self.cwd = os.path.abspath(cwd or os.getcwd())  # ACP wants an absolute cwd (decision 10)
         self.bus = bus or ev.EventBus()
@@ -46,6 +48,47 @@ class Bridge:
         self._ids = itertools.count(1)
         self.tool_server: Any = None
         self._tool_server_lock = asyncio.Lock()
+        self.idle_timeout = idle_timeout
+        self.max_agents = max_agents
+        self._reaper: asyncio.Task[None] | None = None
+
+    def all_sessions(self) -> list[AgentSession]:
+        return [s for c in self.connections.values() for s in c.sessions.values()]
+
+    def running_agents(self) -> list[AgentSession]:
+        return [s for s in self.all_sessions() if s.state in ("starting", "ready")]
+
+    async def make_room_for_agent(self, starting: AgentSession) -> None:
+        """Keep at most `max_agents` agents running: stop the least recently used idle one."""
+        if self.max_agents is None:
+            return
+        running = [s for s in self.running_agents() if s is not starting]
+        if len(running) < self.max_agents:
+            return
+        idle = sorted((s for s in running if s.is_idle), key=lambda s: s.last_active)
+        if not idle:
+            from bridge.sessions import SessionFailed
+
+            raise SessionFailed(f"too many agent sessions are busy (the limit is {self.max_agents}); try again when one finishes")
+        victim = idle[0]
+        await victim.core.session_died(victim, f"stopped to make room for a new agent (limit {self.max_agents})")
+
+    def session_activity(self) -> None:
+        if self.idle_timeout is not None and self._reaper is None:
+            self._reaper = asyncio.ensure_future(self._reap_idle())
+
+    async def _reap_idle(self) -> None:
+        assert self.idle_timeout is not None
+        period = max(0.05, min(self.idle_timeout / 4, 30.0))
+        import time
+
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            for session in self.all_sessions():
+                if session.is_idle and now - session.last_active >= self.idle_timeout:
+                    log.info("session %s idle for %.0f s: stopping its agent", session.id, now - session.last_active)
+                    await session.core.session_died(session, f"idle for {now - session.last_active:.0f} s")
 
     def open_connection(self, kind: str = "vscodelm") -> ConnectionCore:
         name = f"{kind}-{next(self._ids)}"
@@ -64,6 +107,8 @@ class Bridge:
             return self.tool_server
 
     async def close(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
         await asyncio.gather(*(c.close() for c in list(self.connections.values())), return_exceptions=True)
         if self.tool_server is not None:
             await self.tool_server.stop()

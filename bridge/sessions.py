@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -214,12 +215,20 @@ class AgentSession:
         self.needs_replay = False
         self._stream: ResponseStream | None = None
         self._tool_server_key: str | None = None
+        self.last_active = time.monotonic()
+
+    @property
+    def is_idle(self) -> bool:
+        """No request is being answered (a turn may still wait on the client)."""
+        return self._stream is None or self._stream.done
 
     # --- requests --------------------------------------------------------------------------------
 
     async def submit(self, decision: Decision, request: ChatRequest, stream: ResponseStream) -> None:
         """Answer one request routed to this session; returns when `stream` is finished."""
         stream.session = self
+        self.last_active = time.monotonic()
+        self.core.bridge.session_activity()
         previous = self._stream
         self._stream = stream
         if previous is not None and not previous.done:
@@ -274,6 +283,7 @@ class AgentSession:
             self._cancel_turn(turn)
 
     def _finish(self, stream: ResponseStream) -> None:
+        self.last_active = time.monotonic()
         if stream.done:
             return
         self.core.tracker.complete(self.id)
@@ -587,6 +597,7 @@ class AgentSession:
             raise SessionFailed("agent session is closed")
         self.state = "starting"
         try:
+            await self.core.bridge.make_room_for_agent(self)
             await self._start_agent(request)
         except SessionFailed:
             self.state = "dead"

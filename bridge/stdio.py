@@ -47,13 +47,14 @@ async def serve_stdio(
     eof: bool = False,
     trace: Any = None,
     event_log: str | None = None,
+    bridge_options: dict[str, Any] | None = None,
 ) -> int:
     bus = ev.EventBus()
     log_sink = None
     if event_log:
         log_sink = ev.JsonlEventLog(event_log)
         bus.subscribe(log_sink)
-    bridge = Bridge(cwd=cwd, bus=bus)
+    bridge = Bridge(cwd=cwd, bus=bus, **(bridge_options or {}))
     reader, writer = await _stdio_streams(rest, eof)
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -80,7 +81,8 @@ async def serve_stdio(
     return 0
 
 
-def run(*, cwd: str | None, handover: Any, trace: Any, event_log: str | None) -> int:
+def run(*, cwd: str | None, handover: Any, trace: Any, event_log: str | None,
+        bridge_options: dict[str, Any] | None = None) -> int:
     try:
         return asyncio.run(
             serve_stdio(
@@ -90,6 +92,7 @@ def run(*, cwd: str | None, handover: Any, trace: Any, event_log: str | None) ->
                 eof=handover.eof,
                 trace=trace,
                 event_log=event_log,
+                bridge_options=bridge_options,
             )
         )
     except KeyboardInterrupt:

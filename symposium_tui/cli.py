@@ -23,6 +23,10 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     parser.add_argument("--log-dir", metavar="DIR", default=default, help="also write the log to a file in DIR")
     parser.add_argument("--cwd", metavar="DIR", default=default, help="working directory for agent sessions (default: this process's)")
     parser.add_argument("--event-log", metavar="FILE", default=default, help="append every bridge event to FILE as JSON lines")
+    parser.add_argument("--idle-timeout", metavar="SECONDS", type=float, default=default,
+                        help="stop an agent after SECONDS without requests (default 1800; 0 never)")
+    parser.add_argument("--max-agents", metavar="N", type=int, default=default,
+                        help="at most N agent processes at once (default 16; 0 no limit)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -98,6 +102,15 @@ def _load_bridge() -> None:
     import bridge.agents.eliza  # noqa: F401
 
 
+def bridge_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if args.idle_timeout is not None:
+        options["idle_timeout"] = args.idle_timeout or None
+    if args.max_agents is not None:
+        options["max_agents"] = args.max_agents or None
+    return options
+
+
 def cmd_vscodelm(args: argparse.Namespace) -> int:
     from bridge.fastpath import serve_until_loaded, start_loader
 
@@ -117,7 +130,8 @@ def cmd_vscodelm(args: argparse.Namespace) -> int:
     from bridge import stdio
 
     try:
-        return stdio.run(cwd=args.cwd, handover=handover, trace=trace, event_log=args.event_log)
+        return stdio.run(cwd=args.cwd, handover=handover, trace=trace, event_log=args.event_log,
+                         bridge_options=bridge_options(args))
     finally:
         if trace is not None:
             trace.close()

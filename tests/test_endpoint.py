@@ -368,3 +368,45 @@ async def test_session_new_gets_an_absolute_cwd(tmp_path):
 async def test_agent_action_offered_but_unused_does_not_disturb_a_chat(lm):
     resp = await lm.chat([user("Hello")], tools=[AGENT_ACTION])
     assert resp.error is None and resp.text == "How do you do. Please state your problem."
+
+
+async def test_idle_sessions_are_reaped_and_the_conversation_continues_with_replay(tmp_path):
+    log = tmp_path / "ev.jsonl"
+    client = await LmClient.start("--cwd", str(tmp_path), "--event-log", str(log), "--idle-timeout", "0.3")
+    try:
+        agent = echo_agent()
+        first = await client.chat([user("U1")], agent=agent)
+        pids = child_pids(client.proc.pid)
+        assert pids
+        for _ in range(100):
+            await asyncio.sleep(0.05)
+            if any(json.loads(l)["type"] == "session_ended" for l in log.read_text().splitlines()):
+                break
+        ended = [json.loads(l) for l in log.read_text().splitlines() if json.loads(l)["type"] == "session_ended"]
+        assert ended and "idle" in ended[0]["reason"]
+        await asyncio.sleep(0.2)
+        for pid in pids:
+            with pytest.raises(ProcessLookupError):
+                os.kill(pid, 0)
+        second = await client.chat([user("U1"), first.as_assistant(), user("U2")], agent=agent)
+        assert "User: U1" in second.text and "Assistant: ECHO: U1" in second.text and second.text.endswith("U2")
+    finally:
+        await client.close()
+
+
+async def test_agent_limit_stops_the_least_recently_used_idle_agent(tmp_path):
+    log = tmp_path / "ev.jsonl"
+    client = await LmClient.start("--cwd", str(tmp_path), "--event-log", str(log), "--max-agents", "1")
+    try:
+        agent = echo_agent()
+        a = await client.chat([user("conversation A")], agent=agent)
+        b = await client.chat([user("conversation B")], agent=agent)
+        assert a.text == "ECHO: conversation A" and b.text == "ECHO: conversation B"
+        assert len(child_pids(client.proc.pid)) == 1
+        ended = [json.loads(l) for l in log.read_text().splitlines() if json.loads(l)["type"] == "session_ended"]
+        assert len(ended) == 1 and "make room" in ended[0]["reason"]
+        # Conversation A goes on in a fresh session that hears its history.
+        a2 = await client.chat([user("conversation A"), a.as_assistant(), user("more")], agent=agent)
+        assert "User: conversation A" in a2.text
+    finally:
+        await client.close()
