@@ -1,0 +1,415 @@
+"""Install third-party ACP agents for the test suite, into a cache, once.
+
+Usage::
+
+    python tests/agents/install.py [fast-agent] [claude] [gemini]   # no names: fast-agent claude
+
+or from Python::
+
+    from tests.agents.install import install, fast_agent, claude_agent
+    install("claude")                       # idempotent; instant once done
+    launch = claude_agent(home, api.base_url)
+    proc = await asyncio.create_subprocess_exec(launch.command, *launch.args, env=launch.env, ...)
+
+Everything lands under ``$SYMPOSIUM_TEST_AGENTS_DIR`` (default ``<repo>/.cache/agents``, which is
+gitignored): ``fast-agent/venv`` (a Python >= 3.12 venv), ``claude/node_modules``,
+``gemini/node_modules``. Each agent's directory holds a ``.installed`` marker naming what was
+installed; a pin change reinstalls. An ``fcntl`` lock per agent keeps two pytest workers (or two
+shells) from installing at once. The launch helpers install on first use too.
+
+Only the package registries are reached (PyPI through pip, npm through npm); nothing here
+downloads anything else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import fcntl
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = [
+    "AGENTS",
+    "AgentLaunch",
+    "InstallError",
+    "agents_dir",
+    "claude_agent",
+    "fast_agent",
+    "find_python312",
+    "gemini_agent",
+    "install",
+    "install_many",
+    "is_installed",
+]
+
+REPO = Path(__file__).resolve().parents[2]
+
+#: What each agent is, pinned. fast-agent-mcp 0.10.47 and 0.10.48 need fastmcp-slim 4.1.3, which
+#: needs a certifi release (>= 2026.10.19) the registry here does not have: 0.10.46 is the newest
+#: that installs.
+FAST_AGENT_VERSION = "0.10.46"
+CLAUDE_ACP_VERSION = "0.23.1"  # bundles @anthropic-ai/claude-agent-sdk 0.2.83 = Claude Code 2.1.83
+GEMINI_CLI_VERSION = "0.61.0"
+
+AGENTS = {
+    "fast-agent": f"fast-agent-mcp=={FAST_AGENT_VERSION}",
+    "claude": f"@zed-industries/claude-agent-acp@{CLAUDE_ACP_VERSION}",
+    "gemini": f"@google/gemini-cli@{GEMINI_CLI_VERSION}",
+}
+DEFAULT_AGENTS = ("fast-agent", "claude")
+
+# The full resolution of fast-agent-mcp 0.10.46 on CPython 3.12 that was verified working here, so
+# that a later release of some dependency cannot change what the tests run against.
+_FAST_AGENT_CONSTRAINTS = """
+a2a-sdk==1.2.2 agent-client-protocol==0.12.1 aiofile==3.12.3 aiohappyeyeballs==2.7.1
+aiohttp==3.14.4 aiologic==0.17.1 aiosignal==1.4.0 annotated-doc==0.0.7 annotated-types==0.8.0
+anthropic==1.11.0 anyio==4.16.0 attrs==26.1.0 Authlib==1.9.9 beartype==0.23.1 cachetools==8.0.1
+caio==0.12.10 certifi==2026.10.18 cffi==2.1.1 charset-normalizer==3.5.2 click==8.5.1
+cryptography==50.0.2 culsans==0.11.0 cyclopts==5.4.0 distro==1.9.0 dnspython==2.9.2
+docstring_parser==0.18.0 email-validator==2.3.0 exceptiongroup==1.3.1 fastmcp-slim==4.0.11
+filelock==4.0.12 frozenlist==1.8.0 fsspec==2026.9.0 google-api-core==2.44.0 google-auth==2.62.2
+google-genai==2.28.0 googleapis-common-protos==1.76.0 griffelib==2.4.1 h11==0.16.0
+hf-xet==1.8.0 httpcore==1.0.9 httpcore2==2.16.2 httpx==0.28.1 httpx2==2.16.2
+huggingface_hub==1.33.0 idna==3.20 jaraco.classes==3.4.0 jaraco.context==6.1.2
+jaraco.functools==4.6.0 jeepney==0.9.0 jiter==0.19.0 joserfc==1.8.0 json-rpc==1.15.0
+jsonref==1.1.0 jsonschema==4.26.0 jsonschema-path==0.5.0 jsonschema-specifications==2025.9.1
+keyring==25.7.0 markdown-it-py==4.3.0 mcp==2.3.0 mcp-types==2.3.0 mdurl==0.1.2
+more-itertools==11.2.1 mslex==1.3.0 multidict==6.9.1 openai==3.24.0 openapi-pydantic==0.6.0
+opentelemetry-api==1.45.2 opentelemetry-exporter-http-transport==0.66b0
+opentelemetry-exporter-otlp-common==0.66b0 opentelemetry-exporter-otlp-proto-common==1.45.0
+opentelemetry-exporter-otlp-proto-http==1.45.0 opentelemetry-instrumentation==0.66b2
+opentelemetry-instrumentation-anthropic==0.62.4
+opentelemetry-instrumentation-google-genai==1.2b0 opentelemetry-instrumentation-openai==0.62.4
+opentelemetry-proto==1.45.0 opentelemetry-sdk==1.45.2
+opentelemetry-semantic-conventions==0.66b2 opentelemetry-semantic-conventions-ai==0.5.1
+opentelemetry-util-genai==1.3b0 packaging==26.3 pathable==0.6.0 pillow==13.0.0
+platformdirs==4.14.7 prompt_toolkit==3.0.53 propcache==0.5.4 proto-plus==1.29.0
+protobuf==7.36.2 py-key-value-aio==0.4.6 pyasn1==0.6.5 pyasn1_modules==0.4.2 pycparser==3.12
+pydantic==2.14.0 pydantic-settings==2.15.0 pydantic_core==2.50.0 Pygments==2.21.0 PyJWT==2.15.1
+pyperclip==1.11.0 python-dotenv==1.2.4 python-frontmatter==1.3.0 python-multipart==0.0.34
+PyYAML==6.0.3 referencing==0.37.0 regex==2026.11.15 requests==2.34.2 rich==15.0.0
+rich-rst==2.2.0 rpds-py==2026.9.1 ruamel.yaml==0.19.1 SecretStorage==3.5.0 shellingham==1.5.4
+sniffio==1.3.1 sse-starlette==3.7.0 starlette==1.7.0 tenacity==9.1.4 textual-image==0.14.2
+tiktoken==0.14.0 tqdm==4.70.1 truststore==0.10.5 typer==0.27.2 typing-inspection==0.4.5
+typing_extensions==4.16.0 uncalled-for==0.6.1 uritemplate==4.2.0 urllib3==2.8.0 uvicorn==0.54.0
+uvloop==0.23.0 watchfiles==1.3.0 wcwidth==0.9.4 websockets==15.0.1 wrapt==2.5.2 yarl==1.25.1
+"""
+
+_MARKER = ".installed"
+
+
+class InstallError(RuntimeError):
+    """An agent could not be installed; ``output`` holds what the installer printed."""
+
+    def __init__(self, message: str, output: str = "") -> None:
+        super().__init__(f"{message}\n{output}" if output else message)
+        self.output = output
+
+
+@dataclass
+class AgentLaunch:
+    """How to start an agent: ``command *args`` with exactly ``env`` (a full environment)."""
+
+    command: str
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.command, *self.args]
+
+
+# -- where -------------------------------------------------------------------------------------
+def agents_dir() -> Path:
+    return Path(os.environ.get("SYMPOSIUM_TEST_AGENTS_DIR") or REPO / ".cache" / "agents").resolve()
+
+
+def _agent_dir(name: str) -> Path:
+    if name not in AGENTS:
+        raise ValueError(f"unknown agent {name!r}; known: {', '.join(AGENTS)}")
+    return agents_dir() / name
+
+
+def _bin(name: str) -> Path:
+    d = _agent_dir(name)
+    return {
+        "fast-agent": d / "venv" / "bin" / "fast-agent-acp",
+        "claude": d / "node_modules" / ".bin" / "claude-agent-acp",
+        "gemini": d / "node_modules" / ".bin" / "gemini",
+    }[name]
+
+
+def is_installed(name: str) -> bool:
+    marker = _agent_dir(name) / _MARKER
+    try:
+        return json.loads(marker.read_text()).get("spec") == AGENTS[name] and _bin(name).exists()
+    except (OSError, ValueError):
+        return False
+
+
+# -- locking and running -----------------------------------------------------------------------
+@contextlib.contextmanager
+def _locked(name: str) -> Iterator[None]:
+    root = agents_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f".{name}.lock", "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _run(argv: Sequence[str], log: list[str], *, env: dict[str, str] | None = None, timeout: float = 900) -> str:
+    log.append("$ " + " ".join(argv))
+    try:
+        done = subprocess.run(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.append(str(exc))
+        raise InstallError(f"failed to run {argv[0]}", "\n".join(log)) from exc
+    out = "\n".join(line for line in done.stdout.splitlines() if not line.startswith("WARNING: Location "))
+    log.append(out)
+    if done.returncode != 0:
+        raise InstallError(f"{argv[0]} exited with {done.returncode}", "\n".join(log))
+    return done.stdout
+
+
+# -- Python >= 3.12 ------------------------------------------------------------------------------
+_PROBE = "import sys; print(sys.version_info >= (3, 12), sys.executable)"
+
+
+def find_python312() -> str:
+    """The path of a CPython >= 3.12 interpreter (3.12 preferred): ``python3.12`` on PATH, pyenv's
+    versions (directly, or through its shims with ``PYENV_VERSION``), then newer ones."""
+    candidates: list[tuple[str, dict[str, str] | None]] = []
+    pyenv_root = Path(os.environ.get("PYENV_ROOT") or Path.home() / ".pyenv")
+    for minor in ("3.12", "3.13", "3.14"):
+        exe = shutil.which(f"python{minor}")
+        if exe:
+            candidates.append((exe, None))
+        for path in sorted(glob.glob(str(pyenv_root / "versions" / f"{minor}.*" / "bin" / f"python{minor}")), reverse=True):
+            candidates.append((path, None))
+            version = Path(path).parents[1].name
+            if exe:
+                candidates.append((exe, {**os.environ, "PYENV_VERSION": version}))
+    if sys.version_info >= (3, 12):
+        candidates.insert(0, (sys.executable, None))
+    tried = []
+    for exe, env in candidates:
+        try:
+            out = subprocess.run([exe, "-c", _PROBE], capture_output=True, text=True, env=env, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        tried.append(exe)
+        fields = out.stdout.split(maxsplit=1)
+        if out.returncode == 0 and fields and fields[0] == "True":
+            return fields[1].strip()
+    raise InstallError(
+        "fast-agent needs CPython >= 3.12 and none was found "
+        f"(tried python3.12/3.13/3.14 on PATH and under {pyenv_root}/versions: {tried or 'nothing'})"
+    )
+
+
+# -- installers ----------------------------------------------------------------------------------
+def _install_fast_agent(dest: Path, log: list[str]) -> None:
+    python = find_python312()
+    log.append(f"# using {python}")
+    venv = dest / "venv"
+    _run([python, "-m", "venv", str(venv)], log)
+    constraints = dest / "constraints.txt"
+    constraints.write_text("\n".join(_FAST_AGENT_CONSTRAINTS.split()) + "\n")
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    _run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(constraints), AGENTS["fast-agent"]],
+        log,
+        env=env,
+    )
+
+
+def _install_npm(name: str, dest: Path, log: list[str]) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise InstallError("npm is not on PATH (Node.js >= 20 is needed for the Claude and Gemini agents)")
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / "package.json").write_text(json.dumps({"name": f"symposium-test-{name}", "private": True}) + "\n")
+    _run(
+        [npm, "install", "--prefix", str(dest), "--no-audit", "--no-fund", "--save-exact", "--no-update-notifier", AGENTS[name]],
+        log,
+    )
+
+
+def install(name: str, *, force: bool = False, quiet: bool = True) -> Path:
+    """Install one agent (``fast-agent``, ``claude`` or ``gemini``) unless it already is; return its
+    directory. Raises :class:`InstallError` with the installer's output on failure."""
+    dest = _agent_dir(name)
+    if not force and is_installed(name):
+        return dest
+    with _locked(name):
+        if not force and is_installed(name):  # another process did it while we waited
+            return dest
+        log: list[str] = []
+        started = time.monotonic()
+        if not quiet:
+            print(f"installing {name} ({AGENTS[name]}) into {dest} ...", file=sys.stderr, flush=True)
+        shutil.rmtree(dest, ignore_errors=True)
+        dest.mkdir(parents=True)
+        try:
+            if name == "fast-agent":
+                _install_fast_agent(dest, log)
+            else:
+                _install_npm(name, dest, log)
+            if not _bin(name).exists():
+                raise InstallError(f"{name}: {_bin(name)} missing after install", "\n".join(log))
+        except BaseException:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise
+        seconds = round(time.monotonic() - started, 1)
+        marker = {"spec": AGENTS[name], "seconds": seconds, "at": _now_iso()}
+        (dest / _MARKER).write_text(json.dumps(marker) + "\n")
+        if not quiet:
+            print(f"installed {name} in {seconds} s", file=sys.stderr, flush=True)
+        return dest
+
+
+def install_many(names: Sequence[str] = DEFAULT_AGENTS, *, quiet: bool = True) -> dict[str, InstallError]:
+    """Install several; return the failures by name (empty when all went well)."""
+    failures: dict[str, InstallError] = {}
+    for name in names:
+        try:
+            install(name, quiet=quiet)
+        except InstallError as exc:
+            failures[name] = exc
+    return failures
+
+
+# -- launching -----------------------------------------------------------------------------------
+def _now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _base_env(home: Path) -> dict[str, str]:
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ.get("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        "LANG": os.environ.get("LANG", "C.UTF-8"),
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+    }
+    for key in ("TMPDIR", "USER", "LOGNAME", "SHELL"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    return env
+
+
+def _node_path(env: dict[str, str]) -> None:
+    """Make sure ``node`` (the agents' ``#!/usr/bin/env node``) is on the agent's PATH."""
+    if shutil.which("node", path=env["PATH"]):
+        return
+    for guess in ("/usr/local/bin/node", "/usr/bin/node"):
+        if os.path.exists(guess):
+            env["PATH"] = os.path.dirname(guess) + os.pathsep + env["PATH"]
+            return
+
+
+def fast_agent(home: Path, model: str = "passthrough", *, extra_args: Sequence[str] = ()) -> AgentLaunch:
+    """fast-agent as an ACP agent. ``model``: ``passthrough`` echoes each prompt (and
+    ``***CALL_TOOL <server>__<tool> {json}`` calls an MCP tool), ``slow`` answers after 3 s,
+    ``generic.<name>`` with ``GENERIC_BASE_URL`` in env talks to an OpenAI-compatible server.
+    ``home`` is fast-agent's own home (sessions, cards), also used as ``$HOME``."""
+    install("fast-agent")
+    home = Path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    env = _base_env(home)
+    env["PYTHONUNBUFFERED"] = "1"
+    return AgentLaunch(str(_bin("fast-agent")), ["--model", model, "--home", str(home), *extra_args], env)
+
+
+def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
+    """Claude Code through Zed's ACP adapter, talking to ``anthropic_base_url`` (a fake Messages
+    API). ``home`` becomes ``$HOME``; a fresh plugin blocklist is written into it so that Claude
+    Code does not try to fetch one."""
+    install("claude")
+    home = Path(home)
+    plugins = home / ".claude" / "plugins"
+    plugins.mkdir(parents=True, exist_ok=True)
+    (plugins / "blocklist.json").write_text(json.dumps({"fetchedAt": _now_iso(), "plugins": []}))
+    env = _base_env(home)
+    _node_path(env)
+    env.update(
+        {
+            "ANTHROPIC_BASE_URL": anthropic_base_url.rstrip("/"),
+            "ANTHROPIC_API_KEY": "x",
+            # These machines set IS_SANDBOX=yes: Claude Code running as root then dies at
+            # session/new. Empty (or 1) lets it run.
+            "IS_SANDBOX": "",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+        }
+    )
+    return AgentLaunch(str(_bin("claude")), [], env)
+
+
+def gemini_agent(home: Path, gemini_base_url: str, *, trusted: Sequence[Path] = ()) -> AgentLaunch:
+    """Gemini CLI in ACP mode, talking to ``gemini_base_url`` (a fake Gemini API). Session cwds
+    must be listed in ``trusted`` (written to ``$HOME/.gemini/trustedFolders.json``), or Gemini
+    silently ignores the MCP servers offered in ``session/new``."""
+    install("gemini")
+    home = Path(home)
+    gem = home / ".gemini"
+    gem.mkdir(parents=True, exist_ok=True)
+    (gem / "trustedFolders.json").write_text(json.dumps({str(Path(p).resolve()): "TRUST_FOLDER" for p in trusted}))
+    env = _base_env(home)
+    _node_path(env)
+    env.update(
+        {
+            "GOOGLE_GEMINI_BASE_URL": gemini_base_url.rstrip("/"),
+            "GEMINI_API_KEY": "x",
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+        }
+    )
+    return AgentLaunch(str(_bin("gemini")), ["--acp"], env)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    names = list(argv if argv is not None else sys.argv[1:]) or list(DEFAULT_AGENTS)
+    for name in names:
+        if name in ("-h", "--help"):
+            print(__doc__)
+            return 0
+        if name not in AGENTS:
+            print(f"unknown agent {name!r}; known: {', '.join(AGENTS)}", file=sys.stderr)
+            return 2
+    status = 0
+    for name in names:
+        started = time.monotonic()
+        try:
+            install(name, quiet=False)
+        except InstallError as exc:
+            print(f"FAILED {name}: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        print(f"{name}: {_bin(name)} ({AGENTS[name]}; {time.monotonic() - started:.1f} s)")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
