@@ -52,7 +52,19 @@ def result_response(id_: Any, result: Any) -> dict[str, Any]:
 
 
 def dumps(message: dict[str, Any]) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    try:
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        # A lone surrogate read from a `\ud800` escape (JSON allows it; JavaScript writes it for a
+        # broken emoji) cannot be UTF-8: echo it escaped, as it came.
+        return json.dumps(message, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_json)
 
 
 def _valid_id(value: Any) -> bool:
@@ -71,7 +83,7 @@ def classify(line: bytes | str) -> Incoming | None:
     if not text.strip():
         return None
     try:
-        msg = json.loads(text)
+        msg = _DECODER.decode(text)  # strict: NaN and Infinity are not JSON
     except (ValueError, RecursionError) as exc:
         return Incoming("invalid", error=error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
     if isinstance(msg, list):
