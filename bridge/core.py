@@ -217,6 +217,16 @@ class ConnectionCore:
             bus.publish(ev.SessionEnded(connection=self.name, session_id=session.id, reason=reason))
         await session.close(reason)
 
+    async def reset(self, reason: str) -> None:
+        """Forget every session (their agents are stopped); the connection stays open."""
+        sessions = list(self.sessions.values())
+        self.sessions.clear()
+        self.tracker = HistoryTracker()
+        await asyncio.gather(*(s.close(reason) for s in sessions), return_exceptions=True)
+        for s in sessions:
+            if self.bus.active:
+                self.bus.publish(ev.SessionEnded(connection=self.name, session_id=s.id, reason=reason))
+
     async def close(self) -> None:
         sessions = list(self.sessions.values())
         self.sessions.clear()

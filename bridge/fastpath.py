@@ -111,22 +111,27 @@ def serve_until_loaded(
     out_fd: int = 1,
     on_recv: Callable[[bytes], None] | None = None,
     on_send: Callable[[bytes], None] | None = None,
+    initial: bytes = b"",
 ) -> Handover:
     """Answer cheap requests from `in_fd` until `loaded` is set or input ends."""
     hand = Handover()
-    buf = b""
+    buf = initial
+    pending_initial = bool(initial)
     while not loaded.is_set():
-        try:
-            ready, _, _ = select.select([in_fd], [], [], 0.02)
-        except (OSError, ValueError):
-            break
-        if not ready:
-            continue
-        chunk = os.read(in_fd, 1 << 16)
-        if not chunk:
-            hand.eof = True
-            break
-        buf += chunk
+        if pending_initial:
+            pending_initial = False  # first answer what was read before we were called
+        else:
+            try:
+                ready, _, _ = select.select([in_fd], [], [], 0.02)
+            except (OSError, ValueError):
+                break
+            if not ready:
+                continue
+            chunk = os.read(in_fd, 1 << 16)
+            if not chunk:
+                hand.eof = True
+                break
+            buf += chunk
         while True:
             nl = buf.find(b"\n")
             if nl < 0:

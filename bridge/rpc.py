@@ -78,6 +78,25 @@ class JsonRpcPeer:
         self._notifications: dict[str, NotificationHandler] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.closed = False
+        # Sees every incoming line first; returns True when it took the line (the stdio endpoint
+        # hands lines to a console that appeared while it was serving headless).
+        self.intercept: Callable[[bytes], Awaitable[bool]] | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Some request is still being answered."""
+        return bool(self._tasks)
+
+    def send_raw(self, line: bytes) -> None:
+        """Write one already-encoded message line (without its newline)."""
+        if self.closed:
+            return
+        if self._on_send is not None:
+            self._on_send(line)
+        try:
+            self._writer.write(line + b"\n")
+        except (ConnectionError, RuntimeError, OSError):
+            self.closed = True
 
     def on_request(self, method: str, handler: RequestHandler) -> None:
         self._requests[method] = handler
@@ -116,6 +135,8 @@ class JsonRpcPeer:
         """Handle messages until the input ends; then wait for handlers still running."""
         try:
             for line in preread or ():
+                if self.intercept is not None and await self.intercept(line):
+                    continue
                 self._dispatch(line, traced=True)
             while True:
                 try:
@@ -129,6 +150,13 @@ class JsonRpcPeer:
                     break
                 if line.endswith(b"\n"):
                     line = line[:-1]
+                if self.intercept is not None:
+                    if self._on_recv is not None:
+                        self._on_recv(line)
+                    if await self.intercept(line):
+                        continue
+                    self._dispatch(line, traced=True)
+                    continue
                 self._dispatch(line)
         finally:
             self.closed_input = True

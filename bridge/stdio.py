@@ -48,6 +48,7 @@ async def serve_stdio(
     trace: Any = None,
     event_log: str | None = None,
     bridge_options: dict[str, Any] | None = None,
+    configure: Any = None,
 ) -> int:
     bus = ev.EventBus()
     log_sink = None
@@ -71,6 +72,7 @@ async def serve_stdio(
             preread=preread_lines,
             on_recv=trace.recv if trace else None,
             on_send=trace.send if trace else None,
+            configure=configure,
         )
     except asyncio.CancelledError:
         pass
@@ -82,7 +84,7 @@ async def serve_stdio(
 
 
 def run(*, cwd: str | None, handover: Any, trace: Any, event_log: str | None,
-        bridge_options: dict[str, Any] | None = None) -> int:
+        bridge_options: dict[str, Any] | None = None, configure: Any = None) -> int:
     try:
         return asyncio.run(
             serve_stdio(
@@ -93,6 +95,7 @@ def run(*, cwd: str | None, handover: Any, trace: Any, event_log: str | None,
                 trace=trace,
                 event_log=event_log,
                 bridge_options=bridge_options,
+                configure=configure,
             )
         )
     except KeyboardInterrupt:

@@ -99,11 +99,16 @@ class VscodeLmEndpoint:
 
 
 async def serve_connection(bridge: Bridge, reader: asyncio.StreamReader, writer: Any, *, kind: str = "vscodelm",
-                           preread: list[bytes] | None = None, on_recv: Any = None, on_send: Any = None) -> None:
-    """Serve one vscodelm connection until its input ends, then close its agent sessions."""
+                           preread: list[bytes] | None = None, on_recv: Any = None, on_send: Any = None,
+                           configure: Any = None) -> None:
+    """Serve one vscodelm connection until its input ends, then close its agent sessions.
+
+    `configure(peer, core)` may install an interceptor on the peer (see symposium_tui.switch)."""
     core = bridge.open_connection(kind)
     peer = JsonRpcPeer(reader, writer, name=core.name, on_recv=on_recv, on_send=on_send)
     VscodeLmEndpoint(peer, core)
+    if configure is not None:
+        configure(peer, core)
     try:
         await peer.serve(preread)
     finally:

@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("vscodelm", help="the JSON-RPC endpoint the Symposium VS Code extension spawns (stdio)")
     _common(p, suppress=True)
 
+    p = sub.add_parser("serve", help="run the bridge host without a UI (VS Code's relay reaches it)")
+    _common(p, suppress=True)
+
     p = sub.add_parser("eliza", help="run the built-in Eliza as an ACP agent on stdio")
     _common(p, suppress=True)
     p.add_argument("--deterministic", action="store_true", help="reproducible replies")
@@ -112,7 +115,7 @@ def bridge_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_vscodelm(args: argparse.Namespace) -> int:
-    from bridge.fastpath import serve_until_loaded, start_loader
+    from symposium_tui import relay
 
     trace = None
     if args.trace_dir:
@@ -120,21 +123,67 @@ def cmd_vscodelm(args: argparse.Namespace) -> int:
 
         trace = TraceWriter(args.trace_dir)
     _setup_logging(args.log, args.log_dir, trace)
+    on_recv = trace.recv if trace else None
+    on_send = trace.send if trace else None
+    rest = b""
+    try:
+        sock = relay.connect()
+        if sock is not None:
+            # A console is running: it answers. Should it go away, serve what remains ourselves.
+            logging.getLogger("symposium_tui.relay").info("relaying to the console")
+            result = relay.run(sock, on_recv=on_recv, on_send=on_send)
+            if result.eof:
+                return 0
+            rest = result.rest
+        return _serve_headless(args, trace, rest)
+    finally:
+        if trace is not None:
+            trace.close()
+
+
+def _serve_headless(args: argparse.Namespace, trace: Any, rest: bytes) -> int:
+    from bridge.fastpath import serve_until_loaded, start_loader
+
     loaded = start_loader(_load_bridge)
     handover = serve_until_loaded(
         loaded,
         on_recv=trace.recv if trace else None,
         on_send=trace.send if trace else None,
+        initial=rest,
     )
     loaded.wait()
     from bridge import stdio
+    from symposium_tui.switch import ConsoleSwitch
 
-    try:
-        return stdio.run(cwd=args.cwd, handover=handover, trace=trace, event_log=args.event_log,
-                         bridge_options=bridge_options(args))
-    finally:
-        if trace is not None:
-            trace.close()
+    def configure(peer: Any, core: Any) -> None:
+        async def on_switch() -> None:
+            await core.reset("requests now go to the console")
+
+        peer.intercept = ConsoleSwitch(peer, on_switch)
+
+    return stdio.run(cwd=args.cwd, handover=handover, trace=trace, event_log=args.event_log,
+                     bridge_options=bridge_options(args), configure=configure)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    _setup_logging(args.log or "info", args.log_dir, None)
+    import asyncio
+
+    from symposium_tui.host import ConsoleHost, HostError, build_bridge, serve_forever
+
+    async def main() -> int:
+        bridge = build_bridge(cwd=args.cwd, event_log=args.event_log, bridge_options=bridge_options(args))
+        if getattr(bridge, "settings_error", None):
+            print(f"symposium-tui: {bridge.settings_error}", file=sys.stderr)
+        try:
+            await serve_forever(bridge, ConsoleHost(bridge))
+        except HostError as exc:
+            print(f"symposium-tui: {exc}", file=sys.stderr)
+            await bridge.close()
+            return 1
+        return 0
+
+    return asyncio.run(main())
 
 
 def cmd_eliza(args: argparse.Namespace) -> int:
@@ -173,6 +222,7 @@ COMMANDS = {
     "replay": cmd_replay,
     "registry": cmd_registry,
     "console": cmd_console,
+    "serve": cmd_serve,
 }
 
 

@@ -1,0 +1,195 @@
+"""The bridge hosted in the console's process, and the console socket VS Code's relay reaches.
+
+`build_bridge()` assembles the core with what a person configured: the settings-backed approval
+policy, the audit log, and Bypass answers persisted to the settings file. `ConsoleHost` listens on
+`<runtime dir>/console.sock` (directory 0700, socket 0600); every connection is one vscodelm
+JSON-RPC connection with its own history, exactly as if it were a stdio process. Peers of another
+uid are refused (checked by the kernel's peer credentials), and nothing listens on TCP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import struct
+from pathlib import Path
+from typing import Any
+
+from bridge import events as ev
+from bridge.approvals import ApprovalBroker, AuditLog, Policy
+from bridge.core import Bridge
+from bridge.paths import config_dir, runtime_dir
+from bridge.rpc import LINE_LIMIT
+from bridge.vscodelm import serve_connection
+
+log = logging.getLogger(__name__)
+
+
+class HostError(Exception):
+    pass
+
+
+def audit_path() -> Path:
+    return config_dir() / "audit.jsonl"
+
+
+def build_bridge(
+    *,
+    cwd: str | None = None,
+    event_log: str | None = None,
+    bridge_options: dict[str, Any] | None = None,
+    settings_store: Any = None,
+    audit: bool = True,
+) -> Bridge:
+    """The core with the person's settings: policy, persisted bypass, audit log, preferences."""
+    bus = ev.EventBus()
+    if event_log:
+        bus.subscribe(ev.JsonlEventLog(event_log))
+    policy = Policy()
+    preferences: dict[str, Any] = {}
+    store = settings_store
+    settings_error: str | None = None
+    try:
+        from bridge.settings import SettingsError, SettingsStore
+
+        store = store or SettingsStore()
+        try:
+            settings = store.load()
+            policy = settings.policy()
+            preferences = dict(settings.preferences)
+        except SettingsError as exc:
+            settings_error = str(exc)
+            log.error("settings not loaded: %s", exc)
+    except ImportError:  # pragma: no cover - the settings layer ships with the bridge
+        store = None
+
+    def persist_bypass(agent: str) -> None:
+        if store is not None:
+            store.set_agent_bypass(agent, True)
+
+    broker = ApprovalBroker(
+        bus,
+        policy=policy,
+        audit=AuditLog(audit_path()) if audit else None,
+        persist_bypass=persist_bypass,
+    )
+    options: dict[str, Any] = {}
+    for key in ("idle_timeout", "max_agents"):
+        if isinstance(preferences.get(key), (int, float)) and not isinstance(preferences.get(key), bool):
+            options[key] = preferences[key] or None
+    options.update(bridge_options or {})
+    bridge = Bridge(cwd=cwd, bus=bus, approvals=broker, **options)
+    bridge.settings_store = store  # type: ignore[attr-defined]
+    bridge.settings_error = settings_error  # type: ignore[attr-defined]
+    return bridge
+
+
+def ensure_private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    st = path.stat()
+    if st.st_uid != os.getuid():
+        raise HostError(f"{path} belongs to another user; refusing to use it")
+    if st.st_mode & 0o077:
+        os.chmod(path, 0o700)
+    return path
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):
+        return None
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid
+
+
+class ConsoleHost:
+    def __init__(self, bridge: Bridge, path: Path | None = None) -> None:
+        self.bridge = bridge
+        self.path = path or runtime_dir() / "console.sock"
+        self._server: asyncio.AbstractServer | None = None
+        self._clients: set[asyncio.Task[Any]] = set()
+        self.refused = 0
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    async def start(self) -> None:
+        ensure_private_dir(self.path.parent)
+        if self.path.exists() or self.path.is_symlink():
+            if await self._someone_listening():
+                raise HostError(f"another Symposium console is already running (socket {self.path})")
+            self.path.unlink()  # a stale socket left by a console that died
+        old_umask = os.umask(0o177)
+        try:
+            self._server = await asyncio.start_unix_server(self._on_client, path=str(self.path), limit=LINE_LIMIT)
+        finally:
+            os.umask(old_umask)
+        os.chmod(self.path, 0o600)
+        log.info("console listening on %s", self.path)
+
+    async def _someone_listening(self) -> bool:
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(self.path)), 1.0)
+        except (OSError, asyncio.TimeoutError):
+            return False
+        writer.close()
+        return True
+
+    async def _on_client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        uid = peer_uid(sock) if sock is not None else None
+        if uid != os.getuid():
+            self.refused += 1
+            log.warning("refused a console connection from uid %s", uid)
+            writer.close()
+            return
+        task = asyncio.current_task()
+        assert task is not None
+        self._clients.add(task)
+        try:
+            await serve_connection(self.bridge, reader, writer, kind="vscode")
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("console connection failed")
+        finally:
+            self._clients.discard(task)
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        for task in list(self._clients):
+            task.cancel()
+        if self._clients:
+            await asyncio.gather(*self._clients, return_exceptions=True)
+        if server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), 2)
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+
+
+async def serve_forever(bridge: Bridge, host: ConsoleHost, openai: Any = None) -> None:
+    """`symposium-tui serve`: the host without a UI, until a signal."""
+    import signal
+
+    await host.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    print(f"symposium-tui: serving on {host.path}", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await host.stop()
+        await bridge.close()

@@ -1,0 +1,171 @@
+"""The stdio relay: `symposium-tui vscodelm` forwarding VS Code's bytes to a running console.
+
+Standard library only — this is the path VS Code spawns, and its first answer must come within a
+few bare Python start-ups. Lines are passed through untouched; the relay only looks at what it
+needs to fail safely: the ids of the requests it forwarded, and which of them were answered. If
+the console goes away, every request still in flight is answered with an error and the caller
+serves the rest of stdin itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+CONSOLE_GONE = -32000
+_NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method":'
+
+
+def socket_path() -> Path:
+    from bridge.paths import runtime_dir
+
+    return runtime_dir() / "console.sock"
+
+
+def connect(path: Path | None = None, timeout: float = 1.0) -> socket.socket | None:
+    """A connection to the running console, or None when there is none."""
+    path = path or socket_path()
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_uid != os.getuid():
+        return None  # not ours: never talk to another user's socket
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+    except OSError:
+        sock.close()
+        return None
+    sock.settimeout(None)
+    return sock
+
+
+@dataclass
+class RelayResult:
+    rest: bytes = b""  # stdin bytes read but not forwarded (a partial line)
+    eof: bool = False  # stdin ended: nothing left to serve
+    console_gone: bool = False
+    failed: list[Any] = field(default_factory=list)  # request ids answered with an error
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _request_id(line: bytes) -> tuple[bool, Any]:
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return False, None
+    if isinstance(msg, dict) and "method" in msg and "id" in msg:
+        return True, msg["id"]
+    return False, None
+
+
+def _response_id(line: bytes) -> tuple[bool, Any]:
+    if line.startswith(_NOTIFICATION_PREFIX):
+        return False, None
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return False, None
+    if isinstance(msg, dict) and "method" not in msg and "id" in msg:
+        return True, msg["id"]
+    return False, None
+
+
+def _key(value: Any) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def run(
+    sock: socket.socket,
+    *,
+    in_fd: int = 0,
+    out_fd: int = 1,
+    initial: bytes = b"",
+    on_recv: Callable[[bytes], None] | None = None,
+    on_send: Callable[[bytes], None] | None = None,
+) -> RelayResult:
+    """Relay until stdin ends (and the console has answered what it was sent) or the console goes."""
+    pending: dict[str, Any] = {}
+    inbuf = initial
+    outbuf = b""
+    stdin_open = True
+    result = RelayResult()
+
+    def forward_lines() -> None:
+        nonlocal inbuf
+        if b"\n" not in inbuf:
+            return
+        head, _, inbuf = inbuf.rpartition(b"\n")
+        for line in head.split(b"\n"):
+            if on_recv is not None:
+                on_recv(line)
+            is_request, rid = _request_id(line)
+            if is_request:
+                pending[_key(rid)] = rid
+        sock.sendall(head + b"\n")
+
+    try:
+        forward_lines()
+        while True:
+            watch = [sock] + ([in_fd] if stdin_open else [])
+            ready, _, _ = select.select(watch, [], [])
+            if in_fd in ready and stdin_open:
+                chunk = os.read(in_fd, 1 << 16)
+                if not chunk:
+                    stdin_open = False
+                    result.eof = True
+                    if not pending:
+                        break
+                    continue
+                inbuf += chunk
+                forward_lines()
+            if sock in ready:
+                chunk = sock.recv(1 << 18)
+                if not chunk:
+                    raise ConnectionResetError("console closed the connection")
+                outbuf += chunk
+                if b"\n" in outbuf:
+                    head, _, outbuf = outbuf.rpartition(b"\n")
+                    lines = head.split(b"\n")
+                    for line in lines:
+                        if on_send is not None:
+                            on_send(line)
+                        is_response, rid = _response_id(line)
+                        if is_response:
+                            pending.pop(_key(rid), None)
+                    _write_all(out_fd, head + b"\n")
+                    if not stdin_open and not pending:
+                        break
+    except OSError:
+        result.console_gone = True
+        for rid in pending.values():
+            response = {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "error": {"code": CONSOLE_GONE, "message": "The Symposium console closed while answering this request; send it again to continue without it"},
+            }
+            data = json.dumps(response, separators=(",", ":")).encode() + b"\n"
+            if on_send is not None:
+                on_send(data[:-1])
+            _write_all(out_fd, data)
+            result.failed.append(rid)
+    finally:
+        try:
+            sock.close()
+        except OSError:
+            pass
+    result.rest = inbuf
+    return result

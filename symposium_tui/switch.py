@@ -1,0 +1,127 @@
+"""Hand a headless stdio endpoint's traffic to a console that starts later — no reload.
+
+While `symposium-tui vscodelm` serves VS Code itself, every incoming request first checks (a
+`stat` of the console socket; a connect only when the socket is new) whether a console is now
+running. When one is and nothing is in flight locally, this request and everything after it go to
+the console; the local agent sessions are closed. If that console goes away again, what it had in
+flight is answered with an error and the endpoint serves locally once more (a conversation then
+continues in a fresh session, with its earlier turns replayed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from bridge.rpc import LINE_LIMIT, JsonRpcPeer
+from symposium_tui import relay
+
+log = logging.getLogger(__name__)
+
+
+class ConsoleSwitch:
+    def __init__(self, peer: JsonRpcPeer, on_switch: Callable[[], Awaitable[None]], path: Path | None = None) -> None:
+        self.peer = peer
+        self.path = path or relay.socket_path()
+        self.on_switch = on_switch
+        self._writer: asyncio.StreamWriter | None = None
+        self._pending: dict[str, Any] = {}
+        self._failed_probe: tuple[int, int] | None = None  # (inode, mtime_ns) of a socket that refused us
+        self._reader_task: asyncio.Task[None] | None = None
+
+    @property
+    def relaying(self) -> bool:
+        return self._writer is not None
+
+    async def __call__(self, line: bytes) -> bool:
+        if self._writer is None:
+            if self.peer.busy or not await self._try_connect(line):
+                return False
+        assert self._writer is not None
+        is_request, rid = relay._request_id(line)
+        if is_request:
+            self._pending[relay._key(rid)] = rid
+        try:
+            self._writer.write(line + b"\n")
+            await self._writer.drain()
+        except (ConnectionError, OSError):
+            if is_request:
+                self._pending.pop(relay._key(rid), None)  # never reached the console: served here
+            self._console_gone()
+            return False
+        return True
+
+    async def _try_connect(self, line: bytes) -> bool:
+        is_request, _ = relay._request_id(line)
+        if not is_request:
+            return False
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        probe = (st.st_ino, st.st_mtime_ns)
+        if probe == self._failed_probe or st.st_uid != os.getuid():
+            return False
+        try:
+            reader, writer = await asyncio.open_unix_connection(str(self.path), limit=LINE_LIMIT)
+        except OSError:
+            self._failed_probe = probe
+            return False
+        log.info("a console is running: relaying to it from now on")
+        self._writer = writer
+        self._reader_task = asyncio.ensure_future(self._read(reader))
+        with contextlib.suppress(Exception):
+            await self.on_switch()
+        return True
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                try:
+                    line = await reader.readline()
+                except ValueError:
+                    continue
+                if not line:
+                    break
+                line = line.rstrip(b"\n")
+                is_response, rid = relay._response_id(line)
+                if is_response:
+                    self._pending.pop(relay._key(rid), None)
+                self.peer.send_raw(line)
+        except (ConnectionError, OSError):
+            pass
+        self._console_gone()
+
+    def _console_gone(self) -> None:
+        if self._writer is None:
+            return
+        log.warning("the console went away: serving requests here again")
+        with contextlib.suppress(Exception):
+            self._writer.close()
+        self._writer = None
+        pending, self._pending = self._pending, {}
+        for rid in pending.values():
+            self.peer.send_raw(
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": rid,
+                        "error": {"code": relay.CONSOLE_GONE, "message": "The Symposium console closed while answering this request; send it again to continue without it"},
+                    },
+                    separators=(",", ":"),
+                ).encode()
+            )
+
+    async def close(self) -> None:
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+            self._writer = None
