@@ -20,6 +20,7 @@ from bridge.jsonrpc import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    SESSION_ERROR,
     RpcError,
     classify,
     dumps,
@@ -81,6 +82,9 @@ class JsonRpcPeer:
         # Sees every incoming line first; returns True when it took the line (the stdio endpoint
         # hands lines to a console that appeared while it was serving headless).
         self.intercept: Callable[[bytes], Awaitable[bool]] | None = None
+        # What requests still running at shutdown are answered (not "cancelled": the client should
+        # see that the answer was cut off, not silently drop it).
+        self.shutdown_message = "The endpoint shut down before answering this request"
 
     @property
     def busy(self) -> bool:
@@ -207,7 +211,7 @@ class JsonRpcPeer:
 
             self.send(error_response(id_, INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)))
         except asyncio.CancelledError:
-            self.send(error_response(id_, INTERNAL_ERROR, "Request cancelled: the endpoint is shutting down"))
+            self.send(error_response(id_, SESSION_ERROR, self.shutdown_message))
             raise
         except Exception as exc:  # a bug must cost one request, never the endpoint
             log.exception("%s: %s failed", self.name, method)
@@ -215,8 +219,10 @@ class JsonRpcPeer:
         else:
             self.send(result_response(id_, result))
 
-    async def shutdown(self) -> None:
+    async def shutdown(self, message: str | None = None) -> None:
         """Cancel every handler still running (each still answers) and close the output."""
+        if message:
+            self.shutdown_message = message
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:

@@ -100,7 +100,7 @@ class VscodeLmEndpoint:
 
 async def serve_connection(bridge: Bridge, reader: asyncio.StreamReader, writer: Any, *, kind: str = "vscodelm",
                            preread: list[bytes] | None = None, on_recv: Any = None, on_send: Any = None,
-                           configure: Any = None) -> None:
+                           configure: Any = None, shutdown_message: str | None = None) -> None:
     """Serve one vscodelm connection until its input ends, then close its agent sessions.
 
     `configure(peer, core)` may install an interceptor on the peer (see symposium_tui.switch)."""
@@ -112,5 +112,5 @@ async def serve_connection(bridge: Bridge, reader: asyncio.StreamReader, writer:
     try:
         await peer.serve(preread)
     finally:
-        await peer.shutdown()
+        await peer.shutdown(shutdown_message)
         await core.close()

@@ -152,7 +152,10 @@ class ConsoleHost:
         assert task is not None
         self._clients.add(task)
         try:
-            await serve_connection(self.bridge, reader, writer, kind="vscode")
+            await serve_connection(
+                self.bridge, reader, writer, kind="vscode",
+                shutdown_message="The Symposium console closed while answering this request; send it again to continue without it",
+            )
         except asyncio.CancelledError:
             pass
         except Exception:
