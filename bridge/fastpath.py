@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bridge.jsonrpc import (
+    INTERNAL_ERROR,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     Incoming,
@@ -53,7 +54,7 @@ def token_count(params: Any) -> int:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {field}: field required")
         if not isinstance(params[field], str):
             raise RpcError(INVALID_PARAMS, f"Invalid params: {field}: expected a string")
-    return max(1, len(params["text"].encode("utf-8")) // 4)
+    return max(1, len(params["text"].encode("utf-8", "surrogatepass")) // 4)  # a lone surrogate: 3 bytes
 
 
 def chat_information(params: Any) -> dict[str, Any]:
@@ -79,13 +80,15 @@ def answer_cheap(msg: Incoming) -> dict[str, Any] | None:
         return None
     handler = CHEAP_HANDLERS.get(msg.method or "")
     if handler is None:
-        if msg.method in KNOWN_METHODS:
-            return None
+        if msg.method == CHAT_RESPONSE:
+            return None  # needs a session (lm/cancel is a notification: as a request it is unknown)
         return error_response(msg.id, METHOD_NOT_FOUND, f"Method not found: {msg.method}")
     try:
         return result_response(msg.id, handler(msg.params))
     except RpcError as exc:
         return error_response(msg.id, exc.code, exc.message, exc.data)
+    except Exception as exc:  # a bug must cost one request, never the endpoint
+        return error_response(msg.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -148,7 +151,10 @@ def serve_until_loaded(
                 continue
             reply = answer_cheap(msg)
             if reply is None:
-                if msg.kind != "invalid":
+                # Only a chat request needs the endpoint proper. Before one, a notification (a
+                # stray lm/cancel from a client that respawned us) or a client response has
+                # nothing to act on: dropping it keeps the fast path answering what follows.
+                if msg.kind == "request":
                     hand.lines.append(line)
                 continue
             data = dumps(reply)
