@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 __all__ = [
     "AgentSpec",
@@ -49,17 +49,38 @@ class TextPart(_Wire):
     value: str
 
 
+MAX_JSON_DEPTH = 128  # well inside pydantic's serialization limit and the history's recursion
+
+
+def _not_too_deep(value: Any) -> Any:
+    """Reject an opaque JSON value nested deeper than MAX_JSON_DEPTH (walked without recursion)."""
+    if not isinstance(value, (dict, list)):
+        return value
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(f"nested deeper than {MAX_JSON_DEPTH} levels")
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, (dict, list)):
+                stack.append((child, depth + 1))
+    return value
+
+
+OpaqueJson = Annotated[Any, AfterValidator(_not_too_deep)]
+
+
 class ToolCallPart(_Wire):
     type: Literal["tool_call"] = "tool_call"
     toolCallId: str
     toolName: str
-    parameters: Any  # required on the wire; null accepted
+    parameters: OpaqueJson  # required on the wire (no default); null accepted
 
 
 class ToolResultPart(_Wire):
     type: Literal["tool_result"] = "tool_result"
     toolCallId: str
-    result: Any  # required on the wire; null accepted
+    result: OpaqueJson  # required on the wire (no default); null accepted
 
 
 ContentPart = Annotated[Union[TextPart, ToolCallPart, ToolResultPart], Field(discriminator="type")]
@@ -68,20 +89,6 @@ ContentPart = Annotated[Union[TextPart, ToolCallPart, ToolResultPart], Field(dis
 class Message(_Wire):
     role: str
     content: list[ContentPart]
-
-    @model_validator(mode="before")
-    @classmethod
-    def _required_any_fields(cls, data: Any) -> Any:
-        # `parameters` / `result` are typed Any, which pydantic would otherwise let go missing.
-        if isinstance(data, dict):
-            for i, part in enumerate(data.get("content") or ()):
-                if isinstance(part, dict):
-                    kind = part.get("type")
-                    if kind == "tool_call" and "parameters" not in part:
-                        raise ValueError(f"content.{i}.parameters: field required")
-                    if kind == "tool_result" and "result" not in part:
-                        raise ValueError(f"content.{i}.result: field required")
-        return data
 
 
 class ToolDefinition(_Wire):
