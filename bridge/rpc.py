@@ -223,6 +223,9 @@ class JsonRpcPeer:
         """Cancel every handler still running (each still answers) and close the output."""
         if message:
             self.shutdown_message = message
+        # A handler task cancelled before its first step never runs its `except` and would leave
+        # its request unanswered (input that ends right after a request): let each start first.
+        await asyncio.sleep(0)
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
