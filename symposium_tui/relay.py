@@ -65,7 +65,7 @@ def _write_all(fd: int, data: bytes) -> None:
 def _request_id(line: bytes) -> tuple[bool, Any]:
     try:
         msg = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # bad UTF-8, bad JSON, nesting too deep: not a request
         return False, None
     if isinstance(msg, dict) and "method" in msg and "id" in msg:
         return True, msg["id"]
@@ -77,7 +77,7 @@ def _response_id(line: bytes) -> tuple[bool, Any]:
         return False, None
     try:
         msg = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False, None
     if isinstance(msg, dict) and "method" not in msg and "id" in msg:
         return True, msg["id"]
