@@ -187,12 +187,13 @@ def _is_client_tool_permission(tool_call: Any, tool_names: set[str]) -> bool:
     `vscode_tools__read_file`, `vscode_tools/read_file`, ...). The client's tools need no approval
     from the client — it will be asked to run them anyway.
     """
-    title = getattr(tool_call, "title", None) or ""
+    title = (getattr(tool_call, "title", None) or "").strip()
     for sep in ("__", "/", ".", "-", ":"):
         for prefix in (f"mcp__{CLIENT_TOOL_SERVER}{sep}", f"{CLIENT_TOOL_SERVER}{sep}"):
             if title.startswith(prefix) and title[len(prefix) :] in tool_names:
                 return True
-    return False
+    suffix = f" ({CLIENT_TOOL_SERVER} MCP Server)"  # Gemini CLI's form
+    return title.endswith(suffix) and title[: -len(suffix)] in tool_names
 
 
 class AgentSession:
@@ -216,6 +217,7 @@ class AgentSession:
         self._stream: ResponseStream | None = None
         self._tool_server_key: str | None = None
         self.last_active = time.monotonic()
+        self._call_ids: dict[str, int] = {}
 
     @property
     def is_idle(self) -> bool:
@@ -483,7 +485,7 @@ class AgentSession:
         tool call the client confirms; its result in the next request approves."""
         if turn.cancelled or turn.done.is_set():
             return None
-        call_id = str(tool_call.tool_call_id)
+        call_id = self._unique_call_id(str(tool_call.tool_call_id))
         parameters = {
             k: v
             for k, v in (
@@ -496,6 +498,13 @@ class AgentSession:
         rt = RoundTrip("permission", call_id, asyncio.get_running_loop().create_future())
         self._await_client(turn, rt, {"type": "tool_call", "toolCallId": call_id, "toolName": AGENT_ACTION_TOOL, "parameters": parameters})
         return await rt.future
+
+    def _unique_call_id(self, agent_id: str) -> str:
+        """The agent's id for the call, unless this session used it already (fast-agent says
+        "pending" every time): the client matches results by this id."""
+        n = self._call_ids.get(agent_id, 0)
+        self._call_ids[agent_id] = n + 1
+        return agent_id if n == 0 else f"{agent_id}-{n + 1}"
 
     async def call_client_tool(self, name: str, arguments: Any) -> Any:
         """The agent called one of the client's tools through the `vscode_tools` MCP server."""

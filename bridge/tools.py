@@ -52,6 +52,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from bridge.tool_results import tool_result_text  # noqa: F401  (re-exported)
 from bridge.protocol import ToolDefinition
 
 __all__ = [
@@ -97,37 +98,6 @@ ToolCallHandler = Callable[[str, dict], Awaitable[ToolResult]]
 
 def _compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _part_text(part: Any) -> str | None:
-    """The text of one VS Code result part (`LanguageModelTextPart.toJSON()` and look-alikes)."""
-    if isinstance(part, str):
-        return part
-    if isinstance(part, dict) and part.get("type") in (None, "text"):
-        for key in ("value", "text"):
-            if isinstance(part.get(key), str):
-                return part[key]
-    return None
-
-
-def tool_result_text(result: Any) -> str:
-    """The text an agent should see for a `tool_result`'s `result` (fixes §8.2 B13).
-
-    A JSON string is itself; a list of result parts (`[{"$mid": 21, "value": "…"}]`, or
-    `{"type": "text", "value"|"text": …}` parts) is their texts joined by newlines, non-text parts
-    rendered as compact JSON; a single text part or a `{"content": [parts]}` object is read the
-    same way; anything else is compact JSON.
-    """
-    if isinstance(result, str):
-        return result
-    if isinstance(result, list):
-        return "\n".join(text if (text := _part_text(p)) is not None else _compact(p) for p in result)
-    if isinstance(result, dict):
-        if (text := _part_text(result)) is not None:
-            return text
-        if isinstance(result.get("content"), list) and set(result) == {"content"}:
-            return tool_result_text(result["content"])
-    return _compact(result)
 
 
 # --- one session's endpoint ------------------------------------------------------------------------
