@@ -1,0 +1,587 @@
+"""The committed/provisional history tracker (reference §2, architecture decisions 5, 6 and 9).
+
+Stateless clients send the whole conversation with every request; agents are stateful sessions.
+For one connection this module keeps the live sessions, each with the part of its conversation
+the client has proven it kept (`committed`) and the last exchange it may still abandon
+(`provisional`: the messages sent to the agent plus what the agent answered). `route()` works out
+from a request's messages which session it continues and whether the provisional exchange was
+kept (COMMIT / CONTINUE), abandoned (CANCEL) or whether this is a conversation nobody has seen
+(NEW_SESSION), applies that, and returns the decision with its evidence.
+
+Pure state: no I/O, no asyncio, no clock. Everything "why was my conversation cancelled?" can be
+unit-tested and replayed from a trace.
+
+Cost: each message gets a canonical key once per request (a `(role, text)` tuple for the usual
+single-text message; tool parts go through a recursive canonical walk). Sessions are indexed by
+`(agent, len(committed), hash chain of the committed keys)`, so a lookup hashes the incoming keys
+once and probes one bucket per distinct committed length; a hit is verified by comparing key
+lists. Sessions with nothing committed are indexed by their first provisional message instead,
+because that message is what decision 6 requires a match to share.
+"""
+
+from __future__ import annotations
+
+import math
+from operator import itemgetter
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from bridge.protocol import ContentPart, Message, TextPart, ToolCallPart, ToolResultPart
+
+__all__ = ["Decision", "DecisionKind", "HistoryTracker", "SessionView", "message_key", "normalize_message"]
+
+
+class DecisionKind(str, Enum):
+    NEW_SESSION = "new_session"  # no session matched: a new one holds all messages as provisional
+    CONTINUE = "continue"  # matched; nothing was provisional; the new messages extend the session
+    COMMIT = "commit"  # matched and the request extends the provisional exchange: it is committed
+    CANCEL = "cancel"  # matched the committed prefix but not the provisional exchange: discarded
+
+
+@dataclass(frozen=True)
+class Decision:
+    seq: int
+    session_id: str
+    kind: DecisionKind
+    agent_key: str
+    committed_len: int
+    new_messages: list[Message]
+    prompt_start: int
+    mismatch_index: int | None = None
+    expected: dict[str, Any] | None = None
+    received: dict[str, Any] | None = None
+    candidates: int = 0
+    reason: str = ""
+
+    @property
+    def to_prompt(self) -> list[Message]:
+        """The new messages the agent has not received yet (B8)."""
+        return self.new_messages[self.prompt_start :]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "session_id": self.session_id,
+            "kind": self.kind.value,
+            "agent_key": self.agent_key,
+            "committed_len": self.committed_len,
+            "new_messages": [_wire(m) for m in self.new_messages],
+            "prompt_start": self.prompt_start,
+            "mismatch_index": self.mismatch_index,
+            "expected": self.expected,
+            "received": self.received,
+            "candidates": self.candidates,
+            "reason": self.reason,
+        }
+
+
+@dataclass
+class SessionView:
+    """A read-only snapshot of one session (copies; later routing does not change it)."""
+
+    session_id: str
+    agent_key: str
+    committed: list[Message]
+    provisional: list[Message]
+    created_seq: int
+
+
+# --- canonical keys ------------------------------------------------------------------------------
+#
+# A key is a tuple `(role, *part_keys)`: a text part's key is its (run-merged) string, a tool part's
+# key a tuple, so the forms cannot collide. JSON values are walked into hashable forms where numbers
+# are floats (2 == 2.0, and integers beyond 2**53 compare as the double JavaScript holds them, so a
+# JS echo of a large integer still matches), booleans are tagged (true != 1), objects are sorted by
+# key and arrays keep their order.
+
+_TRUE = ("#bool", True)
+_FALSE = ("#bool", False)
+_PENDING = object()
+
+
+def _canon_leaf(value: Any) -> Any:
+    t = type(value)
+    if t is str or value is None:
+        return value
+    if t is bool or isinstance(value, bool):
+        return _TRUE if value else _FALSE
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:  # beyond any double; only equal to itself
+            return int(value)
+    if isinstance(value, float):
+        return float(value) if not math.isnan(value) else "#nan"
+    if isinstance(value, str):
+        return str(value)
+    return ("#repr", repr(value))
+
+
+def _canon(root: Any) -> Any:
+    """The hashable canonical form of a JSON value. Iterative: a client may nest deeply."""
+    stack: list[tuple[str, list[str] | None, list[Any], list[Any]]] = []
+    value = root
+    while True:
+        if isinstance(value, dict):
+            items = sorted(((str(k), v) for k, v in value.items()), key=itemgetter(0))
+            stack.append(("{", [k for k, _ in items], [v for _, v in items], []))
+            result: Any = _PENDING
+        elif isinstance(value, (list, tuple)):
+            stack.append(("[", None, list(value), []))
+            result = _PENDING
+        else:
+            result = _canon_leaf(value)
+        while True:  # hand the result up; descend into the next child, or finish the container
+            if result is not _PENDING:
+                if not stack:
+                    return result
+                stack[-1][3].append(result)
+            tag, keys, children, done = stack[-1]
+            if len(done) < len(children):
+                value = children[len(done)]
+                break
+            stack.pop()
+            result = (tag,) + (tuple(zip(keys, done)) if keys is not None else tuple(done))
+
+
+def _part_key(part: ContentPart) -> Any:
+    if isinstance(part, ToolCallPart):
+        return ("#call", part.toolCallId, part.toolName, _canon(part.parameters))
+    if isinstance(part, ToolResultPart):
+        return ("#result", part.toolCallId, _canon(part.result))
+    return ("#part", repr(part))  # not reachable with the wire models
+
+
+def _normalized(msg: Message) -> tuple[Message, tuple[Any, ...]]:
+    """The message with each run of text parts merged (§2.2), and its canonical key."""
+    content = msg.content
+    if len(content) == 1:  # the common case: nothing to merge
+        part = content[0]
+        if type(part) is TextPart:
+            return msg, (msg.role, part.value)
+        return msg, (msg.role, _part_key(part))
+    if not content:
+        return msg, (msg.role,)
+    key: list[Any] = [msg.role]
+    parts: list[Any] = []
+    run: list[str] | None = None
+    merged = False
+    for part in content:
+        if isinstance(part, TextPart):
+            if run is None:
+                run = [part.value]
+            else:
+                run.append(part.value)
+                merged = True
+            continue
+        if run is not None:
+            text = run[0] if len(run) == 1 else "".join(run)
+            key.append(text)
+            parts.append(text)
+            run = None
+        key.append(_part_key(part))
+        parts.append(part)
+    if run is not None:
+        text = run[0] if len(run) == 1 else "".join(run)
+        key.append(text)
+        parts.append(text)
+    if not merged:
+        return msg, tuple(key)
+    content_out = [TextPart(value=p) if type(p) is str else p for p in parts]
+    return Message.model_construct(role=msg.role, content=content_out), tuple(key)
+
+
+def _normalize_all(messages: list[Message]) -> tuple[list[Message], list[Any]]:
+    """Normalized copies of `messages` and their keys; the hot loop of route()."""
+    norm = list(messages)
+    keys: list[Any] = []
+    add = keys.append
+    for i, m in enumerate(messages):
+        content = m.content
+        if len(content) == 1:  # inlined fast path of _normalized
+            part = content[0]
+            if type(part) is TextPart:
+                add((m.role, part.value))
+                continue
+        nm, k = _normalized(m)
+        if nm is not m:
+            norm[i] = nm
+        add(k)
+    return norm, keys
+
+
+def normalize_message(msg: Message) -> Message:
+    """Merge each run of consecutive text parts into one (reference §2.2)."""
+    return _normalized(msg)[0]
+
+
+def message_key(msg: Message) -> tuple[Any, ...]:
+    """The hashable form two messages are compared by (equal keys ⇔ equal normalized messages)."""
+    return _normalized(msg)[1]
+
+
+_CHAIN_SEED = 0x5EED
+
+
+def _extend_chain(h: int, keys: list[Any]) -> int:
+    for k in keys:
+        h = hash((h, k))
+    return h
+
+
+# --- sessions ------------------------------------------------------------------------------------
+
+
+class _Session:
+    __slots__ = (
+        "sid",
+        "agent_key",
+        "created_seq",
+        "committed",
+        "committed_keys",
+        "chain",
+        "provisional",
+        "prov_keys",
+        "reply",
+        "bucket",
+    )
+
+    def __init__(self, sid: str, agent_key: str, created_seq: int) -> None:
+        self.sid = sid
+        self.agent_key = agent_key
+        self.created_seq = created_seq
+        self.committed: list[Message] = []
+        self.committed_keys: list[Any] = []
+        self.chain = _CHAIN_SEED
+        self.provisional: list[Message] = []
+        self.prov_keys: list[Any] | None = []  # None: parts were streamed since the keys were made
+        self.reply: Message | None = None  # the agent's reply: the last provisional message, ours
+        self.bucket: tuple[Any, ...] | None = None
+
+
+@dataclass
+class _Match:
+    session: _Session
+    cancel: bool
+    length: int  # matched prefix: len(C)+len(P), or len(C) for a cancel
+
+
+def _wire(msg: Message) -> dict[str, Any]:
+    try:
+        return msg.model_dump(mode="json")
+    except ValueError:  # pydantic refuses JSON nested deeper than it serializes
+        return {"role": msg.role, "content": [{"type": "unserializable", "error": "nested too deeply to show"}]}
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+class HistoryTracker:
+    """The live sessions of one connection and the routing of its requests to them."""
+
+    def __init__(self) -> None:
+        self._seq = 0
+        self._next_sid = 0
+        self._sessions: dict[str, _Session] = {}
+        self._buckets: dict[tuple[Any, ...], dict[str, _Session]] = {}
+        # agent key -> {committed length (> 0) -> number of sessions}
+        self._lengths: dict[str, dict[int, int]] = {}
+        self._dirty: set[_Session] = set()
+
+    # --- queries ---------------------------------------------------------------------------------
+
+    def session(self, session_id: str) -> SessionView | None:
+        s = self._sessions.get(session_id)
+        return self._view(s) if s is not None else None
+
+    def sessions(self) -> list[SessionView]:
+        return [self._view(s) for s in self._sessions.values()]
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def _view(self, s: _Session) -> SessionView:
+        provisional = list(s.provisional)
+        if provisional and provisional[-1] is s.reply:  # may still be streamed into
+            last = provisional[-1]
+            provisional[-1] = Message.model_construct(role=last.role, content=list(last.content))
+        return SessionView(s.sid, s.agent_key, list(s.committed), provisional, s.created_seq)
+
+    # --- the agent's side ------------------------------------------------------------------------
+
+    def record_part(self, session_id: str, part: ContentPart) -> None:
+        """The agent streamed `part` into the session's provisional exchange (§2.6).
+
+        Parts of one exchange gather in one assistant message, the reply, as the client will echo
+        it. An assistant message the client sent at the end of its request is not the reply: the
+        reply starts a message of its own (upstream appended to it, and then never matched the
+        client's echo).
+        """
+        s = self._sessions.get(session_id)
+        if s is None:  # a late part of a removed session
+            return
+        prov = s.provisional
+        reply = s.reply
+        if reply is not None and prov and prov[-1] is reply:
+            reply.content.append(part)
+        else:
+            s.reply = Message.model_construct(role="assistant", content=[part])
+            prov.append(s.reply)
+        if s.prov_keys is not None:
+            s.prov_keys = None
+            self._dirty.add(s)
+
+    def complete(self, session_id: str) -> None:
+        """The exchange's response finished: normalize the provisional messages."""
+        s = self._sessions.get(session_id)
+        if s is None:
+            return
+        self._refresh(s)
+
+    def remove(self, session_id: str) -> None:
+        """The session died: forget it; its conversation's next request starts a new session."""
+        s = self._sessions.pop(session_id, None)
+        if s is None:
+            return
+        self._dirty.discard(s)
+        self._unindex(s)
+
+    # --- routing ---------------------------------------------------------------------------------
+
+    def route(self, agent_key: str, messages: list[Message]) -> Decision:
+        """Decide which session `messages` belongs to and how, apply it, and say why."""
+        self._seq += 1
+        for s in tuple(self._dirty):
+            self._refresh(s)
+
+        norm, keys = _normalize_all(messages)
+        n = len(keys)
+        if n == 0:
+            return self._start(agent_key, norm, keys, 0, "the request has no messages")
+
+        matches = self._matches(agent_key, keys)
+        if not matches:
+            return self._start(agent_key, norm, keys, 0, None)
+        best = max(matches, key=lambda m: (m.length, not m.cancel, m.session.created_seq))
+        if best.cancel:
+            return self._cancel(best.session, norm, keys, len(matches))
+        return self._extend(best.session, norm, keys, len(matches))
+
+    def _matches(self, agent_key: str, keys: list[Any]) -> list[_Match]:
+        n = len(keys)
+        found: list[_Match] = []
+        # Nothing committed: a match must share the first provisional message (decision 6), or the
+        # session must be empty (nothing to contradict).
+        for bucket_key in ((agent_key, 0, None), (agent_key, 0, keys[0])):
+            for s in self._buckets.get(bucket_key, {}).values():
+                m = self._match_rest(s, keys, 0)
+                if m is not None:
+                    found.append(m)
+        lengths = self._lengths.get(agent_key)
+        if not lengths:
+            return found
+        wanted = sorted(L for L in lengths if L <= n)
+        if not wanted:
+            return found
+        h = _CHAIN_SEED
+        done = 0
+        for L in wanted:
+            for k in keys[done:L]:
+                h = hash((h, k))
+            done = L
+            bucket = self._buckets.get((agent_key, L, h))
+            if not bucket:
+                continue
+            prefix = keys[:L]
+            for s in bucket.values():
+                if s.committed_keys != prefix:  # a hash collision, not a match
+                    continue
+                m = self._match_rest(s, keys, L)
+                if m is not None:
+                    found.append(m)
+        return found
+
+    @staticmethod
+    def _match_rest(s: _Session, keys: list[Any], L: int) -> _Match | None:
+        """§2.3 steps 2–4 for a session whose committed keys equal keys[:L]."""
+        pk = s.prov_keys
+        assert pk is not None  # refreshed at the start of route()
+        p = len(pk)
+        if keys[L : L + p] == pk:
+            return _Match(s, False, L + p)
+        if L > 0 or (p and len(keys) > L and keys[L] == pk[0]):
+            return _Match(s, True, L)
+        return None
+
+    # --- applying --------------------------------------------------------------------------------
+
+    def _start(
+        self, agent_key: str, norm: list[Message], keys: list[Any], candidates: int, why: str | None
+    ) -> Decision:
+        self._next_sid += 1
+        s = _Session(f"s{self._next_sid}", agent_key, self._seq)
+        s.provisional = norm
+        s.prov_keys = keys
+        self._sessions[s.sid] = s
+        self._index(s)
+        if why is None:
+            others = sum(1 for o in self._sessions.values() if o.agent_key == agent_key) - 1
+            why = (
+                f"no session of this agent shares this conversation's history (of {others} live)"
+                if others
+                else "no live session of this agent"
+            )
+        reason = f"{why}; started {s.sid} with {_count(len(norm), 'message')}"
+        return Decision(
+            seq=self._seq,
+            session_id=s.sid,
+            kind=DecisionKind.NEW_SESSION,
+            agent_key=agent_key,
+            committed_len=0,
+            new_messages=list(norm),
+            prompt_start=0,
+            candidates=candidates,
+            reason=reason,
+        )
+
+    def _extend(self, s: _Session, norm: list[Message], keys: list[Any], candidates: int) -> Decision:
+        L = len(s.committed_keys)
+        pk = s.prov_keys
+        assert pk is not None
+        p = len(pk)
+        self._unindex(s)
+        if p:
+            kind = DecisionKind.COMMIT
+            s.committed.extend(s.provisional)
+            s.committed_keys.extend(pk)
+            s.chain = _extend_chain(s.chain, pk)
+            what = (
+                f"request extends the provisional exchange of {s.sid} "
+                f"({_count(p, 'message')}); committed it"
+            )
+        else:
+            kind = DecisionKind.CONTINUE
+            what = f"request extends {s.sid} ({_count(L, 'committed message')}, nothing provisional)"
+        new = norm[L + p :]
+        s.provisional = new
+        s.prov_keys = keys[L + p :]
+        s.reply = None
+        self._index(s)
+        return Decision(
+            seq=self._seq,
+            session_id=s.sid,
+            kind=kind,
+            agent_key=s.agent_key,
+            committed_len=len(s.committed),
+            new_messages=list(new),
+            prompt_start=0,
+            candidates=candidates,
+            reason=f"{what}; {_count(len(new), 'new message')}",
+        )
+
+    def _cancel(self, s: _Session, norm: list[Message], keys: list[Any], candidates: int) -> Decision:
+        L = len(s.committed_keys)
+        old_msgs = s.provisional
+        old_keys = s.prov_keys
+        assert old_keys is not None
+        rest_keys = keys[L:]
+        common = 0
+        for a, b in zip(rest_keys, old_keys):
+            if a != b:
+                break
+            common += 1
+        mismatch = L + common
+        expected = _wire(old_msgs[common])  # a cancel means old_keys is not a prefix of rest_keys
+        received = _wire(norm[mismatch]) if mismatch < len(norm) else None
+        prompt_start = common
+        if common == len(rest_keys) and rest_keys:
+            # The request stops inside the abandoned exchange (a "regenerate"): the agent did receive
+            # these messages, but only prompting the trailing non-assistant messages again gets the
+            # client a new answer.
+            prompt_start = len(rest_keys)
+            while prompt_start > 0 and norm[L + prompt_start - 1].role != "assistant":
+                prompt_start -= 1
+        self._unindex(s)
+        new = norm[L:]
+        s.provisional = new
+        s.prov_keys = rest_keys
+        s.reply = None
+        self._index(s)
+        if received is None:
+            where = (
+                f"the request ends at message {mismatch}, inside the provisional exchange of "
+                f"{s.sid} ({_count(len(old_keys), 'message')})"
+            )
+        else:
+            where = (
+                f"message {mismatch} differs from the provisional exchange of {s.sid} "
+                f"({_count(len(old_keys), 'message')})"
+            )
+        kept = f"kept {_count(L, 'committed message')}" if L else "nothing was committed"
+        resent = f"; {_count(prompt_start, 'message')} already sent" if prompt_start else ""
+        return Decision(
+            seq=self._seq,
+            session_id=s.sid,
+            kind=DecisionKind.CANCEL,
+            agent_key=s.agent_key,
+            committed_len=L,
+            new_messages=list(new),
+            prompt_start=prompt_start,
+            mismatch_index=mismatch,
+            expected=expected,
+            received=received,
+            candidates=candidates,
+            reason=f"{where}; discarded it, {kept}{resent}",
+        )
+
+    # --- index -----------------------------------------------------------------------------------
+
+    def _refresh(self, s: _Session) -> None:
+        """Normalize the provisional messages and remake their keys (after streamed parts)."""
+        self._dirty.discard(s)
+        norm, keys = _normalize_all(s.provisional)
+        if s.reply is not None:  # normalizing may have replaced the reply (still ours) by a copy
+            s.reply = norm[-1] if s.provisional and s.provisional[-1] is s.reply else None
+        s.provisional = norm
+        s.prov_keys = keys
+        if not s.committed_keys:  # the bucket depends on the first provisional message
+            self._unindex(s)
+            self._index(s)
+
+    def _bucket_key(self, s: _Session) -> tuple[Any, ...]:
+        L = len(s.committed_keys)
+        if L:
+            return (s.agent_key, L, s.chain)
+        assert s.prov_keys is not None
+        return (s.agent_key, 0, s.prov_keys[0] if s.prov_keys else None)
+
+    def _index(self, s: _Session) -> None:
+        key = self._bucket_key(s)
+        s.bucket = key
+        self._buckets.setdefault(key, {})[s.sid] = s
+        L = key[1]
+        if L:
+            lengths = self._lengths.setdefault(s.agent_key, {})
+            lengths[L] = lengths.get(L, 0) + 1
+
+    def _unindex(self, s: _Session) -> None:
+        key = s.bucket
+        if key is None:
+            return
+        s.bucket = None
+        bucket = self._buckets.get(key)
+        if bucket is not None:
+            bucket.pop(s.sid, None)
+            if not bucket:
+                del self._buckets[key]
+        L = key[1]
+        if L:
+            lengths = self._lengths[s.agent_key]
+            if lengths[L] <= 1:
+                del lengths[L]
+                if not lengths:
+                    del self._lengths[s.agent_key]
+            else:
+                lengths[L] -= 1
