@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("trace", metavar="TRACE", help="a --trace-dir file or an --event-log file")
     p.add_argument("--json", action="store_true", help="one JSON object per decision")
 
+    p = sub.add_parser("config", help="show the settings file and the settings in effect")
+    _common(p, suppress=True)
+    p.add_argument("--json", action="store_true", help="print them as JSON (agents' env values hidden)")
+
     p = sub.add_parser("registry", help="agent registry commands the VS Code extension runs")
     _common(p, suppress=True)
     p.add_argument("registry_args", nargs=argparse.REMAINDER, metavar="list | resolve-agent JSON")
@@ -209,6 +213,49 @@ def cmd_registry(args: argparse.Namespace) -> int:
     return registry.main(list(args.registry_args), read_settings_quietly())
 
 
+def cmd_config(args: argparse.Namespace) -> int:
+    import json
+    import shlex
+
+    from bridge.paths import settings_path
+    from bridge.settings import Settings, SettingsError
+
+    path = settings_path()
+    try:
+        settings = Settings.load(path)
+    except SettingsError as exc:
+        if args.json:
+            print(json.dumps({"path": str(path), "exists": path.exists(), "error": exc.to_dict()}, indent=2))
+        print(f"symposium-tui config: {exc}", file=sys.stderr)
+        print("symposium-tui config: the file was left as it is; fix it and run this again", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(settings.to_public_dict(), indent=2))
+        return 0
+    out = [f"settings: {path}" + ("" if settings.exists else " (not found: nothing configured)")]
+    out.append("agents:" if settings.agents else "agents: none configured (built in: elizacp)")
+    for agent_id, agent in settings.agents.items():
+        label = agent_id if agent.name == agent_id else f"{agent_id} ({agent.name})"
+        run = shlex.join([agent.command, *agent.args]) if agent.command else "not run from here: settings only"
+        out.append(f"  {label}: {run}" + ("  [bypass]" if agent.bypass else ""))
+        if agent.env:
+            out.append(f"    env: {', '.join(agent.env)} (values hidden)")
+        if agent.description:
+            out.append(f"    {agent.description}")
+    bypass = sorted(settings.bypass_agents())
+    out.append(f"bypass (approvals skipped): {', '.join(bypass) if bypass else 'none'}")
+    out.append("rules:" if settings.rules else "rules: none (every request is asked)")
+    for i, rule in enumerate(settings.rules, 1):
+        out.append(f"  {i}. {rule.describe()}")
+    out.append("preferences:" if settings.preferences else "preferences: defaults")
+    for key, value in settings.preferences.items():
+        out.append(f"  {key} = {json.dumps(value)}")
+    for warning in settings.warnings:
+        out.append(f"warning: {warning}")
+    print("\n".join(out))
+    return 0
+
+
 def cmd_console(args: argparse.Namespace) -> int:
     _setup_logging(args.log, args.log_dir, None)
     from symposium_tui.app import run_console
@@ -221,6 +268,7 @@ COMMANDS = {
     "eliza": cmd_eliza,
     "replay": cmd_replay,
     "registry": cmd_registry,
+    "config": cmd_config,
     "console": cmd_console,
     "serve": cmd_serve,
 }

@@ -1,0 +1,737 @@
+"""The settings file (architecture decision 12): agents, approval rules, preferences.
+
+`$SYMPOSIUM_CONFIG_DIR/settings.toml`, else `$XDG_CONFIG_HOME/symposium/settings.toml`
+(`bridge.paths.settings_path`). A person edits it by hand and the program edits it too (the
+console's Bypass answer, rules, preferences), so:
+
+* reading validates everything and a broken file is reported with its line — never "fixed";
+* every program edit goes through `SettingsStore.update`: an exclusive `flock` on a sibling
+  `settings.toml.lock`, re-read, validate, apply the change to a `tomlkit` document (a person's
+  comments and layout survive), validate the result, write atomically (temp file in the same
+  directory, fsync, `os.replace`, fsync the directory; file 0600, a directory it creates 0700).
+  Two processes updating at once lose nothing; a reader never sees half a file; a broken file is
+  left byte-for-byte as it was.
+
+```toml
+[preferences]                 # theme, idle_timeout, max_agents, replay, mouse, … (free-form)
+theme = "textual-dark"
+
+[agents.claude]               # name, command, args, env, description, bypass
+command = "npx"
+args = ["-y", "@zed-industries/claude-agent-acp"]
+bypass = false
+
+[agents.zed-claude-code]      # an agent named by the extension: only its bypass
+bypass = true
+
+[[rules]]                     # bridge.approvals.Rule, in order: action, kind, title, agent, path
+action = "allow"
+kind = "read"
+```
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import tempfile
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+import tomlkit.exceptions
+import tomlkit.items
+
+from bridge.approvals import Policy, Rule
+from bridge.paths import settings_path
+
+__all__ = ["AgentConfig", "Settings", "SettingsError", "SettingsStore", "NEW_FILE_HEADER"]
+
+NEW_FILE_HEADER = (
+    "# Symposium TUI settings. Edit freely: when the program changes something it keeps\n"
+    "# your comments and layout. `symposium-tui config` shows what is in effect.\n"
+)
+
+AGENT_KEYS = ("name", "command", "args", "env", "description", "bypass")
+RULE_KEYS = ("action", "kind", "title", "agent", "path")
+TOP_KEYS = ("preferences", "agents", "rules")
+# Known preferences and what they must be; any other key is free-form.
+PREFERENCE_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "theme": ("a string", lambda v: isinstance(v, str)),
+    "replay": ("a string", lambda v: isinstance(v, str)),
+    "mouse": ("true or false", lambda v: isinstance(v, bool)),
+    "idle_timeout": ("a number of seconds, 0 or more", lambda v: _is_number(v) and v >= 0),
+    "max_agents": ("a whole number, 0 or more", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+}
+
+KeyPath = tuple[str | int, ...]
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _key_part(part: str) -> str:
+    if _BARE_KEY.fullmatch(part):
+        return part
+    return '"' + part.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def format_key(path: KeyPath) -> str:
+    """`agents.claude.args`, `agents."Claude Code".bypass`, `rules[2].action` (rules count from 1,
+    as in `symposium-tui config` and the approval audit log)."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part + 1}]"
+        else:
+            out += ("." if out else "") + _key_part(part)
+    return out
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+
+class SettingsError(Exception):
+    """The settings file cannot be used (or a change would break it). `str()` names the file, the
+    line when known, and the key for schema errors:
+    `…/settings.toml line 7, column 5: expected '=' after a key in a key/value pair`,
+    `…/settings.toml line 9: agents.claude.args: expected a list of strings`."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None,
+        reason: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        self.reason = reason
+        self.line = line
+        self.column = column
+        self.key = key
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = str(self.path) if self.path is not None else "settings"
+        if self.line is not None:
+            where += f" line {self.line}"
+            if self.column is not None:
+                where += f", column {self.column}"
+        return f"{where}: {self.key}: {self.reason}" if self.key else f"{where}: {self.reason}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path) if self.path is not None else None,
+            "line": self.line,
+            "column": self.column,
+            "key": self.key,
+            "reason": self.reason,
+            "message": str(self),
+        }
+
+
+class _SchemaError(Exception):
+    def __init__(self, path: KeyPath, reason: str) -> None:
+        super().__init__(reason)
+        self.path = path
+        self.reason = reason
+
+
+_TOML_POS = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_TOML_END = re.compile(r"\s*\(at end of document\)\s*$")
+
+
+def _decode(raw: bytes, path: Path | None) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SettingsError(path, "not valid UTF-8 text", line=line, column=column) from None
+
+
+def _parse_toml(text: str, path: Path | None) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        line = column = None
+        m = _TOML_POS.search(message)
+        if m:
+            line, column = int(m.group(1)), int(m.group(2))
+            message = message[: m.start()]
+        elif _TOML_END.search(message):
+            message = _TOML_END.sub("", message) + " at the end of the file"
+            line = text.count("\n") + (0 if text.endswith("\n") or not text else 1) or 1
+        message = message[:1].lower() + message[1:]
+        raise SettingsError(path, message, line=line, column=column) from None
+
+
+# --- locating a key in the text (for schema errors) -------------------------------------------------
+
+
+def _split_key(raw: str) -> list[str] | None:
+    """`a."b.c".d` → ["a", "b.c", "d"]; None when it does not look like a key."""
+    parts: list[str] = []
+    i, n = 0, len(raw)
+    while True:
+        while i < n and raw[i] in " \t":
+            i += 1
+        if i >= n:
+            return None
+        if raw[i] in "\"'":
+            quote = raw[i]
+            j = i + 1
+            buf = []
+            while j < n and raw[j] != quote:
+                if quote == '"' and raw[j] == "\\" and j + 1 < n:
+                    buf.append(raw[j + 1])
+                    j += 2
+                    continue
+                buf.append(raw[j])
+                j += 1
+            if j >= n:
+                return None
+            parts.append("".join(buf))
+            i = j + 1
+        else:
+            m = _BARE_KEY.match(raw, i)
+            if not m:
+                return None
+            parts.append(m.group(0))
+            i = m.end()
+        while i < n and raw[i] in " \t":
+            i += 1
+        if i >= n:
+            return parts
+        if raw[i] != ".":
+            return None
+        i += 1
+
+
+def _locate(text: str, target: KeyPath) -> int | None:
+    """Best effort: the line of the header or `key =` that names the longest prefix of `target`."""
+    best_line, best_len = None, 0
+    header: list[str | int] = []
+    aot_counts: dict[tuple[str | int, ...], int] = {}
+    in_multiline: str | None = None
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if in_multiline:
+            if line.count(in_multiline) % 2 == 1:
+                in_multiline = None
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        full: list[str | int] | None = None
+        if stripped.startswith("[["):
+            end = stripped.find("]]")
+            keys = _split_key(stripped[2:end]) if end > 0 else None
+            if keys is None:
+                continue
+            parent = tuple(keys)
+            index = aot_counts.get(parent, 0)
+            aot_counts[parent] = index + 1
+            header = [*keys, index]
+            full = header
+        elif stripped.startswith("["):
+            end = stripped.find("]")
+            keys = _split_key(stripped[1:end]) if end > 0 else None
+            if keys is None:
+                continue
+            header = list(keys)
+            full = header
+        else:
+            eq = _find_equals(stripped)
+            if eq is None:
+                continue
+            keys = _split_key(stripped[:eq])
+            if keys is None:
+                continue
+            full = [*header, *keys]
+            value = stripped[eq + 1 :]
+            for quote in ('"""', "'''"):
+                if value.count(quote) % 2 == 1:
+                    in_multiline = quote
+                    break
+        n = len(full)
+        if best_len <= n <= len(target) and tuple(full) == tuple(target[:n]) and n > 0:
+            if n > best_len or best_line is None:
+                best_line, best_len = lineno, n
+    return best_line
+
+
+def _find_equals(s: str) -> int | None:
+    quote = None
+    for i, ch in enumerate(s):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "=":
+            return i
+    return None
+
+
+# --- the schema ------------------------------------------------------------------------------------
+
+
+@dataclass
+class AgentConfig:
+    """One `[agents.<id>]` table. An entry without `command` only carries settings (its bypass)
+    for an agent that someone else (the VS Code extension) names and runs."""
+
+    id: str
+    name: str = ""  # "" → the id
+    command: str | None = None
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict, repr=False)  # often API keys: not in logs
+    description: str | None = None
+    bypass: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = self.id
+
+    @property
+    def runnable(self) -> bool:
+        return bool(self.command)
+
+    def to_public_dict(self, *, redact_env: bool = True) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "command": self.command,
+            "args": list(self.args),
+            "env": {k: ("<set>" if redact_env else v) for k, v in self.env.items()},
+            "description": self.description,
+            "bypass": self.bypass,
+        }
+
+
+def _expect_str(value: Any, path: KeyPath, what: str = "a string") -> str:
+    if not isinstance(value, str):
+        raise _SchemaError(path, f"expected {what}, not {_describe(value)}")
+    return value
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    return f"a {type(value).__name__}"
+
+
+def _agent_from(agent_id: str, entry: Any, warnings: list[str]) -> AgentConfig:
+    base: KeyPath = ("agents", agent_id)
+    if not agent_id.strip():
+        raise _SchemaError(base, "an agent id must not be empty")
+    if not isinstance(entry, dict):
+        raise _SchemaError(base, f"expected a table of agent settings, not {_describe(entry)}")
+    for key in entry:
+        if key not in AGENT_KEYS:
+            hint = " (did you mean bypass?)" if key in ("bypassPermissions", "bypass_permissions") else ""
+            warnings.append(f"{format_key((*base, key))}: unknown key, ignored{hint}")
+    name = entry.get("name")
+    if name is not None:
+        _expect_str(name, (*base, "name"))
+    command = entry.get("command")
+    if command is not None:
+        _expect_str(command, (*base, "command"))
+        if not command.strip():
+            raise _SchemaError((*base, "command"), "must not be empty")
+    args = entry.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise _SchemaError((*base, "args"), "expected a list of strings")
+    env = entry.get("env", {})
+    if not isinstance(env, dict):
+        raise _SchemaError((*base, "env"), f"expected a table of strings, not {_describe(env)}")
+    for k, v in env.items():
+        _expect_str(v, (*base, "env", k))
+    description = entry.get("description")
+    if description is not None:
+        _expect_str(description, (*base, "description"))
+    bypass = entry.get("bypass", False)
+    if not isinstance(bypass, bool):
+        raise _SchemaError((*base, "bypass"), f"expected true or false, not {_describe(bypass)}")
+    return AgentConfig(
+        id=agent_id, name=name or agent_id, command=command, args=list(args), env=dict(env),
+        description=description, bypass=bypass,
+    )
+
+
+def _rule_from(index: int, entry: Any) -> Rule:
+    base: KeyPath = ("rules", index)
+    if not isinstance(entry, dict):
+        raise _SchemaError(base, f"expected a table (a [[rules]] entry), not {_describe(entry)}")
+    for key in entry:
+        # An unknown key would silently widen the rule (a misspelt `title` makes an allow rule
+        # match everything), so it is an error, not a warning.
+        if key not in RULE_KEYS:
+            raise _SchemaError((*base, key), f"unknown rule field (a rule has {', '.join(RULE_KEYS)})")
+    if "action" not in entry:
+        raise _SchemaError(base, 'a rule needs an action: "allow" or "deny"')
+    action = entry["action"]
+    if action not in ("allow", "deny"):
+        raise _SchemaError((*base, "action"), f'expected "allow" or "deny", not {_describe(action)}')
+    for key in ("kind", "title", "agent", "path"):
+        if key in entry:
+            _expect_str(entry[key], (*base, key))
+            if not entry[key]:
+                raise _SchemaError((*base, key), "must not be empty (leave the field out to match anything)")
+    return Rule.from_dict(dict(entry))
+
+
+def _settings_from(data: dict[str, Any], path: Path | None) -> Settings:
+    warnings: list[str] = []
+    for key in data:
+        if key not in TOP_KEYS:
+            warnings.append(f"{format_key((key,))}: unknown setting, ignored")
+    prefs = data.get("preferences", {})
+    if not isinstance(prefs, dict):
+        raise _SchemaError(("preferences",), f"expected a table, not {_describe(prefs)}")
+    for key, (what, ok) in PREFERENCE_TYPES.items():
+        if key in prefs and not ok(prefs[key]):
+            raise _SchemaError(("preferences", key), f"expected {what}, not {_describe(prefs[key])}")
+    agents_raw = data.get("agents", {})
+    if not isinstance(agents_raw, dict):
+        raise _SchemaError(("agents",), f"expected a table of agents ([agents.<id>]), not {_describe(agents_raw)}")
+    agents = {agent_id: _agent_from(agent_id, entry, warnings) for agent_id, entry in agents_raw.items()}
+    rules_raw = data.get("rules", [])
+    if not isinstance(rules_raw, list):
+        raise _SchemaError(("rules",), f"expected a list of rules ([[rules]] entries), not {_describe(rules_raw)}")
+    rules = [_rule_from(i, entry) for i, entry in enumerate(rules_raw)]
+    return Settings(agents=agents, rules=rules, preferences=dict(prefs), path=path, warnings=warnings)
+
+
+@dataclass
+class Settings:
+    agents: dict[str, AgentConfig] = field(default_factory=dict)
+    rules: list[Rule] = field(default_factory=list)
+    preferences: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None  # where they were read from
+    exists: bool = False  # whether that file existed
+    warnings: list[str] = field(default_factory=list)  # unknown keys, ignored
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str] | None = None) -> Settings:
+        """The settings in `path` (default: `bridge.paths.settings_path()`); empty when the file does
+        not exist. Raises SettingsError when it cannot be read or is broken."""
+        p = Path(path) if path is not None else settings_path()
+        try:
+            raw = p.read_bytes()
+        except FileNotFoundError:
+            return cls(path=p)
+        except OSError as exc:
+            raise SettingsError(p, f"cannot read: {exc.strerror or exc}") from None
+        return cls.parse(raw, p)
+
+    @classmethod
+    def parse(cls, text: str | bytes, path: str | os.PathLike[str] | None = None) -> Settings:
+        """Validate settings text; raises SettingsError naming the line (and the key)."""
+        p = Path(path) if path is not None else None
+        text = _decode(text, p) if isinstance(text, bytes) else text.removeprefix("\ufeff")
+        data = _parse_toml(text, p)
+        try:
+            settings = _settings_from(data, p)
+        except _SchemaError as exc:
+            raise SettingsError(p, exc.reason, line=_locate(text, exc.path), key=format_key(exc.path)) from None
+        settings.exists = True
+        return settings
+
+    def policy(self) -> Policy:
+        """The persisted part of the approval policy: the agents with bypass, and the rules."""
+        return Policy(bypass_agents=self.bypass_agents(), rules=list(self.rules))
+
+    def bypass_agents(self) -> set[str]:
+        return {agent_id for agent_id, agent in self.agents.items() if agent.bypass}
+
+    def runnable_agents(self) -> dict[str, AgentConfig]:
+        return {agent_id: agent for agent_id, agent in self.agents.items() if agent.runnable}
+
+    def to_public_dict(self, *, redact_env: bool = True) -> dict[str, Any]:
+        """For display (`symposium-tui config --json`): env values are hidden unless asked for."""
+        return {
+            "path": str(self.path) if self.path is not None else None,
+            "exists": self.exists,
+            "agents": {agent_id: agent.to_public_dict(redact_env=redact_env) for agent_id, agent in self.agents.items()},
+            "bypass_agents": sorted(self.bypass_agents()),
+            "rules": [rule.to_dict() for rule in self.rules],
+            "preferences": dict(self.preferences),
+            "warnings": list(self.warnings),
+        }
+
+
+# --- the store -------------------------------------------------------------------------------------
+
+
+def _ensure_dir(directory: Path) -> None:
+    if directory.is_dir():
+        return
+    try:
+        directory.mkdir(parents=True, mode=0o700)
+    except FileExistsError:
+        return
+    os.chmod(directory, 0o700)  # whatever the umask
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _table_of(items: dict[str, Any]) -> tomlkit.items.Table:
+    table = tomlkit.table()
+    for key, value in items.items():
+        table[key] = value
+    return table
+
+
+def _agents_container(doc: tomlkit.TOMLDocument, *, create: bool) -> Any:
+    if "agents" not in doc:
+        if not create:
+            return None
+        doc["agents"] = tomlkit.table(is_super_table=True)
+    return doc["agents"]
+
+
+def _new_agent_table(values: dict[str, Any]) -> tomlkit.items.Table:
+    table = _table_of(values)
+    table.add(tomlkit.nl())
+    return table
+
+
+class SettingsStore:
+    """Reads and edits one settings file; safe across threads and processes."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else settings_path()
+
+    @property
+    def lock_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".lock")
+
+    def load(self) -> Settings:
+        return Settings.load(self.path)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        _ensure_dir(self.path.parent)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def update(self, mutate: Callable[[tomlkit.TOMLDocument], None]) -> Settings:
+        """Apply `mutate` to the file under an exclusive lock and return the new settings.
+
+        A file that is broken now raises SettingsError and is not touched; so is a change that
+        would break it. Exceptions from `mutate` propagate and nothing is written. Blocks while
+        another process holds the lock (updates take milliseconds); from async code, consider
+        `asyncio.to_thread`."""
+        with self._locked():
+            target = Path(os.path.realpath(self.path))  # write through a symlinked settings file
+            try:
+                raw: bytes | None = target.read_bytes()
+            except FileNotFoundError:
+                raw = None
+            except OSError as exc:
+                raise SettingsError(self.path, f"cannot read: {exc.strerror or exc}") from None
+            if raw is None:
+                old_text = None
+                doc = tomlkit.parse(NEW_FILE_HEADER)
+            else:
+                old_text = _decode(raw, self.path)
+                Settings.parse(old_text, self.path)  # broken → SettingsError; the file stays as it is
+                try:
+                    doc = tomlkit.parse(old_text)
+                except tomlkit.exceptions.ParseError as exc:
+                    raise SettingsError(self.path, f"cannot edit this file: {exc}", line=exc.line, column=exc.col) from None
+            mutate(doc)
+            new_text = doc.as_string()
+            try:
+                settings = Settings.parse(new_text, self.path)
+            except SettingsError as exc:
+                raise SettingsError(
+                    self.path, f"the change was not written, it would break the file: {exc.reason}", key=exc.key
+                ) from None
+            if new_text == (old_text if old_text is not None else NEW_FILE_HEADER):
+                settings.exists = old_text is not None
+                return settings  # nothing changed: no write
+            self._write(target, new_text.encode("utf-8"))
+            return settings
+
+    @staticmethod
+    def _write(target: Path, data: bytes) -> None:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                os.fchmod(f.fileno(), 0o600)
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(target.parent)
+
+    # conveniences ------------------------------------------------------------------------------------
+
+    def set_agent_bypass(self, agent_id: str, value: bool) -> Settings:
+        """Persist (or clear) an agent's bypass; creates a bypass-only `[agents.<id>]` entry for an
+        agent the settings do not configure."""
+
+        def mutate(doc: tomlkit.TOMLDocument) -> None:
+            agents = _agents_container(doc, create=False)
+            if agents is not None and agent_id in agents:
+                entry = agents[agent_id]
+                if entry.get("bypass") != value or "bypass" not in entry:
+                    entry["bypass"] = value
+            elif value:
+                agents = _agents_container(doc, create=True)
+                agents[agent_id] = _new_agent_table({"bypass": True})
+
+        return self.update(mutate)
+
+    def add_rule(self, rule: Rule, index: int | None = None) -> Settings:
+        """Append a rule (or insert it at 0-based `index`; rules are tried in order)."""
+        values = rule.to_dict()
+        if "action" not in values or rule.action not in ("allow", "deny"):
+            raise ValueError(f"rule action must be allow or deny, not {rule.action!r}")
+
+        def mutate(doc: tomlkit.TOMLDocument) -> None:
+            if "rules" not in doc:
+                aot = tomlkit.aot()
+                aot.append(_table_of(values))
+                doc["rules"] = aot
+                return
+            rules = doc["rules"]
+            if isinstance(rules, tomlkit.items.AoT):
+                new: Any = _table_of(values)
+                if len(rules) and (index is None or index >= len(rules)):
+                    last = rules[len(rules) - 1]
+                    if not last.as_string().endswith("\n\n"):
+                        last.add(tomlkit.nl())  # a blank line between [[rules]] entries
+            else:  # rules = [{…}, …]
+                new = tomlkit.inline_table()
+                new.update(values)
+            if index is None or index >= len(rules):
+                rules.append(new)
+            else:
+                rules.insert(index, new)
+
+        return self.update(mutate)
+
+    def remove_rule(self, index: int, *, expect: Rule | None = None) -> Settings:
+        """Remove the rule at 0-based `index` (as in `Settings.rules`). With `expect`, refuse (ValueError)
+        when the rule there is not that one any more (someone edited the file meanwhile)."""
+
+        def mutate(doc: tomlkit.TOMLDocument) -> None:
+            rules = doc.get("rules")
+            if rules is None or not -len(rules) <= index < len(rules):
+                raise IndexError(f"there is no rule {index} (the file has {0 if rules is None else len(rules)})")
+            if expect is not None and Rule.from_dict(dict(rules[index])).to_dict() != expect.to_dict():
+                raise ValueError(f"rule {index} is no longer {expect.describe()!r}; the file changed")
+            del rules[index]
+            if len(rules) == 0:
+                del doc["rules"]
+
+        return self.update(mutate)
+
+    def set_preference(self, key: str, value: Any) -> Settings:
+        """Set `[preferences] key = value`; None removes it."""
+
+        def mutate(doc: tomlkit.TOMLDocument) -> None:
+            if "preferences" not in doc:
+                if value is None:
+                    return
+                doc["preferences"] = tomlkit.table()
+            prefs = doc["preferences"]
+            if value is None:
+                if key in prefs:
+                    del prefs[key]
+            elif key not in prefs or _plain(prefs[key]) != value or type(_plain(prefs[key])) is not type(value):
+                prefs[key] = value
+
+        return self.update(mutate)
+
+    def upsert_agent(self, agent: AgentConfig) -> Settings:
+        """Create or replace `[agents.<agent.id>]` with these values, editing an existing entry in
+        place (its comments stay). Defaults (no command, no args, …) are left out of a new entry."""
+        if not agent.id.strip():
+            raise ValueError("an agent id must not be empty")
+        values: dict[str, Any] = {
+            "name": agent.name if agent.name and agent.name != agent.id else None,
+            "command": agent.command,
+            "args": list(agent.args) if agent.args else None,
+            "env": dict(agent.env) if agent.env else None,
+            "description": agent.description,
+            "bypass": agent.bypass,
+        }
+
+        def mutate(doc: tomlkit.TOMLDocument) -> None:
+            agents = _agents_container(doc, create=True)
+            if agent.id in agents:
+                entry = agents[agent.id]
+                for key, value in values.items():
+                    present = key in entry
+                    if key == "bypass":
+                        if present or value:
+                            if not present or entry[key] != value:
+                                entry[key] = value
+                    elif value is None:
+                        if present:
+                            del entry[key]
+                    elif not present or _plain(entry[key]) != value:
+                        entry[key] = _env_item(value) if key == "env" else value
+            else:
+                new = {k: (_env_item(v) if k == "env" else v) for k, v in values.items() if v is not None and v is not False}
+                agents[agent.id] = _new_agent_table(new)
+
+        return self.update(mutate)
+
+    def remove_agent(self, agent_id: str) -> Settings:
+        """Remove `[agents.<agent_id>]`; nothing happens when there is none."""
+
+        def mutate(doc: tomlkit.TOMLDocument) -> None:
+            agents = _agents_container(doc, create=False)
+            if agents is not None and agent_id in agents:
+                del agents[agent_id]
+
+        return self.update(mutate)
+
+
+def _plain(value: Any) -> Any:
+    return value.unwrap() if hasattr(value, "unwrap") else value
+
+
+def _env_item(env: dict[str, str]) -> Any:
+    table = tomlkit.inline_table()
+    table.update(env)
+    return table
