@@ -68,6 +68,8 @@ class ResponseStream:
         self.finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.session: AgentSession | None = None
         self.parts = 0
+        # Called with each tool call the agent starts itself (its own tools) while this request runs.
+        self.on_agent_tool_call: Callable[[Any], None] | None = None
 
     @property
     def done(self) -> bool:
@@ -101,6 +103,10 @@ class ChatRequest:
     agent_label: str
     messages: list[Message]
     tools: list[ToolDefinition]
+    # The agent's own MCP servers (ACP McpServer dicts: stdio, http or sse), given at session/new.
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    # Appended to this request's prompt only; not part of the history (e.g. "a tool call is required").
+    prompt_suffix: str = ""
 
     @property
     def has_agent_action(self) -> bool:
@@ -196,6 +202,19 @@ def _is_client_tool_permission(tool_call: Any, tool_names: set[str]) -> bool:
     return title.endswith(suffix) and title[: -len(suffix)] in tool_names
 
 
+def _own_mcp_server(server: dict[str, Any], init: Any) -> Any:
+    """One of the agent's own MCP servers as the ACP model (http/sse only if the agent takes them)."""
+    from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
+
+    kind = server.get("type", "stdio")
+    caps = getattr(getattr(init, "agent_capabilities", None), "mcp_capabilities", None)
+    if kind in ("http", "sse") and not getattr(caps, kind, False):
+        raise SessionFailed(f"the agent does not accept {kind.upper()} MCP servers (server {server.get('name')!r})")
+    if kind in ("http", "sse"):
+        return (HttpMcpServer if kind == "http" else SseMcpServer).model_validate(server)
+    return McpServerStdio.model_validate({k: v for k, v in server.items() if k != "type"})
+
+
 class AgentSession:
     def __init__(self, core: ConnectionCore, session_id: str, request: ChatRequest) -> None:
         self.core = core
@@ -257,6 +276,8 @@ class AgentSession:
             if not prompt:
                 self._finish(stream)
                 return
+            if request.prompt_suffix:
+                prompt = f"{prompt}\n\n{request.prompt_suffix}"
             try:
                 await self._ensure_started(request)
             except SessionFailed as exc:
@@ -411,6 +432,8 @@ class AgentSession:
         elif kind == "tool_call":
             state, text = turn.tracker.start(update)
             self._tool_event(update.tool_call_id, state)
+            if turn.stream is not None and turn.stream.on_agent_tool_call is not None:
+                turn.stream.on_agent_tool_call(update)
             self._emit(turn, {"type": "text", "value": text})
         elif kind == "tool_call_update":
             rendered = turn.tracker.update(update)
@@ -660,6 +683,7 @@ class AgentSession:
         mcp_servers = []
         if request.client_tools:
             mcp_servers.append(await self._client_tool_server(init))
+        mcp_servers.extend(_own_mcp_server(s, init) for s in request.mcp_servers)
         new = await asyncio.wait_for(
             self._until_agent_exits(self.conn.new_session(cwd=self.core.cwd, mcp_servers=mcp_servers)),
             self.core.start_timeout,
