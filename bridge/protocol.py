@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError, model_validator
 
 __all__ = [
     "AgentSpec",
@@ -242,7 +242,7 @@ class TokenCountParams(_Wire):
 
 
 class CancelParams(_Wire):
-    requestId: Union[int, str]
+    requestId: Union[StrictInt, str]  # as request ids are: `true` or `1.0` never name request 1
 
 
 class ChatInformationParams(_Wire):
