@@ -12,7 +12,7 @@ Pure state: no I/O, no asyncio, no clock. Everything "why was my conversation ca
 unit-tested and replayed from a trace.
 
 Cost: each message gets a canonical key once per request (a `(role, text)` tuple for the usual
-single-text message; tool parts go through a recursive canonical walk). Sessions are indexed by
+single-text message; only tool parts need the walk over their JSON values). Sessions are indexed by
 `(agent, len(committed), hash chain of the committed keys)`, so a lookup hashes the incoming keys
 once and probes one bucket per distinct committed length; a hit is verified by comparing key
 lists. Sessions with nothing committed are indexed by their first provisional message instead,
@@ -22,9 +22,9 @@ because that message is what decision 6 requires a match to share.
 from __future__ import annotations
 
 import math
-from operator import itemgetter
 from dataclasses import dataclass
 from enum import Enum
+from operator import itemgetter
 from typing import Any
 
 from bridge.protocol import ContentPart, Message, TextPart, ToolCallPart, ToolResultPart
@@ -112,7 +112,7 @@ def _canon_leaf(value: Any) -> Any:
         except OverflowError:  # beyond any double; only equal to itself
             return int(value)
     if isinstance(value, float):
-        return float(value) if not math.isnan(value) else "#nan"
+        return float(value) if not math.isnan(value) else ("#nan",)
     if isinstance(value, str):
         return str(value)
     return ("#repr", repr(value))

@@ -189,6 +189,7 @@ class _Replay:
     routed: dict[Any, str] = field(default_factory=dict)  # request id key -> session id
     steps: dict[Any, ReplayStep] = field(default_factory=dict)  # request id key -> its step
     live_sessions: dict[str, str] = field(default_factory=dict)  # live session id -> replayed one
+    saw_decisions: bool = False  # whether the log carries the live decisions (and so that map)
 
 
 _PART: TypeAdapter[Any] = TypeAdapter(ContentPart)
@@ -205,6 +206,10 @@ def _id_key(request_id: Any) -> Any:
 
 def _route(state: _Replay, request_id: Any, stamp: str, agent: Any, messages: list[Message]) -> ReplayStep:
     decision = state.tracker.route(agent, messages)
+    # A session streams one request at a time: an older request still open on it was superseded,
+    # and nothing it still says belongs to the new exchange.
+    for key in [k for k, sid in state.routed.items() if sid == decision.session_id]:
+        del state.routed[key]
     state.routed[_id_key(request_id)] = decision.session_id
     return ReplayStep(request_id, stamp, decision)
 
@@ -331,6 +336,7 @@ def replay_event_log(path: str | os.PathLike[str], skipped: list[int] | None = N
             elif kind == "history_decision":
                 step = state.steps.get(_id_key(rid))
                 decision = event.get("decision")
+                state.saw_decisions = True
                 if step is not None and isinstance(decision, dict):
                     step.recorded = decision
                     live_sid = decision.get("session_id")
@@ -346,8 +352,9 @@ def replay_event_log(path: str | os.PathLike[str], skipped: list[int] | None = N
             elif kind == "request_finished":
                 outcome = event.get("outcome")
                 _finish(state, rid, outcome if outcome in ("complete", "error") else "cancelled")
-            elif kind == "session_ended":
-                sid = state.live_sessions.pop(str(event.get("session_id")), None)
+            elif kind == "session_ended":  # died, reaped when idle, or evicted: forgotten
+                live_sid = str(event.get("session_id"))
+                sid = state.live_sessions.pop(live_sid, None if state.saw_decisions else live_sid)
                 if sid is not None:
                     state.tracker.remove(sid)
     if skipped is not None:

@@ -169,6 +169,37 @@ def test_an_agent_error_removes_the_session_and_the_conversation_starts_over(tmp
     assert kinds == [(DecisionKind.NEW_SESSION, "s1"), (DecisionKind.NEW_SESSION, "s2")]
 
 
+def test_parts_of_a_superseded_request_do_not_leak_into_the_exchange_that_replaced_it(tmp_path: Path) -> None:
+    with TraceWriter(tmp_path) as trace:
+        trace.recv(request(1, [U1]))
+        trace.send(part(1, "half an"))
+        trace.recv(request(2, [U1, U2]))  # sent while 1 was still streaming
+        trace.send(part(1, " answer"))  # a straggler of request 1
+        trace.send(json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32800, "message": "Request cancelled: superseded"}}))
+        trace.send(part(2, "Fine."))
+        for line in complete(2):
+            trace.send(line)
+        trace.recv(request(3, [U1, U2, text("assistant", "Fine."), text("user", "Good.")]))
+        path = trace.path
+    steps = replay_trace(path)
+    assert [s.decision.kind for s in steps if s.decision] == [DecisionKind.NEW_SESSION, DecisionKind.CANCEL, DecisionKind.COMMIT]
+    assert steps[1].decision is not None and steps[1].decision.to_prompt == [steps[1].decision.new_messages[1]]
+
+
+def test_an_event_log_without_decisions_still_forgets_ended_sessions(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    log = JsonlEventLog(path)
+    log(RequestReceived(request_id=1, agent=AGENT, messages=[U1]))
+    log(RequestFinished(request_id=1, session_id="s1", outcome="complete"))
+    log(SessionEnded(session_id="s1", reason="idle for 600 s"))
+    log(RequestReceived(request_id=2, agent=AGENT, messages=[U1, A1, U2]))
+    log.close()
+    assert [(s.decision.kind, s.decision.session_id) for s in replay_event_log(path) if s.decision] == [
+        (DecisionKind.NEW_SESSION, "s1"),
+        (DecisionKind.NEW_SESSION, "s2"),
+    ]
+
+
 def test_junk_lines_and_a_malformed_request_do_not_stop_the_replay(tmp_path: Path) -> None:
     path = write_session_trace(tmp_path)
     lines = path.read_text().splitlines()
