@@ -1,0 +1,444 @@
+"""The OpenAI-compatible front door: an ASGI app (Starlette routing) over the shared bridge core.
+
+Routes (each also without the `/v1` prefix):
+
+| route | what |
+|---|---|
+| `GET /v1/models`, `GET /v1/models/{id}` | Eliza and the agents configured in the settings file |
+| `POST /v1/chat/completions` | chat, streaming (SSE), tools, legacy functions |
+| `POST /v1/responses`, `GET`/`DELETE /v1/responses/{id}` | the Responses API, `previous_response_id` |
+| `GET /v1/tools` | the configured MCP servers' tools (seed 004), `?tags=a,b&name=get_*` |
+| `GET /health` | liveness (no key needed) |
+
+**Connections.** One `ConnectionCore` (one history tracker and its agent sessions) per *principal*
+and `user`: the principal is whoever holds the API key (with no key: the local user), and the
+`user` field, when a client sets it, gets its own conversation space. Why: the tracker already
+tells many conversations of one client apart by their history, so a connection per request
+would lose continuation, and one per TCP connection would break on every new pool connection. But
+within one connection a request that shares the opening of a conversation whose answer is still
+streaming *supersedes* it (the VS Code semantics: the client moved on); an app serving several end
+users should set `user` so that two users who open with the same words never cancel each other.
+
+**State.** The history tracker decides continuation (the same `Message` mapping as the vscodelm
+front door). A retry (`x-stainless-retry-count` ≥ 1, same body) joins the exchange already running
+or replays one that completed unseen; a disconnect cancels the agent's turn (after `retry_grace`
+when an SDK may still retry, i.e. before the response started). See `exchange.py`.
+
+**Tools.** Pass-through (default): the request's `tools` become the agent's `vscode_tools` MCP
+server; an agent's call ends the response with `tool_calls` and the agent's turn waits for the
+next request's `tool` messages. Auto-execute (`tool_execution: "auto"` or `use_vscode_tools:
+true`): the `[mcp_servers.*]` of the settings file are given to the agent, which runs them itself
+(its permission requests go through the approval broker); `max_tool_rounds` (default 10, 0 = no
+limit) caps the tool calls it starts in one answer, ending it with `finish_reason: "length"`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import logging
+import time
+from collections import OrderedDict
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.routing import Route
+
+from bridge import events as ev
+from bridge.openai.catalog import Catalog
+from bridge.openai.chat_wire import ChatEncoder
+from bridge.openai.convert import ReplyMemory, is_retry, parse_chat
+from bridge.openai.errors import OpenAIError, bad_request, invalid_api_key, model_not_found, not_found
+from bridge.openai.exchange import Exchange
+from bridge.openai.responses import ResponsesEncoder, ResponseStore, StoredResponse, parse_responses, reply_message
+from bridge.protocol import TextPart, ToolCallPart
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 64 * 1024 * 1024
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+JSON_HEADERS = [(b"content-type", b"application/json")]
+
+
+class _Disconnected(Exception):
+    pass
+
+
+async def _read_body(receive: Any) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Disconnected
+        body = message.get("body", b"")
+        if body:
+            size += len(body)
+            if size > MAX_BODY:
+                raise OpenAIError(413, f"The request body is larger than {MAX_BODY} bytes.", code="request_too_large")
+            chunks.append(body)
+        if not message.get("more_body", False):
+            return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+
+
+async def _send_json(send: Any, status: int, payload: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode()
+    await send({"type": "http.response.start", "status": status, "headers": (headers or JSON_HEADERS) + [(b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_error(send: Any, err: OpenAIError) -> None:
+    await _send_json(send, err.status, err.encode(), err.response_headers())
+
+
+def _endpoint(fn: Any) -> Any:
+    """A raw ASGI endpoint for Starlette's router (no Request object on the hot path)."""
+
+    class _Asgi:
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            try:
+                await fn(scope, receive, send)
+            except OpenAIError as err:
+                await send_error(send, err)
+            except _Disconnected:
+                return
+
+    return _Asgi()
+
+
+class OpenAIFrontDoor:
+    """The front door's state over one `Bridge`: connections, exchanges in flight, stored responses."""
+
+    def __init__(
+        self,
+        bridge: Any,
+        *,
+        api_key: str | None = None,
+        catalog: Catalog | None = None,
+        retry_grace: float = 2.0,
+        retry_window: float = 120.0,
+        coalesce: bool = True,
+    ) -> None:
+        self.bridge = bridge
+        self.api_key = api_key or None
+        self.catalog = catalog or Catalog()
+        self.retry_grace = retry_grace
+        self.retry_window = retry_window
+        self.coalesce = coalesce
+        self.memory = ReplyMemory()
+        self.responses = ResponseStore()
+        self.connections: dict[tuple[str, str | None], Any] = {}
+        self.exchanges: OrderedDict[bytes, Exchange] = OrderedDict()
+        self.running: set[Exchange] = set()
+
+    # --- plumbing -----------------------------------------------------------------------------------
+
+    def principal(self, scope: Any) -> str:
+        if self.api_key is None:
+            return "local"
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                scheme, _, token = value.decode("latin-1").partition(" ")
+                if scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.api_key.encode()):
+                    return "key"
+                break
+        raise invalid_api_key()
+
+    def connection(self, principal: str, user: str | None) -> Any:
+        key = (principal, user)
+        core = self.connections.get(key)
+        if core is None or core.name not in self.bridge.connections:
+            core = self.bridge.open_connection("openai")
+            self.connections[key] = core
+        return core
+
+    def _prune(self) -> None:
+        now = time.monotonic()
+        table = self.exchanges
+        while table:
+            key, oldest = next(iter(table.items()))
+            if oldest.done and (now - (oldest.finished_at or now) > self.retry_window or len(table) > 4096):
+                del table[key]
+            elif not oldest.done and len(table) > 16384:
+                table.move_to_end(key)  # still running: keep it, look at the next one once
+                break
+            else:
+                break
+
+    def _find(self, key: bytes, retry: bool) -> Exchange | None:
+        ex = self.exchanges.get(key)
+        if ex is None or not ex.replayable:
+            return None
+        if ex.done and (not retry or time.monotonic() - (ex.finished_at or 0) > self.retry_window):
+            return None
+        return ex
+
+    def _start(self, key: bytes, params: Any, principal: str) -> Exchange:
+        agent = self.catalog.agent_for(params.model)
+        if agent is None:
+            raise model_not_found(params.model)
+        core = self.connection(principal, params.user)
+        budget = params.max_tokens * 4 if params.max_tokens else None
+        ex = Exchange(key, params, budget=budget, max_tool_calls=params.max_tool_rounds if params.auto_tools else 0)
+        try:
+            request = core.make_request(ex.request_id, agent, params.messages, params.tools)
+        except ValueError as exc:
+            raise bad_request(f"Invalid model configuration: {exc}", "model") from None
+        request.prompt_suffix = params.prompt_suffix
+        if params.auto_tools:
+            servers = self.catalog.mcp_servers()
+            request.mcp_servers = [s.acp() for s in servers]
+            # A session's MCP servers are fixed when it starts: auto-execute conversations get
+            # sessions of their own.
+            request.agent_key += "|mcp:" + json.dumps(request.mcp_servers, sort_keys=True)
+        bus = core.bus
+        if bus.active:
+            bus.publish(ev.RequestReceived(connection=core.name, request_id=ex.request_id, agent=agent,
+                                           messages=[m.model_dump(mode="json") for m in params.messages],
+                                           tools=[t.name for t in params.tools]))
+        self.exchanges[key] = ex
+        self.exchanges.move_to_end(key)
+        self._prune()
+        self.running.add(ex)
+        ex.on_done.append(self._finished)
+        ex.task = asyncio.ensure_future(ex.run(core, request))
+        return ex
+
+    def _finished(self, ex: Exchange) -> None:
+        self.running.discard(ex)
+        if ex.error is not None and ex.key is not None and self.exchanges.get(ex.key) is ex:
+            del self.exchanges[ex.key]
+        if ex.error is None:
+            self._remember(ex)
+
+    def _remember(self, ex: Exchange) -> None:
+        parts = ex.parts
+        if not parts:
+            return
+        params = ex.params
+        if getattr(params, "legacy", False):
+            for p in parts:
+                if p["type"] == "tool_call":
+                    self.memory.remember_legacy(p["toolName"], json.dumps(p["parameters"]), p["toolCallId"])
+                    break
+        if any(p["type"] == "tool_call" for p in parts):
+            self.memory.remember_reply([
+                TextPart.model_construct(type="text", value=p["value"]) if p["type"] == "text"
+                else ToolCallPart(toolCallId=p["toolCallId"], toolName=p["toolName"], parameters=p["parameters"])
+                for p in parts
+            ])
+
+    @staticmethod
+    def _fingerprint(principal: str, route: bytes, body: bytes) -> bytes:
+        return hashlib.sha256(principal.encode() + b"\0" + route + b"\0" + body).digest()
+
+    @staticmethod
+    def _json(body: bytes) -> Any:
+        try:
+            return json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise bad_request(
+                "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
+                "HTTP library correctly. The OpenAI API expects a JSON payload.)"
+            ) from None
+
+    # --- answering -----------------------------------------------------------------------------------
+
+    async def _answer(self, ex: Exchange, encoder: Any, stream: bool, scope: Any, receive: Any, send: Any,
+                      may_retry: bool, whole: Any) -> None:
+        wake = asyncio.Event()
+        ex.attach(wake)
+        disconnected = False
+        started = False
+
+        async def watch() -> None:
+            nonlocal disconnected
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    disconnected = True
+                    wake.set()
+                    return
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            if not stream:
+                while not ex.done and not disconnected:
+                    await wake.wait()
+                    wake.clear()
+                if disconnected:
+                    return
+                if ex.error is not None:
+                    await send_error(send, ex.error)
+                else:
+                    await _send_json(send, 200, whole())
+                return
+            sent = 0
+            while not disconnected:
+                parts = ex.parts
+                n = len(parts)
+                if not started:
+                    if n == 0 and not ex.done:
+                        await wake.wait()
+                        wake.clear()
+                        continue
+                    if n == 0 and ex.error is not None:
+                        await send_error(send, ex.error)
+                        return
+                    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+                    started = True
+                    chunk = encoder.start()
+                else:
+                    chunk = b""
+                if sent < n:
+                    chunk += encoder.encode(parts[sent:n])
+                    sent = n
+                if ex.done and sent == len(ex.parts):
+                    chunk += encoder.error(ex.error) if ex.error is not None else encoder.end()
+                    await send({"type": "http.response.body", "body": chunk, "more_body": False})
+                    return
+                if chunk:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                if sent == len(ex.parts) and not ex.done and not disconnected:
+                    await wake.wait()
+                    wake.clear()
+        except OSError:  # the client went away while we wrote
+            disconnected = True
+        finally:
+            watcher.cancel()
+            ex.detach(wake, disconnected=disconnected, grace=self.retry_grace if may_retry and not started else 0.0)
+
+    async def chat_completions(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["method"] != "POST":
+            raise OpenAIError(405, "Method not allowed: use POST.", code="method_not_allowed")
+        principal = self.principal(scope)
+        body = await _read_body(receive)
+        headers = dict(scope["headers"])
+        retry = is_retry(headers)
+        key = self._fingerprint(principal, b"chat", body)
+        ex = self._find(key, retry)
+        if ex is None:
+            params = parse_chat(self._json(body), self.memory)
+            ex = self._start(key, params, principal)
+        encoder = ChatEncoder(ex, coalesce=self.coalesce)
+        await self._answer(ex, encoder, ex.params.stream, scope, receive, send,
+                           b"x-stainless-retry-count" in headers, encoder.completion)
+
+    async def responses_create(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["method"] != "POST":
+            raise OpenAIError(405, "Method not allowed: use POST.", code="method_not_allowed")
+        principal = self.principal(scope)
+        body = await _read_body(receive)
+        headers = dict(scope["headers"])
+        retry = is_retry(headers)
+        key = self._fingerprint(principal, b"responses", body)
+        ex = self._find(key, retry)
+        if ex is None:
+            params = parse_responses(self._json(body), self.responses, principal)
+            ex = self._start(key, params, principal)
+            encoder = ResponsesEncoder(ex)
+            ex.on_done.append(lambda done: self._store_response(done, principal))
+        else:
+            encoder = ResponsesEncoder(ex)
+        await self._answer(ex, encoder, ex.params.stream, scope, receive, send,
+                           b"x-stainless-retry-count" in headers, lambda: self._stored_body(encoder, principal))
+
+    def _store_response(self, ex: Exchange, principal: str) -> None:
+        if ex.error is not None or not ex.params.store:
+            return
+        reply = reply_message(ex.parts)
+        messages = list(ex.params.messages) + ([reply] if reply is not None else [])
+        body = ResponsesEncoder(ex).whole()
+        self.responses.put(StoredResponse(ex.response_id, principal, messages, body))
+
+    def _stored_body(self, encoder: ResponsesEncoder, principal: str) -> Any:
+        stored = self.responses.get(encoder.id, principal)
+        return stored.body if stored is not None else encoder.whole()
+
+    async def responses_item(self, scope: Any, receive: Any, send: Any) -> None:
+        principal = self.principal(scope)
+        response_id = scope["path_params"]["response_id"]
+        if scope["method"] == "GET":
+            stored = self.responses.get(response_id, principal)
+            if stored is None:
+                raise not_found(f"Response with id '{response_id}' not found.")
+            await _send_json(send, 200, stored.body)
+        elif scope["method"] == "DELETE":
+            if not self.responses.delete(response_id, principal):
+                raise not_found(f"Response with id '{response_id}' not found.")
+            await _send_json(send, 200, {"id": response_id, "object": "response.deleted", "deleted": True})
+        else:
+            raise OpenAIError(405, "Method not allowed.", code="method_not_allowed")
+
+    async def models(self, scope: Any, receive: Any, send: Any) -> None:
+        self.principal(scope)
+        await _send_json(send, 200, {"object": "list", "data": self.catalog.models()})
+
+    async def model(self, scope: Any, receive: Any, send: Any) -> None:
+        self.principal(scope)
+        model_id = scope["path_params"]["model"]
+        for model in self.catalog.models():
+            if model["id"] == model_id:
+                await _send_json(send, 200, model)
+                return
+        if self.catalog.agent_for(model_id) is not None:  # an alias
+            await _send_json(send, 200, {"id": model_id, "object": "model", "created": 0, "owned_by": "symposium"})
+            return
+        raise model_not_found(model_id)
+
+    async def tools(self, scope: Any, receive: Any, send: Any) -> None:
+        self.principal(scope)
+        from urllib.parse import parse_qs
+
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        tags = [t.strip() for raw in query.get("tags", []) for t in raw.split(",") if t.strip()]
+        name = query.get("name", [None])[-1]
+        data = await self.catalog.tools(tags=tags, name=name)
+        await _send_json(send, 200, {"object": "list", "data": data})
+
+    async def health(self, scope: Any, receive: Any, send: Any) -> None:
+        await _send_json(send, 200, {"status": "ok"})
+
+    async def unknown(self, scope: Any, receive: Any, send: Any) -> None:
+        self.principal(scope)
+        raise OpenAIError(404, f"Invalid URL ({scope['method']} {scope['path']})", code="unknown_url")
+
+    async def close(self) -> None:
+        for ex in list(self.running):
+            ex.cancel("Request cancelled: the bridge is shutting down")
+        tasks = [ex.task for ex in self.running if ex.task is not None]
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+        for core in list(self.connections.values()):
+            await core.close()
+        self.connections.clear()
+
+    # --- the app ---------------------------------------------------------------------------------------
+
+    def routes(self) -> list[Route]:
+        table = [
+            ("/chat/completions", self.chat_completions),
+            ("/responses", self.responses_create),
+            ("/responses/{response_id}", self.responses_item),
+            ("/models", self.models),
+            ("/models/{model:path}", self.model),
+            ("/tools", self.tools),
+        ]
+        routes = [Route(prefix + path, _endpoint(fn)) for prefix in ("/v1", "") for path, fn in table]
+        routes.append(Route("/health", _endpoint(self.health)))
+        routes.append(Route("/{path:path}", _endpoint(self.unknown)))
+        return routes
+
+
+def create_app(bridge: Any, **options: Any) -> Starlette:
+    """The ASGI app; `app.state.front_door` is the `OpenAIFrontDoor` (close it on shutdown)."""
+    door = OpenAIFrontDoor(bridge, **options)
+    app = Starlette(routes=door.routes())
+    app.state.front_door = door
+    return app

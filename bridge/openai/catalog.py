@@ -1,0 +1,307 @@
+"""What the OpenAI front door offers: models (agents) and the configured MCP servers' tools.
+
+Both come from the settings file (`bridge.paths.settings_path()`), read with `tomllib` and re-read
+when its modification time changes, so a person's edit shows up without a restart:
+
+```toml
+[agents.claude]                  # a model id (bridge.registry lists these)
+command = "npx"
+args = ["-y", "@zed-industries/claude-agent-acp"]
+
+[mcp_servers.calc]               # auto-execute: given to the agent, which runs the tools itself
+command = "python"               # stdio: command, args, env
+args = ["calc_mcp_server.py"]
+env = { CALC_LOG = "/tmp/calc.log" }
+tags = ["math", "local"]
+
+[mcp_servers.docs]               # or a URL: type = "http" (default) or "sse", headers
+url = "http://127.0.0.1:9000/mcp"
+headers = { Authorization = "Bearer …" }
+tags = ["docs"]
+```
+
+Model ids: `eliza` (built in; `elizacp`, the registry's id, is an alias) and every configured
+agent with a `command`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import logging
+import os
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bridge.paths import settings_path
+
+log = logging.getLogger(__name__)
+
+ELIZA_MODEL = "eliza"
+ELIZA_ALIASES = ("eliza", "elizacp")
+CREATED = 1_700_000_000  # a fixed `created` for the model list (agents have no release date)
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One `[mcp_servers.<name>]` table."""
+
+    name: str
+    type: str  # stdio | http | sse
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    tags: tuple[str, ...] = ()
+    description: str | None = None
+
+    def acp(self) -> dict[str, Any]:
+        """The ACP `McpServer` object the agent is given at `session/new`."""
+        if self.type == "stdio":
+            return {"name": self.name, "command": self.command, "args": list(self.args),
+                    "env": [{"name": k, "value": v} for k, v in self.env]}
+        return {"type": self.type, "name": self.name, "url": self.url,
+                "headers": [{"name": k, "value": v} for k, v in self.headers]}
+
+
+def _str_table(value: Any, where: str, problems: list[str]) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        problems.append(f"{where}: expected a table of strings; ignored")
+        return ()
+    return tuple((str(k), v) for k, v in value.items())
+
+
+def mcp_servers_from(data: dict[str, Any]) -> tuple[list[McpServerConfig], list[str]]:
+    """The `[mcp_servers.*]` tables; a broken entry is skipped and reported, never fatal."""
+    raw = data.get("mcp_servers") or {}
+    problems: list[str] = []
+    if not isinstance(raw, dict):
+        return [], ["mcp_servers: expected tables [mcp_servers.<name>]; ignored"]
+    out = []
+    for name, entry in raw.items():
+        where = f"mcp_servers.{name}"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: expected a table; ignored")
+            continue
+        if entry.get("enabled", True) is False:
+            continue
+        command, url = entry.get("command"), entry.get("url")
+        kind = entry.get("type") or ("stdio" if command else "http")
+        if kind not in ("stdio", "http", "sse"):
+            problems.append(f"{where}.type: expected stdio, http or sse; ignored")
+            continue
+        if kind == "stdio" and not (isinstance(command, str) and command):
+            problems.append(f"{where}: a stdio server needs a command; ignored")
+            continue
+        if kind != "stdio" and not (isinstance(url, str) and url):
+            problems.append(f"{where}: an {kind} server needs a url; ignored")
+            continue
+        args = entry.get("args") or []
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            problems.append(f"{where}.args: expected a list of strings; ignored")
+            continue
+        tags = entry.get("tags") or []
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            problems.append(f"{where}.tags: expected a list of strings; tags ignored")
+            tags = []
+        description = entry.get("description")
+        out.append(
+            McpServerConfig(
+                name=name, type=kind, command=command if kind == "stdio" else None, args=tuple(args),
+                env=_str_table(entry.get("env"), f"{where}.env", problems), url=url if kind != "stdio" else None,
+                headers=_str_table(entry.get("headers"), f"{where}.headers", problems), tags=tuple(tags),
+                description=description if isinstance(description, str) else None,
+            )
+        )
+    return out, problems
+
+
+@dataclass
+class _Snapshot:
+    key: Any = None
+    data: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+
+
+class Catalog:
+    """Models and MCP servers from the settings file (cached by its mtime), and the servers' tools."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, tool_ttl: float = 30.0,
+                 list_timeout: float = 20.0) -> None:
+        self._path = Path(path) if path is not None else None
+        self._snapshot = _Snapshot()
+        self.tool_ttl = tool_ttl
+        self.list_timeout = list_timeout
+        self._tools: dict[McpServerConfig, tuple[float, list[dict[str, Any]]]] = {}
+        self._tool_locks: dict[McpServerConfig, asyncio.Lock] = {}
+
+    @property
+    def path(self) -> Path:
+        return self._path or settings_path()
+
+    def settings(self) -> dict[str, Any]:
+        path = self.path
+        try:
+            st = path.stat()
+            key = (str(path), st.st_mtime_ns, st.st_size)
+        except OSError:
+            key = (str(path), None, None)
+        snap = self._snapshot
+        if snap.key == key:
+            return snap.data
+        data: dict[str, Any] = {}
+        error = None
+        if key[1] is not None:
+            try:
+                with open(path, "rb") as fh:
+                    data = tomllib.load(fh)
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                error = f"{path}: {exc}"
+                log.error("settings not read: %s", error)
+        self._snapshot = _Snapshot(key, data, error)
+        return data
+
+    # --- models ---------------------------------------------------------------------------------
+
+    def agents(self) -> dict[str, dict[str, Any]]:
+        """Configured agents that can be run: id → the flat McpServer object the core takes."""
+        out = {}
+        agents = self.settings().get("agents") or {}
+        if not isinstance(agents, dict):
+            return out
+        for agent_id, entry in agents.items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("command"), str) or not entry["command"]:
+                continue
+            args = entry.get("args") or []
+            env = entry.get("env") or {}
+            if not isinstance(args, list) or not isinstance(env, dict):
+                continue
+            out[agent_id] = {
+                "id": agent_id,
+                "name": str(entry.get("name") or agent_id),
+                "command": entry["command"],
+                "args": [str(a) for a in args],
+                "env": [{"name": str(k), "value": str(v)} for k, v in env.items()],
+            }
+        return out
+
+    def models(self) -> list[dict[str, Any]]:
+        models = [{"id": ELIZA_MODEL, "object": "model", "created": CREATED, "owned_by": "symposium"}]
+        for agent_id in self.agents():
+            if agent_id not in ELIZA_ALIASES:
+                models.append({"id": agent_id, "object": "model", "created": CREATED, "owned_by": "symposium-settings"})
+        return models
+
+    def agent_for(self, model: str) -> Any | None:
+        """The core's `agent` for a model id, or None when there is no such model."""
+        configured = self.agents().get(model)
+        if configured is not None:
+            return configured
+        if model in ELIZA_ALIASES:
+            return {"eliza": {}}
+        return None
+
+    # --- MCP servers and their tools ------------------------------------------------------------------
+
+    def mcp_servers(self) -> list[McpServerConfig]:
+        servers, problems = mcp_servers_from(self.settings())
+        for problem in problems:
+            log.warning("settings: %s", problem)
+        return servers
+
+    async def tools(self, *, tags: list[str] | None = None, name: str | None = None) -> list[dict[str, Any]]:
+        """Seed 004's `GET /v1/tools`: every configured server's tools, each tagged with its server's
+        tags and name; `tags` keeps tools having any of them, `name` is a shell-style wildcard."""
+        servers = self.mcp_servers()
+        listed = await asyncio.gather(*(self._server_tools(s) for s in servers))
+        out = []
+        wanted = {t for t in (tags or []) if t}
+        for tools in listed:
+            for tool in tools:
+                if wanted and not wanted.intersection(tool["tags"]):
+                    continue
+                if name and not fnmatch.fnmatchcase(tool["name"], name):
+                    continue
+                out.append(tool)
+        return out
+
+    async def _server_tools(self, server: McpServerConfig) -> list[dict[str, Any]]:
+        cached = self._tools.get(server)
+        now = time.monotonic()
+        if cached is not None and now - cached[0] < self.tool_ttl:
+            return cached[1]
+        lock = self._tool_locks.setdefault(server, asyncio.Lock())
+        async with lock:
+            cached = self._tools.get(server)
+            if cached is not None and time.monotonic() - cached[0] < self.tool_ttl:
+                return cached[1]
+            try:
+                raw = await asyncio.wait_for(list_server_tools(server), self.list_timeout)
+            except Exception as exc:  # noqa: BLE001 - one broken server must not hide the others
+                log.warning("MCP server %s: cannot list its tools: %s", server.name, _error_text(exc))
+                return []
+            tags = [*server.tags, server.name]
+            tools = [
+                {
+                    "name": t.name,
+                    "description": t.description or "",
+                    "inputSchema": t.input_schema if isinstance(getattr(t, "input_schema", None), dict) else {"type": "object"},
+                    "tags": list(dict.fromkeys(tags)),
+                    "server": server.name,
+                }
+                for t in raw
+            ]
+            self._tools[server] = (time.monotonic(), tools)
+            return tools
+
+
+def _error_text(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return str(exc).strip() or type(exc).__name__
+
+
+async def list_server_tools(server: McpServerConfig) -> list[Any]:
+    """tools/list of one server with the official `mcp` client (imported here: it is slow)."""
+    from mcp import Client
+
+    @contextlib.asynccontextmanager
+    async def connect():  # noqa: ANN202
+        if server.type == "stdio":
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            params = StdioServerParameters(command=server.command or "", args=list(server.args), env=dict(server.env) or None)
+            with open(os.devnull, "w") as sink:
+                async with Client(stdio_client(params, errlog=sink)) as client:
+                    yield client
+        elif server.type == "sse":
+            from mcp.client.sse import sse_client
+
+            async with Client(sse_client(server.url, headers=dict(server.headers) or None)) as client:
+                yield client
+        else:
+            from mcp.client.streamable_http import streamable_http_client
+
+            import httpx2
+
+            async with httpx2.AsyncClient(headers=dict(server.headers), timeout=httpx2.Timeout(30.0)) as http:
+                async with Client(streamable_http_client(server.url, http_client=http)) as client:
+                    yield client
+
+    tools: list[Any] = []
+    async with connect() as client:
+        cursor = None
+        while True:
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+    return tools

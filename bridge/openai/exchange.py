@@ -1,0 +1,169 @@
+"""One request being answered by the core, independent of the HTTP connection(s) reading it.
+
+The core writes response parts into an `Exchange`; one or more HTTP handlers (*consumers*) read
+them. Decoupling the two is what lets
+
+* a client's retry of the same request (`x-stainless-retry-count` ≥ 1, same body) attach to the
+  exchange still running — or read the answer of one that completed while the client was away —
+  instead of cancelling it and prompting the agent again;
+* a disconnect cancel the agent's turn only when nobody reads the exchange any more: at once for
+  a stream whose response had started (the `openai` SDK never retries those), after a short grace
+  for a request an SDK may still retry;
+* a slow streaming reader get many parts per SSE event: a consumer takes every part written since
+  its last write, so the slower it drains, the more each event carries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bridge.openai.errors import OpenAIError, agent_failed, agents_busy, cancelled
+from bridge.sessions import RequestCancelled, ResponseStream, SessionFailed
+
+log = logging.getLogger(__name__)
+
+_ids = itertools.count(1)
+
+
+class Exchange:
+    """Parts written by the core for one request; `done` once the core returned."""
+
+    def __init__(self, key: bytes | None, params: Any, *, budget: int | None = None, max_tool_calls: int = 0) -> None:
+        self.seq = next(_ids)
+        self.key = key
+        self.params = params
+        self.request_id = f"openai-{self.seq}"
+        self.created = int(time.time())
+        self.parts: list[dict[str, Any]] = []
+        self.listeners: list[asyncio.Event] = []
+        self.done = False
+        self.error: OpenAIError | None = None
+        self.limited = False  # max_tokens / max_tool_rounds reached: finish_reason "length"
+        self.cancelled = False
+        self.consumers = 0
+        self.finished_at: float | None = None
+        self.cancel_handle: asyncio.TimerHandle | None = None
+        self.on_done: list[Callable[[Exchange], None]] = []
+        self.core: Any = None
+        self.task: asyncio.Task[None] | None = None
+        self._budget = budget  # UTF-8 bytes of text left (max_tokens × 4)
+        self._max_tool_calls = max_tool_calls
+        self._tool_calls = 0
+        self.stream = ResponseStream(self.request_id, self._write)
+        if max_tool_calls:
+            self.stream.on_agent_tool_call = self._agent_tool_call
+
+    # --- the core's side ------------------------------------------------------------------------------
+
+    def _write(self, part: dict[str, Any]) -> None:
+        if self.limited:
+            return
+        if self._budget is not None and part["type"] == "text":
+            raw = part["value"].encode("utf-8", "surrogatepass")
+            if len(raw) >= self._budget:
+                kept = raw[: self._budget].decode("utf-8", "ignore")
+                self._budget = 0
+                self._limit()
+                if kept:
+                    part = {"type": "text", "value": kept}
+                else:
+                    self._wake()
+                    return
+            else:
+                self._budget -= len(raw)
+        self.parts.append(part)
+        for event in self.listeners:
+            event.set()
+
+    def _agent_tool_call(self, update: Any) -> None:
+        self._tool_calls += 1
+        if self._tool_calls > self._max_tool_calls and not self.limited:
+            self._limit()
+
+    def _limit(self) -> None:
+        """A limit was reached: stop the agent's turn; the answer ends with finish_reason length."""
+        self.limited = True
+        asyncio.get_running_loop().call_soon(self._cancel_core, "Request ended: a limit of the request was reached")
+
+    def _wake(self) -> None:
+        for event in self.listeners:
+            event.set()
+
+    async def run(self, core: Any, request: Any) -> None:
+        self.core = core
+        try:
+            await core.chat(request, self.stream)
+        except RequestCancelled as exc:
+            if not self.limited:
+                self.error = cancelled(str(exc) or "Request cancelled")
+        except SessionFailed as exc:
+            message = str(exc)
+            self.error = agents_busy(message) if "too many agent sessions" in message else agent_failed(message)
+        except asyncio.CancelledError:
+            self.cancel("Request cancelled: the bridge is shutting down")
+            self.error = OpenAIError(503, "The bridge is shutting down.", code="shutting_down")
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug must still answer the client
+            log.exception("request %s failed", self.request_id)
+            self.error = OpenAIError(500, f"Internal error in the bridge: {type(exc).__name__}: {exc}", code="internal_error")
+        finally:
+            self.done = True
+            self.finished_at = time.monotonic()
+            if self.cancel_handle is not None:
+                self.cancel_handle.cancel()
+                self.cancel_handle = None
+            self._wake()
+            for callback in self.on_done:
+                try:
+                    callback(self)
+                except Exception:  # noqa: BLE001
+                    log.exception("exchange callback failed")
+
+    # --- cancellation ---------------------------------------------------------------------------------
+
+    def _cancel_core(self, reason: str) -> None:
+        stream = self.stream
+        if stream.done:
+            return
+        if self.core is None or not self.core.cancel(self.request_id, reason):
+            if stream.session is not None:
+                stream.session.cancel_stream(stream, reason)
+            else:
+                stream.cancel(reason)
+
+    def cancel(self, reason: str) -> None:
+        if self.done:
+            return
+        self.cancelled = True
+        self._cancel_core(reason)
+
+    # --- consumers ------------------------------------------------------------------------------------
+
+    def attach(self, event: asyncio.Event) -> None:
+        self.consumers += 1
+        self.listeners.append(event)
+        if self.cancel_handle is not None:
+            self.cancel_handle.cancel()
+            self.cancel_handle = None
+
+    def detach(self, event: asyncio.Event, *, disconnected: bool, grace: float) -> None:
+        self.consumers -= 1
+        if event in self.listeners:
+            self.listeners.remove(event)
+        if self.consumers > 0 or self.done or not disconnected:
+            return
+        reason = "Request cancelled: the client disconnected"
+        if grace > 0:
+            self.cancel_handle = asyncio.get_running_loop().call_later(grace, self.cancel, reason)
+        else:
+            self.cancel(reason)
+
+    @property
+    def replayable(self) -> bool:
+        """May a retry be answered from this exchange?"""
+        return not self.cancelled and (not self.done or self.error is None)
