@@ -117,12 +117,28 @@ def _canonical(tools: list[types.Tool]) -> dict[str, str]:
     return {t.name: _compact([t.description, t.input_schema]) for t in tools}
 
 
+_CLIENT_TOOL_ANNOTATIONS = types.ToolAnnotations(read_only_hint=True)
+"""What the agent is told of every client tool: read-only, as far as the agent is concerned.
+
+The agent never runs these tools itself: the client does, under its own confirmation, and the
+bridge already lets the agent call them without a permission round trip. Claude Code runs the MCP
+calls of one model message concurrently only when the tools say `readOnlyHint`; otherwise one
+after the other, each a client round trip of its own. Marked so, the calls reach the client
+together, as several `tool_call` parts of one response (decision 8), and the client runs them in
+the order the model wrote them."""
+
+
 def _mcp_tools(definitions: list[ToolDefinition]) -> list[types.Tool]:
     tools: dict[str, types.Tool] = {}
     for d in definitions:
         # VS Code never sends duplicates; if a client does, the first definition wins.
         if d.name not in tools:
-            tools[d.name] = types.Tool(name=d.name, description=d.description, input_schema=_input_schema(d.inputSchema))
+            tools[d.name] = types.Tool(
+                name=d.name,
+                description=d.description,
+                input_schema=_input_schema(d.inputSchema),
+                annotations=_CLIENT_TOOL_ANNOTATIONS,
+            )
     return list(tools.values())
 
 
