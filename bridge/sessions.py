@@ -235,6 +235,7 @@ class AgentSession:
         self.needs_replay = False
         self._stream: ResponseStream | None = None
         self._tool_server_key: str | None = None
+        self._tools_changed = False  # the client's tool list changed since the last prompt
         self.last_active = time.monotonic()
         self._call_ids: dict[str, int] = {}
 
@@ -286,6 +287,12 @@ class AgentSession:
                 return
             if stream.done:
                 return
+            if self._tools_changed and self._tool_server_key is not None and self.core.tool_server is not None:
+                # D17: the agent should meet the new tool list in the prompt that brought it.
+                self._tools_changed = False
+                await self.core.tool_server.wait_relisted(self._tool_server_key)
+                if stream.done:
+                    return
             self.needs_replay = False
             self._start_turn(prompt, stream, request.has_agent_action)
         await asyncio.shield(stream.finished)
@@ -295,7 +302,8 @@ class AgentSession:
         self.tools = tools
         self.tool_names = {t.name for t in tools}
         if self._tool_server_key is not None and self.core.tool_server is not None:
-            self.core.tool_server.set_tools(self._tool_server_key, tools)
+            if self.core.tool_server.set_tools(self._tool_server_key, tools):
+                self._tools_changed = True
 
     def cancel_stream(self, stream: ResponseStream, reason: str = "Request cancelled") -> None:
         """`lm/cancel`, a superseded request or a vanished client: answer it, stop the agent's turn."""

@@ -32,6 +32,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -79,6 +80,12 @@ _GRACEFUL_SHUTDOWN = 1.0
 """uvicorn's grace for connections still open after every endpoint has been torn down."""
 _DRAIN_TIMEOUT = 1.0
 """How long an endpoint being closed waits for cancelled calls' answers to reach its clients."""
+_RELIST_WAIT = 1.0
+"""How long a prompt waits for the agent to list the client's tools again after they changed."""
+_RELIST_QUIET = 0.1
+"""... and for the agent's MCP client to go quiet after that."""
+_LONG_REQUESTS = frozenset({"tools/call", "subscriptions/listen"})
+"""Requests that may stay open for long: they do not keep the agent's MCP client from being quiet."""
 _EXCHANGE_KEY = "symposium.http_exchange"
 """ASGI scope key under which the router hands an `_HttpExchange` to the tools/call handler."""
 
@@ -210,6 +217,12 @@ class _Endpoint:
     calls: set[anyio.CancelScope] = field(default_factory=set)
     exchanges: set[_HttpExchange] = field(default_factory=set)
     sockets: set[_SocketSession] = field(default_factory=set)
+    # Set when the agent lists the tools again after a change was announced (None: nothing
+    # announced); an agent that once let an announcement go unanswered is not waited for again.
+    relisted: anyio.Event | None = None
+    ignores_list_changed: bool = False
+    busy: int = 0  # MCP requests being answered, but for _LONG_REQUESTS
+    last_seen: float = 0.0  # when one last started or ended (time.monotonic)
 
     def __post_init__(self) -> None:
         self.listen = ListenHandler(self.bus)
@@ -238,6 +251,17 @@ class _Endpoint:
     # MCP handlers ---------------------------------------------------------------------------------
 
     async def _track_connection(self, ctx: Any, call_next: Any) -> Any:
+        if getattr(ctx, "method", None) in _LONG_REQUESTS:
+            return await self._track(ctx, call_next)
+        self.busy += 1
+        self.last_seen = time.monotonic()
+        try:
+            return await self._track(ctx, call_next)
+        finally:
+            self.busy -= 1
+            self.last_seen = time.monotonic()
+
+    async def _track(self, ctx: Any, call_next: Any) -> Any:
         connection = _connection_of(ctx)
         if (
             connection is not None
@@ -251,6 +275,8 @@ class _Endpoint:
         return await call_next(ctx)
 
     async def _list_tools(self, ctx: Any, params: Any) -> types.ListToolsResult:
+        if self.relisted is not None:
+            self.relisted.set()
         return types.ListToolsResult(tools=list(self.tools))
 
     async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -571,8 +597,34 @@ class ClientToolServer:
             return False
         ep.tools = new
         if self._tg is not None and not ep.closed:
+            if ep.connected() and not ep.ignores_list_changed:
+                ep.relisted = anyio.Event()
             self._tg.start_soon(ep.announce_tools_changed)
         return True
+
+    async def wait_relisted(self, key: str, timeout: float = _RELIST_WAIT) -> bool:
+        """After a change `set_tools` announced: wait (at most `timeout`) until the agent has
+        listed the tools again, so that the prompt sent next meets the new list — the agent's MCP
+        client re-lists on its own schedule, and the prompt travels on another channel. True when
+        it did (or there was nothing to wait for). An agent that lets the wait time out (Claude Code
+        ignores list_changed) is not waited for again."""
+        ep = self._endpoints.get(key)
+        if ep is None or ep.relisted is None:
+            return True
+        event = ep.relisted
+        deadline = time.monotonic() + timeout
+        with anyio.move_on_after(timeout):
+            await event.wait()
+            # Listing is where the agent starts, not where it ends: fast-agent asks again and only
+            # then takes the new list. Wait for it to go quiet.
+            while ep.busy or time.monotonic() - ep.last_seen < _RELIST_QUIET:
+                await anyio.sleep(min(0.02, max(0.0, deadline - time.monotonic())))
+        if ep.relisted is event:
+            ep.relisted = None
+        if not event.is_set():
+            ep.ignores_list_changed = True
+            log.info("vscode_tools %s: the agent did not list the changed tools within %.1f s", key, timeout)
+        return event.is_set()
 
     def tools(self, key: str) -> list[ToolDefinition]:
         """The session's current tools, as served."""
