@@ -781,6 +781,9 @@ class ConsoleState:
             _load_event_log(state, path)
         else:
             raise ValueError(f"{os.fspath(path)}: neither a vscodelm trace nor a JSONL event log")
+        for rec in state.sessions.values():
+            if rec.ended is None and rec.decisions:  # it ran (a trace has no start events)
+                rec.ready = True
         state.flush()
         return state
 
