@@ -373,8 +373,8 @@ class OpenAIFrontDoor:
             if not self.responses.delete(response_id, principal):
                 raise not_found(f"Response with id '{response_id}' not found.")
             await _send_json(send, 200, {"id": response_id, "object": "response.deleted", "deleted": True})
-        else:
-            raise OpenAIError(405, "Method not allowed.", code="method_not_allowed")
+        else:  # e.g. POST /v1/responses/compact: not offered here
+            raise OpenAIError(404, f"Invalid URL ({scope['method']} {scope['path']})", code="unknown_url")
 
     async def models(self, scope: Any, receive: Any, send: Any) -> None:
         self.principal(scope)

@@ -17,6 +17,7 @@ from bridge.openai.convert import estimate_tokens
 from bridge.openai.errors import OpenAIError
 
 _dumps = json.dumps
+FINGERPRINT = "fp_symposium"
 
 
 def _arguments(parameters: Any) -> str:
@@ -56,7 +57,7 @@ class ChatEncoder:
         self.id = f"chatcmpl-{exchange.seq:08x}{exchange.created:x}"
         head = (
             f'{{"id":"{self.id}","object":"chat.completion.chunk","created":{exchange.created},'
-            f'"model":{_dumps(params.model)},"system_fingerprint":null,"choices":[{{"index":0,"delta":'
+            f'"model":{_dumps(params.model)},"system_fingerprint":"fp_symposium","choices":[{{"index":0,"delta":'
         )
         self._pre = b"data: " + head.encode()
         usage_null = ',"usage":null' if params.include_usage else ""
@@ -115,7 +116,7 @@ class ChatEncoder:
         if self.params.include_usage:
             chunk = {
                 "id": self.id, "object": "chat.completion.chunk", "created": exchange.created,
-                "model": self.params.model, "system_fingerprint": None, "choices": [],
+                "model": self.params.model, "system_fingerprint": FINGERPRINT, "choices": [],
                 "usage": usage(self.params.prompt_tokens, exchange.parts),
             }
             out += b"data: " + _dumps(chunk).encode() + b"\n\n"
@@ -148,7 +149,7 @@ class ChatEncoder:
             "object": "chat.completion",
             "created": exchange.created,
             "model": self.params.model,
-            "system_fingerprint": None,
+            "system_fingerprint": FINGERPRINT,
             "service_tier": "default",
             "choices": [{"index": 0, "message": message, "logprobs": None,
                          "finish_reason": finish_reason(exchange, len(calls), self.legacy)}],
