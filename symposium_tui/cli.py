@@ -47,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the bridge host without a UI (VS Code's relay reaches it)")
     _common(p, suppress=True)
+    p.add_argument("--openai", metavar="HOST:PORT", help="also serve the OpenAI-compatible API (loopback unless an API key is set)")
+    p.add_argument("--api-key", metavar="KEY", help="bearer key the OpenAI API requires (default: $SYMPOSIUM_OPENAI_API_KEY)")
 
     p = sub.add_parser("eliza", help="run the built-in Eliza as an ACP agent on stdio")
     _common(p, suppress=True)
@@ -179,9 +181,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
         bridge = build_bridge(cwd=args.cwd, event_log=args.event_log, bridge_options=bridge_options(args))
         if getattr(bridge, "settings_error", None):
             print(f"symposium-tui: {bridge.settings_error}", file=sys.stderr)
+        openai = None
+        errors: tuple[type[Exception], ...] = (HostError,)
+        if args.openai:
+            from bridge.openai import OpenAIServer, ServeError
+
+            errors = (HostError, ServeError)
+
+            try:
+                openai = OpenAIServer(bridge, args.openai, api_key=args.api_key)
+            except ServeError as exc:
+                print(f"symposium-tui: {exc}", file=sys.stderr)
+                await bridge.close()
+                return 2
         try:
-            await serve_forever(bridge, ConsoleHost(bridge))
-        except HostError as exc:
+            await serve_forever(bridge, ConsoleHost(bridge), openai=openai)
+        except errors as exc:
             print(f"symposium-tui: {exc}", file=sys.stderr)
             await bridge.close()
             return 1

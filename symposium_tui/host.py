@@ -185,14 +185,24 @@ async def serve_forever(bridge: Bridge, host: ConsoleHost, openai: Any = None) -
     import signal
 
     await host.start()
+    if openai is not None:  # a bridge.openai.OpenAIServer, not started yet
+        try:
+            await openai.start()
+        except BaseException:
+            await host.stop()
+            raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     print(f"symposium-tui: serving on {host.path}", flush=True)
+    if openai is not None:
+        print(f"symposium-tui: OpenAI-compatible API on {openai.url}", flush=True)
     try:
         await stop.wait()
     finally:
+        if openai is not None:
+            await openai.stop()
         await host.stop()
         await bridge.close()
