@@ -49,7 +49,7 @@ from starlette.routing import Route
 from bridge import events as ev
 from bridge.openai.catalog import Catalog
 from bridge.openai.chat_wire import ChatEncoder
-from bridge.openai.convert import ReplyMemory, is_retry, parse_chat
+from bridge.openai.convert import ReplyMemory, is_retry, parse_chat, text_part
 from bridge.openai.errors import OpenAIError, bad_request, invalid_api_key, model_not_found, not_found
 from bridge.openai.exchange import Exchange
 from bridge.openai.responses import ResponsesEncoder, ResponseStore, StoredResponse, parse_responses, reply_message
@@ -229,7 +229,7 @@ class OpenAIFrontDoor:
                     break
         if any(p["type"] == "tool_call" for p in parts):
             self.memory.remember_reply([
-                TextPart.model_construct(type="text", value=p["value"]) if p["type"] == "text"
+                text_part(p["value"]) if p["type"] == "text"
                 else ToolCallPart(toolCallId=p["toolCallId"], toolName=p["toolName"], parameters=p["parameters"])
                 for p in parts
             ])

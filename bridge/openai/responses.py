@@ -26,6 +26,8 @@ from bridge.openai.convert import (
     apply_tool_choice,
     content_text,
     estimate_tokens,
+    message,
+    text_part,
     model_of,
     tool_options,
     _tool,
@@ -133,10 +135,10 @@ def _input_messages(raw: Any, known_calls: set[str]) -> tuple[list[Message], int
                 text = content_text(item.get("content"), f"{where}.content", allow_media=False)
                 size += len(text)
                 if open_assistant is None:
-                    open_assistant = Message.model_construct(role="assistant", content=[])
+                    open_assistant = message("assistant", [])
                     out.append(open_assistant)
                 if text:
-                    open_assistant.content.append(TextPart.model_construct(type="text", value=text))
+                    open_assistant.content.append(text_part(text))
             else:
                 raise bad_request(f"Invalid value for '{where}.role': {role!r}.", f"{where}.role")
         elif kind == "function_call":
@@ -148,7 +150,7 @@ def _input_messages(raw: Any, known_calls: set[str]) -> tuple[list[Message], int
             args = item.get("arguments")
             size += len(args) if isinstance(args, str) else 0
             if open_assistant is None:
-                open_assistant = Message.model_construct(role="assistant", content=[])
+                open_assistant = message("assistant", [])
                 out.append(open_assistant)
             open_assistant.content.append(ToolCallPart(toolCallId=call_id, toolName=name, parameters=_parse_arguments(args, f"{where}.arguments")))
             known_calls.add(call_id)
@@ -163,7 +165,7 @@ def _input_messages(raw: Any, known_calls: set[str]) -> tuple[list[Message], int
             output = item.get("output")
             text = output if isinstance(output, str) else content_text(output, f"{where}.output", allow_media=False)
             size += len(text)
-            out.append(Message.model_construct(role="user", content=[ToolResultPart(toolCallId=call_id, result=text)]))
+            out.append(message("user", [ToolResultPart(toolCallId=call_id, result=text)]))
             open_assistant = None
         elif kind == "reasoning":
             continue
@@ -418,10 +420,10 @@ def reply_message(parts: list[dict[str, Any]]) -> Message | None:
     content: list[Any] = []
     for part in parts:
         if part["type"] == "text":
-            content.append(TextPart.model_construct(type="text", value=part["value"]))
+            content.append(text_part(part["value"]))
         else:
             content.append(ToolCallPart(toolCallId=part["toolCallId"], toolName=part["toolName"], parameters=part["parameters"]))
-    return Message.model_construct(role="assistant", content=content) if content else None
+    return message("assistant", content) if content else None
 
 
 __all__ = ["ReplyMemory", "ResponseStore", "ResponsesEncoder", "ResponsesParams", "StoredResponse", "parse_responses", "reply_message"]

@@ -1,0 +1,98 @@
+"""Added latency per request of the OpenAI front door over a bare ACP round trip to the same agent.
+
+    .venv/bin/python tests/bench/bench_openai_latency.py [--requests 200] [--repeats 3]
+
+The test echo agent answers `ECHO: <prompt>` in one chunk. Measured two ways, alternated, a fresh
+agent each repeat, start-up excluded (a warm-up request first):
+
+- bridge: `POST /v1/chat/completions` (not streamed) to the front door in a server process of its
+  own, from a raw keep-alive HTTP client (no SDK on the clock). Each request continues the
+  conversation (the whole history is sent, as OpenAI clients do), so every one goes through the
+  history tracker, commits the previous exchange and prompts the same agent session.
+- bare: `session/prompt` with the ACP SDK client straight to the agent, until the prompt returns.
+
+Added latency = median(bridge round trip) − median(bare round trip). Target: ≤ 2 ms. Exit code 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.bench.bench_openai_common import BridgeServer, RawHttp, bare_session, bench_settings  # noqa: E402
+
+TARGET_MS = 2.0
+
+
+def bridge_round_trips(config: Path, n: int) -> list[float]:
+    server = BridgeServer(config)
+    http = RawHttp(server.port)
+    try:
+        messages = [{"role": "user", "content": "warm up"}]
+        http.send("/v1/chat/completions", {"model": "echo", "messages": messages})
+        reply = http.read_json()["choices"][0]["message"]["content"]
+        times = []
+        for i in range(n):
+            messages = messages + [{"role": "assistant", "content": reply}, {"role": "user", "content": f"q{i}"}]
+            t0 = time.perf_counter()
+            http.send("/v1/chat/completions", {"model": "echo", "messages": messages})
+            body = http.read_json()
+            times.append(time.perf_counter() - t0)
+            reply = body["choices"][0]["message"]["content"]
+            if reply != f"ECHO: q{i}":
+                raise RuntimeError(f"unexpected reply {reply!r}")
+        return times
+    finally:
+        http.close()
+        server.close()
+
+
+async def bare_round_trips(n: int) -> list[float]:
+    import acp
+    from acp.schema import ClientCapabilities
+
+    client, cwd, cm = bare_session()
+    async with cm as (conn, _proc):
+        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+        session = await conn.new_session(cwd=cwd, mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("warm up")])
+        times = []
+        for i in range(n):
+            t0 = time.perf_counter()
+            await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(f"q{i}")])
+            times.append(time.perf_counter() - t0)
+        return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    config = bench_settings()
+    bridge: list[float] = []
+    bare: list[float] = []
+    for r in range(args.repeats):
+        order = ("bridge", "bare") if r % 2 == 0 else ("bare", "bridge")
+        for kind in order:
+            if kind == "bridge":
+                bridge += bridge_round_trips(config, args.requests)
+            else:
+                bare += asyncio.run(bare_round_trips(args.requests))
+    mb, ma = statistics.median(bridge) * 1e3, statistics.median(bare) * 1e3
+    added = mb - ma
+    print(f"requests: {len(bridge)} through the bridge, {len(bare)} bare ACP round trips")
+    print(f"bridge round trip: median {mb:.3f} ms (p90 {statistics.quantiles(bridge, n=10)[-1] * 1e3:.3f} ms)")
+    print(f"bare ACP round trip: median {ma:.3f} ms (p90 {statistics.quantiles(bare, n=10)[-1] * 1e3:.3f} ms)")
+    print(f"added latency per request: {added:.3f} ms (target <= {TARGET_MS} ms): {'OK' if added <= TARGET_MS else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
