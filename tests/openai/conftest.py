@@ -88,9 +88,16 @@ class ServerThread:
         return self.server.front_door
 
     def stop(self) -> None:
+        self.stop_with(None)
+
+    def stop_with(self, last: Any) -> None:
+        """Stop; then await `last` (e.g. a fake model API's exit) in the server's loop."""
+
         async def down() -> None:
             await self.server.stop()
             await self.bridge.close()
+            if last is not None:
+                await last
 
         try:
             self.call(down())
