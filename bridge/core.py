@@ -30,6 +30,7 @@ class Bridge:
         drain_timeout: float = 10.0,
         start_timeout: float = 60.0,
         tool_batch_window: float = 0.05,
+        tool_batch_limit: float = 2.0,
         approvals: Any = None,
         idle_timeout: float | None = 1800.0,
         max_agents: int | None = 16,
@@ -39,6 +40,7 @@ class Bridge:
         self.drain_timeout = drain_timeout
         self.start_timeout = start_timeout
         self.tool_batch_window = tool_batch_window
+        self.tool_batch_limit = tool_batch_limit
         if approvals is None:
             from bridge.approvals import ApprovalBroker
 
@@ -146,6 +148,10 @@ class ConnectionCore:
     @property
     def approvals(self) -> Any:
         return self.bridge.approvals
+
+    @property
+    def tool_batch_limit(self) -> float:
+        return self.bridge.tool_batch_limit
 
     @property
     def tool_server(self) -> Any:

@@ -162,15 +162,18 @@ def split_current_turn(messages: list[Message]) -> tuple[list[Message], list[Mes
     return messages[:i], messages[i:]
 
 
-def replay_prompt(messages: list[Message], result_text: Any = None) -> str:
-    """The first prompt of a new session that joins a conversation already under way (decision 7).
+REPLAY_META = {"symposium": {"replay": True}}
 
-    Earlier turns are replayed as a transcript — user and assistant text, tool calls and their
-    results — followed by the current request's text.
-    """
+
+def replay_parts(messages: list[Message], result_text: Any = None) -> tuple[str | None, str]:
+    """The first prompt of a new session that joins a conversation already under way (decision 7):
+    the earlier turns as a transcript — user and assistant text, tool calls and their results —
+    and, separately, the current request's text. None for the transcript when there are no
+    earlier turns. The session sends them as two content blocks, the transcript marked with
+    `_meta` `{"symposium": {"replay": true}}` so an agent can tell context from request."""
     earlier, current = split_current_turn(messages)
     if not earlier:
-        return user_prompt(current)
+        return None, user_prompt(current)
     if result_text is None:
         from bridge.tool_results import tool_result_text as result_text  # noqa: N813
     names: dict[str, str] = {}
@@ -197,5 +200,11 @@ def replay_prompt(messages: list[Message], result_text: Any = None) -> str:
                     lines.append("User approved the action.")
                 else:
                     lines.append(f"Tool {name} returned: {_compact(result_text(part.result))}")
-    lines += ["", "[End of the replayed conversation.]", "", user_prompt(current)]
-    return "\n".join(lines).rstrip("\n")
+    lines += ["", "[End of the replayed conversation.]"]
+    return "\n".join(lines), user_prompt(current)
+
+
+def replay_prompt(messages: list[Message], result_text: Any = None) -> str:
+    """`replay_parts` as one text."""
+    context, current = replay_parts(messages, result_text)
+    return f"{context}\n\n{current}" if context else current

@@ -35,7 +35,7 @@ from bridge.protocol import (
     ToolDefinition,
     ToolResultPart,
 )
-from bridge.render import AGENT_ACTION_TOOL, ToolCallTracker, content_block_text, replay_prompt, user_prompt
+from bridge.render import AGENT_ACTION_TOOL, REPLAY_META, ToolCallTracker, content_block_text, replay_parts, user_prompt
 from bridge.tool_results import tool_result_text
 
 if TYPE_CHECKING:
@@ -146,6 +146,7 @@ class Turn:
     has_agent_action: bool = False
     handoff: asyncio.TimerHandle | None = None
     approvals: list[str] = field(default_factory=list)  # ids of approvals pending with the broker
+    handoff_started: float | None = None
 
 
 # --- the agent side -----------------------------------------------------------------------------
@@ -186,20 +187,25 @@ class _AcpClient:
         return None
 
 
-def _is_client_tool_permission(tool_call: Any, tool_names: set[str]) -> bool:
-    """Is the agent asking permission to call one of the client's own tools?
+def _names_client_tool(title: str | None, tool_names: set[str]) -> bool:
+    """Does an agent's title for a tool call name one of the client's tools?
 
-    Agents title these requests differently (Claude: `mcp__vscode_tools__read_file`; others
-    `vscode_tools__read_file`, `vscode_tools/read_file`, ...). The client's tools need no approval
-    from the client — it will be asked to run them anyway.
+    Agents title these differently (Claude: `mcp__vscode_tools__read_file`; fast-agent
+    `vscode_tools/read_file`; Gemini `read_file (vscode_tools MCP Server)`).
     """
-    title = (getattr(tool_call, "title", None) or "").strip()
+    title = (title or "").strip()
     for sep in ("__", "/", ".", "-", ":"):
         for prefix in (f"mcp__{CLIENT_TOOL_SERVER}{sep}", f"{CLIENT_TOOL_SERVER}{sep}"):
             if title.startswith(prefix) and title[len(prefix) :] in tool_names:
                 return True
-    suffix = f" ({CLIENT_TOOL_SERVER} MCP Server)"  # Gemini CLI's form
+    suffix = f" ({CLIENT_TOOL_SERVER} MCP Server)"
     return title.endswith(suffix) and title[: -len(suffix)] in tool_names
+
+
+def _is_client_tool_permission(tool_call: Any, tool_names: set[str]) -> bool:
+    """Is the agent asking permission to call one of the client's own tools? Those need no
+    approval from the client — it will be asked to run them anyway."""
+    return _names_client_tool(getattr(tool_call, "title", None), tool_names)
 
 
 def _own_mcp_server(server: dict[str, Any], init: Any) -> Any:
@@ -236,6 +242,7 @@ class AgentSession:
         self._stream: ResponseStream | None = None
         self._tool_server_key: str | None = None
         self._tools_changed = False  # the client's tool list changed since the last prompt
+        self._restart_for_tools = False
         self.last_active = time.monotonic()
         self._call_ids: dict[str, int] = {}
 
@@ -269,9 +276,14 @@ class AgentSession:
             await self._end_running_turn()
             if stream.done:
                 return
+            if self._restart_for_tools:
+                self._restart_for_tools = False
+                await self._stop_agent("the client offered tools")
+                self.needs_replay = True
             new = decision.new_messages
+            context: str | None = None
             if decision.kind is DecisionKind.NEW_SESSION or self.needs_replay:
-                prompt = replay_prompt(request.messages if self.needs_replay else new)
+                context, prompt = replay_parts(request.messages if self.needs_replay else new)
             else:
                 prompt = user_prompt(new[decision.prompt_start :])
             if not prompt:
@@ -294,7 +306,7 @@ class AgentSession:
                 if stream.done:
                     return
             self.needs_replay = False
-            self._start_turn(prompt, stream, request.has_agent_action)
+            self._start_turn(prompt, stream, request.has_agent_action, context=context)
         await asyncio.shield(stream.finished)
 
     def _update_tools(self, request: ChatRequest) -> None:
@@ -304,6 +316,11 @@ class AgentSession:
         if self._tool_server_key is not None and self.core.tool_server is not None:
             if self.core.tool_server.set_tools(self._tool_server_key, tools):
                 self._tools_changed = True
+        elif tools and self.state == "ready":
+            # The agent was started without the client-tool server (its first request had no
+            # tools) and ACP cannot add one to a live session: start it again, with the server,
+            # replaying the conversation, before the next prompt.
+            self._restart_for_tools = True
 
     def cancel_stream(self, stream: ResponseStream, reason: str = "Request cancelled") -> None:
         """`lm/cancel`, a superseded request or a vanished client: answer it, stop the agent's turn."""
@@ -323,20 +340,24 @@ class AgentSession:
 
     # --- turns -------------------------------------------------------------------------------------
 
-    def _start_turn(self, prompt: str, stream: ResponseStream, has_agent_action: bool) -> Turn:
+    def _start_turn(self, prompt: str, stream: ResponseStream, has_agent_action: bool, context: str | None = None) -> Turn:
         self._turn_ids += 1
         turn = Turn(id=self._turn_ids, stream=stream, has_agent_action=has_agent_action)
         self.turn = turn
-        asyncio.ensure_future(self._run_turn(turn, prompt))
+        asyncio.ensure_future(self._run_turn(turn, prompt, context))
         return turn
 
-    async def _run_turn(self, turn: Turn, prompt: str) -> None:
-        from acp import text_block
+    async def _run_turn(self, turn: Turn, prompt: str, context: str | None = None) -> None:
+        from acp.schema import TextContentBlock
 
         error: str | None = None
         while True:
+            blocks = [TextContentBlock(type="text", text=prompt)]
+            if context:
+                blocks.insert(0, TextContentBlock(type="text", text=context, field_meta=REPLAY_META))
+                context = None
             try:
-                await self._until_agent_exits(self.conn.prompt(session_id=self.acp_session_id, prompt=[text_block(prompt)]))
+                await self._until_agent_exits(self.conn.prompt(session_id=self.acp_session_id, prompt=blocks))
             except SessionFailed as exc:
                 error = str(exc)
             except Exception as exc:  # the SDK's RequestError, ConnectionError, ...
@@ -585,6 +606,22 @@ class AgentSession:
         turn.handoff = None
         if turn.cancelled or turn.done.is_set() or not self.waiting:
             return
+        # The agent announced more client-tool calls (ACP `tool_call` updates) than have reached
+        # the tool server so far: they are on their way — wait for them, within a bound, so they
+        # all land in this response (decision 8).
+        announced = sum(
+            1
+            for state in turn.tracker.calls.values()
+            if state.status not in ("completed", "failed") and _names_client_tool(state.title, self.tool_names)
+        )
+        arrived = sum(1 for rt in self.waiting if rt.kind == "tool")
+        loop = asyncio.get_running_loop()
+        if turn.handoff_started is None:
+            turn.handoff_started = loop.time()
+        if arrived < announced and loop.time() - turn.handoff_started < self.core.tool_batch_limit:
+            turn.handoff = loop.call_later(self.core.tool_batch_window, self._hand_off, turn)
+            return
+        turn.handoff_started = None
         stream = turn.stream
         turn.stream = None
         if stream is not None:

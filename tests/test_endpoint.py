@@ -410,3 +410,11 @@ async def test_agent_limit_stops_the_least_recently_used_idle_agent(tmp_path):
         assert "User: conversation A" in a2.text
     finally:
         await client.close()
+
+
+async def test_client_tools_offered_after_a_tool_less_start_reach_the_agent(logged):
+    first = await logged.chat([user("Hello")])
+    assert first.error is None
+    tools = [tool("read_file", "Read contents of a file")]
+    second = await logged.chat([user("Hello"), first.as_assistant(), user("list tools from vscode_tools")], tools=tools)
+    assert second.text.endswith("Available tools:\n  - read_file: Read contents of a file")

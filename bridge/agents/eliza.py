@@ -94,6 +94,11 @@ class _Cancelled(Exception):
     """The session's running prompt was cancelled by the client."""
 
 
+def _is_replay(block: Any) -> bool:
+    meta = getattr(block, "field_meta", None) or {}
+    return isinstance(meta, dict) and bool((meta.get("symposium") or {}).get("replay"))
+
+
 def chunk_reply(reply: str) -> list[str]:
     """Split ``reply`` on word boundaries into 3–6 chunks (fewer for very short replies).
 
@@ -215,7 +220,11 @@ class ElizaAgent:
         session.cancelled = asyncio.Event()
         session.prompting = True
         try:
-            text = " ".join(block.text for block in prompt if getattr(block, "type", None) == "text")
+            # A block the client marks as replayed context (`_meta.symposium.replay`) is history,
+            # not what the person is saying now: ELIZA answers only the latter.
+            text = " ".join(
+                block.text for block in prompt if getattr(block, "type", None) == "text" and not _is_replay(block)
+            )
             await self._stream(session, await self._reply(session, text))
             if session.cancelled.is_set():
                 return PromptResponse(stop_reason="cancelled")
