@@ -345,6 +345,27 @@ class ToolCallStore:
 # --- the state -----------------------------------------------------------------------------------
 
 
+def _compact_streamed(messages: list[Any]) -> None:
+    """Merge the runs of streamed text parts of a finished answer into one part each: a reply
+    streamed in hundreds of chunks is then kept as one string, not hundreds of small dicts."""
+    for i, msg in enumerate(messages):
+        if not (isinstance(msg, dict) and msg.get("_streamed")):
+            continue
+        content: list[Any] = []
+        run: list[str] = []
+        for part in msg.get("content") or ():
+            if _field(part, "type") == "text":
+                run.append(str(_field(part, "value", "")))
+                continue
+            if run:
+                content.append({"type": "text", "value": "".join(run)})
+                run = []
+            content.append(part)
+        if run:
+            content.append({"type": "text", "value": "".join(run)})
+        messages[i] = {"role": msg.get("role", "assistant"), "content": content}
+
+
 def _request_key(connection: str, request_id: Any) -> tuple[str, Any]:
     """Request ids compare as JSON values (1 and 1.0 alike, 1 and "1" not)."""
     if isinstance(request_id, bool) or not isinstance(request_id, (int, float)):
@@ -580,6 +601,7 @@ class ConsoleState:
         record.outcome = event.outcome
         record.error = event.error
         record.finished_ts = event.ts
+        _compact_streamed(record.provisional)
         rec = self.sessions.get(record.key)
         if rec is not None:
             if rec.active_request is not None and _request_key("", rec.active_request) == _request_key("", event.request_id):

@@ -238,6 +238,8 @@ class SessionsPane(Widget):
         self._shown: Any = None
         self._remove_listener: Any = None
         self._styles: dict[str, Style] | None = None
+        self._stale = False
+        self._detail_scheduled = False
 
     # --- layout ----------------------------------------------------------------------------------
 
@@ -313,9 +315,17 @@ class SessionsPane(Widget):
         if self.state is self.live_state and topic in ("sessions", "decisions"):
             self.call_later(self.refresh_from_state)
 
+    def on_show(self) -> None:
+        if self._stale:
+            self.refresh_from_state()
+
     def refresh_from_state(self) -> None:
         if not self.is_attached:
             return
+        if not self.is_on_screen and self.is_mounted:  # a hidden tab: catch up when shown
+            self._stale = True
+            return
+        self._stale = False
         self._update_sessions_table()
         self._update_decisions_table()
         self._update_detail()
@@ -330,7 +340,7 @@ class SessionsPane(Widget):
         else:
             notes = f" · {'; '.join(state.notes)}" if state.notes else ""
             line = Text.assemble(("Replay ", "bold"), (os.path.basename(state.name), "bold italic"), " · ", counts, notes)
-        self.query_one("#sessions-source", Static).update(line)
+        self._set(self.query_one("#sessions-source", Static), line, layout=False)
 
     def _session_row(self, rec: SessionRecord) -> tuple[Any, ...]:
         state_word = rec.state
@@ -465,16 +475,16 @@ class SessionsPane(Widget):
         title = self.query_one("#sessions-detail-title", Static)
         timeline_title = self.query_one("#sessions-timeline-title", Static)
         scope = "all sessions" if self.all_sessions else (f"{key[0]}/{key[1]}" if key else "no session")
-        timeline_title.update(Text.assemble(("Decisions", "bold"), f" · {scope}"))
+        self._set(timeline_title, Text.assemble(("Decisions", "bold"), f" · {scope}"), layout=False)
         decision_view = self.query_one("#sessions-decision", Static)
         evidence = self.query_one("#sessions-evidence")
         history = self.query_one("#sessions-history", Static)
         if key is None or (rec is None and shown_record is None):
-            title.update(Text("History", style="bold"))
-            decision_view.update(Text("No sessions yet. They appear here as requests arrive.", style=styles.get("muted", Style())))
+            self._set(title, Text("History", style="bold"), layout=False)
+            self._set(decision_view, Text("No sessions yet. They appear here as requests arrive.", style=styles.get("muted", Style())))
             evidence.remove_class("-cancel")
-            self.query_one("#sessions-reason", Static).update("")
-            history.update("")
+            self._set(self.query_one("#sessions-reason", Static), Text())
+            self._set(history, Text())
             return
         position = ""
         session_decisions = self.state.session_decisions(key)
@@ -482,19 +492,17 @@ class SessionsPane(Widget):
             n = session_decisions.index(shown_record) + 1
             scrubbed = record is not None and record is not session_decisions[-1]
             position = f" · decision {n}/{len(session_decisions)}" + (" (scrubbed back)" if scrubbed else "")
-        title.update(Text.assemble(("History", "bold"), position or f" · {key[0]}/{key[1]}"))
+        self._set(title, Text.assemble(("History", "bold"), position or f" · {key[0]}/{key[1]}"), layout=False)
         head, rest = self._describe_decision(rec, shown_record if shown_record in session_decisions else None)
-        decision_view.update(head)
-        self.query_one("#sessions-reason", Static).update(rest)
+        self._set(decision_view, head)
+        self._set(self.query_one("#sessions-reason", Static), rest)
         if shown_record is not None and shown_record.kind == "cancel" and shown_record in session_decisions:
             d = shown_record.decision
             mismatch = d.get("mismatch_index")
-            self.query_one("#evidence-expected", Static).update(
-                render_evidence_side(f"expected #{mismatch} (provisional)",
-                                     d.get("expected"), d.get("received"), styles))
-            self.query_one("#evidence-received", Static).update(
-                render_evidence_side(f"received #{mismatch} (request)",
-                                     d.get("received"), d.get("expected"), styles))
+            self._set(self.query_one("#evidence-expected", Static),
+                      render_evidence_side(f"expected #{mismatch} (provisional)", d.get("expected"), d.get("received"), styles))
+            self._set(self.query_one("#evidence-received", Static),
+                      render_evidence_side(f"received #{mismatch} (request)", d.get("received"), d.get("expected"), styles))
             evidence.add_class("-cancel")
         else:
             evidence.remove_class("-cancel")
@@ -503,7 +511,14 @@ class SessionsPane(Widget):
         else:
             committed, provisional = self.state.history_at(key, None)
         mark = shown_record.decision.get("mismatch_index") if shown_record is not None and shown_record.kind == "cancel" else None
-        history.update(render_history(committed, provisional, styles, mark_index=mark))
+        self._set(history, render_history(committed, provisional, styles, mark_index=mark))
+
+    def _set(self, widget: Static, text: Text, *, layout: bool = True) -> None:
+        """Update a Static only when what it shows changed (a layout pass costs the whole screen)."""
+        if getattr(widget, "_symposium_text", None) == text:
+            return
+        widget._symposium_text = text  # type: ignore[attr-defined]
+        widget.update(text, layout=layout)
 
     def _visible_scope_decisions(self) -> list[DecisionRecord]:
         if self.selected_key is None:
@@ -567,7 +582,7 @@ class SessionsPane(Widget):
         if key != self.selected_key:
             self._select_session(key)
             self._update_decisions_table()
-            self._update_detail()
+            self._schedule_detail()
 
     @on(DataTable.RowHighlighted, "#decisions-table")
     def _decision_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -582,6 +597,17 @@ class SessionsPane(Widget):
         if record.key in self.state.sessions and record.key != self.selected_key:
             self.selected_key = record.key
             self._select_session(record.key, move_cursor=True)
+        self._schedule_detail()
+
+    def _schedule_detail(self) -> None:
+        """Redraw the history after the moved cursor has been painted: the key is answered at
+        once, and keys pressed in a burst redraw the history once."""
+        if not self._detail_scheduled:
+            self._detail_scheduled = True
+            self.call_after_refresh(self._deferred_detail)
+
+    def _deferred_detail(self) -> None:
+        self._detail_scheduled = False
         self._update_detail()
 
     @on(DataTable.RowSelected)

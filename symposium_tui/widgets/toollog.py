@@ -181,7 +181,8 @@ class ToolLogView(ScrollView, can_focus=True):
             self.cursor = count - 1
         else:
             self.cursor = min(self.cursor, count - 1)
-        self.virtual_size = Size(self.scrollable_content_region.width, count)
+        if self.virtual_size.height != count:
+            self.virtual_size = Size(0, count)
         if self.follow:
             self.scroll_to(y=max(0, count - self.scrollable_content_region.height), animate=False, immediate=True)
         self.refresh()
@@ -433,6 +434,7 @@ class ToolLogPane(Widget):
         self.state = state
         self._remove_listener: Any = None
         self._search_timer: Any = None
+        self._stale = False
 
     def compose(self) -> ComposeResult:
         # The log comes first so that focusing "the first focusable widget" of the pane lands on it;
@@ -466,9 +468,17 @@ class ToolLogPane(Widget):
         if topic == "toolcalls":
             self.call_later(self.refresh_from_state)
 
+    def on_show(self) -> None:
+        if self._stale:
+            self.refresh_from_state()
+
     def refresh_from_state(self) -> None:
         if not self.is_attached:
             return
+        if not self.is_on_screen:  # a hidden tab: catch up when shown
+            self._stale = True
+            return
+        self._stale = False
         self.view.sync()
         if self.query_one("#toollog-filters").has_class("-open"):
             self._refresh_filter_options()
@@ -483,7 +493,10 @@ class ToolLogPane(Widget):
         status = Text.assemble(
             ("Tool calls ", "bold"), counts, " · ", view.filter.describe(), " · ", (where, "italic"),
         )
-        self.query_one("#toollog-status", Static).update(status)
+        static = self.query_one("#toollog-status", Static)
+        if getattr(static, "_symposium_text", None) != status:
+            static._symposium_text = status  # type: ignore[attr-defined]
+            static.update(status, layout=False)
 
     # --- details ---------------------------------------------------------------------------------
 
