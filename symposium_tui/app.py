@@ -1,0 +1,558 @@
+"""The Textual console: approval queue, sessions, tool calls and a built-in chat around one bridge.
+
+The bridge runs in this process, on the loop Textual runs. The app attaches to the approval broker
+as a console (so a permission no policy decides waits for an answer here), turns the broker's
+events into messages for the queue, and never calls into the bridge from a widget except through
+the console handle and the chat's own connection.
+
+Every action is reachable from the keyboard, listed in the footer or the help screen (F1), and in
+the command palette (Ctrl+P).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from functools import partial
+from typing import Any
+
+from textual import on
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+
+from symposium_tui.themes import DEFAULT_THEME, load_themes, variable_defaults
+from symposium_tui.widgets.approvals import ApprovalCard, ApprovalInfo, ApprovalQueue
+from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliza_choice
+
+log = logging.getLogger(__name__)
+
+TABS = ("approvals", "sessions", "toolcalls", "chat")
+TAB_TITLES = {"approvals": "Approvals", "sessions": "Sessions", "toolcalls": "Tool calls", "chat": "Chat"}
+APP_NAME = "Symposium"
+
+
+class BridgeEvent(Message):
+    """An approval event from the bridge's bus, delivered on the app's message queue."""
+
+    def __init__(self, event: Any) -> None:
+        super().__init__()
+        self.event = event
+
+
+class _ConsoleAnswerer:
+    """The queue's way to answer: this console's handle on the broker."""
+
+    def __init__(self, broker: Any, handle: Any) -> None:
+        self.broker = broker
+        self.handle = handle
+
+    def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool:
+        return self.handle.answer(approval_id, answer, reason)
+
+    def approve_all(self, connection: str, session_id: str) -> int:
+        return self.broker.approve_all(connection, session_id, who=self.handle.name)
+
+
+class SymposiumApp(App[int]):
+    """`symposium-tui`: approve agent tool calls, follow sessions and tool calls, chat."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = APP_NAME
+    BINDINGS = [
+        Binding("f1", "help", "Help", tooltip="This list of keys"),
+        Binding("question_mark", "help", "Help", show=False, tooltip="This list of keys (when not typing)"),
+        Binding("f2", "queue", "Queue", tooltip="Jump to the oldest pending approval; Esc comes back"),
+        Binding("f3", "chat", "Chat", show=False, tooltip="The built-in chat"),
+        Binding("f4", "settings", "Settings", show=False, tooltip="Agents, bypass, rules, preferences"),
+        Binding("1", "show_tab('approvals')", "Approvals tab", show=False),
+        Binding("2", "show_tab('sessions')", "Sessions tab", show=False),
+        Binding("3", "show_tab('toolcalls')", "Tool calls tab", show=False),
+        Binding("4", "show_tab('chat')", "Chat tab", show=False),
+        Binding("escape", "go_back", "Back", show=False, tooltip="From the queue, back to where F2 came from"),
+        Binding("ctrl+q", "quit", "Quit", priority=True, show=False,
+                tooltip="Quit; pending approvals only this console holds are denied"),
+    ]
+
+    def __init__(
+        self,
+        bridge: Any,
+        *,
+        settings_store: Any = None,
+        state: Any = None,
+        arm_delay: float = 0.5,
+        linger: float = 2.0,
+        clock: Callable[[float], str] | None = None,
+        deterministic_eliza: bool = False,
+        alert: bool = True,
+        theme: str | None = None,
+        host: Any = None,
+    ) -> None:
+        super().__init__()
+        self.bridge = bridge
+        self.settings_store = settings_store if settings_store is not None else getattr(bridge, "settings_store", None)
+        self.settings_error: str | None = getattr(bridge, "settings_error", None)
+        self.settings: Any = None
+        self.console_state = state
+        self.arm_delay = arm_delay
+        self.linger = linger
+        self.clock = clock
+        self.deterministic_eliza = deterministic_eliza
+        self.alert = alert
+        self.host = host
+        self.handle: Any = None
+        self.terminal_title = ""
+        self.bells = 0  # rung for new cards (tests read it: a headless app has no terminal to ring)
+        self._title_pushed = False
+        self._flash_timer: Any = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._return_to: tuple[str, Widget | None] | None = None
+        self._load_settings()
+        loaded = load_themes(self._config_dir())
+        self.theme_errors = loaded.errors
+        self.theme_sources = loaded.sources
+        for t in loaded.themes.values():
+            self.register_theme(t)
+        wanted = theme or (self.settings.preferences.get("theme") if self.settings is not None else None)
+        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+
+    # --- settings --------------------------------------------------------------------------------------
+
+    def _config_dir(self) -> Any:
+        store = self.settings_store
+        if store is not None and getattr(store, "path", None) is not None:
+            return store.path.parent
+        from bridge.paths import config_dir
+
+        return config_dir()
+
+    def _load_settings(self) -> None:
+        if self.settings_store is None:
+            try:
+                from bridge.settings import SettingsStore
+
+                self.settings_store = SettingsStore()
+            except ImportError:  # pragma: no cover
+                return
+        from bridge.settings import SettingsError
+
+        try:
+            self.settings = self.settings_store.load()
+            self.settings_error = None
+        except SettingsError as exc:
+            self.settings = None
+            self.settings_error = str(exc)
+
+    def agent_choices(self) -> list[AgentChoice]:
+        choices = [eliza_choice(deterministic=self.deterministic_eliza)]
+        if self.settings is not None:
+            for config in self.settings.agents.values():
+                if getattr(config, "command", None):
+                    choices.append(agent_choice(config))
+        return choices
+
+    def settings_changed(self, settings: Any) -> None:
+        """The settings screen wrote the file: the live policy and the chat's agents follow."""
+        self.settings = settings
+        self.settings_error = None
+        policy = self.bridge.approvals.policy
+        policy.bypass_agents.clear()
+        policy.bypass_agents.update(settings.bypass_agents())
+        policy.rules[:] = list(settings.rules)
+        self.query_one(ChatPane).set_agents(self.agent_choices())
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return variable_defaults(self.current_theme)
+
+    # --- layout ------------------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="§")
+        with TabbedContent(initial="approvals", id="tabs"):
+            with TabPane(TAB_TITLES["approvals"], id="approvals"):
+                yield ApprovalQueue(None, arm_delay=self.arm_delay, linger=self.linger, clock=self.clock, id="queue")
+            with TabPane(TAB_TITLES["sessions"], id="sessions"):
+                yield self._sessions_pane()
+            with TabPane(TAB_TITLES["toolcalls"], id="toolcalls"):
+                yield self._toollog_pane()
+            with TabPane(TAB_TITLES["chat"], id="chat"):
+                yield ChatPane(self.bridge, self.agent_choices(), id="chat-pane")
+        yield Footer(compact=True)
+
+    def _state(self) -> Any:
+        if self.console_state is None:
+            try:
+                from symposium_tui.state import ConsoleState
+            except ImportError:
+                return None
+            self.console_state = ConsoleState(self.bridge)
+        return self.console_state
+
+    def _sessions_pane(self) -> Widget:
+        state = self._state()
+        try:
+            from symposium_tui.widgets.sessions import SessionsPane
+        except ImportError:
+            return Static("The sessions inspector is not available in this build.", classes="placeholder")
+        return SessionsPane(state, self.bridge)
+
+    def _toollog_pane(self) -> Widget:
+        state = self._state()
+        try:
+            from symposium_tui.widgets.toollog import ToolLogPane
+        except ImportError:
+            return Static("The tool-call log is not available in this build.", classes="placeholder")
+        return ToolLogPane(state)
+
+    @property
+    def queue(self) -> ApprovalQueue:
+        return self.query_one("#queue", ApprovalQueue)
+
+    @property
+    def chat(self) -> ChatPane:
+        return self.query_one(ChatPane)
+
+    def on_mount(self) -> None:
+        broker = self.bridge.approvals
+        self.handle = broker.attach("console")
+        self.queue.answerer = _ConsoleAnswerer(broker, self.handle)
+        self._unsubscribe = self.bridge.bus.subscribe(self._on_bus_event)
+        state = self._state()
+        if state is not None and not getattr(state, "attached", True):
+            state.attach()
+        for pending in list(broker.pending.values()):
+            self.queue.add(ApprovalInfo.from_pending(pending))
+        self._update_pending(0)
+        if self.settings_error:
+            self.notify(f"Settings not loaded: {self.settings_error}", severity="error", timeout=10)
+        for error in self.theme_errors:
+            self.notify(f"Theme skipped: {error}", severity="warning", timeout=10)
+        self._focus_later("approvals", self.queue.focus_first)
+
+    def _focus_later(self, tab: str, focus: Callable[[], Any]) -> None:
+        """Focus after the next refresh, unless the person has moved to another tab meanwhile
+        (focusing a widget in a hidden tab would switch back to it)."""
+
+        def run() -> None:
+            if self._active_tab() == tab and len(self.screen_stack) == 1:
+                focus()
+
+        self.call_after_refresh(run)
+
+    def _on_bus_event(self, event: Any) -> None:
+        # Called synchronously by the bridge; hand the event to the app's own queue.
+        kind = getattr(event, "type", "")
+        if kind in ("approval_requested", "approval_resolved"):
+            self.post_message(BridgeEvent(event))
+
+    async def on_unmount(self) -> None:
+        await self.shutdown()
+
+    async def shutdown(self) -> None:
+        """Leave the bridge as we found it: the console detaches (pending approvals it alone held are
+        denied, failing closed) and the chat's connection closes."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self.handle is not None:
+            handle, self.handle = self.handle, None
+            handle.detach()
+        state = self.console_state
+        if state is not None and getattr(state, "attached", False):
+            state.detach()
+        try:
+            chat = self.query_one(ChatPane)
+        except Exception:
+            chat = None
+        if chat is not None:
+            await chat.close()
+        if self._title_pushed:
+            self._write_terminal("\x1b[23;2t")  # restore the title the terminal had
+            self._title_pushed = False
+
+    # --- bridge events ---------------------------------------------------------------------------------
+
+    @on(BridgeEvent)
+    def _bridge_event(self, message: BridgeEvent) -> None:
+        event = message.event
+        if event.type == "approval_requested":
+            self.queue.add(ApprovalInfo.from_event(event))
+        elif event.type == "approval_resolved":
+            self.queue.resolve(event)
+
+    @on(ApprovalQueue.Changed)
+    def _queue_changed(self, message: ApprovalQueue.Changed) -> None:
+        self._update_pending(message.pending)
+        if message.added is not None:
+            self._alert(message.added)
+        elif message.pending == 0 and self._return_to is not None:
+            self.action_go_back()
+
+    @on(ApprovalCard.View)
+    def _view_card(self, message: ApprovalCard.View) -> None:
+        from symposium_tui.screens.detail import ApprovalDetailScreen
+
+        self.push_screen(ApprovalDetailScreen(message.card))
+
+    def _update_pending(self, pending: int) -> None:
+        label = f"{TAB_TITLES['approvals']} ({pending})" if pending else TAB_TITLES["approvals"]
+        tabs = self.query_one("#tabs", TabbedContent)
+        tabs.get_tab("approvals").label = label
+        tabs.get_tab("approvals").set_class(pending > 0, "-pending")
+        self.sub_title = f"{pending} pending approval{'s' * (pending != 1)}" if pending else "no pending approvals"
+        cards = [c.info for c in self.queue.pending]
+        self.chat.show_pending(cards)
+        if pending == 0:
+            self._stop_flash()
+        self._set_title(self._steady_title())
+
+    def _steady_title(self) -> str:
+        pending = len(self.queue.pending)
+        return f"({pending}) {APP_NAME} — approval pending" if pending else APP_NAME
+
+    def _alert(self, info: ApprovalInfo) -> None:
+        """A new card: ring the bell and flash the terminal title, wherever the person is."""
+        if not self.alert:
+            return
+        self.bells += 1
+        self.bell()
+        self._stop_flash()
+        flashes = iter(range(6))
+
+        def flash() -> None:
+            n = next(flashes, None)
+            if n is None:
+                self._stop_flash()
+                return
+            self._set_title(f"⚠ {info.agent} asks: {info.title}" if n % 2 == 0 else self._steady_title())
+
+        flash()
+        self._flash_timer = self.set_interval(0.5, flash)
+
+    def _stop_flash(self) -> None:
+        if self._flash_timer is not None:
+            self._flash_timer.stop()
+            self._flash_timer = None
+            self._set_title(self._steady_title())
+
+    def _set_title(self, title: str) -> None:
+        if title == self.terminal_title:
+            return
+        if not self.terminal_title and title == APP_NAME:
+            self.terminal_title = title
+            return  # nothing pending yet: leave the terminal's own title alone
+        if not self._title_pushed:
+            self._write_terminal("\x1b[22;2t")  # save the terminal's title (xterm, tmux)
+            self._title_pushed = True
+        self.terminal_title = title
+        self._write_terminal(f"\x1b]2;{title}\x07")
+
+    def _write_terminal(self, data: str) -> None:
+        driver = self._driver
+        if driver is not None and not self.is_headless:
+            driver.write(data)
+            driver.flush()
+
+    # --- actions ---------------------------------------------------------------------------------------
+
+    def _main_screen(self) -> None:
+        while len(self.screen_stack) > 1:
+            self.pop_screen()
+
+    def _active_tab(self) -> str:
+        return self.query_one("#tabs", TabbedContent).active
+
+    def action_show_tab(self, tab: str) -> None:
+        self._main_screen()
+        self.query_one("#tabs", TabbedContent).active = tab
+        # Focus at once (not after a refresh), so keys typed right after the switch land there.
+        if tab == "approvals":
+            self.queue.focus_first()
+        elif tab == "chat":
+            self.chat.focus_input()
+        else:
+            self._focus_within(self.query_one(f"#{tab}", TabPane))
+
+    def _focus_within(self, pane: Widget) -> None:
+        for widget in pane.query("*"):
+            if widget.focusable:
+                widget.focus()
+                return
+
+    def action_queue(self) -> None:
+        """Jump to the oldest pending card; Escape (or answering the last card) comes back."""
+        self._main_screen()
+        current = self._active_tab()
+        if current != "approvals":
+            self._return_to = (current, self.focused)
+        self.query_one("#tabs", TabbedContent).active = "approvals"
+        self.queue.focus_first()
+
+    def action_go_back(self) -> None:
+        target, self._return_to = self._return_to, None
+        if target is None or self._active_tab() != "approvals":
+            return
+        tab, widget = target
+        self.query_one("#tabs", TabbedContent).active = tab
+        if widget is not None and widget.is_attached and widget.can_focus:
+            widget.focus()
+        elif tab == "chat":
+            self.chat.focus_input()
+
+    def action_chat(self) -> None:
+        self.action_show_tab("chat")
+
+    def action_help(self) -> None:
+        from symposium_tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_settings(self) -> None:
+        from symposium_tui.screens.settings import SettingsScreen
+
+        if not isinstance(self.screen, SettingsScreen):
+            self._main_screen()
+            self.push_screen(SettingsScreen())
+
+    def answer_current(self, answer: str) -> None:
+        """Answer the current card (from the command palette: a deliberate choice, no arming)."""
+        card = self.queue.current_card()
+        if card is None:
+            self.notify("No approval is pending.")
+            return
+        if not card.info.offers(answer):
+            self.notify(f"{card.info.agent} did not offer that answer.", severity="warning")
+            return
+        if answer == "deny":
+            self.action_queue()
+            card.focus()
+            card.action_deny()
+            return
+        self.queue.answer(card.info.approval_id, answer)
+
+    def approve_current_session(self) -> None:
+        card = self.queue.current_card()
+        if card is None:
+            self.notify("No approval is pending.")
+            return
+        n = self.queue.approve_session(card.info.connection, card.info.session_id)
+        self.notify(f"Approved {n} request{'s' * (n != 1)} of session {card.info.session_id}.")
+
+    def bypass_current_session(self) -> None:
+        """Allow everything this session asks from now on, without saving it anywhere."""
+        card = self.queue.current_card()
+        if card is None:
+            self.notify("No approval is pending.")
+            return
+        info = card.info
+        self.bridge.approvals.policy.session_bypass.add((info.connection, info.session_id))
+        n = self.queue.approve_session(info.connection, info.session_id)
+        self.notify(f"Session {info.session_id} of {info.agent} is allowed everything until it ends "
+                    f"(not saved); approved {n} pending.")
+
+    def set_theme(self, name: str, *, remember: bool = True) -> None:
+        self.theme = name
+        if remember:
+            self.remember("theme", name)
+
+    def remember(self, key: str, value: Any) -> None:
+        from bridge.settings import SettingsError
+
+        if self.settings_store is None:
+            return
+        if self.settings_error:
+            self.notify(f"Not saved: the settings file is broken ({self.settings_error})", severity="error")
+            return
+        try:
+            self.settings = self.settings_store.set_preference(key, value)
+        except SettingsError as exc:
+            self.settings_error = str(exc)
+            self.notify(f"Not saved: {exc}", severity="error")
+
+    def search_themes(self) -> None:
+        from symposium_tui.screens.themes import ThemePicker
+
+        self.push_screen(ThemePicker())
+
+    # --- the command palette ---------------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield SystemCommand("Approvals: go to the queue", "Jump to the oldest pending card (F2)", self.action_queue)
+        yield SystemCommand("Approvals: approve once", "Approve the current card (a)", partial(self.answer_current, "approve"))
+        yield SystemCommand("Approvals: deny", "Deny the current card, with a reason (d)", partial(self.answer_current, "deny"))
+        yield SystemCommand("Approvals: bypass the agent", "Approve and always allow this agent, saved (b)",
+                            partial(self.answer_current, "bypass"))
+        yield SystemCommand("Approvals: agent's always allow", "The agent's own allow-always option (A)",
+                            partial(self.answer_current, "allow_always"))
+        yield SystemCommand("Approvals: agent's always reject", "The agent's own reject-always option (R)",
+                            partial(self.answer_current, "reject_always"))
+        yield SystemCommand("Approvals: approve all of this session", "Every pending card of the current card's session (s)",
+                            self.approve_current_session)
+        yield SystemCommand("Approvals: bypass this session", "Allow everything the current session asks until it ends (not saved)",
+                            self.bypass_current_session)
+        yield SystemCommand("Sessions: show", "Sessions and the history decisions behind them (2)",
+                            partial(self.action_show_tab, "sessions"))
+        yield SystemCommand("Tool calls: show", "Every tool call, as it happens (3)", partial(self.action_show_tab, "toolcalls"))
+        yield SystemCommand("Chat: go to the chat", "Talk to an agent from here (F3)", self.action_chat)
+        yield SystemCommand("Chat: new conversation", "Start over with the current agent (Ctrl+N in the chat)",
+                            self._new_conversation)
+        yield SystemCommand("Chat: stop the reply", "Cancel the agent's running turn (Esc in the chat)", self.chat.action_stop)
+        for choice in self.chat.agents:
+            yield SystemCommand(f"Chat: talk to {choice.label}", f"Use {choice.label} in the built-in chat",
+                                partial(self._talk_to, choice.key))
+        yield SystemCommand("Settings", "Agents, bypass, rules and preferences (F4)", self.action_settings)
+        yield SystemCommand("Help", "Every key, by where it works (F1)", self.action_help)
+        yield SystemCommand("Theme: choose…", "Preview themes live; Enter keeps one, Esc goes back", self.search_themes)
+        for name in sorted(self.available_themes):
+            if name.startswith("symposium-") or name in self.theme_sources:
+                yield SystemCommand(f"Theme: {name}", "Switch to this theme (remembered)", partial(self.set_theme, name),
+                                    discover=False)
+        yield SystemCommand("Quit", "Leave the console (Ctrl+Q); pending approvals it alone holds are denied", self.action_quit)
+        for command in super().get_system_commands(screen):
+            if command.title not in ("Quit", "Theme"):
+                yield command
+
+    def _new_conversation(self) -> None:
+        self.action_show_tab("chat")
+        self.chat.action_new_conversation()
+
+    def _talk_to(self, key: str) -> None:
+        self.action_show_tab("chat")
+        self.chat.choose_agent(key)
+
+
+def run_console(*, cwd: str | None = None, mouse: bool = True, event_log: str | None = None) -> int:
+    """`symposium-tui` / `symposium-tui console`: the bridge, the console socket and the app."""
+    import asyncio
+
+    return asyncio.run(_run_console(cwd=cwd, mouse=mouse, event_log=event_log))
+
+
+async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None) -> int:
+    import sys
+
+    from symposium_tui.host import ConsoleHost, HostError, build_bridge
+
+    bridge = build_bridge(cwd=cwd, event_log=event_log)
+    host = ConsoleHost(bridge)
+    try:
+        await host.start()
+    except HostError as exc:
+        print(f"symposium-tui: {exc}", file=sys.stderr)
+        await bridge.close()
+        return 1
+    app = SymposiumApp(bridge, host=host)
+    try:
+        await app.run_async(mouse=mouse)
+    finally:
+        await host.stop()
+        await bridge.close()
+        audit = getattr(bridge.approvals, "audit", None)
+        if audit is not None:
+            audit.close()
+    return app.return_code or 0
+

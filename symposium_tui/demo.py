@@ -1,0 +1,285 @@
+"""A deterministic demo of the console, and the command that renders its screenshots.
+
+    python -m symposium_tui.demo                              # play the demo in this terminal
+    python -m symposium_tui.demo --screenshots screenshots/   # write an SVG of each main screen
+
+The scenario runs the real bridge with the built-in Eliza (seeded, so its replies never change):
+a conversation in the built-in chat that asks permission to run the tests, an editor's
+conversation on a second connection, and a file edit from a "claude-code" agent whose card carries
+a diff. Every event is stamped by a demo clock (one second apart from a fixed start) and the
+settings live in a throwaway directory, so the screenshots come out the same on every machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+SIZE = (80, 24)
+START = time.mktime((2025, 6, 3, 10, 42, 0, 0, 0, -1))
+CWD = "/home/you/project"
+
+PARSER_OLD = '''def parse(line):
+    key, value = line.split("=")
+    return key, value
+'''
+PARSER_NEW = '''def parse(line):
+    """`key = value`; the value may itself contain '='."""
+    key, _, value = line.partition("=")
+    return key.strip(), value.strip()
+'''
+
+SHOTS = {
+    "approvals": "The approval queue: a file edit with its diff, and a request from the chat",
+    "deny-reason": "Denying with a reason",
+    "chat": "The built-in chat, waiting for an approval",
+    "sessions": "Sessions and the history decisions behind them",
+    "toolcalls": "Every tool call",
+    "settings": "Settings: agents and their bypass",
+    "help": "Help: every key",
+    "palette": "The command palette",
+    "light": "The light theme",
+    "high-contrast": "The high-contrast theme",
+}
+
+
+class DemoClock:
+    """Stamps every bridge event one second after the previous one, from a fixed start."""
+
+    def __init__(self, start: float = START) -> None:
+        self.now = start
+
+    def stamp(self, event: Any) -> None:
+        self.now += 1.0
+        event.ts = self.now
+
+    @staticmethod
+    def format(ts: float) -> str:
+        return time.strftime("%H:%M:%S", time.localtime(ts))
+
+
+def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
+    """The console around a fresh bridge, with demo settings and the demo clock."""
+    from bridge import events as ev
+    from bridge.approvals import ApprovalBroker, Rule
+    from bridge.core import Bridge
+    from bridge.settings import AgentConfig, SettingsStore
+
+    from symposium_tui.app import SymposiumApp
+
+    config = Path(config_dir or tempfile.mkdtemp(prefix="symposium-demo-"))
+    store = SettingsStore(config / "settings.toml")
+    store.upsert_agent(AgentConfig(id="claude-code", name="Claude Code", command="npx",
+                                   args=["-y", "@zed-industries/claude-agent-acp"]))
+    store.upsert_agent(AgentConfig(id="gemini", name="Gemini CLI", command="gemini", args=["--experimental-acp"],
+                                   bypass=True))
+    store.add_rule(Rule(action="allow", kind="read", path=CWD))
+    store.add_rule(Rule(action="deny", title="rm -rf *"))
+    settings = store.load()
+    bus = ev.EventBus()
+    clock = DemoClock()
+    bus.subscribe(clock.stamp)  # first subscriber: everyone else sees the demo time
+    broker = ApprovalBroker(bus, policy=settings.policy(), persist_bypass=lambda agent: store.set_agent_bypass(agent, True))
+    bridge = Bridge(cwd=CWD, bus=bus, approvals=broker, idle_timeout=None)
+    bridge.settings_store = store  # type: ignore[attr-defined]
+    options: dict[str, Any] = {"arm_delay": 0.0, "linger": 3600.0, "deterministic_eliza": True, "alert": False,
+                               "clock": DemoClock.format}
+    options.update(app_options)
+    app = SymposiumApp(bridge, settings_store=store, **options)
+    app.demo_clock = clock  # type: ignore[attr-defined]
+    return app
+
+
+async def _until(condition: Callable[[], bool], pilot: Any, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the demo scenario did not reach the expected state")
+        await pilot.pause(0.02)
+
+
+async def play(pilot: Any) -> None:
+    """The scenario: an editor's conversation, a file edit to review, and a chat asking permission."""
+    from bridge import events as ev
+    from bridge.approvals import ApprovalContext
+    from bridge.protocol import Message
+    from bridge.sessions import ResponseStream
+
+    app = pilot.app
+    bridge = app.bridge
+    bus = bridge.bus
+
+    # An editor (VS Code) talking to Eliza on its own connection: a real session, real decisions.
+    editor = bridge.open_connection("vscodelm")
+    history: list[Any] = []
+    for n, text in enumerate(("I need help with my parser", "It breaks on values with an equals sign"), 1):
+        history.append(Message.model_validate({"role": "user", "content": [{"type": "text", "value": text}]}))
+        parts: list[dict[str, Any]] = []
+        stream = ResponseStream(f"req-{n}", parts.append)
+        await editor.chat(editor.make_request(f"req-{n}", {"eliza": {"deterministic": True}}, list(history), []), stream)
+        history.append(Message.model_validate({"role": "assistant", "content": parts}))
+
+    # A "claude-code" session editing a file: tool calls, a read its rule allowed, and an edit to review.
+    conn, sid = "vscodelm-9", "s1"
+    bus.publish(ev.SessionStarted(connection=conn, session_id=sid, agent="claude-code", acp_session_id="demo", pid=4242))
+    bus.publish(ev.ToolCallSeen(connection=conn, session_id=sid, tool_call_id="toolu_01", title="Read src/parser.py",
+                                kind="read", status="completed", raw_input={"file_path": f"{CWD}/src/parser.py"},
+                                content=PARSER_OLD))
+    edit = {
+        "toolCallId": "toolu_02", "title": "Edit src/parser.py", "kind": "edit", "status": "pending",
+        "rawInput": {"file_path": f"{CWD}/src/parser.py", "old_string": PARSER_OLD, "new_string": PARSER_NEW},
+        "content": [{"type": "diff", "path": "src/parser.py", "oldText": PARSER_OLD, "newText": PARSER_NEW}],
+        "locations": [{"path": f"{CWD}/src/parser.py"}],
+    }
+    bus.publish(ev.ToolCallSeen(connection=conn, session_id=sid, tool_call_id="toolu_02", title=edit["title"],
+                                kind="edit", status="pending", raw_input=edit["rawInput"]))
+    options = [
+        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "allow_always", "name": "Always allow edits", "kind": "allow_always"},
+        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+    ]
+    broker = bridge.approvals
+    read = ApprovalContext(conn, sid, "claude-code", {"toolCallId": "toolu_01", "title": "Read src/parser.py", "kind": "read",
+                                                      "locations": [{"path": f"{CWD}/src/parser.py"}]}, options)
+    await broker.request(read)  # settled by the "allow read inside the project" rule
+    app.demo_edit = asyncio.ensure_future(broker.request(ApprovalContext(conn, sid, "claude-code", edit, options)))
+    await _until(lambda: len(app.queue.pending) == 1, pilot)
+
+    # The built-in chat: a hello, then a request that needs permission.
+    chat = app.chat
+    chat.send("Hello")
+    await _until(lambda: not chat.busy, pilot)
+    chat.send("ask permission to run the test suite")
+    await _until(lambda: len(app.queue.pending) == 2, pilot)
+    await pilot.pause()
+
+
+def _freeze(app: Any) -> None:
+    """No blinking cursors in a screenshot."""
+    from textual.widgets import Input
+
+    for screen in app.screen_stack:
+        for widget in screen.query(Input):
+            widget.cursor_blink = False
+
+
+async def _visit(pilot: Any, directory: Path) -> list[Path]:
+    app = pilot.app
+    written: list[Path] = []
+
+    async def shot(name: str) -> None:
+        _freeze(app)
+        for _ in range(3):  # a theme switch repaints on the next turns of the loop
+            await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        path = directory / f"{name}.svg"
+        path.write_text(app.export_screenshot(title=f"Symposium — {SHOTS[name]}"), encoding="utf-8")
+        written.append(path)
+
+    await pilot.press("f2")
+    await shot("approvals")
+    card = app.queue.current_card()
+    card.action_deny()
+    await pilot.pause()
+    await pilot.press(*"Add a test first")
+    await shot("deny-reason")
+    card.cancel_reason()  # back out without answering: the rest of the tour shows the card pending
+    await pilot.press("f3")
+    await shot("chat")
+    app.action_show_tab("sessions")
+    await shot("sessions")
+    app.action_show_tab("toolcalls")
+    await shot("toolcalls")
+    await pilot.press("f4")
+    await shot("settings")
+    await pilot.press("escape", "f1")
+    await shot("help")
+    await pilot.press("escape")
+    await pilot.press("f2")
+    await pilot.press("ctrl+p")
+    await pilot.press(*"approv")
+    await shot("palette")
+    await pilot.press("escape")
+    await pilot.pause()
+    app.theme = "symposium-light"
+    await shot("light")
+    app.theme = "symposium-high-contrast"
+    await shot("high-contrast")
+    app.theme = "symposium-dark"
+    return written
+
+
+def render_screenshots(directory: str | os.PathLike[str], size: tuple[int, int] = SIZE) -> list[Path]:
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="symposium-demo-") as config:
+        os.environ["SYMPOSIUM_CONFIG_DIR"] = config
+        app = build_demo_app(config)
+        written: list[Path] = []
+
+        async def auto_pilot(pilot: Any) -> None:
+            try:
+                await play(pilot)
+                written.extend(await _visit(pilot, out))
+            finally:
+                await shutdown(app)
+                app.exit()
+
+        app.run(headless=True, size=size, auto_pilot=auto_pilot)
+    return written
+
+
+async def shutdown(app: Any) -> None:
+    """End the scenario cleanly: withdraw what is still pending, then close the bridge."""
+    broker = app.bridge.approvals
+    for approval_id in list(broker.pending):
+        broker.withdraw(approval_id, "the demo ended")
+    task = getattr(app, "demo_edit", None)
+    if task is not None:
+        await asyncio.gather(task, return_exceptions=True)
+    deadline = time.monotonic() + 5
+    while app.chat.busy and time.monotonic() < deadline:  # Eliza answers "cancelled" and ends its turn
+        await asyncio.sleep(0.02)
+    await app.bridge.close()
+
+
+def run_demo(*, mouse: bool = True) -> int:
+    with tempfile.TemporaryDirectory(prefix="symposium-demo-") as config:
+        os.environ["SYMPOSIUM_CONFIG_DIR"] = config
+        app = build_demo_app(config, arm_delay=0.5, linger=2.0, alert=True)
+
+        async def auto_pilot(pilot: Any) -> None:
+            await play(pilot)
+
+        async def run() -> None:
+            try:
+                await app.run_async(mouse=mouse, auto_pilot=auto_pilot)
+            finally:
+                await shutdown(app)
+
+        asyncio.run(run())
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m symposium_tui.demo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--screenshots", metavar="DIR", help="write an SVG of each main screen to DIR and exit")
+    parser.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
+    args = parser.parse_args(argv)
+    if args.screenshots:
+        for path in render_screenshots(args.screenshots):
+            print(path)
+        return 0
+    return run_demo(mouse=not args.no_mouse)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

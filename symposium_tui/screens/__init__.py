@@ -1,0 +1,1 @@
+"""The console's screens beside the main one: help, settings, theme picker, approval detail."""

@@ -1,0 +1,99 @@
+"""F1: every key, grouped by where it works, read from the bindings themselves so it cannot drift."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+INTRO = (
+    "Symposium approves or denies what agents ask to do, shows why each request was "
+    "committed or cancelled, follows every tool call, and lets you chat with an agent.\n"
+    "Every action is also in the command palette (Ctrl+P). Nothing needs a mouse."
+)
+
+CARD_NOTES = (
+    "A card ignores its keys until it has been on screen for a moment (the arming delay), and "
+    "again whenever focus moves to it by itself, so a key meant for something else never answers "
+    "it. Bypass saves “always allow <agent>” in the settings; A and R are the agent's own rules."
+)
+
+
+def _groups() -> list[tuple[str, list[Binding], list[tuple[str, str]]]]:
+    from symposium_tui.app import SymposiumApp
+    from symposium_tui.screens.settings import AgentsPanel, RulesPanel, SettingsScreen
+    from symposium_tui.widgets.approvals import ApprovalCard, ApprovalQueue
+    from symposium_tui.widgets.chat import ChatPane
+
+    return [
+        ("Anywhere", SymposiumApp.BINDINGS, [("ctrl+p", "Command palette: every action, themes"),
+                                             ("tab", "Next widget"), ("shift+tab", "Previous widget")]),
+        ("On an approval card", ApprovalCard.BINDINGS + ApprovalQueue.BINDINGS,
+         [("enter", "(in the deny reason) Deny with that reason")]),
+        ("In the chat", ChatPane.BINDINGS, [("enter", "Send the message")]),
+        ("Settings (F4)", SettingsScreen.BINDINGS + AgentsPanel.BINDINGS + RulesPanel.BINDINGS, []),
+    ]
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape,f1,q,question_mark", "dismiss", "Close"),
+    ]
+
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+    }
+    HelpScreen > VerticalScroll {
+        width: 100%;
+        max-width: 100;
+        height: 100%;
+        border: round $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    HelpScreen .help-title {
+        text-style: bold;
+        color: $primary;
+        margin-top: 1;
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Static(Text("Symposium console — keys", style="bold"), classes="help-title")
+            yield Static(INTRO)
+            for title, bindings, extra in _groups():
+                yield Static(title, classes="help-title")
+                yield Static(self._table(bindings, extra))
+                if title == "On an approval card":
+                    yield Static(Text(CARD_NOTES, style="italic"))
+            yield Static(Text("Esc, F1 or q closes this screen.", style="italic"), classes="help-title")
+
+    def on_mount(self) -> None:
+        self.query_one("#help").focus()
+
+    def _table(self, bindings: list[Binding], extra: list[tuple[str, str]]) -> Table:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(min_width=12, style="bold")
+        table.add_column()
+        seen: set[str] = set()
+        for binding in bindings:
+            if not isinstance(binding, Binding) or not binding.description:
+                continue
+            keys = []
+            for key in binding.key.split(","):
+                display = self.app.get_key_display(Binding(key.strip(), binding.action))
+                keys.append(display)
+            shown = " / ".join(keys)
+            if (shown, binding.description) in seen:
+                continue
+            seen.add((shown, binding.description))
+            table.add_row(shown, binding.tooltip or binding.description)
+        for key, description in extra:
+            table.add_row(self.app.get_key_display(Binding(key, "")), description)
+        return table

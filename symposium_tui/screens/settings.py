@@ -1,0 +1,475 @@
+"""F4: agents (and their bypass), approval rules and preferences, written through the settings layer.
+
+Every change goes through `bridge.settings.SettingsStore` (locked, validated, atomic, comments
+kept) and then into the live policy. A settings file that cannot be read is shown with its line
+and is never written: the screen refuses changes until the file is fixed and reloaded (`r`).
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import (
+    Button,
+    Checkbox,
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    Label,
+    Select,
+    Static,
+    TabbedContent,
+    TabPane,
+)
+
+TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
+
+
+def _app_settings(widget: Any) -> Any:
+    return getattr(widget.app, "settings", None)
+
+
+def _write(widget: Any, change: Any) -> bool:
+    """Run one settings change; report what went wrong instead of raising."""
+    from bridge.settings import SettingsError
+
+    app = widget.app
+    if getattr(app, "settings_error", None):
+        app.notify(f"The settings file is broken; fix it, then press r to reload.\n{app.settings_error}",
+                   severity="error", timeout=8)
+        return False
+    store = getattr(app, "settings_store", None)
+    if store is None:
+        app.notify("No settings file is available.", severity="error")
+        return False
+    try:
+        settings = change(store)
+    except SettingsError as exc:
+        app.notify(str(exc), severity="error", timeout=8)
+        return False
+    except (ValueError, IndexError) as exc:
+        app.notify(str(exc), severity="error", timeout=8)
+        return False
+    changed = getattr(app, "settings_changed", None)
+    if changed is not None:
+        changed(settings)
+    else:
+        app.settings = settings
+    screen = widget.screen if isinstance(widget.screen, SettingsScreen) else None
+    if screen is not None:
+        screen.refresh_all()
+    return True
+
+
+class AgentsPanel(Vertical):
+    BINDINGS = [
+        Binding("b,space", "toggle_bypass", "Bypass on/off"),
+        Binding("n", "new_agent", "New agent"),
+        Binding("e", "edit_agent", "Edit"),
+        Binding("x,delete", "remove_agent", "Remove"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Static("Agents the chat can start, and which agents skip approval (bypass). "
+                     "Bypass means every request of that agent is approved without a card.", classes="settings-hint")
+        table: DataTable[Any] = DataTable(cursor_type="row", id="agents-table", zebra_stripes=True)
+        table.add_columns("Agent", "Name", "Command", "Bypass")
+        yield table
+
+    def refresh_rows(self) -> None:
+        table = self.query_one("#agents-table", DataTable)
+        row = table.cursor_row
+        table.clear()
+        settings = _app_settings(self)
+        bypass = set(self.app.bridge.approvals.policy.bypass_agents) if hasattr(self.app, "bridge") else set()
+        agents = dict(settings.agents) if settings is not None else {}
+        if "eliza" not in agents:
+            table.add_row("eliza", "Eliza (built in)", "(built in)", "on" if "eliza" in bypass else "off", key="eliza")
+        for agent_id, agent in agents.items():
+            if agent.command:
+                command = shlex.join([agent.command, *agent.args])
+            else:
+                command = "(built in)" if agent_id == "eliza" else "(run by the editor)"
+            table.add_row(agent_id, agent.name, command, "on" if agent.bypass else "off", key=agent_id)
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1))
+
+    @on(DataTable.RowSelected, "#agents-table")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_edit_agent()
+
+    def _selected(self) -> str | None:
+        table = self.query_one("#agents-table", DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
+        return str(key.value)
+
+    def action_toggle_bypass(self) -> None:
+        agent_id = self._selected()
+        if agent_id is None:
+            return
+        settings = _app_settings(self)
+        config = settings.agents.get(agent_id) if settings is not None else None
+        current = config.bypass if config is not None else agent_id in self.app.bridge.approvals.policy.bypass_agents
+        if _write(self, lambda store: store.set_agent_bypass(agent_id, not current)):
+            self.app.notify(f"Bypass for {agent_id} is {'off' if current else 'on'}.")
+
+    def action_new_agent(self) -> None:
+        self.app.push_screen(AgentForm(None), self._save_agent)
+
+    def action_edit_agent(self) -> None:
+        agent_id = self._selected()
+        settings = _app_settings(self)
+        if agent_id is None or settings is None or agent_id not in settings.agents:
+            self.app.notify("The built-in Eliza has no settings to edit; b toggles its bypass.")
+            return
+        self.app.push_screen(AgentForm(settings.agents[agent_id]), self._save_agent)
+
+    def _save_agent(self, agent: Any) -> None:
+        if agent is not None and _write(self, lambda store: store.upsert_agent(agent)):
+            self.app.notify(f"Saved agent {agent.id}.")
+
+    def action_remove_agent(self) -> None:
+        agent_id = self._selected()
+        settings = _app_settings(self)
+        if agent_id is None or settings is None or agent_id not in settings.agents:
+            return
+        if _write(self, lambda store: store.remove_agent(agent_id)):
+            self.app.notify(f"Removed agent {agent_id}.")
+
+
+class RulesPanel(Vertical):
+    BINDINGS = [
+        Binding("n", "new_rule", "New rule"),
+        Binding("x,delete", "remove_rule", "Remove"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Static("Standing decisions, tried in order before a card is shown. Every field given must match; "
+                     "a path rule matches calls whose files all lie inside it.", classes="settings-hint")
+        table: DataTable[Any] = DataTable(cursor_type="row", id="rules-table", zebra_stripes=True)
+        table.add_columns("#", "Action", "Agent", "Kind", "Title", "Path")
+        yield table
+
+    def refresh_rows(self) -> None:
+        table = self.query_one("#rules-table", DataTable)
+        row = table.cursor_row
+        table.clear()
+        settings = _app_settings(self)
+        for i, rule in enumerate(settings.rules if settings is not None else [], 1):
+            table.add_row(str(i), rule.action, rule.agent or "any", rule.kind or "any", rule.title or "any",
+                          rule.path or "any", key=str(i - 1))
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1))
+
+    def action_new_rule(self) -> None:
+        self.app.push_screen(RuleForm(), self._save_rule)
+
+    def _save_rule(self, rule: Any) -> None:
+        if rule is not None and _write(self, lambda store: store.add_rule(rule)):
+            self.app.notify(f"Added rule: {rule.describe()}.")
+
+    def action_remove_rule(self) -> None:
+        table = self.query_one("#rules-table", DataTable)
+        settings = _app_settings(self)
+        if not table.row_count or settings is None:
+            return
+        index = table.cursor_row
+        rule = settings.rules[index]
+        if _write(self, lambda store: store.remove_rule(index, expect=rule)):
+            self.app.notify(f"Removed rule {index + 1}: {rule.describe()}.")
+
+
+class PreferencesPanel(VerticalScroll):
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="pref-row"):
+            yield Label("Theme", classes="pref-label")
+            names = sorted(self.app.available_themes)
+            yield Select([(n, n) for n in names], value=self.app.theme, allow_blank=False, id="pref-theme", compact=True)
+        with Horizontal(classes="pref-row"):
+            yield Label("Mouse", classes="pref-label")
+            yield Checkbox("Capture the mouse (takes effect at the next start; off suits SSH)", id="pref-mouse",
+                           compact=True)
+        yield Static("", id="pref-path", classes="settings-hint")
+
+    def refresh_rows(self) -> None:
+        app = self.app
+        themes = self.query_one("#pref-theme", Select)
+        names = sorted(app.available_themes)
+        with self.prevent(Select.Changed, Checkbox.Changed):
+            themes.set_options([(n, n) for n in names])
+            themes.value = app.theme
+            settings = _app_settings(self)
+            prefs = settings.preferences if settings is not None else {}
+            self.query_one("#pref-mouse", Checkbox).value = bool(prefs.get("mouse", True))
+        store = getattr(app, "settings_store", None)
+        path = getattr(store, "path", None)
+        self.query_one("#pref-path", Static).update(f"Settings file: {path}" if path else "")
+
+    @on(Select.Changed, "#pref-theme")
+    def _theme(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str) and event.value != self.app.theme:
+            setter = getattr(self.app, "set_theme", None)
+            if setter is not None:
+                setter(event.value)
+
+    @on(Checkbox.Changed, "#pref-mouse")
+    def _mouse(self, event: Checkbox.Changed) -> None:
+        _write(self, lambda store: store.set_preference("mouse", event.value))
+
+
+class SettingsScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape,f4", "close", "Back"),
+        Binding("r", "reload", "Reload file"),
+        Binding("left_square_bracket", "switch(-1)", "Prev section", show=False),
+        Binding("right_square_bracket", "switch(1)", "Next section", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    SettingsScreen #settings-error {
+        display: none;
+        background: $error 30%;
+        color: $text;
+        padding: 0 1;
+    }
+    SettingsScreen .settings-hint {
+        color: $text-muted;
+        padding: 0 1;
+    }
+    SettingsScreen DataTable {
+        height: 1fr;
+    }
+    SettingsScreen .pref-row {
+        height: auto;
+        padding: 0 1;
+        margin-top: 1;
+    }
+    SettingsScreen .pref-label {
+        width: 10;
+    }
+    SettingsScreen #pref-theme {
+        width: 32;
+    }
+    """
+
+    SECTIONS = ("agents", "rules", "preferences")
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="§")
+        yield Static("", id="settings-error")
+        with TabbedContent(id="settings-tabs"):
+            with TabPane("Agents", id="agents"):
+                yield AgentsPanel()
+            with TabPane("Rules", id="rules"):
+                yield RulesPanel()
+            with TabPane("Preferences", id="preferences"):
+                yield PreferencesPanel()
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.sub_title = "Settings"
+        self.refresh_all()
+        self.query_one("#agents-table").focus()
+
+    def refresh_all(self) -> None:
+        error = self.query_one("#settings-error", Static)
+        message = getattr(self.app, "settings_error", None)
+        error.display = bool(message)
+        if message:
+            error.update(Text.assemble(("The settings file is broken and will not be changed. ", "bold"),
+                                       message, "\nFix it in an editor, then press r to reload."))
+        for panel in (AgentsPanel, RulesPanel, PreferencesPanel):
+            self.query_one(panel).refresh_rows()
+
+    @on(TabbedContent.TabActivated, "#settings-tabs")
+    def _section(self, event: TabbedContent.TabActivated) -> None:
+        pane = event.pane
+        for widget in pane.query("DataTable, Select"):
+            widget.focus()
+            break
+
+    def action_switch(self, step: int) -> None:
+        tabs = self.query_one("#settings-tabs", TabbedContent)
+        index = (self.SECTIONS.index(tabs.active) + step) % len(self.SECTIONS)
+        tabs.active = self.SECTIONS[index]
+
+    def action_reload(self) -> None:
+        from bridge.settings import SettingsError
+
+        store = getattr(self.app, "settings_store", None)
+        if store is None:
+            return
+        try:
+            settings = store.load()
+        except SettingsError as exc:
+            self.app.settings_error = str(exc)
+            self.app.notify(str(exc), severity="error", timeout=8)
+        else:
+            changed = getattr(self.app, "settings_changed", None)
+            if changed is not None:
+                changed(settings)
+            self.app.notify("Settings reloaded.")
+        self.refresh_all()
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+
+class AgentForm(ModalScreen[Any]):
+    """Add or edit one `[agents.<id>]` entry. Enter in any field saves; Esc cancels."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    DEFAULT_CSS = """
+    AgentForm {
+        align: center middle;
+    }
+    AgentForm > Vertical {
+        width: 70;
+        max-width: 100%;
+        height: auto;
+        border: round $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    AgentForm Input {
+        margin-bottom: 0;
+    }
+    AgentForm .form-buttons {
+        height: auto;
+        align-horizontal: right;
+    }
+    """
+
+    def __init__(self, agent: Any) -> None:
+        super().__init__()
+        self.agent = agent
+
+    def compose(self) -> ComposeResult:
+        a = self.agent
+        with Vertical():
+            yield Label("Edit agent" if a is not None else "New agent", classes="form-title")
+            yield Input(a.id if a else "", placeholder="id (e.g. claude)", id="agent-id", disabled=a is not None,
+                        compact=True)
+            yield Input(a.name if a else "", placeholder="name shown in the chat", id="agent-name", compact=True)
+            yield Input(a.command or "" if a else "", placeholder="command (e.g. npx)", id="agent-command", compact=True)
+            yield Input(shlex.join(a.args) if a else "", placeholder="arguments, as in a shell", id="agent-args",
+                        compact=True)
+            yield Input((a.description or "") if a else "", placeholder="description (optional)", id="agent-description",
+                        compact=True)
+            yield Checkbox("Bypass: always allow this agent", bool(a and a.bypass), id="agent-bypass", compact=True)
+            with Horizontal(classes="form-buttons"):
+                yield Button("Save", variant="primary", id="save", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#agent-name" if self.agent is not None else "#agent-id").focus()
+
+    def _value(self, name: str) -> str:
+        return self.query_one(f"#agent-{name}", Input).value.strip()
+
+    def _save(self) -> None:
+        from bridge.settings import AgentConfig
+
+        agent_id = self._value("id")
+        if not agent_id:
+            self.app.notify("An agent needs an id.", severity="error")
+            return
+        try:
+            args = shlex.split(self._value("args"))
+        except ValueError as exc:
+            self.app.notify(f"Arguments: {exc}", severity="error")
+            return
+        command = self._value("command") or None
+        env = dict(self.agent.env) if self.agent is not None else {}
+        self.dismiss(AgentConfig(id=agent_id, name=self._value("name") or agent_id, command=command, args=args, env=env,
+                                 description=self._value("description") or None,
+                                 bypass=self.query_one("#agent-bypass", Checkbox).value))
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._save()
+
+    @on(Button.Pressed, "#save")
+    def _save_pressed(self) -> None:
+        self._save()
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class RuleForm(ModalScreen[Any]):
+    """A new approval rule. Leave a field empty to match anything."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    DEFAULT_CSS = """
+    RuleForm {
+        align: center middle;
+    }
+    RuleForm > Vertical {
+        width: 70;
+        max-width: 100%;
+        height: auto;
+        border: round $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    RuleForm .form-buttons {
+        height: auto;
+        align-horizontal: right;
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("New rule (empty fields match anything)", classes="form-title")
+            yield Select([("allow", "allow"), ("deny", "deny")], value="allow", allow_blank=False, id="rule-action",
+                         compact=True)
+            yield Input(placeholder="agent (pattern, e.g. claude*)", id="rule-agent", compact=True)
+            yield Select([(k, k) for k in TOOL_KINDS], prompt="kind: any", id="rule-kind", compact=True)
+            yield Input(placeholder="title (pattern, e.g. read *)", id="rule-title", compact=True)
+            yield Input(placeholder="path (a directory the call's files must lie in)", id="rule-path", compact=True)
+            with Horizontal(classes="form-buttons"):
+                yield Button("Add", variant="primary", id="save", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#rule-action").focus()
+
+    def _save(self) -> None:
+        from bridge.approvals import Rule
+
+        def text(name: str) -> str | None:
+            return self.query_one(f"#rule-{name}", Input).value.strip() or None
+
+        kind = self.query_one("#rule-kind", Select).value
+        action = self.query_one("#rule-action", Select).value
+        self.dismiss(Rule(action=str(action), kind=kind if isinstance(kind, str) else None,  # type: ignore[arg-type]
+                          title=text("title"), agent=text("agent"), path=text("path")))
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._save()
+
+    @on(Button.Pressed, "#save")
+    def _save_pressed(self) -> None:
+        self._save()
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)

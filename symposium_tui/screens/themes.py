@@ -1,0 +1,77 @@
+"""Choose a theme with a live preview: moving through the list applies each theme, Enter keeps it
+(and remembers it in the settings), Escape restores the one you had."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+
+class ThemePicker(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Keep the old theme")]
+
+    DEFAULT_CSS = """
+    ThemePicker {
+        align: center middle;
+    }
+    ThemePicker > Vertical {
+        width: 50;
+        max-width: 100%;
+        height: auto;
+        max-height: 100%;
+        border: round $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    ThemePicker OptionList {
+        height: auto;
+        max-height: 16;
+    }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.original = ""
+
+    def compose(self) -> ComposeResult:
+        app = self.app
+        self.original = app.theme
+        ours = sorted(n for n in app.available_themes if n.startswith("symposium-") or n in getattr(app, "theme_sources", {}))
+        others = sorted(n for n in app.available_themes if n not in ours)
+        options = [Option(name, id=name) for name in ours + others]
+        with Vertical():
+            yield Static("Theme — ↑/↓ previews, Enter keeps, Esc goes back")
+            yield OptionList(*options, id="themes")
+
+    def on_mount(self) -> None:
+        themes = self.query_one("#themes", OptionList)
+        try:
+            themes.highlighted = themes.get_option_index(self.original)
+        except Exception:
+            themes.highlighted = 0
+        themes.focus()
+
+    @on(OptionList.OptionHighlighted, "#themes")
+    def _preview(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id:
+            self.app.theme = event.option.id
+
+    @on(OptionList.OptionSelected, "#themes")
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        name = event.option.id
+        if name:
+            set_theme = getattr(self.app, "set_theme", None)
+            if set_theme is not None:
+                set_theme(name)
+            else:
+                self.app.theme = name
+        self.dismiss(name)
+
+    def action_cancel(self) -> None:
+        self.app.theme = self.original
+        self.dismiss(None)

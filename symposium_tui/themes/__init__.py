@@ -1,0 +1,120 @@
+"""Console themes: TOML files turned into Textual `Theme`s.
+
+The bundled files live beside this module (so they ship in the wheel as package data); a user's
+own files are read from `<config dir>/themes/*.toml` and may override a bundled theme by name.
+A theme file holds Textual's colour fields plus a `[variables]` table, which may set Textual's
+variables and the console's own (`card-pending`, `diff-added`, `diff-removed`, `diff-hunk`; see
+`APP_VARIABLES`). A broken file is reported and skipped, never fatal.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual.theme import Theme
+
+BUNDLED_DIR = Path(__file__).parent
+DEFAULT_THEME = "symposium-dark"
+
+#: The console's own theme variables and, for themes that leave them out, which of the theme's
+#: colours stands in (Posting's pattern: app-specific variables with fallbacks).
+APP_VARIABLES: dict[str, str] = {
+    "card-pending": "warning",
+    "diff-added": "success",
+    "diff-removed": "error",
+    "diff-hunk": "secondary",
+}
+
+_COLOR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground", "background",
+                 "surface", "panel", "boost")
+_OTHER_FIELDS = {"name": str, "dark": bool, "ansi": bool, "luminosity_spread": float, "text_alpha": float}
+
+
+class ThemeFileError(ValueError):
+    """A theme file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass
+class LoadedThemes:
+    themes: dict[str, Theme]
+    errors: list[str]
+    sources: dict[str, Path]
+
+
+def parse_theme(data: dict[str, Any], where: str) -> Theme:
+    unknown = set(data) - set(_COLOR_FIELDS) - set(_OTHER_FIELDS) - {"variables"}
+    if unknown:
+        raise ThemeFileError(f"{where}: unknown field(s) {', '.join(sorted(unknown))}")
+    if not isinstance(data.get("name"), str) or not data["name"].strip():
+        raise ThemeFileError(f"{where}: a theme needs a name")
+    if not isinstance(data.get("primary"), str):
+        raise ThemeFileError(f"{where}: a theme needs a primary colour")
+    kwargs: dict[str, Any] = {}
+    for key in _COLOR_FIELDS:
+        if key in data:
+            if not isinstance(data[key], str):
+                raise ThemeFileError(f"{where}: {key} must be a colour string")
+            kwargs[key] = data[key]
+    for key, kind in _OTHER_FIELDS.items():
+        if key in data:
+            value = data[key]
+            if kind is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if not isinstance(value, kind):
+                raise ThemeFileError(f"{where}: {key} must be a {kind.__name__}")
+            kwargs[key] = value
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
+        raise ThemeFileError(f"{where}: [variables] must map names to strings")
+    theme = Theme(variables=dict(variables), **kwargs)
+    try:
+        theme.to_color_system().generate()
+    except Exception as exc:  # Textual's colour parser names the bad value
+        raise ThemeFileError(f"{where}: {exc}") from None
+    return theme
+
+
+def load_theme_file(path: Path) -> Theme:
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        raise ThemeFileError(f"{path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ThemeFileError(f"{path}: {exc}") from None
+    return parse_theme(data, str(path))
+
+
+def user_theme_dir(config_dir: Path | None = None) -> Path:
+    if config_dir is None:
+        from bridge.paths import config_dir as default_config_dir
+
+        config_dir = default_config_dir()
+    return config_dir / "themes"
+
+
+def load_themes(config_dir: Path | None = None) -> LoadedThemes:
+    """The bundled themes, then the user's (which win on a name clash)."""
+    loaded = LoadedThemes({}, [], {})
+    user_dir = user_theme_dir(config_dir)
+    for directory in (BUNDLED_DIR, user_dir):
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.toml")):
+            try:
+                theme = load_theme_file(path)
+            except ThemeFileError as exc:
+                loaded.errors.append(str(exc))
+                continue
+            loaded.themes[theme.name] = theme
+            loaded.sources[theme.name] = path
+    return loaded
+
+
+def variable_defaults(theme: Theme) -> dict[str, str]:
+    """Values for the console's own variables that `theme` leaves out."""
+    system = theme.to_color_system().generate()
+    return {name: system[fallback] for name, fallback in APP_VARIABLES.items()}

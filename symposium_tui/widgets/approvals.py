@@ -1,0 +1,651 @@
+"""Approval cards and the queue that holds them.
+
+A card is one pending permission request. Its keys are tied to the *kind* of answer, never to a
+position (`a` approve once, `d` deny, `b` bypass the agent, `A`/`R` the agent's own allow-always
+and reject-always), and keys the agent did not offer are hidden. A card ignores its keys until it
+has been on screen for the arming delay, and re-arms whenever focus moves to it by itself (it
+arrived, or the card before it was answered), so a keystroke meant for something else never
+answers it. The queue never takes focus from a widget outside it.
+
+The queue does not know the broker: it asks an `Answerer` (the console's handle) and is told about
+resolutions through `resolve()`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.markup import escape
+from textual.message import Message
+from textual.timer import Timer
+from textual.widget import Widget
+from textual.widgets import Input, Static
+
+#: A person's answer → the option kind the broker picks for it.
+ANSWER_KIND = {
+    "approve": "allow_once",
+    "deny": "reject_once",
+    "bypass": "allow_once",
+    "allow_always": "allow_always",
+    "reject_always": "reject_always",
+}
+
+INPUT_LINES = 8  # of the pretty-printed input, on a card (`v` shows everything)
+INPUT_LINES_WITH_DIFF = 3  # the diff says it better
+DIFF_LINES = 12
+
+
+class Answerer(Protocol):
+    def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool: ...
+
+    def approve_all(self, connection: str, session_id: str) -> int: ...
+
+
+@dataclass
+class ApprovalInfo:
+    """What one card shows: an `ApprovalRequested` event, or a broker's `PendingApproval`."""
+
+    approval_id: str
+    connection: str
+    session_id: str
+    agent: str
+    tool_call: dict[str, Any]
+    options: list[dict[str, Any]]
+    received: float = field(default_factory=time.time)
+
+    @classmethod
+    def from_event(cls, event: Any) -> ApprovalInfo:
+        return cls(event.approval_id, event.connection, event.session_id, event.agent, dict(event.tool_call),
+                   list(event.options), event.ts)
+
+    @classmethod
+    def from_pending(cls, pending: Any) -> ApprovalInfo:
+        ctx = pending.ctx
+        return cls(pending.id, ctx.connection, ctx.session_id, ctx.agent, dict(ctx.tool_call), list(ctx.options),
+                   pending.created)
+
+    @property
+    def title(self) -> str:
+        return self.tool_call.get("title") or self.tool_call.get("toolCallId") or "(untitled tool call)"
+
+    @property
+    def kind(self) -> str:
+        return self.tool_call.get("kind") or "other"
+
+    def option(self, kind: str) -> dict[str, Any] | None:
+        return next((o for o in self.options if o.get("kind") == kind), None)
+
+    def offers(self, answer: str) -> bool:
+        return self.option(ANSWER_KIND[answer]) is not None
+
+    def input_text(self) -> str | None:
+        raw = self.tool_call.get("rawInput")
+        return None if raw is None else pretty_input(raw)
+
+    def diffs(self) -> list[tuple[str, str]]:
+        """(path, unified diff) for every file edit the call carries."""
+        out = []
+        for item in self.tool_call.get("content") or ():
+            if isinstance(item, dict) and item.get("type") == "diff":
+                path = item.get("path") or "(file)"
+                old = item.get("oldText") or ""
+                new = item.get("newText") or ""
+                lines = difflib.unified_diff(
+                    old.splitlines(keepends=True), new.splitlines(keepends=True),
+                    fromfile="/dev/null" if item.get("oldText") is None else f"a/{path}",
+                    tofile=f"b/{path}", n=3,
+                )
+                out.append((path, "".join(line if line.endswith("\n") else line + "\n" for line in lines)))
+        return out
+
+    def paths(self) -> list[str]:
+        return [loc["path"] for loc in self.tool_call.get("locations") or () if isinstance(loc, dict) and loc.get("path")]
+
+
+def pretty_input(raw: Any) -> str:
+    """A tool's input for a person: `key: value` lines, multi-line strings as indented blocks
+    (so code reads as code, not as one line of escaped newlines), anything nested as JSON."""
+    if not isinstance(raw, dict):
+        return raw if isinstance(raw, str) else json.dumps(raw, indent=2, ensure_ascii=False, default=str)
+    lines: list[str] = []
+    for key, value in raw.items():
+        if isinstance(value, str) and "\n" in value.rstrip("\n"):
+            lines.append(f"{key}: |")
+            lines.extend("  " + line for line in value.rstrip("\n").split("\n"))
+        elif isinstance(value, str):
+            lines.append(f"{key}: {value}")
+        else:
+            dumped = json.dumps(value, indent=2, ensure_ascii=False, default=str).split("\n")
+            lines.append(f"{key}: {dumped[0]}")
+            lines.extend("  " + line for line in dumped[1:])
+    return "\n".join(lines)
+
+
+def _clip(text: str, limit: int) -> tuple[str, int]:
+    lines = text.splitlines()
+    if len(lines) <= limit:
+        return text.rstrip("\n"), 0
+    return "\n".join(lines[:limit]), len(lines) - limit
+
+
+class ApprovalCard(Widget, can_focus=True):
+    """One pending approval."""
+
+    BINDINGS = [
+        Binding("a", "answer('approve')", "Approve", tooltip="Approve once (the agent's allow-once option)"),
+        Binding("d", "deny", "Deny…", tooltip="Deny; type an optional reason, Enter denies with it, Esc without"),
+        Binding("b", "answer('bypass')", "Bypass",
+                tooltip="Approve, and always allow this agent from now on (saved in the settings)"),
+        Binding("A", "answer('allow_always')", "Always", show=False,
+                tooltip="The agent's own allow-always option (its scope is the agent's), when offered"),
+        Binding("R", "answer('reject_always')", "Never", show=False,
+                tooltip="The agent's own reject-always option, when offered"),
+        Binding("s", "approve_session", "Session", show=False,
+                tooltip="Approve every pending card of this card's session"),
+        Binding("v", "view", "View", show=False, tooltip="The whole request, full screen"),
+        Binding("escape", "deny_without_reason", "Deny without reason"),
+        Binding("up,k", "focus_card(-1)", "Previous", show=False, tooltip="Previous card"),
+        Binding("down,j", "focus_card(1)", "Next", show=False, tooltip="Next card"),
+    ]
+
+    COMPONENT_CLASSES = {
+        "approval-card--diff-added",
+        "approval-card--diff-removed",
+        "approval-card--diff-hunk",
+        "approval-card--diff-header",
+        "approval-card--key",
+    }
+
+    class Decided(Message):
+        """The person answered this card."""
+
+        def __init__(self, card: ApprovalCard, answer: str, reason: str | None = None) -> None:
+            super().__init__()
+            self.card = card
+            self.answer = answer
+            self.reason = reason
+
+    class ApproveSession(Message):
+        def __init__(self, card: ApprovalCard) -> None:
+            super().__init__()
+            self.card = card
+
+    class View(Message):
+        def __init__(self, card: ApprovalCard) -> None:
+            super().__init__()
+            self.card = card
+
+    def __init__(self, info: ApprovalInfo, *, arm_delay: float = 0.5, clock: Callable[[float], str] | None = None,
+                 id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.info = info
+        self.arm_delay = arm_delay
+        self.armed = arm_delay <= 0
+        self.state = "pending"  # pending → reason (typing a deny reason) → resolved
+        self.outcome_text = ""
+        self._arm_timer: Timer | None = None
+        self._clock = clock or (lambda ts: time.strftime("%H:%M:%S", time.localtime(ts)))
+
+    # --- composition -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), classes="card-title")
+        yield Static(classes="card-keys")
+        yield Static(classes="card-status")
+        with Widget(classes="card-details"):
+            if self.info.paths():
+                yield Static(Text("files: " + ", ".join(self.info.paths()), style="italic"), classes="card-files")
+            text = self.info.input_text()
+            if text is not None:
+                clipped, more = _clip(text, INPUT_LINES_WITH_DIFF if self.info.diffs() else INPUT_LINES)
+                body = Text(clipped)
+                if more:
+                    body.append(f"\n… {more} more line{'s' * (more != 1)} (v views all)", style="italic")
+                yield Static(body, classes="card-input")
+            yield Static(classes="card-diff")
+
+    def on_mount(self) -> None:
+        self.border_title = escape(self._head())
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+        self._render_diff()
+        self._render_keys()
+        self._render_status()
+        if not self.armed:
+            self.rearm()
+
+    def _head(self) -> str:
+        i = self.info
+        return f"{i.agent} · {i.session_id} ({i.connection}) · {self._clock(i.received)}"
+
+    def _title(self) -> Text:
+        return Text.assemble(("⚠ ", "bold"), (self.info.title, "bold"), "  ", (f"[{self.info.kind}]", "italic"))
+
+    def on_resize(self) -> None:
+        self._render_keys()
+
+    def _theme_changed(self, theme: Any) -> None:
+        # The diff and key colours are Rich styles read from the theme's CSS: read them again.
+        self._render_diff()
+        self._render_keys()
+
+    def _render_diff(self, limit: int | None = DIFF_LINES) -> None:
+        widget = self.query_one(".card-diff", Static)
+        diffs = self.info.diffs()
+        widget.display = bool(diffs)
+        if diffs:
+            widget.update(self.render_diffs(diffs, limit))
+
+    def render_diffs(self, diffs: list[tuple[str, str]], limit: int | None) -> Text:
+        styles = {
+            "+": self.get_component_rich_style("approval-card--diff-added", partial=True),
+            "-": self.get_component_rich_style("approval-card--diff-removed", partial=True),
+            "@": self.get_component_rich_style("approval-card--diff-hunk", partial=True),
+        }
+        header = self.get_component_rich_style("approval-card--diff-header", partial=True)
+        out = Text()
+        lines = [line for _, diff in diffs for line in diff.splitlines()]
+        shown = lines if limit is None else lines[:limit]
+        for n, line in enumerate(shown):
+            if n:
+                out.append("\n")
+            if line.startswith(("+++", "---")):
+                out.append(line, header)
+            else:
+                out.append(line, styles.get(line[:1]))
+        if limit is not None and len(lines) > limit:
+            more = len(lines) - limit
+            out.append(f"\n… {more} more diff line{'s' * (more != 1)} (v views all)", "italic")
+        return out
+
+    def _render_keys(self) -> None:
+        widget = self.query_one(".card-keys", Static)
+        widget.set_class(self.state != "pending", "-hidden")
+        if self.state != "pending":
+            return
+        key = self.get_component_rich_style("approval-card--key", partial=True)
+        i = self.info
+        items: list[tuple[str, str]] = []
+        if i.offers("approve"):
+            items.append(("a", "Approve once"))
+        if i.offers("deny"):
+            items.append(("d", "Deny…"))
+        if i.offers("bypass"):
+            items.append(("b", f"Bypass: always allow {i.agent}"))
+        for answer, key_name, default in (("allow_always", "A", "Always allow"), ("reject_always", "R", "Always reject")):
+            option = i.option(ANSWER_KIND[answer])
+            if option is not None:
+                items.append((key_name, f"{option.get('name') or default} (agent's rule)"))
+        if i.offers("approve"):
+            items.append(("s", "Approve session"))
+        # Pack whole items into lines: an item never breaks between its key and its label.
+        width = max(20, self.content_region.width or 76)
+        text = Text()
+        used = 0
+        for k, label in items:
+            size = len(k) + 2 + 1 + len(label)
+            if used and used + 2 + size > width:
+                text.append("\n")
+                used = 0
+            elif used:
+                text.append("  ")
+                used += 2
+            text.append(f" {k} ", key)
+            text.append(f" {label}")
+            used += size
+        if not self.armed:
+            text.append("  (arming…)", "italic")
+        widget.update(text)
+        self.set_class(not self.armed, "-unarmed")
+
+    def _render_status(self) -> None:
+        widget = self.query_one(".card-status", Static)
+        widget.display = bool(self.outcome_text)
+        widget.update(self.outcome_text)
+
+    # --- arming ------------------------------------------------------------------------------------
+
+    def rearm(self) -> None:
+        """Ignore keys for the arming delay, starting now."""
+        if self._arm_timer is not None:
+            self._arm_timer.stop()
+            self._arm_timer = None
+        if self.arm_delay <= 0:
+            self._set_armed(True)
+            return
+        self._set_armed(False)
+        self._arm_timer = self.set_timer(self.arm_delay, lambda: self._set_armed(True))
+
+    def _set_armed(self, armed: bool) -> None:
+        if armed != self.armed:
+            self.armed = armed
+            if self.is_mounted:
+                self._render_keys()
+                self.refresh_bindings()
+
+    # --- keys ----------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        answer = {"answer": parameters[0] if parameters else None, "deny": "deny", "deny_without_reason": "deny",
+                  "approve_session": "approve"}.get(action)
+        if answer is None:
+            return True
+        if not self.info.offers(str(answer)):
+            return False  # the agent did not offer it: hidden
+        if action == "deny_without_reason":
+            return self.state == "reason"
+        if self.state != "pending":
+            return False
+        return True if self.armed else None  # None: shown, dimmed, ignored until armed
+
+    def action_answer(self, answer: str) -> None:
+        self.post_message(self.Decided(self, answer))
+
+    def action_deny(self) -> None:
+        self.state = "reason"
+        reason = Input(placeholder="Reason for denying (optional) · Enter denies with it · Esc without", id="deny-reason",
+                       classes="card-reason", compact=True)
+        self.mount(reason, before=self.query_one(".card-status"))
+        self._render_keys()
+        self.refresh_bindings()
+        reason.focus()
+
+    def cancel_reason(self) -> None:
+        """Back out of typing a deny reason without answering."""
+        if self.state != "reason":
+            return
+        self.state = "pending"
+        for reason in self.query(".card-reason"):
+            reason.remove()
+        self._render_keys()
+        self.refresh_bindings()
+        self.focus()
+
+    def action_deny_without_reason(self) -> None:
+        self.post_message(self.Decided(self, "deny", None))
+
+    @on(Input.Submitted, "#deny-reason")
+    def _reason_given(self, event: Input.Submitted) -> None:
+        event.stop()
+        reason = event.value.strip() or None
+        self.post_message(self.Decided(self, "deny", reason))
+
+    def action_approve_session(self) -> None:
+        self.post_message(self.ApproveSession(self))
+
+    def action_view(self) -> None:
+        self.post_message(self.View(self))
+
+    def action_focus_card(self, step: int) -> None:
+        queue = self.queue
+        if queue is not None:
+            queue.focus_neighbour(self, step)
+
+    @property
+    def queue(self) -> ApprovalQueue | None:
+        parent = self.parent
+        return parent if isinstance(parent, ApprovalQueue) else None
+
+    def on_focus(self) -> None:
+        queue = self.queue
+        if queue is not None:
+            queue.set_current(self)
+
+    # --- resolution ----------------------------------------------------------------------------------
+
+    def mark_resolved(self, text: str) -> None:
+        self.state = "resolved"
+        self.outcome_text = text
+        self.can_focus = False
+        self.add_class("-resolved")
+        for reason in self.query(".card-reason"):
+            reason.remove()
+        if self._arm_timer is not None:
+            self._arm_timer.stop()
+        self._render_keys()
+        self._render_status()
+        self.refresh_bindings()
+
+
+def describe_resolution(event: Any, *, mine: str | None, agent: str) -> str:
+    """One line saying how a request was settled (for the card that leaves the queue)."""
+    outcome = event.outcome
+    reason = f": {event.reason}" if getattr(event, "reason", None) else ""
+    if mine is not None:
+        said = {
+            "approve": "Approved once",
+            "deny": "Denied",
+            "bypass": f"Approved; bypass on: {agent} is always allowed from now on",
+            "allow_always": f"Always allowed ({agent}'s own rule)",
+            "reject_always": f"Always rejected ({agent}'s own rule)",
+        }.get(mine, mine)
+        if outcome == "cancelled":
+            return f"✗ The agent did not offer that answer: cancelled{reason}"
+        return f"✓ {said}{reason}" if outcome.startswith("allow") else f"✗ {said}{reason}"
+    if event.resolver == "default" and outcome == "cancelled":
+        return f"↶ Withdrawn{reason or ': the request was cancelled'}"
+    if event.resolver == "default":
+        return f"✗ Denied{reason}"
+    if event.resolver == "vscode":
+        return f"Answered in VS Code: {outcome}{reason}"
+    if event.resolver == "console":
+        return f"Answered by another console: {outcome}{reason}"
+    if event.resolver == "policy":
+        rule = f" ({event.rule})" if getattr(event, "rule", None) else ""
+        return f"Decided by policy{rule}: {outcome}{reason}"
+    return f"{event.resolver}: {outcome}{reason}"
+
+
+class ApprovalQueue(VerticalScroll):
+    """The cards, oldest first. Posts `Changed` whenever the number of pending cards changes."""
+
+    BINDINGS = [
+        Binding("home", "focus_edge(0)", "First card", show=False),
+        Binding("end", "focus_edge(-1)", "Last card", show=False),
+    ]
+
+    class Changed(Message):
+        def __init__(self, queue: ApprovalQueue, pending: int, added: ApprovalInfo | None = None) -> None:
+            super().__init__()
+            self.queue = queue
+            self.pending = pending
+            self.added = added
+
+    class Emptied(Message):
+        """The last card left."""
+
+    def __init__(self, answerer: Answerer | None = None, *, arm_delay: float = 0.5, linger: float = 2.0,
+                 clock: Callable[[float], str] | None = None, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.answerer = answerer
+        self.arm_delay = arm_delay
+        self.linger = linger
+        self.clock = clock
+        self._cards: dict[str, ApprovalCard] = {}
+        self._mine: dict[str, str] = {}  # approval id → the answer this console gave
+        self._current: ApprovalCard | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("No pending approvals.\nWhen an agent asks permission for a tool call, its card appears here.",
+                     id="queue-empty")
+
+    # --- what is in it -----------------------------------------------------------------------------
+
+    @property
+    def pending(self) -> list[ApprovalCard]:
+        return [c for c in self._cards.values() if c.state != "resolved"]
+
+    def card(self, approval_id: str) -> ApprovalCard | None:
+        return self._cards.get(approval_id)
+
+    def add(self, info: ApprovalInfo) -> ApprovalCard | None:
+        if info.approval_id in self._cards:
+            return None
+        card = ApprovalCard(info, arm_delay=self.arm_delay, clock=self.clock, id=f"card-{info.approval_id}")
+        self._cards[info.approval_id] = card
+        self.query_one("#queue-empty").display = False
+        self.mount(card)
+        if self._current is None:
+            self.set_current(card)
+        if self._may_take_focus():
+            self.call_after_refresh(lambda: self._may_take_focus() and self._focus_card(card))
+        self.post_message(self.Changed(self, len(self.pending), info))
+        return card
+
+    def _may_take_focus(self) -> bool:
+        """Only when the queue is on screen and nothing else has focus: never from the chat input
+        or any widget outside the queue (and focusing a hidden queue would switch tabs)."""
+        focused = self.app.focused
+        return self.is_visible_in_app and (focused is None or focused is self)
+
+    @property
+    def is_visible_in_app(self) -> bool:
+        try:
+            return self.screen is self.app.screen and self.region.area > 0
+        except Exception:
+            return False
+
+    def resolve(self, event: Any) -> None:
+        """The broker settled one approval (whoever answered): the card says so, then leaves."""
+        card = self._cards.get(event.approval_id)
+        if card is None or card.state == "resolved":
+            return
+        had_focus = card.has_focus or card.has_focus_within
+        card.mark_resolved(describe_resolution(event, mine=self._mine.pop(event.approval_id, None), agent=card.info.agent))
+        self.post_message(self.Changed(self, len(self.pending)))
+        if had_focus:
+            following = self._next_pending(card)
+            if following is not None:
+                self._focus_card(following)
+            else:
+                self.focus()
+        elif self._current is card:
+            following = self._next_pending(card)
+            if following is not None:
+                self.set_current(following)
+        if self.linger > 0:
+            self.set_timer(self.linger, lambda: self._drop(card))
+        else:
+            self._drop(card)
+
+    def _drop(self, card: ApprovalCard) -> None:
+        if self._cards.get(card.info.approval_id) is card:
+            del self._cards[card.info.approval_id]
+        if self._current is card:
+            self._current = None
+            remaining = self.pending
+            if remaining:
+                self.set_current(remaining[0])
+        card.remove()
+        if not self._cards:
+            self.query_one("#queue-empty").display = True
+            self.post_message(self.Emptied())
+
+    def _next_pending(self, after: ApprovalCard) -> ApprovalCard | None:
+        cards = list(self._cards.values())
+        index = cards.index(after) if after in cards else -1
+        for card in cards[index + 1:] + cards[:index]:
+            if card.state != "resolved":
+                return card
+        return None
+
+    # --- focus ---------------------------------------------------------------------------------------
+
+    def set_current(self, card: ApprovalCard) -> None:
+        if self._current is not None and self._current is not card:
+            self._current.remove_class("-current")
+        self._current = card
+        card.add_class("-current")
+
+    def _focus_card(self, card: ApprovalCard) -> None:
+        """Focus moved to a card by itself: it re-arms."""
+        if card.state == "resolved" or not card.is_attached:
+            return
+        card.rearm()
+        card.focus()
+        self.set_current(card)
+        card.scroll_visible(animate=False)
+
+    def focus_first(self) -> bool:
+        """Focus the oldest pending card (a person asked for it: no re-arming)."""
+        pending = self.pending
+        if not pending:
+            self.focus()
+            return False
+        pending[0].focus()
+        self.set_current(pending[0])
+        pending[0].scroll_visible(animate=False)
+        return True
+
+    def focus_neighbour(self, card: ApprovalCard, step: int) -> None:
+        pending = self.pending
+        if card not in pending:
+            return
+        index = pending.index(card) + step
+        if 0 <= index < len(pending):
+            pending[index].focus()
+            pending[index].scroll_visible(animate=False)
+
+    def action_focus_edge(self, index: int) -> None:
+        pending = self.pending
+        if pending:
+            pending[index].focus()
+            pending[index].scroll_visible(animate=False)
+
+    def on_focus(self) -> None:
+        # Focus arriving at the queue goes to its current card.
+        if self._current is not None and self._current.state != "resolved":
+            self._current.focus()
+
+    # --- answers ---------------------------------------------------------------------------------------
+
+    @on(ApprovalCard.Decided)
+    def _decided(self, message: ApprovalCard.Decided) -> None:
+        message.stop()
+        self.answer(message.card.info.approval_id, message.answer, message.reason)
+
+    def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool:
+        card = self._cards.get(approval_id)
+        if card is None or card.state == "resolved" or self.answerer is None:
+            return False
+        self._mine[approval_id] = answer
+        if not self.answerer.answer(approval_id, answer, reason):
+            self._mine.pop(approval_id, None)
+            if card.state != "resolved":
+                card.mark_resolved("This request was already settled elsewhere.")
+                self.set_timer(max(self.linger, 0.01), lambda: self._drop(card))
+                self.post_message(self.Changed(self, len(self.pending)))
+            return False
+        return True
+
+    @on(ApprovalCard.ApproveSession)
+    def _approve_session(self, message: ApprovalCard.ApproveSession) -> None:
+        message.stop()
+        self.approve_session(message.card.info.connection, message.card.info.session_id)
+
+    def approve_session(self, connection: str, session_id: str) -> int:
+        if self.answerer is None:
+            return 0
+        for card in self.pending:
+            if card.info.connection == connection and card.info.session_id == session_id:
+                self._mine[card.info.approval_id] = "approve"
+        return self.answerer.approve_all(connection, session_id)
+
+    def current_card(self) -> ApprovalCard | None:
+        focused = self.app.focused
+        for card in self.pending:
+            if focused is card or (focused is not None and card in focused.ancestors):
+                return card
+        if self._current is not None and self._current.state != "resolved":
+            return self._current
+        pending = self.pending
+        return pending[0] if pending else None

@@ -1,0 +1,287 @@
+"""The built-in chat: talk to Eliza or a configured agent through the bridge's own core.
+
+It is a front door like any other: every turn sends the *whole* conversation (as VS Code does)
+on a connection of its own, so history decisions, sessions, tool calls and approvals show up in
+the rest of the console exactly as they would for an editor.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.widgets import Input, Label, Select, Static
+
+
+@dataclass(frozen=True)
+class AgentChoice:
+    key: str  # "eliza", or the agent's id in the settings
+    label: str
+    spec: Any  # the agent as a front door sends it: {"eliza": {}} or {"id", "name", "command", "args", "env"}
+
+
+def eliza_choice(*, deterministic: bool = False) -> AgentChoice:
+    return AgentChoice("eliza", "Eliza (built in)", {"eliza": {"deterministic": True} if deterministic else {}})
+
+
+def agent_choice(config: Any) -> AgentChoice:
+    """A settings `AgentConfig` as the chat's agent."""
+    env = getattr(config, "env", None) or {}
+    if isinstance(env, dict):
+        env_list = [{"name": str(k), "value": str(v)} for k, v in env.items()]
+    else:
+        env_list = [dict(e) if isinstance(e, dict) else {"name": e[0], "value": e[1]} for e in env]
+    name = getattr(config, "name", None) or config.id
+    spec = {"id": config.id, "name": name, "command": config.command, "args": list(getattr(config, "args", None) or []),
+            "env": env_list}
+    return AgentChoice(config.id, name, spec)
+
+
+def render_agent_text(text: str) -> Text:
+    """Agent output is markdown-ish; show `**bold**` as bold and everything else as typed."""
+    out = Text()
+    for n, chunk in enumerate(text.split("**")):
+        out.append(chunk, "bold" if n % 2 else "")
+    return out
+
+
+class ChatMessage(Static):
+    def __init__(self, who: str, text: str = "", *, kind: str) -> None:
+        super().__init__(classes=f"chat-message -{kind}")
+        self.who = who
+        self.text = text
+        self.kind = kind
+        self.update(self._content())
+
+    def set_text(self, text: str) -> None:
+        self.text = text
+        self.update(self._content())
+
+    def _content(self) -> Text:
+        if self.kind == "note":
+            return Text(self.text, style="italic")
+        head = Text(f"{self.who}\n", style="bold")
+        return head + (render_agent_text(self.text) if self.kind == "agent" else Text(self.text))
+
+
+class ChatPane(Vertical):
+    """Agent picker, conversation, pending-approval notice and the message input."""
+
+    BINDINGS = [
+        Binding("escape", "stop", "Stop reply"),
+        Binding("ctrl+n", "new_conversation", "New chat"),
+        Binding("ctrl+e", "pick_agent", "Agent", show=False),
+    ]
+
+    class TurnFinished(Message):
+        def __init__(self, request_id: str, outcome: str, text: str) -> None:
+            super().__init__()
+            self.request_id = request_id
+            self.outcome = outcome  # "complete", "cancelled", "error"
+            self.text = text
+
+    def __init__(self, bridge: Any, agents: list[AgentChoice], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.bridge = bridge
+        self.agents = list(agents)
+        self.agent = self.agents[0]
+        self.messages: list[Any] = []
+        self.core: Any = None
+        self.request_id: str | None = None
+        self._ids = itertools.count(1)
+
+    @property
+    def busy(self) -> bool:
+        return self.request_id is not None
+
+    @property
+    def connection(self) -> str | None:
+        return self.core.name if self.core is not None else None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="chat-bar"):
+            yield Label("Agent", id="chat-agent-label")
+            yield Select([(a.label, a.key) for a in self.agents], value=self.agent.key, allow_blank=False,
+                         id="chat-agent", compact=True)
+            yield Static("", id="chat-state")
+        with VerticalScroll(id="chat-log"):
+            yield ChatMessage("", "Talk to an agent here, through the same bridge an editor uses. "
+                              "Try “ask permission to run the tests”.", kind="note")
+        yield Static("", id="chat-banner")
+        yield Input(placeholder=self._placeholder(), id="chat-input")
+
+    def _placeholder(self) -> str:
+        return f"Message {self.agent.label} · Enter sends"
+
+    def set_agents(self, agents: list[AgentChoice]) -> None:
+        """The configured agents changed (settings screen)."""
+        self.agents = list(agents)
+        keys = {a.key for a in agents}
+        if self.agent.key not in keys:
+            self.agent = self.agents[0]
+        select = self.query_one("#chat-agent", Select)
+        select.set_options([(a.label, a.key) for a in self.agents])
+        select.value = self.agent.key
+
+    def focus_input(self) -> None:
+        self.query_one("#chat-input", Input).focus()
+
+    # --- keys ----------------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "stop":
+            return self.busy
+        return True
+
+    def action_stop(self) -> None:
+        if self.core is not None and self.request_id is not None:
+            self.core.cancel(self.request_id, "Request cancelled: stopped in the console")
+
+    def action_new_conversation(self) -> None:
+        """A fresh conversation on a fresh connection: the old one's sessions end with it (a new
+        chat whose first message repeats the old one's must not land in the old session)."""
+        self.action_stop()
+        if self.core is not None:
+            old, self.core = self.core, None
+            self.run_worker(old.close(), group="chat-close")
+        self.messages = []
+        log = self.query_one("#chat-log", VerticalScroll)
+        log.remove_children()
+        log.mount(ChatMessage("", f"New conversation with {self.agent.label}.", kind="note"))
+        self.focus_input()
+
+    def action_pick_agent(self) -> None:
+        select = self.query_one("#chat-agent", Select)
+        select.focus()
+        select.action_show_overlay()
+
+    @on(Select.Changed, "#chat-agent")
+    def _agent_changed(self, event: Select.Changed) -> None:
+        choice = next((a for a in self.agents if a.key == event.value), None)
+        if choice is None or choice == self.agent:
+            return
+        self.choose_agent(choice.key)
+
+    def choose_agent(self, key: str) -> None:
+        choice = next((a for a in self.agents if a.key == key), None)
+        if choice is None or choice == self.agent:
+            return
+        self.agent = choice
+        select = self.query_one("#chat-agent", Select)
+        if select.value != key:
+            select.value = key
+        self.query_one("#chat-input", Input).placeholder = self._placeholder()
+        note = f"Now talking to {choice.label}."
+        if self.messages:
+            note += " It receives the conversation so far."
+        self._log(ChatMessage("", note, kind="note"))
+
+    # --- turns ---------------------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#chat-input")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            return
+        if self.busy:
+            self.notify("The agent is still replying; Esc stops it.", severity="warning")
+            return
+        event.input.value = ""
+        self.send(text)
+
+    def send(self, text: str) -> str:
+        from bridge.protocol import Message as WireMessage
+
+        if self.core is None:
+            self.core = self.bridge.open_connection("chat")
+        request_id = f"chat-{next(self._ids)}"
+        self.request_id = request_id
+        self.messages.append(WireMessage.model_validate({"role": "user", "content": [{"type": "text", "value": text}]}))
+        self._log(ChatMessage("you", text, kind="user"))
+        reply = ChatMessage(self.agent.label, "", kind="agent")
+        self._log(reply)
+        self._set_state("replying… Esc stops")
+        self.refresh_bindings()
+        self.run_worker(self._turn(request_id, self.agent, list(self.messages), reply), group="chat", exit_on_error=False)
+        return request_id
+
+    async def _turn(self, request_id: str, agent: AgentChoice, messages: list[Any], reply: ChatMessage) -> None:
+        from bridge.protocol import Message as WireMessage
+        from bridge.sessions import RequestCancelled, ResponseStream, SessionFailed
+
+        parts: list[dict[str, Any]] = []
+        text: list[str] = []
+
+        def write_part(part: dict[str, Any]) -> None:
+            parts.append(part)
+            if part.get("type") == "text":
+                text.append(part.get("value") or "")
+            else:
+                text.append(f"\n[tool call {part.get('toolName')}]\n")
+            reply.set_text("".join(text))
+            self._scroll_end()
+
+        outcome, error = "complete", None
+        try:
+            request = self.core.make_request(request_id, agent.spec, messages, [])
+            stream = ResponseStream(request_id, write_part)
+            await self.core.chat(request, stream)
+        except RequestCancelled:
+            outcome = "cancelled"
+        except SessionFailed as exc:
+            outcome, error = "error", str(exc)
+        except ValueError as exc:  # a configured agent the bridge cannot use
+            outcome, error = "error", str(exc)
+        except Exception as exc:  # noqa: BLE001 - shown, never fatal to the console
+            outcome, error = "error", f"{type(exc).__name__}: {exc}"
+        if parts:
+            # The history must hold exactly what the agent said, as an editor would send it back.
+            self.messages.append(WireMessage.model_validate({"role": "assistant", "content": parts}))
+        if outcome == "cancelled":
+            self._log(ChatMessage("", "Stopped.", kind="note"))
+        elif error is not None:
+            self._log(ChatMessage("", f"The agent failed: {error}", kind="note"))
+        if not parts:
+            reply.display = False
+        if self.request_id == request_id:
+            self.request_id = None
+        self._set_state("")
+        self.refresh_bindings()
+        self.post_message(self.TurnFinished(request_id, outcome, "".join(text)))
+
+    def _log(self, message: ChatMessage) -> None:
+        self.query_one("#chat-log", VerticalScroll).mount(message)
+        self._scroll_end()
+
+    def _scroll_end(self) -> None:
+        log = self.query_one("#chat-log", VerticalScroll)
+        log.call_after_refresh(log.scroll_end, animate=False)
+
+    def _set_state(self, text: str) -> None:
+        self.query_one("#chat-state", Static).update(text)
+
+    # --- approvals -------------------------------------------------------------------------------------
+
+    def show_pending(self, cards: list[Any]) -> None:
+        """Cards waiting for an answer that came from this chat: a notice (the cards stay in the queue)."""
+        banner = self.query_one("#chat-banner", Static)
+        mine = [c for c in cards if self.core is not None and c.connection == self.core.name]
+        banner.display = bool(mine)
+        if mine:
+            first = mine[0]
+            more = f" (+{len(mine) - 1} more)" if len(mine) > 1 else ""
+            banner.update(Text.assemble(("⚠ ", "bold"), (first.agent, "bold"), " asks permission: ",
+                                        (first.title, "bold"), more, " · F2 to answer"))
+
+    async def close(self) -> None:
+        if self.core is not None:
+            core, self.core = self.core, None
+            await core.close()

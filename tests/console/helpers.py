@@ -1,0 +1,78 @@
+"""Helpers for the console's tests: permission requests made straight to the broker, the bridge
+the console runs on, and waiting on the app instead of sleeping."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bridge import events as ev
+from bridge.approvals import ApprovalBroker, ApprovalContext
+from bridge.core import Bridge
+from bridge.settings import SettingsStore
+
+ELIZA_OPTIONS = [
+    {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "allow_always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
+    {"optionId": "reject_always", "name": "Always reject", "kind": "reject_always"},
+]
+ONCE_OPTIONS = [ELIZA_OPTIONS[0], ELIZA_OPTIONS[2]]
+
+OLD = "def add(a, b):\n    return a - b\n"
+NEW = "def add(a, b):\n    return a + b\n"
+
+
+def edit_call(path: str = "src/calc.py", call_id: str = "call-1") -> dict[str, Any]:
+    return {
+        "toolCallId": call_id, "title": f"Edit {path}", "kind": "edit", "status": "pending",
+        "rawInput": {"file_path": path, "old_string": OLD, "new_string": NEW},
+        "content": [{"type": "diff", "path": path, "oldText": OLD, "newText": NEW}],
+        "locations": [{"path": path}],
+    }
+
+
+def run_call(title: str = "run the tests", call_id: str = "call-2") -> dict[str, Any]:
+    return {"toolCallId": call_id, "title": title, "kind": "execute", "rawInput": {"command": title}}
+
+
+def make_bridge(config_dir: Path, cwd: str) -> Bridge:
+    """What `host.build_bridge` assembles, minus the audit log: settings-backed policy and bypass."""
+    store = SettingsStore(config_dir / "settings.toml")
+    bus = ev.EventBus()
+    broker = ApprovalBroker(bus, policy=store.load().policy(),
+                            persist_bypass=lambda agent: store.set_agent_bypass(agent, True))
+    bridge = Bridge(cwd=cwd, bus=bus, approvals=broker, idle_timeout=None)
+    bridge.settings_store = store  # type: ignore[attr-defined]
+    return bridge
+
+
+class Asker:
+    """Permission requests straight to the broker, as an agent session would make them."""
+
+    def __init__(self, bridge: Bridge) -> None:
+        self.bridge = bridge
+        self.tasks: list[asyncio.Task[Any]] = []
+
+    def ask(self, tool_call: dict[str, Any] | None = None, *, agent: str = "claude-code", session: str = "s1",
+            connection: str = "vscodelm-1", options: list[dict[str, Any]] | None = None) -> asyncio.Task[Any]:
+        ctx = ApprovalContext(connection, session, agent, tool_call or run_call(), options or ELIZA_OPTIONS)
+        task = asyncio.ensure_future(self.bridge.approvals.request(ctx))
+        self.tasks.append(task)
+        return task
+
+
+async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
+    """Let the app run until `condition()` is truthy (never a timing assertion: the limit only
+    stops a broken test from hanging)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or condition}")
+        await pilot.pause(0.02)

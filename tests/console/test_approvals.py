@@ -1,0 +1,306 @@
+"""The approval queue, driven with keys as a person would: every answer, the arming delay, focus,
+the alerts, approve-all, and cards that leave because someone else settled them."""
+
+from __future__ import annotations
+
+from textual.widgets import Input
+
+from symposium_tui.widgets.approvals import ApprovalCard
+from tests.console.helpers import ONCE_OPTIONS, edit_call, run_call, wait_for
+
+SIZE = (80, 24)
+
+
+async def pending_card(pilot, n=1):
+    await wait_for(pilot, lambda: len(pilot.app.queue.pending) >= n, what=f"{n} pending card(s)")
+    await pilot.pause()
+    return pilot.app.queue.pending[n - 1]
+
+
+async def test_a_card_shows_who_asks_what_with_the_input_the_diff_and_the_offered_options(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        asker.ask(edit_call("src/calc.py"), agent="claude-code", session="s7", connection="vscodelm-3")
+        card = await pending_card(pilot)
+        assert "claude-code" in str(card.border_title) and "s7" in str(card.border_title)
+        assert "vscodelm-3" in str(card.border_title)
+        text = " ".join(str(s.render()) for s in card.query("Static"))
+        assert "Edit src/calc.py" in text and "[edit]" in text
+        assert "file_path: src/calc.py" in text and "old_string: |" in text  # the input, pretty-printed
+        assert "-    return a - b" in text and "+    return a + b" in text  # the diff
+        assert "@@ -1,2 +1,2 @@" in text
+        for label in ("Approve once", "Deny…", "Bypass: always allow claude-code", "Always allow (agent's rule)",
+                      "Always reject (agent's rule)", "Approve session"):
+            assert label in text
+
+
+async def test_a_approves_once_and_the_card_says_so_then_leaves(make_app, asker):
+    app = make_app(linger=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call())
+        card = await pending_card(pilot)
+        assert app.focused is card
+        await pilot.press("a")
+        resolution = await task
+        assert (resolution.outcome, resolution.resolver, resolution.answer) == ("allow_once", "console", "approve")
+        assert "Approved once" in card.outcome_text
+        await wait_for(pilot, lambda: not card.is_attached, what="the card to leave")
+        assert app.queue.query_one("#queue-empty").display
+
+
+async def test_d_then_a_reason_and_enter_denies_with_that_reason(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call("rm -rf build"))
+        card = await pending_card(pilot)
+        await pilot.press("d")
+        reason = card.query_one("#deny-reason", Input)
+        assert app.focused is reason
+        await pilot.press(*"use make clean", "enter")
+        resolution = await task
+        assert (resolution.outcome, resolution.reason) == ("reject_once", "use make clean")
+        assert "Denied: use make clean" in card.outcome_text
+
+
+async def test_d_then_escape_denies_without_a_reason(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call())
+        await pending_card(pilot)
+        await pilot.press("d", "escape")
+        resolution = await task
+        assert (resolution.outcome, resolution.reason) == ("reject_once", None)
+
+
+async def test_b_bypasses_the_agent_saves_it_and_its_next_request_needs_no_card(make_app, asker, store):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        first = asker.ask(run_call(), agent="claude-code")
+        card = await pending_card(pilot)
+        await pilot.press("b")
+        assert (await first).outcome == "allow_once"
+        assert "claude-code is always allowed" in card.outcome_text
+        assert store.load().agents["claude-code"].bypass is True
+        second = await asker.ask(run_call("again"), agent="claude-code")
+        assert (second.resolver, second.outcome) == ("policy", "allow_once")
+        assert not app.queue.pending
+
+
+async def test_the_agents_own_always_options_are_A_and_R(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        allow = asker.ask(run_call("one"), session="s1")
+        await pending_card(pilot)
+        await pilot.press("A")
+        assert (await allow).outcome == "allow_always"
+        reject = asker.ask(run_call("two"), session="s2")
+        await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0].info.session_id == "s2")
+        await pilot.press("R")
+        assert (await reject).outcome == "reject_always"
+
+
+async def test_keys_the_agent_did_not_offer_are_hidden_and_do_nothing(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call(), options=ONCE_OPTIONS)
+        card = await pending_card(pilot)
+        shown = {b.binding.key for b in app.screen.active_bindings.values() if b.binding.show and b.enabled}
+        assert {"a", "d", "b"} <= shown
+        assert card.check_action("answer", ("allow_always",)) is False  # False: hidden
+        assert card.check_action("answer", ("reject_always",)) is False
+        legend = str(card.query_one(".card-keys").render())
+        assert "agent's rule" not in legend
+        await pilot.press("A", "R")
+        assert not task.done() and card.state == "pending"
+
+
+async def test_a_card_ignores_keys_until_it_is_armed(make_app, asker):
+    app = make_app(arm_delay=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call())
+        card = await pending_card(pilot)
+        assert not card.armed and "arming" in str(card.query_one(".card-keys").render())
+        assert card.check_action("answer", ("approve",)) is None  # shown, dimmed
+        await pilot.press("a", "d", "b")
+        assert not task.done() and card.state == "pending"
+        card.arm_delay = 0.05
+        card.rearm()
+        await wait_for(pilot, lambda: card.armed, what="the card to arm")
+        await pilot.press("a")
+        assert (await task).outcome == "allow_once"
+
+
+async def test_focus_moving_to_the_next_card_by_itself_rearms_it(make_app, asker):
+    app = make_app(arm_delay=0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        first = asker.ask(run_call("one"), session="s1")
+        second = asker.ask(run_call("two"), session="s2")
+        await pending_card(pilot, 2)
+        app.queue.arm_delay = 3600
+        for card in app.queue.pending:
+            card.arm_delay = 3600
+        await pilot.press("a")  # answers the first; focus moves to the second, which re-arms
+        assert (await first).outcome == "allow_once"
+        await wait_for(pilot, lambda: isinstance(app.focused, ApprovalCard) and app.focused.info.session_id == "s2")
+        await pilot.press("a")  # a double press meant for the first card
+        assert not second.done()
+
+
+async def test_a_new_card_never_takes_focus_from_the_chat_input(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        chat_input = app.query_one("#chat-input", Input)
+        await wait_for(pilot, lambda: app.focused is chat_input)
+        task = asker.ask(run_call())
+        await pending_card(pilot)
+        await pilot.press("a", "b", "d")
+        assert app.focused is chat_input
+        assert chat_input.value == "abd"
+        assert not task.done()
+
+
+async def test_a_new_card_rings_the_bell_flashes_the_title_and_counts_in_the_tab_and_header(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        asker.ask(run_call("deploy"), agent="claude-code", session="s1")
+        await pending_card(pilot)
+        asker.ask(run_call("migrate"), agent="claude-code", session="s2")
+        await pending_card(pilot, 2)
+        assert app.bells == 2
+        assert "claude-code asks: migrate" in app.terminal_title or "(2)" in app.terminal_title
+        tab = app.query_one("#tabs").get_tab("approvals")
+        assert str(tab.label) == "Approvals (2)"
+        assert app.sub_title == "2 pending approvals"
+        await wait_for(pilot, lambda: app.terminal_title == "(2) Symposium — approval pending", what="steady title")
+        banner = app.query_one("#chat-banner")
+        assert not banner.display  # the chat's own requests only
+
+
+async def test_s_approves_every_pending_card_of_that_session_only(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        a1 = asker.ask(run_call("one"), session="s1")
+        a2 = asker.ask(run_call("two"), session="s1")
+        other = asker.ask(run_call("three"), session="s2")
+        await pending_card(pilot, 3)
+        await pilot.press("s")
+        assert (await a1).outcome == "allow_once" and (await a2).outcome == "allow_once"
+        assert not other.done()
+        assert [c.info.session_id for c in app.queue.pending] == ["s2"]
+
+
+async def test_a_withdrawn_card_says_so_and_leaves_the_queue(make_app, asker, bridge):
+    app = make_app(linger=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        asker.ask(run_call())
+        card = await pending_card(pilot)
+        bridge.approvals.withdraw(card.info.approval_id, "the turn was cancelled")
+        await wait_for(pilot, lambda: card.state == "resolved")
+        assert card.outcome_text == "↶ Withdrawn: the turn was cancelled"
+        assert app.queue.pending == []
+        await wait_for(pilot, lambda: str(app.query_one("#tabs").get_tab("approvals").label) == "Approvals")
+        card_id = card.info.approval_id
+        app.queue.linger = 0
+        app.queue._drop(card)
+        await pilot.pause()
+        assert app.queue.card(card_id) is None
+
+
+async def test_a_card_answered_by_another_console_says_so(make_app, asker, bridge):
+    app = make_app(linger=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        other = bridge.approvals.attach("laptop")
+        asker.ask(run_call())
+        card = await pending_card(pilot)
+        other.answer(card.info.approval_id, "deny")
+        await wait_for(pilot, lambda: card.state == "resolved")
+        assert card.outcome_text.startswith("Answered by another console: reject_once")
+        await pilot.press("a")  # too late: nothing happens, nothing breaks
+        other.detach()
+
+
+async def test_f2_jumps_from_the_chat_to_the_queue_and_answering_the_last_card_goes_back(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        chat_input = app.query_one("#chat-input", Input)
+        await pilot.press(*"half-typed")
+        task = asker.ask(run_call())
+        card = await pending_card(pilot)
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        assert app.query_one("#tabs").active == "approvals"
+        await pilot.press("a")
+        await task
+        await wait_for(pilot, lambda: app.focused is chat_input, what="focus back in the chat")
+        assert app.query_one("#tabs").active == "chat" and chat_input.value == "half-typed"
+
+
+async def test_escape_in_the_queue_goes_back_to_where_f2_came_from(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.action_show_tab("toolcalls")
+        await pilot.pause()
+        asker.ask(run_call())
+        card = await pending_card(pilot)
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.query_one("#tabs").active == "toolcalls")
+        assert card.state == "pending"
+
+
+async def test_up_and_down_move_between_cards(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        asker.ask(run_call("one"), session="s1")
+        asker.ask(run_call("two"), session="s2")
+        first = await pending_card(pilot)
+        second = await pending_card(pilot, 2)
+        assert app.focused is first
+        await pilot.press("down")
+        assert app.focused is second and second.has_class("-current") and not first.has_class("-current")
+        await pilot.press("up")
+        assert app.focused is first
+
+
+async def test_v_shows_the_whole_request_and_its_keys_still_answer(make_app, asker):
+    long_input = {"command": "\n".join(f"echo {n}" for n in range(40))}
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask({"toolCallId": "t", "title": "long script", "kind": "execute", "rawInput": long_input})
+        card = await pending_card(pilot)
+        assert "more lines (v views all)" in str(card.query_one(".card-input").render())
+        await pilot.press("v")
+        from symposium_tui.screens.detail import ApprovalDetailScreen
+
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalDetailScreen))
+        shown = " ".join(str(s.render()) for s in app.screen.query("Static"))
+        assert "echo 39" in shown
+        await pilot.press("a")
+        assert (await task).outcome == "allow_once"
+
+
+async def test_quitting_with_cards_pending_denies_them(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call())
+        await pending_card(pilot)
+        await pilot.press("ctrl+q")
+    resolution = await task
+    assert (resolution.outcome, resolution.resolver) == ("reject_once", "default")
+    assert "went away" in resolution.reason
+
+
+async def test_approvals_pending_before_the_console_started_get_cards(make_app, asker, bridge):
+    holder = bridge.approvals.attach("earlier")  # someone holds it, so it waits
+    task = asker.ask(run_call())
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        card = await pending_card(pilot)
+        await pilot.press("a")
+        assert (await task).outcome == "allow_once"
+        assert card.state == "resolved"
+    holder.detach()
