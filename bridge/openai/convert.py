@@ -183,7 +183,8 @@ def message(role: str, content: list[Any]) -> Message:
 
 
 _TEXT_CACHE: OrderedDict[tuple[str, str], Message] = OrderedDict()
-_TEXT_CACHE_LIMIT = 50_000
+_TEXT_CACHE_LIMIT = 20_000
+_TEXT_CACHE_MAX_CHARS = 4096  # a longer text costs more to parse than to wrap: not kept
 
 
 def _text_message(role: str, text: str) -> Message:
@@ -196,6 +197,8 @@ def _text_message(role: str, text: str) -> Message:
         if (len(content) == 1 and content[0].value == text) if text else not content:
             return cached  # (checked: a shared message must never have been changed)
     made = message(role, [text_part(text)] if text else [])
+    if len(text) > _TEXT_CACHE_MAX_CHARS:
+        return made
     _TEXT_CACHE[key] = made
     if len(_TEXT_CACHE) > _TEXT_CACHE_LIMIT:
         _TEXT_CACHE.popitem(last=False)
