@@ -291,9 +291,10 @@ class SessionsPane(Widget):
             self._remove_listener = None
 
     def _theme_changed(self, theme: Any) -> None:
+        # Every cell is redrawn in the new colours: forget what the rows show, keep the rows.
         self._styles = None
-        self._session_cells.clear()
-        self._decision_cells.clear()
+        self._session_cells = dict.fromkeys(self._session_cells, ())
+        self._decision_cells = dict.fromkeys(self._decision_cells, ())
         self._shown = None
         self.call_after_refresh(self.refresh_from_state)
 
@@ -369,7 +370,7 @@ class SessionsPane(Widget):
             if old is None:
                 table.add_row(*cells, key=row_key)
             elif old != cells:
-                for column, new, was in zip(columns, cells, old):
+                for column, new, was in zip(columns, cells, old or (None,) * len(cells)):
                     if new != was:
                         table.update_cell(row_key, column, new)
             self._session_cells[row_key] = cells
@@ -435,7 +436,7 @@ class SessionsPane(Widget):
                 table.add_row(*cells, key=row_key)
                 added = True
             elif old != cells:
-                for column, new, was in zip(columns, cells, old):
+                for column, new, was in zip(columns, cells, old or (None,) * len(cells)):
                     if new != was:
                         table.update_cell(row_key, column, new)
             self._decision_cells[row_key] = cells

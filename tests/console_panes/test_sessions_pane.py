@@ -251,3 +251,20 @@ async def test_escape_closes_the_open_bar_and_is_otherwise_the_apps(bridge):
         await pilot.press("c")  # nothing replayed: c is not the pane's
         await pilot.press("escape")
         assert escapes == [True]
+
+
+async def test_a_theme_change_redraws_the_tables_and_history_in_the_new_colours():
+    from tests.console_panes.scenario import demo
+
+    state = ConsoleState(None)
+    demo(state)
+    app = sessions_app(state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = app.query_one(SessionsPane)
+        before = pane.styles_map["commit"]
+        app.theme = "textual-light"
+        await pilot.pause()
+        await pilot.pause()
+        assert pane.styles_map["commit"] != before
+        decisions = app.query_one("#decisions-table", DataTable)
+        assert decisions.get_row_at(1)[1].style == pane.styles_map["commit"], "cells redrawn with the new theme"

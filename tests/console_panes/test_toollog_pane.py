@@ -222,3 +222,16 @@ async def test_a_log_of_100000_calls_is_browsed_and_searched_by_keyboard():
         await settle(pilot)
         assert shown_titles(view)[:2] == ["tool call 4242", "tool call 42420"] and len(view.index) == 11
         assert view.selected.title == "tool call 42429"
+
+
+async def test_a_theme_change_redraws_the_log_in_the_new_colours():
+    state = ConsoleState(None)
+    demo(state)
+    app = toollog_app(state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(ToolLogView)
+        before = view._style("ok")
+        app.theme = "textual-light"
+        await pilot.pause()
+        await pilot.pause()
+        assert view._style("ok") != before, "status colours follow the theme"
