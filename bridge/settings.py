@@ -59,7 +59,7 @@ NEW_FILE_HEADER = (
 
 AGENT_KEYS = ("name", "command", "args", "env", "description", "bypass")
 RULE_KEYS = ("action", "kind", "title", "agent", "path")
-TOP_KEYS = ("preferences", "agents", "rules")
+TOP_KEYS = ("preferences", "agents", "rules", "mcp_servers")  # mcp_servers: read by the OpenAI front door
 # Known preferences and what they must be; any other key is free-form.
 PREFERENCE_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "theme": ("a string", lambda v: isinstance(v, str)),

@@ -429,7 +429,9 @@ class ClientToolServer:
             raise RuntimeError("a stopped ClientToolServer cannot be restarted")
         self._stop = anyio.Event()
         self._sockets_scope = anyio.CancelScope()
-        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP explicitly: uvicorn sets TCP_NODELAY only on sockets that say they are TCP, and
+        # without it a kept-alive tool-call response waits for the peer's delayed ACK (~40 ms).
+        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.bind((self.host, 0))
             self.port = sock.getsockname()[1]

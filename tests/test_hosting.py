@@ -207,10 +207,10 @@ def _connect_as(uid: int, path: str, conn_r: int) -> None:
         except PermissionError:
             os.write(conn_r, b"EACCES")
             os._exit(0)
-        s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"abcd"}}\n')
         try:
+            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"abcd"}}\n')
             data = s.recv(4096)
-        except ConnectionResetError:
+        except (ConnectionResetError, BrokenPipeError):  # the host hung up first
             data = b""
         os.write(conn_r, b"ANSWERED" if data else b"CLOSED")
     except Exception as exc:  # noqa: BLE001
