@@ -176,6 +176,7 @@ class ConnectionCore:
         """Route the request and let its session answer it; returns when `stream` is finished
         (raising RequestCancelled or SessionFailed when it did not complete)."""
         decision = self.tracker.route(request.agent_key, request.messages)
+        log.debug("%s: request %r → %s %s: %s", self.name, request.request_id, decision.kind.value, decision.session_id, decision.reason)
         bus = self.bus
         if bus.active:
             bus.publish(ev.HistoryDecided(connection=self.name, request_id=request.request_id, decision=decision.to_json()))

@@ -356,8 +356,10 @@ class AgentSession:
             if context:
                 blocks.insert(0, TextContentBlock(type="text", text=context, field_meta=REPLAY_META))
                 context = None
+            log.debug("%s/%s: turn %d prompts %d characters", self.core.name, self.id, turn.id, len(prompt))
             try:
-                await self._until_agent_exits(self.conn.prompt(session_id=self.acp_session_id, prompt=blocks))
+                response = await self._until_agent_exits(self.conn.prompt(session_id=self.acp_session_id, prompt=blocks))
+                log.debug("%s/%s: turn %d ended: %s", self.core.name, self.id, turn.id, getattr(response, "stop_reason", None))
             except SessionFailed as exc:
                 error = str(exc)
             except Exception as exc:  # the SDK's RequestError, ConnectionError, ...
@@ -529,6 +531,8 @@ class AgentSession:
         if turn.has_agent_action:
             ask_client = lambda: self._ask_client(turn, tool_call)  # noqa: E731
         resolution = await self.core.approvals.request(ctx, ask_client=ask_client, on_pending=turn.approvals.append)
+        log.info("%s/%s: permission for %r → %s (%s%s)", self.core.name, self.id, ctx.title, resolution.outcome,
+                 resolution.resolver, f", {resolution.rule}" if resolution.rule else "")
         if resolution.option_id is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=resolution.option_id))
@@ -735,6 +739,8 @@ class AgentSession:
             self.core.start_timeout,
         )
         self.acp_session_id = new.session_id
+        log.info("%s/%s: agent %s started (ACP session %s%s)", self.core.name, self.id, self.agent_label,
+                 self.acp_session_id, f", pid {self.process.pid}" if self.process else "")
         bus = self.core.bus
         if bus.active:
             bus.publish(
