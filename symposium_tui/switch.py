@@ -58,15 +58,17 @@ class ConsoleSwitch:
         return True
 
     async def _try_connect(self, line: bytes) -> bool:
-        is_request, _ = relay._request_id(line)
-        if not is_request:
-            return False
+        # The stat first: with no console (the usual case) it settles the question without
+        # parsing the line, which carries the whole conversation.
         try:
             st = os.stat(self.path)
         except OSError:
             return False
         probe = (st.st_ino, st.st_mtime_ns)
         if probe == self._failed_probe or st.st_uid != os.getuid():
+            return False
+        is_request, _ = relay._request_id(line)
+        if not is_request:
             return False
         try:
             reader, writer = await asyncio.open_unix_connection(str(self.path), limit=LINE_LIMIT)
