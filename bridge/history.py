@@ -12,7 +12,8 @@ Pure state: no I/O, no asyncio, no clock. Everything "why was my conversation ca
 unit-tested and replayed from a trace.
 
 Cost: each message gets a canonical key once per request (a `(role, text)` tuple for the usual
-single-text message; only tool parts need the walk over their JSON values). Sessions are indexed by
+single-text message, the bare string for a user one; only tool parts need a walk over their JSON
+values). Sessions are indexed by
 `(agent, len(committed), hash chain of the committed keys)`, so a lookup hashes the incoming keys
 once and probes one bucket per distinct committed length; a hit is verified by comparing key
 lists. Sessions with nothing committed are indexed by their first provisional message instead,
@@ -90,7 +91,8 @@ class SessionView:
 # --- canonical keys ------------------------------------------------------------------------------
 #
 # A key is a tuple `(role, *part_keys)`: a text part's key is its (run-merged) string, a tool part's
-# key a tuple, so the forms cannot collide. JSON values are walked into hashable forms where numbers
+# key a tuple, so the forms cannot collide; a user message that is one text is keyed by the bare
+# string, which no tuple equals. JSON values are walked into hashable forms where numbers
 # are floats (2 == 2.0, and integers beyond 2**53 compare as the double JavaScript holds them, so a
 # JS echo of a large integer still matches), booleans are tagged (true != 1), objects are sorted by
 # key and arrays keep their order.
@@ -118,13 +120,48 @@ def _canon_leaf(value: Any) -> Any:
     return ("#repr", repr(value))
 
 
-def _canon(root: Any) -> Any:
-    """The hashable canonical form of a JSON value. Iterative: a client may nest deeply."""
+_DEEP = 64  # nesting beyond which the walk continues without recursion
+_first = itemgetter(0)
+
+
+def _canon(value: Any, depth: int = 0) -> Any:
+    """The hashable canonical form of a JSON value."""
+    t = type(value)
+    if t is str or value is None:
+        return value
+    if t is dict:
+        if depth > _DEEP:
+            return _canon_deep(value)
+        d = depth + 1
+        pairs = [(k if type(k) is str else str(k), _canon(v, d)) for k, v in value.items()]
+        pairs.sort(key=_first)
+        return ("{", *pairs)
+    if t is list:
+        if depth > _DEEP:
+            return _canon_deep(value)
+        d = depth + 1
+        return ("[", *[_canon(v, d) for v in value])
+    if t is int:
+        try:
+            return float(value)
+        except OverflowError:  # beyond any double; only equal to itself
+            return value
+    if t is float:
+        return value if value == value else ("#nan",)
+    if t is bool:
+        return _TRUE if value else _FALSE
+    if isinstance(value, (dict, list, tuple)):
+        return _canon_deep(value)
+    return _canon_leaf(value)
+
+
+def _canon_deep(root: Any) -> Any:
+    """`_canon` without recursion, for values nested deeper than `_DEEP` (a client may)."""
     stack: list[tuple[str, list[str] | None, list[Any], list[Any]]] = []
     value = root
     while True:
         if isinstance(value, dict):
-            items = sorted(((str(k), v) for k, v in value.items()), key=itemgetter(0))
+            items = sorted(((str(k), v) for k, v in value.items()), key=_first)
             stack.append(("{", [k for k, _ in items], [v for _, v in items], []))
             result: Any = _PENDING
         elif isinstance(value, (list, tuple)):
@@ -153,17 +190,27 @@ def _part_key(part: ContentPart) -> Any:
     return ("#part", repr(part))  # not reachable with the wire models
 
 
-def _normalized(msg: Message) -> tuple[Message, tuple[Any, ...]]:
+_ROLES = {"user": "user", "assistant": "assistant"}  # one object per role: compared by identity
+
+
+def _text_key(role: str, text: str) -> Any:
+    """The key of a message that is one text: the bare string for a user message (the most common
+    kind of message gets the cheapest key), `(role, text)` otherwise."""
+    return text if role == "user" else (_ROLES.get(role, role), text)
+
+
+def _normalized(msg: Message) -> tuple[Message, Any]:
     """The message with each run of text parts merged (§2.2), and its canonical key."""
     content = msg.content
+    role = _ROLES.get(msg.role, msg.role)
     if len(content) == 1:  # the common case: nothing to merge
         part = content[0]
         if type(part) is TextPart:
-            return msg, (msg.role, part.value)
-        return msg, (msg.role, _part_key(part))
+            return msg, _text_key(role, part.value)
+        return msg, (role, _part_key(part))
     if not content:
-        return msg, (msg.role,)
-    key: list[Any] = [msg.role]
+        return msg, (role,)
+    key: list[Any] = [role]
     parts: list[Any] = []
     run: list[str] | None = None
     merged = False
@@ -186,29 +233,38 @@ def _normalized(msg: Message) -> tuple[Message, tuple[Any, ...]]:
         text = run[0] if len(run) == 1 else "".join(run)
         key.append(text)
         parts.append(text)
+    final = _text_key(role, key[1]) if len(key) == 2 and type(key[1]) is str else tuple(key)
     if not merged:
-        return msg, tuple(key)
+        return msg, final
     content_out = [TextPart(value=p) if type(p) is str else p for p in parts]
-    return Message.model_construct(role=msg.role, content=content_out), tuple(key)
+    return Message.model_construct(role=msg.role, content=content_out), final
 
 
-def _normalize_all(messages: list[Message]) -> tuple[list[Message], list[Any]]:
-    """Normalized copies of `messages` and their keys; the hot loop of route()."""
+def _normalize_all(messages: list[Message], chain_upto: int = 0) -> tuple[list[Message], list[Any], list[int]]:
+    """The hot loop of route(): the normalized messages (a new list), their keys, and the hash
+    chain of the first `chain_upto` keys (`chain[i]` covers `keys[:i]`), made while the keys are
+    fresh in the cache rather than in a second pass."""
     norm = list(messages)
     keys: list[Any] = []
     add = keys.append
+    roles = _ROLES
+    h = _CHAIN_SEED
+    chain = [h]
+    extend = chain.append
     for i, m in enumerate(messages):
         content = m.content
-        if len(content) == 1:  # inlined fast path of _normalized
-            part = content[0]
-            if type(part) is TextPart:
-                add((m.role, part.value))
-                continue
-        nm, k = _normalized(m)
-        if nm is not m:
-            norm[i] = nm
+        if len(content) == 1 and type(part := content[0]) is TextPart:  # _normalized's fast path
+            role = m.role
+            k: Any = part.value if role == "user" else (roles.get(role, role), part.value)
+        else:
+            nm, k = _normalized(m)
+            if nm is not m:
+                norm[i] = nm
         add(k)
-    return norm, keys
+        if i < chain_upto:
+            h = hash((h, k))
+            extend(h)
+    return norm, keys, chain
 
 
 def normalize_message(msg: Message) -> Message:
@@ -216,7 +272,7 @@ def normalize_message(msg: Message) -> Message:
     return _normalized(msg)[0]
 
 
-def message_key(msg: Message) -> tuple[Any, ...]:
+def message_key(msg: Message) -> Any:
     """The hashable form two messages are compared by (equal keys ⇔ equal normalized messages)."""
     return _normalized(msg)[1]
 
@@ -356,12 +412,13 @@ class HistoryTracker:
         for s in tuple(self._dirty):
             self._refresh(s)
 
-        norm, keys = _normalize_all(messages)
+        lengths = self._lengths.get(agent_key)
+        norm, keys, chain = _normalize_all(messages, max(lengths) if lengths else 0)
         n = len(keys)
         if n == 0:
             return self._start(agent_key, norm, keys, 0, "the request has no messages")
 
-        matches = self._matches(agent_key, keys)
+        matches = self._matches(agent_key, keys, chain)
         if not matches:
             return self._start(agent_key, norm, keys, 0, None)
         best = max(matches, key=lambda m: (m.length, not m.cancel, m.session.created_seq))
@@ -369,7 +426,7 @@ class HistoryTracker:
             return self._cancel(best.session, norm, keys, len(matches))
         return self._extend(best.session, norm, keys, len(matches))
 
-    def _matches(self, agent_key: str, keys: list[Any]) -> list[_Match]:
+    def _matches(self, agent_key: str, keys: list[Any], chain: list[int]) -> list[_Match]:
         n = len(keys)
         found: list[_Match] = []
         # Nothing committed: a match must share the first provisional message (decision 6), or the
@@ -379,19 +436,11 @@ class HistoryTracker:
                 m = self._match_rest(s, keys, 0)
                 if m is not None:
                     found.append(m)
-        lengths = self._lengths.get(agent_key)
-        if not lengths:
-            return found
-        wanted = sorted(L for L in lengths if L <= n)
-        if not wanted:
-            return found
-        h = _CHAIN_SEED
-        done = 0
-        for L in wanted:
-            for k in keys[done:L]:
-                h = hash((h, k))
-            done = L
-            bucket = self._buckets.get((agent_key, L, h))
+        # Something committed: one probe per distinct committed length, by the chain of that prefix.
+        for L in self._lengths.get(agent_key, ()):
+            if L > n:
+                continue
+            bucket = self._buckets.get((agent_key, L, chain[L]))
             if not bucket:
                 continue
             prefix = keys[:L]
@@ -541,7 +590,7 @@ class HistoryTracker:
     def _refresh(self, s: _Session) -> None:
         """Normalize the provisional messages and remake their keys (after streamed parts)."""
         self._dirty.discard(s)
-        norm, keys = _normalize_all(s.provisional)
+        norm, keys, _ = _normalize_all(s.provisional)
         if s.reply is not None:  # normalizing may have replaced the reply (still ours) by a copy
             s.reply = norm[-1] if s.provisional and s.provisional[-1] is s.reply else None
         s.provisional = norm
