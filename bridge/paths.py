@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -20,14 +19,21 @@ def settings_path() -> Path:
     return config_dir() / "settings.toml"
 
 
-def runtime_dir() -> Path:
+def runtime_dir_path() -> str:
+    """`runtime_dir()` as a string, with nothing but `os` (the endpoint's start-up path)."""
     explicit = os.environ.get("SYMPOSIUM_RUNTIME_DIR")
     if explicit:
-        return Path(explicit)
+        return explicit
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg:
-        return Path(xdg) / "symposium"
-    return Path(tempfile.gettempdir()) / f"symposium-{os.getuid()}"
+        return os.path.join(xdg, "symposium")
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"symposium-{os.getuid()}")
+
+
+def runtime_dir() -> Path:
+    return Path(runtime_dir_path())
 
 
 def read_settings_quietly() -> dict:

@@ -78,6 +78,7 @@ class JsonRpcPeer:
         self._requests: dict[str, RequestHandler] = {}
         self._notifications: dict[str, NotificationHandler] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._out: list[bytes] = []
         self.closed = False
         # Sees every incoming line first; returns True when it took the line (the stdio endpoint
         # hands lines to a console that appeared while it was serving headless).
@@ -97,9 +98,30 @@ class JsonRpcPeer:
             return
         if self._on_send is not None:
             self._on_send(line)
+        self._queue(line + b"\n")
+
+    def _queue(self, data: bytes) -> None:
+        # Lines written in one turn of the event loop go out in one write: a streamed reply is
+        # many small notifications, and a write (and the reader's wake-up) per line costs more
+        # than the line. Order is kept: everything goes through this one buffer.
+        self._out.append(data)
+        if len(self._out) == 1:
+            try:
+                asyncio.get_running_loop().call_soon(self._flush)
+            except RuntimeError:  # no loop (tests poking a peer directly): write now
+                self._flush()
+
+    def _flush(self) -> None:
+        if not self._out:
+            return
+        data = self._out[0] if len(self._out) == 1 else b"".join(self._out)
+        self._out.clear()
+        if self.closed:
+            return
         try:
-            self._writer.write(line + b"\n")
-        except (ConnectionError, RuntimeError, OSError):
+            self._writer.write(data)
+        except (ConnectionError, RuntimeError, OSError) as exc:
+            log.debug("%s: write failed: %s", self.name, exc)
             self.closed = True
 
     def on_request(self, method: str, handler: RequestHandler) -> None:
@@ -116,16 +138,13 @@ class JsonRpcPeer:
         data = dumps(message)
         if self._on_send is not None:
             self._on_send(data[:-1])
-        try:
-            self._writer.write(data)
-        except (ConnectionError, RuntimeError, OSError) as exc:
-            log.debug("%s: write failed: %s", self.name, exc)
-            self.closed = True
+        self._queue(data)
 
     def notify(self, method: str, params: Any) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def drain(self) -> None:
+        self._flush()
         if self.closed:
             return
         try:

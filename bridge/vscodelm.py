@@ -9,6 +9,7 @@ agent session failed, and an error containing "cancelled" when it was cancelled 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
 
@@ -66,9 +67,25 @@ class VscodeLmEndpoint:
 
         peer = self.peer
         notify = peer.notify
+        send_raw = peer.send_raw
+        # Text parts are most of a streamed reply: build their line from a template rather than
+        # serializing a fresh dict per chunk.
+        text_prefix = (
+            b'{"jsonrpc":"2.0","method":"lm/responsePart","params":{"requestId":'
+            + json.dumps(request_id).encode()
+            + b',"part":{"type":"text","value":'
+        )
 
         def write_part(part: dict[str, Any]) -> None:
-            notify("lm/responsePart", {"requestId": request_id, "part": part})
+            if part["type"] == "text" and len(part) == 2:
+                value = part["value"]
+                try:
+                    encoded = json.dumps(value, ensure_ascii=False).encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: echo it escaped
+                    encoded = json.dumps(value).encode("ascii")
+                send_raw(text_prefix + encoded + b"}}}")
+            else:
+                notify("lm/responsePart", {"requestId": request_id, "part": part})
 
         stream = ResponseStream(request_id, write_part)
         try:

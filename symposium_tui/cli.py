@@ -7,7 +7,6 @@ within a few bare Python start-ups, and `registry` runs once per chat request.
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from typing import Any
@@ -73,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _setup_logging(level: str | None, log_dir: str | None, trace: Any) -> None:
     if not level and not log_dir and trace is None:
         return
+    import logging
+
     name = (level or "info").lower()
     if name not in LOG_LEVELS:
         print(f"symposium-tui: unknown log level {level!r}; using info", file=sys.stderr)
@@ -106,9 +107,15 @@ def _setup_logging(level: str | None, log_dir: str | None, trace: Any) -> None:
 
 def _load_bridge() -> None:
     # Run in a background thread while the fast path answers cheap requests.
+    import gc
+
     import bridge.stdio  # noqa: F401  (asyncio, pydantic, the core)
     import acp  # noqa: F401  (the ACP SDK: needed by the first chat request)
     import bridge.agents.eliza  # noqa: F401
+
+    # The long-lived objects of those imports need no more collecting: keep them out of the
+    # collector's full passes, which otherwise stall a streaming reply now and then.
+    gc.freeze()
 
 
 def bridge_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -120,9 +127,14 @@ def bridge_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-def cmd_vscodelm(args: argparse.Namespace) -> int:
-    from symposium_tui import relay
+def _console_socket_exists() -> bool:
+    # Most spawns find no console and should not pay for importing the relay.
+    from bridge.paths import runtime_dir_path
 
+    return os.path.exists(os.path.join(runtime_dir_path(), "console.sock"))
+
+
+def cmd_vscodelm(args: argparse.Namespace) -> int:
     trace = None
     if args.trace_dir:
         from bridge.trace import TraceWriter
@@ -133,9 +145,15 @@ def cmd_vscodelm(args: argparse.Namespace) -> int:
     on_send = trace.send if trace else None
     rest = b""
     try:
-        sock = relay.connect()
+        sock = None
+        if _console_socket_exists():
+            from symposium_tui import relay
+
+            sock = relay.connect()
         if sock is not None:
             # A console is running: it answers. Should it go away, serve what remains ourselves.
+            import logging
+
             logging.getLogger("symposium_tui.relay").info("relaying to the console")
             result = relay.run(sock, on_recv=on_recv, on_send=on_send)
             if result.eof:
