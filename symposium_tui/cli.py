@@ -175,6 +175,8 @@ def _serve_headless(args: argparse.Namespace, trace: Any, rest: bytes) -> int:
         on_send=trace.send if trace else None,
         initial=rest,
     )
+    if handover.eof and not handover.lines:
+        return 0  # the client left before asking anything the fast path could not answer
     loaded.wait()
     from bridge import stdio
     from symposium_tui.switch import ConsoleSwitch
