@@ -12,8 +12,9 @@ the command palette (Ctrl+P).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from textual import on
@@ -60,7 +61,7 @@ class _ConsoleAnswerer:
 class SymposiumApp(App[int]):
     """`symposium-tui`: approve agent tool calls, follow sessions and tool calls, chat."""
 
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = APP_NAME
     BINDINGS = [
         Binding("f1", "help", "Help", tooltip="This list of keys"),
@@ -79,8 +80,9 @@ class SymposiumApp(App[int]):
 
     def __init__(
         self,
-        bridge: Any,
+        bridge: Any = None,
         *,
+        connect: Callable[[], Awaitable[tuple[Any, Any]]] | None = None,
         settings_store: Any = None,
         state: Any = None,
         arm_delay: float = 0.5,
@@ -92,7 +94,10 @@ class SymposiumApp(App[int]):
         host: Any = None,
     ) -> None:
         super().__init__()
+        if bridge is None and connect is None:
+            raise ValueError("a bridge, or a way to connect one")
         self.bridge = bridge
+        self._connect = connect
         self.settings_store = settings_store if settings_store is not None else getattr(bridge, "settings_store", None)
         self.settings_error: str | None = getattr(bridge, "settings_error", None)
         self.settings: Any = None
@@ -105,19 +110,28 @@ class SymposiumApp(App[int]):
         self.host = host
         self.handle: Any = None
         self.terminal_title = ""
+        self.pending_count = 0
         self.bells = 0  # rung for new cards (tests read it: a headless app has no terminal to ring)
         self._title_pushed = False
         self._flash_timer: Any = None
         self._unsubscribe: Callable[[], None] | None = None
         self._return_to: tuple[str, Widget | None] | None = None
-        self._load_settings()
+        if bridge is not None:
+            self._load_settings()
+            preferences = self.settings.preferences if self.settings is not None else {}
+        else:
+            # The bridge (and the settings layer with it) comes after the first frame; the theme is
+            # needed for that frame, and reading it costs only tomllib.
+            from bridge.paths import read_settings_quietly
+
+            preferences = read_settings_quietly().get("preferences") or {}
         loaded = load_themes(self._config_dir())
         self.theme_errors = loaded.errors
         self.theme_sources = loaded.sources
         for t in loaded.themes.values():
             self.register_theme(t)
-        wanted = theme or (self.settings.preferences.get("theme") if self.settings is not None else None)
-        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+        wanted = theme or preferences.get("theme")
+        self.theme = wanted if isinstance(wanted, str) and wanted in self.available_themes else DEFAULT_THEME
 
     # --- settings --------------------------------------------------------------------------------------
 
@@ -158,11 +172,15 @@ class SymposiumApp(App[int]):
         """The settings screen wrote the file: the live policy and the chat's agents follow."""
         self.settings = settings
         self.settings_error = None
+        if self.bridge is None:
+            return
         policy = self.bridge.approvals.policy
         policy.bypass_agents.clear()
         policy.bypass_agents.update(settings.bypass_agents())
         policy.rules[:] = list(settings.rules)
-        self.query_one(ChatPane).set_agents(self.agent_choices())
+        chat = self.chat_pane()
+        if chat is not None:
+            chat.set_agents(self.agent_choices())
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return variable_defaults(self.current_theme)
@@ -174,13 +192,20 @@ class SymposiumApp(App[int]):
         with TabbedContent(initial="approvals", id="tabs"):
             with TabPane(TAB_TITLES["approvals"], id="approvals"):
                 yield ApprovalQueue(None, arm_delay=self.arm_delay, linger=self.linger, clock=self.clock, id="queue")
-            with TabPane(TAB_TITLES["sessions"], id="sessions"):
-                yield self._sessions_pane()
-            with TabPane(TAB_TITLES["toolcalls"], id="toolcalls"):
-                yield self._toollog_pane()
-            with TabPane(TAB_TITLES["chat"], id="chat"):
-                yield ChatPane(self.bridge, self.agent_choices(), id="chat-pane")
+            for tab in ("sessions", "toolcalls", "chat"):
+                with TabPane(TAB_TITLES[tab], id=tab):
+                    if self.bridge is not None:
+                        yield self._pane(tab)
+                    else:
+                        yield Static("Starting the bridge…", classes="placeholder starting")
         yield Footer(compact=True)
+
+    def _pane(self, tab: str) -> Widget:
+        if tab == "sessions":
+            return self._sessions_pane()
+        if tab == "toolcalls":
+            return self._toollog_pane()
+        return ChatPane(self.bridge, self.agent_choices(), id="chat-pane")
 
     def _state(self) -> Any:
         if self.console_state is None:
@@ -208,14 +233,57 @@ class SymposiumApp(App[int]):
         return ToolLogPane(state)
 
     @property
+    def _main(self) -> Screen:
+        """The console's own screen (a help or settings screen may be on top of it)."""
+        return self.screen_stack[0] if self.screen_stack else self.screen
+
+    def _alive(self) -> bool:
+        """False once the console's screen is gone (a message arriving during shutdown)."""
+        return bool(self.screen_stack) and bool(self.screen_stack[0].query("#tabs"))
+
+    @property
     def queue(self) -> ApprovalQueue:
-        return self.query_one("#queue", ApprovalQueue)
+        return self._main.query_one("#queue", ApprovalQueue)
 
     @property
     def chat(self) -> ChatPane:
-        return self.query_one(ChatPane)
+        return self._main.query_one(ChatPane)
+
+    def chat_pane(self) -> ChatPane | None:
+        """The chat, once the bridge is there (it is mounted with it)."""
+        if not self.screen_stack:
+            return None
+        panes = self.screen_stack[0].query(ChatPane)
+        return panes.first() if panes else None
 
     def on_mount(self) -> None:
+        if self.bridge is not None:
+            self._attach_bridge()
+            self._focus_later("approvals", self.queue.focus_first)
+        else:
+            # First frame first: the bridge (pydantic, the ACP SDK, the socket) comes right after it.
+            self._update_pending(0)
+            self._focus_later("approvals", self.queue.focus_first)
+            self.call_after_refresh(lambda: self.run_worker(self._start_bridge(), group="bridge", exit_on_error=False))
+
+    async def _start_bridge(self) -> None:
+        assert self._connect is not None
+        try:
+            self.bridge, self.host = await self._connect()
+        except Exception as exc:  # another console already runs, a socket that cannot be made, ...
+            self.exit(return_code=1, message=f"symposium-tui: {exc}")
+            return
+        self.settings_store = getattr(self.bridge, "settings_store", None) or self.settings_store
+        self._load_settings()
+        for tab in ("sessions", "toolcalls", "chat"):
+            pane = self._main.query_one(f"#{tab}", TabPane)
+            await pane.query(".starting").remove()
+            await pane.mount(self._pane(tab))
+        self._attach_bridge()
+        if self._active_tab() == "chat":
+            self.chat.focus_input()
+
+    def _attach_bridge(self) -> None:
         broker = self.bridge.approvals
         self.handle = broker.attach("console")
         self.queue.answerer = _ConsoleAnswerer(broker, self.handle)
@@ -225,12 +293,11 @@ class SymposiumApp(App[int]):
             state.attach()
         for pending in list(broker.pending.values()):
             self.queue.add(ApprovalInfo.from_pending(pending))
-        self._update_pending(0)
+        self._update_pending(len(self.queue.pending))
         if self.settings_error:
             self.notify(f"Settings not loaded: {self.settings_error}", severity="error", timeout=10)
         for error in self.theme_errors:
             self.notify(f"Theme skipped: {error}", severity="warning", timeout=10)
-        self._focus_later("approvals", self.queue.focus_first)
 
     def _focus_later(self, tab: str, focus: Callable[[], Any]) -> None:
         """Focus after the next refresh, unless the person has moved to another tab meanwhile
@@ -263,21 +330,21 @@ class SymposiumApp(App[int]):
         state = self.console_state
         if state is not None and getattr(state, "attached", False):
             state.detach()
-        try:
-            chat = self.query_one(ChatPane)
-        except Exception:
-            chat = None
+        chat = self.chat_pane()
         if chat is not None:
             await chat.close()
-        if self._title_pushed:
-            self._write_terminal("\x1b[23;2t")  # restore the title the terminal had
-            self._title_pushed = False
+        if self._flash_timer is not None:
+            self._flash_timer.stop()
+            self._flash_timer = None
+        self._set_title(APP_NAME)  # and the terminal's own title back, where it can
 
     # --- bridge events ---------------------------------------------------------------------------------
 
     @on(BridgeEvent)
     def _bridge_event(self, message: BridgeEvent) -> None:
         event = message.event
+        if not self._alive():
+            return
         if event.type == "approval_requested":
             self.queue.add(ApprovalInfo.from_event(event))
         elif event.type == "approval_resolved":
@@ -285,6 +352,8 @@ class SymposiumApp(App[int]):
 
     @on(ApprovalQueue.Changed)
     def _queue_changed(self, message: ApprovalQueue.Changed) -> None:
+        if not self._alive():
+            return
         self._update_pending(message.pending)
         if message.added is not None:
             self._alert(message.added)
@@ -298,19 +367,21 @@ class SymposiumApp(App[int]):
         self.push_screen(ApprovalDetailScreen(message.card))
 
     def _update_pending(self, pending: int) -> None:
+        self.pending_count = pending
         label = f"{TAB_TITLES['approvals']} ({pending})" if pending else TAB_TITLES["approvals"]
-        tabs = self.query_one("#tabs", TabbedContent)
+        tabs = self._main.query_one("#tabs", TabbedContent)
         tabs.get_tab("approvals").label = label
         tabs.get_tab("approvals").set_class(pending > 0, "-pending")
         self.sub_title = f"{pending} pending approval{'s' * (pending != 1)}" if pending else "no pending approvals"
-        cards = [c.info for c in self.queue.pending]
-        self.chat.show_pending(cards)
+        chat = self.chat_pane()
+        if chat is not None:
+            chat.show_pending([c.info for c in self.queue.pending])
         if pending == 0:
             self._stop_flash()
         self._set_title(self._steady_title())
 
     def _steady_title(self) -> str:
-        pending = len(self.queue.pending)
+        pending = self.pending_count
         return f"({pending}) {APP_NAME} — approval pending" if pending else APP_NAME
 
     def _alert(self, info: ApprovalInfo) -> None:
@@ -339,16 +410,21 @@ class SymposiumApp(App[int]):
             self._set_title(self._steady_title())
 
     def _set_title(self, title: str) -> None:
+        """The terminal's title says when something is pending; otherwise it is left alone."""
         if title == self.terminal_title:
             return
-        if not self.terminal_title and title == APP_NAME:
-            self.terminal_title = title
+        self.terminal_title = title
+        if title == APP_NAME and not self._title_pushed:
             return  # nothing pending yet: leave the terminal's own title alone
         if not self._title_pushed:
-            self._write_terminal("\x1b[22;2t")  # save the terminal's title (xterm, tmux)
+            self._write_terminal("\x1b[22;2t")  # save the terminal's own title (xterm and most others)
             self._title_pushed = True
-        self.terminal_title = title
         self._write_terminal(f"\x1b]2;{title}\x07")
+        if title == APP_NAME:
+            # Nothing pending any more: give the terminal its own title back where it can (where it
+            # cannot, the title at least no longer claims that something is pending).
+            self._write_terminal("\x1b[23;2t")
+            self._title_pushed = False
 
     def _write_terminal(self, data: str) -> None:
         driver = self._driver
@@ -363,18 +439,20 @@ class SymposiumApp(App[int]):
             self.pop_screen()
 
     def _active_tab(self) -> str:
-        return self.query_one("#tabs", TabbedContent).active
+        return self._main.query_one("#tabs", TabbedContent).active
 
     def action_show_tab(self, tab: str) -> None:
         self._main_screen()
-        self.query_one("#tabs", TabbedContent).active = tab
+        self._main.query_one("#tabs", TabbedContent).active = tab
         # Focus at once (not after a refresh), so keys typed right after the switch land there.
         if tab == "approvals":
             self.queue.focus_first()
         elif tab == "chat":
-            self.chat.focus_input()
+            chat = self.chat_pane()
+            if chat is not None:
+                chat.focus_input()
         else:
-            self._focus_within(self.query_one(f"#{tab}", TabPane))
+            self._focus_within(self._main.query_one(f"#{tab}", TabPane))
 
     def _focus_within(self, pane: Widget) -> None:
         for widget in pane.query("*"):
@@ -388,7 +466,7 @@ class SymposiumApp(App[int]):
         current = self._active_tab()
         if current != "approvals":
             self._return_to = (current, self.focused)
-        self.query_one("#tabs", TabbedContent).active = "approvals"
+        self._main.query_one("#tabs", TabbedContent).active = "approvals"
         self.queue.focus_first()
 
     def action_go_back(self) -> None:
@@ -396,10 +474,10 @@ class SymposiumApp(App[int]):
         if target is None or self._active_tab() != "approvals":
             return
         tab, widget = target
-        self.query_one("#tabs", TabbedContent).active = tab
+        self._main.query_one("#tabs", TabbedContent).active = tab
         if widget is not None and widget.is_attached and widget.can_focus:
             widget.focus()
-        elif tab == "chat":
+        elif tab == "chat" and self.chat_pane() is not None:
             self.chat.focus_input()
 
     def action_chat(self) -> None:
@@ -449,6 +527,8 @@ class SymposiumApp(App[int]):
             self.notify("No approval is pending.")
             return
         info = card.info
+        if self.bridge is None:
+            return
         self.bridge.approvals.policy.session_bypass.add((info.connection, info.session_id))
         n = self.queue.approve_session(info.connection, info.session_id)
         self.notify(f"Session {info.session_id} of {info.agent} is allowed everything until it ends "
@@ -500,10 +580,12 @@ class SymposiumApp(App[int]):
         yield SystemCommand("Chat: go to the chat", "Talk to an agent from here (F3)", self.action_chat)
         yield SystemCommand("Chat: new conversation", "Start over with the current agent (Ctrl+N in the chat)",
                             self._new_conversation)
-        yield SystemCommand("Chat: stop the reply", "Cancel the agent's running turn (Esc in the chat)", self.chat.action_stop)
-        for choice in self.chat.agents:
-            yield SystemCommand(f"Chat: talk to {choice.label}", f"Use {choice.label} in the built-in chat",
-                                partial(self._talk_to, choice.key))
+        chat = self.chat_pane()
+        if chat is not None:
+            yield SystemCommand("Chat: stop the reply", "Cancel the agent's running turn (Esc in the chat)", chat.action_stop)
+            for choice in chat.agents:
+                yield SystemCommand(f"Chat: talk to {choice.label}", f"Use {choice.label} in the built-in chat",
+                                    partial(self._talk_to, choice.key))
         yield SystemCommand("Settings", "Agents, bypass, rules and preferences (F4)", self.action_settings)
         yield SystemCommand("Help", "Every key, by where it works (F1)", self.action_help)
         yield SystemCommand("Theme: choose…", "Preview themes live; Enter keeps one, Esc goes back", self.search_themes)
@@ -518,41 +600,82 @@ class SymposiumApp(App[int]):
 
     def _new_conversation(self) -> None:
         self.action_show_tab("chat")
-        self.chat.action_new_conversation()
+        chat = self.chat_pane()
+        if chat is not None:
+            chat.action_new_conversation()
 
     def _talk_to(self, key: str) -> None:
         self.action_show_tab("chat")
-        self.chat.choose_agent(key)
+        chat = self.chat_pane()
+        if chat is not None:
+            chat.choose_agent(key)
 
 
 def run_console(*, cwd: str | None = None, mouse: bool = True, event_log: str | None = None) -> int:
-    """`symposium-tui` / `symposium-tui console`: the bridge, the console socket and the app."""
+    """`symposium-tui` / `symposium-tui console`: the app first, then the bridge and the console
+    socket right after its first frame (so the console shows up as fast as a bare Textual app)."""
     import asyncio
 
     return asyncio.run(_run_console(cwd=cwd, mouse=mouse, event_log=event_log))
 
 
+def _another_console_listening() -> str | None:
+    """The socket path when a console already answers on it (a cheap check before drawing)."""
+    import socket
+
+    from bridge.paths import runtime_dir
+
+    path = runtime_dir() / "console.sock"
+    if not path.exists():
+        return None
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return None  # stale: the host replaces it
+    finally:
+        probe.close()
+    return str(path)
+
+
 async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None) -> int:
     import sys
 
-    from symposium_tui.host import ConsoleHost, HostError, build_bridge
+    from bridge.paths import read_settings_quietly
 
-    bridge = build_bridge(cwd=cwd, event_log=event_log)
-    host = ConsoleHost(bridge)
-    try:
-        await host.start()
-    except HostError as exc:
-        print(f"symposium-tui: {exc}", file=sys.stderr)
-        await bridge.close()
+    taken = _another_console_listening()
+    if taken is not None:
+        print(f"symposium-tui: another Symposium console is already running (socket {taken})", file=sys.stderr)
         return 1
-    app = SymposiumApp(bridge, host=host)
+    if (read_settings_quietly().get("preferences") or {}).get("mouse") is False:
+        mouse = False
+
+    async def connect() -> tuple[Any, Any]:
+        from symposium_tui.host import ConsoleHost, build_bridge
+
+        bridge = build_bridge(cwd=cwd, event_log=event_log)
+        host = ConsoleHost(bridge)
+        try:
+            await host.start()
+        except BaseException:
+            await _close_bridge(bridge)
+            raise
+        return bridge, host
+
+    app = SymposiumApp(connect=connect)
     try:
         await app.run_async(mouse=mouse)
     finally:
-        await host.stop()
-        await bridge.close()
-        audit = getattr(bridge.approvals, "audit", None)
-        if audit is not None:
-            audit.close()
+        if app.host is not None:
+            await app.host.stop()
+        if app.bridge is not None:
+            await _close_bridge(app.bridge)
     return app.return_code or 0
 
+
+async def _close_bridge(bridge: Any) -> None:
+    await bridge.close()
+    audit = getattr(bridge.approvals, "audit", None)
+    if audit is not None:
+        audit.close()

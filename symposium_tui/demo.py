@@ -246,9 +246,16 @@ async def shutdown(app: Any) -> None:
     if task is not None:
         await asyncio.gather(task, return_exceptions=True)
     deadline = time.monotonic() + 5
-    while app.chat.busy and time.monotonic() < deadline:  # Eliza answers "cancelled" and ends its turn
+    while _chat_busy(app) and time.monotonic() < deadline:  # Eliza answers "cancelled" and ends its turn
         await asyncio.sleep(0.02)
     await app.bridge.close()
+
+
+def _chat_busy(app: Any) -> bool:
+    try:
+        return bool(app.chat.busy)
+    except Exception:  # the console's screen is already gone
+        return False
 
 
 def run_demo(*, mouse: bool = True) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -77,23 +76,22 @@ class HelpScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         self.query_one("#help").focus()
 
-    def _table(self, bindings: list[Binding], extra: list[tuple[str, str]]) -> Table:
-        table = Table.grid(padding=(0, 2))
-        table.add_column(min_width=12, style="bold")
-        table.add_column()
-        seen: set[str] = set()
+    def _table(self, bindings: list[Binding], extra: list[tuple[str, str]]) -> Text:
+        rows: list[tuple[str, str]] = []
         for binding in bindings:
             if not isinstance(binding, Binding) or not binding.description:
                 continue
-            keys = []
-            for key in binding.key.split(","):
-                display = self.app.get_key_display(Binding(key.strip(), binding.action))
-                keys.append(display)
-            shown = " / ".join(keys)
-            if (shown, binding.description) in seen:
-                continue
-            seen.add((shown, binding.description))
-            table.add_row(shown, binding.tooltip or binding.description)
-        for key, description in extra:
-            table.add_row(self.app.get_key_display(Binding(key, "")), description)
-        return table
+            keys = " / ".join(self.app.get_key_display(Binding(key.strip(), binding.action))
+                              for key in binding.key.split(","))
+            row = (keys, binding.tooltip or binding.description)
+            if row not in rows:
+                rows.append(row)
+        rows.extend((self.app.get_key_display(Binding(key, "")), description) for key, description in extra)
+        width = max(len(k) for k, _ in rows) + 2
+        text = Text()
+        for n, (keys, description) in enumerate(rows):
+            if n:
+                text.append("\n")
+            text.append(keys.ljust(width), "bold")
+            text.append(description)
+        return text

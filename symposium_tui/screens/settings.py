@@ -37,6 +37,12 @@ def _app_settings(widget: Any) -> Any:
     return getattr(widget.app, "settings", None)
 
 
+def _live_bypass(widget: Any) -> set[str]:
+    """The agents the running bridge lets through without asking (none before it is up)."""
+    bridge = getattr(widget.app, "bridge", None)
+    return set(bridge.approvals.policy.bypass_agents) if bridge is not None else set()
+
+
 def _write(widget: Any, change: Any) -> bool:
     """Run one settings change; report what went wrong instead of raising."""
     from bridge.settings import SettingsError
@@ -71,7 +77,7 @@ def _write(widget: Any, change: Any) -> bool:
 
 class AgentsPanel(Vertical):
     BINDINGS = [
-        Binding("b,space", "toggle_bypass", "Bypass on/off"),
+        Binding("b,space", "toggle_bypass", "Bypass", tooltip="Bypass on/off for the agent: always allow it, or ask again"),
         Binding("n", "new_agent", "New agent"),
         Binding("e", "edit_agent", "Edit"),
         Binding("x,delete", "remove_agent", "Remove"),
@@ -89,7 +95,7 @@ class AgentsPanel(Vertical):
         row = table.cursor_row
         table.clear()
         settings = _app_settings(self)
-        bypass = set(self.app.bridge.approvals.policy.bypass_agents) if hasattr(self.app, "bridge") else set()
+        bypass = _live_bypass(self)
         agents = dict(settings.agents) if settings is not None else {}
         if "eliza" not in agents:
             table.add_row("eliza", "Eliza (built in)", "(built in)", "on" if "eliza" in bypass else "off", key="eliza")
@@ -120,7 +126,7 @@ class AgentsPanel(Vertical):
             return
         settings = _app_settings(self)
         config = settings.agents.get(agent_id) if settings is not None else None
-        current = config.bypass if config is not None else agent_id in self.app.bridge.approvals.policy.bypass_agents
+        current = config.bypass if config is not None else agent_id in _live_bypass(self)
         if _write(self, lambda store: store.set_agent_bypass(agent_id, not current)):
             self.app.notify(f"Bypass for {agent_id} is {'off' if current else 'on'}.")
 
@@ -198,7 +204,7 @@ class PreferencesPanel(VerticalScroll):
             yield Select([(n, n) for n in names], value=self.app.theme, allow_blank=False, id="pref-theme", compact=True)
         with Horizontal(classes="pref-row"):
             yield Label("Mouse", classes="pref-label")
-            yield Checkbox("Capture the mouse (takes effect at the next start; off suits SSH)", id="pref-mouse",
+            yield Checkbox("Capture the mouse (next start; off suits SSH)", id="pref-mouse",
                            compact=True)
         yield Static("", id="pref-path", classes="settings-hint")
 
@@ -231,7 +237,7 @@ class PreferencesPanel(VerticalScroll):
 class SettingsScreen(Screen[None]):
     BINDINGS = [
         Binding("escape,f4", "close", "Back"),
-        Binding("r", "reload", "Reload file"),
+        Binding("r", "reload", "Reload", tooltip="Read the settings file again (after fixing it by hand)"),
         Binding("left_square_bracket", "switch(-1)", "Prev section", show=False),
         Binding("right_square_bracket", "switch(1)", "Next section", show=False),
     ]
@@ -242,6 +248,9 @@ class SettingsScreen(Screen[None]):
         background: $error 30%;
         color: $text;
         padding: 0 1;
+    }
+    SettingsScreen #settings-tabs {
+        height: 1fr;
     }
     SettingsScreen .settings-hint {
         color: $text-muted;

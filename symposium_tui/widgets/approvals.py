@@ -311,6 +311,8 @@ class ApprovalCard(Widget, can_focus=True):
         widget = self.query_one(".card-status", Static)
         widget.display = bool(self.outcome_text)
         widget.update(self.outcome_text)
+        widget.set_class(self.outcome_text.startswith("✓"), "-allowed")
+        widget.set_class(self.outcome_text.startswith("✗"), "-denied")
 
     # --- arming ------------------------------------------------------------------------------------
 
@@ -475,7 +477,10 @@ class ApprovalQueue(VerticalScroll):
         self._current: ApprovalCard | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static("No pending approvals.\nWhen an agent asks permission for a tool call, its card appears here.",
+        yield Static("No pending approvals.\n\n"
+                     "When an agent asks permission for a tool call, its card appears here, the bell rings and "
+                     "the terminal title flashes; F2 brings you here from anywhere.\n\n"
+                     "F3 talks to an agent in the built-in chat · F1 lists every key · Ctrl+P finds any action.",
                      id="queue-empty")
 
     # --- what is in it -----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ the rest of the console exactly as they would for an editor.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from dataclasses import dataclass
 from typing import Any
@@ -45,10 +46,23 @@ def agent_choice(config: Any) -> AgentChoice:
 
 
 def render_agent_text(text: str) -> Text:
-    """Agent output is markdown-ish; show `**bold**` as bold and everything else as typed."""
+    """Agent output is markdown-ish: `**bold**` shows bold, a fenced block shows indented and
+    dimmed without its fences, everything else as typed."""
     out = Text()
-    for n, chunk in enumerate(text.split("**")):
-        out.append(chunk, "bold" if n % 2 else "")
+    in_code = False
+    first = True
+    for line in text.split("\n"):
+        if line.strip().startswith("```"):
+            in_code = not in_code
+            continue
+        if not first:
+            out.append("\n")
+        first = False
+        if in_code:
+            out.append("  " + line, "dim")
+            continue
+        for k, chunk in enumerate(line.split("**")):
+            out.append(chunk, "bold" if k % 2 else "")
     return out
 
 
@@ -281,7 +295,16 @@ class ChatPane(Vertical):
             banner.update(Text.assemble(("⚠ ", "bold"), (first.agent, "bold"), " asks permission: ",
                                         (first.title, "bold"), more, " · F2 to answer"))
 
-    async def close(self) -> None:
-        if self.core is not None:
-            core, self.core = self.core, None
-            await core.close()
+    async def close(self, grace: float = 2.0) -> None:
+        """Stop a running reply (the agent is told to cancel and ends its turn), then close the
+        connection: closing under a running turn would cut the agent off mid-sentence."""
+        if self.core is None:
+            return
+        if self.busy:
+            self.action_stop()
+            for _ in range(int(grace / 0.02)):
+                if not self.busy:
+                    break
+                await asyncio.sleep(0.02)
+        core, self.core = self.core, None
+        await core.close()

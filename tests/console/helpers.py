@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from bridge import events as ev
-from bridge.approvals import ApprovalBroker, ApprovalContext
+from bridge.approvals import ApprovalBroker, ApprovalContext, Policy
 from bridge.core import Bridge
-from bridge.settings import SettingsStore
+from bridge.settings import SettingsError, SettingsStore
 
 ELIZA_OPTIONS = [
     {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
@@ -43,10 +43,14 @@ def make_bridge(config_dir: Path, cwd: str) -> Bridge:
     """What `host.build_bridge` assembles, minus the audit log: settings-backed policy and bypass."""
     store = SettingsStore(config_dir / "settings.toml")
     bus = ev.EventBus()
-    broker = ApprovalBroker(bus, policy=store.load().policy(),
-                            persist_bypass=lambda agent: store.set_agent_bypass(agent, True))
+    try:
+        policy, error = store.load().policy(), None
+    except SettingsError as exc:  # a broken file: an empty policy, and the console says why
+        policy, error = Policy(), str(exc)
+    broker = ApprovalBroker(bus, policy=policy, persist_bypass=lambda agent: store.set_agent_bypass(agent, True))
     bridge = Bridge(cwd=cwd, bus=bus, approvals=broker, idle_timeout=None)
     bridge.settings_store = store  # type: ignore[attr-defined]
+    bridge.settings_error = error  # type: ignore[attr-defined]
     return bridge
 
 
