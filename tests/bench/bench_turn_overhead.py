@@ -74,31 +74,56 @@ class TextClient:
         raise NotImplementedError
 
 
+class Agent:
+    """Which agent both sides talk to: the echo agent (default), or fast-agent (`--agent fast-agent`,
+    a third-party agent with a real turn's machinery, `--model passthrough` echoing the prompt)."""
+
+    def __init__(self, kind: str, cwd: str) -> None:
+        self.kind = kind
+        if kind == "fast-agent":
+            from tests.agents.install import fast_agent
+
+            home = Path(cwd) / "fast-agent-home"
+            home.mkdir(exist_ok=True)
+            launch = fast_agent(home)
+            self.command, self.args, self.env = launch.command, list(launch.args), dict(launch.env)
+        else:
+            self.command, self.args, self.env = sys.executable, [ECHO_AGENT], {}
+
+    def wire(self) -> dict[str, Any]:
+        return {"name": self.kind, "command": self.command, "args": self.args,
+                "env": [{"name": k, "value": v} for k, v in self.env.items()]}
+
+    def expected(self, prompt: str) -> str:
+        return prompt if self.kind == "fast-agent" else f"ECHO: {prompt}"
+
+
 class BridgeConversation:
-    def __init__(self, argv: list[str], cwd: str, env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], cwd: str, env: dict[str, str], agent: Agent) -> None:
         self.client = LmStdio(argv, cwd=cwd, env=env)
         self.history: list[dict[str, Any]] = []
+        self.agent = agent
 
     def turn(self, prompt: str) -> float:
         self.history.append(user(prompt))
-        reply, seconds = self.client.chat(self.history)
+        reply, seconds = self.client.chat(self.history, agent=self.agent.wire())
         text = text_of(reply.parts)
-        if text != f"ECHO: {prompt}":
+        if text.strip() != self.agent.expected(prompt):
             raise Failed(f"bridge: unexpected reply {text!r} to {prompt!r}")
         self.history.append(assistant(reply.parts))
         return seconds
 
 
 async def run_repeat(argv: list[str], turns: int, cwd: str, env: dict[str, str], bridge_times: list[float], direct_times: list[float],
-                     cpu: dict[str, float], first_last: list[tuple[float, float]]) -> None:
+                     cpu: dict[str, float], first_last: list[tuple[float, float]], agent: Agent) -> None:
     import acp
     from acp.schema import ClientCapabilities
 
     client = TextClient()
-    bridge = BridgeConversation(argv, cwd, env)
+    bridge = BridgeConversation(argv, cwd, env, agent)
     try:
         async with acp.spawn_agent_process(
-            client, sys.executable, ECHO_AGENT, cwd=cwd, env=env,
+            client, agent.command, *agent.args, cwd=cwd, env={**env, **agent.env},
             transport_kwargs={"stderr": subprocess.DEVNULL, "limit": 64 * 1024 * 1024},
         ) as (conn, proc):
             await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
@@ -109,7 +134,7 @@ async def run_repeat(argv: list[str], turns: int, cwd: str, env: dict[str, str],
                 t0 = time.perf_counter()
                 await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(prompt)])
                 seconds = time.perf_counter() - t0
-                if "".join(client.text) != f"ECHO: {prompt}":
+                if "".join(client.text).strip() != agent.expected(prompt):
                     raise Failed(f"direct: unexpected reply {''.join(client.text)!r} to {prompt!r}")
                 return seconds
 
@@ -146,6 +171,9 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3, help="fresh agents and endpoint (default 3)")
     parser.add_argument("--endpoint", default=f"{shlex.quote(SCRIPT)} vscodelm", metavar="CMD",
                         help="the endpoint command line, to A/B a patched bridge (default: the venv's symposium-tui vscodelm)")
+    parser.add_argument("--agent", choices=("echo", "fast-agent"), default="echo",
+                        help="echo: the test echo agent (sub-millisecond turns, shows the added time); fast-agent: "
+                        "a third-party agent's real turn (installed by tests/agents/install.py)")
     args = parser.parse_args()
     endpoint = shlex.split(args.endpoint)
     if not os.path.exists(endpoint[0]):
@@ -160,14 +188,15 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-turns-") as cwd:
         # A private runtime/config dir: no console of anyone's is reached, no settings read.
         env = {**os.environ, "SYMPOSIUM_RUNTIME_DIR": os.path.join(cwd, "run"), "SYMPOSIUM_CONFIG_DIR": os.path.join(cwd, "config")}
+        agent = Agent(args.agent, cwd)
         for r in range(args.repeats):
-            asyncio.run(run_repeat(endpoint, args.turns, cwd, env, bridge, direct, cpu, first_last))
+            asyncio.run(run_repeat(endpoint, args.turns, cwd, env, bridge, direct, cpu, first_last, agent))
             print(f"  repeat {r + 1}: bridge {ms(bridge[-args.turns:])}; direct {ms(direct[-args.turns:])}", flush=True)
 
     n = len(bridge)
     mb, md = statistics.median(bridge), statistics.median(direct)
     ratio = mb / md
-    print(f"turn overhead ({args.turns} turns x {args.repeats} repeats each way, interleaved; echo agent, one-chunk replies)")
+    print(f"turn overhead ({args.turns} turns x {args.repeats} repeats each way, interleaved; {args.agent} agent)")
     print(f"  bridge (stdio client of symposium-tui vscodelm, full history each turn): {ms(bridge)}")
     print(f"  direct (ACP SDK client -> same agent):                                   {ms(direct)}")
     print(f"  added per turn: median {(mb - md) * 1000:.3f} ms; p90 ratio {p90(bridge) / p90(direct):.2f}x")
