@@ -47,6 +47,7 @@ SHOTS = {
     "palette": "The command palette",
     "light": "The light theme",
     "high-contrast": "The high-contrast theme",
+    "terminal": "The terminal's own palette (ANSI colours)",
 }
 
 
@@ -213,6 +214,8 @@ async def _visit(pilot: Any, directory: Path) -> list[Path]:
     await shot("light")
     app.theme = "symposium-high-contrast"
     await shot("high-contrast")
+    app.theme = "symposium-terminal"
+    await shot("terminal")
     app.theme = "symposium-dark"
     return written
 
@@ -223,6 +226,7 @@ def render_screenshots(directory: str | os.PathLike[str], size: tuple[int, int] 
     with tempfile.TemporaryDirectory(prefix="symposium-demo-") as config:
         os.environ["SYMPOSIUM_CONFIG_DIR"] = config
         app = build_demo_app(config)
+        app.animation_level = "none"
         written: list[Path] = []
 
         async def auto_pilot(pilot: Any) -> None:
