@@ -116,6 +116,8 @@ class SymposiumApp(App[int]):
         self._flash_timer: Any = None
         self._unsubscribe: Callable[[], None] | None = None
         self._return_to: tuple[str, Widget | None] | None = None
+        self._shut_down = False
+        self._chat: ChatPane | None = None  # kept for shutdown: the DOM may be gone by then
         if bridge is not None:
             self._load_settings()
             preferences = self.settings.preferences if self.settings is not None else {}
@@ -205,7 +207,8 @@ class SymposiumApp(App[int]):
             return self._sessions_pane()
         if tab == "toolcalls":
             return self._toollog_pane()
-        return ChatPane(self.bridge, self.agent_choices(), id="chat-pane")
+        self._chat = ChatPane(self.bridge, self.agent_choices(), id="chat-pane")
+        return self._chat
 
     def _state(self) -> Any:
         if self.console_state is None:
@@ -315,12 +318,20 @@ class SymposiumApp(App[int]):
         if kind in ("approval_requested", "approval_resolved"):
             self.post_message(BridgeEvent(event))
 
+    async def action_quit(self) -> None:
+        # While the screen is still up, so the chat can let its agent finish.
+        await self.shutdown()
+        self.exit()
+
     async def on_unmount(self) -> None:
         await self.shutdown()
 
     async def shutdown(self) -> None:
         """Leave the bridge as we found it: the console detaches (pending approvals it alone held are
-        denied, failing closed) and the chat's connection closes."""
+        denied, failing closed) and the chat's connection closes once its agent has finished."""
+        if self._shut_down:
+            return
+        self._shut_down = True
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
@@ -330,7 +341,7 @@ class SymposiumApp(App[int]):
         state = self.console_state
         if state is not None and getattr(state, "attached", False):
             state.detach()
-        chat = self.chat_pane()
+        chat = self.chat_pane() or self._chat
         if chat is not None:
             await chat.close()
         if self._flash_timer is not None:

@@ -240,8 +240,9 @@ class ChatPane(Vertical):
                 text.append(part.get("value") or "")
             else:
                 text.append(f"\n[tool call {part.get('toolName')}]\n")
-            reply.set_text("".join(text))
-            self._scroll_end()
+            if reply.is_attached:  # the console may be closing while the agent finishes
+                reply.set_text("".join(text))
+                self._scroll_end()
 
         outcome, error = "complete", None
         try:
@@ -272,15 +273,17 @@ class ChatPane(Vertical):
         self.post_message(self.TurnFinished(request_id, outcome, "".join(text)))
 
     def _log(self, message: ChatMessage) -> None:
-        self.query_one("#chat-log", VerticalScroll).mount(message)
-        self._scroll_end()
+        for log in self.query("#chat-log").results(VerticalScroll):
+            log.mount(message)
+            self._scroll_end()
 
     def _scroll_end(self) -> None:
-        log = self.query_one("#chat-log", VerticalScroll)
-        log.call_after_refresh(log.scroll_end, animate=False)
+        for log in self.query("#chat-log").results(VerticalScroll):
+            log.call_after_refresh(log.scroll_end, animate=False)
 
     def _set_state(self, text: str) -> None:
-        self.query_one("#chat-state", Static).update(text)
+        for state in self.query("#chat-state").results(Static):
+            state.update(text)
 
     # --- approvals -------------------------------------------------------------------------------------
 
@@ -296,15 +299,25 @@ class ChatPane(Vertical):
                                         (first.title, "bold"), more, " · F2 to answer"))
 
     async def close(self, grace: float = 2.0) -> None:
-        """Stop a running reply (the agent is told to cancel and ends its turn), then close the
-        connection: closing under a running turn would cut the agent off mid-sentence."""
+        """Close the chat's connection without cutting an agent off mid-turn: a reply in progress
+        is given `grace` seconds to end by itself (when the console quits, its pending approvals
+        are denied, which ends the turn), then stopped, and the agent given as long to wind down."""
         if self.core is None:
             return
-        if self.busy:
+        await self._wait(self._turns_drained, grace)
+        if not self._turns_drained():
             self.action_stop()
-            for _ in range(int(grace / 0.02)):
-                if not self.busy:
-                    break
-                await asyncio.sleep(0.02)
+            await self._wait(self._turns_drained, grace)
         core, self.core = self.core, None
         await core.close()
+
+    def _turns_drained(self) -> bool:
+        sessions = getattr(self.core, "sessions", {}) if self.core is not None else {}
+        return all(getattr(s, "turn", None) is None or s.turn.done.is_set() for s in sessions.values())
+
+    @staticmethod
+    async def _wait(condition: Any, timeout: float) -> None:
+        for _ in range(max(1, int(timeout / 0.02))):
+            if condition():
+                return
+            await asyncio.sleep(0.02)
