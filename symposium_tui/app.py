@@ -11,7 +11,6 @@ the command palette (Ctrl+P).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -29,9 +28,6 @@ from symposium_tui.themes import DEFAULT_THEME, load_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalInfo, ApprovalQueue
 from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliza_choice
 
-log = logging.getLogger(__name__)
-
-TABS = ("approvals", "sessions", "toolcalls", "chat")
 TAB_TITLES = {"approvals": "Approvals", "sessions": "Sessions", "toolcalls": "Tool calls", "chat": "Chat"}
 APP_NAME = "Symposium"
 

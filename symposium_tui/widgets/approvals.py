@@ -480,7 +480,8 @@ class ApprovalQueue(VerticalScroll):
         yield Static("No pending approvals.\n\n"
                      "When an agent asks permission for a tool call, its card appears here, the bell rings and "
                      "the terminal title flashes; F2 brings you here from anywhere.\n\n"
-                     "F3 talks to an agent in the built-in chat · F1 lists every key · Ctrl+P finds any action.",
+                     "F3 talks to an agent in the built-in chat · F1 lists every key · Ctrl+P finds any action · "
+                     "Ctrl+Q quits.",
                      id="queue-empty")
 
     # --- what is in it -----------------------------------------------------------------------------

@@ -304,3 +304,27 @@ async def test_approvals_pending_before_the_console_started_get_cards(make_app, 
         assert (await task).outcome == "allow_once"
         assert card.state == "resolved"
     holder.detach()
+
+
+async def test_an_editors_agent_asking_permission_waits_for_the_card_and_goes_on_when_approved(make_app, bridge):
+    """The editor's side, as VS Code's relay drives it: a chat on a connection of its own."""
+    import asyncio
+
+    from bridge.protocol import Message
+    from bridge.sessions import ResponseStream
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        editor = bridge.open_connection("vscodelm")
+        parts = []
+        request = editor.make_request("r1", {"eliza": {"deterministic": True}},
+                                      [Message.model_validate({"role": "user", "content": [
+                                          {"type": "text", "value": "ask permission to format the code"}]})], [])
+        stream = ResponseStream("r1", parts.append)
+        turn = asyncio.ensure_future(editor.chat(request, stream))
+        card = await pending_card(pilot)
+        assert card.info.connection == editor.name and card.info.title == "format the code"
+        assert not turn.done()
+        await pilot.press("a")
+        await asyncio.wait_for(turn, 10)
+        assert "".join(p["value"] for p in parts).endswith("Permission granted (allow_once). I ran format the code.")
