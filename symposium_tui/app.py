@@ -655,8 +655,12 @@ async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None) -
     if taken is not None:
         print(f"symposium-tui: another Symposium console is already running (socket {taken})", file=sys.stderr)
         return 1
-    if (read_settings_quietly().get("preferences") or {}).get("mouse") is False:
+    preferences = read_settings_quietly().get("preferences") or {}
+    if preferences.get("mouse") is False:
         mouse = False
+    arm_delay = preferences.get("arm_delay", 0.5)
+    if isinstance(arm_delay, bool) or not isinstance(arm_delay, (int, float)) or not 0 <= arm_delay <= 5:
+        arm_delay = 0.5
 
     async def connect() -> tuple[Any, Any]:
         from symposium_tui.host import ConsoleHost, build_bridge
@@ -670,7 +674,7 @@ async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None) -
             raise
         return bridge, host
 
-    app = SymposiumApp(connect=connect)
+    app = SymposiumApp(connect=connect, arm_delay=float(arm_delay))
     try:
         await app.run_async(mouse=mouse)
     finally:
