@@ -647,6 +647,7 @@ def _another_console_listening() -> str | None:
 
 
 async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None) -> int:
+    import asyncio
     import sys
 
     from bridge.paths import read_settings_quietly
@@ -675,9 +676,18 @@ async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None) -
         return bridge, host
 
     app = SymposiumApp(connect=connect, arm_delay=float(arm_delay))
+    # A closed SSH session (SIGHUP) or a `kill` (SIGTERM) leaves like Ctrl+Q does: what this
+    # console alone held is denied, agents finish, the socket is removed.
+    import signal
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, app.exit)
     try:
         await app.run_async(mouse=mouse)
     finally:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.remove_signal_handler(sig)
         if app.host is not None:
             await app.host.stop()
         if app.bridge is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -186,5 +187,18 @@ def test_without_no_mouse_the_console_captures_the_mouse_and_a_second_console_is
         env={**os.environ, "SYMPOSIUM_CONFIG_DIR": str(term.config), "SYMPOSIUM_RUNTIME_DIR": str(term.runtime)},
     )
     assert second.returncode == 1 and "already running" in second.stderr
-    term.keys("C-q")
-    term.wait_for("CONSOLE-EXITED 0")
+
+    # Killed (or its SSH session closed) with a card pending: it leaves as Ctrl+Q would.
+    term.keys("F3")
+    term.wait_for("Message Eliza")
+    ask(term, "run the tests")
+    pid = term.show("#{pane_pid}")
+    console_pid = subprocess.run(["pgrep", "-P", pid, "-f", "symposium-tui"], capture_output=True,
+                                 text=True).stdout.split()
+    assert console_pid, "the console process"
+    os.kill(int(console_pid[0]), signal.SIGTERM)
+    screen = term.wait_for("CONSOLE-EXITED 0")
+    assert "Traceback" not in screen
+    assert not (term.runtime / "console.sock").exists()
+    audit = (term.config / "audit.jsonl").read_text()
+    assert '"outcome":"reject_once"' in audit and "went away" in audit
