@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -292,7 +293,7 @@ class ApprovalCard(Widget, can_focus=True):
         text = Text()
         used = 0
         for k, label in items:
-            size = len(k) + 2 + 1 + len(label)
+            size = cell_len(k) + 2 + 1 + cell_len(label)
             if used and used + 2 + size > width:
                 text.append("\n")
                 used = 0
