@@ -618,12 +618,16 @@ class SymposiumApp(App[int]):
             chat.choose_agent(key)
 
 
-def run_console(*, cwd: str | None = None, mouse: bool = True, event_log: str | None = None) -> int:
+def run_console(*, cwd: str | None = None, mouse: bool = True, event_log: str | None = None,
+                bridge_options: dict[str, Any] | None = None, openai: str | None = None,
+                api_key: str | None = None) -> int:
     """`symposium-tui` / `symposium-tui console`: the app first, then the bridge and the console
-    socket right after its first frame (so the console shows up as fast as a bare Textual app)."""
+    socket right after its first frame (so the console shows up as fast as a bare Textual app).
+    With `openai` ("HOST:PORT") the same bridge also serves the OpenAI-compatible API."""
     import asyncio
 
-    return asyncio.run(_run_console(cwd=cwd, mouse=mouse, event_log=event_log))
+    return asyncio.run(_run_console(cwd=cwd, mouse=mouse, event_log=event_log, bridge_options=bridge_options,
+                                    openai=openai, api_key=api_key))
 
 
 def _another_console_listening() -> str | None:
@@ -646,7 +650,9 @@ def _another_console_listening() -> str | None:
     return str(path)
 
 
-async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None) -> int:
+async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None,
+                       bridge_options: dict[str, Any] | None = None, openai: str | None = None,
+                       api_key: str | None = None) -> int:
     import asyncio
     import sys
 
@@ -663,14 +669,23 @@ async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None) -
     if isinstance(arm_delay, bool) or not isinstance(arm_delay, (int, float)) or not 0 <= arm_delay <= 5:
         arm_delay = 0.5
 
+    servers: list[Any] = []
+
     async def connect() -> tuple[Any, Any]:
         from symposium_tui.host import ConsoleHost, build_bridge
 
-        bridge = build_bridge(cwd=cwd, event_log=event_log)
+        bridge = build_bridge(cwd=cwd, event_log=event_log, bridge_options=bridge_options)
         host = ConsoleHost(bridge)
         try:
             await host.start()
+            if openai:
+                from bridge.openai import OpenAIServer
+
+                server = OpenAIServer(bridge, openai, api_key=api_key)
+                await server.start()
+                servers.append(server)
         except BaseException:
+            await host.stop()
             await _close_bridge(bridge)
             raise
         return bridge, host
@@ -688,10 +703,14 @@ async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None) -
     finally:
         for sig in (signal.SIGTERM, signal.SIGHUP):
             loop.remove_signal_handler(sig)
+        for server in servers:
+            await server.stop()
         if app.host is not None:
             await app.host.stop()
         if app.bridge is not None:
             await _close_bridge(app.bridge)
+    if servers:
+        print(f"symposium-tui: served the OpenAI-compatible API on {servers[0].url}", file=sys.stderr)
     return app.return_code or 0
 
 

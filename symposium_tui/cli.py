@@ -28,6 +28,21 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
                         help="at most N agent processes at once (default 16; 0 no limit)")
 
 
+def _openai_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    default: Any = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--openai", metavar="HOST:PORT", default=default,
+                        help="also serve the OpenAI-compatible API (loopback unless an API key is set)")
+    parser.add_argument("--api-key", metavar="KEY", default=default,
+                        help="bearer key the OpenAI API requires (default: $SYMPOSIUM_OPENAI_API_KEY)")
+
+
+def _console_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """The console's own flags, accepted with or without the `console` subcommand."""
+    parser.add_argument("--no-mouse", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="do not capture the mouse (better over SSH)")
+    _openai_flags(parser, suppress=suppress)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="symposium-tui",
@@ -35,19 +50,19 @@ def build_parser() -> argparse.ArgumentParser:
         "and approve what they do from a terminal console.",
     )
     _common(parser, suppress=False)
+    _console_flags(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("console", help="the Textual console (the default)")
     _common(p, suppress=True)
-    p.add_argument("--no-mouse", action="store_true", help="do not capture the mouse (better over SSH)")
+    _console_flags(p, suppress=True)
 
     p = sub.add_parser("vscodelm", help="the JSON-RPC endpoint the Symposium VS Code extension spawns (stdio)")
     _common(p, suppress=True)
 
     p = sub.add_parser("serve", help="run the bridge host without a UI (VS Code's relay reaches it)")
     _common(p, suppress=True)
-    p.add_argument("--openai", metavar="HOST:PORT", help="also serve the OpenAI-compatible API (loopback unless an API key is set)")
-    p.add_argument("--api-key", metavar="KEY", help="bearer key the OpenAI API requires (default: $SYMPOSIUM_OPENAI_API_KEY)")
+    _openai_flags(p, suppress=False)
 
     p = sub.add_parser("eliza", help="run the built-in Eliza as an ACP agent on stdio")
     _common(p, suppress=True)
@@ -295,7 +310,14 @@ def cmd_console(args: argparse.Namespace) -> int:
     _setup_logging(args.log, args.log_dir, None)
     from symposium_tui.app import run_console
 
-    return run_console(cwd=args.cwd, mouse=not getattr(args, "no_mouse", False), event_log=args.event_log)
+    return run_console(
+        cwd=args.cwd,
+        mouse=not getattr(args, "no_mouse", False),
+        event_log=args.event_log,
+        bridge_options=bridge_options(args),
+        openai=getattr(args, "openai", None),
+        api_key=getattr(args, "api_key", None),
+    )
 
 
 COMMANDS = {
@@ -313,6 +335,4 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     command = args.command or "console"
-    if command == "console" and not hasattr(args, "no_mouse"):
-        args.no_mouse = False
     return COMMANDS[command](args) or 0
