@@ -21,6 +21,18 @@ from bridge.sessions import AgentSession, ChatRequest, ResponseStream
 log = logging.getLogger(__name__)
 
 
+def settle_heap() -> None:
+    """Import what the first agent session needs, then keep everything alive so far out of the
+    garbage collector's full passes: a long-running host streams many small objects, and full
+    collections over a heap of long-lived modules stall a streaming reply now and then."""
+    import gc
+
+    import acp  # noqa: F401
+    import bridge.agents.eliza  # noqa: F401
+
+    gc.freeze()
+
+
 class Bridge:
     def __init__(
         self,

@@ -498,8 +498,7 @@ class AgentSession:
 
     def _send(self, stream: ResponseStream, part: dict[str, Any]) -> None:
         kind = part["type"]
-        # Built by the bridge itself, so no validation: this runs once per streamed chunk.
-        model = TextPart.model_construct(type="text", value=part["value"]) if kind == "text" else ToolCallPart.model_validate(part)
+        model = TextPart(value=part["value"]) if kind == "text" else ToolCallPart.model_validate(part)
         self.core.tracker.record_part(self.id, model)
         stream.emit(part)
         bus = self.core.bus

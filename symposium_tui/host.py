@@ -196,6 +196,9 @@ async def serve_forever(bridge: Bridge, host: ConsoleHost, openai: Any = None) -
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+    from bridge.core import settle_heap
+
+    settle_heap()
     print(f"symposium-tui: serving on {host.path}", flush=True)
     if openai is not None:
         print(f"symposium-tui: OpenAI-compatible API on {openai.url}", flush=True)

@@ -198,6 +198,9 @@ async def _serve(config: str, coalesce: bool) -> None:
     bridge = Bridge(cwd=config)
     server = OpenAIServer(bridge, "127.0.0.1:0", catalog=Catalog(Path(config) / "settings.toml"), coalesce=coalesce)
     await server.start()
+    from bridge.core import settle_heap
+
+    settle_heap()  # as `symposium-tui serve` does
     print(f"PORT {server.port}", flush=True)
     stop = asyncio.Event()
     import signal
