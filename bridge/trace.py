@@ -482,8 +482,8 @@ def step_to_json(step: ReplayStep) -> dict[str, Any]:
     }
 
 
-def _looks_like_trace(path: str | os.PathLike[str]) -> bool | None:
-    """True for a wire trace, False for an event log, None when neither is recognisable."""
+def sniff_file(path: str | os.PathLike[str]) -> str | None:
+    """"trace" for a vscodelm wire trace, "events" for a JSONL event log, None for neither."""
     with open(path, "rb") as f:
         for n, raw in enumerate(f):
             if n >= 200:
@@ -492,13 +492,13 @@ def _looks_like_trace(path: str | os.PathLike[str]) -> bool | None:
             if not text:
                 continue
             if _RECORD.match(text):
-                return True
+                return "trace"
             try:
                 data = json.loads(text)
             except ValueError:
                 continue
             if isinstance(data, dict) and isinstance(data.get("type"), str):
-                return False
+                return "events"
     return None
 
 
@@ -509,14 +509,14 @@ def main_replay(path: str, as_json: bool, out: IO[str] = sys.stdout) -> int:
     1 when it cannot be read or is neither a trace nor an event log.
     """
     try:
-        kind = _looks_like_trace(path)
+        kind = sniff_file(path)
     except OSError as exc:
         print(f"replay: {path}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     if kind is None:
         print(f"replay: {path}: neither a vscodelm trace nor a JSONL event log", file=sys.stderr)
         return 1
-    if kind:
+    if kind == "trace":
         reader = read_trace(path)
         steps = replay_trace(path, reader)
         skipped = reader.skipped

@@ -688,6 +688,9 @@ async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None,
             await host.stop()
             await _close_bridge(bridge)
             raise
+        from bridge.core import settle_heap
+
+        settle_heap()  # after the first frame: the console is drawn before this runs
         return bridge, host
 
     app = SymposiumApp(connect=connect, arm_delay=float(arm_delay))

@@ -35,6 +35,7 @@ from datetime import datetime
 from typing import Any
 
 from bridge import events as ev
+from bridge.trace import sniff_file
 
 __all__ = [
     "ConsoleState",
@@ -852,29 +853,6 @@ def format_duration(seconds: float | None) -> str:
 
 
 # --- replay --------------------------------------------------------------------------------------
-
-_TRACE_LINE = re.compile(r"\[[^\]]*\] (recv|send|stderr):")
-
-
-def sniff_file(path: str | os.PathLike[str]) -> str | None:
-    """"trace" for a vscodelm wire trace, "events" for a JSONL event log, None for neither."""
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f):
-            if n >= 200:
-                break
-            text = raw.decode("utf-8", "replace").strip()
-            if not text:
-                continue
-            if _TRACE_LINE.match(text):
-                return "trace"
-            try:
-                data = json.loads(text)
-            except ValueError:
-                continue
-            if isinstance(data, dict) and isinstance(data.get("type"), str):
-                return "events"
-    return None
-
 
 def _parse_time(stamp: str) -> float:
     text = stamp.strip()
