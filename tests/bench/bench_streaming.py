@@ -52,28 +52,8 @@ class Failed(Exception):
     pass
 
 
-_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a live process (Linux /proc; 0.0 where unavailable)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / _TICK
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
-def child_pids(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out += [int(x) for x in f.read().split()]
-    except OSError:
-        pass
-    return out
+sys.path.insert(0, str(REPO))
+from tests.bench.bench_vscodelm_common import child_pids, cpu_seconds  # noqa: E402
 
 
 class Run:
