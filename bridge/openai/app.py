@@ -41,6 +41,7 @@ import json
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -314,38 +315,34 @@ class OpenAIFrontDoor:
             watcher.cancel()
             ex.detach(wake, disconnected=disconnected, grace=self.retry_grace if may_retry and not started else 0.0)
 
-    async def chat_completions(self, scope: Any, receive: Any, send: Any) -> None:
+    async def _exchange(self, scope: Any, receive: Any, endpoint: bytes,
+                        parse: Callable[[Any, str], Any]) -> tuple[Exchange, str, dict[bytes, bytes], bool]:
+        """The exchange a POST asks for: a retry of one still known joins it, anything else starts
+        one. Returns it with the caller's principal, the headers, and whether it is new."""
         if scope["method"] != "POST":
             raise OpenAIError(405, "Method not allowed: use POST.", code="method_not_allowed")
         principal = self.principal(scope)
         body = await _read_body(receive)
         headers = dict(scope["headers"])
-        retry = is_retry(headers)
-        key = self._fingerprint(principal, b"chat", body)
-        ex = self._find(key, retry)
-        if ex is None:
-            params = parse_chat(self._json(body), self.memory)
-            ex = self._start(key, params, principal)
+        key = self._fingerprint(principal, endpoint, body)
+        ex = self._find(key, is_retry(headers))
+        if ex is not None:
+            return ex, principal, headers, False
+        return self._start(key, parse(self._json(body), principal), principal), principal, headers, True
+
+    async def chat_completions(self, scope: Any, receive: Any, send: Any) -> None:
+        ex, _, headers, _ = await self._exchange(scope, receive, b"chat", lambda data, _p: parse_chat(data, self.memory))
         encoder = ChatEncoder(ex, coalesce=self.coalesce)
         await self._answer(ex, encoder, ex.params.stream, scope, receive, send,
                            b"x-stainless-retry-count" in headers, encoder.completion)
 
     async def responses_create(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["method"] != "POST":
-            raise OpenAIError(405, "Method not allowed: use POST.", code="method_not_allowed")
-        principal = self.principal(scope)
-        body = await _read_body(receive)
-        headers = dict(scope["headers"])
-        retry = is_retry(headers)
-        key = self._fingerprint(principal, b"responses", body)
-        ex = self._find(key, retry)
-        if ex is None:
-            params = parse_responses(self._json(body), self.responses, principal)
-            ex = self._start(key, params, principal)
-            encoder = ResponsesEncoder(ex)
+        ex, principal, headers, new = await self._exchange(
+            scope, receive, b"responses", lambda data, p: parse_responses(data, self.responses, p)
+        )
+        encoder = ResponsesEncoder(ex)
+        if new:
             ex.on_done.append(lambda done: self._store_response(done, principal))
-        else:
-            encoder = ResponsesEncoder(ex)
         await self._answer(ex, encoder, ex.params.stream, scope, receive, send,
                            b"x-stainless-retry-count" in headers, lambda: self._stored_body(encoder, principal))
 
