@@ -21,3 +21,37 @@ async def lm(tmp_path):
     client = await LmClient.start("--cwd", str(tmp_path))
     yield client
     await client.close()
+
+
+# -- third-party agents, installed once per test session (never skipped: a failed install fails
+#    the test with the installer's output) ---------------------------------------------------------
+
+
+def _install_agent(name: str) -> None:
+    import time
+
+    from tests.agents import install as agents
+
+    started = time.monotonic()
+    try:
+        agents.install(name, quiet=False)
+    except agents.InstallError as exc:
+        pytest.fail(f"installing {name} failed:\n{exc}", pytrace=False)
+    took = time.monotonic() - started
+    if took > 1:
+        print(f"[agents] installed {name} in {took:.1f} s")
+
+
+@pytest.fixture(scope="session")
+def fast_agent_ready() -> None:
+    _install_agent("fast-agent")
+
+
+@pytest.fixture(scope="session")
+def claude_ready() -> None:
+    _install_agent("claude")
+
+
+@pytest.fixture(scope="session")
+def gemini_ready() -> None:
+    _install_agent("gemini")

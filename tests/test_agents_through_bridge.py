@@ -58,30 +58,7 @@ CLAUDE_STALE_STOP_AFTER_CANCEL = agents.AGENTS["claude"] == "@zed-industries/cla
 
 
 # -- install (never skipped: a failed install fails with the installer's output) ---------------------
-def _installed(name: str) -> None:
-    started = time.monotonic()
-    try:
-        agents.install(name, quiet=False)
-    except agents.InstallError as exc:
-        pytest.fail(f"installing {name} failed:\n{exc}", pytrace=False)
-    took = time.monotonic() - started
-    if took > 1:
-        print(f"[agents] installed {name} in {took:.1f} s")
-
-
-@pytest.fixture(scope="session")
-def fast_agent_ready() -> None:
-    _installed("fast-agent")
-
-
-@pytest.fixture(scope="session")
-def claude_ready() -> None:
-    _installed("claude")
-
-
-@pytest.fixture(scope="session")
-def gemini_ready() -> None:
-    _installed("gemini")
+# (the install fixtures fast_agent_ready, claude_ready, gemini_ready live in tests/conftest.py)
 
 
 # -- the tap: what the agent was really sent ----------------------------------------------------------

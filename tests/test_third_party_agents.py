@@ -38,30 +38,7 @@ TURN_TIMEOUT = 30.0
 
 
 # -- install -------------------------------------------------------------------------------------
-def _installed(name: str) -> None:
-    started = time.monotonic()
-    try:
-        agents.install(name, quiet=False)
-    except agents.InstallError as exc:
-        pytest.fail(f"installing {name} failed:\n{exc}", pytrace=False)
-    took = time.monotonic() - started
-    if took > 1:
-        print(f"[agents] installed {name} in {took:.1f} s")
-
-
-@pytest.fixture(scope="session")
-def fast_agent_installed() -> None:
-    _installed("fast-agent")
-
-
-@pytest.fixture(scope="session")
-def claude_installed() -> None:
-    _installed("claude")
-
-
-@pytest.fixture(scope="session")
-def gemini_installed() -> None:
-    _installed("gemini")
+# (the install fixtures fast_agent_ready, claude_ready, gemini_ready live in tests/conftest.py)
 
 
 # -- a bare ACP client ---------------------------------------------------------------------------
@@ -260,7 +237,7 @@ def _overlap(calls: list[tuple[str, dict[str, Any], float, float]]) -> bool:
 
 # -- fast-agent ----------------------------------------------------------------------------------
 @pytest.mark.agents
-async def test_fast_agent_passthrough_echoes(fast_agent_installed: None, tmp_path: Path) -> None:
+async def test_fast_agent_passthrough_echoes(fast_agent_ready: None, tmp_path: Path) -> None:
     client = RecordingClient()
     launch = agents.fast_agent(tmp_path / "home")
     (tmp_path / "work").mkdir()
@@ -274,7 +251,7 @@ async def test_fast_agent_passthrough_echoes(fast_agent_installed: None, tmp_pat
 
 
 @pytest.mark.agents
-async def test_fast_agent_calls_mcp_tool_after_permission(fast_agent_installed: None, tmp_path: Path) -> None:
+async def test_fast_agent_calls_mcp_tool_after_permission(fast_agent_ready: None, tmp_path: Path) -> None:
     client = RecordingClient()
     launch = agents.fast_agent(tmp_path / "home")
     (tmp_path / "work").mkdir()
@@ -298,7 +275,7 @@ async def test_fast_agent_calls_mcp_tool_after_permission(fast_agent_installed: 
 
 # -- Claude Code (Zed's ACP adapter) against the fake Anthropic API ------------------------------
 @pytest.mark.agents
-async def test_claude_streams_scripted_text(claude_installed: None, tmp_path: Path) -> None:
+async def test_claude_streams_scripted_text(claude_ready: None, tmp_path: Path) -> None:
     reply = "Hello from the scripted model, in several chunks."
     client = RecordingClient()
     (tmp_path / "work").mkdir()
@@ -318,7 +295,7 @@ async def test_claude_streams_scripted_text(claude_installed: None, tmp_path: Pa
 
 
 @pytest.mark.agents
-async def test_claude_cancel_mid_stream(claude_installed: None, tmp_path: Path) -> None:
+async def test_claude_cancel_mid_stream(claude_ready: None, tmp_path: Path) -> None:
     client = RecordingClient()
     (tmp_path / "work").mkdir()
     async with FakeAnthropic([text("x" * 200, chunks=100, delay=0.05)]) as api:
@@ -338,7 +315,7 @@ async def test_claude_cancel_mid_stream(claude_installed: None, tmp_path: Path) 
 
 
 @pytest.mark.agents
-async def test_claude_calls_two_mcp_tools_in_one_message(claude_installed: None, tmp_path: Path) -> None:
+async def test_claude_calls_two_mcp_tools_in_one_message(claude_ready: None, tmp_path: Path) -> None:
     add = ToolUse("mcp__tools__add", {"a": 2, "b": 3})
     shout = ToolUse("mcp__tools__shout", {"text": "quiet"})
     client = RecordingClient()
@@ -370,7 +347,7 @@ async def test_claude_calls_two_mcp_tools_in_one_message(claude_installed: None,
 
 
 @pytest.mark.agents
-async def test_claude_bash_rejected_never_runs(claude_installed: None, tmp_path: Path) -> None:
+async def test_claude_bash_rejected_never_runs(claude_ready: None, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     bash = ToolUse("Bash", {"command": "echo ran > marker.txt", "description": "Write a marker"})
@@ -391,7 +368,7 @@ async def test_claude_bash_rejected_never_runs(claude_installed: None, tmp_path:
 
 # -- Gemini CLI against the same fake, in its Gemini dialect -------------------------------------
 @pytest.mark.agents
-async def test_gemini_calls_mcp_tools_and_streams(gemini_installed: None, tmp_path: Path) -> None:
+async def test_gemini_calls_mcp_tools_and_streams(gemini_ready: None, tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     add = ToolUse("mcp_tools_add", {"a": 20, "b": 22})
