@@ -297,11 +297,9 @@ def _rfc3339(ts: Any) -> str:
         return ""
 
 
-def replay_event_log(path: str | os.PathLike[str], skipped: list[int] | None = None) -> list[ReplayStep]:
-    """Re-run the chat requests of a JSONL event log, one fresh tracker per connection."""
-    states: dict[str, _Replay] = {}
-    steps: list[ReplayStep] = []
-    junk = 0
+def read_event_log(path: str | os.PathLike[str], junk: list[int] | None = None) -> Iterator[dict[str, Any]]:
+    """The events of a JSONL event log, in order; lines that are not events are skipped (and
+    counted in `junk[0]` when given)."""
     with open(path, "rb") as f:
         for raw in f:
             text = raw.decode("utf-8", "replace").strip()
@@ -310,55 +308,64 @@ def replay_event_log(path: str | os.PathLike[str], skipped: list[int] | None = N
             try:
                 event = json.loads(text)
             except ValueError:
-                junk += 1
-                continue
+                event = None
             if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-                junk += 1
+                if junk is not None:
+                    junk[0] += 1
                 continue
-            conn = str(event.get("connection") or "")
-            state = states.setdefault(conn, _Replay())
-            kind = event["type"]
-            rid = event.get("request_id")
-            if kind == "request_received":
-                stamp = _rfc3339(event.get("ts"))
+            yield event
+
+
+def replay_event_log(path: str | os.PathLike[str], skipped: list[int] | None = None) -> list[ReplayStep]:
+    """Re-run the chat requests of a JSONL event log, one fresh tracker per connection."""
+    states: dict[str, _Replay] = {}
+    steps: list[ReplayStep] = []
+    junk = [0]
+    for event in read_event_log(path, junk):
+        conn = str(event.get("connection") or "")
+        state = states.setdefault(conn, _Replay())
+        kind = event["type"]
+        rid = event.get("request_id")
+        if kind == "request_received":
+            stamp = _rfc3339(event.get("ts"))
+            try:
+                messages = _MESSAGES.validate_python(event.get("messages") or [])
+                key = _event_agent_key(event.get("agent"))
+            except ValidationError as exc:
+                step = ReplayStep(rid, stamp, None, f"bad params: {describe_validation_error(exc, 'messages')}")
+            except ValueError as exc:
+                step = ReplayStep(rid, stamp, None, f"bad params: {exc}")
+            else:
+                step = _route(state, rid, stamp, key, messages)
+            step.connection = conn
+            state.steps[_id_key(rid)] = step
+            steps.append(step)
+        elif kind == "history_decision":
+            step = state.steps.get(_id_key(rid))
+            decision = event.get("decision")
+            state.saw_decisions = True
+            if step is not None and isinstance(decision, dict):
+                step.recorded = decision
+                live_sid = decision.get("session_id")
+                if step.decision is not None and isinstance(live_sid, str):
+                    state.live_sessions[live_sid] = step.decision.session_id
+        elif kind == "part_streamed":
+            sid = state.routed.get(_id_key(rid))
+            if sid is not None:
                 try:
-                    messages = _MESSAGES.validate_python(event.get("messages") or [])
-                    key = _event_agent_key(event.get("agent"))
-                except ValidationError as exc:
-                    step = ReplayStep(rid, stamp, None, f"bad params: {describe_validation_error(exc, 'messages')}")
-                except ValueError as exc:
-                    step = ReplayStep(rid, stamp, None, f"bad params: {exc}")
-                else:
-                    step = _route(state, rid, stamp, key, messages)
-                step.connection = conn
-                state.steps[_id_key(rid)] = step
-                steps.append(step)
-            elif kind == "history_decision":
-                step = state.steps.get(_id_key(rid))
-                decision = event.get("decision")
-                state.saw_decisions = True
-                if step is not None and isinstance(decision, dict):
-                    step.recorded = decision
-                    live_sid = decision.get("session_id")
-                    if step.decision is not None and isinstance(live_sid, str):
-                        state.live_sessions[live_sid] = step.decision.session_id
-            elif kind == "part_streamed":
-                sid = state.routed.get(_id_key(rid))
-                if sid is not None:
-                    try:
-                        state.tracker.record_part(sid, _PART.validate_python(event.get("part")))
-                    except ValidationError:
-                        junk += 1
-            elif kind == "request_finished":
-                outcome = event.get("outcome")
-                _finish(state, rid, outcome if outcome in ("complete", "error") else "cancelled")
-            elif kind == "session_ended":  # died, reaped when idle, or evicted: forgotten
-                live_sid = str(event.get("session_id"))
-                sid = state.live_sessions.pop(live_sid, None if state.saw_decisions else live_sid)
-                if sid is not None:
-                    state.tracker.remove(sid)
+                    state.tracker.record_part(sid, _PART.validate_python(event.get("part")))
+                except ValidationError:
+                    junk[0] += 1
+        elif kind == "request_finished":
+            outcome = event.get("outcome")
+            _finish(state, rid, outcome if outcome in ("complete", "error") else "cancelled")
+        elif kind == "session_ended":  # died, reaped when idle, or evicted: forgotten
+            live_sid = str(event.get("session_id"))
+            sid = state.live_sessions.pop(live_sid, None if state.saw_decisions else live_sid)
+            if sid is not None:
+                state.tracker.remove(sid)
     if skipped is not None:
-        skipped.append(junk)
+        skipped.append(junk[0])
     return steps
 
 

@@ -921,65 +921,55 @@ _SESSION_EVENTS = ("session_started", "session_ended", "agent_stderr", "tool_cal
 def _load_event_log(state: ConsoleState, path: str | os.PathLike[str]) -> None:
     """Replay a JSONL event log: its requests re-routed by `bridge.trace.replay_event_log`, every
     other event folded in as the live console would have (session ids mapped to the replay's)."""
-    from bridge.trace import replay_event_log
+    from bridge.trace import read_event_log, replay_event_log
 
     junk: list[int] = []
     steps = replay_event_log(path, junk)
     pending = iter(steps)
     replayed: dict[tuple[str, Any], DecisionRecord] = {}
     live_to_replayed: dict[tuple[str, str], str] = {}
-    with open(path, "rb") as f:
-        for raw in f:
-            text = raw.decode("utf-8", "replace").strip()
-            if not text:
+    for data in read_event_log(path):
+        kind = data["type"]
+        if kind == "request_received":
+            step = next(pending, None)
+            if step is None:
                 continue
-            try:
-                data = json.loads(text)
-            except ValueError:
+            conn = step.connection or str(data.get("connection") or "")
+            ts = float(data.get("ts") or 0.0)
+            if step.decision is None:
+                state.feed_error(conn, step.request_id, ts, step.error or "not routed")
                 continue
-            if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+            messages = data.get("messages")
+            recorded = step.recorded.get("kind") if isinstance(step.recorded, dict) else None
+            record = state.feed_decision(
+                ev.HistoryDecided(connection=conn, request_id=step.request_id, decision=step.decision.to_json(), ts=ts),
+                messages if isinstance(messages, list) else None,
+                recorded_kind=recorded,
+            )
+            replayed[_request_key(conn, step.request_id)] = record
+            continue
+        try:
+            event = ev.parse_event(data)
+        except Exception:  # a line of a shape this version does not know
+            continue
+        if event is None:
+            continue
+        if kind == "history_decision":
+            if not steps:  # no requests in the log: show what the live bridge decided
+                state.handle(event)
                 continue
-            kind = data["type"]
-            if kind == "request_received":
-                step = next(pending, None)
-                if step is None:
-                    continue
-                conn = step.connection or str(data.get("connection") or "")
-                ts = float(data.get("ts") or 0.0)
-                if step.decision is None:
-                    state.feed_error(conn, step.request_id, ts, step.error or "not routed")
-                    continue
-                messages = data.get("messages")
-                recorded = step.recorded.get("kind") if isinstance(step.recorded, dict) else None
-                record = state.feed_decision(
-                    ev.HistoryDecided(connection=conn, request_id=step.request_id, decision=step.decision.to_json(), ts=ts),
-                    messages if isinstance(messages, list) else None,
-                    recorded_kind=recorded,
-                )
-                replayed[_request_key(conn, step.request_id)] = record
-                continue
-            try:
-                event = ev.parse_event(data)
-            except Exception:  # a line of a shape this version does not know
-                continue
-            if event is None:
-                continue
-            if kind == "history_decision":
-                if not steps:  # no requests in the log: show what the live bridge decided
-                    state.handle(event)
-                    continue
-                record = replayed.get(_request_key(event.connection, event.request_id))  # type: ignore[attr-defined]
-                live_sid = event.decision.get("session_id")  # type: ignore[attr-defined]
-                if record is not None and isinstance(live_sid, str):
-                    if record.recorded_kind is None and event.decision.get("kind") != record.kind:  # type: ignore[attr-defined]
-                        record.recorded_kind = event.decision.get("kind")  # type: ignore[attr-defined]
-                    live_to_replayed[(event.connection, live_sid)] = record.session_id
-                continue
-            if kind in _SESSION_EVENTS and steps:
-                sid = getattr(event, "session_id", None)
-                mapped = live_to_replayed.get((event.connection, sid)) if isinstance(sid, str) else None
-                if mapped is not None and mapped != sid:
-                    event = event.model_copy(update={"session_id": mapped})
-            state.handle(event)
+            record = replayed.get(_request_key(event.connection, event.request_id))  # type: ignore[attr-defined]
+            live_sid = event.decision.get("session_id")  # type: ignore[attr-defined]
+            if record is not None and isinstance(live_sid, str):
+                if record.recorded_kind is None and event.decision.get("kind") != record.kind:  # type: ignore[attr-defined]
+                    record.recorded_kind = event.decision.get("kind")  # type: ignore[attr-defined]
+                live_to_replayed[(event.connection, live_sid)] = record.session_id
+            continue
+        if kind in _SESSION_EVENTS and steps:
+            sid = getattr(event, "session_id", None)
+            mapped = live_to_replayed.get((event.connection, sid)) if isinstance(sid, str) else None
+            if mapped is not None and mapped != sid:
+                event = event.model_copy(update={"session_id": mapped})
+        state.handle(event)
     if junk and junk[0]:
         state.notes.append(f"{junk[0]} unreadable line(s) skipped")
