@@ -335,16 +335,16 @@ class SettingsScreen(Screen[None]):
         self.dismiss()
 
 
-class AgentForm(ModalScreen[Any]):
-    """Add or edit one `[agents.<id>]` entry. Enter in any field saves; Esc cancels."""
+class _FormScreen(ModalScreen[Any]):
+    """A centred modal form with Save / Cancel buttons; Esc or Cancel dismisses with None."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     DEFAULT_CSS = """
-    AgentForm {
+    _FormScreen {
         align: center middle;
     }
-    AgentForm > Vertical {
+    _FormScreen > Vertical {
         width: 70;
         max-width: 100%;
         height: auto;
@@ -352,14 +352,22 @@ class AgentForm(ModalScreen[Any]):
         background: $surface;
         padding: 0 1;
     }
-    AgentForm Input {
+    _FormScreen Input {
         margin-bottom: 0;
     }
-    AgentForm .form-buttons {
+    _FormScreen .form-buttons {
         height: auto;
         align-horizontal: right;
     }
     """
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class AgentForm(_FormScreen):
+    """Add or edit one `[agents.<id>]` entry. Enter in any field saves; Esc cancels."""
 
     def __init__(self, agent: Any) -> None:
         super().__init__()
@@ -415,33 +423,9 @@ class AgentForm(ModalScreen[Any]):
     def _save_pressed(self) -> None:
         self._save()
 
-    @on(Button.Pressed, "#cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
 
-
-class RuleForm(ModalScreen[Any]):
+class RuleForm(_FormScreen):
     """A new approval rule. Leave a field empty to match anything."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    DEFAULT_CSS = """
-    RuleForm {
-        align: center middle;
-    }
-    RuleForm > Vertical {
-        width: 70;
-        max-width: 100%;
-        height: auto;
-        border: round $primary;
-        background: $surface;
-        padding: 0 1;
-    }
-    RuleForm .form-buttons {
-        height: auto;
-        align-horizontal: right;
-    }
-    """
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -478,7 +462,3 @@ class RuleForm(ModalScreen[Any]):
     @on(Button.Pressed, "#save")
     def _save_pressed(self) -> None:
         self._save()
-
-    @on(Button.Pressed, "#cancel")
-    def action_cancel(self) -> None:
-        self.dismiss(None)
