@@ -51,7 +51,9 @@ class ApprovalContext:
     agent: str  # the agent's label: its settings id, or its name
     tool_call: dict[str, Any]  # the ACP ToolCallUpdate as JSON (camelCase)
     options: list[dict[str, Any]]  # ACP PermissionOption JSON: optionId, name, kind
-    client_tool: bool = False  # a call of the client's own tools (the bridge asks the client anyway)
+    client_tool: bool = (
+        False  # a call of the client's own tools (the bridge asks the client anyway)
+    )
 
     @property
     def title(self) -> str:
@@ -63,7 +65,11 @@ class ApprovalContext:
 
     def paths(self) -> list[str]:
         """Every file path the call names: its locations and the path-like keys of its input."""
-        out = [loc.get("path") for loc in self.tool_call.get("locations") or () if isinstance(loc, dict)]
+        out = [
+            loc.get("path")
+            for loc in self.tool_call.get("locations") or ()
+            if isinstance(loc, dict)
+        ]
         raw = self.tool_call.get("rawInput")
         if isinstance(raw, dict):
             for key in ("path", "file_path", "filePath", "notebook_path", "abs_path", "directory"):
@@ -104,7 +110,16 @@ class Rule:
     path: str | None = None
 
     def describe(self) -> str:
-        parts = [f"{k}={v}" for k, v in (("agent", self.agent), ("kind", self.kind), ("title", self.title), ("path", self.path)) if v]
+        parts = [
+            f"{k}={v}"
+            for k, v in (
+                ("agent", self.agent),
+                ("kind", self.kind),
+                ("title", self.title),
+                ("path", self.path),
+            )
+            if v
+        ]
         return f"{self.action} " + (" ".join(parts) or "everything")
 
     def matches(self, ctx: ApprovalContext) -> bool:
@@ -130,21 +145,41 @@ class Rule:
         action = data.get("action", "allow")
         if action not in ("allow", "deny"):
             raise ValueError(f"rule action must be allow or deny, not {action!r}")
-        return cls(action=action, kind=data.get("kind"), title=data.get("title"), agent=data.get("agent"), path=data.get("path"))
+        return cls(
+            action=action,
+            kind=data.get("kind"),
+            title=data.get("title"),
+            agent=data.get("agent"),
+            path=data.get("path"),
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in (("action", self.action), ("kind", self.kind), ("title", self.title), ("agent", self.agent), ("path", self.path)) if v}
+        return {
+            k: v
+            for k, v in (
+                ("action", self.action),
+                ("kind", self.kind),
+                ("title", self.title),
+                ("agent", self.agent),
+                ("path", self.path),
+            )
+            if v
+        }
 
 
 @dataclass
 class Policy:
     bypass_agents: set[str] = field(default_factory=set)  # persisted in the settings
-    session_bypass: set[tuple[str, str]] = field(default_factory=set)  # (connection, session): not persisted
+    session_bypass: set[tuple[str, str]] = field(
+        default_factory=set
+    )  # (connection, session): not persisted
     rules: list[Rule] = field(default_factory=list)
 
     def decide(self, ctx: ApprovalContext) -> Resolution | None:
         if ctx.client_tool:
-            return self._allow(ctx, "client tool", "the client's own tool: the client is asked to run it anyway")
+            return self._allow(
+                ctx, "client tool", "the client's own tool: the client is asked to run it anyway"
+            )
         if (ctx.connection, ctx.session_id) in self.session_bypass:
             return self._allow(ctx, "session bypass", "bypass for this session")
         if ctx.agent in self.bypass_agents:
@@ -231,7 +266,9 @@ class ConsoleHandle:
         self.name = name
 
     def answer(self, approval_id: str, answer: Answer, reason: str | None = None) -> bool:
-        return self.broker.answer(approval_id, answer, resolver="console", who=self.name, reason=reason)
+        return self.broker.answer(
+            approval_id, answer, resolver="console", who=self.name, reason=reason
+        )
 
     def detach(self) -> None:
         self.broker.detach(self)
@@ -270,7 +307,10 @@ class ApprovalBroker:
             approval.consoles.discard(handle.id)
             if not approval.consoles and not approval.future.done():
                 # Nobody else can answer it now: fail closed.
-                self._resolve(approval, self._denied(approval.ctx, "default", f"console {handle.name} went away"))
+                self._resolve(
+                    approval,
+                    self._denied(approval.ctx, "default", f"console {handle.name} went away"),
+                )
 
     # decisions --------------------------------------------------------------------------------------
 
@@ -285,7 +325,9 @@ class ApprovalBroker:
         False: denied, None: abandoned/cancelled); `on_pending` learns the approval id so the
         session can withdraw it if its turn is cancelled."""
         resolution = self.policy.decide(ctx)
-        approval = PendingApproval(id=uuid.uuid4().hex[:12], ctx=ctx, future=asyncio.get_running_loop().create_future())
+        approval = PendingApproval(
+            id=uuid.uuid4().hex[:12], ctx=ctx, future=asyncio.get_running_loop().create_future()
+        )
         if resolution is not None:
             self._record(approval, resolution)
             return resolution
@@ -295,8 +337,12 @@ class ApprovalBroker:
         if self.bus.active:
             self.bus.publish(
                 ev.ApprovalRequested(
-                    connection=ctx.connection, approval_id=approval.id, session_id=ctx.session_id,
-                    agent=ctx.agent, tool_call=ctx.tool_call, options=ctx.options,
+                    connection=ctx.connection,
+                    approval_id=approval.id,
+                    session_id=ctx.session_id,
+                    agent=ctx.agent,
+                    tool_call=ctx.tool_call,
+                    options=ctx.options,
                 )
             )
         if self.consoles:
@@ -304,30 +350,51 @@ class ApprovalBroker:
         elif ask_client is not None:
             asyncio.ensure_future(self._ask_client(approval, ask_client))
         else:
-            self._resolve(approval, self._denied(ctx, "default", "no console attached and the client offered no way to ask"))
+            self._resolve(
+                approval,
+                self._denied(
+                    ctx, "default", "no console attached and the client offered no way to ask"
+                ),
+            )
         try:
             return await asyncio.shield(approval.future)
         except asyncio.CancelledError:
             self.withdraw(approval.id, "the request was cancelled")
             raise
 
-    async def _ask_client(self, approval: PendingApproval, ask_client: Callable[[], Awaitable[bool | None]]) -> None:
+    async def _ask_client(
+        self, approval: PendingApproval, ask_client: Callable[[], Awaitable[bool | None]]
+    ) -> None:
         try:
             approved = await ask_client()
         except Exception as exc:  # fail closed
             log.exception("the client round trip failed")
-            self._resolve(approval, self._denied(approval.ctx, "vscode", f"round trip failed: {exc}"))
+            self._resolve(
+                approval, self._denied(approval.ctx, "vscode", f"round trip failed: {exc}")
+            )
             return
         if approved is True:
             outcome, option_id = choose(approval.ctx.options, "allow_once")
             self._resolve(approval, Resolution(outcome, option_id, "vscode", answer="approve"))
         elif approved is False:
-            self._resolve(approval, self._denied(approval.ctx, "vscode", "the client did not approve"))
+            self._resolve(
+                approval, self._denied(approval.ctx, "vscode", "the client did not approve")
+            )
         else:
-            self._resolve(approval, Resolution("cancelled", None, "vscode", reason="the client abandoned the request"))
+            self._resolve(
+                approval,
+                Resolution("cancelled", None, "vscode", reason="the client abandoned the request"),
+            )
 
-    def answer(self, approval_id: str, answer: Answer, *, resolver: str = "console", who: str | None = None,
-               reason: str | None = None) -> bool:
+    def answer(
+        self,
+        approval_id: str,
+        answer: Answer,
+        *,
+        resolver: str = "console",
+        who: str | None = None,
+        reason: str | None = None,
+    ) -> bool:
         """A person's answer. False if the approval is gone (already answered or withdrawn)."""
         approval = self.pending.get(approval_id)
         if approval is None or approval.future.done():
@@ -337,8 +404,14 @@ class ApprovalBroker:
             resolution = Resolution("cancelled", None, resolver, answer=answer, reason=reason)
         else:
             outcome, option_id = choose(ctx.options, ANSWER_KIND[answer])
-            resolution = Resolution(outcome, option_id, resolver, answer=answer, reason=reason,
-                                    rule=f"answered by {who}" if who else None)
+            resolution = Resolution(
+                outcome,
+                option_id,
+                resolver,
+                answer=answer,
+                reason=reason,
+                rule=f"answered by {who}" if who else None,
+            )
         if answer == "bypass" and resolution.outcome != "cancelled":
             self.policy.bypass_agents.add(ctx.agent)
             if self.persist_bypass is not None:
@@ -354,7 +427,9 @@ class ApprovalBroker:
         n = 0
         for approval in list(self.pending.values()):
             if approval.ctx.connection == connection and approval.ctx.session_id == session_id:
-                n += self.answer(approval.id, "approve", who=who, reason="approve all for this session")
+                n += self.answer(
+                    approval.id, "approve", who=who, reason="approve all for this session"
+                )
         return n
 
     def withdraw(self, approval_id: str, reason: str) -> None:
@@ -385,9 +460,15 @@ class ApprovalBroker:
         if self.bus.active:
             self.bus.publish(
                 ev.ApprovalResolved(
-                    connection=ctx.connection, approval_id=approval.id, session_id=ctx.session_id, agent=ctx.agent,
-                    outcome=resolution.outcome, option_id=resolution.option_id, resolver=resolution.resolver,
-                    rule=resolution.rule, reason=resolution.reason,
+                    connection=ctx.connection,
+                    approval_id=approval.id,
+                    session_id=ctx.session_id,
+                    agent=ctx.agent,
+                    outcome=resolution.outcome,
+                    option_id=resolution.option_id,
+                    resolver=resolution.resolver,
+                    rule=resolution.rule,
+                    reason=resolution.reason,
                 )
             )
         if self.audit is not None:

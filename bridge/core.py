@@ -83,9 +83,13 @@ class Bridge:
         if not idle:
             from bridge.sessions import SessionFailed
 
-            raise SessionFailed(f"too many agent sessions are busy (the limit is {self.max_agents}); try again when one finishes")
+            raise SessionFailed(
+                f"too many agent sessions are busy (the limit is {self.max_agents}); try again when one finishes"
+            )
         victim = idle[0]
-        await victim.core.session_died(victim, f"stopped to make room for a new agent (limit {self.max_agents})")
+        await victim.core.session_died(
+            victim, f"stopped to make room for a new agent (limit {self.max_agents})"
+        )
 
     def session_activity(self) -> None:
         if self.idle_timeout is not None and self._reaper is None:
@@ -101,8 +105,14 @@ class Bridge:
             now = time.monotonic()
             for session in self.all_sessions():
                 if session.is_idle and now - session.last_active >= self.idle_timeout:
-                    log.info("session %s idle for %.0f s: stopping its agent", session.id, now - session.last_active)
-                    await session.core.session_died(session, f"idle for {now - session.last_active:.0f} s")
+                    log.info(
+                        "session %s idle for %.0f s: stopping its agent",
+                        session.id,
+                        now - session.last_active,
+                    )
+                    await session.core.session_died(
+                        session, f"idle for {now - session.last_active:.0f} s"
+                    )
 
     def open_connection(self, kind: str = "vscodelm") -> ConnectionCore:
         name = f"{kind}-{next(self._ids)}"
@@ -123,7 +133,9 @@ class Bridge:
     async def close(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
-        await asyncio.gather(*(c.close() for c in list(self.connections.values())), return_exceptions=True)
+        await asyncio.gather(
+            *(c.close() for c in list(self.connections.values())), return_exceptions=True
+        )
         if self.tool_server is not None:
             await self.tool_server.stop()
             self.tool_server = None
@@ -172,7 +184,9 @@ class ConnectionCore:
     async def ensure_tool_server(self) -> Any:
         return await self.bridge.ensure_tool_server()
 
-    def make_request(self, request_id: Any, agent: Any, messages: list[Message], tools: list[ToolDefinition]) -> ChatRequest:
+    def make_request(
+        self, request_id: Any, agent: Any, messages: list[Message], tools: list[ToolDefinition]
+    ) -> ChatRequest:
         """Validate a front door's chat request (raises ValueError naming the bad field)."""
         spec = parse_agent(agent)
         return ChatRequest(
@@ -188,10 +202,21 @@ class ConnectionCore:
         """Route the request and let its session answer it; returns when `stream` is finished
         (raising RequestCancelled or SessionFailed when it did not complete)."""
         decision = self.tracker.route(request.agent_key, request.messages)
-        log.debug("%s: request %r → %s %s: %s", self.name, request.request_id, decision.kind.value, decision.session_id, decision.reason)
+        log.debug(
+            "%s: request %r → %s %s: %s",
+            self.name,
+            request.request_id,
+            decision.kind.value,
+            decision.session_id,
+            decision.reason,
+        )
         bus = self.bus
         if bus.active:
-            bus.publish(ev.HistoryDecided(connection=self.name, request_id=request.request_id, decision=decision.to_json()))
+            bus.publish(
+                ev.HistoryDecided(
+                    connection=self.name, request_id=request.request_id, decision=decision.to_json()
+                )
+            )
         session = self.sessions.get(decision.session_id)
         if session is None:
             session = AgentSession(self, decision.session_id, request)
@@ -213,7 +238,9 @@ class ConnectionCore:
         stream.session.cancel_stream(stream, reason)
         return True
 
-    def request_finished(self, stream: ResponseStream, outcome: str, error: str | None = None) -> None:
+    def request_finished(
+        self, stream: ResponseStream, outcome: str, error: str | None = None
+    ) -> None:
         bus = self.bus
         if bus.active:
             bus.publish(
@@ -244,13 +271,21 @@ class ConnectionCore:
         await asyncio.gather(*(s.close(reason) for s in sessions), return_exceptions=True)
         for s in sessions:
             if self.bus.active:
-                self.bus.publish(ev.SessionEnded(connection=self.name, session_id=s.id, reason=reason))
+                self.bus.publish(
+                    ev.SessionEnded(connection=self.name, session_id=s.id, reason=reason)
+                )
 
     async def close(self) -> None:
         sessions = list(self.sessions.values())
         self.sessions.clear()
-        await asyncio.gather(*(s.close("connection closed") for s in sessions), return_exceptions=True)
+        await asyncio.gather(
+            *(s.close("connection closed") for s in sessions), return_exceptions=True
+        )
         for s in sessions:
             if self.bus.active:
-                self.bus.publish(ev.SessionEnded(connection=self.name, session_id=s.id, reason="connection closed"))
+                self.bus.publish(
+                    ev.SessionEnded(
+                        connection=self.name, session_id=s.id, reason="connection closed"
+                    )
+                )
         self.bridge.connections.pop(self.name, None)

@@ -54,7 +54,9 @@ def token_count(params: Any) -> int:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {field}: field required")
         if not isinstance(params[field], str):
             raise RpcError(INVALID_PARAMS, f"Invalid params: {field}: expected a string")
-    return max(1, len(params["text"].encode("utf-8", "surrogatepass")) // 4)  # a lone surrogate: 3 bytes
+    return max(
+        1, len(params["text"].encode("utf-8", "surrogatepass")) // 4
+    )  # a lone surrogate: 3 bytes
 
 
 def chat_information(params: Any) -> dict[str, Any]:
@@ -88,7 +90,9 @@ def answer_cheap(msg: Incoming) -> dict[str, Any] | None:
     except RpcError as exc:
         return error_response(msg.id, exc.code, exc.message, exc.data)
     except Exception as exc:  # a bug must cost one request, never the endpoint
-        return error_response(msg.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
+        return error_response(
+            msg.id, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"
+        )
 
 
 def _write_all(fd: int, data: bytes) -> None:

@@ -30,7 +30,14 @@ from typing import Any
 
 from bridge.protocol import ContentPart, Message, TextPart, ToolCallPart, ToolResultPart
 
-__all__ = ["Decision", "DecisionKind", "HistoryTracker", "SessionView", "message_key", "normalize_message"]
+__all__ = [
+    "Decision",
+    "DecisionKind",
+    "HistoryTracker",
+    "SessionView",
+    "message_key",
+    "normalize_message",
+]
 
 
 class DecisionKind(str, Enum):
@@ -240,7 +247,9 @@ def _normalized(msg: Message) -> tuple[Message, Any]:
     return Message.model_construct(role=msg.role, content=content_out), final
 
 
-def _normalize_all(messages: list[Message], chain_upto: int = 0) -> tuple[list[Message], list[Any], list[int]]:
+def _normalize_all(
+    messages: list[Message], chain_upto: int = 0
+) -> tuple[list[Message], list[Any], list[int]]:
     """The hot loop of route(): the normalized messages (a new list), their keys, and the hash
     chain of the first `chain_upto` keys (`chain[i]` covers `keys[:i]`), made while the keys are
     fresh in the cache rather than in a second pass."""
@@ -327,7 +336,10 @@ def _wire(msg: Message) -> dict[str, Any]:
     try:
         return msg.model_dump(mode="json")
     except ValueError:  # pydantic refuses JSON nested deeper than it serializes
-        return {"role": msg.role, "content": [{"type": "unserializable", "error": "nested too deeply to show"}]}
+        return {
+            "role": msg.role,
+            "content": [{"type": "unserializable", "error": "nested too deeply to show"}],
+        }
 
 
 def _count(n: int, noun: str) -> str:
@@ -495,7 +507,9 @@ class HistoryTracker:
             reason=reason,
         )
 
-    def _extend(self, s: _Session, norm: list[Message], keys: list[Any], candidates: int) -> Decision:
+    def _extend(
+        self, s: _Session, norm: list[Message], keys: list[Any], candidates: int
+    ) -> Decision:
         L = len(s.committed_keys)
         pk = s.prov_keys
         assert pk is not None
@@ -512,7 +526,9 @@ class HistoryTracker:
             )
         else:
             kind = DecisionKind.CONTINUE
-            what = f"request extends {s.sid} ({_count(L, 'committed message')}, nothing provisional)"
+            what = (
+                f"request extends {s.sid} ({_count(L, 'committed message')}, nothing provisional)"
+            )
         new = norm[L + p :]
         s.provisional = new
         s.prov_keys = keys[L + p :]
@@ -530,7 +546,9 @@ class HistoryTracker:
             reason=f"{what}; {_count(len(new), 'new message')}",
         )
 
-    def _cancel(self, s: _Session, norm: list[Message], keys: list[Any], candidates: int) -> Decision:
+    def _cancel(
+        self, s: _Session, norm: list[Message], keys: list[Any], candidates: int
+    ) -> Decision:
         L = len(s.committed_keys)
         old_msgs = s.provisional
         old_keys = s.prov_keys

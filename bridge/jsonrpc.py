@@ -35,8 +35,14 @@ class Incoming:
 
     __slots__ = ("kind", "method", "id", "params", "error")
 
-    def __init__(self, kind: str, method: str | None = None, id: Any = None, params: Any = None,  # noqa: A002
-                 error: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        method: str | None = None,
+        id: Any = None,
+        params: Any = None,  # noqa: A002
+        error: dict[str, Any] | None = None,
+    ) -> None:
         self.kind = kind  # "request" | "notification" | "response" | "invalid"
         self.method = method
         self.id = id
@@ -57,7 +63,9 @@ def result_response(id_: Any, result: Any) -> dict[str, Any]:
 
 def dumps(message: dict[str, Any]) -> bytes:
     try:
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        return (
+            json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        )
     except UnicodeEncodeError:
         # A lone surrogate read from a `\ud800` escape (JSON allows it; JavaScript writes it for a
         # broken emoji) cannot be UTF-8: echo it escaped, as it came.
@@ -81,7 +89,12 @@ def classify(line: bytes | str) -> Incoming | None:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return Incoming("invalid", error=error_response(None, PARSE_ERROR, f"Parse error: invalid UTF-8 ({exc.reason})"))
+            return Incoming(
+                "invalid",
+                error=error_response(
+                    None, PARSE_ERROR, f"Parse error: invalid UTF-8 ({exc.reason})"
+                ),
+            )
     else:
         text = line
     if not text.strip():
@@ -91,27 +104,60 @@ def classify(line: bytes | str) -> Incoming | None:
     except (ValueError, RecursionError) as exc:
         return Incoming("invalid", error=error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
     if isinstance(msg, list):
-        return Incoming("invalid", error=error_response(None, INVALID_REQUEST, "Invalid Request: batch requests are not supported"))
+        return Incoming(
+            "invalid",
+            error=error_response(
+                None, INVALID_REQUEST, "Invalid Request: batch requests are not supported"
+            ),
+        )
     if not isinstance(msg, dict):
-        return Incoming("invalid", error=error_response(None, INVALID_REQUEST, "Invalid Request: expected a JSON object"))
+        return Incoming(
+            "invalid",
+            error=error_response(None, INVALID_REQUEST, "Invalid Request: expected a JSON object"),
+        )
     id_ = msg.get("id", _NO_ID)
     reply_id = id_ if id_ is not _NO_ID and _valid_id(id_) else None
     if msg.get("jsonrpc") != "2.0":
-        return Incoming("invalid", error=error_response(reply_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'))
+        return Incoming(
+            "invalid",
+            error=error_response(
+                reply_id, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0"'
+            ),
+        )
     if "method" not in msg:
         if id_ is not _NO_ID and ("result" in msg or "error" in msg):
             return Incoming("response", id=id_)
-        return Incoming("invalid", error=error_response(reply_id, INVALID_REQUEST, 'Invalid Request: missing "method"'))
+        return Incoming(
+            "invalid",
+            error=error_response(reply_id, INVALID_REQUEST, 'Invalid Request: missing "method"'),
+        )
     method = msg["method"]
     if not isinstance(method, str):
-        return Incoming("invalid", error=error_response(reply_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string'))
+        return Incoming(
+            "invalid",
+            error=error_response(
+                reply_id, INVALID_REQUEST, 'Invalid Request: "method" must be a string'
+            ),
+        )
     if id_ is not _NO_ID and not _valid_id(id_):
-        return Incoming("invalid", error=error_response(None, INVALID_REQUEST, 'Invalid Request: "id" must be a string, a number or null'))
+        return Incoming(
+            "invalid",
+            error=error_response(
+                None, INVALID_REQUEST, 'Invalid Request: "id" must be a string, a number or null'
+            ),
+        )
     params = msg.get("params")
     if params is not None and not isinstance(params, (dict, list)):
         if id_ is _NO_ID:
-            return Incoming("invalid", method=method)  # a bad notification is dropped, never answered
-        return Incoming("invalid", error=error_response(reply_id, INVALID_REQUEST, 'Invalid Request: "params" must be an object or an array'))
+            return Incoming(
+                "invalid", method=method
+            )  # a bad notification is dropped, never answered
+        return Incoming(
+            "invalid",
+            error=error_response(
+                reply_id, INVALID_REQUEST, 'Invalid Request: "params" must be an object or an array'
+            ),
+        )
     if id_ is _NO_ID:
         return Incoming("notification", method=method, params=params)
     return Incoming("request", method=method, id=id_, params=params)

@@ -10,7 +10,16 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 __all__ = [
     "AgentSpec",
@@ -178,9 +187,9 @@ def parse_agent(raw: Any) -> AgentSpec:
     if isinstance(raw, str):
         raise ValueError(f"agent: unknown agent {raw!r}")
     if not isinstance(raw, dict):
-        raise ValueError("agent: expected an object or \"claude_code\"")
+        raise ValueError('agent: expected an object or "claude_code"')
     if len(raw) == 1:
-        (tag, value), = raw.items()
+        ((tag, value),) = raw.items()
         if tag == "eliza":
             if value is None:
                 value = {}
@@ -200,7 +209,7 @@ def parse_agent(raw: Any) -> AgentSpec:
             raise ValueError("agent.id: expected a string")
         return ExternalAgent(server=_parse_server(raw, "agent"), id=agent_id)
     raise ValueError(
-        "agent: expected {\"eliza\": {...}}, \"claude_code\", {\"mcp_server\": {...}} "
+        'agent: expected {"eliza": {...}}, "claude_code", {"mcp_server": {...}} '
         "or an McpServer object with a command"
     )
 

@@ -54,9 +54,14 @@ def configured_agents(settings: dict[str, Any] | None) -> list[dict[str, Any]]:
             {
                 "id": agent_id,
                 "name": entry.get("name") or agent_id,
-                "description": entry.get("description") or f"{entry['command']} {' '.join(entry.get('args') or [])}".strip(),
+                "description": entry.get("description")
+                or f"{entry['command']} {' '.join(entry.get('args') or [])}".strip(),
                 "distribution": {
-                    "local": {"command": entry["command"], "args": list(entry.get("args") or []), "env": dict(entry.get("env") or {})}
+                    "local": {
+                        "command": entry["command"],
+                        "args": list(entry.get("args") or []),
+                        "env": dict(entry.get("env") or {}),
+                    }
                 },
             }
         )
@@ -111,22 +116,39 @@ def resolve(request: Any, settings: dict[str, Any] | None = None) -> dict[str, A
         local = distribution["local"] or {}
         if not local.get("command"):
             raise ResolveError("local distribution needs a command")
-        return {"name": name, "command": local["command"], "args": [str(a) for a in local.get("args") or []], "env": _env_list(local.get("env"))}
+        return {
+            "name": name,
+            "command": local["command"],
+            "args": [str(a) for a in local.get("args") or []],
+            "env": _env_list(local.get("env")),
+        }
     if "npx" in distribution:
         npx = distribution["npx"] or {}
         if not npx.get("package"):
             raise ResolveError("npx distribution needs a package")
-        return {"name": name, "command": "npx", "args": ["-y", npx["package"], *map(str, npx.get("args") or [])], "env": _env_list(npx.get("env"))}
+        return {
+            "name": name,
+            "command": "npx",
+            "args": ["-y", npx["package"], *map(str, npx.get("args") or [])],
+            "env": _env_list(npx.get("env")),
+        }
     if "pipx" in distribution:
         pipx = distribution["pipx"] or {}
         if not pipx.get("package"):
             raise ResolveError("pipx distribution needs a package")
-        return {"name": name, "command": "pipx", "args": ["run", pipx["package"], *map(str, pipx.get("args") or [])], "env": _env_list(pipx.get("env"))}
+        return {
+            "name": name,
+            "command": "pipx",
+            "args": ["run", pipx["package"], *map(str, pipx.get("args") or [])],
+            "env": _env_list(pipx.get("env")),
+        }
     if "symposium" in distribution:
         sub = (distribution["symposium"] or {}).get("subcommand")
         if sub != "eliza":
             raise ResolveError(f"unknown symposium subcommand {sub!r} (this build provides: eliza)")
-        command, args = self_command([sub, *map(str, (distribution["symposium"] or {}).get("args") or [])])
+        command, args = self_command(
+            [sub, *map(str, (distribution["symposium"] or {}).get("args") or [])]
+        )
         return {"name": name, "command": command, "args": args, "env": []}
     kinds = ", ".join(sorted(distribution)) or "none"
     raise ResolveError(
@@ -137,7 +159,10 @@ def resolve(request: Any, settings: dict[str, Any] | None = None) -> dict[str, A
 
 def main(argv: list[str], settings: dict[str, Any] | None) -> int:
     if not argv or argv[0] not in ("list", "resolve-agent"):
-        print("usage: symposium-tui registry list | registry resolve-agent <id or json>", file=sys.stderr)
+        print(
+            "usage: symposium-tui registry list | registry resolve-agent <id or json>",
+            file=sys.stderr,
+        )
         return 2
     if argv[0] == "list":
         print(json.dumps(list_entries(settings)))

@@ -148,7 +148,11 @@ def user_prompt(messages: list[Message]) -> str:
 
 
 def _compact(value: Any, limit: int = 4000) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    )
     if len(text) > limit:
         text = text[: limit // 2] + " … " + text[-limit // 2 :]
     return text
@@ -190,10 +194,16 @@ def replay_parts(messages: list[Message], result_text: Any = None) -> tuple[str 
             elif isinstance(part, ToolCallPart):
                 names[part.toolCallId] = part.toolName
                 if part.toolName == AGENT_ACTION_TOOL:
-                    title = (part.parameters or {}).get("title") if isinstance(part.parameters, dict) else None
+                    title = (
+                        (part.parameters or {}).get("title")
+                        if isinstance(part.parameters, dict)
+                        else None
+                    )
                     lines.append(f"{speaker} asked permission to run: {title or 'an action'}")
                 else:
-                    lines.append(f"{speaker} called tool {part.toolName} with {_compact(part.parameters)}")
+                    lines.append(
+                        f"{speaker} called tool {part.toolName} with {_compact(part.parameters)}"
+                    )
             elif isinstance(part, ToolResultPart):
                 name = names.get(part.toolCallId, part.toolCallId)
                 if name == AGENT_ACTION_TOOL:

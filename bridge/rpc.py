@@ -195,7 +195,11 @@ class JsonRpcPeer:
                 self.send(msg.error)
             return
         if msg.kind == "response":
-            log.debug("%s: ignoring a response to id %r (this endpoint sends no requests)", self.name, msg.id)
+            log.debug(
+                "%s: ignoring a response to id %r (this endpoint sends no requests)",
+                self.name,
+                msg.id,
+            )
             return
         if msg.kind == "notification":
             handler = self._notifications.get(msg.method or "")
@@ -228,13 +232,19 @@ class JsonRpcPeer:
         except ValidationError as exc:
             from bridge.protocol import describe_validation_error
 
-            self.send(error_response(id_, INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)))
+            self.send(
+                error_response(
+                    id_, INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)
+                )
+            )
         except asyncio.CancelledError:
             self.send(error_response(id_, SESSION_ERROR, self.shutdown_message))
             raise
         except Exception as exc:  # a bug must cost one request, never the endpoint
             log.exception("%s: %s failed", self.name, method)
-            self.send(error_response(id_, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}"))
+            self.send(
+                error_response(id_, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
+            )
         else:
             self.send(result_response(id_, result))
 

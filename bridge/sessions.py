@@ -35,7 +35,14 @@ from bridge.protocol import (
     ToolDefinition,
     ToolResultPart,
 )
-from bridge.render import AGENT_ACTION_TOOL, REPLAY_META, ToolCallTracker, content_block_text, replay_parts, user_prompt
+from bridge.render import (
+    AGENT_ACTION_TOOL,
+    REPLAY_META,
+    ToolCallTracker,
+    content_block_text,
+    replay_parts,
+    user_prompt,
+)
 from bridge.tool_results import tool_result_text
 
 if TYPE_CHECKING:
@@ -165,7 +172,9 @@ class _AcpClient:
         # No await before the update is recorded: the SDK runs each message in its own task.
         self._session.on_update(update)
 
-    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ) -> Any:
         return await self._session.on_permission(tool_call, options)
 
     async def read_text_file(self, **kwargs: Any) -> Any:
@@ -215,7 +224,9 @@ def _own_mcp_server(server: dict[str, Any], init: Any) -> Any:
     kind = server.get("type", "stdio")
     caps = getattr(getattr(init, "agent_capabilities", None), "mcp_capabilities", None)
     if kind in ("http", "sse") and not getattr(caps, kind, False):
-        raise SessionFailed(f"the agent does not accept {kind.upper()} MCP servers (server {server.get('name')!r})")
+        raise SessionFailed(
+            f"the agent does not accept {kind.upper()} MCP servers (server {server.get('name')!r})"
+        )
     if kind in ("http", "sse"):
         return (HttpMcpServer if kind == "http" else SseMcpServer).model_validate(server)
     return McpServerStdio.model_validate({k: v for k, v in server.items() if k != "type"})
@@ -253,7 +264,9 @@ class AgentSession:
 
     # --- requests --------------------------------------------------------------------------------
 
-    async def submit(self, decision: Decision, request: ChatRequest, stream: ResponseStream) -> None:
+    async def submit(
+        self, decision: Decision, request: ChatRequest, stream: ResponseStream
+    ) -> None:
         """Answer one request routed to this session; returns when `stream` is finished."""
         stream.session = self
         self.last_active = time.monotonic()
@@ -265,7 +278,10 @@ class AgentSession:
         self._update_tools(request)
 
         if self.waiting:
-            if decision.kind in (DecisionKind.COMMIT, DecisionKind.CONTINUE) and self._resolve_waiting(decision, request, stream):
+            if decision.kind in (
+                DecisionKind.COMMIT,
+                DecisionKind.CONTINUE,
+            ) and self._resolve_waiting(decision, request, stream):
                 await asyncio.shield(stream.finished)
                 return
             self._abandon_waiting()
@@ -299,7 +315,11 @@ class AgentSession:
                 return
             if stream.done:
                 return
-            if self._tools_changed and self._tool_server_key is not None and self.core.tool_server is not None:
+            if (
+                self._tools_changed
+                and self._tool_server_key is not None
+                and self.core.tool_server is not None
+            ):
                 # D17: the agent should meet the new tool list in the prompt that brought it.
                 self._tools_changed = False
                 await self.core.tool_server.wait_relisted(self._tool_server_key)
@@ -340,7 +360,13 @@ class AgentSession:
 
     # --- turns -------------------------------------------------------------------------------------
 
-    def _start_turn(self, prompt: str, stream: ResponseStream, has_agent_action: bool, context: str | None = None) -> Turn:
+    def _start_turn(
+        self,
+        prompt: str,
+        stream: ResponseStream,
+        has_agent_action: bool,
+        context: str | None = None,
+    ) -> Turn:
         self._turn_ids += 1
         turn = Turn(id=self._turn_ids, stream=stream, has_agent_action=has_agent_action)
         self.turn = turn
@@ -354,12 +380,28 @@ class AgentSession:
         while True:
             blocks = [TextContentBlock(type="text", text=prompt)]
             if context:
-                blocks.insert(0, TextContentBlock(type="text", text=context, field_meta=REPLAY_META))
+                blocks.insert(
+                    0, TextContentBlock(type="text", text=context, field_meta=REPLAY_META)
+                )
                 context = None
-            log.debug("%s/%s: turn %d prompts %d characters", self.core.name, self.id, turn.id, len(prompt))
+            log.debug(
+                "%s/%s: turn %d prompts %d characters",
+                self.core.name,
+                self.id,
+                turn.id,
+                len(prompt),
+            )
             try:
-                response = await self._until_agent_exits(self.conn.prompt(session_id=self.acp_session_id, prompt=blocks))
-                log.debug("%s/%s: turn %d ended: %s", self.core.name, self.id, turn.id, getattr(response, "stop_reason", None))
+                response = await self._until_agent_exits(
+                    self.conn.prompt(session_id=self.acp_session_id, prompt=blocks)
+                )
+                log.debug(
+                    "%s/%s: turn %d ended: %s",
+                    self.core.name,
+                    self.id,
+                    turn.id,
+                    getattr(response, "stop_reason", None),
+                )
             except SessionFailed as exc:
                 error = str(exc)
             except Exception as exc:  # the SDK's RequestError, ConnectionError, ...
@@ -396,7 +438,9 @@ class AgentSession:
         if turn.handoff is not None:
             turn.handoff.cancel()
         for rt in self.waiting:
-            rt.resolve(None)  # ACP: pending permission requests of a cancelled turn answer `cancelled`
+            rt.resolve(
+                None
+            )  # ACP: pending permission requests of a cancelled turn answer `cancelled`
         self.waiting.clear()
         for approval_id in turn.approvals:
             self.core.approvals.withdraw(approval_id, "the turn was cancelled")
@@ -417,7 +461,9 @@ class AgentSession:
         try:
             await asyncio.wait_for(turn.done.wait(), self.core.drain_timeout)
         except asyncio.TimeoutError:
-            log.warning("session %s: the agent did not end a cancelled turn; restarting it", self.id)
+            log.warning(
+                "session %s: the agent did not end a cancelled turn; restarting it", self.id
+            )
             await self._stop_agent("did not end a cancelled turn")
             self.needs_replay = True
 
@@ -498,12 +544,21 @@ class AgentSession:
 
     def _send(self, stream: ResponseStream, part: dict[str, Any]) -> None:
         kind = part["type"]
-        model = TextPart(value=part["value"]) if kind == "text" else ToolCallPart.model_validate(part)
+        model = (
+            TextPart(value=part["value"]) if kind == "text" else ToolCallPart.model_validate(part)
+        )
         self.core.tracker.record_part(self.id, model)
         stream.emit(part)
         bus = self.core.bus
         if bus.active:
-            bus.publish(ev.PartStreamed(connection=self.core.name, request_id=stream.request_id, session_id=self.id, part=part))
+            bus.publish(
+                ev.PartStreamed(
+                    connection=self.core.name,
+                    request_id=stream.request_id,
+                    session_id=self.id,
+                    part=part,
+                )
+            )
 
     def _flush_backlog(self, turn: Turn, stream: ResponseStream) -> None:
         backlog, turn.backlog = turn.backlog, []
@@ -529,12 +584,23 @@ class AgentSession:
         ask_client = None
         if turn.has_agent_action:
             ask_client = lambda: self._ask_client(turn, tool_call)  # noqa: E731
-        resolution = await self.core.approvals.request(ctx, ask_client=ask_client, on_pending=turn.approvals.append)
-        log.info("%s/%s: permission for %r → %s (%s%s)", self.core.name, self.id, ctx.title, resolution.outcome,
-                 resolution.resolver, f", {resolution.rule}" if resolution.rule else "")
+        resolution = await self.core.approvals.request(
+            ctx, ask_client=ask_client, on_pending=turn.approvals.append
+        )
+        log.info(
+            "%s/%s: permission for %r → %s (%s%s)",
+            self.core.name,
+            self.id,
+            ctx.title,
+            resolution.outcome,
+            resolution.resolver,
+            f", {resolution.rule}" if resolution.rule else "",
+        )
         if resolution.option_id is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=resolution.option_id))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=resolution.option_id)
+        )
 
     async def _ask_client(self, turn: Turn, tool_call: Any) -> bool | None:
         """The `symposium-agent-action` round trip (reference §3.5): the request ends with a
@@ -552,7 +618,16 @@ class AgentSession:
             if v is not None  # B15: no nulls against the tool's declared schema
         }
         rt = RoundTrip("permission", call_id, asyncio.get_running_loop().create_future())
-        self._await_client(turn, rt, {"type": "tool_call", "toolCallId": call_id, "toolName": AGENT_ACTION_TOOL, "parameters": parameters})
+        self._await_client(
+            turn,
+            rt,
+            {
+                "type": "tool_call",
+                "toolCallId": call_id,
+                "toolName": AGENT_ACTION_TOOL,
+                "parameters": parameters,
+            },
+        )
         return await rt.future
 
     def _unique_call_id(self, agent_id: str) -> str:
@@ -573,8 +648,25 @@ class AgentSession:
         rt = RoundTrip("tool", call_id, asyncio.get_running_loop().create_future(), tool_name=name)
         bus = self.core.bus
         if bus.active:
-            bus.publish(ev.ClientToolCall(connection=self.core.name, session_id=self.id, tool_call_id=call_id, tool_name=name, arguments=arguments))
-        self._await_client(turn, rt, {"type": "tool_call", "toolCallId": call_id, "toolName": name, "parameters": arguments if arguments is not None else {}})
+            bus.publish(
+                ev.ClientToolCall(
+                    connection=self.core.name,
+                    session_id=self.id,
+                    tool_call_id=call_id,
+                    tool_name=name,
+                    arguments=arguments,
+                )
+            )
+        self._await_client(
+            turn,
+            rt,
+            {
+                "type": "tool_call",
+                "toolCallId": call_id,
+                "toolName": name,
+                "parameters": arguments if arguments is not None else {},
+            },
+        )
         try:
             result = await rt.future
         except asyncio.CancelledError:
@@ -582,14 +674,21 @@ class AgentSession:
                 self.waiting.remove(rt)
             raise
         if result is None:
-            outcome = ToolResult(text="tool call cancelled: the client did not return a result", is_error=True)
+            outcome = ToolResult(
+                text="tool call cancelled: the client did not return a result", is_error=True
+            )
         else:
             outcome = ToolResult(text=tool_result_text(result))
         if bus.active:
             bus.publish(
                 ev.ClientToolCall(
-                    connection=self.core.name, session_id=self.id, tool_call_id=call_id, tool_name=name,
-                    arguments=arguments, status="failed" if outcome.is_error else "completed", result=outcome.text,
+                    connection=self.core.name,
+                    session_id=self.id,
+                    tool_call_id=call_id,
+                    tool_name=name,
+                    arguments=arguments,
+                    status="failed" if outcome.is_error else "completed",
+                    result=outcome.text,
                 )
             )
         return outcome
@@ -604,7 +703,9 @@ class AgentSession:
         self._emit(turn, part)
         if turn.handoff is not None:
             turn.handoff.cancel()
-        turn.handoff = asyncio.get_running_loop().call_later(self.core.tool_batch_window, self._hand_off, turn)
+        turn.handoff = asyncio.get_running_loop().call_later(
+            self.core.tool_batch_window, self._hand_off, turn
+        )
 
     def _hand_off(self, turn: Turn) -> None:
         turn.handoff = None
@@ -616,7 +717,8 @@ class AgentSession:
         announced = sum(
             1
             for state in turn.tracker.calls.values()
-            if state.status not in ("completed", "failed") and _names_client_tool(state.title, self.tool_names)
+            if state.status not in ("completed", "failed")
+            and _names_client_tool(state.title, self.tool_names)
         )
         arrived = sum(1 for rt in self.waiting if rt.kind == "tool")
         loop = asyncio.get_running_loop()
@@ -631,7 +733,9 @@ class AgentSession:
         if stream is not None:
             self._finish(stream)
 
-    def _resolve_waiting(self, decision: Decision, request: ChatRequest, stream: ResponseStream) -> bool:
+    def _resolve_waiting(
+        self, decision: Decision, request: ChatRequest, stream: ResponseStream
+    ) -> bool:
         """Does this request carry the results the turn waits for? If so, deliver them."""
         results: dict[str, Any] = {}
         extra_text: list[str] = []
@@ -711,9 +815,13 @@ class AgentSession:
             def on_stderr(line: str) -> None:
                 bus = self.core.bus
                 if bus.active:
-                    bus.publish(ev.AgentStderr(connection=self.core.name, session_id=self.id, line=line))
+                    bus.publish(
+                        ev.AgentStderr(connection=self.core.name, session_id=self.id, line=line)
+                    )
 
-            self.process = AgentProcess(command, args, env=env, cwd=self.core.cwd, on_stderr=on_stderr)
+            self.process = AgentProcess(
+                command, args, env=env, cwd=self.core.cwd, on_stderr=on_stderr
+            )
             try:
                 writer, reader = await self.process.start()
             except AgentStartError as exc:
@@ -734,18 +842,29 @@ class AgentSession:
             mcp_servers.append(await self._client_tool_server(init))
         mcp_servers.extend(_own_mcp_server(s, init) for s in request.mcp_servers)
         new = await asyncio.wait_for(
-            self._until_agent_exits(self.conn.new_session(cwd=self.core.cwd, mcp_servers=mcp_servers)),
+            self._until_agent_exits(
+                self.conn.new_session(cwd=self.core.cwd, mcp_servers=mcp_servers)
+            ),
             self.core.start_timeout,
         )
         self.acp_session_id = new.session_id
-        log.info("%s/%s: agent %s started (ACP session %s%s)", self.core.name, self.id, self.agent_label,
-                 self.acp_session_id, f", pid {self.process.pid}" if self.process else "")
+        log.info(
+            "%s/%s: agent %s started (ACP session %s%s)",
+            self.core.name,
+            self.id,
+            self.agent_label,
+            self.acp_session_id,
+            f", pid {self.process.pid}" if self.process else "",
+        )
         bus = self.core.bus
         if bus.active:
             bus.publish(
                 ev.SessionStarted(
-                    connection=self.core.name, session_id=self.id, agent=self.agent_label,
-                    acp_session_id=self.acp_session_id, pid=self.process.pid if self.process else None,
+                    connection=self.core.name,
+                    session_id=self.id,
+                    agent=self.agent_label,
+                    acp_session_id=self.acp_session_id,
+                    pid=self.process.pid if self.process else None,
                 )
             )
 
@@ -756,7 +875,9 @@ class AgentSession:
         assert isinstance(spec, ExternalAgent)
         server = spec.server
         if not isinstance(server, StdioServer):
-            raise SessionFailed(f"{server.type.upper()} transport is not supported for agents; use a command")
+            raise SessionFailed(
+                f"{server.type.upper()} transport is not supported for agents; use a command"
+            )
         return server.command, list(server.args), {e.name: e.value for e in server.env}
 
     async def _client_tool_server(self, init: Any) -> Any:

@@ -59,14 +59,22 @@ NEW_FILE_HEADER = (
 
 AGENT_KEYS = ("name", "command", "args", "env", "description", "bypass")
 RULE_KEYS = ("action", "kind", "title", "agent", "path")
-TOP_KEYS = ("preferences", "agents", "rules", "mcp_servers")  # mcp_servers: read by the OpenAI front door
+TOP_KEYS = (
+    "preferences",
+    "agents",
+    "rules",
+    "mcp_servers",
+)  # mcp_servers: read by the OpenAI front door
 # Known preferences and what they must be; any other key is free-form.
 PREFERENCE_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "theme": ("a string", lambda v: isinstance(v, str)),
     "replay": ("a string", lambda v: isinstance(v, str)),
     "mouse": ("true or false", lambda v: isinstance(v, bool)),
     "idle_timeout": ("a number of seconds, 0 or more", lambda v: _is_number(v) and v >= 0),
-    "max_agents": ("a whole number, 0 or more", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+    "max_agents": (
+        "a whole number, 0 or more",
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+    ),
 }
 
 KeyPath = tuple[str | int, ...]
@@ -349,7 +357,11 @@ def _agent_from(agent_id: str, entry: Any, warnings: list[str]) -> AgentConfig:
         raise _SchemaError(base, f"expected a table of agent settings, not {_describe(entry)}")
     for key in entry:
         if key not in AGENT_KEYS:
-            hint = " (did you mean bypass?)" if key in ("bypassPermissions", "bypass_permissions") else ""
+            hint = (
+                " (did you mean bypass?)"
+                if key in ("bypassPermissions", "bypass_permissions")
+                else ""
+            )
             warnings.append(f"{format_key((*base, key))}: unknown key, ignored{hint}")
     name = entry.get("name")
     if name is not None:
@@ -374,8 +386,13 @@ def _agent_from(agent_id: str, entry: Any, warnings: list[str]) -> AgentConfig:
     if not isinstance(bypass, bool):
         raise _SchemaError((*base, "bypass"), f"expected true or false, not {_describe(bypass)}")
     return AgentConfig(
-        id=agent_id, name=name or agent_id, command=command, args=list(args), env=dict(env),
-        description=description, bypass=bypass,
+        id=agent_id,
+        name=name or agent_id,
+        command=command,
+        args=list(args),
+        env=dict(env),
+        description=description,
+        bypass=bypass,
     )
 
 
@@ -387,17 +404,23 @@ def _rule_from(index: int, entry: Any) -> Rule:
         # An unknown key would silently widen the rule (a misspelt `title` makes an allow rule
         # match everything), so it is an error, not a warning.
         if key not in RULE_KEYS:
-            raise _SchemaError((*base, key), f"unknown rule field (a rule has {', '.join(RULE_KEYS)})")
+            raise _SchemaError(
+                (*base, key), f"unknown rule field (a rule has {', '.join(RULE_KEYS)})"
+            )
     if "action" not in entry:
         raise _SchemaError(base, 'a rule needs an action: "allow" or "deny"')
     action = entry["action"]
     if action not in ("allow", "deny"):
-        raise _SchemaError((*base, "action"), f'expected "allow" or "deny", not {_describe(action)}')
+        raise _SchemaError(
+            (*base, "action"), f'expected "allow" or "deny", not {_describe(action)}'
+        )
     for key in ("kind", "title", "agent", "path"):
         if key in entry:
             _expect_str(entry[key], (*base, key))
             if not entry[key]:
-                raise _SchemaError((*base, key), "must not be empty (leave the field out to match anything)")
+                raise _SchemaError(
+                    (*base, key), "must not be empty (leave the field out to match anything)"
+                )
     return Rule.from_dict(dict(entry))
 
 
@@ -411,16 +434,26 @@ def _settings_from(data: dict[str, Any], path: Path | None) -> Settings:
         raise _SchemaError(("preferences",), f"expected a table, not {_describe(prefs)}")
     for key, (what, ok) in PREFERENCE_TYPES.items():
         if key in prefs and not ok(prefs[key]):
-            raise _SchemaError(("preferences", key), f"expected {what}, not {_describe(prefs[key])}")
+            raise _SchemaError(
+                ("preferences", key), f"expected {what}, not {_describe(prefs[key])}"
+            )
     agents_raw = data.get("agents", {})
     if not isinstance(agents_raw, dict):
-        raise _SchemaError(("agents",), f"expected a table of agents ([agents.<id>]), not {_describe(agents_raw)}")
-    agents = {agent_id: _agent_from(agent_id, entry, warnings) for agent_id, entry in agents_raw.items()}
+        raise _SchemaError(
+            ("agents",), f"expected a table of agents ([agents.<id>]), not {_describe(agents_raw)}"
+        )
+    agents = {
+        agent_id: _agent_from(agent_id, entry, warnings) for agent_id, entry in agents_raw.items()
+    }
     rules_raw = data.get("rules", [])
     if not isinstance(rules_raw, list):
-        raise _SchemaError(("rules",), f"expected a list of rules ([[rules]] entries), not {_describe(rules_raw)}")
+        raise _SchemaError(
+            ("rules",), f"expected a list of rules ([[rules]] entries), not {_describe(rules_raw)}"
+        )
     rules = [_rule_from(i, entry) for i, entry in enumerate(rules_raw)]
-    return Settings(agents=agents, rules=rules, preferences=dict(prefs), path=path, warnings=warnings)
+    return Settings(
+        agents=agents, rules=rules, preferences=dict(prefs), path=path, warnings=warnings
+    )
 
 
 @dataclass
@@ -454,7 +487,9 @@ class Settings:
         try:
             settings = _settings_from(data, p)
         except _SchemaError as exc:
-            raise SettingsError(p, exc.reason, line=_locate(text, exc.path), key=format_key(exc.path)) from None
+            raise SettingsError(
+                p, exc.reason, line=_locate(text, exc.path), key=format_key(exc.path)
+            ) from None
         settings.exists = True
         return settings
 
@@ -473,7 +508,10 @@ class Settings:
         return {
             "path": str(self.path) if self.path is not None else None,
             "exists": self.exists,
-            "agents": {agent_id: agent.to_public_dict(redact_env=redact_env) for agent_id, agent in self.agents.items()},
+            "agents": {
+                agent_id: agent.to_public_dict(redact_env=redact_env)
+                for agent_id, agent in self.agents.items()
+            },
             "bypass_agents": sorted(self.bypass_agents()),
             "rules": [rule.to_dict() for rule in self.rules],
             "preferences": dict(self.preferences),
@@ -566,18 +604,24 @@ class SettingsStore:
                 doc = tomlkit.parse(NEW_FILE_HEADER)
             else:
                 old_text = _decode(raw, self.path)
-                Settings.parse(old_text, self.path)  # broken → SettingsError; the file stays as it is
+                Settings.parse(
+                    old_text, self.path
+                )  # broken → SettingsError; the file stays as it is
                 try:
                     doc = tomlkit.parse(old_text)
                 except tomlkit.exceptions.ParseError as exc:
-                    raise SettingsError(self.path, f"cannot edit this file: {exc}", line=exc.line, column=exc.col) from None
+                    raise SettingsError(
+                        self.path, f"cannot edit this file: {exc}", line=exc.line, column=exc.col
+                    ) from None
             mutate(doc)
             new_text = doc.as_string()
             try:
                 settings = Settings.parse(new_text, self.path)
             except SettingsError as exc:
                 raise SettingsError(
-                    self.path, f"the change was not written, it would break the file: {exc.reason}", key=exc.key
+                    self.path,
+                    f"the change was not written, it would break the file: {exc.reason}",
+                    key=exc.key,
                 ) from None
             if new_text == (old_text if old_text is not None else NEW_FILE_HEADER):
                 settings.exists = old_text is not None
@@ -655,9 +699,16 @@ class SettingsStore:
         def mutate(doc: tomlkit.TOMLDocument) -> None:
             rules = doc.get("rules")
             if rules is None or not -len(rules) <= index < len(rules):
-                raise IndexError(f"there is no rule {index} (the file has {0 if rules is None else len(rules)})")
-            if expect is not None and Rule.from_dict(dict(rules[index])).to_dict() != expect.to_dict():
-                raise ValueError(f"rule {index} is no longer {expect.describe()!r}; the file changed")
+                raise IndexError(
+                    f"there is no rule {index} (the file has {0 if rules is None else len(rules)})"
+                )
+            if (
+                expect is not None
+                and Rule.from_dict(dict(rules[index])).to_dict() != expect.to_dict()
+            ):
+                raise ValueError(
+                    f"rule {index} is no longer {expect.describe()!r}; the file changed"
+                )
             del rules[index]
             if len(rules) == 0:
                 del doc["rules"]
@@ -676,7 +727,11 @@ class SettingsStore:
             if value is None:
                 if key in prefs:
                     del prefs[key]
-            elif key not in prefs or _plain(prefs[key]) != value or type(_plain(prefs[key])) is not type(value):
+            elif (
+                key not in prefs
+                or _plain(prefs[key]) != value
+                or type(_plain(prefs[key])) is not type(value)
+            ):
                 prefs[key] = value
 
         return self.update(mutate)
@@ -711,7 +766,11 @@ class SettingsStore:
                     elif not present or _plain(entry[key]) != value:
                         entry[key] = _env_item(value) if key == "env" else value
             else:
-                new = {k: (_env_item(v) if k == "env" else v) for k, v in values.items() if v is not None and v is not False}
+                new = {
+                    k: (_env_item(v) if k == "env" else v)
+                    for k, v in values.items()
+                    if v is not None and v is not False
+                }
                 agents[agent.id] = _new_agent_table(new)
 
         return self.update(mutate)

@@ -26,12 +26,16 @@ async def _stdio_streams(preread: bytes, eof: bool) -> tuple[asyncio.StreamReade
     if eof:
         reader.feed_eof()
     else:
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(0, "rb", buffering=0, closefd=False))
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader),
+            os.fdopen(0, "rb", buffering=0, closefd=False),
+        )
     writer: Any
     mode = os.fstat(1).st_mode
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):
         transport, protocol = await loop.connect_write_pipe(
-            lambda: asyncio.streams.FlowControlMixin(), os.fdopen(1, "wb", buffering=0, closefd=False)
+            lambda: asyncio.streams.FlowControlMixin(),
+            os.fdopen(1, "wb", buffering=0, closefd=False),
         )
         writer = asyncio.StreamWriter(transport, protocol, None, loop)
     else:
@@ -83,8 +87,15 @@ async def serve_stdio(
     return 0
 
 
-def run(*, cwd: str | None, handover: Any, trace: Any, event_log: str | None,
-        bridge_options: dict[str, Any] | None = None, configure: Any = None) -> int:
+def run(
+    *,
+    cwd: str | None,
+    handover: Any,
+    trace: Any,
+    event_log: str | None,
+    bridge_options: dict[str, Any] | None = None,
+    configure: Any = None,
+) -> int:
     try:
         return asyncio.run(
             serve_stdio(

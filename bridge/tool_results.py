@@ -37,7 +37,9 @@ def tool_result_text(result: Any) -> str:
     if isinstance(result, str):
         return result
     if isinstance(result, list):
-        return "\n".join(text if (text := _part_text(p)) is not None else _compact(p) for p in result)
+        return "\n".join(
+            text if (text := _part_text(p)) is not None else _compact(p) for p in result
+        )
     if isinstance(result, dict):
         if (text := _part_text(result)) is not None:
             return text

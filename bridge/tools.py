@@ -192,7 +192,9 @@ class _ToolsServer(Server[Any]):
         extensions: dict[str, dict[str, Any]] | None = None,
     ) -> InitializationOptions:
         return super().create_initialization_options(
-            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+            notification_options or NotificationOptions(tools_changed=True),
+            experimental_capabilities,
+            extensions,
         )
 
 
@@ -279,7 +281,9 @@ class _Endpoint:
             self.relisted.set()
         return types.ListToolsResult(tools=list(self.tools))
 
-    async def _call_tool(self, ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
         name = params.name.removeprefix(CLAUDE_TOOL_PREFIX)
         if not any(t.name == name for t in self.tools):
             raise MCPError(code=types.INVALID_PARAMS, message=f"tool '{name}' not found")
@@ -298,7 +302,9 @@ class _Endpoint:
                 result = await self.handler(name, dict(params.arguments or {}))
             except Exception as exc:  # the handler's failure is the agent's tool error, not ours
                 log.exception("client tool handler failed for %r", name)
-                raise MCPError(code=types.INTERNAL_ERROR, message=f"tool '{name}' failed: {exc}") from exc
+                raise MCPError(
+                    code=types.INTERNAL_ERROR, message=f"tool '{name}' failed: {exc}"
+                ) from exc
             finally:
                 self.calls.discard(scope)
                 if exchange is not None:
@@ -308,7 +314,8 @@ class _Endpoint:
             # notifications/cancelled is not caught here: the SDK cancels the request itself.
             raise MCPError(code=types.INTERNAL_ERROR, message="tool invocation cancelled")
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=result.text)], is_error=bool(result.is_error)
+            content=[types.TextContent(type="text", text=result.text)],
+            is_error=bool(result.is_error),
         )
 
     async def _listen(self, ctx: Any, params: types.SubscriptionsListenRequestParams) -> Any:
@@ -325,7 +332,8 @@ class _Endpoint:
         return [
             c
             for c in self.connections
-            if c.initialized.is_set() and (c.session_id is None or self.get_streams[c.session_id] > 0)
+            if c.initialized.is_set()
+            and (c.session_id is None or self.get_streams[c.session_id] > 0)
         ]
 
     def connected(self) -> int:
@@ -431,7 +439,11 @@ class ClientToolServer:
         self._sockets_scope = anyio.CancelScope()
         # IPPROTO_TCP explicitly: uvicorn sets TCP_NODELAY only on sockets that say they are TCP, and
         # without it a kept-alive tool-call response waits for the peer's delayed ACK (~40 ms).
-        sock = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock = socket.socket(
+            socket.AF_INET6 if ":" in self.host else socket.AF_INET,
+            socket.SOCK_STREAM,
+            socket.IPPROTO_TCP,
+        )
         try:
             sock.bind((self.host, 0))
             self.port = sock.getsockname()[1]
@@ -441,7 +453,9 @@ class ClientToolServer:
             else:
                 self._socket_dir = Path(tempfile.mkdtemp(prefix="symposium-tools-"))  # 0700
                 self._created_socket_dir = True
-            self.socket_path = self._socket_dir / f"vscode-tools-{os.getpid()}-{secrets.token_hex(4)}.sock"
+            self.socket_path = (
+                self._socket_dir / f"vscode-tools-{os.getpid()}-{secrets.token_hex(4)}.sock"
+            )
             listener = await anyio.create_unix_listener(self.socket_path, mode=0o600)
         except BaseException:
             sock.close()
@@ -461,7 +475,9 @@ class ClientToolServer:
         )
         self._uvicorn = _UvicornServer(config)
         started = anyio.Event()
-        self._runner = asyncio.create_task(self._run(sock, listener, started), name="vscode_tools server")
+        self._runner = asyncio.create_task(
+            self._run(sock, listener, started), name="vscode_tools server"
+        )
         await started.wait()
         # Surface a failed bind/startup here rather than at the first agent's connection.
         while not self._uvicorn.started and not self._runner.done():
@@ -487,7 +503,9 @@ class ClientToolServer:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    async def _run(self, sock: socket.socket, listener: anyio.abc.SocketListener, started: anyio.Event) -> None:
+    async def _run(
+        self, sock: socket.socket, listener: anyio.abc.SocketListener, started: anyio.Event
+    ) -> None:
         assert self._uvicorn is not None and self._stop is not None
         try:
             async with anyio.create_task_group() as tg:
@@ -541,7 +559,9 @@ class ClientToolServer:
             raise ValueError(f"a vscode_tools endpoint is already registered for {key!r}")
         if self._stopped:
             raise RuntimeError("the ClientToolServer is stopped")
-        ep = _Endpoint(key=key, token=secrets.token_urlsafe(24), handler=handler, tools=_mcp_tools(tools))
+        ep = _Endpoint(
+            key=key, token=secrets.token_urlsafe(24), handler=handler, tools=_mcp_tools(tools)
+        )
         self._endpoints[key] = ep
         self._by_token[ep.token] = ep
         if self._tg is not None:
@@ -572,7 +592,12 @@ class ClientToolServer:
         if self.port is None:
             raise RuntimeError("ClientToolServer.start() has not run")
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return {"type": "http", "name": SERVER_NAME, "url": f"http://{host}:{self.port}/{ep.token}/mcp", "headers": []}
+        return {
+            "type": "http",
+            "name": SERVER_NAME,
+            "url": f"http://{host}:{self.port}/{ep.token}/mcp",
+            "headers": [],
+        }
 
     def stdio_server(self, key: str) -> dict:
         """The ACP `McpServer` (stdio) to offer in `session/new`: the shim, relaying to our socket."""
@@ -625,7 +650,11 @@ class ClientToolServer:
             ep.relisted = None
         if not event.is_set():
             ep.ignores_list_changed = True
-            log.info("vscode_tools %s: the agent did not list the changed tools within %.1f s", key, timeout)
+            log.info(
+                "vscode_tools %s: the agent did not list the changed tools within %.1f s",
+                key,
+                timeout,
+            )
         return event.is_set()
 
     def tools(self, key: str) -> list[ToolDefinition]:
@@ -675,13 +704,19 @@ class ClientToolServer:
             ep.exchanges.discard(exchange)
             exchange.close()
 
-    async def _serve_get(self, ep: _Endpoint, session_id: str, scope: dict, receive: Any, send: Any) -> None:
+    async def _serve_get(
+        self, ep: _Endpoint, session_id: str, scope: dict, receive: Any, send: Any
+    ) -> None:
         """The standing GET stream of a handshake-era HTTP session, where list_changed travels."""
         counted = False
 
         async def watch(message: dict) -> None:
             nonlocal counted
-            if message["type"] == "http.response.start" and message["status"] == 200 and not counted:
+            if (
+                message["type"] == "http.response.start"
+                and message["status"] == 200
+                and not counted
+            ):
                 counted = True
                 ep.get_streams[session_id] += 1
             await send(message)
@@ -707,8 +742,15 @@ class ClientToolServer:
             token = ""
             with anyio.move_on_after(_TOKEN_LINE_TIMEOUT):
                 try:
-                    token = (await reader.receive_until(b"\n", 512)).decode("ascii", "replace").strip()
-                except (anyio.EndOfStream, anyio.IncompleteRead, anyio.DelimiterNotFound, anyio.BrokenResourceError):
+                    token = (
+                        (await reader.receive_until(b"\n", 512)).decode("ascii", "replace").strip()
+                    )
+                except (
+                    anyio.EndOfStream,
+                    anyio.IncompleteRead,
+                    anyio.DelimiterNotFound,
+                    anyio.BrokenResourceError,
+                ):
                     return
             ep = self._by_token.get(token)
             if ep is None or ep.closed:
@@ -738,10 +780,18 @@ async def _serve_stdio_framing(
             while True:
                 try:
                     line = await reader.receive_until(b"\n", _MAX_MESSAGE_BYTES)
-                except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                except (
+                    anyio.EndOfStream,
+                    anyio.IncompleteRead,
+                    anyio.BrokenResourceError,
+                    anyio.ClosedResourceError,
+                ):
                     return
                 except anyio.DelimiterNotFound:
-                    log.warning("vscode_tools stdio client sent a line over %d bytes; closing", _MAX_MESSAGE_BYTES)
+                    log.warning(
+                        "vscode_tools stdio client sent a line over %d bytes; closing",
+                        _MAX_MESSAGE_BYTES,
+                    )
                     return
                 if not line.strip():
                     continue
@@ -755,7 +805,9 @@ async def _serve_stdio_framing(
     async def write_lines() -> None:
         async with write_recv:
             async for item in write_recv:
-                data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+                data = (
+                    item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+                )
                 try:
                     await stream.send(data)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError):
@@ -776,5 +828,11 @@ def _header(scope: dict, name: bytes) -> str | None:
 
 
 async def _not_found(send: Any) -> None:
-    await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 404,
+            "headers": [(b"content-type", b"text/plain")],
+        }
+    )
     await send({"type": "http.response.body", "body": b"Not Found"})

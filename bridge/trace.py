@@ -204,7 +204,9 @@ def _id_key(request_id: Any) -> Any:
     return ("n", float(request_id))
 
 
-def _route(state: _Replay, request_id: Any, stamp: str, agent: Any, messages: list[Message]) -> ReplayStep:
+def _route(
+    state: _Replay, request_id: Any, stamp: str, agent: Any, messages: list[Message]
+) -> ReplayStep:
     decision = state.tracker.route(agent, messages)
     # A session streams one request at a time: an older request still open on it was superseded,
     # and nothing it still says belongs to the new exchange.
@@ -230,7 +232,9 @@ def _is_cancel_error(error: Any) -> bool:
     return isinstance(message, str) and "cancelled" in message.lower()
 
 
-def replay_trace(path: str | os.PathLike[str], reader: TraceReader | None = None) -> list[ReplayStep]:
+def replay_trace(
+    path: str | os.PathLike[str], reader: TraceReader | None = None
+) -> list[ReplayStep]:
     """Re-run a wire trace's chat requests through a fresh tracker (one trace = one connection)."""
     reader = reader or read_trace(path)
     state = _Replay()
@@ -257,7 +261,9 @@ def replay_trace(path: str | os.PathLike[str], reader: TraceReader | None = None
             _finish(state, params.get("requestId"), "complete")
         elif method is None and "id" in msg:  # a response to one of the client's requests
             if "error" in msg:
-                _finish(state, msg["id"], "cancelled" if _is_cancel_error(msg["error"]) else "error")
+                _finish(
+                    state, msg["id"], "cancelled" if _is_cancel_error(msg["error"]) else "error"
+                )
             else:
                 _finish(state, msg["id"], "complete")
     return steps
@@ -292,12 +298,18 @@ def _event_agent_key(agent: Any) -> str:
 
 def _rfc3339(ts: Any) -> str:
     try:
-        return datetime.fromtimestamp(float(ts), timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+        return (
+            datetime.fromtimestamp(float(ts), timezone.utc)
+            .isoformat(timespec="microseconds")
+            .replace("+00:00", "Z")
+        )
     except (TypeError, ValueError, OverflowError, OSError):
         return ""
 
 
-def read_event_log(path: str | os.PathLike[str], junk: list[int] | None = None) -> Iterator[dict[str, Any]]:
+def read_event_log(
+    path: str | os.PathLike[str], junk: list[int] | None = None
+) -> Iterator[dict[str, Any]]:
     """The events of a JSONL event log, in order; lines that are not events are skipped (and
     counted in `junk[0]` when given)."""
     with open(path, "rb") as f:
@@ -316,7 +328,9 @@ def read_event_log(path: str | os.PathLike[str], junk: list[int] | None = None) 
             yield event
 
 
-def replay_event_log(path: str | os.PathLike[str], skipped: list[int] | None = None) -> list[ReplayStep]:
+def replay_event_log(
+    path: str | os.PathLike[str], skipped: list[int] | None = None
+) -> list[ReplayStep]:
     """Re-run the chat requests of a JSONL event log, one fresh tracker per connection."""
     states: dict[str, _Replay] = {}
     steps: list[ReplayStep] = []
@@ -332,7 +346,9 @@ def replay_event_log(path: str | os.PathLike[str], skipped: list[int] | None = N
                 messages = _MESSAGES.validate_python(event.get("messages") or [])
                 key = _event_agent_key(event.get("agent"))
             except ValidationError as exc:
-                step = ReplayStep(rid, stamp, None, f"bad params: {describe_validation_error(exc, 'messages')}")
+                step = ReplayStep(
+                    rid, stamp, None, f"bad params: {describe_validation_error(exc, 'messages')}"
+                )
             except ValueError as exc:
                 step = ReplayStep(rid, stamp, None, f"bad params: {exc}")
             else:
@@ -390,13 +406,19 @@ def _elide(text: str, width: int = _TEXT_WIDTH, around: int | None = None) -> st
         return f"{text[:head]}…[{len(text) - width} chars]…{text[-tail:]}"
     start = max(0, min(around - width // 3, len(text) - width))
     end = start + width
-    return (f"…[{start} chars]…" if start else "") + text[start:end] + (f"…[{len(text) - end} chars]…" if end < len(text) else "")
+    return (
+        (f"…[{start} chars]…" if start else "")
+        + text[start:end]
+        + (f"…[{len(text) - end} chars]…" if end < len(text) else "")
+    )
 
 
 _MAX_DEPTH = 32  # deeper JSON is shown as "…": a person reads these lines
 
 
-def _first_difference(a: Any, b: Any, path: str = "", depth: int = 0) -> tuple[str, int | None] | None:
+def _first_difference(
+    a: Any, b: Any, path: str = "", depth: int = 0
+) -> tuple[str, int | None] | None:
     """Where two wire JSON values first differ: a path like `content[0].value` and, for two
     strings, the index of the first differing character."""
     if depth > _MAX_DEPTH:
@@ -429,12 +451,16 @@ def _first_difference(a: Any, b: Any, path: str = "", depth: int = 0) -> tuple[s
     return None if a == b else (path, None)
 
 
-def _compact(value: Any, focus: tuple[str, int | None] | None, path: str = "", depth: int = 0) -> Any:
+def _compact(
+    value: Any, focus: tuple[str, int | None] | None, path: str = "", depth: int = 0
+) -> Any:
     """`value` with long strings elided; the string at `focus` keeps a window around its diff."""
     if isinstance(value, (dict, list)) and depth > _MAX_DEPTH:
         return "…"
     if isinstance(value, dict):
-        return {k: _compact(v, focus, f"{path}.{k}" if path else k, depth + 1) for k, v in value.items()}
+        return {
+            k: _compact(v, focus, f"{path}.{k}" if path else k, depth + 1) for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_compact(v, focus, f"{path}[{i}]", depth + 1) for i, v in enumerate(value)]
     if isinstance(value, str):
@@ -465,16 +491,24 @@ def format_step(step: ReplayStep) -> str:
         focus = _first_difference(d.expected, d.received) if d.received is not None else None
         detail = ""
         if focus is not None:
-            detail = f" ({focus[0] or 'whole message'}" + (f", character {focus[1]}" if focus[1] is not None else "") + ")"
+            detail = (
+                f" ({focus[0] or 'whole message'}"
+                + (f", character {focus[1]}" if focus[1] is not None else "")
+                + ")"
+            )
         lines.append(f"  first mismatch: message {d.mismatch_index}{detail}")
         lines.append(f"    expected: {_one_line(d.expected, focus)}")
         lines.append(
             f"    received: {_one_line(d.received, focus) if d.received is not None else '(the request ended here)'}"
         )
     if d.prompt_start:
-        lines.append(f"  the agent already had the first {d.prompt_start} of the new messages; not prompted again")
+        lines.append(
+            f"  the agent already had the first {d.prompt_start} of the new messages; not prompted again"
+        )
     if step.recorded is not None and step.recorded.get("kind") != d.kind.value:
-        lines.append(f"  note: the live bridge decided {step.recorded.get('kind')} for this request")
+        lines.append(
+            f"  note: the live bridge decided {step.recorded.get('kind')} for this request"
+        )
     return "\n".join(lines)
 
 
@@ -490,7 +524,7 @@ def step_to_json(step: ReplayStep) -> dict[str, Any]:
 
 
 def sniff_file(path: str | os.PathLike[str]) -> str | None:
-    """"trace" for a vscodelm wire trace, "events" for a JSONL event log, None for neither."""
+    """ "trace" for a vscodelm wire trace, "events" for a JSONL event log, None for neither."""
     with open(path, "rb") as f:
         for n, raw in enumerate(f):
             if n >= 200:
@@ -533,7 +567,9 @@ def main_replay(path: str, as_json: bool, out: IO[str] = sys.stdout) -> int:
         skipped = junk[0]
     if as_json:
         for step in steps:
-            out.write(json.dumps(step_to_json(step), ensure_ascii=False, separators=(",", ":")) + "\n")
+            out.write(
+                json.dumps(step_to_json(step), ensure_ascii=False, separators=(",", ":")) + "\n"
+            )
         return 0
     for step in steps:
         out.write(format_step(step) + "\n\n")
@@ -543,5 +579,7 @@ def main_replay(path: str, as_json: bool, out: IO[str] = sys.stdout) -> int:
         counts[name] = counts.get(name, 0) + 1
     summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no chat requests"
     extra = f"; {skipped} unreadable line{'s' if skipped != 1 else ''} skipped" if skipped else ""
-    out.write(f"{len(steps)} request{'s' if len(steps) != 1 else ''} replayed from {path}: {summary}{extra}\n")
+    out.write(
+        f"{len(steps)} request{'s' if len(steps) != 1 else ''} replayed from {path}: {summary}{extra}\n"
+    )
     return 0

@@ -17,7 +17,14 @@ from pydantic import ValidationError
 
 from bridge import events as ev
 from bridge.core import Bridge, ConnectionCore
-from bridge.fastpath import CANCEL, CHAT_INFORMATION, CHAT_RESPONSE, TOKEN_COUNT, chat_information, token_count
+from bridge.fastpath import (
+    CANCEL,
+    CHAT_INFORMATION,
+    CHAT_RESPONSE,
+    TOKEN_COUNT,
+    chat_information,
+    token_count,
+)
 from bridge.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, SESSION_ERROR, RpcError
 from bridge.protocol import CancelParams, ChatResponseParams, describe_validation_error
 from bridge.rpc import JsonRpcPeer
@@ -47,7 +54,9 @@ class VscodeLmEndpoint:
         try:
             parsed = ChatResponseParams.model_validate(params)
         except ValidationError as exc:
-            raise RpcError(INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)) from None
+            raise RpcError(
+                INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)
+            ) from None
         core = self.core
         bus = core.bus
         if bus.active:
@@ -61,7 +70,9 @@ class VscodeLmEndpoint:
                 )
             )
         try:
-            request = core.make_request(request_id, parsed.agent, parsed.messages, parsed.options.tools)
+            request = core.make_request(
+                request_id, parsed.agent, parsed.messages, parsed.options.tools
+            )
         except ValueError as exc:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
 
@@ -97,7 +108,9 @@ class VscodeLmEndpoint:
         except asyncio.CancelledError:
             if not stream.done:
                 if stream.session is not None:
-                    stream.session.cancel_stream(stream, "Request cancelled: the endpoint is shutting down")
+                    stream.session.cancel_stream(
+                        stream, "Request cancelled: the endpoint is shutting down"
+                    )
                 else:
                     stream.cancel()
             raise
@@ -115,9 +128,18 @@ class VscodeLmEndpoint:
             log.debug("lm/cancel for unknown or finished request %r", request_id)
 
 
-async def serve_connection(bridge: Bridge, reader: asyncio.StreamReader, writer: Any, *, kind: str = "vscodelm",
-                           preread: list[bytes] | None = None, on_recv: Any = None, on_send: Any = None,
-                           configure: Any = None, shutdown_message: str | None = None) -> None:
+async def serve_connection(
+    bridge: Bridge,
+    reader: asyncio.StreamReader,
+    writer: Any,
+    *,
+    kind: str = "vscodelm",
+    preread: list[bytes] | None = None,
+    on_recv: Any = None,
+    on_send: Any = None,
+    configure: Any = None,
+    shutdown_message: str | None = None,
+) -> None:
     """Serve one vscodelm connection until its input ends, then close its agent sessions.
 
     `configure(peer, core)` may install an interceptor on the peer (see symposium_tui.switch)."""

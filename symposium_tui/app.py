@@ -28,7 +28,12 @@ from symposium_tui.themes import DEFAULT_THEME, load_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalInfo, ApprovalQueue
 from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliza_choice
 
-TAB_TITLES = {"approvals": "Approvals", "sessions": "Sessions", "toolcalls": "Tool calls", "chat": "Chat"}
+TAB_TITLES = {
+    "approvals": "Approvals",
+    "sessions": "Sessions",
+    "toolcalls": "Tool calls",
+    "chat": "Chat",
+}
 APP_NAME = "Symposium"
 
 
@@ -61,17 +66,39 @@ class SymposiumApp(App[int]):
     TITLE = APP_NAME
     BINDINGS = [
         Binding("f1", "help", "Help", tooltip="This list of keys"),
-        Binding("question_mark", "help", "Help", show=False, tooltip="This list of keys (when not typing)"),
-        Binding("f2", "queue", "Queue", tooltip="Jump to the oldest pending approval; Esc comes back"),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            show=False,
+            tooltip="This list of keys (when not typing)",
+        ),
+        Binding(
+            "f2", "queue", "Queue", tooltip="Jump to the oldest pending approval; Esc comes back"
+        ),
         Binding("f3", "chat", "Chat", show=False, tooltip="The built-in chat"),
-        Binding("f4", "settings", "Settings", show=False, tooltip="Agents, bypass, rules, preferences"),
+        Binding(
+            "f4", "settings", "Settings", show=False, tooltip="Agents, bypass, rules, preferences"
+        ),
         Binding("1", "show_tab('approvals')", "Approvals tab", show=False),
         Binding("2", "show_tab('sessions')", "Sessions tab", show=False),
         Binding("3", "show_tab('toolcalls')", "Tool calls tab", show=False),
         Binding("4", "show_tab('chat')", "Chat tab", show=False),
-        Binding("escape", "go_back", "Back", show=False, tooltip="From the queue, back to where F2 came from"),
-        Binding("ctrl+q", "quit", "Quit", priority=True, show=False,
-                tooltip="Quit; pending approvals only this console holds are denied"),
+        Binding(
+            "escape",
+            "go_back",
+            "Back",
+            show=False,
+            tooltip="From the queue, back to where F2 came from",
+        ),
+        Binding(
+            "ctrl+q",
+            "quit",
+            "Quit",
+            priority=True,
+            show=False,
+            tooltip="Quit; pending approvals only this console holds are denied",
+        ),
     ]
 
     def __init__(
@@ -94,7 +121,11 @@ class SymposiumApp(App[int]):
             raise ValueError("a bridge, or a way to connect one")
         self.bridge = bridge
         self._connect = connect
-        self.settings_store = settings_store if settings_store is not None else getattr(bridge, "settings_store", None)
+        self.settings_store = (
+            settings_store
+            if settings_store is not None
+            else getattr(bridge, "settings_store", None)
+        )
         self.settings_error: str | None = getattr(bridge, "settings_error", None)
         self.settings: Any = None
         self.console_state = state
@@ -129,7 +160,9 @@ class SymposiumApp(App[int]):
         for t in loaded.themes.values():
             self.register_theme(t)
         wanted = theme or preferences.get("theme")
-        self.theme = wanted if isinstance(wanted, str) and wanted in self.available_themes else DEFAULT_THEME
+        self.theme = (
+            wanted if isinstance(wanted, str) and wanted in self.available_themes else DEFAULT_THEME
+        )
 
     # --- settings --------------------------------------------------------------------------------------
 
@@ -189,7 +222,9 @@ class SymposiumApp(App[int]):
         yield Header(icon="§")
         with TabbedContent(initial="approvals", id="tabs"):
             with TabPane(TAB_TITLES["approvals"], id="approvals"):
-                yield ApprovalQueue(None, arm_delay=self.arm_delay, linger=self.linger, clock=self.clock, id="queue")
+                yield ApprovalQueue(
+                    None, arm_delay=self.arm_delay, linger=self.linger, clock=self.clock, id="queue"
+                )
             for tab in ("sessions", "toolcalls", "chat"):
                 with TabPane(TAB_TITLES[tab], id=tab):
                     if self.bridge is not None:
@@ -220,7 +255,9 @@ class SymposiumApp(App[int]):
         try:
             from symposium_tui.widgets.sessions import SessionsPane
         except ImportError:
-            return Static("The sessions inspector is not available in this build.", classes="placeholder")
+            return Static(
+                "The sessions inspector is not available in this build.", classes="placeholder"
+            )
         return SessionsPane(state, self.bridge)
 
     def _toollog_pane(self) -> Widget:
@@ -228,7 +265,9 @@ class SymposiumApp(App[int]):
         try:
             from symposium_tui.widgets.toollog import ToolLogPane
         except ImportError:
-            return Static("The tool-call log is not available in this build.", classes="placeholder")
+            return Static(
+                "The tool-call log is not available in this build.", classes="placeholder"
+            )
         return ToolLogPane(state)
 
     @property
@@ -263,7 +302,9 @@ class SymposiumApp(App[int]):
             # First frame first: the bridge (pydantic, the ACP SDK, the socket) comes right after it.
             self._update_pending(0)
             self._focus_later("approvals", self.queue.focus_first)
-            self.call_after_refresh(lambda: self.run_worker(self._start_bridge(), group="bridge", exit_on_error=False))
+            self.call_after_refresh(
+                lambda: self.run_worker(self._start_bridge(), group="bridge", exit_on_error=False)
+            )
 
     async def _start_bridge(self) -> None:
         assert self._connect is not None
@@ -379,7 +420,11 @@ class SymposiumApp(App[int]):
         tabs = self._main.query_one("#tabs", TabbedContent)
         tabs.get_tab("approvals").label = label
         tabs.get_tab("approvals").set_class(pending > 0, "-pending")
-        self.sub_title = f"{pending} pending approval{'s' * (pending != 1)}" if pending else "no pending approvals"
+        self.sub_title = (
+            f"{pending} pending approval{'s' * (pending != 1)}"
+            if pending
+            else "no pending approvals"
+        )
         chat = self.chat_pane()
         if chat is not None:
             chat.show_pending([c.info for c in self.queue.pending])
@@ -405,7 +450,9 @@ class SymposiumApp(App[int]):
             if n is None:
                 self._stop_flash()
                 return
-            self._set_title(f"⚠ {info.agent} asks: {info.title}" if n % 2 == 0 else self._steady_title())
+            self._set_title(
+                f"⚠ {info.agent} asks: {info.title}" if n % 2 == 0 else self._steady_title()
+            )
 
         flash()
         self._flash_timer = self.set_interval(0.5, flash)
@@ -424,7 +471,9 @@ class SymposiumApp(App[int]):
         if title == APP_NAME and not self._title_pushed:
             return  # nothing pending yet: leave the terminal's own title alone
         if not self._title_pushed:
-            self._write_terminal("\x1b[22;2t")  # save the terminal's own title (xterm and most others)
+            self._write_terminal(
+                "\x1b[22;2t"
+            )  # save the terminal's own title (xterm and most others)
             self._title_pushed = True
         self._write_terminal(f"\x1b]2;{title}\x07")
         if title == APP_NAME:
@@ -538,8 +587,10 @@ class SymposiumApp(App[int]):
             return
         self.bridge.approvals.policy.session_bypass.add((info.connection, info.session_id))
         n = self.queue.approve_session(info.connection, info.session_id)
-        self.notify(f"Session {info.session_id} of {info.agent} is allowed everything until it ends "
-                    f"(not saved); approved {n} pending.")
+        self.notify(
+            f"Session {info.session_id} of {info.agent} is allowed everything until it ends "
+            f"(not saved); approved {n} pending."
+        )
 
     def set_theme(self, name: str, *, remember: bool = True) -> None:
         self.theme = name
@@ -552,7 +603,9 @@ class SymposiumApp(App[int]):
         if self.settings_store is None:
             return
         if self.settings_error:
-            self.notify(f"Not saved: the settings file is broken ({self.settings_error})", severity="error")
+            self.notify(
+                f"Not saved: the settings file is broken ({self.settings_error})", severity="error"
+            )
             return
         try:
             self.settings = self.settings_store.set_preference(key, value)
@@ -568,39 +621,97 @@ class SymposiumApp(App[int]):
     # --- the command palette ---------------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield SystemCommand("Approvals: go to the queue", "Jump to the oldest pending card (F2)", self.action_queue)
-        yield SystemCommand("Approvals: approve once", "Approve the current card (a)", partial(self.answer_current, "approve"))
-        yield SystemCommand("Approvals: deny", "Deny the current card, with a reason (d)", partial(self.answer_current, "deny"))
-        yield SystemCommand("Approvals: bypass the agent", "Approve and always allow this agent, saved (b)",
-                            partial(self.answer_current, "bypass"))
-        yield SystemCommand("Approvals: agent's always allow", "The agent's own allow-always option (A)",
-                            partial(self.answer_current, "allow_always"))
-        yield SystemCommand("Approvals: agent's always reject", "The agent's own reject-always option (R)",
-                            partial(self.answer_current, "reject_always"))
-        yield SystemCommand("Approvals: approve all of this session", "Every pending card of the current card's session (s)",
-                            self.approve_current_session)
-        yield SystemCommand("Approvals: bypass this session", "Allow everything the current session asks until it ends (not saved)",
-                            self.bypass_current_session)
-        yield SystemCommand("Sessions: show", "Sessions and the history decisions behind them (2)",
-                            partial(self.action_show_tab, "sessions"))
-        yield SystemCommand("Tool calls: show", "Every tool call, as it happens (3)", partial(self.action_show_tab, "toolcalls"))
-        yield SystemCommand("Chat: go to the chat", "Talk to an agent from here (F3)", self.action_chat)
-        yield SystemCommand("Chat: new conversation", "Start over with the current agent (Ctrl+N in the chat)",
-                            self._new_conversation)
+        yield SystemCommand(
+            "Approvals: go to the queue", "Jump to the oldest pending card (F2)", self.action_queue
+        )
+        yield SystemCommand(
+            "Approvals: approve once",
+            "Approve the current card (a)",
+            partial(self.answer_current, "approve"),
+        )
+        yield SystemCommand(
+            "Approvals: deny",
+            "Deny the current card, with a reason (d)",
+            partial(self.answer_current, "deny"),
+        )
+        yield SystemCommand(
+            "Approvals: bypass the agent",
+            "Approve and always allow this agent, saved (b)",
+            partial(self.answer_current, "bypass"),
+        )
+        yield SystemCommand(
+            "Approvals: agent's always allow",
+            "The agent's own allow-always option (A)",
+            partial(self.answer_current, "allow_always"),
+        )
+        yield SystemCommand(
+            "Approvals: agent's always reject",
+            "The agent's own reject-always option (R)",
+            partial(self.answer_current, "reject_always"),
+        )
+        yield SystemCommand(
+            "Approvals: approve all of this session",
+            "Every pending card of the current card's session (s)",
+            self.approve_current_session,
+        )
+        yield SystemCommand(
+            "Approvals: bypass this session",
+            "Allow everything the current session asks until it ends (not saved)",
+            self.bypass_current_session,
+        )
+        yield SystemCommand(
+            "Sessions: show",
+            "Sessions and the history decisions behind them (2)",
+            partial(self.action_show_tab, "sessions"),
+        )
+        yield SystemCommand(
+            "Tool calls: show",
+            "Every tool call, as it happens (3)",
+            partial(self.action_show_tab, "toolcalls"),
+        )
+        yield SystemCommand(
+            "Chat: go to the chat", "Talk to an agent from here (F3)", self.action_chat
+        )
+        yield SystemCommand(
+            "Chat: new conversation",
+            "Start over with the current agent (Ctrl+N in the chat)",
+            self._new_conversation,
+        )
         chat = self.chat_pane()
         if chat is not None:
-            yield SystemCommand("Chat: stop the reply", "Cancel the agent's running turn (Esc in the chat)", chat.action_stop)
+            yield SystemCommand(
+                "Chat: stop the reply",
+                "Cancel the agent's running turn (Esc in the chat)",
+                chat.action_stop,
+            )
             for choice in chat.agents:
-                yield SystemCommand(f"Chat: talk to {choice.label}", f"Use {choice.label} in the built-in chat",
-                                    partial(self._talk_to, choice.key))
-        yield SystemCommand("Settings", "Agents, bypass, rules and preferences (F4)", self.action_settings)
+                yield SystemCommand(
+                    f"Chat: talk to {choice.label}",
+                    f"Use {choice.label} in the built-in chat",
+                    partial(self._talk_to, choice.key),
+                )
+        yield SystemCommand(
+            "Settings", "Agents, bypass, rules and preferences (F4)", self.action_settings
+        )
         yield SystemCommand("Help", "Every key, by where it works (F1)", self.action_help)
-        yield SystemCommand("Theme: choose…", "Preview themes live; Enter keeps one, Esc goes back", self.search_themes)
+        yield SystemCommand(
+            "Theme: choose…",
+            "Preview themes live; Enter keeps one, Esc goes back",
+            self.search_themes,
+        )
         for name in sorted(self.available_themes):
             if name.startswith("symposium-") or name in self.theme_sources:
-                yield SystemCommand(f"Theme: {name}", "Switch to this theme (remembered)", partial(self.set_theme, name),
-                                    discover=False)
-        yield SystemCommand("Quit", "Leave the console (Ctrl+Q); pending approvals it alone holds are denied", self.action_quit)
+                yield SystemCommand(
+                    f"Theme: {name}",
+                    "Switch to this theme (remembered)",
+                    partial(self.set_theme, name),
+                    discover=False,
+                )
+        yield SystemCommand(
+            "Quit",
+            "Leave the console (Ctrl+Q); pending approvals it alone holds are denied",
+            self.action_quit,
+        )
         for command in super().get_system_commands(screen):
             if command.title not in ("Quit", "Theme"):
                 yield command
@@ -618,16 +729,30 @@ class SymposiumApp(App[int]):
             chat.choose_agent(key)
 
 
-def run_console(*, cwd: str | None = None, mouse: bool = True, event_log: str | None = None,
-                bridge_options: dict[str, Any] | None = None, openai: str | None = None,
-                api_key: str | None = None) -> int:
+def run_console(
+    *,
+    cwd: str | None = None,
+    mouse: bool = True,
+    event_log: str | None = None,
+    bridge_options: dict[str, Any] | None = None,
+    openai: str | None = None,
+    api_key: str | None = None,
+) -> int:
     """`symposium-tui` / `symposium-tui console`: the app first, then the bridge and the console
     socket right after its first frame (so the console shows up as fast as a bare Textual app).
     With `openai` ("HOST:PORT") the same bridge also serves the OpenAI-compatible API."""
     import asyncio
 
-    return asyncio.run(_run_console(cwd=cwd, mouse=mouse, event_log=event_log, bridge_options=bridge_options,
-                                    openai=openai, api_key=api_key))
+    return asyncio.run(
+        _run_console(
+            cwd=cwd,
+            mouse=mouse,
+            event_log=event_log,
+            bridge_options=bridge_options,
+            openai=openai,
+            api_key=api_key,
+        )
+    )
 
 
 def _another_console_listening() -> str | None:
@@ -650,9 +775,15 @@ def _another_console_listening() -> str | None:
     return str(path)
 
 
-async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None,
-                       bridge_options: dict[str, Any] | None = None, openai: str | None = None,
-                       api_key: str | None = None) -> int:
+async def _run_console(
+    *,
+    cwd: str | None,
+    mouse: bool,
+    event_log: str | None,
+    bridge_options: dict[str, Any] | None = None,
+    openai: str | None = None,
+    api_key: str | None = None,
+) -> int:
     import asyncio
     import sys
 
@@ -660,13 +791,20 @@ async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None,
 
     taken = _another_console_listening()
     if taken is not None:
-        print(f"symposium-tui: another Symposium console is already running (socket {taken})", file=sys.stderr)
+        print(
+            f"symposium-tui: another Symposium console is already running (socket {taken})",
+            file=sys.stderr,
+        )
         return 1
     preferences = read_settings_quietly().get("preferences") or {}
     if preferences.get("mouse") is False:
         mouse = False
     arm_delay = preferences.get("arm_delay", 0.5)
-    if isinstance(arm_delay, bool) or not isinstance(arm_delay, (int, float)) or not 0 <= arm_delay <= 5:
+    if (
+        isinstance(arm_delay, bool)
+        or not isinstance(arm_delay, (int, float))
+        or not 0 <= arm_delay <= 5
+    ):
         arm_delay = 0.5
 
     servers: list[Any] = []
@@ -713,7 +851,9 @@ async def _run_console(*, cwd: str | None, mouse: bool, event_log: str | None,
         if app.bridge is not None:
             await _close_bridge(app.bridge)
     if servers:
-        print(f"symposium-tui: served the OpenAI-compatible API on {servers[0].url}", file=sys.stderr)
+        print(
+            f"symposium-tui: served the OpenAI-compatible API on {servers[0].url}", file=sys.stderr
+        )
     return app.return_code or 0
 
 

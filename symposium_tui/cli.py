@@ -17,29 +17,73 @@ LOG_LEVELS = ("error", "warn", "warning", "info", "debug", "trace")
 def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     """Flags accepted before and after the subcommand (the extension puts them before)."""
     default: Any = argparse.SUPPRESS if suppress else None
-    parser.add_argument("--log", metavar="LEVEL", default=default, help="log to stderr at LEVEL (error, warn, info, debug)")
-    parser.add_argument("--trace-dir", metavar="DIR", default=default, help="record the wire traffic in DIR (upstream's trace format)")
-    parser.add_argument("--log-dir", metavar="DIR", default=default, help="also write the log to a file in DIR")
-    parser.add_argument("--cwd", metavar="DIR", default=default, help="working directory for agent sessions (default: this process's)")
-    parser.add_argument("--event-log", metavar="FILE", default=default, help="append every bridge event to FILE as JSON lines")
-    parser.add_argument("--idle-timeout", metavar="SECONDS", type=float, default=default,
-                        help="stop an agent after SECONDS without requests (default 1800; 0 never)")
-    parser.add_argument("--max-agents", metavar="N", type=int, default=default,
-                        help="at most N agent processes at once (default 16; 0 no limit)")
+    parser.add_argument(
+        "--log",
+        metavar="LEVEL",
+        default=default,
+        help="log to stderr at LEVEL (error, warn, info, debug)",
+    )
+    parser.add_argument(
+        "--trace-dir",
+        metavar="DIR",
+        default=default,
+        help="record the wire traffic in DIR (upstream's trace format)",
+    )
+    parser.add_argument(
+        "--log-dir", metavar="DIR", default=default, help="also write the log to a file in DIR"
+    )
+    parser.add_argument(
+        "--cwd",
+        metavar="DIR",
+        default=default,
+        help="working directory for agent sessions (default: this process's)",
+    )
+    parser.add_argument(
+        "--event-log",
+        metavar="FILE",
+        default=default,
+        help="append every bridge event to FILE as JSON lines",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=default,
+        help="stop an agent after SECONDS without requests (default 1800; 0 never)",
+    )
+    parser.add_argument(
+        "--max-agents",
+        metavar="N",
+        type=int,
+        default=default,
+        help="at most N agent processes at once (default 16; 0 no limit)",
+    )
 
 
 def _openai_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     default: Any = argparse.SUPPRESS if suppress else None
-    parser.add_argument("--openai", metavar="HOST:PORT", default=default,
-                        help="also serve the OpenAI-compatible API (loopback unless an API key is set)")
-    parser.add_argument("--api-key", metavar="KEY", default=default,
-                        help="bearer key the OpenAI API requires (default: $SYMPOSIUM_OPENAI_API_KEY)")
+    parser.add_argument(
+        "--openai",
+        metavar="HOST:PORT",
+        default=default,
+        help="also serve the OpenAI-compatible API (loopback unless an API key is set)",
+    )
+    parser.add_argument(
+        "--api-key",
+        metavar="KEY",
+        default=default,
+        help="bearer key the OpenAI API requires (default: $SYMPOSIUM_OPENAI_API_KEY)",
+    )
 
 
 def _console_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     """The console's own flags, accepted with or without the `console` subcommand."""
-    parser.add_argument("--no-mouse", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                        help="do not capture the mouse (better over SSH)")
+    parser.add_argument(
+        "--no-mouse",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="do not capture the mouse (better over SSH)",
+    )
     _openai_flags(parser, suppress=suppress)
 
 
@@ -57,26 +101,40 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p, suppress=True)
     _console_flags(p, suppress=True)
 
-    p = sub.add_parser("vscodelm", help="the JSON-RPC endpoint the Symposium VS Code extension spawns (stdio)")
+    p = sub.add_parser(
+        "vscodelm", help="the JSON-RPC endpoint the Symposium VS Code extension spawns (stdio)"
+    )
     _common(p, suppress=True)
 
-    p = sub.add_parser("serve", help="run the bridge host without a UI (VS Code's relay reaches it)")
+    p = sub.add_parser(
+        "serve", help="run the bridge host without a UI (VS Code's relay reaches it)"
+    )
     _common(p, suppress=True)
     _openai_flags(p, suppress=False)
 
     p = sub.add_parser("eliza", help="run the built-in Eliza as an ACP agent on stdio")
     _common(p, suppress=True)
     p.add_argument("--deterministic", action="store_true", help="reproducible replies")
-    p.add_argument("--chunk-delay", type=float, default=0.0, metavar="SECONDS", help="pause between streamed chunks")
+    p.add_argument(
+        "--chunk-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="pause between streamed chunks",
+    )
 
-    p = sub.add_parser("replay", help="explain every history decision recorded in a trace or event log")
+    p = sub.add_parser(
+        "replay", help="explain every history decision recorded in a trace or event log"
+    )
     _common(p, suppress=True)
     p.add_argument("trace", metavar="TRACE", help="a --trace-dir file or an --event-log file")
     p.add_argument("--json", action="store_true", help="one JSON object per decision")
 
     p = sub.add_parser("config", help="show the settings file and the settings in effect")
     _common(p, suppress=True)
-    p.add_argument("--json", action="store_true", help="print them as JSON (agents' env values hidden)")
+    p.add_argument(
+        "--json", action="store_true", help="print them as JSON (agents' env values hidden)"
+    )
 
     p = sub.add_parser("registry", help="agent registry commands the VS Code extension runs")
     _common(p, suppress=True)
@@ -93,7 +151,9 @@ def _setup_logging(level: str | None, log_dir: str | None, trace: Any) -> None:
     if name not in LOG_LEVELS:
         print(f"symposium-tui: unknown log level {level!r}; using info", file=sys.stderr)
         name = "info"
-    numeric = {"warn": logging.WARNING, "trace": logging.DEBUG}.get(name) or getattr(logging, name.upper())
+    numeric = {"warn": logging.WARNING, "trace": logging.DEBUG}.get(name) or getattr(
+        logging, name.upper()
+    )
     root = logging.getLogger()
     root.setLevel(numeric)
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -202,8 +262,14 @@ def _serve_headless(args: argparse.Namespace, trace: Any, rest: bytes) -> int:
 
         peer.intercept = ConsoleSwitch(peer, on_switch)
 
-    return stdio.run(cwd=args.cwd, handover=handover, trace=trace, event_log=args.event_log,
-                     bridge_options=bridge_options(args), configure=configure)
+    return stdio.run(
+        cwd=args.cwd,
+        handover=handover,
+        trace=trace,
+        event_log=args.event_log,
+        bridge_options=bridge_options(args),
+        configure=configure,
+    )
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -213,7 +279,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from symposium_tui.host import ConsoleHost, HostError, build_bridge, serve_forever
 
     async def main() -> int:
-        bridge = build_bridge(cwd=args.cwd, event_log=args.event_log, bridge_options=bridge_options(args))
+        bridge = build_bridge(
+            cwd=args.cwd, event_log=args.event_log, bridge_options=bridge_options(args)
+        )
         if getattr(bridge, "settings_error", None):
             print(f"symposium-tui: {bridge.settings_error}", file=sys.stderr)
         openai = None
@@ -275,9 +343,16 @@ def cmd_config(args: argparse.Namespace) -> int:
         settings = Settings.load(path)
     except SettingsError as exc:
         if args.json:
-            print(json.dumps({"path": str(path), "exists": path.exists(), "error": exc.to_dict()}, indent=2))
+            print(
+                json.dumps(
+                    {"path": str(path), "exists": path.exists(), "error": exc.to_dict()}, indent=2
+                )
+            )
         print(f"symposium-tui config: {exc}", file=sys.stderr)
-        print("symposium-tui config: the file was left as it is; fix it and run this again", file=sys.stderr)
+        print(
+            "symposium-tui config: the file was left as it is; fix it and run this again",
+            file=sys.stderr,
+        )
         return 1
     if args.json:
         print(json.dumps(settings.to_public_dict(), indent=2))
@@ -286,7 +361,11 @@ def cmd_config(args: argparse.Namespace) -> int:
     out.append("agents:" if settings.agents else "agents: none configured (built in: elizacp)")
     for agent_id, agent in settings.agents.items():
         label = agent_id if agent.name == agent_id else f"{agent_id} ({agent.name})"
-        run = shlex.join([agent.command, *agent.args]) if agent.command else "not run from here: settings only"
+        run = (
+            shlex.join([agent.command, *agent.args])
+            if agent.command
+            else "not run from here: settings only"
+        )
         out.append(f"  {label}: {run}" + ("  [bypass]" if agent.bypass else ""))
         if agent.env:
             out.append(f"    env: {', '.join(agent.env)} (values hidden)")

@@ -26,10 +26,10 @@ SIZE = (80, 24)
 START = time.mktime((2025, 6, 3, 10, 42, 0, 0, 0, -1))
 CWD = "/home/you/project"
 
-PARSER_OLD = '''def parse(line):
+PARSER_OLD = """def parse(line):
     key, value = line.split("=")
     return key, value
-'''
+"""
 PARSER_NEW = '''def parse(line):
     """`key = value`; the value may itself contain '='."""
     key, _, value = line.partition("=")
@@ -77,21 +77,43 @@ def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
 
     config = Path(config_dir or tempfile.mkdtemp(prefix="symposium-demo-"))
     store = SettingsStore(config / "settings.toml")
-    store.upsert_agent(AgentConfig(id="claude-code", name="Claude Code", command="npx",
-                                   args=["-y", "@zed-industries/claude-agent-acp"]))
-    store.upsert_agent(AgentConfig(id="gemini", name="Gemini CLI", command="gemini", args=["--experimental-acp"],
-                                   bypass=True))
+    store.upsert_agent(
+        AgentConfig(
+            id="claude-code",
+            name="Claude Code",
+            command="npx",
+            args=["-y", "@zed-industries/claude-agent-acp"],
+        )
+    )
+    store.upsert_agent(
+        AgentConfig(
+            id="gemini",
+            name="Gemini CLI",
+            command="gemini",
+            args=["--experimental-acp"],
+            bypass=True,
+        )
+    )
     store.add_rule(Rule(action="allow", kind="read", path=CWD))
     store.add_rule(Rule(action="deny", title="rm -rf *"))
     settings = store.load()
     bus = ev.EventBus()
     clock = DemoClock()
     bus.subscribe(clock.stamp)  # first subscriber: everyone else sees the demo time
-    broker = ApprovalBroker(bus, policy=settings.policy(), persist_bypass=lambda agent: store.set_agent_bypass(agent, True))
+    broker = ApprovalBroker(
+        bus,
+        policy=settings.policy(),
+        persist_bypass=lambda agent: store.set_agent_bypass(agent, True),
+    )
     bridge = Bridge(cwd=CWD, bus=bus, approvals=broker, idle_timeout=None)
     bridge.settings_store = store  # type: ignore[attr-defined]
-    options: dict[str, Any] = {"arm_delay": 0.0, "linger": 3600.0, "deterministic_eliza": True, "alert": False,
-                               "clock": DemoClock.format}
+    options: dict[str, Any] = {
+        "arm_delay": 0.0,
+        "linger": 3600.0,
+        "deterministic_eliza": True,
+        "alert": False,
+        "clock": DemoClock.format,
+    }
     options.update(app_options)
     app = SymposiumApp(bridge, settings_store=store, **options)
     app.demo_clock = clock  # type: ignore[attr-defined]
@@ -120,37 +142,87 @@ async def play(pilot: Any) -> None:
     # An editor (VS Code) talking to Eliza on its own connection: a real session, real decisions.
     editor = bridge.open_connection("vscodelm")
     history: list[Any] = []
-    for n, text in enumerate(("I need help with my parser", "It breaks on values with an equals sign"), 1):
-        history.append(Message.model_validate({"role": "user", "content": [{"type": "text", "value": text}]}))
+    for n, text in enumerate(
+        ("I need help with my parser", "It breaks on values with an equals sign"), 1
+    ):
+        history.append(
+            Message.model_validate({"role": "user", "content": [{"type": "text", "value": text}]})
+        )
         parts: list[dict[str, Any]] = []
         stream = ResponseStream(f"req-{n}", parts.append)
-        await editor.chat(editor.make_request(f"req-{n}", {"eliza": {"deterministic": True}}, list(history), []), stream)
+        await editor.chat(
+            editor.make_request(f"req-{n}", {"eliza": {"deterministic": True}}, list(history), []),
+            stream,
+        )
         history.append(Message.model_validate({"role": "assistant", "content": parts}))
 
     # A "claude-code" session editing a file: tool calls, a read its rule allowed, and an edit to review.
     conn, sid = "vscodelm-9", "s1"
-    bus.publish(ev.SessionStarted(connection=conn, session_id=sid, agent="claude-code", acp_session_id="demo", pid=4242))
-    bus.publish(ev.ToolCallSeen(connection=conn, session_id=sid, tool_call_id="toolu_01", title="Read src/parser.py",
-                                kind="read", status="completed", raw_input={"file_path": f"{CWD}/src/parser.py"},
-                                content=PARSER_OLD))
+    bus.publish(
+        ev.SessionStarted(
+            connection=conn, session_id=sid, agent="claude-code", acp_session_id="demo", pid=4242
+        )
+    )
+    bus.publish(
+        ev.ToolCallSeen(
+            connection=conn,
+            session_id=sid,
+            tool_call_id="toolu_01",
+            title="Read src/parser.py",
+            kind="read",
+            status="completed",
+            raw_input={"file_path": f"{CWD}/src/parser.py"},
+            content=PARSER_OLD,
+        )
+    )
     edit = {
-        "toolCallId": "toolu_02", "title": "Edit src/parser.py", "kind": "edit", "status": "pending",
-        "rawInput": {"file_path": f"{CWD}/src/parser.py", "old_string": PARSER_OLD, "new_string": PARSER_NEW},
-        "content": [{"type": "diff", "path": "src/parser.py", "oldText": PARSER_OLD, "newText": PARSER_NEW}],
+        "toolCallId": "toolu_02",
+        "title": "Edit src/parser.py",
+        "kind": "edit",
+        "status": "pending",
+        "rawInput": {
+            "file_path": f"{CWD}/src/parser.py",
+            "old_string": PARSER_OLD,
+            "new_string": PARSER_NEW,
+        },
+        "content": [
+            {"type": "diff", "path": "src/parser.py", "oldText": PARSER_OLD, "newText": PARSER_NEW}
+        ],
         "locations": [{"path": f"{CWD}/src/parser.py"}],
     }
-    bus.publish(ev.ToolCallSeen(connection=conn, session_id=sid, tool_call_id="toolu_02", title=edit["title"],
-                                kind="edit", status="pending", raw_input=edit["rawInput"]))
+    bus.publish(
+        ev.ToolCallSeen(
+            connection=conn,
+            session_id=sid,
+            tool_call_id="toolu_02",
+            title=edit["title"],
+            kind="edit",
+            status="pending",
+            raw_input=edit["rawInput"],
+        )
+    )
     options = [
         {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
         {"optionId": "allow_always", "name": "Always allow edits", "kind": "allow_always"},
         {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
     ]
     broker = bridge.approvals
-    read = ApprovalContext(conn, sid, "claude-code", {"toolCallId": "toolu_01", "title": "Read src/parser.py", "kind": "read",
-                                                      "locations": [{"path": f"{CWD}/src/parser.py"}]}, options)
+    read = ApprovalContext(
+        conn,
+        sid,
+        "claude-code",
+        {
+            "toolCallId": "toolu_01",
+            "title": "Read src/parser.py",
+            "kind": "read",
+            "locations": [{"path": f"{CWD}/src/parser.py"}],
+        },
+        options,
+    )
     await broker.request(read)  # settled by the "allow read inside the project" rule
-    app.demo_edit = asyncio.ensure_future(broker.request(ApprovalContext(conn, sid, "claude-code", edit, options)))
+    app.demo_edit = asyncio.ensure_future(
+        broker.request(ApprovalContext(conn, sid, "claude-code", edit, options))
+    )
     await _until(lambda: len(app.queue.pending) == 1, pilot)
 
     # The built-in chat: a hello, then a request that needs permission.
@@ -220,7 +292,9 @@ async def _visit(pilot: Any, directory: Path) -> list[Path]:
     return written
 
 
-def render_screenshots(directory: str | os.PathLike[str], size: tuple[int, int] = SIZE) -> list[Path]:
+def render_screenshots(
+    directory: str | os.PathLike[str], size: tuple[int, int] = SIZE
+) -> list[Path]:
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="symposium-demo-") as config:
@@ -250,7 +324,9 @@ async def shutdown(app: Any) -> None:
     if task is not None:
         await asyncio.gather(task, return_exceptions=True)
     deadline = time.monotonic() + 5
-    while _chat_busy(app) and time.monotonic() < deadline:  # Eliza answers "cancelled" and ends its turn
+    while (
+        _chat_busy(app) and time.monotonic() < deadline
+    ):  # Eliza answers "cancelled" and ends its turn
         await asyncio.sleep(0.02)
     await app.bridge.close()
 
@@ -281,8 +357,12 @@ def run_demo(*, mouse: bool = True) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m symposium_tui.demo", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--screenshots", metavar="DIR", help="write an SVG of each main screen to DIR and exit")
+    parser = argparse.ArgumentParser(
+        prog="python -m symposium_tui.demo", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--screenshots", metavar="DIR", help="write an SVG of each main screen to DIR and exit"
+    )
     parser.add_argument("--no-mouse", action="store_true", help="do not capture the mouse")
     args = parser.parse_args(argv)
     if args.screenshots:

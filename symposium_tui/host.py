@@ -78,7 +78,9 @@ def build_bridge(
     )
     options: dict[str, Any] = {}
     for key in ("idle_timeout", "max_agents"):
-        if isinstance(preferences.get(key), (int, float)) and not isinstance(preferences.get(key), bool):
+        if isinstance(preferences.get(key), (int, float)) and not isinstance(
+            preferences.get(key), bool
+        ):
             options[key] = preferences[key] or None
     options.update(bridge_options or {})
     bridge = Bridge(cwd=cwd, bus=bus, approvals=broker, **options)
@@ -122,11 +124,15 @@ class ConsoleHost:
         ensure_private_dir(self.path.parent)
         if self.path.exists() or self.path.is_symlink():
             if await self._someone_listening():
-                raise HostError(f"another Symposium console is already running (socket {self.path})")
+                raise HostError(
+                    f"another Symposium console is already running (socket {self.path})"
+                )
             self.path.unlink()  # a stale socket left by a console that died
         old_umask = os.umask(0o177)
         try:
-            self._server = await asyncio.start_unix_server(self._on_client, path=str(self.path), limit=LINE_LIMIT)
+            self._server = await asyncio.start_unix_server(
+                self._on_client, path=str(self.path), limit=LINE_LIMIT
+            )
         finally:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)
@@ -153,7 +159,10 @@ class ConsoleHost:
         self._clients.add(task)
         try:
             await serve_connection(
-                self.bridge, reader, writer, kind="vscode",
+                self.bridge,
+                reader,
+                writer,
+                kind="vscode",
                 shutdown_message="The Symposium console closed while answering this request; send it again to continue without it",
             )
         except asyncio.CancelledError:

@@ -155,7 +155,10 @@ def run(
             response = {
                 "jsonrpc": "2.0",
                 "id": rid,
-                "error": {"code": CONSOLE_GONE, "message": "The Symposium console closed while answering this request; send it again to continue without it"},
+                "error": {
+                    "code": CONSOLE_GONE,
+                    "message": "The Symposium console closed while answering this request; send it again to continue without it",
+                },
             }
             data = json.dumps(response, separators=(",", ":")).encode() + b"\n"
             if on_send is not None:

@@ -85,9 +85,19 @@ def message_parts(msg: Any) -> tuple[str, list[tuple[str, str]]]:
             run = []
         if kind == "tool_call":
             params = _compact_json(_field(part, "parameters"))
-            out.append(("tool_call", f"{_field(part, 'toolName', '?')}({params}) [{_field(part, 'toolCallId', '')}]"))
+            out.append(
+                (
+                    "tool_call",
+                    f"{_field(part, 'toolName', '?')}({params}) [{_field(part, 'toolCallId', '')}]",
+                )
+            )
         elif kind == "tool_result":
-            out.append(("tool_result", f"[{_field(part, 'toolCallId', '')}] {_compact_json(_field(part, 'result'))}"))
+            out.append(
+                (
+                    "tool_result",
+                    f"[{_field(part, 'toolCallId', '')}] {_compact_json(_field(part, 'result'))}",
+                )
+            )
         else:
             out.append(("text", _compact_json(part if isinstance(part, dict) else repr(part))))
     if run:
@@ -127,7 +137,11 @@ def agent_name(agent_key: str) -> str:
         kind = spec.get("kind")
         if kind == "external":
             server = spec.get("server") or {}
-            name = spec.get("id") or (server.get("name") if isinstance(server, dict) else None) or "external"
+            name = (
+                spec.get("id")
+                or (server.get("name") if isinstance(server, dict) else None)
+                or "external"
+            )
         elif isinstance(kind, str):
             name = kind
     if len(_AGENT_NAMES) < 1024:
@@ -216,13 +230,37 @@ class ToolEntry:
     """One tool call, updated in place as its status changes."""
 
     __slots__ = (
-        "seq", "version", "ts", "connection", "session_id", "source", "tool_call_id", "title", "kind",
-        "status", "duration", "input", "output", "detail", "updated", "key", "_haystack",
+        "seq",
+        "version",
+        "ts",
+        "connection",
+        "session_id",
+        "source",
+        "tool_call_id",
+        "title",
+        "kind",
+        "status",
+        "duration",
+        "input",
+        "output",
+        "detail",
+        "updated",
+        "key",
+        "_haystack",
     )
 
     def __init__(
-        self, ts: float, connection: str, session_id: str, source: str, tool_call_id: str, title: str,
-        kind: str, status: str, input: Any = None, output: str | None = None,  # noqa: A002
+        self,
+        ts: float,
+        connection: str,
+        session_id: str,
+        source: str,
+        tool_call_id: str,
+        title: str,
+        kind: str,
+        status: str,
+        input: Any = None,
+        output: str | None = None,  # noqa: A002
     ) -> None:
         self.seq = -1
         self.version = 0
@@ -259,8 +297,16 @@ class ToolEntry:
         hay = self._haystack
         if hay is None:
             hay = " ".join(
-                (self.session_label, self.source, self.kind, self.status, self.title, self.tool_call_id,
-                 _compact_json(self.input)[:2000], (self.output or "")[:2000])
+                (
+                    self.session_label,
+                    self.source,
+                    self.kind,
+                    self.status,
+                    self.title,
+                    self.tool_call_id,
+                    _compact_json(self.input)[:2000],
+                    (self.output or "")[:2000],
+                )
             ).lower()
             self._haystack = hay
         return hay
@@ -497,24 +543,37 @@ class ConsoleState:
                     continue
                 live = conn.sessions.get(view.session_id)
                 rec = SessionRecord(
-                    conn_name, view.session_id, getattr(live, "agent_label", None) or agent_name(view.agent_key),
-                    agent_key=view.agent_key, committed=list(view.committed), provisional=list(view.provisional),
+                    conn_name,
+                    view.session_id,
+                    getattr(live, "agent_label", None) or agent_name(view.agent_key),
+                    agent_key=view.agent_key,
+                    committed=list(view.committed),
+                    provisional=list(view.provisional),
                 )
                 rec.ready = getattr(live, "state", "") == "ready"
                 self.sessions[key] = rec
         if self.sessions:
             self._mark("sessions")
 
-    def _session(self, connection: str, session_id: str, agent_key: str = "", ts: float = 0.0) -> SessionRecord:
+    def _session(
+        self, connection: str, session_id: str, agent_key: str = "", ts: float = 0.0
+    ) -> SessionRecord:
         key = (connection, session_id)
         rec = self.sessions.get(key)
         if rec is None:
-            rec = SessionRecord(connection, session_id, agent_name(agent_key) if agent_key else "?",
-                                agent_key=agent_key, started=ts)
+            rec = SessionRecord(
+                connection,
+                session_id,
+                agent_name(agent_key) if agent_key else "?",
+                agent_key=agent_key,
+                started=ts,
+            )
             self.sessions[key] = rec
         return rec
 
-    def _on_decision(self, event: ev.HistoryDecided, request_messages: list[Any] | None = None) -> None:
+    def _on_decision(
+        self, event: ev.HistoryDecided, request_messages: list[Any] | None = None
+    ) -> None:
         d = dict(event.decision)
         new_messages = d.pop("new_messages", None) or []
         sid = str(d.get("session_id") or "")
@@ -540,8 +599,15 @@ class ConsoleState:
         rec.provisional = provisional
         self.decision_count += 1
         record = DecisionRecord(
-            index=self.decision_count, ts=event.ts, connection=event.connection, request_id=event.request_id,
-            session_id=sid, kind=kind, decision=d, committed_len=committed_len, provisional=provisional,
+            index=self.decision_count,
+            ts=event.ts,
+            connection=event.connection,
+            request_id=event.request_id,
+            session_id=sid,
+            kind=kind,
+            decision=d,
+            committed_len=committed_len,
+            provisional=provisional,
         )
         rec.decisions.append(record)
         rec.active_request = event.request_id
@@ -551,18 +617,27 @@ class ConsoleState:
         self._mark("decisions")
         self._mark("sessions")
 
-    def _resync_committed(self, rec: SessionRecord, length: int, request_messages: list[Any] | None) -> list[Any]:
+    def _resync_committed(
+        self, rec: SessionRecord, length: int, request_messages: list[Any] | None
+    ) -> list[Any]:
         """The console missed part of this session (attached late, or a file without the parts):
         take the committed messages from the request or the live tracker, or mark the gap."""
         if request_messages is not None and len(request_messages) >= length:
             return list(request_messages[:length])
-        conn = getattr(self.bridge, "connections", {}).get(rec.connection) if self.bridge is not None else None
+        conn = (
+            getattr(self.bridge, "connections", {}).get(rec.connection)
+            if self.bridge is not None
+            else None
+        )
         if conn is not None:
             view = conn.tracker.session(rec.session_id)
             if view is not None and len(view.committed) == length:
                 return list(view.committed)
         have = rec.committed[:length]
-        gap = {"role": "?", "content": [{"type": "text", "value": "(a message the console did not see)"}]}
+        gap = {
+            "role": "?",
+            "content": [{"type": "text", "value": "(a message the console did not see)"}],
+        }
         return have + [gap] * (length - len(have))
 
     def _append_decision(self, record: DecisionRecord) -> None:
@@ -587,7 +662,11 @@ class ConsoleState:
         last = prov[-1] if prov else None
         if last is not None and _field(last, "role") == "assistant":
             if not (isinstance(last, dict) and last.get("_streamed")):
-                last = {"role": "assistant", "content": list(_field(last, "content") or []), "_streamed": True}
+                last = {
+                    "role": "assistant",
+                    "content": list(_field(last, "content") or []),
+                    "_streamed": True,
+                }
                 prov[-1] = last
             last["content"].append(part)
         else:
@@ -605,7 +684,9 @@ class ConsoleState:
         _compact_streamed(record.provisional)
         rec = self.sessions.get(record.key)
         if rec is not None:
-            if rec.active_request is not None and _request_key("", rec.active_request) == _request_key("", event.request_id):
+            if rec.active_request is not None and _request_key(
+                "", rec.active_request
+            ) == _request_key("", event.request_id):
                 rec.active_request = None
             rec.version += 1
         self._mark("decisions")
@@ -655,7 +736,9 @@ class ConsoleState:
         rec = self.sessions.get(key)
         return list(rec.decisions) if rec is not None else []
 
-    def history_at(self, key: tuple[str, str], record: DecisionRecord | None = None) -> tuple[list[Any], list[Any]]:
+    def history_at(
+        self, key: tuple[str, str], record: DecisionRecord | None = None
+    ) -> tuple[list[Any], list[Any]]:
         """`(committed, provisional)` of a session now, or as they were at `record`."""
         rec = self.sessions.get(key)
         if rec is None:
@@ -702,10 +785,21 @@ class ConsoleState:
         entry = self.tools.find(key)
         status = event.status or "pending"
         if entry is None:
-            entry = self._add_tool(key, ToolEntry(
-                event.ts, event.connection, event.session_id, AGENT_SOURCE, event.tool_call_id,
-                event.title or "(untitled)", event.kind or "other", status, event.raw_input, event.content,
-            ))
+            entry = self._add_tool(
+                key,
+                ToolEntry(
+                    event.ts,
+                    event.connection,
+                    event.session_id,
+                    AGENT_SOURCE,
+                    event.tool_call_id,
+                    event.title or "(untitled)",
+                    event.kind or "other",
+                    status,
+                    event.raw_input,
+                    event.content,
+                ),
+            )
         else:
             if event.title:
                 entry.title = event.title
@@ -725,10 +819,21 @@ class ConsoleState:
         key = (event.connection, CLIENT_SOURCE, event.session_id, event.tool_call_id)
         entry = self.tools.find(key)
         if entry is None:
-            entry = self._add_tool(key, ToolEntry(
-                event.ts, event.connection, event.session_id, CLIENT_SOURCE, event.tool_call_id,
-                event.tool_name, "tool", event.status, event.arguments, event.result,
-            ))
+            entry = self._add_tool(
+                key,
+                ToolEntry(
+                    event.ts,
+                    event.connection,
+                    event.session_id,
+                    CLIENT_SOURCE,
+                    event.tool_call_id,
+                    event.tool_name,
+                    "tool",
+                    event.status,
+                    event.arguments,
+                    event.result,
+                ),
+            )
         else:
             entry.status = event.status
             if event.arguments is not None:
@@ -744,12 +849,21 @@ class ConsoleState:
         key = (event.connection, PERMISSION_SOURCE, event.approval_id)
         if self.tools.find(key) is None:
             entry = ToolEntry(
-                event.ts, event.connection, event.session_id, PERMISSION_SOURCE,
-                str(call.get("toolCallId") or ""), str(call.get("title") or "(untitled)"),
-                str(call.get("kind") or "other"), "pending", call.get("rawInput"),
+                event.ts,
+                event.connection,
+                event.session_id,
+                PERMISSION_SOURCE,
+                str(call.get("toolCallId") or ""),
+                str(call.get("title") or "(untitled)"),
+                str(call.get("kind") or "other"),
+                "pending",
+                call.get("rawInput"),
             )
-            entry.detail = {"approval_id": event.approval_id, "agent": event.agent,
-                            "options": [o.get("optionId") for o in event.options if isinstance(o, dict)]}
+            entry.detail = {
+                "approval_id": event.approval_id,
+                "agent": event.agent,
+                "options": [o.get("optionId") for o in event.options if isinstance(o, dict)],
+            }
             self._add_tool(key, entry)
         rec = self.sessions.get((event.connection, event.session_id))
         if rec is not None:
@@ -770,9 +884,16 @@ class ConsoleState:
             # agent's latest tool call in that session, which is what it asked about.
             last = self._last_agent_entry.get((event.connection, event.session_id))
             entry = ToolEntry(
-                event.ts, event.connection, event.session_id, PERMISSION_SOURCE,
-                last.tool_call_id if last else "", last.title if last else "(policy)",
-                last.kind if last else "other", event.outcome, last.input if last else None, summary,
+                event.ts,
+                event.connection,
+                event.session_id,
+                PERMISSION_SOURCE,
+                last.tool_call_id if last else "",
+                last.title if last else "(policy)",
+                last.kind if last else "other",
+                event.outcome,
+                last.input if last else None,
+                summary,
             )
             entry.duration = 0.0
             entry.detail = {"approval_id": event.approval_id, "agent": event.agent}
@@ -787,8 +908,13 @@ class ConsoleState:
                 rec.pending_approvals -= 1
                 rec.version += 1
                 self._mark("sessions")
-        entry.detail = dict(entry.detail or {}, resolver=event.resolver, rule=event.rule, reason=event.reason,
-                            option_id=event.option_id)
+        entry.detail = dict(
+            entry.detail or {},
+            resolver=event.resolver,
+            rule=event.rule,
+            reason=event.reason,
+            option_id=event.option_id,
+        )
 
     # --- replaying files -------------------------------------------------------------------------
 
@@ -810,8 +936,12 @@ class ConsoleState:
         state.flush()
         return state
 
-    def feed_decision(self, event: ev.HistoryDecided, request_messages: list[Any] | None = None,
-                      recorded_kind: str | None = None) -> DecisionRecord:
+    def feed_decision(
+        self,
+        event: ev.HistoryDecided,
+        request_messages: list[Any] | None = None,
+        recorded_kind: str | None = None,
+    ) -> DecisionRecord:
         """Record a decision (the replay's entry point; `request_messages` are the request's own)."""
         self.events_seen += 1
         self._on_decision(event, request_messages)
@@ -824,8 +954,17 @@ class ConsoleState:
         """A replayed request the tracker never saw (its params did not parse)."""
         self.decision_count += 1
         record = DecisionRecord(
-            index=self.decision_count, ts=ts, connection=connection, request_id=request_id, session_id="",
-            kind="error", decision={"reason": error}, committed_len=0, provisional=[], outcome="error", error=error,
+            index=self.decision_count,
+            ts=ts,
+            connection=connection,
+            request_id=request_id,
+            session_id="",
+            kind="error",
+            decision={"reason": error},
+            committed_len=0,
+            provisional=[],
+            outcome="error",
+            error=error,
         )
         self._append_decision(record)
         self._mark("decisions")
@@ -853,6 +992,7 @@ def format_duration(seconds: float | None) -> str:
 
 
 # --- replay --------------------------------------------------------------------------------------
+
 
 def _parse_time(stamp: str) -> float:
     text = stamp.strip()
@@ -891,31 +1031,67 @@ def _load_trace(state: ConsoleState, path: str | os.PathLike[str]) -> None:
                     continue
                 messages = params.get("messages")
                 state.feed_decision(
-                    ev.HistoryDecided(connection=conn, request_id=step.request_id, decision=step.decision.to_json(), ts=ts),
+                    ev.HistoryDecided(
+                        connection=conn,
+                        request_id=step.request_id,
+                        decision=step.decision.to_json(),
+                        ts=ts,
+                    ),
                     messages if isinstance(messages, list) else None,
                 )
             continue
         ts = _parse_time(rec.time)
         if method == "lm/responsePart" and isinstance(params.get("part"), dict):
-            state.handle(ev.PartStreamed(connection=conn, request_id=params.get("requestId"), session_id="",
-                                         part=params["part"], ts=ts))
+            state.handle(
+                ev.PartStreamed(
+                    connection=conn,
+                    request_id=params.get("requestId"),
+                    session_id="",
+                    part=params["part"],
+                    ts=ts,
+                )
+            )
         elif method == "lm/responseComplete":
-            state.handle(ev.RequestFinished(connection=conn, request_id=params.get("requestId"), outcome="complete", ts=ts))
+            state.handle(
+                ev.RequestFinished(
+                    connection=conn, request_id=params.get("requestId"), outcome="complete", ts=ts
+                )
+            )
         elif method is None and "id" in msg:
             error = msg.get("error")
             if error is None:
                 outcome = "complete"
             else:
                 text = error.get("message") if isinstance(error, dict) else str(error)
-                outcome = "cancelled" if isinstance(text, str) and "cancelled" in text.lower() else "error"
-            state.handle(ev.RequestFinished(connection=conn, request_id=msg.get("id"), outcome=outcome,
-                                            error=None if error is None else _compact_json(error), ts=ts))
+                outcome = (
+                    "cancelled"
+                    if isinstance(text, str) and "cancelled" in text.lower()
+                    else "error"
+                )
+            state.handle(
+                ev.RequestFinished(
+                    connection=conn,
+                    request_id=msg.get("id"),
+                    outcome=outcome,
+                    error=None if error is None else _compact_json(error),
+                    ts=ts,
+                )
+            )
     if reader.skipped:
         state.notes.append(f"{reader.skipped} unreadable line(s) skipped")
 
 
-_SESSION_EVENTS = ("session_started", "session_ended", "agent_stderr", "tool_call", "client_tool_call",
-                   "approval_requested", "approval_resolved", "part_streamed", "request_finished")
+_SESSION_EVENTS = (
+    "session_started",
+    "session_ended",
+    "agent_stderr",
+    "tool_call",
+    "client_tool_call",
+    "approval_requested",
+    "approval_resolved",
+    "part_streamed",
+    "request_finished",
+)
 
 
 def _load_event_log(state: ConsoleState, path: str | os.PathLike[str]) -> None:
@@ -942,7 +1118,12 @@ def _load_event_log(state: ConsoleState, path: str | os.PathLike[str]) -> None:
             messages = data.get("messages")
             recorded = step.recorded.get("kind") if isinstance(step.recorded, dict) else None
             record = state.feed_decision(
-                ev.HistoryDecided(connection=conn, request_id=step.request_id, decision=step.decision.to_json(), ts=ts),
+                ev.HistoryDecided(
+                    connection=conn,
+                    request_id=step.request_id,
+                    decision=step.decision.to_json(),
+                    ts=ts,
+                ),
                 messages if isinstance(messages, list) else None,
                 recorded_kind=recorded,
             )

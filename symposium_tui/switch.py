@@ -26,13 +26,17 @@ log = logging.getLogger(__name__)
 
 
 class ConsoleSwitch:
-    def __init__(self, peer: JsonRpcPeer, on_switch: Callable[[], Awaitable[None]], path: Path | None = None) -> None:
+    def __init__(
+        self, peer: JsonRpcPeer, on_switch: Callable[[], Awaitable[None]], path: Path | None = None
+    ) -> None:
         self.peer = peer
         self.path = path or relay.socket_path()
         self.on_switch = on_switch
         self._writer: asyncio.StreamWriter | None = None
         self._pending: dict[str, Any] = {}
-        self._failed_probe: tuple[int, int] | None = None  # (inode, mtime_ns) of a socket that refused us
+        self._failed_probe: tuple[int, int] | None = (
+            None  # (inode, mtime_ns) of a socket that refused us
+        )
         self._reader_task: asyncio.Task[None] | None = None
 
     @property
@@ -114,7 +118,10 @@ class ConsoleSwitch:
                     {
                         "jsonrpc": "2.0",
                         "id": rid,
-                        "error": {"code": relay.CONSOLE_GONE, "message": "The Symposium console closed while answering this request; send it again to continue without it"},
+                        "error": {
+                            "code": relay.CONSOLE_GONE,
+                            "message": "The Symposium console closed while answering this request; send it again to continue without it",
+                        },
                     },
                     separators=(",", ":"),
                 ).encode()

@@ -27,20 +27,35 @@ def assistant(*parts: Any) -> dict[str, Any]:
 
 
 def tool_result(call_id: str, result: Any) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "tool_result", "toolCallId": call_id, "result": result}]}
+    return {
+        "role": "user",
+        "content": [{"type": "tool_result", "toolCallId": call_id, "result": result}],
+    }
 
 
 def tool(name: str, description: str = "", schema: Any = None) -> dict[str, Any]:
-    return {"name": name, "description": description or name, "inputSchema": schema if schema is not None else {"type": "object"}}
+    return {
+        "name": name,
+        "description": description or name,
+        "inputSchema": schema if schema is not None else {"type": "object"},
+    }
 
 
-AGENT_ACTION = tool("symposium-agent-action", "Request permission for an agent to execute an internal tool")
+AGENT_ACTION = tool(
+    "symposium-agent-action", "Request permission for an agent to execute an internal tool"
+)
 
 
 def eliza_process(*extra: str, deterministic: bool = True) -> dict[str, Any]:
     """Eliza as an external agent process (the flat McpServer form the extension sends)."""
     args = ["-m", "symposium_tui", "eliza", *(["--deterministic"] if deterministic else []), *extra]
-    return {"id": "eliza-process", "name": "Eliza", "command": sys.executable, "args": args, "env": []}
+    return {
+        "id": "eliza-process",
+        "name": "Eliza",
+        "command": sys.executable,
+        "args": args,
+        "env": [],
+    }
 
 
 @dataclass
@@ -77,13 +92,23 @@ class LmClient:
         self._waiters: list[asyncio.Future[dict[str, Any]]] = []
 
     @classmethod
-    async def start(cls, *args: str, env: dict[str, str] | None = None, cwd: str | None = None) -> LmClient:
+    async def start(
+        cls, *args: str, env: dict[str, str] | None = None, cwd: str | None = None
+    ) -> LmClient:
         full_env = dict(os.environ)
         full_env.update(env or {})
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "symposium_tui", *args, "vscodelm",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=full_env, cwd=cwd or str(REPO), limit=256 * 1024 * 1024,
+            sys.executable,
+            "-m",
+            "symposium_tui",
+            *args,
+            "vscodelm",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=full_env,
+            cwd=cwd or str(REPO),
+            limit=256 * 1024 * 1024,
         )
         client = cls(proc)
         client.stderr_lines: list[str] = []
@@ -156,15 +181,29 @@ class LmClient:
         self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
         return fut
 
-    def chat_start(self, messages: list[dict[str, Any]], agent: Any = None, tools: list[dict[str, Any]] | None = None,
-                   model: str = "test-model") -> asyncio.Future[Response]:
-        params: dict[str, Any] = {"modelId": model, "messages": messages, "agent": agent if agent is not None else ELIZA}
+    def chat_start(
+        self,
+        messages: list[dict[str, Any]],
+        agent: Any = None,
+        tools: list[dict[str, Any]] | None = None,
+        model: str = "test-model",
+    ) -> asyncio.Future[Response]:
+        params: dict[str, Any] = {
+            "modelId": model,
+            "messages": messages,
+            "agent": agent if agent is not None else ELIZA,
+        }
         if tools is not None:
             params["options"] = {"tools": tools, "toolMode": "auto"}
         return self.request("lm/provideLanguageModelChatResponse", params)
 
-    async def chat(self, messages: list[dict[str, Any]], agent: Any = None, tools: list[dict[str, Any]] | None = None,
-                   timeout: float = 30) -> Response:
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        agent: Any = None,
+        tools: list[dict[str, Any]] | None = None,
+        timeout: float = 30,
+    ) -> Response:
         return await asyncio.wait_for(self.chat_start(messages, agent, tools), timeout)
 
     def cancel(self, request_id: Any) -> None:
@@ -203,4 +242,10 @@ ECHO_AGENT_SCRIPT = str(REPO / "tests" / "agents" / "echo_agent.py")
 
 def echo_agent(*extra: str) -> dict[str, Any]:
     """The test echo agent as an external process (flat McpServer form)."""
-    return {"id": "echo", "name": "Echo", "command": sys.executable, "args": [ECHO_AGENT_SCRIPT, *extra], "env": []}
+    return {
+        "id": "echo",
+        "name": "Echo",
+        "command": sys.executable,
+        "args": [ECHO_AGENT_SCRIPT, *extra],
+        "env": [],
+    }

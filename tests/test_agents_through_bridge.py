@@ -32,7 +32,14 @@ from typing import Any
 import pytest
 
 from tests.agents import install as agents
-from tests.agents.fake_anthropic import FakeAnthropic, ToolUse, last_user_text, text, tool_results, tool_use
+from tests.agents.fake_anthropic import (
+    FakeAnthropic,
+    ToolUse,
+    last_user_text,
+    text,
+    tool_results,
+    tool_use,
+)
 from tests.lmclient import AGENT_ACTION, LmClient, Response, tool, user
 
 pytestmark = pytest.mark.agents
@@ -41,12 +48,26 @@ HERE = Path(__file__).resolve().parent
 TAP = HERE / "agents" / "acp_tap.py"
 CALC_SERVER = HERE / "agents" / "calc_mcp_server.py"
 
-FIRST_TIMEOUT = 120.0  # the first request starts the agent: fast-agent takes seconds on a busy machine
+FIRST_TIMEOUT = (
+    120.0  # the first request starts the agent: fast-agent takes seconds on a busy machine
+)
 TURN_TIMEOUT = 60.0
 
-READ_FILE = tool("read_file", "Read a file of the workspace", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
-LIST_DIR = tool("list_dir", "List a directory of the workspace", {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
-GREP = tool("grep", "Search the workspace", {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]})
+READ_FILE = tool(
+    "read_file",
+    "Read a file of the workspace",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+LIST_DIR = tool(
+    "list_dir",
+    "List a directory of the workspace",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+GREP = tool(
+    "grep",
+    "Search the workspace",
+    {"type": "object", "properties": {"pattern": {"type": "string"}}, "required": ["pattern"]},
+)
 
 #: Zed's Claude adapter up to at least 0.23.1 answers the first `session/prompt` after a cancelled
 #: one with a stale stop reason (`end_turn`, no output, zero usage) and delivers that prompt's answer
@@ -54,7 +75,9 @@ GREP = tool("grep", "Search the workspace", {"type": "object", "properties": {"p
 #: cancelled turn correctly (the tap shows `cancelled` arriving before the next prompt is sent); it
 #: cannot tell the stale answer from an empty one. The renamed package
 #: (@agentclientprotocol/claude-agent-acp 0.100.0) was seen answering cleanly.
-CLAUDE_STALE_STOP_AFTER_CANCEL = agents.AGENTS["claude"] == "@zed-industries/claude-agent-acp@0.23.1"
+CLAUDE_STALE_STOP_AFTER_CANCEL = (
+    agents.AGENTS["claude"] == "@zed-industries/claude-agent-acp@0.23.1"
+)
 
 
 # -- install (never skipped: a failed install fails with the installer's output) ---------------------
@@ -91,7 +114,12 @@ class Tap:
         for d, m in msgs:
             if d == "from_agent" and m.get("method") == "session/request_permission":
                 answer = next(
-                    (a for e, a in msgs if e == "to_agent" and "method" not in a and a.get("id") == m["id"]), None
+                    (
+                        a
+                        for e, a in msgs
+                        if e == "to_agent" and "method" not in a and a.get("id") == m["id"]
+                    ),
+                    None,
                 )
                 out.append((m["params"], answer.get("result") if answer else None))
         return out
@@ -142,7 +170,9 @@ def agent_definition(launch: agents.AgentLaunch, tap: Path, name: str) -> dict[s
 class Chat:
     """One VS Code conversation: keeps the messages as VS Code would echo them back."""
 
-    def __init__(self, lm: LmClient, agent: dict[str, Any], tools: list[dict[str, Any]], tap: Tap) -> None:
+    def __init__(
+        self, lm: LmClient, agent: dict[str, Any], tools: list[dict[str, Any]], tap: Tap
+    ) -> None:
         self.lm = lm
         self.agent = agent
         self.tools = tools
@@ -154,13 +184,20 @@ class Chat:
         stderr = "\n".join(self.lm.stderr_lines[-30:])
         return f"\n--- endpoint stderr ---\n{stderr}\n--- ACP tap ---\n{self.tap.tail()}"
 
-    async def send(self, *new: dict[str, Any], tools: list[dict[str, Any]] | None = None) -> Response:
+    async def send(
+        self, *new: dict[str, Any], tools: list[dict[str, Any]] | None = None
+    ) -> Response:
         """Send the conversation plus `new`; the reply becomes part of the conversation."""
         messages = self.messages + list(new)
         timeout = FIRST_TIMEOUT if self.first else TURN_TIMEOUT
         self.first = False
         try:
-            resp = await self.lm.chat(messages, agent=self.agent, tools=self.tools if tools is None else tools, timeout=timeout)
+            resp = await self.lm.chat(
+                messages,
+                agent=self.agent,
+                tools=self.tools if tools is None else tools,
+                timeout=timeout,
+            )
         except TimeoutError as exc:
             raise AssertionError("no answer in time" + self.diagnose()) from exc
         assert resp.error is None, f"request failed: {resp.error}" + self.diagnose()
@@ -171,16 +208,29 @@ class Chat:
     async def say(self, words: str, **kw: Any) -> Response:
         return await self.send(user(words), **kw)
 
-    async def answer(self, resp: Response, results: dict[str, Any] | None = None, **kw: Any) -> Response:
+    async def answer(
+        self, resp: Response, results: dict[str, Any] | None = None, **kw: Any
+    ) -> Response:
         """Return results for the tool calls of `resp` (default "Approved" for each) in one message."""
-        results = results if results is not None else {c["toolCallId"]: "Approved" for c in resp.tool_calls}
-        content = [{"type": "tool_result", "toolCallId": cid, "result": value} for cid, value in results.items()]
+        results = (
+            results
+            if results is not None
+            else {c["toolCallId"]: "Approved" for c in resp.tool_calls}
+        )
+        content = [
+            {"type": "tool_result", "toolCallId": cid, "result": value}
+            for cid, value in results.items()
+        ]
         return await self.send({"role": "user", "content": content}, **kw)
 
 
 @contextlib.asynccontextmanager
-async def bridge(tmp_path: Path, name: str, launch_of: Callable[[Path], agents.AgentLaunch],
-                 tools: list[dict[str, Any]]) -> AsyncIterator[Chat]:
+async def bridge(
+    tmp_path: Path,
+    name: str,
+    launch_of: Callable[[Path], agents.AgentLaunch],
+    tools: list[dict[str, Any]],
+) -> AsyncIterator[Chat]:
     """A `symposium-tui vscodelm` process (cwd for agent sessions: a throwaway `work/`) and a chat
     with the agent `launch_of(work)` gives, run under the tap."""
     work = tmp_path / "work"
@@ -200,10 +250,21 @@ def agent_action_calls(resp: Response) -> list[dict[str, Any]]:
 def drained_before_next_prompt(tap: Tap, cancelled_prompt: Any) -> bool:
     """Was `session/cancel` sent, and the cancelled prompt's stop reason received, before the next
     `session/prompt` went out (the drain that fixes reference R1)?"""
-    prompt_at = tap.index(lambda d, m: d == "to_agent" and m.get("method") == "session/prompt" and m["id"] == cancelled_prompt)
-    cancel_at = tap.index(lambda d, m: d == "to_agent" and m.get("method") == "session/cancel", prompt_at)
-    stopped_at = tap.index(lambda d, m: d == "from_agent" and m.get("id") == cancelled_prompt and "method" not in m, prompt_at)
-    next_prompt_at = tap.index(lambda d, m: d == "to_agent" and m.get("method") == "session/prompt", prompt_at + 1)
+    prompt_at = tap.index(
+        lambda d, m: (
+            d == "to_agent" and m.get("method") == "session/prompt" and m["id"] == cancelled_prompt
+        )
+    )
+    cancel_at = tap.index(
+        lambda d, m: d == "to_agent" and m.get("method") == "session/cancel", prompt_at
+    )
+    stopped_at = tap.index(
+        lambda d, m: d == "from_agent" and m.get("id") == cancelled_prompt and "method" not in m,
+        prompt_at,
+    )
+    next_prompt_at = tap.index(
+        lambda d, m: d == "to_agent" and m.get("method") == "session/prompt", prompt_at + 1
+    )
     return cancel_at < stopped_at < next_prompt_at
 
 
@@ -212,7 +273,13 @@ def fast_agent_with_calc(home: Path, calls_log: Path) -> agents.AgentLaunch:
     """fast-agent with an MCP server of its own (`calc`, stdio, from `fastagent.config.yaml` in its
     home): its tool is the agent's, not the client's, so calling it needs a permission."""
     home.mkdir(parents=True, exist_ok=True)
-    config = {"mcp": {"servers": {"calc": {"command": sys.executable, "args": [str(CALC_SERVER), str(calls_log)]}}}}
+    config = {
+        "mcp": {
+            "servers": {
+                "calc": {"command": sys.executable, "args": [str(CALC_SERVER), str(calls_log)]}
+            }
+        }
+    }
     (home / "fastagent.config.yaml").write_text(json.dumps(config, indent=2))  # JSON is YAML
     return agents.fast_agent(home, extra_args=["--servers", "calc"])
 
@@ -221,11 +288,20 @@ def calc_calls(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
-async def test_fast_agent_echoes_calls_client_tools_and_sees_a_changed_tool_list(fast_agent_ready: None, tmp_path: Path) -> None:
-    async with bridge(tmp_path, "fast-agent", lambda work: agents.fast_agent(tmp_path / "home"), [AGENT_ACTION, READ_FILE]) as chat:
+async def test_fast_agent_echoes_calls_client_tools_and_sees_a_changed_tool_list(
+    fast_agent_ready: None, tmp_path: Path
+) -> None:
+    async with bridge(
+        tmp_path,
+        "fast-agent",
+        lambda work: agents.fast_agent(tmp_path / "home"),
+        [AGENT_ACTION, READ_FILE],
+    ) as chat:
         t0 = time.monotonic()
         hello = await chat.say("hello from symposium")
-        print(f"[agents] fast-agent through the bridge, first reply after {time.monotonic() - t0:.1f} s")
+        print(
+            f"[agents] fast-agent through the bridge, first reply after {time.monotonic() - t0:.1f} s"
+        )
         assert hello.text == "hello from symposium"
         assert [p["type"] for p in hello.parts] == ["text"]
 
@@ -249,7 +325,9 @@ async def test_fast_agent_echoes_calls_client_tools_and_sees_a_changed_tool_list
         # list_changed and the new tool is there for the very request that brought it.
         chat.tools = [AGENT_ACTION, READ_FILE, GREP]
         grep = await chat.say('***CALL_TOOL vscode_tools__grep {"pattern": "TODO"}')
-        assert [(c["toolName"], c["parameters"]) for c in grep.tool_calls] == [("grep", {"pattern": "TODO"})], grep.text
+        assert [(c["toolName"], c["parameters"]) for c in grep.tool_calls] == [
+            ("grep", {"pattern": "TODO"})
+        ], grep.text
         found = await chat.answer(grep, {grep.tool_calls[0]["toolCallId"]: "notes.txt:1: TODO"})
         assert found.text.endswith("notes.txt:1: TODO")
 
@@ -259,14 +337,25 @@ async def test_fast_agent_echoes_calls_client_tools_and_sees_a_changed_tool_list
         assert gone.tool_calls == [] and "not available" in gone.text, gone.text
 
 
-async def test_fast_agent_own_mcp_tool_needs_permission_approved_abandoned_denied(fast_agent_ready: None, tmp_path: Path) -> None:
+async def test_fast_agent_own_mcp_tool_needs_permission_approved_abandoned_denied(
+    fast_agent_ready: None, tmp_path: Path
+) -> None:
     calls = tmp_path / "calc-calls.jsonl"
-    async with bridge(tmp_path, "fast-agent", lambda work: fast_agent_with_calc(tmp_path / "home", calls), [AGENT_ACTION, READ_FILE]) as chat:
+    async with bridge(
+        tmp_path,
+        "fast-agent",
+        lambda work: fast_agent_with_calc(tmp_path / "home", calls),
+        [AGENT_ACTION, READ_FILE],
+    ) as chat:
         # D9: approved through the agent-action round trip → the tool really runs.
         ask = await chat.say('***CALL_TOOL calc__add {"a": 2, "b": 40}')
         (action,) = ask.tool_calls
         assert action["toolName"] == "symposium-agent-action"
-        assert action["parameters"] == {"kind": "other", "title": "calc/add", "raw_input": {"a": 2, "b": 40}}
+        assert action["parameters"] == {
+            "kind": "other",
+            "title": "calc/add",
+            "raw_input": {"a": 2, "b": 40},
+        }
         assert calc_calls(calls) == []
         ran = await chat.answer(ask)
         assert "sum: 42" in ran.text, ran.text
@@ -284,9 +373,13 @@ async def test_fast_agent_own_mcp_tool_needs_permission_approved_abandoned_denie
         assert outcome(chat.tap.permissions()[-1][1]) == "cancelled"
         assert chat.tap.stop_reason(abandoned_prompt) == "cancelled"
         assert drained_before_next_prompt(chat.tap, abandoned_prompt)
-        assert chat.tap.sent("session/prompt")[-1]["params"]["prompt"] == [{"type": "text", "text": "never mind"}]
+        assert chat.tap.sent("session/prompt")[-1]["params"]["prompt"] == [
+            {"type": "text", "text": "never mind"}
+        ]
         assert "sum" not in moved_on.text and moved_on.tool_calls == []
-        assert "interrupted" in moved_on.text.lower(), moved_on.text  # the agent learnt what happened
+        assert "interrupted" in moved_on.text.lower(), (
+            moved_on.text
+        )  # the agent learnt what happened
         assert len(calc_calls(calls)) == 1
 
         # D11: no agent-action tool offered → denied at once (reject_once), no round trip; the agent
@@ -306,30 +399,50 @@ def claude(tmp_path: Path, api: FakeAnthropic) -> Callable[[Path], agents.AgentL
     return lambda work: agents.claude_agent(tmp_path / "home", api.base_url)
 
 
-async def test_claude_two_client_tools_of_one_message_reach_the_client_in_one_response(claude_ready: None, tmp_path: Path) -> None:
+async def test_claude_two_client_tools_of_one_message_reach_the_client_in_one_response(
+    claude_ready: None, tmp_path: Path
+) -> None:
     read = ToolUse("mcp__vscode_tools__read_file", {"path": "a.txt"})
     listing = ToolUse("mcp__vscode_tools__list_dir", {"path": "."})
     async with FakeAnthropic([tool_use(read, listing), text("Both tools ran.")]) as api:
-        async with bridge(tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE, LIST_DIR]) as chat:
+        async with bridge(
+            tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE, LIST_DIR]
+        ) as chat:
             t0 = time.monotonic()
             first = await chat.say("Read a.txt and list the directory")
-            print(f"[agents] claude through the bridge, first response after {time.monotonic() - t0:.1f} s")
+            print(
+                f"[agents] claude through the bridge, first response after {time.monotonic() - t0:.1f} s"
+            )
             # Decision 8: both calls in ONE response, unprefixed names, the model's arguments.
-            assert sorted((c["toolName"], json.dumps(c["parameters"])) for c in first.tool_calls) == [
+            assert sorted(
+                (c["toolName"], json.dumps(c["parameters"])) for c in first.tool_calls
+            ) == [
                 ("list_dir", '{"path": "."}'),
                 ("read_file", '{"path": "a.txt"}'),
             ], first.parts
             # D12: Claude asked permission for each client tool; answered without a round trip.
             asked = chat.tap.permissions()
-            assert sorted(p["toolCall"]["title"] for p, _ in asked) == ["mcp__vscode_tools__list_dir", "mcp__vscode_tools__read_file"]
-            assert [outcome(a) for _, a in asked] == ["allow", "allow"]  # Claude's allow_once option id
+            assert sorted(p["toolCall"]["title"] for p, _ in asked) == [
+                "mcp__vscode_tools__list_dir",
+                "mcp__vscode_tools__read_file",
+            ]
+            assert [outcome(a) for _, a in asked] == [
+                "allow",
+                "allow",
+            ]  # Claude's allow_once option id
             assert agent_action_calls(first) == []
 
             by_name = {c["toolName"]: c["toolCallId"] for c in first.tool_calls}
-            second = await chat.answer(first, {
-                by_name["read_file"]: [{"value": "x"}],  # D16: a non-string result
-                by_name["list_dir"]: [{"$mid": 21, "value": "a.txt"}, {"$mid": 21, "value": "b.txt"}],
-            })
+            second = await chat.answer(
+                first,
+                {
+                    by_name["read_file"]: [{"value": "x"}],  # D16: a non-string result
+                    by_name["list_dir"]: [
+                        {"$mid": 21, "value": "a.txt"},
+                        {"$mid": 21, "value": "b.txt"},
+                    ],
+                },
+            )
             assert second.tool_calls == []
             assert second.text.endswith("Both tools ran."), second.text
 
@@ -338,13 +451,23 @@ async def test_claude_two_client_tools_of_one_message_reach_the_client_in_one_re
     # Both results reached the model in the next request, as plain text (not VS Code's JSON).
     results = {r["tool_use_id"]: r for r in tool_results(api.main_requests[1])}
     assert results[read.id] == {"tool_use_id": read.id, "is_error": False, "text": "x"}
-    assert results[listing.id] == {"tool_use_id": listing.id, "is_error": False, "text": "a.txt\nb.txt"}
+    assert results[listing.id] == {
+        "tool_use_id": listing.id,
+        "is_error": False,
+        "text": "a.txt\nb.txt",
+    }
 
 
-async def test_claude_bash_approved_through_the_agent_action_round_trip_really_runs(claude_ready: None, tmp_path: Path) -> None:
-    bash = ToolUse("Bash", {"command": "touch marker && echo made-marker", "description": "Make a marker file"})
+async def test_claude_bash_approved_through_the_agent_action_round_trip_really_runs(
+    claude_ready: None, tmp_path: Path
+) -> None:
+    bash = ToolUse(
+        "Bash", {"command": "touch marker && echo made-marker", "description": "Make a marker file"}
+    )
     async with FakeAnthropic([tool_use(bash), text("Marker made.")]) as api:
-        async with bridge(tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]) as chat:
+        async with bridge(
+            tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]
+        ) as chat:
             ask = await chat.say("Make a marker file")
             # D9: the permission becomes the agent-action tool call; Claude's id is the model's.
             (action,) = ask.tool_calls
@@ -352,7 +475,11 @@ async def test_claude_bash_approved_through_the_agent_action_round_trip_really_r
                 "type": "tool_call",
                 "toolCallId": bash.id,
                 "toolName": "symposium-agent-action",
-                "parameters": {"kind": "execute", "title": bash.input["command"], "raw_input": bash.input},
+                "parameters": {
+                    "kind": "execute",
+                    "title": bash.input["command"],
+                    "raw_input": bash.input,
+                },
             }
             assert not (tmp_path / "work" / "marker").exists()
             ran = await chat.answer(ask)
@@ -364,18 +491,32 @@ async def test_claude_bash_approved_through_the_agent_action_round_trip_really_r
     assert result == {"tool_use_id": bash.id, "is_error": False, "text": "made-marker"}
 
 
-async def test_claude_bash_denied_never_runs_and_the_model_learns(claude_ready: None, tmp_path: Path) -> None:
+async def test_claude_bash_denied_never_runs_and_the_model_learns(
+    claude_ready: None, tmp_path: Path
+) -> None:
     work = tmp_path / "work"
     denied_bash = ToolUse("Bash", {"command": "touch denied", "description": "Make a file"})
-    abandoned_bash = ToolUse("Bash", {"command": "touch abandoned", "description": "Make another file"})
-    script = [tool_use(denied_bash), text("I was not allowed."), tool_use(abandoned_bash), text("Left it alone."), text("Still here.")]
+    abandoned_bash = ToolUse(
+        "Bash", {"command": "touch abandoned", "description": "Make another file"}
+    )
+    script = [
+        tool_use(denied_bash),
+        text("I was not allowed."),
+        tool_use(abandoned_bash),
+        text("Left it alone."),
+        text("Still here."),
+    ]
     async with FakeAnthropic(script) as api:
-        async with bridge(tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]) as chat:
+        async with bridge(
+            tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]
+        ) as chat:
             # D11: no agent-action tool offered → reject_once at once; the model gets an error
             # result and its answer streams into the same response.
             denied = await chat.say("Make a file", tools=[READ_FILE])
             assert denied.tool_calls == []
-            assert outcome(chat.tap.permissions()[-1][1]) == "reject"  # Claude's reject_once option id
+            assert (
+                outcome(chat.tap.permissions()[-1][1]) == "reject"
+            )  # Claude's reject_once option id
             assert denied.text.endswith("I was not allowed."), denied.text
             assert not (work / "denied").exists()
             (result,) = tool_results(api.main_requests[1])
@@ -394,7 +535,10 @@ async def test_claude_bash_denied_never_runs_and_the_model_learns(claude_ready: 
             assert not (work / "abandoned").exists()
             replies = moved_on.text + after.text
             if CLAUDE_STALE_STOP_AFTER_CANCEL:  # the adapter's answers lag one turn (see above)
-                assert moved_on.text == "" and after.text.startswith("Left it alone."), (moved_on.text, after.text)
+                assert moved_on.text == "" and after.text.startswith("Left it alone."), (
+                    moved_on.text,
+                    after.text,
+                )
             else:
                 assert (moved_on.text, after.text) == ("Left it alone.", "Still here.")
             assert "abandoned" not in replies
@@ -405,13 +549,24 @@ async def test_claude_bash_denied_never_runs_and_the_model_learns(claude_ready: 
     assert result["is_error"]
 
 
-async def test_claude_turn_cancelled_mid_stream_is_drained_and_the_next_turn_is_clean(claude_ready: None, tmp_path: Path) -> None:
+async def test_claude_turn_cancelled_mid_stream_is_drained_and_the_next_turn_is_clean(
+    claude_ready: None, tmp_path: Path
+) -> None:
     long = "x" * 300
-    async with FakeAnthropic([text(long, chunks=150, delay=0.04), text("fresh answer"), text("third answer")]) as api:
-        async with bridge(tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]) as chat:
+    async with FakeAnthropic(
+        [text(long, chunks=150, delay=0.04), text("fresh answer"), text("third answer")]
+    ) as api:
+        async with bridge(
+            tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]
+        ) as chat:
             messages = [user("Write a lot")]
             request_id = "to-be-cancelled"
-            params = {"modelId": "m", "messages": messages, "agent": chat.agent, "options": {"tools": chat.tools}}
+            params = {
+                "modelId": "m",
+                "messages": messages,
+                "agent": chat.agent,
+                "options": {"tools": chat.tools},
+            }
             pending = chat.lm.request("lm/provideLanguageModelChatResponse", params, id_=request_id)
             await chat.lm.wait_for_parts(request_id, 3, timeout=FIRST_TIMEOUT)
             chat.lm.cancel(request_id)
@@ -427,9 +582,14 @@ async def test_claude_turn_cancelled_mid_stream_is_drained_and_the_next_turn_is_
             assert chat.tap.stop_reason(prompt_id) == "cancelled"
             assert drained_before_next_prompt(chat.tap, prompt_id)
             third = await chat.say("Third question")
-            assert "x" not in nxt.text + third.text, "nothing of the cancelled turn leaks into later ones"
+            assert "x" not in nxt.text + third.text, (
+                "nothing of the cancelled turn leaks into later ones"
+            )
             if CLAUDE_STALE_STOP_AFTER_CANCEL:  # the adapter's answers lag one turn (see above)
-                assert nxt.text == "" and third.text.startswith("fresh answer"), (nxt.text, third.text)
+                assert nxt.text == "" and third.text.startswith("fresh answer"), (
+                    nxt.text,
+                    third.text,
+                )
             else:
                 assert (nxt.text, third.text) == ("fresh answer", "third answer")
     # The model heard of the interruption, and got the next question.
@@ -438,28 +598,46 @@ async def test_claude_turn_cancelled_mid_stream_is_drained_and_the_next_turn_is_
 
 
 # == Gemini CLI + the fake, in its Gemini dialect =========================================================
-async def test_gemini_calls_client_tools_through_vscode_tools(gemini_ready: None, tmp_path: Path) -> None:
+async def test_gemini_calls_client_tools_through_vscode_tools(
+    gemini_ready: None, tmp_path: Path
+) -> None:
     read = ToolUse("mcp_vscode_tools_read_file", {"path": "a.txt"})
     listing = ToolUse("mcp_vscode_tools_list_dir", {"path": "."})
     async with FakeAnthropic([tool_use(read, listing), text("Gemini is done.", chunks=3)]) as api:
-        launch_of = lambda work: agents.gemini_agent(tmp_path / "home", api.base_url, trusted=[work])  # noqa: E731
-        async with bridge(tmp_path, "gemini", launch_of, [AGENT_ACTION, READ_FILE, LIST_DIR]) as chat:
+        launch_of = lambda work: agents.gemini_agent(
+            tmp_path / "home", api.base_url, trusted=[work]
+        )  # noqa: E731
+        async with bridge(
+            tmp_path, "gemini", launch_of, [AGENT_ACTION, READ_FILE, LIST_DIR]
+        ) as chat:
             t0 = time.monotonic()
             # Gemini runs MCP tools one after the other: one client round trip each.
             first = await chat.say("Read a.txt and list the directory")
-            print(f"[agents] gemini through the bridge, first response after {time.monotonic() - t0:.1f} s")
+            print(
+                f"[agents] gemini through the bridge, first response after {time.monotonic() - t0:.1f} s"
+            )
             (call1,) = first.tool_calls
             assert (call1["toolName"], call1["parameters"]) == ("read_file", {"path": "a.txt"})
             second = await chat.answer(first, {call1["toolCallId"]: [{"value": "x"}]})
             (call2,) = second.tool_calls
             assert (call2["toolName"], call2["parameters"]) == ("list_dir", {"path": "."})
-            done = await chat.answer(second, {call2["toolCallId"]: [{"$mid": 21, "value": "a.txt b.txt"}]})
+            done = await chat.answer(
+                second, {call2["toolCallId"]: [{"$mid": 21, "value": "a.txt b.txt"}]}
+            )
             assert done.text == "Gemini is done."
             # D12 in Gemini's words: "<tool> (vscode_tools MCP Server)", answered without a round trip
             asked = chat.tap.permissions()
-            assert [p["toolCall"]["title"] for p, _ in asked] == ["read_file (vscode_tools MCP Server)", "list_dir (vscode_tools MCP Server)"]
-            assert [outcome(a) for _, a in asked] == ["proceed_once", "proceed_once"]  # Gemini's allow_once id
-    offered = {d["name"] for t in api.main_requests[0]["tools"] for d in t.get("functionDeclarations", [])}
+            assert [p["toolCall"]["title"] for p, _ in asked] == [
+                "read_file (vscode_tools MCP Server)",
+                "list_dir (vscode_tools MCP Server)",
+            ]
+            assert [outcome(a) for _, a in asked] == [
+                "proceed_once",
+                "proceed_once",
+            ]  # Gemini's allow_once id
+    offered = {
+        d["name"] for t in api.main_requests[0]["tools"] for d in t.get("functionDeclarations", [])
+    }
     assert {"mcp_vscode_tools_read_file", "mcp_vscode_tools_list_dir"} <= offered
     # Both results reached the model as the plain text (Gemini wraps MCP results for the model).
     texts = [r["text"] for r in tool_results(api.main_requests[-1], last_only=False)]

@@ -19,13 +19,31 @@ OPTIONS = [
 ]
 
 
-def ctx(session="s1", *, title="Bash", kind="execute", agent="claude", options=OPTIONS, raw=None, locations=None, connection="c1", client_tool=False):
+def ctx(
+    session="s1",
+    *,
+    title="Bash",
+    kind="execute",
+    agent="claude",
+    options=OPTIONS,
+    raw=None,
+    locations=None,
+    connection="c1",
+    client_tool=False,
+):
     tool_call = {"toolCallId": "t1", "title": title, "kind": kind}
     if raw is not None:
         tool_call["rawInput"] = raw
     if locations is not None:
         tool_call["locations"] = locations
-    return ApprovalContext(connection=connection, session_id=session, agent=agent, tool_call=tool_call, options=options, client_tool=client_tool)
+    return ApprovalContext(
+        connection=connection,
+        session_id=session,
+        agent=agent,
+        tool_call=tool_call,
+        options=options,
+        client_tool=client_tool,
+    )
 
 
 @pytest.fixture
@@ -65,20 +83,28 @@ async def test_client_tools_are_approved_by_policy(bus):
 async def test_rules_in_order_kind_title_agent_and_resource(bus, tmp_path):
     inside = tmp_path / "proj"
     inside.mkdir()
-    policy = Policy(rules=[
-        Rule("deny", title="rm *"),
-        Rule("allow", kind="read"),
-        Rule("allow", kind="edit", path=str(inside)),
-        Rule("allow", agent="trusted-*"),
-    ])
+    policy = Policy(
+        rules=[
+            Rule("deny", title="rm *"),
+            Rule("allow", kind="read"),
+            Rule("allow", kind="edit", path=str(inside)),
+            Rule("allow", agent="trusted-*"),
+        ]
+    )
     broker = ApprovalBroker(bus, policy=policy)
     assert (await broker.request(ctx(title="rm -rf /", agent="trusted-x"))).outcome == "reject_once"
     assert (await broker.request(ctx(kind="read", title="Read x"))).outcome == "allow_once"
-    ok = await broker.request(ctx(kind="edit", title="Edit", raw={"file_path": str(inside / "a.py")}))
+    ok = await broker.request(
+        ctx(kind="edit", title="Edit", raw={"file_path": str(inside / "a.py")})
+    )
     assert ok.outcome == "allow_once" and ok.rule.startswith("rule 3")
-    outside = await broker.request(ctx(kind="edit", title="Edit", raw={"file_path": str(tmp_path / "b.py")}))
+    outside = await broker.request(
+        ctx(kind="edit", title="Edit", raw={"file_path": str(tmp_path / "b.py")})
+    )
     assert outside.outcome == "reject_once" and outside.resolver == "default"
-    escape = await broker.request(ctx(kind="edit", title="Edit", locations=[{"path": str(inside / ".." / "c.py")}]))
+    escape = await broker.request(
+        ctx(kind="edit", title="Edit", locations=[{"path": str(inside / ".." / "c.py")}])
+    )
     assert escape.outcome == "reject_once", "a path that leaves the directory does not match"
     assert (await broker.request(ctx(agent="trusted-bot"))).outcome == "allow_once"
 
@@ -92,7 +118,9 @@ async def test_console_answers_and_the_first_answer_wins(bus, audit):
     await asyncio.sleep(0)
     (requested,) = [e for e in seen if isinstance(e, ev.ApprovalRequested)]
     assert one.answer(requested.approval_id, "deny", reason="not now")
-    assert not two.answer(requested.approval_id, "approve"), "a later answer finds the card withdrawn"
+    assert not two.answer(requested.approval_id, "approve"), (
+        "a later answer finds the card withdrawn"
+    )
     r = await task
     assert (r.outcome, r.resolver, r.reason) == ("reject_once", "console", "not now")
     resolved = [e for e in seen if isinstance(e, ev.ApprovalResolved)]
@@ -103,7 +131,12 @@ async def test_console_answers_and_the_first_answer_wins(bus, audit):
 async def test_console_answers_map_to_the_agents_own_options(bus):
     broker = ApprovalBroker(bus)
     handle = broker.attach()
-    for answer, kind in [("approve", "allow_once"), ("allow_always", "allow_always"), ("reject_always", "reject_always"), ("cancel", "cancelled")]:
+    for answer, kind in [
+        ("approve", "allow_once"),
+        ("allow_always", "allow_always"),
+        ("reject_always", "reject_always"),
+        ("cancel", "cancelled"),
+    ]:
         task = asyncio.ensure_future(broker.request(ctx()))
         await asyncio.sleep(0)
         (pending,) = broker.pending
@@ -197,7 +230,9 @@ async def test_a_failing_round_trip_fails_closed(bus):
     assert r.outcome == "reject_once" and "pipe broke" in r.reason
 
 
-async def test_a_thousand_concurrent_approvals_across_twenty_sessions_each_resolved_once_and_audited(bus, audit):
+async def test_a_thousand_concurrent_approvals_across_twenty_sessions_each_resolved_once_and_audited(
+    bus, audit
+):
     broker = ApprovalBroker(bus, audit=audit)
     handles = [broker.attach("one"), broker.attach("two")]
     resolved: dict[str, int] = {}
@@ -209,7 +244,12 @@ async def test_a_thousand_concurrent_approvals_across_twenty_sessions_each_resol
         elif isinstance(event, ev.ApprovalRequested):
             # Both consoles race to answer every card, in a random order and with random answers.
             for h in rng.sample(handles, 2):
-                asyncio.get_running_loop().call_later(rng.random() / 100, h.answer, event.approval_id, rng.choice(["approve", "deny", "allow_always", "reject_always"]))
+                asyncio.get_running_loop().call_later(
+                    rng.random() / 100,
+                    h.answer,
+                    event.approval_id,
+                    rng.choice(["approve", "deny", "allow_always", "reject_always"]),
+                )
 
     bus.subscribe(on_event)
     results = await asyncio.gather(*(broker.request(ctx(f"s{i % 20}")) for i in range(1000)))

@@ -25,15 +25,24 @@ RECORD = re.compile(r"\A\[([^\]]+)\] (recv|send|stderr): (.*)\Z")
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """`symposium-tui ARGS…` through the installed console script."""
     command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "symposium_tui"]
-    return subprocess.run([*command, *args], capture_output=True, text=True, cwd=str(REPO), timeout=timeout)
+    return subprocess.run(
+        [*command, *args], capture_output=True, text=True, cwd=str(REPO), timeout=timeout
+    )
 
 
 async def spawn(*argv: str, cwd: str | None = None) -> LmClient:
     """The endpoint with exactly `argv` (LmClient.start puts every flag before `vscodelm`)."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "symposium_tui", *argv,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-        cwd=cwd or str(REPO), env=dict(os.environ), limit=256 * 1024 * 1024,
+        sys.executable,
+        "-m",
+        "symposium_tui",
+        *argv,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=cwd or str(REPO),
+        env=dict(os.environ),
+        limit=256 * 1024 * 1024,
     )
     client = LmClient(proc)
     client.stderr_lines = []
@@ -52,13 +61,17 @@ def read_trace(directory: Path) -> list[tuple[datetime, str, str]]:
         assert m is not None, f"not a trace record: {raw!r}"
         stamp, direction, payload = m.groups()
         # RFC 3339: a full date, "T", a time, an explicit offset (UTC here).
-        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", stamp), stamp
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)", stamp), (
+            stamp
+        )
         records.append((datetime.fromisoformat(stamp.replace("Z", "+00:00")), direction, payload))
     return records
 
 
 def events(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 async def chat_and_count(client: LmClient, text: str = "Hello") -> None:
@@ -69,7 +82,9 @@ async def chat_and_count(client: LmClient, text: str = "Hello") -> None:
         assert resp.text == "How do you do. Please state your problem."
     else:
         assert resp.text.strip()
-    count = await asyncio.wait_for(client.request("lm/provideTokenCount", {"modelId": "m", "text": "abcdefgh"}), 10)
+    count = await asyncio.wait_for(
+        client.request("lm/provideTokenCount", {"modelId": "m", "text": "abcdefgh"}), 10
+    )
     assert count.result == 2
 
 
@@ -86,7 +101,11 @@ async def chat_and_count(client: LmClient, text: str = "Hello") -> None:
     ],
 )
 async def test_log_flag_before_or_after_vscodelm_logs_to_stderr(argv, tmp_path):
-    client = await spawn("--cwd", str(tmp_path), *argv) if argv[0] != "vscodelm" else await spawn(*argv, "--cwd", str(tmp_path))
+    client = (
+        await spawn("--cwd", str(tmp_path), *argv)
+        if argv[0] != "vscodelm"
+        else await spawn(*argv, "--cwd", str(tmp_path))
+    )
     try:
         await chat_and_count(client)
         client.cancel({"not": "an id"})  # the bridge logs a warning about it and carries on
@@ -95,7 +114,9 @@ async def test_log_flag_before_or_after_vscodelm_logs_to_stderr(argv, tmp_path):
         code = await client.close()
     assert code == 0
     assert any(" DEBUG " in line for line in client.stderr_lines), client.stderr_lines[:20]
-    assert any("WARNING bridge.vscodelm: lm/cancel with bad params" in line for line in client.stderr_lines), client.stderr_lines
+    assert any(
+        "WARNING bridge.vscodelm: lm/cancel with bad params" in line for line in client.stderr_lines
+    ), client.stderr_lines
 
 
 async def test_log_level_filters_what_reaches_stderr(tmp_path):
@@ -105,14 +126,18 @@ async def test_log_level_filters_what_reaches_stderr(tmp_path):
         await chat_and_count(client)
     finally:
         assert await client.close() == 0
-    assert not [line for line in client.stderr_lines if " DEBUG " in line or " WARNING " in line], client.stderr_lines
+    assert not [line for line in client.stderr_lines if " DEBUG " in line or " WARNING " in line], (
+        client.stderr_lines
+    )
 
 
 @pytest.mark.parametrize("where", ["before", "after"])
 async def test_trace_dir_before_or_after_vscodelm_records_the_wire(where, tmp_path):
     trace_dir = tmp_path / "traces" / "nested"  # created on demand
     flags = ["--trace-dir", str(trace_dir), "--cwd", str(tmp_path)]
-    client = await spawn(*flags, "vscodelm") if where == "before" else await spawn("vscodelm", *flags)
+    client = (
+        await spawn(*flags, "vscodelm") if where == "before" else await spawn("vscodelm", *flags)
+    )
     try:
         await chat_and_count(client)
         bad = await asyncio.wait_for(client.request("lm/nope", {}), 10)
@@ -123,20 +148,34 @@ async def test_trace_dir_before_or_after_vscodelm_records_the_wire(where, tmp_pa
     recv = [json.loads(p) for t, d, p in records if d == "recv"]
     send = [json.loads(p) for t, d, p in records if d == "send"]
     # Every request went in, and every answer and notification came out, in wire order.
-    assert [m["method"] for m in recv] == ["lm/provideLanguageModelChatResponse", "lm/provideTokenCount", "lm/nope"]
+    assert [m["method"] for m in recv] == [
+        "lm/provideLanguageModelChatResponse",
+        "lm/provideTokenCount",
+        "lm/nope",
+    ]
     assert recv[0]["params"]["messages"] == [user("Hello")]
     methods = [m.get("method") for m in send]
     assert "lm/responsePart" in methods and "lm/responseComplete" in methods
     answers = {m["id"]: m for m in send if "id" in m}
-    assert answers[1]["result"] == {} and answers[2]["result"] == 2 and answers[3]["error"]["code"] == -32601
+    assert (
+        answers[1]["result"] == {}
+        and answers[2]["result"] == 2
+        and answers[3]["error"]["code"] == -32601
+    )
     # parts, then lm/responseComplete, then the result (reference §1.4)
-    assert methods.index("lm/responsePart") < methods.index("lm/responseComplete") < send.index(answers[1])
+    assert (
+        methods.index("lm/responsePart")
+        < methods.index("lm/responseComplete")
+        < send.index(answers[1])
+    )
     stamps = [t for t, _, _ in records]
     assert stamps == sorted(stamps)
 
 
 async def test_log_and_trace_together_put_the_log_in_the_trace_as_stderr_records(tmp_path):
-    client = await spawn("--log", "debug", "vscodelm", "--trace-dir", str(tmp_path / "t"), "--cwd", str(tmp_path))
+    client = await spawn(
+        "--log", "debug", "vscodelm", "--trace-dir", str(tmp_path / "t"), "--cwd", str(tmp_path)
+    )
     try:
         await chat_and_count(client)
     finally:
@@ -150,24 +189,34 @@ async def test_lines_answered_by_the_fast_path_are_traced_too(tmp_path):
     try:
         # Sent at once: the start-up fast path reads and answers these.
         client.send_raw(b"\xff\xfe\n")
-        count = await asyncio.wait_for(client.request("lm/provideTokenCount", {"modelId": "m", "text": "abcd"}), 20)
+        count = await asyncio.wait_for(
+            client.request("lm/provideTokenCount", {"modelId": "m", "text": "abcd"}), 20
+        )
         assert count.result == 1
     finally:
         assert await client.close() == 0
     records = read_trace(tmp_path / "t")
     assert [d for _, d, _ in records if d != "stderr"] == ["recv", "send", "recv", "send"]
-    assert records[0][2] == "\ufffd\ufffd"  # the invalid bytes, as recorded (decoded leniently here)
+    assert (
+        records[0][2] == "\ufffd\ufffd"
+    )  # the invalid bytes, as recorded (decoded leniently here)
     assert json.loads(records[1][2])["error"]["code"] == -32700
 
 
 async def test_unknown_log_level_is_reported_not_fatal(tmp_path):
     for argv in (["--log", "loud", "vscodelm"], ["vscodelm", "--log", "LOUD"]):
-        client = await spawn(*argv, "--cwd", str(tmp_path)) if argv[0] == "vscodelm" else await spawn("--cwd", str(tmp_path), *argv)
+        client = (
+            await spawn(*argv, "--cwd", str(tmp_path))
+            if argv[0] == "vscodelm"
+            else await spawn("--cwd", str(tmp_path), *argv)
+        )
         try:
             await chat_and_count(client)
         finally:
             assert await client.close() == 0
-        assert any("unknown log level" in line and "loud" in line.lower() for line in client.stderr_lines), client.stderr_lines
+        assert any(
+            "unknown log level" in line and "loud" in line.lower() for line in client.stderr_lines
+        ), client.stderr_lines
 
 
 def test_unknown_log_level_for_a_one_shot_command_is_not_fatal():
@@ -182,7 +231,9 @@ def test_unknown_log_level_for_a_one_shot_command_is_not_fatal():
 async def test_every_documented_log_level_is_accepted(level, tmp_path):
     client = await spawn("--log", level, "vscodelm", "--cwd", str(tmp_path))
     try:
-        count = await asyncio.wait_for(client.request("lm/provideTokenCount", {"modelId": "m", "text": "abcd"}), 20)
+        count = await asyncio.wait_for(
+            client.request("lm/provideTokenCount", {"modelId": "m", "text": "abcd"}), 20
+        )
         assert count.result == 1
     finally:
         assert await client.close() == 0
@@ -202,9 +253,17 @@ async def test_event_log_writes_jsonl_events_with_history_decisions(tmp_path):
     finally:
         assert await client.close() == 0
     evs = events(log)
-    assert all(isinstance(e.get("type"), str) and isinstance(e.get("ts"), (int, float)) for e in evs)
+    assert all(
+        isinstance(e.get("type"), str) and isinstance(e.get("ts"), (int, float)) for e in evs
+    )
     types = [e["type"] for e in evs]
-    for expected in ("request_received", "history_decision", "part_streamed", "request_finished", "session_started"):
+    for expected in (
+        "request_received",
+        "history_decision",
+        "part_streamed",
+        "request_finished",
+        "session_started",
+    ):
         assert expected in types, types
     decisions = [e for e in evs if e["type"] == "history_decision"]
     assert [d["request_id"] for d in decisions] == [1, 2]
@@ -236,7 +295,9 @@ async def recorded(tmp_path) -> dict[str, Any]:
     (which cancels the provisional exchange), recorded with --trace-dir and --event-log."""
     trace_dir = tmp_path / "trace"
     log = tmp_path / "events.jsonl"
-    client = await spawn("--trace-dir", str(trace_dir), "vscodelm", "--event-log", str(log), "--cwd", str(tmp_path))
+    client = await spawn(
+        "--trace-dir", str(trace_dir), "vscodelm", "--event-log", str(log), "--cwd", str(tmp_path)
+    )
     try:
         first = await client.chat([user("Hello")])
         second = await client.chat([user("Hello"), first.as_assistant(), user("I am happy")])
@@ -286,14 +347,24 @@ def test_replay_json_reports_each_decision(recorded):
     assert cancel["received"] == user("I am sad")
     # The replay reaches the same decisions as the live bridge did.
     for step, live in zip(steps, recorded["live"]):
-        for key in ("kind", "committed_len", "mismatch_index", "expected", "received", "prompt_start"):
+        for key in (
+            "kind",
+            "committed_len",
+            "mismatch_index",
+            "expected",
+            "received",
+            "prompt_start",
+        ):
             assert step["decision"][key] == live[key], key
     # Each step is stamped with the time of its request in the trace (RFC 3339).
     assert all(datetime.fromisoformat(s["time"].replace("Z", "+00:00")) for s in steps)
 
 
 def test_replay_of_the_event_log_agrees_with_the_trace(recorded):
-    from_trace = [json.loads(line) for line in cli("replay", "--json", str(recorded["trace"])).stdout.splitlines()]
+    from_trace = [
+        json.loads(line)
+        for line in cli("replay", "--json", str(recorded["trace"])).stdout.splitlines()
+    ]
     result = cli("replay", "--json", str(recorded["events"]))
     assert result.returncode == 0, result.stderr
     from_log = [json.loads(line) for line in result.stdout.splitlines()]
@@ -305,7 +376,11 @@ def test_replay_of_the_event_log_agrees_with_the_trace(recorded):
 
 def test_replay_of_a_missing_or_foreign_file_fails_cleanly(tmp_path):
     missing = cli("replay", str(tmp_path / "nope.log"))
-    assert missing.returncode == 1 and "nope.log" in missing.stderr and "Traceback" not in missing.stderr
+    assert (
+        missing.returncode == 1
+        and "nope.log" in missing.stderr
+        and "Traceback" not in missing.stderr
+    )
     foreign = tmp_path / "foreign.txt"
     foreign.write_text("hello\nworld\n")
     result = cli("replay", str(foreign))
@@ -330,7 +405,9 @@ def test_vscodelm_help():
         assert word in result.stdout
 
 
-@pytest.mark.parametrize("argv", [["replay", "--help"], ["registry", "--help"], ["eliza", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["replay", "--help"], ["registry", "--help"], ["eliza", "--help"]]
+)
 def test_subcommand_help(argv):
     result = cli(*argv)
     assert result.returncode == 0, result.stderr
@@ -344,18 +421,32 @@ def test_unknown_subcommand_is_a_usage_error():
 
 
 def test_module_entry_point_matches_the_script():
-    via_module = subprocess.run([sys.executable, "-m", "symposium_tui", "registry", "list"], capture_output=True, text=True,
-                                cwd=str(REPO), timeout=60)
+    via_module = subprocess.run(
+        [sys.executable, "-m", "symposium_tui", "registry", "list"],
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        timeout=60,
+    )
     assert via_module.returncode == 0
     assert json.loads(via_module.stdout) == json.loads(cli("registry", "list").stdout)
 
 
 def test_eliza_subcommand_uses_the_same_flags_after_it(tmp_path):
     """`eliza` is what `registry resolve-agent elizacp` launches; flags after it are accepted too."""
-    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": 1, "clientCapabilities": {}},
+    }
     proc = subprocess.run(
         [sys.executable, "-m", "symposium_tui", "eliza", "--deterministic", "--log", "error"],
-        input=json.dumps(request) + "\n", capture_output=True, text=True, cwd=str(REPO), timeout=60,
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout.splitlines()[0])

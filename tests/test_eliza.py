@@ -14,7 +14,13 @@ from typing import Any
 
 import acp
 import pytest
-from acp.schema import AllowedOutcome, DeniedOutcome, HttpMcpServer, McpServerStdio, RequestPermissionResponse
+from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
+    HttpMcpServer,
+    McpServerStdio,
+    RequestPermissionResponse,
+)
 
 from bridge.agents import eliza_script
 from bridge.agents.eliza import (
@@ -67,11 +73,15 @@ def test_hello_gets_a_greeting() -> None:
 def test_highest_ranked_keyword_wins() -> None:
     # "computer" (rank 50) outranks "remember" (5) and "my" (2) wherever it appears.
     for seed in range(10):
-        assert Eliza(seed=seed).respond("I remember my old computer") in all_reassemblies("computer")
+        assert Eliza(seed=seed).respond("I remember my old computer") in all_reassemblies(
+            "computer"
+        )
     # ...and "remember" outranks "i".
     for seed in range(10):
         reply = Eliza(seed=seed).respond("I remember the summer")
-        assert reply in {r.replace("(4)", "the summer") for r in all_reassemblies("remember")}, reply
+        assert reply in {r.replace("(4)", "the summer") for r in all_reassemblies("remember")}, (
+            reply
+        )
 
 
 def test_goto_rules_borrow_another_keywords_answers() -> None:
@@ -88,7 +98,15 @@ def test_unknown_input_gets_a_fallback_and_memory_comes_back() -> None:
 
 
 def test_same_seed_same_conversation() -> None:
-    lines = ["Hello", "I am unhappy", "My mother never listens", "You are a machine", "Why?", "xyzzy", "Bye"]
+    lines = [
+        "Hello",
+        "I am unhappy",
+        "My mother never listens",
+        "You are a machine",
+        "Why?",
+        "xyzzy",
+        "Bye",
+    ]
     first = [Eliza(seed=42).respond(line) for line in lines]
     a, b = Eliza(seed=42), Eliza(seed=42)
     assert [a.respond(line) for line in lines] == [b.respond(line) for line in lines]
@@ -100,15 +118,24 @@ def test_same_seed_same_conversation() -> None:
 def test_deterministic_seed_gives_upstreams_golden_replies() -> None:
     eliza = Eliza(seed=DETERMINISTIC_SEED)
     assert eliza.respond("Hello") == "How do you do. Please state your problem."
-    assert eliza.respond("I am doing well, thanks!") == "Do you believe it is normal to be doing well thanks?"
+    assert (
+        eliza.respond("I am doing well, thanks!")
+        == "Do you believe it is normal to be doing well thanks?"
+    )
     assert Eliza(seed=DETERMINISTIC_SEED).respond("Hello, how are you?") == (
         "I don't have feelings, but I'm functioning well. What about you?"
     )
 
 
 def test_chunk_reply_splits_on_words_and_rejoins_exactly() -> None:
-    for reply in ["How do you do. Please state your problem.", "Why?", "Available tools:\n  - add: Add\n  - x: y",
-                  " lead and trail  ", "one two", "a " * 100]:
+    for reply in [
+        "How do you do. Please state your problem.",
+        "Why?",
+        "Available tools:\n  - add: Add\n  - x: y",
+        " lead and trail  ",
+        "one two",
+        "a " * 100,
+    ]:
         chunks = chunk_reply(reply)
         assert "".join(chunks) == reply
         assert 1 <= len(chunks) <= 6
@@ -171,7 +198,9 @@ class RecordingClient:
         if update.session_update == "agent_message_chunk":
             self.first_chunk.set()
 
-    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any):
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ):
         self.permission_requests.append((tool_call, options))
         self.permission_asked.set()
         answer = self.answer
@@ -179,7 +208,9 @@ class RecordingClient:
             answer = await self.release_permission
         if answer is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=answer))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=answer)
+        )
 
     def chunks(self) -> list[str]:
         return [u.content.text for u in self.updates if u.session_update == "agent_message_chunk"]
@@ -216,7 +247,9 @@ async def test_in_memory_chat_streams_a_reply_in_chunks() -> None:
         session = await handle.conn.new_session(cwd=str(REPO), mcp_servers=[])
         assert handle.agent.sessions[session.session_id].cwd == str(REPO)
 
-        response = await handle.conn.prompt(session_id=session.session_id, prompt=[acp.text_block("Hello")])
+        response = await handle.conn.prompt(
+            session_id=session.session_id, prompt=[acp.text_block("Hello")]
+        )
         assert response.stop_reason == "end_turn"
         chunks = client.chunks()
         assert 3 <= len(chunks) <= 6
@@ -344,7 +377,9 @@ async def test_cancel_mid_stream_stops_chunks_and_returns_cancelled() -> None:
     full = Eliza(seed=DETERMINISTIC_SEED).respond(line)
     assert len(chunk_reply(full)) >= 4
     try:
-        turn = asyncio.create_task(handle.conn.prompt(session_id=session_id, prompt=[acp.text_block(line)]))
+        turn = asyncio.create_task(
+            handle.conn.prompt(session_id=session_id, prompt=[acp.text_block(line)])
+        )
         await asyncio.wait_for(client.first_chunk.wait(), 5)
         started = time.perf_counter()
         await handle.conn.cancel(session_id=session_id)
@@ -371,11 +406,15 @@ async def test_cancel_while_permission_is_pending() -> None:
     handle, _, session_id = await start_session(client)
     try:
         turn = asyncio.create_task(
-            handle.conn.prompt(session_id=session_id, prompt=[acp.text_block("ask permission to deploy")])
+            handle.conn.prompt(
+                session_id=session_id, prompt=[acp.text_block("ask permission to deploy")]
+            )
         )
         await asyncio.wait_for(client.permission_asked.wait(), 5)
         await handle.conn.cancel(session_id=session_id)
-        client.release_permission.set_result(None)  # as ACP asks: a cancelled turn's request answers cancelled
+        client.release_permission.set_result(
+            None
+        )  # as ACP asks: a cancelled turn's request answers cancelled
         response = await asyncio.wait_for(turn, 5)
         assert response.stop_reason == "cancelled"
         assert client.chunks() == []
@@ -455,13 +494,20 @@ async def test_mcp_tools_over_http() -> None:
 
             stop, text = await say(handle, client, session, "list tools from demo")
             assert stop == "end_turn"
-            assert text == "Available tools:\n  - add: Add two numbers.\n  - slow: No description\n  - fail: No description"
+            assert (
+                text
+                == "Available tools:\n  - add: Add two numbers.\n  - slow: No description\n  - fail: No description"
+            )
             assert len(client.chunks()) >= 3
 
-            stop, text = await say(handle, client, session, 'use tool demo::add with {"a": 2, "b": 3}')
+            stop, text = await say(
+                handle, client, session, 'use tool demo::add with {"a": 2, "b": 3}'
+            )
             assert (stop, text) == ("end_turn", "OK: 5")
 
-            stop, text = await say(handle, client, session, 'USE TOOL demo::fail with {"reason": "test"}')
+            stop, text = await say(
+                handle, client, session, 'USE TOOL demo::fail with {"reason": "test"}'
+            )
             assert text.startswith("ERROR: ") and "failing on purpose: test" in text
 
             _, text = await say(handle, client, session, "use tool demo::add with [1, 2]")
@@ -487,15 +533,23 @@ async def test_mcp_tools_over_http() -> None:
 
 async def test_mcp_failures_become_error_replies(unused_tcp_port: int) -> None:
     client = RecordingClient()
-    dead = HttpMcpServer(type="http", name="dead", url=f"http://127.0.0.1:{unused_tcp_port}/mcp", headers=[])
+    dead = HttpMcpServer(
+        type="http", name="dead", url=f"http://127.0.0.1:{unused_tcp_port}/mcp", headers=[]
+    )
     broken = McpServerStdio(name="broken", command=str(REPO / "no-such-command"), args=[], env=[])
     handle = await connect_in_memory(client)
     try:
         await handle.conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
-        session = (await handle.conn.new_session(cwd=str(REPO), mcp_servers=[dead, broken])).session_id
-        stop, text = await asyncio.wait_for(say(handle, client, session, "list tools from dead"), 10)
+        session = (
+            await handle.conn.new_session(cwd=str(REPO), mcp_servers=[dead, broken])
+        ).session_id
+        stop, text = await asyncio.wait_for(
+            say(handle, client, session, "list tools from dead"), 10
+        )
         assert stop == "end_turn" and text.startswith("ERROR: ") and len(text) > len("ERROR: ")
-        stop, text = await asyncio.wait_for(say(handle, client, session, "use tool broken::x with {}"), 10)
+        stop, text = await asyncio.wait_for(
+            say(handle, client, session, "use tool broken::x with {}"), 10
+        )
         assert stop == "end_turn" and text.startswith("ERROR: ") and len(text) > len("ERROR: ")
     finally:
         await handle.close()
@@ -526,7 +580,9 @@ async def test_mcp_tools_over_stdio() -> None:
         session = (await handle.conn.new_session(cwd=str(REPO), mcp_servers=[echo])).session_id
         _, text = await asyncio.wait_for(say(handle, client, session, "list tools from echo"), 15)
         assert text == "Available tools:\n  - echo: Say the text back."
-        _, text = await asyncio.wait_for(say(handle, client, session, 'use tool echo::echo with {"text": "hi"}'), 15)
+        _, text = await asyncio.wait_for(
+            say(handle, client, session, 'use tool echo::echo with {"text": "hi"}'), 15
+        )
         assert text == "OK: hi"
     finally:
         await handle.close()

@@ -64,7 +64,14 @@ async def test_chat_information_answers_the_constant_model_list(lm):
 
 @pytest.mark.parametrize(
     ("text", "count"),
-    [("Hello, world!", 3), ("", 1), ("abc", 1), ("abcdefgh", 2), ("é" * 4, 2), ("日本語テキスト", 5)],
+    [
+        ("Hello, world!", 3),
+        ("", 1),
+        ("abc", 1),
+        ("abcdefgh", 2),
+        ("é" * 4, 2),
+        ("日本語テキスト", 5),
+    ],
 )
 async def test_token_count_is_a_bare_integer_of_utf8_bytes_over_four(lm, text, count):
     resp = await lm.request("lm/provideTokenCount", {"modelId": "m", "text": text})
@@ -89,7 +96,9 @@ async def test_chat_with_client_tools_still_chats(lm):
 async def test_multi_turn_conversation_continues_the_same_session(logged):
     first = await logged.chat([user("Hello")])
     assert first.text == "How do you do. Please state your problem."
-    second = await logged.chat([user("Hello"), first.as_assistant(), user("I am doing well, thanks!")])
+    second = await logged.chat(
+        [user("Hello"), first.as_assistant(), user("I am doing well, thanks!")]
+    )
     assert second.text == "Do you believe it is normal to be doing well thanks?"
     d1, d2 = decisions(logged.event_log)
     assert d1["kind"] == "new_session"
@@ -98,9 +107,15 @@ async def test_multi_turn_conversation_continues_the_same_session(logged):
 
 
 async def test_eliza_lists_the_client_tools_it_was_given(lm):
-    tools = [tool("read_file", "Read contents of a file"), tool("write_file", "Write contents to a file")]
+    tools = [
+        tool("read_file", "Read contents of a file"),
+        tool("write_file", "Write contents to a file"),
+    ]
     resp = await lm.chat([user("list tools from vscode_tools")], tools=tools)
-    assert resp.text == "Available tools:\n  - read_file: Read contents of a file\n  - write_file: Write contents to a file"
+    assert (
+        resp.text
+        == "Available tools:\n  - read_file: Read contents of a file\n  - write_file: Write contents to a file"
+    )
 
 
 async def test_client_tool_round_trip_hands_the_result_text_to_the_agent(lm):
@@ -112,7 +127,11 @@ async def test_client_tool_round_trip_hands_the_result_text_to_the_agent(lm):
     assert call["toolName"] == "read_file"
     assert call["parameters"] == {"path": "/tmp/test.txt"}
     second = await lm.chat(
-        [prompt, first.as_assistant(), tool_result(call["toolCallId"], [{"$mid": 21, "value": "Hello from the file!"}])],
+        [
+            prompt,
+            first.as_assistant(),
+            tool_result(call["toolCallId"], [{"$mid": 21, "value": "Hello from the file!"}]),
+        ],
         tools=tools,
     )
     assert second.error is None
@@ -157,7 +176,9 @@ async def test_d2_text_split_differently_is_still_a_continuation(logged):
     assert decisions(logged.event_log)[-1]["kind"] == "commit"
 
 
-async def test_d3_edited_reply_cancels_the_provisional_exchange_without_reprompting_sent_text(logged):
+async def test_d3_edited_reply_cancels_the_provisional_exchange_without_reprompting_sent_text(
+    logged,
+):
     agent = echo_agent()
     await logged.chat([user("U1")], agent=agent)
     second = await logged.chat([user("U1"), assistant("something else"), user("U2")], agent=agent)
@@ -176,7 +197,10 @@ async def test_d4_different_prefix_starts_a_new_session_that_replays_earlier_tur
     await logged.chat([user("U1"), first.as_assistant(), user("U2")], agent=agent)
     other = await logged.chat([user("X1"), assistant("A"), user("X2")], agent=agent)
     d = decisions(logged.event_log)[-1]
-    assert d["kind"] == "new_session" and d["session_id"] != decisions(logged.event_log)[0]["session_id"]
+    assert (
+        d["kind"] == "new_session"
+        and d["session_id"] != decisions(logged.event_log)[0]["session_id"]
+    )
     # Decision 7: the new session hears the earlier turns, not only the user's words.
     assert "User: X1" in other.text and "Assistant: A" in other.text
     assert other.text.endswith("X2")
@@ -201,7 +225,9 @@ async def test_d7_unrelated_first_message_never_hijacks_an_existing_session(logg
 async def test_d8_request_with_nothing_to_prompt_completes_empty(logged):
     agent = echo_agent()
     first = await logged.chat([user("U1")], agent=agent)
-    resp = await logged.chat([user("U1"), first.as_assistant(), assistant("only an assistant message")], agent=agent)
+    resp = await logged.chat(
+        [user("U1"), first.as_assistant(), assistant("only an assistant message")], agent=agent
+    )
     assert resp.error is None and resp.parts == [] and resp.completed
     assert resp.order == ["complete", "response"]
 
@@ -244,12 +270,16 @@ async def test_d18_unknown_method_and_stray_cancel(lm):
     resp = await lm.request("lm/doesNotExist", {})
     assert resp.error["code"] == -32601
     lm.cancel(12345)  # unknown id: ignored
-    lm.send({"jsonrpc": "2.0", "method": "lm/somethingElse", "params": {}})  # unknown notification: ignored
+    lm.send(
+        {"jsonrpc": "2.0", "method": "lm/somethingElse", "params": {}}
+    )  # unknown notification: ignored
     ok = await lm.request("lm/provideTokenCount", {"modelId": "m", "text": "abcd"})
     assert ok.result == 1
 
 
-async def test_d19_agent_that_fails_to_start_fails_the_request_and_a_retry_starts_fresh(lm, tmp_path):
+async def test_d19_agent_that_fails_to_start_fails_the_request_and_a_retry_starts_fresh(
+    lm, tmp_path
+):
     marker = tmp_path / "fail-once"
     marker.write_text("x")
     script = tmp_path / "flaky_agent.sh"
@@ -270,7 +300,9 @@ async def test_d19_agent_that_fails_to_start_fails_the_request_and_a_retry_start
 
 
 async def test_missing_agent_command_is_a_session_error(lm):
-    resp = await lm.chat([user("hi")], agent={"name": "nope", "command": "/nonexistent/agent", "args": [], "env": []})
+    resp = await lm.chat(
+        [user("hi")], agent={"name": "nope", "command": "/nonexistent/agent", "args": [], "env": []}
+    )
     assert resp.error["code"] == -32000
     assert "/nonexistent/agent" in resp.error["message"]
 
@@ -282,7 +314,9 @@ async def test_agent_crash_mid_turn_fails_the_request_with_its_stderr(lm):
     assert "exited with code 3" in resp.error["message"]
     assert "simulated crash" in resp.error["message"]
     # The conversation goes on in a fresh session.
-    again = await lm.chat([user("crash"), assistant("about to crash "), user("still there?")], agent=agent)
+    again = await lm.chat(
+        [user("crash"), assistant("about to crash "), user("still there?")], agent=agent
+    )
     assert again.error is None and again.text.endswith("still there?")
 
 
@@ -290,10 +324,37 @@ async def test_agent_crash_mid_turn_fails_the_request_with_its_stderr(lm):
     ("params", "field"),
     [
         ({"modelId": "m", "agent": {"eliza": {}}}, "messages"),
-        ({"modelId": "m", "messages": [{"role": "user", "content": [{"type": "bogus"}]}], "agent": {"eliza": {}}}, "messages.0.content.0"),
-        ({"modelId": "m", "messages": [{"role": "user", "content": [{"type": "tool_call", "toolCallId": "a", "toolName": "b"}]}], "agent": {"eliza": {}}}, "parameters"),
+        (
+            {
+                "modelId": "m",
+                "messages": [{"role": "user", "content": [{"type": "bogus"}]}],
+                "agent": {"eliza": {}},
+            },
+            "messages.0.content.0",
+        ),
+        (
+            {
+                "modelId": "m",
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "tool_call", "toolCallId": "a", "toolName": "b"}],
+                    }
+                ],
+                "agent": {"eliza": {}},
+            },
+            "parameters",
+        ),
         ({"modelId": "m", "messages": [], "agent": {"weird": 1}}, "agent"),
-        ({"modelId": "m", "messages": [], "agent": {"eliza": {}}, "options": {"tools": [{"name": "x"}]}}, "options.tools.0.description"),
+        (
+            {
+                "modelId": "m",
+                "messages": [],
+                "agent": {"eliza": {}},
+                "options": {"tools": [{"name": "x"}]},
+            },
+            "options.tools.0.description",
+        ),
         ({"messages": [], "agent": {"eliza": {}}}, "modelId"),
     ],
 )
@@ -372,7 +433,9 @@ async def test_agent_action_offered_but_unused_does_not_disturb_a_chat(lm):
 
 async def test_idle_sessions_are_reaped_and_the_conversation_continues_with_replay(tmp_path):
     log = tmp_path / "ev.jsonl"
-    client = await LmClient.start("--cwd", str(tmp_path), "--event-log", str(log), "--idle-timeout", "0.3")
+    client = await LmClient.start(
+        "--cwd", str(tmp_path), "--event-log", str(log), "--idle-timeout", "0.3"
+    )
     try:
         agent = echo_agent()
         first = await client.chat([user("U1")], agent=agent)
@@ -382,31 +445,47 @@ async def test_idle_sessions_are_reaped_and_the_conversation_continues_with_repl
             await asyncio.sleep(0.05)
             if any(json.loads(l)["type"] == "session_ended" for l in log.read_text().splitlines()):
                 break
-        ended = [json.loads(l) for l in log.read_text().splitlines() if json.loads(l)["type"] == "session_ended"]
+        ended = [
+            json.loads(l)
+            for l in log.read_text().splitlines()
+            if json.loads(l)["type"] == "session_ended"
+        ]
         assert ended and "idle" in ended[0]["reason"]
         await asyncio.sleep(0.2)
         for pid in pids:
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
         second = await client.chat([user("U1"), first.as_assistant(), user("U2")], agent=agent)
-        assert "User: U1" in second.text and "Assistant: ECHO: U1" in second.text and second.text.endswith("U2")
+        assert (
+            "User: U1" in second.text
+            and "Assistant: ECHO: U1" in second.text
+            and second.text.endswith("U2")
+        )
     finally:
         await client.close()
 
 
 async def test_agent_limit_stops_the_least_recently_used_idle_agent(tmp_path):
     log = tmp_path / "ev.jsonl"
-    client = await LmClient.start("--cwd", str(tmp_path), "--event-log", str(log), "--max-agents", "1")
+    client = await LmClient.start(
+        "--cwd", str(tmp_path), "--event-log", str(log), "--max-agents", "1"
+    )
     try:
         agent = echo_agent()
         a = await client.chat([user("conversation A")], agent=agent)
         b = await client.chat([user("conversation B")], agent=agent)
         assert a.text == "ECHO: conversation A" and b.text == "ECHO: conversation B"
         assert len(child_pids(client.proc.pid)) == 1
-        ended = [json.loads(l) for l in log.read_text().splitlines() if json.loads(l)["type"] == "session_ended"]
+        ended = [
+            json.loads(l)
+            for l in log.read_text().splitlines()
+            if json.loads(l)["type"] == "session_ended"
+        ]
         assert len(ended) == 1 and "make room" in ended[0]["reason"]
         # Conversation A goes on in a fresh session that hears its history.
-        a2 = await client.chat([user("conversation A"), a.as_assistant(), user("more")], agent=agent)
+        a2 = await client.chat(
+            [user("conversation A"), a.as_assistant(), user("more")], agent=agent
+        )
         assert "User: conversation A" in a2.text
     finally:
         await client.close()
@@ -416,5 +495,7 @@ async def test_client_tools_offered_after_a_tool_less_start_reach_the_agent(logg
     first = await logged.chat([user("Hello")])
     assert first.error is None
     tools = [tool("read_file", "Read contents of a file")]
-    second = await logged.chat([user("Hello"), first.as_assistant(), user("list tools from vscode_tools")], tools=tools)
+    second = await logged.chat(
+        [user("Hello"), first.as_assistant(), user("list tools from vscode_tools")], tools=tools
+    )
     assert second.text.endswith("Available tools:\n  - read_file: Read contents of a file")

@@ -22,12 +22,22 @@ import pytest
 from tests.lmclient import REPO, LmClient, user
 
 SCRIPT = Path(sys.executable).with_name("symposium-tui")
-ELIZA_REQUEST = {"id": "elizacp", "name": "ElizACP", "distribution": {"symposium": {"subcommand": "eliza"}}}
+ELIZA_REQUEST = {
+    "id": "elizacp",
+    "name": "ElizACP",
+    "distribution": {"symposium": {"subcommand": "eliza"}},
+}
 
 
 def registry(*args: str, via_module: bool = False) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "symposium_tui"] if via_module or not SCRIPT.exists() else [str(SCRIPT)]
-    return subprocess.run([*command, "registry", *args], capture_output=True, text=True, cwd=str(REPO), timeout=60)
+    command = (
+        [sys.executable, "-m", "symposium_tui"]
+        if via_module or not SCRIPT.exists()
+        else [str(SCRIPT)]
+    )
+    return subprocess.run(
+        [*command, "registry", *args], capture_output=True, text=True, cwd=str(REPO), timeout=60
+    )
 
 
 def resolve(arg: Any, **kw: Any) -> dict[str, Any]:
@@ -62,13 +72,24 @@ async def speak_acp(server: dict[str, Any], text: str = "Hello") -> dict[str, An
     env = dict(os.environ)
     env.update({v["name"]: v["value"] for v in server["env"]})
     proc = await asyncio.create_subprocess_exec(
-        server["command"], *server["args"], stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE, env=env, cwd=str(REPO),
+        server["command"],
+        *server["args"],
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=str(REPO),
     )
     assert proc.stdin is not None and proc.stdout is not None
 
-    async def call(id_: int, method: str, params: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params}) + "\n").encode())
+    async def call(
+        id_: int, method: str, params: dict[str, Any]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        proc.stdin.write(
+            (
+                json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params}) + "\n"
+            ).encode()
+        )
         await proc.stdin.drain()
         notes = []
         while True:
@@ -83,7 +104,11 @@ async def speak_acp(server: dict[str, Any], text: str = "Hello") -> dict[str, An
         init, _ = await call(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         new, _ = await call(2, "session/new", {"cwd": str(REPO), "mcpServers": []})
         session_id = new["result"]["sessionId"]
-        done, notes = await call(3, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]})
+        done, notes = await call(
+            3,
+            "session/prompt",
+            {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]},
+        )
     finally:
         proc.stdin.close()
         try:
@@ -94,7 +119,8 @@ async def speak_acp(server: dict[str, Any], text: str = "Hello") -> dict[str, An
     reply = "".join(
         n["params"]["update"]["content"].get("text", "")
         for n in notes
-        if n.get("method") == "session/update" and n["params"]["update"].get("sessionUpdate") == "agent_message_chunk"
+        if n.get("method") == "session/update"
+        and n["params"]["update"].get("sessionUpdate") == "agent_message_chunk"
     )
     return {"init": init["result"], "stop": done["result"]["stopReason"], "reply": reply}
 
@@ -168,7 +194,15 @@ def test_a_broken_settings_file_does_not_break_the_registry():
 # --- resolve-agent ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("arg", ["elizacp", ELIZA_REQUEST, {"id": "elizacp", "name": "ElizACP", "distribution": {}}, {"id": "elizacp"}])
+@pytest.mark.parametrize(
+    "arg",
+    [
+        "elizacp",
+        ELIZA_REQUEST,
+        {"id": "elizacp", "name": "ElizACP", "distribution": {}},
+        {"id": "elizacp"},
+    ],
+)
 @pytest.mark.parametrize("via_module", [False, True])
 async def test_resolve_eliza_gives_a_command_that_is_eliza_over_stdio(arg, via_module):
     server = resolve(arg, via_module=via_module)
@@ -193,23 +227,67 @@ def test_resolving_twice_gives_the_same_json():
 @pytest.mark.parametrize(
     ("distribution", "expected"),
     [
-        ({"local": {"command": "/usr/bin/agent", "args": ["--acp"], "env": {"K": "V", "N": 1}}},
-         {"command": "/usr/bin/agent", "args": ["--acp"], "env": [{"name": "K", "value": "V"}, {"name": "N", "value": "1"}]}),
+        (
+            {"local": {"command": "/usr/bin/agent", "args": ["--acp"], "env": {"K": "V", "N": 1}}},
+            {
+                "command": "/usr/bin/agent",
+                "args": ["--acp"],
+                "env": [{"name": "K", "value": "V"}, {"name": "N", "value": "1"}],
+            },
+        ),
         ({"local": {"command": "agent"}}, {"command": "agent", "args": [], "env": []}),
-        ({"npx": {"package": "@zed-industries/claude-code-acp@latest"}},
-         {"command": "npx", "args": ["-y", "@zed-industries/claude-code-acp@latest"], "env": []}),
-        ({"npx": {"package": "@google/gemini-cli", "args": ["--experimental-acp"], "env": {"DEBUG": "1"}}},
-         {"command": "npx", "args": ["-y", "@google/gemini-cli", "--experimental-acp"], "env": [{"name": "DEBUG", "value": "1"}]}),
-        ({"pipx": {"package": "fast-agent-mcp", "args": ["go", "--acp"]}},
-         {"command": "pipx", "args": ["run", "fast-agent-mcp", "go", "--acp"], "env": []}),
+        (
+            {"npx": {"package": "@zed-industries/claude-code-acp@latest"}},
+            {"command": "npx", "args": ["-y", "@zed-industries/claude-code-acp@latest"], "env": []},
+        ),
+        (
+            {
+                "npx": {
+                    "package": "@google/gemini-cli",
+                    "args": ["--experimental-acp"],
+                    "env": {"DEBUG": "1"},
+                }
+            },
+            {
+                "command": "npx",
+                "args": ["-y", "@google/gemini-cli", "--experimental-acp"],
+                "env": [{"name": "DEBUG", "value": "1"}],
+            },
+        ),
+        (
+            {"pipx": {"package": "fast-agent-mcp", "args": ["go", "--acp"]}},
+            {"command": "pipx", "args": ["run", "fast-agent-mcp", "go", "--acp"], "env": []},
+        ),
         # Several distributions: local, then npx, then pipx, then symposium.
-        ({"pipx": {"package": "p"}, "npx": {"package": "n"}}, {"command": "npx", "args": ["-y", "n"], "env": []}),
-        ({"npx": {"package": "n"}, "local": {"command": "l"}}, {"command": "l", "args": [], "env": []}),
-        ({"pipx": {"package": "p"}, "npx": {"package": "n"}, "local": {"command": "l", "args": ["a"]}},
-         {"command": "l", "args": ["a"], "env": []}),
-        ({"symposium": {"subcommand": "eliza"}, "pipx": {"package": "p"}}, {"command": "pipx", "args": ["run", "p"], "env": []}),
-        ({"binary": {"linux-x86_64": {"archive": "https://example.com/a.tar.gz", "cmd": "./a"}}, "npx": {"package": "n"}},
-         {"command": "npx", "args": ["-y", "n"], "env": []}),
+        (
+            {"pipx": {"package": "p"}, "npx": {"package": "n"}},
+            {"command": "npx", "args": ["-y", "n"], "env": []},
+        ),
+        (
+            {"npx": {"package": "n"}, "local": {"command": "l"}},
+            {"command": "l", "args": [], "env": []},
+        ),
+        (
+            {
+                "pipx": {"package": "p"},
+                "npx": {"package": "n"},
+                "local": {"command": "l", "args": ["a"]},
+            },
+            {"command": "l", "args": ["a"], "env": []},
+        ),
+        (
+            {"symposium": {"subcommand": "eliza"}, "pipx": {"package": "p"}},
+            {"command": "pipx", "args": ["run", "p"], "env": []},
+        ),
+        (
+            {
+                "binary": {
+                    "linux-x86_64": {"archive": "https://example.com/a.tar.gz", "cmd": "./a"}
+                },
+                "npx": {"package": "n"},
+            },
+            {"command": "npx", "args": ["-y", "n"], "env": []},
+        ),
     ],
 )
 def test_distributions_resolve_in_priority_order(distribution, expected):
@@ -220,11 +298,22 @@ def test_distributions_resolve_in_priority_order(distribution, expected):
 @pytest.mark.parametrize(
     ("arg", "words"),
     [
-        ({"id": "bin-agent", "name": "Bin", "distribution": {"binary": {"linux-x86_64": {"archive": "https://x/a.tgz", "cmd": "./a"}}}},
-         ["bin-agent", "binary"]),
+        (
+            {
+                "id": "bin-agent",
+                "name": "Bin",
+                "distribution": {
+                    "binary": {"linux-x86_64": {"archive": "https://x/a.tgz", "cmd": "./a"}}
+                },
+            },
+            ["bin-agent", "binary"],
+        ),
         ("no-such-agent", ["no-such-agent", "unknown agent"]),
         ({"id": "no-such-agent", "name": "Nope"}, ["no-such-agent", "unknown agent"]),
-        ({"id": "no-such-agent", "name": "Nope", "distribution": {}}, ["no-such-agent", "unknown agent"]),
+        (
+            {"id": "no-such-agent", "name": "Nope", "distribution": {}},
+            ["no-such-agent", "unknown agent"],
+        ),
         ({"id": "x", "distribution": {"npx": {}}}, ["npx", "package"]),
         ({"id": "x", "distribution": {"local": {"args": ["a"]}}}, ["local", "command"]),
         ({"id": "x", "distribution": {"symposium": {"subcommand": "rm -rf"}}}, ["subcommand"]),
@@ -239,7 +328,10 @@ def test_unresolvable_agents_are_a_clear_error(arg, words):
         assert word in result.stderr, result.stderr
 
 
-@pytest.mark.parametrize("args", [[], ["frob"], ["resolve-agent"], ["resolve-agent", "a", "b"], ["resolve-agent", "{not json"]])
+@pytest.mark.parametrize(
+    "args",
+    [[], ["frob"], ["resolve-agent"], ["resolve-agent", "a", "b"], ["resolve-agent", "{not json"]],
+)
 def test_registry_usage_errors(args):
     result = registry(*args)
     assert result.returncode == 2
@@ -263,15 +355,23 @@ async def test_chat_with_the_agent_the_extension_builds(tmp_path):
         # Turn 2: resolved again; VS Code echoes the reply and adds a message.
         agent2 = {"id": "elizacp", **resolve(ELIZA_REQUEST)}
         assert agent2 == agent
-        second = await client.chat([user("Hello"), first.as_assistant(), user("I feel tired today")], agent=agent2)
+        second = await client.chat(
+            [user("Hello"), first.as_assistant(), user("I feel tired today")], agent=agent2
+        )
         assert second.error is None, second.error
         assert second.completed and second.text.strip()
     finally:
         assert await client.close() == 0
     d1, d2 = decisions(log)
     assert d1["kind"] == "new_session"
-    assert d2["kind"] == "commit" and d2["session_id"] == d1["session_id"] and d2["committed_len"] == 2
-    started = [json.loads(l) for l in log.read_text().splitlines() if json.loads(l)["type"] == "session_started"]
+    assert (
+        d2["kind"] == "commit" and d2["session_id"] == d1["session_id"] and d2["committed_len"] == 2
+    )
+    started = [
+        json.loads(l)
+        for l in log.read_text().splitlines()
+        if json.loads(l)["type"] == "session_started"
+    ]
     assert len(started) == 1
     assert started[0]["pid"], "Eliza ran as the external process the registry named"
 

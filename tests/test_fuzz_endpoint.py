@@ -54,7 +54,9 @@ def line(message: Any) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
-def request(id_: Any, method: str, params: Any = None, *, omit_params: bool = False) -> dict[str, Any]:
+def request(
+    id_: Any, method: str, params: Any = None, *, omit_params: bool = False
+) -> dict[str, Any]:
     msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
     if not omit_params:
         msg["params"] = params
@@ -79,14 +81,25 @@ class RawEndpoint:
         self.null_errors: list[dict[str, Any]] = []
         self.stderr = bytearray()
         self._changed = asyncio.Event()
-        self._tasks = [asyncio.ensure_future(self._read()), asyncio.ensure_future(self._read_stderr())]
+        self._tasks = [
+            asyncio.ensure_future(self._read()),
+            asyncio.ensure_future(self._read_stderr()),
+        ]
 
     @classmethod
     async def start(cls, *args: str, cwd: str | None = None) -> RawEndpoint:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "symposium_tui", *args, "vscodelm",
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            cwd=cwd or str(REPO), env=dict(os.environ), limit=256 * 1024 * 1024,
+            sys.executable,
+            "-m",
+            "symposium_tui",
+            *args,
+            "vscodelm",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd or str(REPO),
+            env=dict(os.environ),
+            limit=256 * 1024 * 1024,
         )
         return cls(proc)
 
@@ -123,7 +136,9 @@ class RawEndpoint:
             while not predicate():
                 self._changed.clear()
                 if self.proc.stdout is not None and self._tasks[0].done():
-                    raise AssertionError(f"the endpoint closed its output; stderr:\n{self.stderr.decode(errors='replace')[-3000:]}")
+                    raise AssertionError(
+                        f"the endpoint closed its output; stderr:\n{self.stderr.decode(errors='replace')[-3000:]}"
+                    )
                 await self._changed.wait()
 
     def answers(self, id_: Any) -> list[dict[str, Any]]:
@@ -133,7 +148,8 @@ class RawEndpoint:
         return [
             m["params"]["part"]
             for m in self.messages
-            if m.get("method") == "lm/responsePart" and _key(m["params"].get("requestId")) == _key(id_)
+            if m.get("method") == "lm/responsePart"
+            and _key(m["params"].get("requestId")) == _key(id_)
         ]
 
     async def close(self, timeout: float = 20) -> int:
@@ -187,9 +203,16 @@ def no_internal_error(answer: dict[str, Any]) -> None:
     assert ("result" in answer) != ("error" in answer), answer
     if "error" in answer:
         err = answer["error"]
-        assert err["code"] in (INVALID_PARAMS, SESSION_ERROR, REQUEST_CANCELLED, METHOD_NOT_FOUND), answer
+        assert err["code"] in (
+            INVALID_PARAMS,
+            SESSION_ERROR,
+            REQUEST_CANCELLED,
+            METHOD_NOT_FOUND,
+        ), answer
         if err["code"] == INVALID_PARAMS:
-            assert err["message"].startswith("Invalid params") and len(err["message"]) > len("Invalid params: "), answer
+            assert err["message"].startswith("Invalid params") and len(err["message"]) > len(
+                "Invalid params: "
+            ), answer
 
 
 def token_check(answer: dict[str, Any]) -> None:
@@ -239,41 +262,100 @@ def collect(strategy: st.SearchStrategy[Any], n: int) -> list[Any]:
 # Replacement values: every JSON type, nothing that names a real command or agent ("claude_code"
 # would run npx) and nothing an agent would take for a command.
 POOL: list[Any] = [
-    None, True, False, 0, -1, 7, 2**53 + 1, 1.5, -0.0, 1e300, "", "zz-no-such-thing", "\u00e9\u2028\u0000",
-    "\ud800", [], [None], [1, "a", {}], {}, {"k": None}, {"type": "bogus"},
+    None,
+    True,
+    False,
+    0,
+    -1,
+    7,
+    2**53 + 1,
+    1.5,
+    -0.0,
+    1e300,
+    "",
+    "zz-no-such-thing",
+    "\u00e9\u2028\u0000",
+    "\ud800",
+    [],
+    [None],
+    [1, "a", {}],
+    {},
+    {"k": None},
+    {"type": "bogus"},
 ]
 UNKNOWN_KEYS = ["extra", "$mid", "type", "_meta", "id", ""]
 
-json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-(2**60), 2**60), st.floats(allow_nan=False, allow_infinity=False),
-                      st.text(max_size=8))
+json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**60), 2**60),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+)
 json_values = st.recursive(
-    json_leaf, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    json_leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
 BASE_MESSAGES = [
     user("hello fuzz"),
-    {"role": "assistant", "content": [
-        {"type": "text", "value": "hi"},
-        {"type": "tool_call", "toolCallId": "c1", "toolName": "read_file", "parameters": {"path": "/x", "n": [1, 2.5, True]}},
-    ]},
-    {"role": "user", "content": [{"type": "tool_result", "toolCallId": "c1", "result": [{"$mid": 21, "value": "ok"}]}]},
+    {
+        "role": "assistant",
+        "content": [
+            {"type": "text", "value": "hi"},
+            {
+                "type": "tool_call",
+                "toolCallId": "c1",
+                "toolName": "read_file",
+                "parameters": {"path": "/x", "n": [1, 2.5, True]},
+            },
+        ],
+    },
+    {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "toolCallId": "c1", "result": [{"$mid": 21, "value": "ok"}]}
+        ],
+    },
     user("go on"),
 ]
-NO_AGENT = {"id": "nope", "name": "Nope", "command": "/nonexistent/fuzz-agent", "args": ["a"], "env": [{"name": "K", "value": "V"}]}
+NO_AGENT = {
+    "id": "nope",
+    "name": "Nope",
+    "command": "/nonexistent/fuzz-agent",
+    "args": ["a"],
+    "env": [{"name": "K", "value": "V"}],
+}
 AGENT_FORMS = [
     {"eliza": {"deterministic": True}},
     {"eliza": {}},
     NO_AGENT,
     {"mcp_server": {k: v for k, v in NO_AGENT.items() if k != "id"}},
-    {"type": "http", "name": "h", "url": "http://127.0.0.1:9/", "headers": [{"name": "H", "value": "v"}]},
+    {
+        "type": "http",
+        "name": "h",
+        "url": "http://127.0.0.1:9/",
+        "headers": [{"name": "H", "value": "v"}],
+    },
 ]
-OPTIONS = {"tools": [{"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object"}}], "toolMode": "auto"}
+OPTIONS = {
+    "tools": [
+        {"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object"}}
+    ],
+    "toolMode": "auto",
+}
 
 
 def chat_template(agent: Any) -> dict[str, Any]:
-    return {"modelId": "fuzz-model", "messages": copy.deepcopy(BASE_MESSAGES), "agent": copy.deepcopy(agent),
-            "options": copy.deepcopy(OPTIONS)}
+    return {
+        "modelId": "fuzz-model",
+        "messages": copy.deepcopy(BASE_MESSAGES),
+        "agent": copy.deepcopy(agent),
+        "options": copy.deepcopy(OPTIONS),
+    }
 
 
 def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -305,7 +387,9 @@ def mutated(draw: st.DrawFn, template: Any) -> Any:
             break
         path = draw(st.sampled_from(paths))
         parent, last = _get(doc, path[:-1]), path[-1]
-        op = draw(st.sampled_from(["delete", "swap", "swap", "random", "add_key", "duplicate", "wrap"]))
+        op = draw(
+            st.sampled_from(["delete", "swap", "swap", "random", "add_key", "duplicate", "wrap"])
+        )
         if op == "delete":
             del parent[last]
         elif op == "swap":
@@ -317,7 +401,9 @@ def mutated(draw: st.DrawFn, template: Any) -> Any:
         elif op == "add_key":
             target = parent[last] if isinstance(parent[last], dict) else parent
             if isinstance(target, dict):
-                target[draw(st.sampled_from(UNKNOWN_KEYS))] = copy.deepcopy(draw(st.sampled_from(POOL)))
+                target[draw(st.sampled_from(UNKNOWN_KEYS))] = copy.deepcopy(
+                    draw(st.sampled_from(POOL))
+                )
         elif op == "duplicate":
             if isinstance(parent, list):
                 parent.insert(last, copy.deepcopy(parent[last]))
@@ -327,31 +413,58 @@ def mutated(draw: st.DrawFn, template: Any) -> Any:
 
 
 # Valid-shaped chats with odd but legal content: they reach the history tracker and the agents.
-texts = st.text(st.characters(codec="utf-8", exclude_characters="\n"), max_size=12) | st.sampled_from(["", " ", "\u2028", "\ud83d"])
+texts = st.text(
+    st.characters(codec="utf-8", exclude_characters="\n"), max_size=12
+) | st.sampled_from(["", " ", "\u2028", "\ud83d"])
 parts = st.one_of(
     st.builds(lambda v: {"type": "text", "value": v}, texts),
-    st.builds(lambda i, n, p: {"type": "tool_call", "toolCallId": i, "toolName": n, "parameters": p}, texts, texts, json_values),
-    st.builds(lambda i, r: {"type": "tool_result", "toolCallId": i, "result": r}, texts, json_values),
+    st.builds(
+        lambda i, n, p: {"type": "tool_call", "toolCallId": i, "toolName": n, "parameters": p},
+        texts,
+        texts,
+        json_values,
+    ),
+    st.builds(
+        lambda i, r: {"type": "tool_result", "toolCallId": i, "result": r}, texts, json_values
+    ),
 )
-messages = st.builds(lambda r, c: {"role": r, "content": c}, st.sampled_from(["user", "assistant", "system", "", "User"]),
-                     st.lists(parts, max_size=3))
-tools = st.lists(st.builds(lambda n, d, s: {"name": n, "description": d, "inputSchema": s}, texts, texts, json_values), max_size=2)
+messages = st.builds(
+    lambda r, c: {"role": r, "content": c},
+    st.sampled_from(["user", "assistant", "system", "", "User"]),
+    st.lists(parts, max_size=3),
+)
+tools = st.lists(
+    st.builds(
+        lambda n, d, s: {"name": n, "description": d, "inputSchema": s}, texts, texts, json_values
+    ),
+    max_size=2,
+)
 
 
 @st.composite
 def odd_chats(draw: st.DrawFn) -> dict[str, Any]:
     params: dict[str, Any] = {
         "modelId": draw(texts),
-        "messages": [user(f"odd {draw(st.integers(0, 40))}")] + draw(st.lists(messages, max_size=4)),
+        "messages": [user(f"odd {draw(st.integers(0, 40))}")]
+        + draw(st.lists(messages, max_size=4)),
         "agent": copy.deepcopy(draw(st.sampled_from(AGENT_FORMS[:3]))),
     }
     if draw(st.booleans()):
-        params["options"] = {"tools": draw(tools), **({"toolMode": draw(st.sampled_from(["auto", "required"]))} if draw(st.booleans()) else {})}
+        params["options"] = {
+            "tools": draw(tools),
+            **(
+                {"toolMode": draw(st.sampled_from(["auto", "required"]))}
+                if draw(st.booleans())
+                else {}
+            ),
+        }
     return params
 
 
 def mutated_chats() -> st.SearchStrategy[Any]:
-    return st.sampled_from(range(len(AGENT_FORMS))).flatmap(lambda i: mutated(chat_template(AGENT_FORMS[i])))
+    return st.sampled_from(range(len(AGENT_FORMS))).flatmap(
+        lambda i: mutated(chat_template(AGENT_FORMS[i]))
+    )
 
 
 ENVELOPE = {"jsonrpc": "2.0", "id": 1, "method": TOKENS, "params": {"modelId": "m", "text": "abc"}}
@@ -365,24 +478,38 @@ def classic_lines(ids: Ids) -> list[Expect]:
     out: list[Expect] = []
 
     def null(data: bytes, code: int, label: str) -> None:
-        out.append(Expect(data if data.endswith(b"\n") else data + b"\n", "null", (code,), label=label))
+        out.append(
+            Expect(data if data.endswith(b"\n") else data + b"\n", "null", (code,), label=label)
+        )
 
     def answered(msg: dict[str, Any], check: Check, label: str) -> None:
         out.append(Expect(line(msg), "id", id=msg["id"], check=check, label=label))
 
     # Parse errors: id null.
     null(b"\xff\xfe\xfd", PARSE_ERROR, "invalid UTF-8")
-    null(b'{"jsonrpc":"2.0","id":1,"method":"\xc3\x28"}', PARSE_ERROR, "invalid UTF-8 inside a string")
+    null(
+        b'{"jsonrpc":"2.0","id":1,"method":"\xc3\x28"}',
+        PARSE_ERROR,
+        "invalid UTF-8 inside a string",
+    )
     null(b"\xed\xa0\x80", PARSE_ERROR, "UTF-8-encoded surrogate")
     null(b'{"jsonrpc":"2.0","id":', PARSE_ERROR, "truncated JSON")
-    null(b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"a"}', PARSE_ERROR, "missing brace")
+    null(
+        b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"a"}',
+        PARSE_ERROR,
+        "missing brace",
+    )
     null(b"{'jsonrpc': '2.0'}", PARSE_ERROR, "single quotes")
     null(b"[" * 100_000, PARSE_ERROR, "100k open brackets")
     null(b'{"a":' * 50_000, PARSE_ERROR, "50k nested objects")
     null(b"[" * 100_000 + b"]" * 100_000, PARSE_ERROR, "100k balanced brackets")
-    null(b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"modelId":"m","text":NaN}}', PARSE_ERROR, "NaN")
+    null(
+        b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"modelId":"m","text":NaN}}',
+        PARSE_ERROR,
+        "NaN",
+    )
     null(b'{"jsonrpc":"2.0","id":1,"method":"x","params":[Infinity]}', PARSE_ERROR, "Infinity")
-    null(b'{"jsonrpc":"2.0","id":1' + b'9' * 5000 + b',"method":"x"}', PARSE_ERROR, "5000-digit id")
+    null(b'{"jsonrpc":"2.0","id":1' + b"9" * 5000 + b',"method":"x"}', PARSE_ERROR, "5000-digit id")
     null(b"x" * 5_000_000, PARSE_ERROR, "5 MB of garbage on one line")
     null(b"\x00\x01\x02\x03", PARSE_ERROR, "control bytes")
     null(b"\xef\xbb\xbf{}", PARSE_ERROR, "byte order mark")
@@ -396,24 +523,71 @@ def classic_lines(ids: Ids) -> list[Expect]:
     null(line({"jsonrpc": "2.0"}), INVALID_REQUEST, "no method, no id")
     null(line({"jsonrpc": "2.0", "method": 7}), INVALID_REQUEST, "numeric method, no id")
     for bad_id in (True, False, 1.5, 2.0, {"a": 1}, [1], []):
-        null(line(request(bad_id, TOKENS, {"modelId": "m", "text": "a"})), INVALID_REQUEST, f"id {bad_id!r}")
+        null(
+            line(request(bad_id, TOKENS, {"modelId": "m", "text": "a"})),
+            INVALID_REQUEST,
+            f"id {bad_id!r}",
+        )
     # Invalid requests whose id is valid: answered with that id.
     i = ids()
-    answered({"id": i, "method": TOKENS, "params": {"modelId": "m", "text": "a"}}, error_check(INVALID_REQUEST, names="jsonrpc"), "no jsonrpc")
-    answered({"jsonrpc": "1.0", "id": ids(), "method": TOKENS, "params": {}}, error_check(INVALID_REQUEST, names="jsonrpc"), "jsonrpc 1.0")
-    answered({"jsonrpc": 2.0, "id": ids(), "method": TOKENS, "params": {}}, error_check(INVALID_REQUEST, names="jsonrpc"), "jsonrpc number")
-    answered({"jsonrpc": "2.0", "id": ids()}, error_check(INVALID_REQUEST, names="method"), "no method")
-    answered({"jsonrpc": "2.0", "id": f"s{ids()}", "params": {}}, error_check(INVALID_REQUEST, names="method"), "no method, string id")
-    answered({"jsonrpc": "2.0", "id": ids(), "method": None}, error_check(INVALID_REQUEST, names="method"), "null method")
-    answered({"jsonrpc": "2.0", "id": ids(), "method": ["lm/provideTokenCount"]}, error_check(INVALID_REQUEST, names="method"), "list method")
+    answered(
+        {"id": i, "method": TOKENS, "params": {"modelId": "m", "text": "a"}},
+        error_check(INVALID_REQUEST, names="jsonrpc"),
+        "no jsonrpc",
+    )
+    answered(
+        {"jsonrpc": "1.0", "id": ids(), "method": TOKENS, "params": {}},
+        error_check(INVALID_REQUEST, names="jsonrpc"),
+        "jsonrpc 1.0",
+    )
+    answered(
+        {"jsonrpc": 2.0, "id": ids(), "method": TOKENS, "params": {}},
+        error_check(INVALID_REQUEST, names="jsonrpc"),
+        "jsonrpc number",
+    )
+    answered(
+        {"jsonrpc": "2.0", "id": ids()}, error_check(INVALID_REQUEST, names="method"), "no method"
+    )
+    answered(
+        {"jsonrpc": "2.0", "id": f"s{ids()}", "params": {}},
+        error_check(INVALID_REQUEST, names="method"),
+        "no method, string id",
+    )
+    answered(
+        {"jsonrpc": "2.0", "id": ids(), "method": None},
+        error_check(INVALID_REQUEST, names="method"),
+        "null method",
+    )
+    answered(
+        {"jsonrpc": "2.0", "id": ids(), "method": ["lm/provideTokenCount"]},
+        error_check(INVALID_REQUEST, names="method"),
+        "list method",
+    )
     for params in (5, "text", True, 0.5):
         for method in (TOKENS, CHAT, INFO, "lm/nothing"):
-            answered(request(ids(), method, params), error_check(INVALID_REQUEST, names="params"), f"{method} params {params!r}")
+            answered(
+                request(ids(), method, params),
+                error_check(INVALID_REQUEST, names="params"),
+                f"{method} params {params!r}",
+            )
     # Unknown methods.
-    for method in ("lm/doesNotExist", "", "LM/PROVIDETOKENCOUNT", "lm/responsePart", "lm/responseComplete", "initialize",
-                   "lm/provideTokenCount ", "\u00e9\u2028", "\ud800"):
+    for method in (
+        "lm/doesNotExist",
+        "",
+        "LM/PROVIDETOKENCOUNT",
+        "lm/responsePart",
+        "lm/responseComplete",
+        "initialize",
+        "lm/provideTokenCount ",
+        "\u00e9\u2028",
+        "\ud800",
+    ):
         answered(request(ids(), method, {}), error_check(METHOD_NOT_FOUND), f"method {method!r}")
-    answered(request(ids(), CANCEL, {"requestId": 1}), error_check(METHOD_NOT_FOUND), "lm/cancel sent as a request")
+    answered(
+        request(ids(), CANCEL, {"requestId": 1}),
+        error_check(METHOD_NOT_FOUND),
+        "lm/cancel sent as a request",
+    )
     # Invalid params, naming the field.
     for params, field_name in [
         ({"text": "a"}, "modelId"),
@@ -424,11 +598,23 @@ def classic_lines(ids: Ids) -> list[Expect]:
         ([], ""),
         (["m", "a"], ""),
     ]:
-        answered(request(ids(), TOKENS, params), error_check(INVALID_PARAMS, names=field_name), f"token count {params!r}")
-    answered(request(ids(), INFO, {"silent": "yes"}), error_check(INVALID_PARAMS, names="silent"), "silent string")
+        answered(
+            request(ids(), TOKENS, params),
+            error_check(INVALID_PARAMS, names=field_name),
+            f"token count {params!r}",
+        )
+    answered(
+        request(ids(), INFO, {"silent": "yes"}),
+        error_check(INVALID_PARAMS, names="silent"),
+        "silent string",
+    )
     answered(request(ids(), INFO, [1]), error_check(INVALID_PARAMS), "chat info list params")
     answered(request(ids(), INFO, None, omit_params=True), info_check, "chat info without params")
-    answered(request(ids(), TOKENS, {"modelId": "m", "text": "\ud800\udfff\ud800"}), token_check, "lone surrogates in text")
+    answered(
+        request(ids(), TOKENS, {"modelId": "m", "text": "\ud800\udfff\ud800"}),
+        token_check,
+        "lone surrogates in text",
+    )
     eliza = {"eliza": {"deterministic": True}}
     base = {"modelId": "m", "messages": [user("hi")], "agent": eliza}
     for params, field_name in [
@@ -442,16 +628,72 @@ def classic_lines(ids: Ids) -> list[Expect]:
         ({**base, "messages": [{"role": "user", "content": 5}]}, "messages.0.content"),
         ({**base, "messages": [{"role": "user", "content": True}]}, "messages.0.content"),
         ({**base, "messages": [{"role": "user", "content": 2.5}]}, "messages.0.content"),
-        ({**base, "messages": [{"role": "user", "content": {"type": "text", "value": "x"}}]}, "messages.0.content"),
+        (
+            {**base, "messages": [{"role": "user", "content": {"type": "text", "value": "x"}}]},
+            "messages.0.content",
+        ),
         ({**base, "messages": [{"role": 1, "content": []}]}, "messages.0.role"),
-        ({**base, "messages": [{"role": "user", "content": [{"type": "bogus"}]}]}, "messages.0.content.0"),
-        ({**base, "messages": [{"role": "user", "content": [{"value": "no type"}]}]}, "messages.0.content.0"),
+        (
+            {**base, "messages": [{"role": "user", "content": [{"type": "bogus"}]}]},
+            "messages.0.content.0",
+        ),
+        (
+            {**base, "messages": [{"role": "user", "content": [{"value": "no type"}]}]},
+            "messages.0.content.0",
+        ),
         ({**base, "messages": [{"role": "user", "content": [{"type": "text"}]}]}, "value"),
-        ({**base, "messages": [{"role": "user", "content": [{"type": "text", "value": 5}]}]}, "value"),
-        ({**base, "messages": [user("a"), {"role": "user", "content": [{"type": "tool_call", "toolCallId": "a", "toolName": "b"}]}]}, "messages.1.content.0.tool_call.parameters"),
-        ({**base, "messages": [{"role": "user", "content": [{"type": "tool_result", "toolCallId": "a"}]}]}, "messages.0.content.0.tool_result.result"),
-        ({**base, "messages": [{"role": "user", "content": [{"type": "tool_result", "result": 1}]}]}, "toolCallId"),
-        ({**base, "messages": [{"role": "user", "content": [{"type": "tool_call", "toolCallId": 5, "toolName": "b", "parameters": {}}]}]}, "toolCallId"),
+        (
+            {**base, "messages": [{"role": "user", "content": [{"type": "text", "value": 5}]}]},
+            "value",
+        ),
+        (
+            {
+                **base,
+                "messages": [
+                    user("a"),
+                    {
+                        "role": "user",
+                        "content": [{"type": "tool_call", "toolCallId": "a", "toolName": "b"}],
+                    },
+                ],
+            },
+            "messages.1.content.0.tool_call.parameters",
+        ),
+        (
+            {
+                **base,
+                "messages": [
+                    {"role": "user", "content": [{"type": "tool_result", "toolCallId": "a"}]}
+                ],
+            },
+            "messages.0.content.0.tool_result.result",
+        ),
+        (
+            {
+                **base,
+                "messages": [{"role": "user", "content": [{"type": "tool_result", "result": 1}]}],
+            },
+            "toolCallId",
+        ),
+        (
+            {
+                **base,
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_call",
+                                "toolCallId": 5,
+                                "toolName": "b",
+                                "parameters": {},
+                            }
+                        ],
+                    }
+                ],
+            },
+            "toolCallId",
+        ),
         ({**base, "agent": "someone_else"}, "agent"),
         ({**base, "agent": 5}, "agent"),
         ({**base, "agent": None}, "agent"),
@@ -463,7 +705,10 @@ def classic_lines(ids: Ids) -> list[Expect]:
         ({**base, "agent": {"name": "x", "command": 5}}, "command"),
         ({**base, "agent": {"name": "x", "command": "y", "args": "z"}}, "args"),
         ({**base, "agent": {"name": "x", "command": "y", "args": [], "env": {"A": "b"}}}, "env"),
-        ({**base, "agent": {"name": "x", "command": "y", "args": [], "env": [{"name": "A"}]}}, "env.0.value"),
+        (
+            {**base, "agent": {"name": "x", "command": "y", "args": [], "env": [{"name": "A"}]}},
+            "env.0.value",
+        ),
         ({**base, "agent": {"id": 5, "name": "x", "command": "y"}}, "agent.id"),
         ({**base, "agent": {"type": "carrier-pigeon", "name": "x", "command": "y"}}, "agent"),
         ({**base, "options": 5}, "options"),
@@ -471,13 +716,54 @@ def classic_lines(ids: Ids) -> list[Expect]:
         ({**base, "options": {"tools": [{"name": "x"}]}}, "options.tools.0.description"),
         ({**base, "options": {"tools": [{"description": "x"}]}}, "options.tools.0.name"),
         ({**base, "options": {"toolMode": "sometimes"}}, "options.toolMode"),
-        ({**base, "messages": [{"role": "user", "content": [{"type": "tool_call", "toolCallId": "a", "toolName": "b", "parameters": nest(600)}]}]}, "messages.0.content.0.tool_call.parameters: Value error, nested deeper"),
-        ({**base, "messages": [{"role": "user", "content": [{"type": "tool_result", "toolCallId": "a", "result": nest(900, {})}]}]}, "messages.0.content.0.tool_result.result: Value error, nested deeper"),
+        (
+            {
+                **base,
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_call",
+                                "toolCallId": "a",
+                                "toolName": "b",
+                                "parameters": nest(600),
+                            }
+                        ],
+                    }
+                ],
+            },
+            "messages.0.content.0.tool_call.parameters: Value error, nested deeper",
+        ),
+        (
+            {
+                **base,
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "tool_result", "toolCallId": "a", "result": nest(900, {})}
+                        ],
+                    }
+                ],
+            },
+            "messages.0.content.0.tool_result.result: Value error, nested deeper",
+        ),
     ]:
-        answered(request(ids(), CHAT, params), error_check(INVALID_PARAMS, names=field_name), f"chat params {field_name}")
+        answered(
+            request(ids(), CHAT, params),
+            error_check(INVALID_PARAMS, names=field_name),
+            f"chat params {field_name}",
+        )
     for params in (None, [], [1, 2]):
-        answered(request(ids(), CHAT, params), error_check(INVALID_PARAMS), f"chat params {params!r}")
-    answered(request(ids(), CHAT, None, omit_params=True), error_check(INVALID_PARAMS), "chat without params")
+        answered(
+            request(ids(), CHAT, params), error_check(INVALID_PARAMS), f"chat params {params!r}"
+        )
+    answered(
+        request(ids(), CHAT, None, omit_params=True),
+        error_check(INVALID_PARAMS),
+        "chat without params",
+    )
     # Responses from the client and notifications: never answered.
     for msg in (
         {"jsonrpc": "2.0", "id": 1, "result": {}},
@@ -491,8 +777,16 @@ def classic_lines(ids: Ids) -> list[Expect]:
         {"jsonrpc": "2.0", "method": CANCEL, "params": "x"},
         {"jsonrpc": "2.0", "method": CANCEL},
         {"jsonrpc": "2.0", "method": TOKENS, "params": {"modelId": "m", "text": "a"}},
-        {"jsonrpc": "2.0", "method": CHAT, "params": {"modelId": "m", "messages": [user("notified")], "agent": eliza}},
-        {"jsonrpc": "2.0", "method": "lm/responsePart", "params": {"requestId": 1, "part": {"type": "text", "value": "x"}}},
+        {
+            "jsonrpc": "2.0",
+            "method": CHAT,
+            "params": {"modelId": "m", "messages": [user("notified")], "agent": eliza},
+        },
+        {
+            "jsonrpc": "2.0",
+            "method": "lm/responsePart",
+            "params": {"requestId": 1, "part": {"type": "text", "value": "x"}},
+        },
         {"jsonrpc": "2.0", "method": "\ud800", "params": {"\ud800": "\udfff"}},
         {"jsonrpc": "2.0", "method": "x" * 100_000, "params": [None] * 1000},
     ):
@@ -517,25 +811,59 @@ def generated_lines(ids: Ids) -> list[Expect]:
         data = data.replace(b"\n", b" ")
         out.append(_random_bytes(data))
     for cut in collect(st.integers(1, len(valid_line) - 2), 150):
-        out.append(Expect(valid_line[:cut] + b"\n", "null", (PARSE_ERROR,), label=f"truncated at {cut}"))
+        out.append(
+            Expect(valid_line[:cut] + b"\n", "null", (PARSE_ERROR,), label=f"truncated at {cut}")
+        )
     for value in collect(json_values, 200):
         out.append(_any_json(value, ids))
     # The envelope mutated: each result is either answered with its id or with id null.
     for env in collect(mutated(ENVELOPE), 250):
         out.append(_envelope(env, ids))
     for params in collect(mutated({"modelId": "m", "text": "abc"}), 150):
-        out.append(Expect(line(request(ids(), TOKENS, params)), "id", check=token_check, label=f"token count {params!r}"[:200]))
+        out.append(
+            Expect(
+                line(request(ids(), TOKENS, params)),
+                "id",
+                check=token_check,
+                label=f"token count {params!r}"[:200],
+            )
+        )
         out[-1].id = ids.n
     for params in collect(mutated({"silent": False}), 60):
-        out.append(Expect(line(request(ids(), INFO, params)), "id", check=info_check, label=f"info {params!r}"[:200]))
+        out.append(
+            Expect(
+                line(request(ids(), INFO, params)),
+                "id",
+                check=info_check,
+                label=f"info {params!r}"[:200],
+            )
+        )
         out[-1].id = ids.n
     chats = collect(mutated_chats(), 700)
     for params in chats:
-        out.append(Expect(line(request(ids(), CHAT, params)), "id", check=no_internal_error, label=f"chat {json.dumps(params)[:300]}"))
+        out.append(
+            Expect(
+                line(request(ids(), CHAT, params)),
+                "id",
+                check=no_internal_error,
+                label=f"chat {json.dumps(params)[:300]}",
+            )
+        )
         out[-1].id = ids.n
     for params in collect(mutated({"requestId": 5}), 150):
-        out.append(Expect(line({"jsonrpc": "2.0", "method": CANCEL, "params": params}), "none", label=f"cancel {params!r}"))
-    for method, params in collect(st.tuples(st.one_of(st.sampled_from([CANCEL, "lm/x", ""]), st.text(max_size=10)), json_values), 150):
+        out.append(
+            Expect(
+                line({"jsonrpc": "2.0", "method": CANCEL, "params": params}),
+                "none",
+                label=f"cancel {params!r}",
+            )
+        )
+    for method, params in collect(
+        st.tuples(
+            st.one_of(st.sampled_from([CANCEL, "lm/x", ""]), st.text(max_size=10)), json_values
+        ),
+        150,
+    ):
         msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
         out.append(Expect(line(msg), "none", label=f"notification {msg!r}"[:200]))
     return out
@@ -545,7 +873,13 @@ def generated_lines(ids: Ids) -> list[Expect]:
 def odd_chat_lines() -> tuple[Expect, ...]:
     ids = Ids(900_000)
     return tuple(
-        Expect(line(request(ids(), CHAT, params)), "id", id=ids.n, check=no_internal_error, label=f"odd chat {json.dumps(params)[:300]}")
+        Expect(
+            line(request(ids(), CHAT, params)),
+            "id",
+            id=ids.n,
+            check=no_internal_error,
+            label=f"odd chat {json.dumps(params)[:300]}",
+        )
         for params in collect(odd_chats(), 250)
     )
 
@@ -574,7 +908,13 @@ def _any_json(value: Any, ids: Ids) -> Expect:
         # No "jsonrpc": "2.0" can appear (keys are at most 4 characters): an invalid request.
         if type(value.get("id")) in (int, str):
             value["id"] = f"any-{ids()}"  # unique, so that its one answer can be told apart
-            return Expect(line(value), "id", id=value["id"], check=error_check(INVALID_REQUEST), label=f"object {value!r}")
+            return Expect(
+                line(value),
+                "id",
+                id=value["id"],
+                check=error_check(INVALID_REQUEST),
+                label=f"object {value!r}",
+            )
     data = line(value)
     if isinstance(value, dict):
         return Expect(data, "null", (INVALID_REQUEST,), label=f"object {value!r}")
@@ -593,17 +933,26 @@ def _envelope(env: Any, ids: Ids) -> Expect:
     id_ = env.get("id")
     valid_id = has_id and (id_ is None or type(id_) in (int, str))
     if env.get("jsonrpc") != "2.0":
-        return Expect(data, "id", id=id_, check=error_check(INVALID_REQUEST), label=label) if valid_id and id_ is not None else \
-            Expect(data, "null", (INVALID_REQUEST,), label=label)
+        return (
+            Expect(data, "id", id=id_, check=error_check(INVALID_REQUEST), label=label)
+            if valid_id and id_ is not None
+            else Expect(data, "null", (INVALID_REQUEST,), label=label)
+        )
     if "method" not in env:
         if has_id and ("result" in env or "error" in env):
             return Expect(data, "none", label=label)  # a response: ignored
-        return Expect(data, "id", id=id_, check=error_check(INVALID_REQUEST), label=label) if valid_id and id_ is not None else \
-            Expect(data, "null", (INVALID_REQUEST,), label=label)
+        return (
+            Expect(data, "id", id=id_, check=error_check(INVALID_REQUEST), label=label)
+            if valid_id and id_ is not None
+            else Expect(data, "null", (INVALID_REQUEST,), label=label)
+        )
     method = env["method"]
     if not isinstance(method, str):
-        return Expect(data, "id", id=id_, check=error_check(INVALID_REQUEST), label=label) if valid_id and id_ is not None else \
-            Expect(data, "null", (INVALID_REQUEST,), label=label)
+        return (
+            Expect(data, "id", id=id_, check=error_check(INVALID_REQUEST), label=label)
+            if valid_id and id_ is not None
+            else Expect(data, "null", (INVALID_REQUEST,), label=label)
+        )
     if has_id and not valid_id:
         return Expect(data, "null", (INVALID_REQUEST,), label=label)
     params = env.get("params")
@@ -617,7 +966,9 @@ def _envelope(env: Any, ids: Ids) -> Expect:
         env["id"] = id_ = ids()
         data = line(env)
     if params is not None and not isinstance(params, (dict, list)):
-        return Expect(data, "id", id=id_, check=error_check(INVALID_REQUEST, names="params"), label=label)
+        return Expect(
+            data, "id", id=id_, check=error_check(INVALID_REQUEST, names="params"), label=label
+        )
     if method == TOKENS:
         return Expect(data, "id", id=id_, check=token_check, label=label)
     return Expect(data, "id", id=id_, check=error_check(METHOD_NOT_FOUND), label=label)
@@ -629,7 +980,9 @@ def _envelope(env: Any, ids: Ids) -> Expect:
 def verify(ep: RawEndpoint, corpus: list[Expect]) -> None:
     problems: list[str] = []
     if ep.bad_output:
-        problems.append(f"{len(ep.bad_output)} output lines are not JSON objects, e.g. {ep.bad_output[0][:200]!r}")
+        problems.append(
+            f"{len(ep.bad_output)} output lines are not JSON objects, e.g. {ep.bad_output[0][:200]!r}"
+        )
     # Answers with id null come in the order of their lines (they are written as each line is read).
     expected_null = [e for e in corpus if e.kind == "null"]
     got_null = ep.null_errors
@@ -638,7 +991,9 @@ def verify(ep: RawEndpoint, corpus: list[Expect]) -> None:
     for n, (exp, got) in enumerate(zip(expected_null, got_null)):
         code = got["error"]["code"] if "error" in got else 0
         if code not in exp.codes:
-            problems.append(f"null answer #{n} for {exp.label!r}: {json.dumps(got)[:300]}, expected code {exp.codes}")
+            problems.append(
+                f"null answer #{n} for {exp.label!r}: {json.dumps(got)[:300]}, expected code {exp.codes}"
+            )
             break  # everything after is shifted
     expected_ids = {}
     for e in corpus:
@@ -671,11 +1026,16 @@ def verify(ep: RawEndpoint, corpus: list[Expect]) -> None:
             order.setdefault(_key(m["id"]), []).append("response" if "result" in m else "error")
     for rid, seq in order.items():
         if "lm/responseComplete" in seq:
-            if seq[-2:] != ["lm/responseComplete", "response"] or seq.count("lm/responseComplete") != 1:
+            if (
+                seq[-2:] != ["lm/responseComplete", "response"]
+                or seq.count("lm/responseComplete") != 1
+            ):
                 problems.append(f"request {rid}: bad order {seq}")
         elif seq and seq[-1] == "response" and rid in chats:
             problems.append(f"request {rid}: result without lm/responseComplete: {seq}")
-    assert not problems, "\n".join(problems[:25]) + (f"\n… and {len(problems) - 25} more" if len(problems) > 25 else "")
+    assert not problems, "\n".join(problems[:25]) + (
+        f"\n… and {len(problems) - 25} more" if len(problems) > 25 else ""
+    )
 
 
 def assert_no_traceback(ep: RawEndpoint) -> None:
@@ -717,8 +1077,14 @@ def corpus() -> list[Expect]:
 
 async def test_thousands_of_bad_lines_never_kill_one_endpoint(corpus, tmp_path):
     started = time.monotonic()
-    ep = await RawEndpoint.start("--cwd", str(tmp_path), "--event-log", str(tmp_path / "events.jsonl"),
-                                 "--trace-dir", str(tmp_path / "trace"))
+    ep = await RawEndpoint.start(
+        "--cwd",
+        str(tmp_path),
+        "--event-log",
+        str(tmp_path / "events.jsonl"),
+        "--trace-dir",
+        str(tmp_path / "trace"),
+    )
     try:
         # Warm up: the first chat proves the endpoint proper is serving (not only the fast path).
         await final_chat(ep, "warm-up")
@@ -732,7 +1098,9 @@ async def test_thousands_of_bad_lines_never_kill_one_endpoint(corpus, tmp_path):
         expected = sum(1 for e in corpus if e.kind == "id") + 1
         expected_null = sum(1 for e in corpus if e.kind == "null")
         try:
-            await ep.wait_until(lambda: len(ep.by_id) >= expected and len(ep.null_errors) >= expected_null, 60)
+            await ep.wait_until(
+                lambda: len(ep.by_id) >= expected and len(ep.null_errors) >= expected_null, 60
+            )
         except TimeoutError:
             verify(ep, corpus)  # names what is missing
             raise
@@ -752,9 +1120,16 @@ async def test_thousands_of_bad_lines_never_kill_one_endpoint(corpus, tmp_path):
         await ep.wait_until(lambda: bool(ep.answers("tokens-after")), 10)
         assert ep.answers("tokens-after")[0]["result"] == 2
         await asyncio.sleep(0.3)  # late duplicates would show up here
-        verify(ep, corpus + odd + [Expect(CHAT.encode(), "id", id="warm-up", check=lambda a: None),
-                             Expect(CHAT.encode(), "id", id="after-the-storm", check=lambda a: None),
-                             Expect(b"", "id", id="tokens-after", check=lambda a: None)])
+        verify(
+            ep,
+            corpus
+            + odd
+            + [
+                Expect(CHAT.encode(), "id", id="warm-up", check=lambda a: None),
+                Expect(CHAT.encode(), "id", id="after-the-storm", check=lambda a: None),
+                Expect(b"", "id", id="tokens-after", check=lambda a: None),
+            ],
+        )
     finally:
         code = await ep.close()
     assert code == 0, ep.stderr.decode(errors="replace")[-3000:]
@@ -769,23 +1144,50 @@ async def test_classic_errors_on_a_fresh_endpoint(tmp_path):
     try:
         await ep.write(b"{not json\n")
         await ep.wait_until(lambda: len(ep.null_errors) == 1, 15)
-        assert ep.null_errors[0] == {"jsonrpc": "2.0", "id": None, "error": ep.null_errors[0]["error"]}
+        assert ep.null_errors[0] == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": ep.null_errors[0]["error"],
+        }
         assert ep.null_errors[0]["error"]["code"] == PARSE_ERROR
 
         await ep.write(line({"jsonrpc": "2.0", "id": 1}))
         await ep.write(line(request(2, "lm/nope", {})))
         await ep.write(line(request(3, TOKENS, {"modelId": "m"})))
-        await ep.write(line(request(4, CHAT, {"modelId": "m", "messages": [{"role": "user", "content": [{"type": "text"}]}],
-                                              "agent": {"eliza": {}}})))
+        await ep.write(
+            line(
+                request(
+                    4,
+                    CHAT,
+                    {
+                        "modelId": "m",
+                        "messages": [{"role": "user", "content": [{"type": "text"}]}],
+                        "agent": {"eliza": {}},
+                    },
+                )
+            )
+        )
         await ep.write(line(request(5, "lm/nope", {})))
         await ep.wait_until(lambda: all(ep.answers(i) for i in range(1, 6)), 15)
         assert ep.answers(1)[0]["error"]["code"] == INVALID_REQUEST
-        assert ep.answers(2)[0]["error"] == {"code": METHOD_NOT_FOUND, "message": "Method not found: lm/nope"}
-        assert ep.answers(3)[0]["error"]["code"] == INVALID_PARAMS and "text" in ep.answers(3)[0]["error"]["message"]
+        assert ep.answers(2)[0]["error"] == {
+            "code": METHOD_NOT_FOUND,
+            "message": "Method not found: lm/nope",
+        }
+        assert (
+            ep.answers(3)[0]["error"]["code"] == INVALID_PARAMS
+            and "text" in ep.answers(3)[0]["error"]["message"]
+        )
         err = ep.answers(4)[0]["error"]
-        assert err["code"] == INVALID_PARAMS and "messages.0.content.0" in err["message"] and "value" in err["message"]
+        assert (
+            err["code"] == INVALID_PARAMS
+            and "messages.0.content.0" in err["message"]
+            and "value" in err["message"]
+        )
         await final_chat(ep, 6)
-        await ep.write(line(request(None, TOKENS, {"modelId": "m", "text": "abcd"})))  # id null: a valid request
+        await ep.write(
+            line(request(None, TOKENS, {"modelId": "m", "text": "abcd"}))
+        )  # id null: a valid request
         await ep.wait_until(lambda: len(ep.null_errors) == 2, 15)
         assert ep.null_errors[1] == {"jsonrpc": "2.0", "id": None, "result": 1}
     finally:
@@ -800,9 +1202,17 @@ async def test_lone_surrogates_are_echoed_as_escapes_not_crashes(tmp_path):
     try:
         await final_chat(ep, 0)
         await ep.write(b'{"jsonrpc":"2.0","id":1,"method":"\\ud800"}\n')
-        await ep.write(b'{"jsonrpc":"2.0","id":"\\udc00x","method":"lm/provideTokenCount","params":{"modelId":"m","text":"a"}}\n')
-        await ep.write(b'{"jsonrpc":"2.0","id":3,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"\\ud83d"}}\n')
-        chat = {"modelId": "m", "messages": [user("I am \ud83d sad")], "agent": {"eliza": {"deterministic": True}}}
+        await ep.write(
+            b'{"jsonrpc":"2.0","id":"\\udc00x","method":"lm/provideTokenCount","params":{"modelId":"m","text":"a"}}\n'
+        )
+        await ep.write(
+            b'{"jsonrpc":"2.0","id":3,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"\\ud83d"}}\n'
+        )
+        chat = {
+            "modelId": "m",
+            "messages": [user("I am \ud83d sad")],
+            "agent": {"eliza": {"deterministic": True}},
+        }
         await ep.write(line(request(4, CHAT, chat)))
         await ep.wait_until(lambda: all(ep.answers(i) for i in (1, "\udc00x", 3, 4)), 20)
         assert ep.answers(1)[0]["error"]["message"] == "Method not found: \ud800"
@@ -861,12 +1271,23 @@ def fast_path_corpus() -> list[Expect]:
     null(line(request(1.5, TOKENS, {}))[:-1], INVALID_REQUEST)
     null(line(request({"a": 1}, TOKENS, {}))[:-1], INVALID_REQUEST)
     # A stray cancel and a client response: nothing to answer, and the fast path goes on.
-    out.append(Expect(line({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 77}}), "none"))
+    out.append(
+        Expect(line({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": 77}}), "none")
+    )
     out.append(Expect(line({"jsonrpc": "2.0", "id": 99, "result": {}}), "none"))
-    answered(request(ids(), TOKENS, {"modelId": "m", "text": "abcdefgh"}), lambda a: _eq(a.get("result"), 2))
-    answered(request(ids(), TOKENS, {"modelId": "m", "text": "x" * 4_000_000}), lambda a: _eq(a.get("result"), 1_000_000))
+    answered(
+        request(ids(), TOKENS, {"modelId": "m", "text": "abcdefgh"}),
+        lambda a: _eq(a.get("result"), 2),
+    )
+    answered(
+        request(ids(), TOKENS, {"modelId": "m", "text": "x" * 4_000_000}),
+        lambda a: _eq(a.get("result"), 1_000_000),
+    )
     null(b"y" * 3_000_000, PARSE_ERROR)
-    answered(request(ids(), TOKENS, {"modelId": "m", "text": "\ud800"}), lambda a: _eq(a.get("result"), 1))
+    answered(
+        request(ids(), TOKENS, {"modelId": "m", "text": "\ud800"}),
+        lambda a: _eq(a.get("result"), 1),
+    )
     answered(request(ids(), "\ud800", {}), error_check(METHOD_NOT_FOUND))
     answered(request(f"s-{ids()}", INFO, {"silent": True}), info_check)
     answered(request(ids(), INFO, {"silent": 3}), error_check(INVALID_PARAMS, names="silent"))
@@ -876,12 +1297,18 @@ def fast_path_corpus() -> list[Expect]:
     answered(request(ids(), "lm/unknown", {}), error_check(METHOD_NOT_FOUND))
     answered(request(ids(), CANCEL, {"requestId": 1}), error_check(METHOD_NOT_FOUND))
     # A real chat: handed over to the endpoint proper, with everything after it, in order.
-    chat = {"modelId": "m", "messages": [user("Hello")], "agent": {"eliza": {"deterministic": True}}}
+    chat = {
+        "modelId": "m",
+        "messages": [user("Hello")],
+        "agent": {"eliza": {"deterministic": True}},
+    }
     answered(request("chat-1", CHAT, chat), lambda a: _eq(a.get("result"), {}))
     answered(request(ids(), CHAT, {"modelId": "m"}), error_check(INVALID_PARAMS, names="messages"))
     null(b"\xc3\x28", PARSE_ERROR)
     null(b'{"jsonrpc":"2.0",', PARSE_ERROR)
-    answered(request(ids(), TOKENS, {"modelId": "m", "text": "abcd"}), lambda a: _eq(a.get("result"), 1))
+    answered(
+        request(ids(), TOKENS, {"modelId": "m", "text": "abcd"}), lambda a: _eq(a.get("result"), 1)
+    )
     answered(request(ids(), "lm/unknown", {}), error_check(METHOD_NOT_FOUND))
     return out
 
@@ -900,7 +1327,9 @@ async def test_garbage_first_lines_during_the_fast_path_window(tmp_path):
         sent = time.monotonic() - started
         expected_ids = sum(1 for e in corpus if e.kind == "id")
         expected_null = sum(1 for e in corpus if e.kind == "null")
-        await ep.wait_until(lambda: len(ep.by_id) >= expected_ids and len(ep.null_errors) >= expected_null, 60)
+        await ep.wait_until(
+            lambda: len(ep.by_id) >= expected_ids and len(ep.null_errors) >= expected_null, 60
+        )
         assert ep.proc.returncode is None
         await final_chat(ep, "after", "I am still here")
         verify(ep, corpus + [Expect(CHAT.encode(), "id", id="after", check=lambda a: None)])
@@ -930,12 +1359,23 @@ async def test_a_request_split_across_the_handover_is_read_whole(tmp_path):
 
 async def test_eof_during_the_fast_path_window_answers_what_was_read_and_exits(tmp_path):
     ep = await RawEndpoint.start("--cwd", str(tmp_path))
-    chat = {"modelId": "m", "messages": [user("Hello")], "agent": {"eliza": {"deterministic": True}}}
-    await ep.write(b"\xff\n" + line(request(1, TOKENS, {"modelId": "m", "text": "abcd"})) + line(request(2, CHAT, chat)) + b'{"trunc')
+    chat = {
+        "modelId": "m",
+        "messages": [user("Hello")],
+        "agent": {"eliza": {"deterministic": True}},
+    }
+    await ep.write(
+        b"\xff\n"
+        + line(request(1, TOKENS, {"modelId": "m", "text": "abcd"}))
+        + line(request(2, CHAT, chat))
+        + b'{"trunc'
+    )
     code = await ep.close()
     assert code == 0
     assert ep.answers(1)[0]["result"] == 1
-    assert len(ep.answers(2)) == 1  # answered (completed or cancelled by the shutdown), never dropped
+    assert (
+        len(ep.answers(2)) == 1
+    )  # answered (completed or cancelled by the shutdown), never dropped
     assert [e["error"]["code"] for e in ep.null_errors] == [PARSE_ERROR, PARSE_ERROR]
     assert_no_traceback(ep)
 
@@ -958,7 +1398,7 @@ class _Pipes:
         def write() -> None:
             view = memoryview(data)
             while view:
-                view = view[os.write(self.in_w, view):]
+                view = view[os.write(self.in_w, view) :]
             os.close(self.in_w)
 
         t = threading.Thread(target=write, daemon=True)
@@ -982,7 +1422,13 @@ def test_fast_path_in_process_answers_cheap_garbage_and_hands_over_the_rest():
     writer = pipes.feed(data)
     recv: list[bytes] = []
     sent: list[bytes] = []
-    hand = serve_until_loaded(threading.Event(), in_fd=pipes.in_r, out_fd=pipes.out_w, on_recv=recv.append, on_send=sent.append)
+    hand = serve_until_loaded(
+        threading.Event(),
+        in_fd=pipes.in_r,
+        out_fd=pipes.out_w,
+        on_recv=recv.append,
+        on_send=sent.append,
+    )
     writer.join(10)
     answers = pipes.finish()
     assert hand.eof and hand.rest == b'{"jsonrpc":"2.0","id":"par'

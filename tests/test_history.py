@@ -20,7 +20,9 @@ def user(*texts: str) -> Message:
 
 
 def assistant(*parts: str | ToolCallPart) -> Message:
-    return Message(role="assistant", content=[TextPart(value=p) if isinstance(p, str) else p for p in parts])
+    return Message(
+        role="assistant", content=[TextPart(value=p) if isinstance(p, str) else p for p in parts]
+    )
 
 
 def call(params: Any, call_id: str = "call-1", name: str = "read_file") -> ToolCallPart:
@@ -50,7 +52,9 @@ def tracker() -> HistoryTracker:
 # --- D1, D2: continuing a conversation ---------------------------------------------------------
 
 
-def test_first_request_starts_a_session_holding_everything_as_provisional(tracker: HistoryTracker) -> None:
+def test_first_request_starts_a_session_holding_everything_as_provisional(
+    tracker: HistoryTracker,
+) -> None:
     d = tracker.route(AGENT, [user("hello")])
     assert (d.kind, d.session_id, d.seq, d.committed_len) == (DecisionKind.NEW_SESSION, "s1", 1, 0)
     assert d.new_messages == [user("hello")]
@@ -66,7 +70,12 @@ def test_d1_continuation_commits_the_answered_exchange_and_prompts_only_the_new_
     first = tracker.route(AGENT, [user("U1")])
     answer(tracker, first, "A1")
     d = tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2")])
-    assert (d.kind, d.session_id, d.committed_len, d.candidates) == (DecisionKind.COMMIT, "s1", 2, 1)
+    assert (d.kind, d.session_id, d.committed_len, d.candidates) == (
+        DecisionKind.COMMIT,
+        "s1",
+        2,
+        1,
+    )
     assert d.new_messages == [user("U2")] and d.prompt_start == 0
     assert d.mismatch_index is None and d.expected is None and d.received is None
     assert "provisional exchange of s1 (2 messages); committed it" in d.reason
@@ -85,14 +94,18 @@ def test_d2_reply_streamed_in_chunks_and_echoed_as_other_chunks_is_still_a_conti
     assert tracker.session("s1").committed[1] == assistant("Hello, world")  # type: ignore[union-attr]
 
 
-def test_resending_exactly_the_answered_history_commits_it_with_nothing_new(tracker: HistoryTracker) -> None:
+def test_resending_exactly_the_answered_history_commits_it_with_nothing_new(
+    tracker: HistoryTracker,
+) -> None:
     first = tracker.route(AGENT, [user("U1")])
     answer(tracker, first, "A1")
     d = tracker.route(AGENT, [user("U1"), assistant("A1")])
     assert d.kind is DecisionKind.COMMIT and d.new_messages == [] and d.committed_len == 2
 
 
-def test_request_after_a_commit_with_nothing_provisional_is_a_continue(tracker: HistoryTracker) -> None:
+def test_request_after_a_commit_with_nothing_provisional_is_a_continue(
+    tracker: HistoryTracker,
+) -> None:
     answer(tracker, tracker.route(AGENT, [user("U1")]), "A1")
     tracker.route(AGENT, [user("U1"), assistant("A1")])  # commits; provisional now empty
     d = tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2")])
@@ -105,7 +118,11 @@ def test_tool_call_answered_by_a_tool_result_commits_the_call(tracker: HistoryTr
     answer(tracker, first, "Reading.", call({"path": "a.py"}))
     d = tracker.route(
         AGENT,
-        [user("read it"), assistant("Reading.", call({"path": "a.py"})), result([{"$mid": 21, "value": "x = 1"}])],
+        [
+            user("read it"),
+            assistant("Reading.", call({"path": "a.py"})),
+            result([{"$mid": 21, "value": "x = 1"}]),
+        ],
     )
     assert d.kind is DecisionKind.COMMIT and d.committed_len == 2
     assert d.new_messages == [result([{"$mid": 21, "value": "x = 1"}])]
@@ -128,11 +145,18 @@ def test_d3_edited_reply_cancels_the_exchange_keeps_the_session_and_reports_both
     assert tracker.session("s1").provisional == d.new_messages  # type: ignore[union-attr]
 
 
-def test_edited_latest_user_message_cancels_back_to_the_committed_prefix(tracker: HistoryTracker) -> None:
+def test_edited_latest_user_message_cancels_back_to_the_committed_prefix(
+    tracker: HistoryTracker,
+) -> None:
     answer(tracker, tracker.route(AGENT, [user("U1")]), "A1")
     answer(tracker, tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2")]), "A2")
     d = tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2 but better")])
-    assert (d.kind, d.committed_len, d.mismatch_index, d.prompt_start) == (DecisionKind.CANCEL, 2, 2, 0)
+    assert (d.kind, d.committed_len, d.mismatch_index, d.prompt_start) == (
+        DecisionKind.CANCEL,
+        2,
+        2,
+        0,
+    )
     assert d.expected == wire(user("U2")) and d.received == wire(user("U2 but better"))
     assert "message 2 differs from the provisional exchange of s1" in d.reason
     assert "kept 2 committed messages" in d.reason
@@ -143,7 +167,9 @@ def test_b8_message_sent_after_a_cancelled_reply_prompts_only_what_the_agent_has
 ) -> None:
     answer(tracker, tracker.route(AGENT, [user("U1")]), "A1")
     d = tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2")])
-    tracker.record_part(d.session_id, TextPart(value="half an ans"))  # then lm/cancel: no complete()
+    tracker.record_part(
+        d.session_id, TextPart(value="half an ans")
+    )  # then lm/cancel: no complete()
     d = tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2"), user("U3")])
     assert d.kind is DecisionKind.CANCEL and d.committed_len == 2
     assert d.mismatch_index == 3
@@ -152,7 +178,9 @@ def test_b8_message_sent_after_a_cancelled_reply_prompts_only_what_the_agent_has
     assert d.prompt_start == 1 and d.to_prompt == [user("U3")]
 
 
-def test_regenerate_cancels_the_reply_and_prompts_the_last_user_message_again(tracker: HistoryTracker) -> None:
+def test_regenerate_cancels_the_reply_and_prompts_the_last_user_message_again(
+    tracker: HistoryTracker,
+) -> None:
     answer(tracker, tracker.route(AGENT, [user("U1")]), "A1")
     answer(tracker, tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2")]), "A2")
     d = tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2")])
@@ -165,7 +193,9 @@ def test_regenerate_cancels_the_reply_and_prompts_the_last_user_message_again(tr
 # --- D4, D5, D7: requests that start a new session ----------------------------------------------
 
 
-def test_d4_history_that_contradicts_the_committed_prefix_starts_a_new_session(tracker: HistoryTracker) -> None:
+def test_d4_history_that_contradicts_the_committed_prefix_starts_a_new_session(
+    tracker: HistoryTracker,
+) -> None:
     answer(tracker, tracker.route(AGENT, [user("U1")]), "A1")
     answer(tracker, tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2")]), "A2")
     d = tracker.route(AGENT, [user("U1"), assistant("A1 rewritten"), user("U2")])
@@ -174,7 +204,9 @@ def test_d4_history_that_contradicts_the_committed_prefix_starts_a_new_session(t
     assert tracker.session("s1").committed == [user("U1"), assistant("A1")]  # type: ignore[union-attr]
 
 
-def test_d4_history_shorter_than_the_committed_prefix_starts_a_new_session(tracker: HistoryTracker) -> None:
+def test_d4_history_shorter_than_the_committed_prefix_starts_a_new_session(
+    tracker: HistoryTracker,
+) -> None:
     answer(tracker, tracker.route(AGENT, [user("U1")]), "A1")
     tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2")])
     d = tracker.route(AGENT, [user("U1")])
@@ -199,7 +231,12 @@ def test_d7_unrelated_new_chat_is_not_hijacked_by_a_session_with_nothing_committ
     # and each conversation keeps going in its own session
     answer(tracker, d, "B1")
     assert tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2")]).session_id == "s1"
-    assert tracker.route(AGENT, [user("something else entirely"), assistant("B1"), user("x")]).session_id == "s2"
+    assert (
+        tracker.route(
+            AGENT, [user("something else entirely"), assistant("B1"), user("x")]
+        ).session_id
+        == "s2"
+    )
 
 
 def test_d8_empty_request_starts_a_session_with_nothing_to_prompt(tracker: HistoryTracker) -> None:
@@ -234,7 +271,9 @@ def test_the_longest_matched_history_beats_a_newer_session(tracker: HistoryTrack
     assert (d.kind, d.session_id, d.candidates) == (DecisionKind.COMMIT, "s1", 2)
 
 
-def test_at_equal_matched_length_a_continuation_beats_a_newer_cancel(tracker: HistoryTracker) -> None:
+def test_at_equal_matched_length_a_continuation_beats_a_newer_cancel(
+    tracker: HistoryTracker,
+) -> None:
     tracker.route(AGENT, [])  # s1, empty
     tracker.route(AGENT, [])  # s2, empty
     d = tracker.route(AGENT, [user("U1")])  # the newest empty one, s2, takes the conversation
@@ -266,9 +305,18 @@ def test_normalization_merges_each_run_of_text_parts_and_nothing_else() -> None:
     c = call({"a": 1})
     m = Message(
         role="assistant",
-        content=[TextPart(value="a"), TextPart(value=""), TextPart(value="b"), c, TextPart(value=" c "), TextPart(value="d")],
+        content=[
+            TextPart(value="a"),
+            TextPart(value=""),
+            TextPart(value="b"),
+            c,
+            TextPart(value=" c "),
+            TextPart(value="d"),
+        ],
     )
-    assert normalize_message(m) == Message(role="assistant", content=[TextPart(value="ab"), c, TextPart(value=" c d")])
+    assert normalize_message(m) == Message(
+        role="assistant", content=[TextPart(value="ab"), c, TextPart(value=" c d")]
+    )
     single = user("only")
     assert normalize_message(single) is single
     empty = Message(role="user", content=[])
@@ -292,7 +340,9 @@ def test_incoming_messages_are_normalized_before_they_are_stored(tracker: Histor
     ],
     ids=["int-vs-float", "key-order", "js-double-precision", "same"],
 )
-def test_tool_call_echoed_with_equal_json_values_commits(tracker: HistoryTracker, emitted: Any, echoed: Any) -> None:
+def test_tool_call_echoed_with_equal_json_values_commits(
+    tracker: HistoryTracker, emitted: Any, echoed: Any
+) -> None:
     answer(tracker, tracker.route(AGENT, [user("go")]), call(emitted))
     d = tracker.route(AGENT, [user("go"), assistant(call(echoed)), result("ok")])
     assert d.kind is DecisionKind.COMMIT
@@ -307,9 +357,17 @@ def test_tool_call_echoed_with_equal_json_values_commits(tracker: HistoryTracker
         ([1, 2], [2, 1]),
         ({"a": None}, {}),
     ],
-    ids=["true-is-not-1", "false-is-not-0", "number-is-not-string", "array-order", "null-is-not-missing"],
+    ids=[
+        "true-is-not-1",
+        "false-is-not-0",
+        "number-is-not-string",
+        "array-order",
+        "null-is-not-missing",
+    ],
 )
-def test_tool_call_echoed_with_different_json_values_cancels(tracker: HistoryTracker, emitted: Any, echoed: Any) -> None:
+def test_tool_call_echoed_with_different_json_values_cancels(
+    tracker: HistoryTracker, emitted: Any, echoed: Any
+) -> None:
     answer(tracker, tracker.route(AGENT, [user("go")]), call(emitted))
     d = tracker.route(AGENT, [user("go"), assistant(call(echoed)), result("ok")])
     assert d.kind is DecisionKind.CANCEL and d.mismatch_index == 1
@@ -320,24 +378,32 @@ def test_tool_call_ids_names_and_roles_take_part_in_equality() -> None:
     assert message_key(assistant(call({}, "c2", "read"))) != base
     assert message_key(assistant(call({}, "c1", "write"))) != base
     assert message_key(Message(role="user", content=[call({}, "c1", "read")])) != base
-    assert message_key(result({}, "c1")) != message_key(Message(role="user", content=[call({}, "c1", "read")]))
+    assert message_key(result({}, "c1")) != message_key(
+        Message(role="user", content=[call({}, "c1", "read")])
+    )
 
 
 # --- the agent's side: record_part, complete, remove --------------------------------------------
 
 
-def test_streamed_parts_append_to_the_reply_and_complete_normalizes_it(tracker: HistoryTracker) -> None:
+def test_streamed_parts_append_to_the_reply_and_complete_normalizes_it(
+    tracker: HistoryTracker,
+) -> None:
     d = tracker.route(AGENT, [user("U1")])
     tracker.record_part(d.session_id, TextPart(value="a"))
     tracker.record_part(d.session_id, TextPart(value="b"))
     tracker.record_part(d.session_id, call({"p": 1}))
     tracker.record_part(d.session_id, TextPart(value="c"))
     view = tracker.session(d.session_id)
-    assert view is not None and len(view.provisional[1].content) == 4  # not normalized while streaming
+    assert (
+        view is not None and len(view.provisional[1].content) == 4
+    )  # not normalized while streaming
     tracker.complete(d.session_id)
     assert tracker.session(d.session_id).provisional == [  # type: ignore[union-attr]
         user("U1"),
-        Message(role="assistant", content=[TextPart(value="ab"), call({"p": 1}), TextPart(value="c")]),
+        Message(
+            role="assistant", content=[TextPart(value="ab"), call({"p": 1}), TextPart(value="c")]
+        ),
     ]
 
 
@@ -360,12 +426,16 @@ def test_the_reply_to_a_request_ending_in_an_assistant_message_is_a_message_of_i
     assert d.kind is DecisionKind.COMMIT and d.new_messages == [user("U2")]
 
 
-def test_parts_of_one_exchange_gather_in_one_reply_until_the_next_request(tracker: HistoryTracker) -> None:
+def test_parts_of_one_exchange_gather_in_one_reply_until_the_next_request(
+    tracker: HistoryTracker,
+) -> None:
     d = tracker.route(AGENT, [user("U1")])
     tracker.record_part(d.session_id, TextPart(value="Let me look."))
     tracker.record_part(d.session_id, call({"path": "a.py"}))
     tracker.complete(d.session_id)
-    d = tracker.route(AGENT, [user("U1"), assistant("Let me look.", call({"path": "a.py"})), result("x = 1")])
+    d = tracker.route(
+        AGENT, [user("U1"), assistant("Let me look.", call({"path": "a.py"})), result("x = 1")]
+    )
     assert d.kind is DecisionKind.COMMIT
     tracker.record_part(d.session_id, TextPart(value="It sets x."))
     assert tracker.session(d.session_id).provisional == [result("x = 1"), assistant("It sets x.")]  # type: ignore[union-attr]
@@ -377,10 +447,16 @@ def test_a_session_view_is_a_snapshot(tracker: HistoryTracker) -> None:
     view = tracker.session(d.session_id)
     tracker.record_part(d.session_id, TextPart(value="b"))
     tracker.route(AGENT, [user("U1"), assistant("ab"), user("U2")])
-    assert view is not None and view.provisional == [user("U1"), assistant("a")] and view.committed == []
+    assert (
+        view is not None
+        and view.provisional == [user("U1"), assistant("a")]
+        and view.committed == []
+    )
 
 
-def test_a_reply_cancelled_mid_stream_still_matches_when_the_client_keeps_it(tracker: HistoryTracker) -> None:
+def test_a_reply_cancelled_mid_stream_still_matches_when_the_client_keeps_it(
+    tracker: HistoryTracker,
+) -> None:
     d = tracker.route(AGENT, [user("U1")])
     tracker.record_part(d.session_id, TextPart(value="partial "))
     tracker.record_part(d.session_id, TextPart(value="answer"))  # lm/cancel: no complete()
@@ -389,7 +465,9 @@ def test_a_reply_cancelled_mid_stream_still_matches_when_the_client_keeps_it(tra
     assert tracker.session("s1").committed == [user("U1"), assistant("partial answer")]  # type: ignore[union-attr]
 
 
-def test_a_removed_sessions_conversation_starts_over_in_a_new_session(tracker: HistoryTracker) -> None:
+def test_a_removed_sessions_conversation_starts_over_in_a_new_session(
+    tracker: HistoryTracker,
+) -> None:
     d = tracker.route(AGENT, [user("U1")])
     answer(tracker, d, "A1")
     tracker.route(AGENT, [user("U1"), assistant("A1"), user("U2")])
@@ -407,7 +485,11 @@ def test_sessions_are_listed_in_creation_order(tracker: HistoryTracker) -> None:
     tracker.route(AGENT, [user("a")])
     tracker.route(OTHER_AGENT, [user("b")])
     tracker.route(AGENT, [user("c")])
-    assert [(v.session_id, v.created_seq) for v in tracker.sessions()] == [("s1", 1), ("s2", 2), ("s3", 3)]
+    assert [(v.session_id, v.created_seq) for v in tracker.sessions()] == [
+        ("s1", 1),
+        ("s2", 2),
+        ("s3", 3),
+    ]
 
 
 def test_decision_to_json_is_plain_json_with_wire_messages(tracker: HistoryTracker) -> None:
@@ -418,7 +500,10 @@ def test_decision_to_json_is_plain_json_with_wire_messages(tracker: HistoryTrack
     assert data["mismatch_index"] == 1 and data["prompt_start"] == 1
     assert data["expected"]["content"][0]["parameters"] == {"n": 2}
     assert data["received"]["content"][0]["parameters"] == {"n": True}
-    assert data["new_messages"][2] == {"role": "user", "content": [{"type": "tool_result", "toolCallId": "call-1", "result": None}]}
+    assert data["new_messages"][2] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "toolCallId": "call-1", "result": None}],
+    }
     assert set(data) == {
         "seq", "session_id", "kind", "agent_key", "committed_len", "new_messages", "prompt_start",
         "mismatch_index", "expected", "received", "candidates", "reason",

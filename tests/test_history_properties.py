@@ -25,7 +25,9 @@ texts = st.text(alphabet="ab \n", min_size=0, max_size=6)
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(["x", ""]))
 json_values = st.recursive(
     json_scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("abc"), inner, max_size=3)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("abc"), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -88,7 +90,9 @@ class Conversations(RuleBasedStateMachine):
 
     # --- the client ------------------------------------------------------------------------------
 
-    def send(self, chat: Chat, messages: list[Message], data: st.DataObject, echoed_reply: bool = False) -> Decision:
+    def send(
+        self, chat: Chat, messages: list[Message], data: st.DataObject, echoed_reply: bool = False
+    ) -> Decision:
         keys = [message_key(m) for m in messages]
         expected_kind, expected_session = Oracle(self.tracker.sessions()).expect(chat.agent, keys)
         previous = chat.session if echoed_reply and chat.session in self.served else None
@@ -112,14 +116,19 @@ class Conversations(RuleBasedStateMachine):
             assert i is not None and d.expected is not None
             assert keys[d.committed_len : i] == provisional[: i - d.committed_len]
             if i < len(keys):
-                assert d.received is not None and message_key(Message.model_validate(d.received)) == keys[i]
+                assert (
+                    d.received is not None
+                    and message_key(Message.model_validate(d.received)) == keys[i]
+                )
                 assert message_key(Message.model_validate(d.expected)) != keys[i]
             else:
                 assert d.received is None
         event(f"{d.kind.value}{' (echo)' if previous else ''}")
         # A chat never lands in a session that served another chat (no hijack, B7 / decision 6).
         owner = self.served.setdefault(d.session_id, chat.cid)
-        assert owner == chat.cid, f"chat {chat.cid} routed to {d.session_id} of chat {owner}: {d.reason}"
+        assert owner == chat.cid, (
+            f"chat {chat.cid} routed to {d.session_id} of chat {owner}: {d.reason}"
+        )
         # Continuing right after an answer, echoing it exactly, always continues that session.
         if previous is not None:
             assert d.kind in (DecisionKind.COMMIT, DecisionKind.CONTINUE), d.reason
@@ -134,7 +143,19 @@ class Conversations(RuleBasedStateMachine):
     # --- the agent -------------------------------------------------------------------------------
 
     def agent_answers(self, chat: Chat, d: Decision, data: st.DataObject) -> None:
-        how = data.draw(st.sampled_from(["answer", "answer", "answer", "tool call", "cancelled mid-stream", "nothing", "dies"]))
+        how = data.draw(
+            st.sampled_from(
+                [
+                    "answer",
+                    "answer",
+                    "answer",
+                    "tool call",
+                    "cancelled mid-stream",
+                    "nothing",
+                    "dies",
+                ]
+            )
+        )
         if how == "dies":
             self.tracker.remove(d.session_id)
             del self.served[d.session_id]
@@ -142,11 +163,19 @@ class Conversations(RuleBasedStateMachine):
         if how == "nothing":
             self.tracker.complete(d.session_id)
             return
-        parts: list[Any] = [TextPart(value=t) for t in data.draw(st.lists(texts, min_size=1, max_size=3))]
+        parts: list[Any] = [
+            TextPart(value=t) for t in data.draw(st.lists(texts, min_size=1, max_size=3))
+        ]
         parts[0] = TextPart(value=chat.fresh("reply") + parts[0].value)  # replies are never alike
         if how == "tool call":
             self.calls += 1
-            parts.append(ToolCallPart(toolCallId=f"call-{self.calls}", toolName="read", parameters=data.draw(json_values)))
+            parts.append(
+                ToolCallPart(
+                    toolCallId=f"call-{self.calls}",
+                    toolName="read",
+                    parameters=data.draw(json_values),
+                )
+            )
             parts.extend(TextPart(value=t) for t in data.draw(st.lists(texts, max_size=2)))
         for part in parts:
             self.tracker.record_part(d.session_id, part)
@@ -183,7 +212,12 @@ class Conversations(RuleBasedStateMachine):
             if calls:
                 follow_up = Message(
                     role="user",
-                    content=[ToolResultPart(toolCallId=calls[0].toolCallId, result=[{"$mid": 21, "value": chat.fresh("out")}])],
+                    content=[
+                        ToolResultPart(
+                            toolCallId=calls[0].toolCallId,
+                            result=[{"$mid": 21, "value": chat.fresh("out")}],
+                        )
+                    ],
                 )
         if follow or not echoed:
             messages.append(follow_up)
@@ -195,7 +229,9 @@ class Conversations(RuleBasedStateMachine):
         """The user edits one of their earlier text messages; everything after it is dropped."""
         chat = data.draw(st.sampled_from(self.chats))
         editable = [
-            i for i, m in enumerate(chat.messages) if m.role == "user" and all(isinstance(p, TextPart) for p in m.content)
+            i
+            for i, m in enumerate(chat.messages)
+            if m.role == "user" and all(isinstance(p, TextPart) for p in m.content)
         ]
         i = data.draw(st.sampled_from(editable))
         chat.edits += 1
@@ -230,7 +266,13 @@ class Conversations(RuleBasedStateMachine):
                 content.extend([TextPart(value=part.value[:cut]), TextPart(value=part.value[cut:])])
             else:
                 as_float = data.draw(st.booleans())
-                content.append(part.model_copy(update={"parameters": _floats(part.parameters) if as_float else part.parameters}))
+                content.append(
+                    part.model_copy(
+                        update={
+                            "parameters": _floats(part.parameters) if as_float else part.parameters
+                        }
+                    )
+                )
         return Message(role="assistant", content=content)
 
 

@@ -28,8 +28,15 @@ class ConsoleProcess:
     @classmethod
     async def start(cls, mode: str, cwd: Path) -> ConsoleProcess:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.support.console_host", mode, "--cwd", str(cwd),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, cwd=str(REPO),
+            sys.executable,
+            "-m",
+            "tests.support.console_host",
+            mode,
+            "--cwd",
+            str(cwd),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=str(REPO),
         )
         console = cls(proc)
         await console.wait_for("READY")
@@ -74,7 +81,9 @@ def runtime_dir() -> Path:
     return Path(os.environ["SYMPOSIUM_RUNTIME_DIR"])
 
 
-async def test_relay_reaches_the_console_and_its_approve_lets_the_agent_continue(tmp_path, config_dir, runtime_dir):
+async def test_relay_reaches_the_console_and_its_approve_lets_the_agent_continue(
+    tmp_path, config_dir, runtime_dir
+):
     console = await ConsoleProcess.start("approve", tmp_path)
     client = await LmClient.start("--cwd", str(tmp_path))
     try:
@@ -83,7 +92,11 @@ async def test_relay_reaches_the_console_and_its_approve_lets_the_agent_continue
         assert resp.text.endswith("Permission granted (allow_once). I ran deploy.")
         assert console.seen("REQUEST"), "the request was served by the console's bridge"
         (record,) = audit(config_dir)
-        assert record["resolver"] == "console" and record["answer"] == "approve" and record["outcome"] == "allow_once"
+        assert (
+            record["resolver"] == "console"
+            and record["answer"] == "approve"
+            and record["outcome"] == "allow_once"
+        )
         assert oct((runtime_dir / "console.sock").stat().st_mode & 0o777) == oct(0o600)
         assert oct(runtime_dir.stat().st_mode & 0o777) == oct(0o700)
     finally:
@@ -91,7 +104,9 @@ async def test_relay_reaches_the_console_and_its_approve_lets_the_agent_continue
         await console.stop()
 
 
-async def test_console_deny_reaches_the_agent_as_reject_once_and_the_chat_goes_on(tmp_path, config_dir):
+async def test_console_deny_reaches_the_agent_as_reject_once_and_the_chat_goes_on(
+    tmp_path, config_dir
+):
     console = await ConsoleProcess.start("deny", tmp_path)
     client = await LmClient.start("--cwd", str(tmp_path))
     try:
@@ -127,7 +142,9 @@ async def test_bypass_is_persisted_and_a_restarted_console_no_longer_asks(tmp_pa
         await restarted.stop()
 
 
-async def test_console_gone_mid_turn_fails_the_request_denies_its_approval_and_the_next_is_served_headless(tmp_path, config_dir):
+async def test_console_gone_mid_turn_fails_the_request_denies_its_approval_and_the_next_is_served_headless(
+    tmp_path, config_dir
+):
     console = await ConsoleProcess.start("hold", tmp_path)
     client = await LmClient.start("--cwd", str(tmp_path))
     try:
@@ -138,7 +155,11 @@ async def test_console_gone_mid_turn_fails_the_request_denies_its_approval_and_t
         assert resp.error is not None and resp.error["code"] == -32000
         assert "console" in resp.error["message"]
         records = audit(config_dir)
-        assert records and records[-1]["outcome"] == "reject_once" and "went away" in records[-1]["reason"]
+        assert (
+            records
+            and records[-1]["outcome"] == "reject_once"
+            and "went away" in records[-1]["reason"]
+        )
         # No console now: the endpoint serves the conversation itself, in a fresh session.
         nxt = await client.chat([user("Hello")])
         assert nxt.error is None and nxt.text
@@ -186,8 +207,13 @@ async def test_a_second_console_refuses_to_start_while_one_runs(tmp_path):
     console = await ConsoleProcess.start("approve", tmp_path)
     try:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "symposium_tui", "serve", stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=str(REPO),
+            sys.executable,
+            "-m",
+            "symposium_tui",
+            "serve",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=str(REPO),
         )
         _, err = await asyncio.wait_for(proc.communicate(), 20)
         assert proc.returncode == 1 and b"already running" in err
@@ -208,7 +234,9 @@ def _connect_as(uid: int, path: str, conn_r: int) -> None:
             os.write(conn_r, b"EACCES")
             os._exit(0)
         try:
-            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"abcd"}}\n')
+            s.sendall(
+                b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"abcd"}}\n'
+            )
             data = s.recv(4096)
         except (ConnectionResetError, BrokenPipeError):  # the host hung up first
             data = b""
@@ -226,7 +254,9 @@ async def test_peers_of_another_uid_are_refused(tmp_path):
     import tempfile
 
     bridge = build_bridge(cwd=str(tmp_path), audit=False)
-    sock_dir = Path(tempfile.mkdtemp(prefix="symposium-uid-test-", dir="/tmp"))  # reachable by others once loosened
+    sock_dir = Path(
+        tempfile.mkdtemp(prefix="symposium-uid-test-", dir="/tmp")
+    )  # reachable by others once loosened
     host = ConsoleHost(bridge, path=sock_dir / "console.sock")
     await host.start()
     try:

@@ -17,7 +17,19 @@ import pytest
 
 from tests.lmclient import REPO
 
-HEAVY = ("asyncio", "pydantic", "pydantic_core", "acp", "mcp", "mcp_types", "textual", "rich", "anyio", "uvicorn", "starlette")
+HEAVY = (
+    "asyncio",
+    "pydantic",
+    "pydantic_core",
+    "acp",
+    "mcp",
+    "mcp_types",
+    "textual",
+    "rich",
+    "anyio",
+    "uvicorn",
+    "starlette",
+)
 
 
 def loaded_after(code: str, *, setup: str = "") -> dict:
@@ -34,14 +46,22 @@ def loaded_after(code: str, *, setup: str = "") -> dict:
         print("\\n@@MODULES@@" + json.dumps(added))
         """
     )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=str(REPO), timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=str(REPO), timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     added = json.loads(proc.stdout.rsplit("@@MODULES@@", 1)[1])
-    return {"modules": added, "top": sorted({m.split(".")[0] for m in added}), "stdout": proc.stdout.rsplit("\n@@MODULES@@", 1)[0]}
+    return {
+        "modules": added,
+        "top": sorted({m.split(".")[0] for m in added}),
+        "stdout": proc.stdout.rsplit("\n@@MODULES@@", 1)[0],
+    }
 
 
 def not_stdlib(top: list[str]) -> list[str]:
-    return [m for m in top if m not in sys.stdlib_module_names and m not in ("bridge", "symposium_tui")]
+    return [
+        m for m in top if m not in sys.stdlib_module_names and m not in ("bridge", "symposium_tui")
+    ]
 
 
 def test_every_bridge_module_imports_without_textual():
@@ -53,10 +73,22 @@ def test_every_bridge_module_imports_without_textual():
     )
     names = json.loads(result["stdout"].strip().splitlines()[-1])
     # The walk really covered the package (a broken walk would pass vacuously).
-    for expected in ("bridge.vscodelm", "bridge.rpc", "bridge.sessions", "bridge.history", "bridge.protocol",
-                     "bridge.registry", "bridge.fastpath", "bridge.agents.eliza", "bridge.agents.process", "bridge.tools"):
+    for expected in (
+        "bridge.vscodelm",
+        "bridge.rpc",
+        "bridge.sessions",
+        "bridge.history",
+        "bridge.protocol",
+        "bridge.registry",
+        "bridge.fastpath",
+        "bridge.agents.eliza",
+        "bridge.agents.process",
+        "bridge.tools",
+    ):
         assert expected in names
-    assert "textual" not in result["top"], [m for m in result["modules"] if m.startswith("textual")][:5]
+    assert "textual" not in result["top"], [
+        m for m in result["modules"] if m.startswith("textual")
+    ][:5]
     # Nor the console package, which is where Textual lives.
     assert not [m for m in result["modules"] if m.startswith("symposium_tui")], result["modules"]
 
@@ -67,15 +99,22 @@ def test_cli_module_imports_only_the_standard_library():
     for heavy in HEAVY:
         assert heavy not in result["top"], f"symposium_tui.cli imported {heavy}"
     # Only the CLI itself from this project, nothing from the bridge.
-    assert [m for m in result["modules"] if m.split(".")[0] in ("bridge", "symposium_tui")] == ["symposium_tui", "symposium_tui.cli"]
+    assert [m for m in result["modules"] if m.split(".")[0] in ("bridge", "symposium_tui")] == [
+        "symposium_tui",
+        "symposium_tui.cli",
+    ]
 
 
 def test_cli_parser_builds_with_the_standard_library_only():
-    result = loaded_after("import symposium_tui.cli as c\n        c.build_parser().parse_args(['vscodelm', '--log', 'debug'])")
+    result = loaded_after(
+        "import symposium_tui.cli as c\n        c.build_parser().parse_args(['vscodelm', '--log', 'debug'])"
+    )
     assert not_stdlib(result["top"]) == []
 
 
-@pytest.mark.parametrize("module", ["bridge.fastpath", "bridge.jsonrpc", "bridge.registry", "bridge.paths"])
+@pytest.mark.parametrize(
+    "module", ["bridge.fastpath", "bridge.jsonrpc", "bridge.registry", "bridge.paths"]
+)
 def test_cheap_modules_import_no_asyncio_or_pydantic(module):
     result = loaded_after(f"import {module}")
     for heavy in HEAVY:
@@ -85,8 +124,15 @@ def test_cheap_modules_import_no_asyncio_or_pydantic(module):
 
 @pytest.mark.parametrize(
     "argv",
-    [["registry", "list"], ["registry", "resolve-agent", "elizacp"],
-     ["registry", "resolve-agent", '{"id":"elizacp","name":"ElizACP","distribution":{"symposium":{"subcommand":"eliza"}}}']],
+    [
+        ["registry", "list"],
+        ["registry", "resolve-agent", "elizacp"],
+        [
+            "registry",
+            "resolve-agent",
+            '{"id":"elizacp","name":"ElizACP","distribution":{"symposium":{"subcommand":"eliza"}}}',
+        ],
+    ],
 )
 def test_registry_commands_run_on_the_standard_library(argv):
     """The extension spawns these for its model picker and before every chat request."""
@@ -104,10 +150,10 @@ def test_fast_path_answers_with_the_standard_library_only():
     result = loaded_after(
         "from bridge.fastpath import answer_cheap\n"
         "        from bridge.jsonrpc import classify, dumps\n"
-        "        for raw in (b'{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"lm/provideTokenCount\",\"params\":{\"modelId\":\"m\",\"text\":\"abcd\"}}',\n"
-        "                    b'{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"lm/provideLanguageModelChatInformation\",\"params\":{}}',\n"
-        "                    b'{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"lm/provideTokenCount\",\"params\":{}}',\n"
-        "                    b'\\xff', b'[' * 100000, b'{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"nope\"}'):\n"
+        '        for raw in (b\'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"abcd"}}\',\n'
+        '                    b\'{"jsonrpc":"2.0","id":2,"method":"lm/provideLanguageModelChatInformation","params":{}}\',\n'
+        '                    b\'{"jsonrpc":"2.0","id":3,"method":"lm/provideTokenCount","params":{}}\',\n'
+        '                    b\'\\xff\', b\'[\' * 100000, b\'{"jsonrpc":"2.0","id":4,"method":"nope"}\'):\n'
         "            dumps(answer_cheap(classify(raw)))"
     )
     assert not_stdlib(result["top"]) == [], result["top"]

@@ -31,14 +31,26 @@ async def ask(client, tools=(AGENT_ACTION,)):
     return first
 
 
-async def test_d9_permission_becomes_an_agent_action_tool_call_and_approval_lets_the_agent_continue(logged):
+async def test_d9_permission_becomes_an_agent_action_tool_call_and_approval_lets_the_agent_continue(
+    logged,
+):
     first = await ask(logged)
     (call,) = first.tool_calls
     assert call["toolName"] == "symposium-agent-action"
-    assert call["parameters"] == {"kind": "execute", "title": "run the tests", "raw_input": {"command": "run the tests"}}
-    assert first.text.startswith("\u23f3 **run the tests**")  # the pending tool call, rendered before the ask
+    assert call["parameters"] == {
+        "kind": "execute",
+        "title": "run the tests",
+        "raw_input": {"command": "run the tests"},
+    }
+    assert first.text.startswith(
+        "\u23f3 **run the tests**"
+    )  # the pending tool call, rendered before the ask
     second = await logged.chat(
-        [user(ASK), first.as_assistant(), tool_result(call["toolCallId"], [{"$mid": 21, "value": "Approved"}])],
+        [
+            user(ASK),
+            first.as_assistant(),
+            tool_result(call["toolCallId"], [{"$mid": 21, "value": "Approved"}]),
+        ],
         tools=[AGENT_ACTION],
     )
     assert second.error is None
@@ -48,20 +60,29 @@ async def test_d9_permission_becomes_an_agent_action_tool_call_and_approval_lets
     assert resolved["resolver"] == "vscode" and resolved["outcome"] == "allow_once"
 
 
-async def test_d10_a_new_message_instead_of_the_result_cancels_the_permission_and_prompts_it(logged):
+async def test_d10_a_new_message_instead_of_the_result_cancels_the_permission_and_prompts_it(
+    logged,
+):
     first = await ask(logged)
     second = await logged.chat([user(ASK), user("never mind")], tools=[AGENT_ACTION])
     assert second.error is None
-    assert "Permission" not in second.text, "nothing of the abandoned turn leaks into the next request"
+    assert "Permission" not in second.text, (
+        "nothing of the abandoned turn leaks into the next request"
+    )
     assert second.text
     (resolved,) = events(logged.event_log, "approval_resolved")
     assert resolved["outcome"] == "cancelled"
-    assert [d["decision"]["kind"] for d in events(logged.event_log, "history_decision")] == ["new_session", "cancel"]
+    assert [d["decision"]["kind"] for d in events(logged.event_log, "history_decision")] == [
+        "new_session",
+        "cancel",
+    ]
 
 
 async def test_d10_continuing_without_the_tool_result_counts_as_not_approved(logged):
     first = await ask(logged)
-    second = await logged.chat([user(ASK), first.as_assistant(), user("I changed my mind")], tools=[AGENT_ACTION])
+    second = await logged.chat(
+        [user(ASK), first.as_assistant(), user("I changed my mind")], tools=[AGENT_ACTION]
+    )
     assert second.error is None and "Permission granted" not in second.text
     (resolved,) = events(logged.event_log, "approval_resolved")
     assert resolved["outcome"] == "cancelled"
@@ -75,11 +96,18 @@ async def test_d11_without_the_agent_action_tool_the_request_is_denied_and_the_a
 
 async def test_d13_approved_but_no_allow_once_option_answers_cancelled(lm):
     agent = echo_agent()
-    first = await lm.chat([user("permit deploy allow_always reject_once")], agent=agent, tools=[AGENT_ACTION])
+    first = await lm.chat(
+        [user("permit deploy allow_always reject_once")], agent=agent, tools=[AGENT_ACTION]
+    )
     (call,) = first.tool_calls
     second = await lm.chat(
-        [user("permit deploy allow_always reject_once"), first.as_assistant(), tool_result(call["toolCallId"], "Approved")],
-        agent=agent, tools=[AGENT_ACTION],
+        [
+            user("permit deploy allow_always reject_once"),
+            first.as_assistant(),
+            tool_result(call["toolCallId"], "Approved"),
+        ],
+        agent=agent,
+        tools=[AGENT_ACTION],
     )
     assert second.text == "OUTCOME: cancelled"
 
@@ -88,11 +116,16 @@ async def test_approving_request_that_also_carries_user_text_approves_then_promp
     agent = echo_agent()
     first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
     (call,) = first.tool_calls
-    approving = {"role": "user", "content": [
-        {"type": "tool_result", "toolCallId": call["toolCallId"], "result": "Approved"},
-        {"type": "text", "value": "and then say hi"},
-    ]}
-    second = await lm.chat([user("permit deploy"), first.as_assistant(), approving], agent=agent, tools=[AGENT_ACTION])
+    approving = {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "toolCallId": call["toolCallId"], "result": "Approved"},
+            {"type": "text", "value": "and then say hi"},
+        ],
+    }
+    second = await lm.chat(
+        [user("permit deploy"), first.as_assistant(), approving], agent=agent, tools=[AGENT_ACTION]
+    )
     assert second.error is None
     assert second.text == "OUTCOME: allow_onceECHO: and then say hi"
 
@@ -100,20 +133,38 @@ async def test_approving_request_that_also_carries_user_text_approves_then_promp
 async def test_permission_wait_with_no_new_messages_cancels_and_completes_empty(lm):
     agent = echo_agent()
     first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
-    again = await lm.chat([user("permit deploy"), first.as_assistant()], agent=agent, tools=[AGENT_ACTION])
+    again = await lm.chat(
+        [user("permit deploy"), first.as_assistant()], agent=agent, tools=[AGENT_ACTION]
+    )
     assert again.error is None and again.parts == [] and again.completed
-    after = await lm.chat([user("permit deploy"), first.as_assistant(), user("next")], agent=agent, tools=[AGENT_ACTION])
+    after = await lm.chat(
+        [user("permit deploy"), first.as_assistant(), user("next")],
+        agent=agent,
+        tools=[AGENT_ACTION],
+    )
     assert after.text == "ECHO: next"
 
 
 async def test_result_for_an_unknown_call_id_cancels_the_wait_and_the_chat_goes_on(lm):
     agent = echo_agent()
     first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
-    resp = await lm.chat([user("permit deploy"), first.as_assistant(), tool_result("no-such-call", "Approved")],
-                         agent=agent, tools=[AGENT_ACTION])
+    resp = await lm.chat(
+        [user("permit deploy"), first.as_assistant(), tool_result("no-such-call", "Approved")],
+        agent=agent,
+        tools=[AGENT_ACTION],
+    )
     assert resp.error is None and "OUTCOME: allow_once" not in resp.text
-    nxt = await lm.chat([user("permit deploy"), first.as_assistant(), tool_result("no-such-call", "Approved"),
-                         {"role": "assistant", "content": resp.parts}, user("hello")], agent=agent, tools=[AGENT_ACTION])
+    nxt = await lm.chat(
+        [
+            user("permit deploy"),
+            first.as_assistant(),
+            tool_result("no-such-call", "Approved"),
+            {"role": "assistant", "content": resp.parts},
+            user("hello"),
+        ],
+        agent=agent,
+        tools=[AGENT_ACTION],
+    )
     assert nxt.text == "ECHO: hello"
 
 
@@ -122,15 +173,21 @@ async def test_denial_in_a_later_request_reaches_the_agent_as_reject_once(lm, tm
     agent = echo_agent()
     first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
     (call,) = first.tool_calls
-    ok = await lm.chat([user("permit deploy"), first.as_assistant(), tool_result(call["toolCallId"], "Approved")],
-                       agent=agent, tools=[AGENT_ACTION])
+    ok = await lm.chat(
+        [user("permit deploy"), first.as_assistant(), tool_result(call["toolCallId"], "Approved")],
+        agent=agent,
+        tools=[AGENT_ACTION],
+    )
     assert ok.text == "OUTCOME: allow_once"
 
 
 async def test_permission_for_a_client_tool_is_approved_without_asking(lm):
     """D12: a permission titled after one of the client's own tools needs no round trip."""
     agent = echo_agent()
-    resp = await lm.chat([user("permit mcp__vscode_tools__read_file")], agent=agent,
-                         tools=[AGENT_ACTION, tool("read_file")])
+    resp = await lm.chat(
+        [user("permit mcp__vscode_tools__read_file")],
+        agent=agent,
+        tools=[AGENT_ACTION, tool("read_file")],
+    )
     assert resp.tool_calls == []
     assert resp.text == "OUTCOME: allow_once"

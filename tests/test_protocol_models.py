@@ -35,7 +35,12 @@ from bridge.protocol import (
 )
 
 PART = TypeAdapter(ContentPart)
-FLAT = {"name": "ElizACP", "command": "/usr/bin/symposium-tui", "args": ["eliza"], "env": [{"name": "K", "value": "V"}]}
+FLAT = {
+    "name": "ElizACP",
+    "command": "/usr/bin/symposium-tui",
+    "args": ["eliza"],
+    "env": [{"name": "K", "value": "V"}],
+}
 
 
 def chat_params(**over: Any) -> dict[str, Any]:
@@ -56,10 +61,23 @@ def error_text(exc: pytest.ExceptionInfo[ValidationError]) -> str:
 
 
 def test_options_with_one_tool_and_tool_mode_auto():
-    opts = ChatResponseParams.model_validate(chat_params(options={
-        "tools": [{"name": "read_file", "description": "Read a file", "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}}],
-        "toolMode": "auto",
-    })).options
+    opts = ChatResponseParams.model_validate(
+        chat_params(
+            options={
+                "tools": [
+                    {
+                        "name": "read_file",
+                        "description": "Read a file",
+                        "inputSchema": {
+                            "type": "object",
+                            "properties": {"path": {"type": "string"}},
+                        },
+                    }
+                ],
+                "toolMode": "auto",
+            }
+        )
+    ).options
     assert opts.toolMode == "auto"
     (tool,) = opts.tools
     assert isinstance(tool, ToolDefinition)
@@ -109,7 +127,9 @@ def test_bad_options_name_the_field(options, field):
 
 def test_tool_input_schema_is_opaque_json():
     for schema in ({}, {"type": "object"}, [], "weird", 5, None):
-        tool = ToolDefinition.model_validate({"name": "t", "description": "d", "inputSchema": schema})
+        tool = ToolDefinition.model_validate(
+            {"name": "t", "description": "d", "inputSchema": schema}
+        )
         assert tool.inputSchema == schema
 
 
@@ -118,9 +138,13 @@ def test_tool_input_schema_is_opaque_json():
 
 def test_each_part_type_parses_to_its_model():
     assert PART.validate_python({"type": "text", "value": "hi"}) == TextPart(value="hi")
-    call = PART.validate_python({"type": "tool_call", "toolCallId": "c1", "toolName": "read", "parameters": {"path": "/x"}})
+    call = PART.validate_python(
+        {"type": "tool_call", "toolCallId": "c1", "toolName": "read", "parameters": {"path": "/x"}}
+    )
     assert isinstance(call, ToolCallPart) and call.parameters == {"path": "/x"}
-    result = PART.validate_python({"type": "tool_result", "toolCallId": "c1", "result": [{"$mid": 21, "value": "ok"}]})
+    result = PART.validate_python(
+        {"type": "tool_result", "toolCallId": "c1", "result": [{"$mid": 21, "value": "ok"}]}
+    )
     assert isinstance(result, ToolResultPart) and result.result == [{"$mid": 21, "value": "ok"}]
 
 
@@ -142,10 +166,18 @@ def test_every_part_field_is_required(part, missing):
 
 
 def test_missing_part_field_is_named_with_its_full_path_in_a_request():
-    params = chat_params(messages=[
-        {"role": "user", "content": [{"type": "text", "value": "a"}]},
-        {"role": "assistant", "content": [{"type": "text", "value": "b"}, {"type": "tool_call", "toolCallId": "c", "toolName": "t"}]},
-    ])
+    params = chat_params(
+        messages=[
+            {"role": "user", "content": [{"type": "text", "value": "a"}]},
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "text", "value": "b"},
+                    {"type": "tool_call", "toolCallId": "c", "toolName": "t"},
+                ],
+            },
+        ]
+    )
     with pytest.raises(ValidationError) as exc:
         ChatResponseParams.model_validate(params)
     assert error_text(exc) == "messages.1.content.1.tool_call.parameters: Field required"
@@ -153,7 +185,9 @@ def test_missing_part_field_is_named_with_its_full_path_in_a_request():
 
 @pytest.mark.parametrize("value", [None, 0, "", [], {}, [None], {"a": [1, 2.5, True]}])
 def test_null_and_any_json_are_accepted_for_parameters_and_result(value):
-    call = PART.validate_python({"type": "tool_call", "toolCallId": "c", "toolName": "t", "parameters": value})
+    call = PART.validate_python(
+        {"type": "tool_call", "toolCallId": "c", "toolName": "t", "parameters": value}
+    )
     result = PART.validate_python({"type": "tool_result", "toolCallId": "c", "result": value})
     assert call.parameters == value and result.result == value
 
@@ -170,8 +204,16 @@ def test_part_fields_have_their_wire_types():
             PART.validate_python(bad)
 
 
-@pytest.mark.parametrize("part", [{"type": "image", "value": "x"}, {"type": "Text", "value": "x"}, {"type": None, "value": "x"},
-                                  {"value": "no type"}, {"type": "thinking", "value": "hmm"}])
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"type": "image", "value": "x"},
+        {"type": "Text", "value": "x"},
+        {"type": None, "value": "x"},
+        {"value": "no type"},
+        {"type": "thinking", "value": "hmm"},
+    ],
+)
 def test_unknown_or_missing_part_type_is_rejected(part):
     with pytest.raises(ValidationError) as exc:
         Message.model_validate({"role": "user", "content": [part]})
@@ -179,27 +221,58 @@ def test_unknown_or_missing_part_type_is_rejected(part):
 
 
 def test_unknown_extra_keys_are_ignored_everywhere():
-    params = ChatResponseParams.model_validate({
-        "modelId": "m",
-        "requestInitiator": "panel",
-        "messages": [{
-            "role": "user",
-            "name": "someone",
-            "content": [
-                {"type": "text", "value": "hi", "$mid": 21, "audience": ["user"]},
-                {"type": "tool_call", "toolCallId": "c", "toolName": "t", "parameters": {}, "extra": True},
-                {"type": "tool_result", "toolCallId": "c", "result": None, "isError": False},
+    params = ChatResponseParams.model_validate(
+        {
+            "modelId": "m",
+            "requestInitiator": "panel",
+            "messages": [
+                {
+                    "role": "user",
+                    "name": "someone",
+                    "content": [
+                        {"type": "text", "value": "hi", "$mid": 21, "audience": ["user"]},
+                        {
+                            "type": "tool_call",
+                            "toolCallId": "c",
+                            "toolName": "t",
+                            "parameters": {},
+                            "extra": True,
+                        },
+                        {
+                            "type": "tool_result",
+                            "toolCallId": "c",
+                            "result": None,
+                            "isError": False,
+                        },
+                    ],
+                }
             ],
-        }],
-        "agent": {"eliza": {}},
-        "options": {"tools": [{"name": "t", "description": "d", "inputSchema": {}, "tags": ["x"]}], "toolMode": "auto", "justification": "x"},
-    })
+            "agent": {"eliza": {}},
+            "options": {
+                "tools": [{"name": "t", "description": "d", "inputSchema": {}, "tags": ["x"]}],
+                "toolMode": "auto",
+                "justification": "x",
+            },
+        }
+    )
     text, call, result = params.messages[0].content
     assert text.model_dump() == {"type": "text", "value": "hi"}
-    assert call.model_dump() == {"type": "tool_call", "toolCallId": "c", "toolName": "t", "parameters": {}}
+    assert call.model_dump() == {
+        "type": "tool_call",
+        "toolCallId": "c",
+        "toolName": "t",
+        "parameters": {},
+    }
     assert result.model_dump() == {"type": "tool_result", "toolCallId": "c", "result": None}
-    assert params.messages[0].model_dump()["role"] == "user" and "name" not in params.messages[0].model_dump()
-    assert params.options.tools[0].model_dump() == {"name": "t", "description": "d", "inputSchema": {}}
+    assert (
+        params.messages[0].model_dump()["role"] == "user"
+        and "name" not in params.messages[0].model_dump()
+    )
+    assert params.options.tools[0].model_dump() == {
+        "name": "t",
+        "description": "d",
+        "inputSchema": {},
+    }
 
 
 @pytest.mark.parametrize(
@@ -234,10 +307,26 @@ def test_json_nested_deeper_than_the_limit_is_rejected_naming_the_field():
     PART.validate_python({"type": "tool_result", "toolCallId": "c", "result": ok})
     too_deep = {"k": ok}
     with pytest.raises(ValidationError) as exc:
-        Message.model_validate({"role": "user", "content": [{"type": "tool_call", "toolCallId": "c", "toolName": "t", "parameters": too_deep}]})
-    assert error_text(exc).startswith("content.0.tool_call.parameters:") and "nested deeper" in error_text(exc)
+        Message.model_validate(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_call",
+                        "toolCallId": "c",
+                        "toolName": "t",
+                        "parameters": too_deep,
+                    }
+                ],
+            }
+        )
+    assert error_text(exc).startswith(
+        "content.0.tool_call.parameters:"
+    ) and "nested deeper" in error_text(exc)
     wide = {str(i): [[i]] for i in range(10_000)}  # broad is fine, only depth is limited
-    PART.validate_python({"type": "tool_call", "toolCallId": "c", "toolName": "t", "parameters": wide})
+    PART.validate_python(
+        {"type": "tool_call", "toolCallId": "c", "toolName": "t", "parameters": wide}
+    )
 
 
 # --- other method params ------------------------------------------------------------------------------------
@@ -281,7 +370,9 @@ def test_eliza_forms():
     assert parse_agent({"eliza": {}}) == ElizaAgent(deterministic=False)
     assert parse_agent({"eliza": None}) == ElizaAgent(deterministic=False)
     assert parse_agent({"eliza": {"deterministic": True}}) == ElizaAgent(deterministic=True)
-    assert parse_agent({"eliza": {"deterministic": False, "unknown": 1}}) == ElizaAgent(deterministic=False)
+    assert parse_agent({"eliza": {"deterministic": False, "unknown": 1}}) == ElizaAgent(
+        deterministic=False
+    )
 
 
 @pytest.mark.parametrize("raw", ["claude_code", {"claude_code": None}, {"claude_code": {}}])
@@ -292,7 +383,12 @@ def test_claude_code_forms(raw):
 def test_tagged_mcp_server_form():
     spec = parse_agent({"mcp_server": FLAT})
     assert isinstance(spec, ExternalAgent) and spec.id is None
-    assert spec.server == StdioServer(name="ElizACP", command="/usr/bin/symposium-tui", args=["eliza"], env=[{"name": "K", "value": "V"}])
+    assert spec.server == StdioServer(
+        name="ElizACP",
+        command="/usr/bin/symposium-tui",
+        args=["eliza"],
+        env=[{"name": "K", "value": "V"}],
+    )
 
 
 def test_flat_form_the_extension_sends_with_and_without_id():
@@ -314,8 +410,17 @@ def test_flat_stdio_args_and_env_may_be_left_out():
 
 
 def test_http_and_sse_servers():
-    http = parse_agent({"type": "http", "name": "h", "url": "http://127.0.0.1:1/", "headers": [{"name": "A", "value": "b"}]})
-    sse = parse_agent({"mcp_server": {"type": "sse", "name": "s", "url": "http://127.0.0.1:1/sse", "headers": []}})
+    http = parse_agent(
+        {
+            "type": "http",
+            "name": "h",
+            "url": "http://127.0.0.1:1/",
+            "headers": [{"name": "A", "value": "b"}],
+        }
+    )
+    sse = parse_agent(
+        {"mcp_server": {"type": "sse", "name": "s", "url": "http://127.0.0.1:1/sse", "headers": []}}
+    )
     assert isinstance(http.server, HttpServer) and http.server.headers[0].name == "A"
     assert isinstance(sse.server, SseServer)
 
@@ -377,17 +482,28 @@ def test_tagged_and_flat_without_id_are_the_same_agent():
 
 def test_key_ignores_key_order_and_unknown_keys():
     reordered = {"id": "elizacp", **{k: FLAT[k] for k in reversed(list(FLAT))}}
-    assert key({"id": "elizacp", **FLAT}) == key(reordered) == key({"id": "elizacp", **FLAT, "_meta": {"a": 1}})
+    assert (
+        key({"id": "elizacp", **FLAT})
+        == key(reordered)
+        == key({"id": "elizacp", **FLAT, "_meta": {"a": 1}})
+    )
 
 
 def test_key_defaults_equal_explicit_empties():
-    assert key({"name": "a", "command": "b"}) == key({"name": "a", "command": "b", "args": [], "env": []})
+    assert key({"name": "a", "command": "b"}) == key(
+        {"name": "a", "command": "b", "args": [], "env": []}
+    )
 
 
 def test_key_changes_with_every_launch_detail():
     base = key({"id": "x", **FLAT})
-    for change in ({"name": "Other"}, {"command": "/bin/other"}, {"args": ["eliza", "--deterministic"]}, {"env": []},
-                   {"env": [{"name": "K", "value": "W"}]}):
+    for change in (
+        {"name": "Other"},
+        {"command": "/bin/other"},
+        {"args": ["eliza", "--deterministic"]},
+        {"env": []},
+        {"env": [{"name": "K", "value": "W"}]},
+    ):
         assert key({"id": "x", **FLAT, **change}) != base, change
 
 
@@ -398,7 +514,12 @@ def test_key_is_canonical_json():
 
 
 def test_different_kinds_never_share_a_key():
-    keys = {key({"eliza": {}}), key("claude_code"), key(FLAT), key({"type": "http", "name": "ElizACP", "url": "http://x/"})}
+    keys = {
+        key({"eliza": {}}),
+        key("claude_code"),
+        key(FLAT),
+        key({"type": "http", "name": "ElizACP", "url": "http://x/"}),
+    }
     assert len(keys) == 4
 
 
@@ -424,4 +545,6 @@ def test_describe_validation_error_caps_the_list():
 def test_describe_validation_error_with_prefix():
     with pytest.raises(ValidationError) as exc:
         ElizaAgent.model_validate({"deterministic": "maybe"})
-    assert describe_validation_error(exc.value, prefix="agent.eliza").startswith("agent.eliza.deterministic: ")
+    assert describe_validation_error(exc.value, prefix="agent.eliza").startswith(
+        "agent.eliza.deterministic: "
+    )

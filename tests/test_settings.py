@@ -83,20 +83,36 @@ def age(path: Path) -> None:
     os.utime(path, ns=(1_000_000_000_000_000_000, 1_000_000_000_000_000_000))
 
 
-def ctx(agent: str, *, kind: str = "edit", title: str = "Edit file", path: str | None = None) -> ApprovalContext:
+def ctx(
+    agent: str, *, kind: str = "edit", title: str = "Edit file", path: str | None = None
+) -> ApprovalContext:
     tool_call = {"toolCallId": "t1", "title": title, "kind": kind}
     if path:
         tool_call["locations"] = [{"path": path}]
-    return ApprovalContext(connection="c", session_id="s", agent=agent, tool_call=tool_call, options=OPTIONS)
+    return ApprovalContext(
+        connection="c", session_id="s", agent=agent, tool_call=tool_call, options=OPTIONS
+    )
 
 
 def run_py(code: str, *args: str, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, timeout=120, **kw)
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kw,
+    )
 
 
 def run_config(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "symposium_tui", "config", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "symposium_tui", "config", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 # --- reading ---------------------------------------------------------------------------------------
@@ -105,16 +121,32 @@ def run_config(*args: str) -> subprocess.CompletedProcess:
 def test_every_field_is_read():
     s = Settings.load(write(EXAMPLE))
     assert s.exists
-    assert s.preferences == {"theme": "textual-dark", "idle_timeout": 1800, "max_agents": 16,
-                             "replay": "transcript", "mouse": True}
+    assert s.preferences == {
+        "theme": "textual-dark",
+        "idle_timeout": 1800,
+        "max_agents": 16,
+        "replay": "transcript",
+        "mouse": True,
+    }
     claude = s.agents["claude"]
     assert claude == AgentConfig(
-        id="claude", name="Claude Code", command="npx", args=["-y", "@zed-industries/claude-agent-acp"],
-        env={"ANTHROPIC_API_KEY": "sk-secret"}, description="Anthropic's agent", bypass=False,
+        id="claude",
+        name="Claude Code",
+        command="npx",
+        args=["-y", "@zed-industries/claude-agent-acp"],
+        env={"ANTHROPIC_API_KEY": "sk-secret"},
+        description="Anthropic's agent",
+        bypass=False,
     )
     assert s.agents["zed-claude-code"] == AgentConfig(id="zed-claude-code", bypass=True)
-    assert s.agents["zed-claude-code"].name == "zed-claude-code" and not s.agents["zed-claude-code"].runnable
-    assert s.rules == [Rule("allow", kind="read"), Rule("deny", title="rm *", agent="claude*", path="/srv")]
+    assert (
+        s.agents["zed-claude-code"].name == "zed-claude-code"
+        and not s.agents["zed-claude-code"].runnable
+    )
+    assert s.rules == [
+        Rule("allow", kind="read"),
+        Rule("deny", title="rm *", agent="claude*", path="/srv"),
+    ]
     assert s.bypass_agents() == {"zed-claude-code"}
     assert list(s.runnable_agents()) == ["claude"]
     assert s.warnings == []
@@ -122,19 +154,41 @@ def test_every_field_is_read():
 
 def test_every_field_round_trips_through_the_store():
     store = SettingsStore()
-    agent = AgentConfig(id="my agent.v2", name="Mine", command="/opt/agent", args=["--acp", "-v"],
-                        env={"TOKEN": "t", "HOME": "/h"}, description="a local one", bypass=True)
+    agent = AgentConfig(
+        id="my agent.v2",
+        name="Mine",
+        command="/opt/agent",
+        args=["--acp", "-v"],
+        env={"TOKEN": "t", "HOME": "/h"},
+        description="a local one",
+        bypass=True,
+    )
     store.upsert_agent(agent)
     store.add_rule(Rule("allow", kind="read", title="Read *", agent="my*", path="/work"))
     store.add_rule(Rule("deny", kind="execute"))
-    for key, value in {"theme": "nord", "idle_timeout": 60.5, "max_agents": 3, "replay": "user-text",
-                       "mouse": False, "custom": {"nested": [1, 2]}}.items():
+    for key, value in {
+        "theme": "nord",
+        "idle_timeout": 60.5,
+        "max_agents": 3,
+        "replay": "user-text",
+        "mouse": False,
+        "custom": {"nested": [1, 2]},
+    }.items():
         store.set_preference(key, value)
     again = Settings.load(settings_path())
     assert again.agents == {"my agent.v2": agent}
-    assert again.rules == [Rule("allow", kind="read", title="Read *", agent="my*", path="/work"), Rule("deny", kind="execute")]
-    assert again.preferences == {"theme": "nord", "idle_timeout": 60.5, "max_agents": 3, "replay": "user-text",
-                                 "mouse": False, "custom": {"nested": [1, 2]}}
+    assert again.rules == [
+        Rule("allow", kind="read", title="Read *", agent="my*", path="/work"),
+        Rule("deny", kind="execute"),
+    ]
+    assert again.preferences == {
+        "theme": "nord",
+        "idle_timeout": 60.5,
+        "max_agents": 3,
+        "replay": "user-text",
+        "mouse": False,
+        "custom": {"nested": [1, 2]},
+    }
     text = settings_path().read_text()
     assert '[agents."my agent.v2"]' in text
     # And what the registry reads from the same file agrees.
@@ -162,13 +216,23 @@ def test_public_dict_hides_env_values():
     assert "sk-secret" not in json.dumps(public)
     assert "sk-secret" not in repr(s)
     assert public["bypass_agents"] == ["zed-claude-code"]
-    assert public["rules"][1] == {"action": "deny", "title": "rm *", "agent": "claude*", "path": "/srv"}
-    assert s.to_public_dict(redact_env=False)["agents"]["claude"]["env"] == {"ANTHROPIC_API_KEY": "sk-secret"}
+    assert public["rules"][1] == {
+        "action": "deny",
+        "title": "rm *",
+        "agent": "claude*",
+        "path": "/srv",
+    }
+    assert s.to_public_dict(redact_env=False)["agents"]["claude"]["env"] == {
+        "ANTHROPIC_API_KEY": "sk-secret"
+    }
 
 
 def test_unknown_keys_are_warnings_but_unknown_rule_fields_are_errors():
     s = Settings.load(write('cwd = "/x"\n[agents.a]\ncommand = "a"\nbypassPermissions = true\n'))
-    assert s.warnings == ["cwd: unknown setting, ignored", "agents.a.bypassPermissions: unknown key, ignored (did you mean bypass?)"]
+    assert s.warnings == [
+        "cwd: unknown setting, ignored",
+        "agents.a.bypassPermissions: unknown key, ignored (did you mean bypass?)",
+    ]
     assert not s.agents["a"].bypass  # fail closed
     # A misspelt rule field would widen an allow rule to everything: refused.
     write('[[rules]]\naction = "allow"\ntitel = "Read *"\n')
@@ -181,7 +245,11 @@ def test_unknown_keys_are_warnings_but_unknown_rule_fields_are_errors():
 
 
 BROKEN_SYNTAX = [
-    ('[preferences]\ntheme = "x"\n\n[agents.claude]\ncommand = "npx"\nargs = ["-y"]\nbypass true\n', 7, "expected '=' after a key"),
+    (
+        '[preferences]\ntheme = "x"\n\n[agents.claude]\ncommand = "npx"\nargs = ["-y"]\nbypass true\n',
+        7,
+        "expected '=' after a key",
+    ),
     ('[agents.a]\ncommand = "a"\n[agents.a]\ncommand = "b"\n', 3, None),
     ('[preferences]\ntheme = "unterminated\n', 2, None),
     ('[[rules]]\naction = "allow"\nkind = \n', 3, None),
@@ -201,8 +269,12 @@ def test_broken_toml_names_the_line_and_is_never_written(text, line, words):
     if words:
         assert words in str(err.value)
     store = SettingsStore()
-    for change in (lambda: store.set_agent_bypass("claude", True), lambda: store.set_preference("theme", "y"),
-                   lambda: store.add_rule(Rule("allow")), lambda: store.update(lambda doc: None)):
+    for change in (
+        lambda: store.set_agent_bypass("claude", True),
+        lambda: store.set_preference("theme", "y"),
+        lambda: store.add_rule(Rule("allow")),
+        lambda: store.update(lambda doc: None),
+    ):
         with pytest.raises(SettingsError) as err:
             change()
         assert err.value.line == line
@@ -219,21 +291,56 @@ def test_not_utf8_names_the_line():
 
 
 WRONG_TYPES = [
-    ('[agents.claude]\ncommand = "npx"\nargs = "-y foo"\n', "agents.claude.args", 3, "expected a list of strings"),
-    ('[agents.claude]\ncommand = "npx"\nargs = ["-y", 3]\n', "agents.claude.args", 3, "expected a list of strings"),
-    ('[agents.claude]\ncommand = "npx"\n\n# yes please\nbypass = "yes"\n', "agents.claude.bypass", 5, "expected true or false"),
-    ('[agents]\nclaude = { command = "npx", bypass = 1 }\n', "agents.claude.bypass", 2, "expected true or false"),
-    ('[agents.claude]\ncommand = "npx"\nenv = { PORT = 8080 }\n', "agents.claude.env.PORT", 3, "expected a string"),
+    (
+        '[agents.claude]\ncommand = "npx"\nargs = "-y foo"\n',
+        "agents.claude.args",
+        3,
+        "expected a list of strings",
+    ),
+    (
+        '[agents.claude]\ncommand = "npx"\nargs = ["-y", 3]\n',
+        "agents.claude.args",
+        3,
+        "expected a list of strings",
+    ),
+    (
+        '[agents.claude]\ncommand = "npx"\n\n# yes please\nbypass = "yes"\n',
+        "agents.claude.bypass",
+        5,
+        "expected true or false",
+    ),
+    (
+        '[agents]\nclaude = { command = "npx", bypass = 1 }\n',
+        "agents.claude.bypass",
+        2,
+        "expected true or false",
+    ),
+    (
+        '[agents.claude]\ncommand = "npx"\nenv = { PORT = 8080 }\n',
+        "agents.claude.env.PORT",
+        3,
+        "expected a string",
+    ),
     ('[agents.claude]\ncommand = ["npx"]\n', "agents.claude.command", 2, "expected a string"),
     ('[agents]\nclaude = "npx"\n', "agents.claude", 2, "expected a table"),
     ('agents = ["a"]\n', "agents", 1, "expected a table"),
-    ('[[rules]]\naction = "allow"\n\n[[rules]]\nkind = "read"\naction = "permit"\n', "rules[2].action", 6, '"allow" or "deny"'),
+    (
+        '[[rules]]\naction = "allow"\n\n[[rules]]\nkind = "read"\naction = "permit"\n',
+        "rules[2].action",
+        6,
+        '"allow" or "deny"',
+    ),
     ('[[rules]]\nkind = "read"\n', "rules[1]", 1, "needs an action"),
-    ('rules = [{ action = "allow" }, { action = "maybe" }]\n', "rules[2].action", 1, '"allow" or "deny"'),
+    (
+        'rules = [{ action = "allow" }, { action = "maybe" }]\n',
+        "rules[2].action",
+        1,
+        '"allow" or "deny"',
+    ),
     ('[rules]\naction = "allow"\n', "rules", 1, "expected a list of rules"),
-    ('[preferences]\nmax_agents = true\n', "preferences.max_agents", 2, "a whole number"),
-    ('[preferences]\nidle_timeout = -1\n', "preferences.idle_timeout", 2, "0 or more"),
-    ('preferences = 3\n', "preferences", 1, "expected a table"),
+    ("[preferences]\nmax_agents = true\n", "preferences.max_agents", 2, "a whole number"),
+    ("[preferences]\nidle_timeout = -1\n", "preferences.idle_timeout", 2, "0 or more"),
+    ("preferences = 3\n", "preferences", 1, "expected a table"),
     ('[agents.""]\nbypass = true\n', 'agents.""', 1, "must not be empty"),
 ]
 
@@ -311,12 +418,17 @@ def test_comments_and_layout_survive_set_agent_bypass():
     path = write(EXAMPLE)
     new = SettingsStore().set_agent_bypass("claude", True)
     assert new.agents["claude"].bypass
-    assert path.read_text() == EXAMPLE.replace("bypass = false  # ask me first", "bypass = true  # ask me first")
+    assert path.read_text() == EXAMPLE.replace(
+        "bypass = false  # ask me first", "bypass = true  # ask me first"
+    )
     SettingsStore().set_agent_bypass("zed-claude-code", False)
     SettingsStore().set_agent_bypass("Claude Code", True)  # an agent the extension names
     text = path.read_text()
-    assert text.startswith(EXAMPLE.replace("bypass = false  # ask me first", "bypass = true  # ask me first")
-                           .split("[agents.zed-claude-code]")[0])
+    assert text.startswith(
+        EXAMPLE.replace("bypass = false  # ask me first", "bypass = true  # ask me first").split(
+            "[agents.zed-claude-code]"
+        )[0]
+    )
     assert "[agents.zed-claude-code]\nbypass = false\n" in text
     assert '[agents."Claude Code"]\nbypass = true\n' in text
     assert "# never let anyone delete things" in text and "# the dark one" in text
@@ -330,19 +442,34 @@ def test_editing_operations_keep_comments():
     store.set_preference("theme", "nord")
     store.add_rule(Rule("allow", kind="search"))
     store.remove_rule(1, expect=Rule("deny", title="rm *", agent="claude*", path="/srv"))
-    store.upsert_agent(AgentConfig(id="claude", name="Claude Code", command="claude-acp", env={"ANTHROPIC_API_KEY": "sk-new"},
-                                   description="Anthropic's agent", bypass=False))
+    store.upsert_agent(
+        AgentConfig(
+            id="claude",
+            name="Claude Code",
+            command="claude-acp",
+            env={"ANTHROPIC_API_KEY": "sk-new"},
+            description="Anthropic's agent",
+            bypass=False,
+        )
+    )
     store.upsert_agent(AgentConfig(id="gemini", command="gemini", args=["--experimental-acp"]))
     store.remove_agent("zed-claude-code")
     text = path.read_text()
     assert "# My Symposium settings" in text and "# Claude through Zed's adapter" in text
     assert 'theme = "nord"   # the dark one' in text
-    assert 'bypass = false  # ask me first' in text
+    assert "bypass = false  # ask me first" in text
     assert "zed-claude-code" not in text and "rm *" not in text
     s = Settings.load()
-    assert s.agents["claude"] == AgentConfig(id="claude", name="Claude Code", command="claude-acp",
-                                             env={"ANTHROPIC_API_KEY": "sk-new"}, description="Anthropic's agent")
-    assert s.agents["gemini"] == AgentConfig(id="gemini", command="gemini", args=["--experimental-acp"])
+    assert s.agents["claude"] == AgentConfig(
+        id="claude",
+        name="Claude Code",
+        command="claude-acp",
+        env={"ANTHROPIC_API_KEY": "sk-new"},
+        description="Anthropic's agent",
+    )
+    assert s.agents["gemini"] == AgentConfig(
+        id="gemini", command="gemini", args=["--experimental-acp"]
+    )
     assert s.rules == [Rule("allow", kind="read"), Rule("allow", kind="search")]
     with pytest.raises(ValueError):
         store.remove_rule(0, expect=Rule("deny", kind="read"))
@@ -356,8 +483,10 @@ def test_inline_rules_and_dotted_agents_are_edited_in_their_own_style():
     store.set_agent_bypass("claude", True)
     store.add_rule(Rule("deny", kind="execute"))
     text = path.read_text()
-    assert text == ('agents.claude.command = "npx"\nagents.claude.bypass = true\n'
-                    'rules = [{ action = "allow", kind = "read" }, {action = "deny", kind = "execute"}]\n')
+    assert text == (
+        'agents.claude.command = "npx"\nagents.claude.bypass = true\n'
+        'rules = [{ action = "allow", kind = "read" }, {action = "deny", kind = "execute"}]\n'
+    )
     s = Settings.load()
     assert s.agents["claude"].bypass and s.agents["claude"].command == "npx"
     assert s.rules == [Rule("allow", kind="read"), Rule("deny", kind="execute")]
@@ -372,7 +501,10 @@ def test_a_new_file_gets_a_header_and_tables():
     text = settings_path().read_text()
     assert text.startswith("# Symposium TUI settings.")
     assert "[agents.zed-claude-code]\nbypass = true\n" in text
-    assert '[[rules]]\naction = "allow"\nkind = "read"\n\n[[rules]]\naction = "deny"\nkind = "execute"\n' in text
+    assert (
+        '[[rules]]\naction = "allow"\nkind = "read"\n\n[[rules]]\naction = "deny"\nkind = "execute"\n'
+        in text
+    )
     assert '[preferences]\ntheme = "nord"\n' in text
     removed = store.remove_rule(0)
     assert removed.rules == [Rule("deny", kind="execute")]
@@ -406,8 +538,16 @@ print("ok")
 def test_concurrent_processes_lose_no_update():
     write(EXAMPLE)
     start = time.time() + 1.5
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(n), str(start)], cwd=REPO,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in (1, 2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(n), str(start)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in (1, 2)
+    ]
     for p in procs:
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
@@ -464,14 +604,23 @@ def test_readers_never_see_a_half_written_file(tmp_path):
     store = SettingsStore()
     store.set_preference("counter", 0)
     stop = tmp_path / "stop"
-    reader = subprocess.Popen([sys.executable, "-c", READER, str(stop)], cwd=REPO,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(stop)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(0.5)  # the reader is loading
         big = "x" * 20000  # many write() calls' worth, were the file written in place
         for i in range(1, 150):
-            store.update(lambda doc, i=i: (doc["preferences"].__setitem__("counter", i),
-                                          doc["preferences"].__setitem__("filler", big[: 1000 + (i * 997) % 19000])))
+            store.update(
+                lambda doc, i=i: (
+                    doc["preferences"].__setitem__("counter", i),
+                    doc["preferences"].__setitem__("filler", big[: 1000 + (i * 997) % 19000]),
+                )
+            )
     finally:
         stop.touch()
     out, err = reader.communicate(timeout=60)
@@ -510,7 +659,10 @@ def test_config_command_shows_the_settings():
     assert "claude (Claude Code): npx -y @zed-industries/claude-agent-acp" in r.stdout
     assert "zed-claude-code: not run from here: settings only  [bypass]" in r.stdout
     assert "bypass (approvals skipped): zed-claude-code" in r.stdout
-    assert "1. allow kind=read" in r.stdout and "2. deny agent=claude* title=rm * path=/srv" in r.stdout
+    assert (
+        "1. allow kind=read" in r.stdout
+        and "2. deny agent=claude* title=rm * path=/srv" in r.stdout
+    )
     assert 'theme = "textual-dark"' in r.stdout
     assert "ANTHROPIC_API_KEY" in r.stdout and "sk-secret" not in r.stdout
 
@@ -533,10 +685,13 @@ def test_config_command_without_a_file():
     assert json.loads(run_config("--json").stdout)["exists"] is False
 
 
-@pytest.mark.parametrize(("text", "line"), [
-    ('[agents.claude]\ncommand = "npx"\nbypass true\n', 3),
-    ('[agents.claude]\ncommand = "npx"\n\nargs = "nope"\n', 4),
-])
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('[agents.claude]\ncommand = "npx"\nbypass true\n', 3),
+        ('[agents.claude]\ncommand = "npx"\n\nargs = "nope"\n', 4),
+    ],
+)
 def test_config_command_reports_a_broken_file_and_leaves_it(text, line):
     path = write(text)
     age(path)
@@ -560,15 +715,24 @@ def test_policy_from_settings():
     assert policy.session_bypass == set()
 
     res = policy.decide(ctx("zed-claude-code", kind="execute", title="rm -rf /"))
-    assert (res.outcome, res.option_id, res.resolver, res.rule) == ("allow_once", "yes", "policy", "agent bypass")
+    assert (res.outcome, res.option_id, res.resolver, res.rule) == (
+        "allow_once",
+        "yes",
+        "policy",
+        "agent bypass",
+    )
 
     res = policy.decide(ctx("claude", kind="read", title="Read file"))
     assert (res.outcome, res.option_id) == ("allow_once", "yes") and res.rule.startswith("rule 1")
 
-    res = policy.decide(ctx("claude-2", kind="execute", title="rm -rf build", path="/srv/app/build"))
+    res = policy.decide(
+        ctx("claude-2", kind="execute", title="rm -rf build", path="/srv/app/build")
+    )
     assert (res.outcome, res.option_id) == ("reject_once", "no") and res.rule.startswith("rule 2")
 
-    assert policy.decide(ctx("claude", kind="execute", title="rm -rf build", path="/home/x")) is None
+    assert (
+        policy.decide(ctx("claude", kind="execute", title="rm -rf build", path="/home/x")) is None
+    )
     assert policy.decide(ctx("claude", kind="edit")) is None
 
     # The console's Bypass answer persists, and the next policy includes it.
@@ -580,11 +744,20 @@ def test_policy_from_settings():
 # --- a model check ----------------------------------------------------------------------------------
 
 OPS = st.one_of(
-    st.tuples(st.just("pref"), st.sampled_from(["custom", "a", "b.c", "with space"]),
-              st.one_of(st.none(), st.text(max_size=8), st.integers(0, 10**6), st.booleans())),
+    st.tuples(
+        st.just("pref"),
+        st.sampled_from(["custom", "a", "b.c", "with space"]),
+        st.one_of(st.none(), st.text(max_size=8), st.integers(0, 10**6), st.booleans()),
+    ),
     st.tuples(st.just("pref"), st.just("theme"), st.one_of(st.none(), st.text(max_size=8))),
-    st.tuples(st.just("bypass"), st.sampled_from(["claude", "x", "Claude Code", "a.b"]), st.booleans()),
-    st.tuples(st.just("add_rule"), st.sampled_from(["allow", "deny"]), st.sampled_from([None, "read", "execute"])),
+    st.tuples(
+        st.just("bypass"), st.sampled_from(["claude", "x", "Claude Code", "a.b"]), st.booleans()
+    ),
+    st.tuples(
+        st.just("add_rule"),
+        st.sampled_from(["allow", "deny"]),
+        st.sampled_from([None, "read", "execute"]),
+    ),
     st.tuples(st.just("remove_rule"), st.integers(0, 3), st.none()),
     st.tuples(st.just("remove_agent"), st.sampled_from(["claude", "x"]), st.none()),
 )

@@ -55,22 +55,30 @@ class RecordingClient:
         # record before any await: each notification runs in its own task
         data = update.model_dump(mode="json", by_alias=True, exclude_none=True)
         self.updates.append(data)
-        if data.get("sessionUpdate") == "agent_message_chunk" and data.get("content", {}).get("text"):
+        if data.get("sessionUpdate") == "agent_message_chunk" and data.get("content", {}).get(
+            "text"
+        ):
             self.first_chunk.set()
 
-    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any) -> Any:
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ) -> Any:
         from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
         self.permissions.append(
             {
                 "tool_call": tool_call.model_dump(mode="json", by_alias=True, exclude_none=True),
-                "options": [o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options],
+                "options": [
+                    o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options
+                ],
             }
         )
         kind = self.choose(tool_call, options)
         for option in options:
             if option.kind == kind:
-                return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option.option_id))
+                return RequestPermissionResponse(
+                    outcome=AllowedOutcome(outcome="selected", option_id=option.option_id)
+                )
         return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
 
     async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
@@ -87,7 +95,8 @@ class RecordingClient:
         return "".join(
             u["content"].get("text", "")
             for u in self.updates
-            if u.get("sessionUpdate") == "agent_message_chunk" and u.get("content", {}).get("type") == "text"
+            if u.get("sessionUpdate") == "agent_message_chunk"
+            and u.get("content", {}).get("type") == "text"
         )
 
     def chunks(self) -> list[str]:
@@ -114,7 +123,9 @@ class Running:
 
 
 @contextlib.asynccontextmanager
-async def running(launch: agents.AgentLaunch, client: RecordingClient, cwd: Path) -> AsyncIterator[Running]:
+async def running(
+    launch: agents.AgentLaunch, client: RecordingClient, cwd: Path
+) -> AsyncIterator[Running]:
     """Spawn the agent in its own process group, connect, ``initialize``; at exit kill the
     whole group (Gemini and Claude leave children behind otherwise)."""
     import acp
@@ -147,14 +158,17 @@ async def running(launch: agents.AgentLaunch, client: RecordingClient, cwd: Path
                 conn.initialize(
                     protocol_version=acp.PROTOCOL_VERSION,
                     client_capabilities=ClientCapabilities(
-                        fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False
+                        fs=FileSystemCapabilities(read_text_file=True, write_text_file=True),
+                        terminal=False,
                     ),
                     client_info=Implementation(name="symposium-tests", version="0"),
                 ),
                 INIT_TIMEOUT,
             )
         except Exception as exc:
-            raise AssertionError(f"initialize failed: {exc!r}\nstderr:\n" + "\n".join(stderr[-60:])) from exc
+            raise AssertionError(
+                f"initialize failed: {exc!r}\nstderr:\n" + "\n".join(stderr[-60:])
+            ) from exc
         yield Running(conn, proc, stderr, init, time.monotonic() - started)
     finally:
         with contextlib.suppress(Exception):
@@ -178,7 +192,9 @@ async def prompt(run: Running, session_id: str, words: str, timeout: float = TUR
     import acp
 
     try:
-        response = await asyncio.wait_for(run.conn.prompt(session_id=session_id, prompt=[acp.text_block(words)]), timeout)
+        response = await asyncio.wait_for(
+            run.conn.prompt(session_id=session_id, prompt=[acp.text_block(words)]), timeout
+        )
     except Exception as exc:
         raise AssertionError(f"prompt failed: {exc!r}\nstderr:\n{run.stderr_text()}") from exc
     return response.stop_reason
@@ -251,19 +267,28 @@ async def test_fast_agent_passthrough_echoes(fast_agent_ready: None, tmp_path: P
 
 
 @pytest.mark.agents
-async def test_fast_agent_calls_mcp_tool_after_permission(fast_agent_ready: None, tmp_path: Path) -> None:
+async def test_fast_agent_calls_mcp_tool_after_permission(
+    fast_agent_ready: None, tmp_path: Path
+) -> None:
     client = RecordingClient()
     launch = agents.fast_agent(tmp_path / "home")
     (tmp_path / "work").mkdir()
     async with tool_server(delay=0) as tools, running(launch, client, tmp_path / "work") as run:
-        session = await run.conn.new_session(cwd=str(tmp_path / "work"), mcp_servers=[tools.http("tools")])
+        session = await run.conn.new_session(
+            cwd=str(tmp_path / "work"), mcp_servers=[tools.http("tools")]
+        )
         stop = await prompt(run, session.session_id, '***CALL_TOOL tools__add {"a": 2, "b": 40}')
         assert stop == "end_turn"
         assert [(c[0], c[1]) for c in tools.calls] == [("add", {"a": 2, "b": 40})]
         # the permission request: all four kinds; title "<server>/<tool>"; toolCallId is a
         # placeholder that matches no tool_call update
         (perm,) = client.permissions
-        assert {o["kind"] for o in perm["options"]} == {"allow_once", "allow_always", "reject_once", "reject_always"}
+        assert {o["kind"] for o in perm["options"]} == {
+            "allow_once",
+            "allow_always",
+            "reject_once",
+            "reject_always",
+        }
         assert perm["tool_call"]["title"] == "tools/add"
         assert perm["tool_call"]["rawInput"] == {"a": 2, "b": 40}
         (started,) = client.of("tool_call")
@@ -304,7 +329,9 @@ async def test_claude_cancel_mid_stream(claude_ready: None, tmp_path: Path) -> N
             session = await run.conn.new_session(cwd=str(tmp_path / "work"), mcp_servers=[])
             import acp
 
-            turn = asyncio.create_task(run.conn.prompt(session_id=session.session_id, prompt=[acp.text_block("go")]))
+            turn = asyncio.create_task(
+                run.conn.prompt(session_id=session.session_id, prompt=[acp.text_block("go")])
+            )
             await asyncio.wait_for(client.first_chunk.wait(), TURN_TIMEOUT)
             t0 = time.monotonic()
             await run.conn.cancel(session_id=session.session_id)
@@ -315,15 +342,22 @@ async def test_claude_cancel_mid_stream(claude_ready: None, tmp_path: Path) -> N
 
 
 @pytest.mark.agents
-async def test_claude_calls_two_mcp_tools_in_one_message(claude_ready: None, tmp_path: Path) -> None:
+async def test_claude_calls_two_mcp_tools_in_one_message(
+    claude_ready: None, tmp_path: Path
+) -> None:
     add = ToolUse("mcp__tools__add", {"a": 2, "b": 3})
     shout = ToolUse("mcp__tools__shout", {"text": "quiet"})
     client = RecordingClient()
     (tmp_path / "work").mkdir()
-    async with tool_server() as tools, FakeAnthropic([tool_use(add, shout), text("Both tools ran.")]) as api:
+    async with (
+        tool_server() as tools,
+        FakeAnthropic([tool_use(add, shout), text("Both tools ran.")]) as api,
+    ):
         launch = agents.claude_agent(tmp_path / "home", api.base_url)
         async with running(launch, client, tmp_path / "work") as run:
-            session = await run.conn.new_session(cwd=str(tmp_path / "work"), mcp_servers=[tools.http("tools")])
+            session = await run.conn.new_session(
+                cwd=str(tmp_path / "work"), mcp_servers=[tools.http("tools")]
+            )
             assert await prompt(run, session.session_id, "Use both tools") == "end_turn"
 
     # the model was offered the MCP tools as mcp__<server>__<tool>
@@ -336,8 +370,13 @@ async def test_claude_calls_two_mcp_tools_in_one_message(claude_ready: None, tmp
     ]
     assert _overlap(tools.calls)
     # Claude asks permission for each MCP tool; title and toolCallId match the tool_call update
-    assert sorted(p["tool_call"]["toolCallId"] for p in client.permissions) == sorted([add.id, shout.id])
-    assert {p["tool_call"]["title"] for p in client.permissions} == {"mcp__tools__add", "mcp__tools__shout"}
+    assert sorted(p["tool_call"]["toolCallId"] for p in client.permissions) == sorted(
+        [add.id, shout.id]
+    )
+    assert {p["tool_call"]["title"] for p in client.permissions} == {
+        "mcp__tools__add",
+        "mcp__tools__shout",
+    }
     assert {u["toolCallId"] for u in client.of("tool_call")} == {add.id, shout.id}
     # the results reached the model, as tool_result blocks in the next request
     results = {r["tool_use_id"]: r for r in tool_results(second)}
@@ -386,7 +425,10 @@ async def test_gemini_calls_mcp_tools_and_streams(gemini_ready: None, tmp_path: 
     offered = {d["name"] for t in first["tools"] for d in t.get("functionDeclarations", [])}
     assert {"mcp_tools_add", "mcp_tools_shout"} <= offered
     assert sorted(c[0] for c in tools.calls) == ["add", "shout"]
-    assert {p["tool_call"]["title"] for p in client.permissions} == {"add (tools MCP Server)", "shout (tools MCP Server)"}
+    assert {p["tool_call"]["title"] for p in client.permissions} == {
+        "add (tools MCP Server)",
+        "shout (tools MCP Server)",
+    }
     # Gemini wraps MCP results for the model in <untrusted_context>
     texts = sorted(r["text"] for r in tool_results(second))
     assert len(texts) == 2 and "HEY" in texts[0] and "sum: 42" in texts[1], texts
@@ -397,7 +439,9 @@ async def test_gemini_calls_mcp_tools_and_streams(gemini_ready: None, tmp_path: 
 def _post(url: str, body: dict[str, Any]) -> tuple[str, str]:
     import urllib.request
 
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:
         return resp.headers.get("content-type", ""), resp.read().decode()
 
@@ -414,39 +458,71 @@ async def test_fake_anthropic_speaks_messages_api() -> None:
     tools = [{"name": "mcp__t__add", "input_schema": {"type": "object"}}]
 
     def respond(body: dict[str, Any]) -> Any:
-        return TextTurn("you said: " + last_user_text(body)) if "echo" in last_user_text(body) else None
+        return (
+            TextTurn("you said: " + last_user_text(body))
+            if "echo" in last_user_text(body)
+            else None
+        )
 
-    script = [tool_use(("mcp__t__add", {"a": 1}), ("mcp__t__add", {"a": 2}), text="Calling."), text("abcdef", chunks=3)]
+    script = [
+        tool_use(("mcp__t__add", {"a": 1}), ("mcp__t__add", {"a": 2}), text="Calling."),
+        text("abcdef", chunks=3),
+    ]
     async with FakeAnthropic(script, respond=respond, side_text="A title") as api:
         url = api.base_url + "/v1/messages"
         user = {"role": "user", "content": [{"type": "text", "text": "go"}]}
         # a side call (no tools) neither eats the script nor counts as a main request
-        ctype, raw = await asyncio.to_thread(_post, url, {"model": "m", "messages": [user], "max_tokens": 5})
-        assert ctype.startswith("application/json") and json.loads(raw)["content"] == [{"type": "text", "text": "A title"}]
+        ctype, raw = await asyncio.to_thread(
+            _post, url, {"model": "m", "messages": [user], "max_tokens": 5}
+        )
+        assert ctype.startswith("application/json") and json.loads(raw)["content"] == [
+            {"type": "text", "text": "A title"}
+        ]
         # streamed tool turn: two tool_use blocks after a text block, input as input_json_delta
         body = {"model": "m", "messages": [user], "tools": tools, "stream": True}
         ctype, raw = await asyncio.to_thread(_post, url, body)
         events = _sse_events(raw)
         assert ctype.startswith("text/event-stream")
-        assert [e for e, _ in events][0] == "message_start" and [e for e, _ in events][-2:] == ["message_delta", "message_stop"]
+        assert [e for e, _ in events][0] == "message_start" and [e for e, _ in events][-2:] == [
+            "message_delta",
+            "message_stop",
+        ]
         assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
         starts = [d["content_block"] for e, d in events if e == "content_block_start"]
         assert [b["type"] for b in starts] == ["text", "tool_use", "tool_use"]
         for index in (1, 2):
             partial = "".join(
-                d["delta"]["partial_json"] for e, d in events if e == "content_block_delta" and d["index"] == index
+                d["delta"]["partial_json"]
+                for e, d in events
+                if e == "content_block_delta" and d["index"] == index
             )
             assert json.loads(partial) == {"a": index}
         ids = [b["id"] for b in starts[1:]]
         # the results come back; the next scripted turn streams in 3 text deltas
-        results = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": i, "content": "ok"} for i in ids]}
-        body = {"model": "m", "messages": [user, {"role": "assistant", "content": []}, results], "tools": tools, "stream": True}
+        results = {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": i, "content": "ok"} for i in ids],
+        }
+        body = {
+            "model": "m",
+            "messages": [user, {"role": "assistant", "content": []}, results],
+            "tools": tools,
+            "stream": True,
+        }
         _, raw = await asyncio.to_thread(_post, url, body)
         deltas = [d["delta"]["text"] for e, d in _sse_events(raw) if e == "content_block_delta"]
         assert deltas == ["ab", "cd", "ef"]
         # respond() overrides the script; non-streaming main request
-        echo = {"role": "user", "content": [{"type": "text", "text": "<system-reminder>x</system-reminder>"}, {"type": "text", "text": "echo me"}]}
-        _, raw = await asyncio.to_thread(_post, url, {"model": "m", "messages": [echo], "tools": tools})
+        echo = {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "<system-reminder>x</system-reminder>"},
+                {"type": "text", "text": "echo me"},
+            ],
+        }
+        _, raw = await asyncio.to_thread(
+            _post, url, {"model": "m", "messages": [echo], "tools": tools}
+        )
         assert json.loads(raw)["content"] == [{"type": "text", "text": "you said: echo me"}]
     assert len(api.requests) == 4 and len(api.main_requests) == 3
     assert [r["tool_use_id"] for r in tool_results(api.main_requests[1])] == ids

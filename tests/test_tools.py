@@ -31,20 +31,37 @@ REPO = Path(__file__).resolve().parents[1]
 READ = ToolDefinition(
     name="read_file",
     description="Read a file",
-    inputSchema={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    inputSchema={
+        "type": "object",
+        "properties": {"path": {"type": "string"}},
+        "required": ["path"],
+    },
 )
-SEARCH = ToolDefinition(name="search", description="Search the workspace", inputSchema={"type": "object"})
-LOOSE = ToolDefinition(name="loose", description="A tool whose client sent no usable schema", inputSchema="nope")
+SEARCH = ToolDefinition(
+    name="search", description="Search the workspace", inputSchema={"type": "object"}
+)
+LOOSE = ToolDefinition(
+    name="loose", description="A tool whose client sent no usable schema", inputSchema="nope"
+)
 
 # The raw opening of a handshake-era MCP session, for tests that play the agent by hand.
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
-    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "agent", "version": "0"}},
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "agent", "version": "0"},
+    },
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-CALL_READ = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read_file", "arguments": {}}}
+CALL_READ = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "read_file", "arguments": {}},
+}
 
 
 class Handler:
@@ -109,7 +126,9 @@ def shim_client(tool_server: ClientToolServer, key: str, **kwargs: Any) -> Clien
     """An SDK stdio client spawning exactly the command the bridge offers in session/new."""
     spec = tool_server.stdio_server(key)
     kwargs.setdefault("mode", "legacy")
-    return Client(StdioServerParameters(command=spec["command"], args=spec["args"], cwd=REPO), **kwargs)
+    return Client(
+        StdioServerParameters(command=spec["command"], args=spec["args"], cwd=REPO), **kwargs
+    )
 
 
 async def wait_connected(tool_server: ClientToolServer, key: str, count: int = 1) -> None:
@@ -126,14 +145,19 @@ def text_of(result: types.CallToolResult) -> str:
 # --- tools/list ---------------------------------------------------------------------------------------
 
 
-async def test_tools_list_serves_the_registered_tools_and_a_non_object_schema_becomes_an_object(server):
+async def test_tools_list_serves_the_registered_tools_and_a_non_object_schema_becomes_an_object(
+    server,
+):
     with anyio.fail_after(HANG_GUARD):
         server.register("s1", Handler(), [READ, SEARCH, LOOSE])
         async with http_client(server, "s1") as client:
             assert client.server_info is not None and client.server_info.name == "vscode_tools"
             assert client.server_capabilities.tools is not None
             assert client.server_capabilities.tools.list_changed is True
-            assert client.session.instructions == "Tools provided by the chat client, bridged to the agent"
+            assert (
+                client.session.instructions
+                == "Tools provided by the chat client, bridged to the agent"
+            )
             listed = (await client.list_tools()).tools
 
     assert [(t.name, t.description, t.input_schema) for t in listed] == [
@@ -155,7 +179,11 @@ async def test_a_call_with_or_without_the_claude_prefix_reaches_the_handler_unpr
             prefixed = await client.call_tool("mcp__vscode_tools__read_file", {"path": "b.txt"})
             no_arguments = await client.call_tool("search")
 
-    assert handler.calls == [("read_file", {"path": "a.txt"}), ("read_file", {"path": "b.txt"}), ("search", {})]
+    assert handler.calls == [
+        ("read_file", {"path": "a.txt"}),
+        ("read_file", {"path": "b.txt"}),
+        ("search", {}),
+    ]
     for result in (plain, prefixed, no_arguments):
         assert text_of(result) == "hello from the file"
         assert result.is_error is False
@@ -277,7 +305,9 @@ async def test_unregister_cancels_pending_calls_and_closes_the_endpoint(server):
 # --- tools/list_changed -------------------------------------------------------------------------------
 
 
-async def test_a_changed_schema_under_the_same_names_is_announced_and_an_unchanged_list_is_not(server):
+async def test_a_changed_schema_under_the_same_names_is_announced_and_an_unchanged_list_is_not(
+    server,
+):
     notifications = Notifications()
     uri_schema = {"type": "object", "properties": {"uri": {"type": "string"}}}
     changed_read = READ.model_copy(update={"inputSchema": uri_schema})
@@ -301,7 +331,12 @@ async def test_a_changed_schema_under_the_same_names_is_announced_and_an_unchang
             assert notifications.methods.count("notifications/tools/list_changed") == 1
 
             # A description-only change counts too.
-            assert server.set_tools("s1", [changed_read, SEARCH.model_copy(update={"description": "Find"})]) is True
+            assert (
+                server.set_tools(
+                    "s1", [changed_read, SEARCH.model_copy(update={"description": "Find"})]
+                )
+                is True
+            )
             await notifications.wait_for("notifications/tools/list_changed", count=2)
 
 
@@ -340,7 +375,11 @@ async def test_each_session_sees_only_its_own_tools_and_a_wrong_token_is_404(ser
         assert len(token) >= 32  # secrets.token_urlsafe(24)
         async with httpx2.AsyncClient() as http:
             body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
-            for wrong in (url.replace(token, "x" * len(token)), url.replace(f"/{token}/mcp", "/mcp"), url + "/extra"):
+            for wrong in (
+                url.replace(token, "x" * len(token)),
+                url.replace(f"/{token}/mcp", "/mcp"),
+                url + "/extra",
+            ):
                 assert (await http.post(wrong, json=body)).status_code == 404
 
 
@@ -428,7 +467,10 @@ async def test_stop_returns_promptly_while_clients_hold_streams_and_calls_open(t
     tool_server.register("http", http_handler, [READ])
     tool_server.register("shim", shim_handler, [READ])
     with anyio.fail_after(HANG_GUARD):
-        async with http_client(tool_server, "http") as http, shim_client(tool_server, "shim") as shim:
+        async with (
+            http_client(tool_server, "http") as http,
+            shim_client(tool_server, "shim") as shim,
+        ):
             await wait_connected(tool_server, "http")  # the standing GET stream is open
             async with anyio.create_task_group() as tg:
 
@@ -456,7 +498,10 @@ async def test_stop_returns_promptly_while_clients_hold_streams_and_calls_open(t
     [
         ("plain text", "plain text"),
         ('{"a": 1}', '{"a": 1}'),  # a JSON string is itself, even when it looks like JSON
-        ([{"$mid": 21, "value": "line one"}, {"$mid": 21, "value": "line two"}], "line one\nline two"),
+        (
+            [{"$mid": 21, "value": "line one"}, {"$mid": 21, "value": "line two"}],
+            "line one\nline two",
+        ),
         ([{"type": "text", "value": "typed"}, {"text": "bare"}], "typed\nbare"),
         (
             [{"$mid": 21, "value": "text"}, {"mimeType": "image/png", "data": "AAA="}],

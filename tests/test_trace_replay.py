@@ -8,7 +8,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bridge.events import HistoryDecided, JsonlEventLog, PartStreamed, RequestFinished, RequestReceived, SessionEnded
+from bridge.events import (
+    HistoryDecided,
+    JsonlEventLog,
+    PartStreamed,
+    RequestFinished,
+    RequestReceived,
+    SessionEnded,
+)
 from bridge.history import DecisionKind
 from bridge.trace import (
     TraceWriter,
@@ -21,7 +28,13 @@ from bridge.trace import (
 )
 
 AGENT = {"eliza": {"deterministic": True}}
-FLAT_AGENT = {"id": "elizacp", "name": "ElizACP", "command": "/bin/agent", "args": ["eliza"], "env": []}
+FLAT_AGENT = {
+    "id": "elizacp",
+    "name": "ElizACP",
+    "command": "/bin/agent",
+    "args": ["eliza"],
+    "env": [],
+}
 
 
 def text(role: str, value: str) -> dict[str, Any]:
@@ -35,18 +48,31 @@ X1 = text("user", "an unrelated chat")
 
 def request(rid: int, messages: list[dict[str, Any]], agent: Any = AGENT) -> str:
     params = {"modelId": "elizacp", "messages": messages, "agent": agent, "options": {"tools": []}}
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "lm/provideLanguageModelChatResponse", "params": params})
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "lm/provideLanguageModelChatResponse",
+            "params": params,
+        }
+    )
 
 
 def part(rid: int, value: str) -> str:
     return json.dumps(
-        {"jsonrpc": "2.0", "method": "lm/responsePart", "params": {"requestId": rid, "part": {"type": "text", "value": value}}}
+        {
+            "jsonrpc": "2.0",
+            "method": "lm/responsePart",
+            "params": {"requestId": rid, "part": {"type": "text", "value": value}},
+        }
     )
 
 
 def complete(rid: int) -> list[str]:
     return [
-        json.dumps({"jsonrpc": "2.0", "method": "lm/responseComplete", "params": {"requestId": rid}}),
+        json.dumps(
+            {"jsonrpc": "2.0", "method": "lm/responseComplete", "params": {"requestId": rid}}
+        ),
         json.dumps({"jsonrpc": "2.0", "id": rid, "result": {}}),
     ]
 
@@ -65,8 +91,18 @@ def write_session_trace(directory: Path) -> Path:
         for line in complete(2):
             trace.send(line)
         trace.recv(request(3, [U1, A1, U2_EDITED]).encode())  # bytes, as the rpc layer reads them
-        trace.recv(json.dumps({"jsonrpc": "2.0", "method": "lm/cancel", "params": {"requestId": 3}}))
-        trace.send(json.dumps({"jsonrpc": "2.0", "id": 3, "error": {"code": -32800, "message": "Request cancelled"}}))
+        trace.recv(
+            json.dumps({"jsonrpc": "2.0", "method": "lm/cancel", "params": {"requestId": 3}})
+        )
+        trace.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 3,
+                    "error": {"code": -32800, "message": "Request cancelled"},
+                }
+            )
+        )
         trace.recv(request(4, [X1], FLAT_AGENT))
         return trace.path
 
@@ -88,7 +124,9 @@ def test_trace_writer_appends_upstream_format_records_flushed_per_line(tmp_path:
     assert len(trace.path.read_text().splitlines()) == 4
 
 
-def test_read_trace_parses_records_including_upstreams_timestamps_and_skips_junk(tmp_path: Path) -> None:
+def test_read_trace_parses_records_including_upstreams_timestamps_and_skips_junk(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "upstream.log"
     path.write_text(
         '[2026-03-16T10:00:00.123456789+00:00] recv: {"jsonrpc":"2.0","id":1,"method":"x"}\n'
@@ -110,7 +148,9 @@ def test_read_trace_parses_records_including_upstreams_timestamps_and_skips_junk
     assert reader.skipped == 1
 
 
-def test_replaying_a_trace_explains_the_continue_the_cancel_and_the_new_conversation(tmp_path: Path) -> None:
+def test_replaying_a_trace_explains_the_continue_the_cancel_and_the_new_conversation(
+    tmp_path: Path,
+) -> None:
     steps = replay_trace(write_session_trace(tmp_path))
     assert [s.request_id for s in steps] == [1, 2, 3, 4]
     assert all(s.error is None and s.time.endswith("Z") for s in steps)
@@ -131,12 +171,16 @@ def test_replaying_a_trace_explains_the_continue_the_cancel_and_the_new_conversa
     assert "message 2 differs from the provisional exchange of s1" in report
     assert "first mismatch: message 2 (content[0].value, character 4)" in report
     assert 'expected: {"role":"user","content":[{"type":"text","value":"How are you?"}]}' in report
-    assert 'received: {"role":"user","content":[{"type":"text","value":"How old are you?"}]}' in report
+    assert (
+        'received: {"role":"user","content":[{"type":"text","value":"How old are you?"}]}' in report
+    )
     assert "NEW SESSION s2" in format_step(steps[3])
     assert "COMMIT s1" in format_step(steps[1])
 
 
-def test_a_cancel_deep_inside_a_long_message_shows_the_text_around_the_difference(tmp_path: Path) -> None:
+def test_a_cancel_deep_inside_a_long_message_shows_the_text_around_the_difference(
+    tmp_path: Path,
+) -> None:
     long_text = "word " * 400  # 2,000 characters
     with TraceWriter(tmp_path) as trace:
         trace.recv(request(1, [U1]))
@@ -155,35 +199,59 @@ def test_a_cancel_deep_inside_a_long_message_shows_the_text_around_the_differenc
     expected = next(line for line in report.splitlines() if "expected:" in line)
     received = next(line for line in report.splitlines() if "received:" in line)
     assert len(expected) < 200 and len(received) < 200
-    assert "original ending" in expected and "changed ending" in received  # the window holds the diff
+    assert (
+        "original ending" in expected and "changed ending" in received
+    )  # the window holds the diff
     assert "chars]…" in expected
 
 
-def test_an_agent_error_removes_the_session_and_the_conversation_starts_over(tmp_path: Path) -> None:
+def test_an_agent_error_removes_the_session_and_the_conversation_starts_over(
+    tmp_path: Path,
+) -> None:
     with TraceWriter(tmp_path) as trace:
         trace.recv(request(1, [U1]))
-        trace.send(json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "agent exited"}}))
+        trace.send(
+            json.dumps(
+                {"jsonrpc": "2.0", "id": 1, "error": {"code": -32000, "message": "agent exited"}}
+            )
+        )
         trace.recv(request(2, [U1]))
         path = trace.path
     kinds = [(s.decision.kind, s.decision.session_id) for s in replay_trace(path) if s.decision]
     assert kinds == [(DecisionKind.NEW_SESSION, "s1"), (DecisionKind.NEW_SESSION, "s2")]
 
 
-def test_parts_of_a_superseded_request_do_not_leak_into_the_exchange_that_replaced_it(tmp_path: Path) -> None:
+def test_parts_of_a_superseded_request_do_not_leak_into_the_exchange_that_replaced_it(
+    tmp_path: Path,
+) -> None:
     with TraceWriter(tmp_path) as trace:
         trace.recv(request(1, [U1]))
         trace.send(part(1, "half an"))
         trace.recv(request(2, [U1, U2]))  # sent while 1 was still streaming
         trace.send(part(1, " answer"))  # a straggler of request 1
-        trace.send(json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32800, "message": "Request cancelled: superseded"}}))
+        trace.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "error": {"code": -32800, "message": "Request cancelled: superseded"},
+                }
+            )
+        )
         trace.send(part(2, "Fine."))
         for line in complete(2):
             trace.send(line)
         trace.recv(request(3, [U1, U2, text("assistant", "Fine."), text("user", "Good.")]))
         path = trace.path
     steps = replay_trace(path)
-    assert [s.decision.kind for s in steps if s.decision] == [DecisionKind.NEW_SESSION, DecisionKind.CANCEL, DecisionKind.COMMIT]
-    assert steps[1].decision is not None and steps[1].decision.to_prompt == [steps[1].decision.new_messages[1]]
+    assert [s.decision.kind for s in steps if s.decision] == [
+        DecisionKind.NEW_SESSION,
+        DecisionKind.CANCEL,
+        DecisionKind.COMMIT,
+    ]
+    assert steps[1].decision is not None and steps[1].decision.to_prompt == [
+        steps[1].decision.new_messages[1]
+    ]
 
 
 def test_an_event_log_without_decisions_still_forgets_ended_sessions(tmp_path: Path) -> None:
@@ -194,7 +262,9 @@ def test_an_event_log_without_decisions_still_forgets_ended_sessions(tmp_path: P
     log(SessionEnded(session_id="s1", reason="idle for 600 s"))
     log(RequestReceived(request_id=2, agent=AGENT, messages=[U1, A1, U2]))
     log.close()
-    assert [(s.decision.kind, s.decision.session_id) for s in replay_event_log(path) if s.decision] == [
+    assert [
+        (s.decision.kind, s.decision.session_id) for s in replay_event_log(path) if s.decision
+    ] == [
         (DecisionKind.NEW_SESSION, "s1"),
         (DecisionKind.NEW_SESSION, "s2"),
     ]
@@ -235,15 +305,35 @@ def write_event_log(path: Path) -> None:
     conn = "vscodelm-1"
     emit = log
     emit(RequestReceived(connection=conn, request_id=1, agent=AGENT, messages=[U1]))
-    emit(HistoryDecided(connection=conn, request_id=1, decision={"kind": "new_session", "session_id": "s1"}))
-    emit(PartStreamed(connection=conn, request_id=1, session_id="s1", part={"type": "text", "value": "Hello"}))
-    emit(PartStreamed(connection=conn, request_id=1, session_id="s1", part={"type": "text", "value": " there"}))
+    emit(
+        HistoryDecided(
+            connection=conn, request_id=1, decision={"kind": "new_session", "session_id": "s1"}
+        )
+    )
+    emit(
+        PartStreamed(
+            connection=conn, request_id=1, session_id="s1", part={"type": "text", "value": "Hello"}
+        )
+    )
+    emit(
+        PartStreamed(
+            connection=conn, request_id=1, session_id="s1", part={"type": "text", "value": " there"}
+        )
+    )
     emit(RequestFinished(connection=conn, request_id=1, session_id="s1", outcome="complete"))
     # another connection has its own tracker: the same history there is a new session
     emit(RequestReceived(connection="vscodelm-2", request_id=1, agent=AGENT, messages=[U1, A1, U2]))
     emit(RequestReceived(connection=conn, request_id=2, agent=AGENT, messages=[U1, A1, U2]))
-    emit(HistoryDecided(connection=conn, request_id=2, decision={"kind": "continue", "session_id": "s1"}))
-    emit(PartStreamed(connection=conn, request_id=2, session_id="s1", part={"type": "text", "value": "Fine."}))
+    emit(
+        HistoryDecided(
+            connection=conn, request_id=2, decision={"kind": "continue", "session_id": "s1"}
+        )
+    )
+    emit(
+        PartStreamed(
+            connection=conn, request_id=2, session_id="s1", part={"type": "text", "value": "Fine."}
+        )
+    )
     emit(RequestFinished(connection=conn, request_id=2, session_id="s1", outcome="complete"))
     emit(RequestReceived(connection=conn, request_id=3, agent=AGENT, messages=[U1, A1, U2_EDITED]))
     emit(RequestFinished(connection=conn, request_id=3, session_id="s1", outcome="cancelled"))
@@ -258,9 +348,13 @@ def test_replaying_an_event_log_gives_the_same_decisions_per_connection(tmp_path
     write_event_log(path)
     with path.open("a") as f:
         f.write("not json\n")
-        f.write('{"type": "request_received", "connection": "vscodelm-1", "request_id": 6, "agent": 5}\n')
+        f.write(
+            '{"type": "request_received", "connection": "vscodelm-1", "request_id": 6, "agent": 5}\n'
+        )
     steps = replay_event_log(path)
-    summary = [(s.connection, s.request_id, s.decision.kind if s.decision else s.error) for s in steps]
+    summary = [
+        (s.connection, s.request_id, s.decision.kind if s.decision else s.error) for s in steps
+    ]
     assert summary[:6] == [
         ("vscodelm-1", 1, DecisionKind.NEW_SESSION),
         ("vscodelm-2", 1, DecisionKind.NEW_SESSION),
@@ -271,7 +365,11 @@ def test_replaying_an_event_log_gives_the_same_decisions_per_connection(tmp_path
     ]
     assert summary[6][:2] == ("vscodelm-1", 6) and "agent" in str(summary[6][2])
     cancel = steps[3].decision
-    assert cancel is not None and (cancel.mismatch_index, cancel.expected, cancel.received) == (2, U2, U2_EDITED)
+    assert cancel is not None and (cancel.mismatch_index, cancel.expected, cancel.received) == (
+        2,
+        U2,
+        U2_EDITED,
+    )
     assert steps[3].time.endswith("Z")
     # the live bridge's own decision is kept, and a disagreement is pointed out
     assert steps[2].recorded == {"kind": "continue", "session_id": "s1"}
@@ -289,12 +387,21 @@ def test_main_replay_tells_traces_from_event_logs_and_prints_text_or_json(tmp_pa
     text_report = out.getvalue()
     assert "CANCEL s1" in text_report and "first mismatch: message 2" in text_report
     assert text_report.rstrip().splitlines()[-1].startswith("4 requests replayed from ")
-    assert "1 new_session, 1 commit, 1 cancel" in text_report.replace("2 new_session", "1 new_session")
+    assert "1 new_session, 1 commit, 1 cancel" in text_report.replace(
+        "2 new_session", "1 new_session"
+    )
 
     out = io.StringIO()
     assert main_replay(str(events), as_json=True, out=out) == 0
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert [r["decision"]["kind"] for r in rows] == ["new_session", "new_session", "commit", "cancel", "new_session", "new_session"]
+    assert [r["decision"]["kind"] for r in rows] == [
+        "new_session",
+        "new_session",
+        "commit",
+        "cancel",
+        "new_session",
+        "new_session",
+    ]
     assert rows[3]["decision"]["received"] == U2_EDITED and rows[3]["connection"] == "vscodelm-1"
 
     assert main_replay(str(tmp_path / "missing.log"), as_json=False, out=io.StringIO()) == 1

@@ -216,14 +216,18 @@ class ElizaAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._sessions.get(session_id)
         if session is None:
-            raise acp.RequestError.invalid_params({"sessionId": session_id, "reason": "unknown session"})
+            raise acp.RequestError.invalid_params(
+                {"sessionId": session_id, "reason": "unknown session"}
+            )
         session.cancelled = asyncio.Event()
         session.prompting = True
         try:
             # A block the client marks as replayed context (`_meta.symposium.replay`) is history,
             # not what the person is saying now: ELIZA answers only the latter.
             text = " ".join(
-                block.text for block in prompt if getattr(block, "type", None) == "text" and not _is_replay(block)
+                block.text
+                for block in prompt
+                if getattr(block, "type", None) == "text" and not _is_replay(block)
             )
             await self._stream(session, await self._reply(session, text))
             if session.cancelled.is_set():
@@ -270,26 +274,41 @@ class ElizaAgent:
                 await self._sleep_unless_cancelled(session, self.chunk_delay)
             if session.cancelled.is_set():
                 raise _Cancelled
-            await self._client.session_update(session.session_id, helpers.update_agent_message_text(chunk))
+            await self._client.session_update(
+                session.session_id, helpers.update_agent_message_text(chunk)
+            )
 
     async def _ask_permission(self, session: _Session, title: str) -> str:
         tool_call_id = f"eliza-{uuid.uuid4()}"
         raw_input = {"command": title}
         await self._client.session_update(
             session.session_id,
-            helpers.start_tool_call(tool_call_id, title, kind="execute", status="pending", raw_input=raw_input),
+            helpers.start_tool_call(
+                tool_call_id, title, kind="execute", status="pending", raw_input=raw_input
+            ),
         )
-        options = [PermissionOption(option_id=oid, name=name, kind=kind) for oid, name, kind in PERMISSION_OPTIONS]
+        options = [
+            PermissionOption(option_id=oid, name=name, kind=kind)
+            for oid, name, kind in PERMISSION_OPTIONS
+        ]
         request = ToolCallUpdate(
-            tool_call_id=tool_call_id, title=title, kind="execute", status="pending", raw_input=raw_input
+            tool_call_id=tool_call_id,
+            title=title,
+            kind="execute",
+            status="pending",
+            raw_input=raw_input,
         )
         try:
             response = await self._until_cancelled(
                 session,
-                self._client.request_permission(session_id=session.session_id, tool_call=request, options=options),
+                self._client.request_permission(
+                    session_id=session.session_id, tool_call=request, options=options
+                ),
             )
         except _Cancelled:
-            await self._client.session_update(session.session_id, helpers.update_tool_call(tool_call_id, status="failed"))
+            await self._client.session_update(
+                session.session_id, helpers.update_tool_call(tool_call_id, status="failed")
+            )
             raise
 
         outcome = response.outcome
@@ -307,7 +326,9 @@ class ElizaAgent:
                 ),
             )
             return f"Permission granted ({kind}). I ran {title}."
-        await self._client.session_update(session.session_id, helpers.update_tool_call(tool_call_id, status="failed"))
+        await self._client.session_update(
+            session.session_id, helpers.update_tool_call(tool_call_id, status="failed")
+        )
         if session.cancelled.is_set():
             raise _Cancelled
         if isinstance(outcome, AllowedOutcome):
@@ -372,7 +393,9 @@ async def _mcp_client(server: Any, errlog: TextIO | None):  # noqa: ANN202 - mcp
             async with httpx2.AsyncClient(
                 headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)
             ) as http_client:
-                async with Client(streamable_http_client(server.url, http_client=http_client)) as client:
+                async with Client(
+                    streamable_http_client(server.url, http_client=http_client)
+                ) as client:
                     yield client
         else:
             async with Client(server.url) as client:
@@ -384,7 +407,9 @@ async def _mcp_client(server: Any, errlog: TextIO | None):  # noqa: ANN202 - mcp
         async with Client(sse_client(server.url, headers=headers or None)) as client:
             yield client
     elif kind == "acp":
-        raise RuntimeError(f"MCP server {server.name} is reached over ACP, which Eliza does not support")
+        raise RuntimeError(
+            f"MCP server {server.name} is reached over ACP, which Eliza does not support"
+        )
     else:
         from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -418,7 +443,9 @@ async def _list_tools(server: Any | None, name: str, errlog: TextIO | None) -> s
     return "\n".join(["Available tools:", *lines])
 
 
-async def _call_tool(server: Any | None, name: str, tool: str, raw_args: str | None, errlog: TextIO | None) -> str:
+async def _call_tool(
+    server: Any | None, name: str, tool: str, raw_args: str | None, errlog: TextIO | None
+) -> str:
     if server is None:
         return f"ERROR: no MCP server named {name}"
     try:
@@ -492,15 +519,25 @@ async def connect_in_memory(
 
 def main_stdio(argv: list[str] | None = None) -> int:
     """Run Eliza as an ACP agent over this process's stdin/stdout."""
-    parser = argparse.ArgumentParser(prog="eliza", description="The built-in Eliza ACP agent, over stdio.")
-    parser.add_argument("--deterministic", action="store_true", help="seed every session identically")
+    parser = argparse.ArgumentParser(
+        prog="eliza", description="The built-in Eliza ACP agent, over stdio."
+    )
     parser.add_argument(
-        "--chunk-delay", type=float, default=0.0, metavar="SECONDS", help="pause between streamed chunks"
+        "--deterministic", action="store_true", help="seed every session identically"
+    )
+    parser.add_argument(
+        "--chunk-delay",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="pause between streamed chunks",
     )
     args = parser.parse_args(argv)
     if args.chunk_delay < 0:
         parser.error("--chunk-delay must not be negative")
-    agent = ElizaAgent(deterministic=args.deterministic, chunk_delay=args.chunk_delay, mcp_stderr=sys.stderr)
+    agent = ElizaAgent(
+        deterministic=args.deterministic, chunk_delay=args.chunk_delay, mcp_stderr=sys.stderr
+    )
     try:
         asyncio.run(acp.run_agent(agent))
     except KeyboardInterrupt:

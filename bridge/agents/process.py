@@ -62,7 +62,9 @@ class AgentProcess:
                 limit=STREAM_LIMIT,
             )
         except OSError as exc:
-            raise AgentStartError(f"could not start agent {self.command!r}: {exc.strerror or exc}") from exc
+            raise AgentStartError(
+                f"could not start agent {self.command!r}: {exc.strerror or exc}"
+            ) from exc
         self._stderr_task = asyncio.ensure_future(self._read_stderr())
         asyncio.ensure_future(self._watch())
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -104,7 +106,11 @@ class AgentProcess:
 
     def describe_exit(self) -> str:
         code = self.returncode
-        what = f"agent process exited with code {code}" if code is not None else "agent process closed its output"
+        what = (
+            f"agent process exited with code {code}"
+            if code is not None
+            else "agent process closed its output"
+        )
         tail = "\n".join(self.stderr_tail)
         return f"{what}: {tail[-2000:]}" if tail else what
 

@@ -10,4 +10,11 @@
 from bridge.openai.app import OpenAIFrontDoor, create_app
 from bridge.openai.server import API_KEY_ENV, OpenAIServer, ServeError, parse_address
 
-__all__ = ["API_KEY_ENV", "OpenAIFrontDoor", "OpenAIServer", "ServeError", "create_app", "parse_address"]
+__all__ = [
+    "API_KEY_ENV",
+    "OpenAIFrontDoor",
+    "OpenAIServer",
+    "ServeError",
+    "create_app",
+    "parse_address",
+]

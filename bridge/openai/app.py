@@ -51,9 +51,21 @@ from bridge import events as ev
 from bridge.openai.catalog import Catalog
 from bridge.openai.chat_wire import ChatEncoder
 from bridge.openai.convert import ReplyMemory, is_retry, parse_chat, text_part
-from bridge.openai.errors import OpenAIError, bad_request, invalid_api_key, model_not_found, not_found
+from bridge.openai.errors import (
+    OpenAIError,
+    bad_request,
+    invalid_api_key,
+    model_not_found,
+    not_found,
+)
 from bridge.openai.exchange import Exchange
-from bridge.openai.responses import ResponsesEncoder, ResponseStore, StoredResponse, parse_responses, reply_message
+from bridge.openai.responses import (
+    ResponsesEncoder,
+    ResponseStore,
+    StoredResponse,
+    parse_responses,
+    reply_message,
+)
 from bridge.protocol import TextPart, ToolCallPart
 
 log = logging.getLogger(__name__)
@@ -82,15 +94,29 @@ async def _read_body(receive: Any) -> bytes:
         if body:
             size += len(body)
             if size > MAX_BODY:
-                raise OpenAIError(413, f"The request body is larger than {MAX_BODY} bytes.", code="request_too_large")
+                raise OpenAIError(
+                    413,
+                    f"The request body is larger than {MAX_BODY} bytes.",
+                    code="request_too_large",
+                )
             chunks.append(body)
         if not message.get("more_body", False):
             return b"".join(chunks) if len(chunks) != 1 else chunks[0]
 
 
-async def _send_json(send: Any, status: int, payload: Any, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode()
-    await send({"type": "http.response.start", "status": status, "headers": (headers or JSON_HEADERS) + [(b"content-length", str(len(body)).encode())]})
+async def _send_json(
+    send: Any, status: int, payload: Any, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    body = (
+        payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode()
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": (headers or JSON_HEADERS) + [(b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -146,7 +172,9 @@ class OpenAIFrontDoor:
         for name, value in scope["headers"]:
             if name == b"authorization":
                 scheme, _, token = value.decode("latin-1").partition(" ")
-                if scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), self.api_key.encode()):
+                if scheme.lower() == "bearer" and hmac.compare_digest(
+                    token.strip().encode(), self.api_key.encode()
+                ):
                     return "key"
                 break
         raise invalid_api_key()
@@ -164,7 +192,9 @@ class OpenAIFrontDoor:
         table = self.exchanges
         while table:
             key, oldest = next(iter(table.items()))
-            if oldest.done and (now - (oldest.finished_at or now) > self.retry_window or len(table) > 4096):
+            if oldest.done and (
+                now - (oldest.finished_at or now) > self.retry_window or len(table) > 4096
+            ):
                 del table[key]
             elif not oldest.done and len(table) > 16384:
                 table.move_to_end(key)  # still running: keep it, look at the next one once
@@ -186,7 +216,12 @@ class OpenAIFrontDoor:
             raise model_not_found(params.model)
         core = self.connection(principal, params.user)
         budget = params.max_tokens * 4 if params.max_tokens else None
-        ex = Exchange(key, params, budget=budget, max_tool_calls=params.max_tool_rounds if params.auto_tools else 0)
+        ex = Exchange(
+            key,
+            params,
+            budget=budget,
+            max_tool_calls=params.max_tool_rounds if params.auto_tools else 0,
+        )
         try:
             request = core.make_request(ex.request_id, agent, params.messages, params.tools)
         except ValueError as exc:
@@ -200,9 +235,15 @@ class OpenAIFrontDoor:
             request.agent_key += "|mcp:" + json.dumps(request.mcp_servers, sort_keys=True)
         bus = core.bus
         if bus.active:
-            bus.publish(ev.RequestReceived(connection=core.name, request_id=ex.request_id, agent=agent,
-                                           messages=[m.model_dump(mode="json") for m in params.messages],
-                                           tools=[t.name for t in params.tools]))
+            bus.publish(
+                ev.RequestReceived(
+                    connection=core.name,
+                    request_id=ex.request_id,
+                    agent=agent,
+                    messages=[m.model_dump(mode="json") for m in params.messages],
+                    tools=[t.name for t in params.tools],
+                )
+            )
         self.exchanges[key] = ex
         self.exchanges.move_to_end(key)
         self._prune()
@@ -226,14 +267,23 @@ class OpenAIFrontDoor:
         if getattr(params, "legacy", False):
             for p in parts:
                 if p["type"] == "tool_call":
-                    self.memory.remember_legacy(p["toolName"], json.dumps(p["parameters"]), p["toolCallId"])
+                    self.memory.remember_legacy(
+                        p["toolName"], json.dumps(p["parameters"]), p["toolCallId"]
+                    )
                     break
         if any(p["type"] == "tool_call" for p in parts):
-            self.memory.remember_reply([
-                text_part(p["value"]) if p["type"] == "text"
-                else ToolCallPart(toolCallId=p["toolCallId"], toolName=p["toolName"], parameters=p["parameters"])
-                for p in parts
-            ])
+            self.memory.remember_reply(
+                [
+                    text_part(p["value"])
+                    if p["type"] == "text"
+                    else ToolCallPart(
+                        toolCallId=p["toolCallId"],
+                        toolName=p["toolName"],
+                        parameters=p["parameters"],
+                    )
+                    for p in parts
+                ]
+            )
 
     @staticmethod
     def _fingerprint(principal: str, route: bytes, body: bytes) -> bytes:
@@ -251,8 +301,17 @@ class OpenAIFrontDoor:
 
     # --- answering -----------------------------------------------------------------------------------
 
-    async def _answer(self, ex: Exchange, encoder: Any, stream: bool, scope: Any, receive: Any, send: Any,
-                      may_retry: bool, whole: Any) -> None:
+    async def _answer(
+        self,
+        ex: Exchange,
+        encoder: Any,
+        stream: bool,
+        scope: Any,
+        receive: Any,
+        send: Any,
+        may_retry: bool,
+        whole: Any,
+    ) -> None:
         wake = asyncio.Event()
         ex.attach(wake)
         disconnected = False
@@ -292,7 +351,9 @@ class OpenAIFrontDoor:
                     if n == 0 and ex.error is not None:
                         await send_error(send, ex.error)
                         return
-                    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+                    await send(
+                        {"type": "http.response.start", "status": 200, "headers": SSE_HEADERS}
+                    )
                     started = True
                     chunk = encoder.start()
                 else:
@@ -313,10 +374,15 @@ class OpenAIFrontDoor:
             disconnected = True
         finally:
             watcher.cancel()
-            ex.detach(wake, disconnected=disconnected, grace=self.retry_grace if may_retry and not started else 0.0)
+            ex.detach(
+                wake,
+                disconnected=disconnected,
+                grace=self.retry_grace if may_retry and not started else 0.0,
+            )
 
-    async def _exchange(self, scope: Any, receive: Any, endpoint: bytes,
-                        parse: Callable[[Any, str], Any]) -> tuple[Exchange, str, dict[bytes, bytes], bool]:
+    async def _exchange(
+        self, scope: Any, receive: Any, endpoint: bytes, parse: Callable[[Any, str], Any]
+    ) -> tuple[Exchange, str, dict[bytes, bytes], bool]:
         """The exchange a POST asks for: a retry of one still known joins it, anything else starts
         one. Returns it with the caller's principal, the headers, and whether it is new."""
         if scope["method"] != "POST":
@@ -328,13 +394,28 @@ class OpenAIFrontDoor:
         ex = self._find(key, is_retry(headers))
         if ex is not None:
             return ex, principal, headers, False
-        return self._start(key, parse(self._json(body), principal), principal), principal, headers, True
+        return (
+            self._start(key, parse(self._json(body), principal), principal),
+            principal,
+            headers,
+            True,
+        )
 
     async def chat_completions(self, scope: Any, receive: Any, send: Any) -> None:
-        ex, _, headers, _ = await self._exchange(scope, receive, b"chat", lambda data, _p: parse_chat(data, self.memory))
+        ex, _, headers, _ = await self._exchange(
+            scope, receive, b"chat", lambda data, _p: parse_chat(data, self.memory)
+        )
         encoder = ChatEncoder(ex, coalesce=self.coalesce)
-        await self._answer(ex, encoder, ex.params.stream, scope, receive, send,
-                           b"x-stainless-retry-count" in headers, encoder.completion)
+        await self._answer(
+            ex,
+            encoder,
+            ex.params.stream,
+            scope,
+            receive,
+            send,
+            b"x-stainless-retry-count" in headers,
+            encoder.completion,
+        )
 
     async def responses_create(self, scope: Any, receive: Any, send: Any) -> None:
         ex, principal, headers, new = await self._exchange(
@@ -343,8 +424,16 @@ class OpenAIFrontDoor:
         encoder = ResponsesEncoder(ex)
         if new:
             ex.on_done.append(lambda done: self._store_response(done, principal))
-        await self._answer(ex, encoder, ex.params.stream, scope, receive, send,
-                           b"x-stainless-retry-count" in headers, lambda: self._stored_body(encoder, principal))
+        await self._answer(
+            ex,
+            encoder,
+            ex.params.stream,
+            scope,
+            receive,
+            send,
+            b"x-stainless-retry-count" in headers,
+            lambda: self._stored_body(encoder, principal),
+        )
 
     def _store_response(self, ex: Exchange, principal: str) -> None:
         if ex.error is not None or not ex.params.store:
@@ -369,9 +458,13 @@ class OpenAIFrontDoor:
         elif scope["method"] == "DELETE":
             if not self.responses.delete(response_id, principal):
                 raise not_found(f"Response with id '{response_id}' not found.")
-            await _send_json(send, 200, {"id": response_id, "object": "response.deleted", "deleted": True})
+            await _send_json(
+                send, 200, {"id": response_id, "object": "response.deleted", "deleted": True}
+            )
         else:  # e.g. POST /v1/responses/compact: not offered here
-            raise OpenAIError(404, f"Invalid URL ({scope['method']} {scope['path']})", code="unknown_url")
+            raise OpenAIError(
+                404, f"Invalid URL ({scope['method']} {scope['path']})", code="unknown_url"
+            )
 
     async def models(self, scope: Any, receive: Any, send: Any) -> None:
         self.principal(scope)
@@ -385,7 +478,11 @@ class OpenAIFrontDoor:
                 await _send_json(send, 200, model)
                 return
         if self.catalog.agent_for(model_id) is not None:  # an alias
-            await _send_json(send, 200, {"id": model_id, "object": "model", "created": 0, "owned_by": "symposium"})
+            await _send_json(
+                send,
+                200,
+                {"id": model_id, "object": "model", "created": 0, "owned_by": "symposium"},
+            )
             return
         raise model_not_found(model_id)
 
@@ -404,7 +501,9 @@ class OpenAIFrontDoor:
 
     async def unknown(self, scope: Any, receive: Any, send: Any) -> None:
         self.principal(scope)
-        raise OpenAIError(404, f"Invalid URL ({scope['method']} {scope['path']})", code="unknown_url")
+        raise OpenAIError(
+            404, f"Invalid URL ({scope['method']} {scope['path']})", code="unknown_url"
+        )
 
     async def close(self) -> None:
         for ex in list(self.running):
@@ -427,7 +526,9 @@ class OpenAIFrontDoor:
             ("/models/{model:path}", self.model),
             ("/tools", self.tools),
         ]
-        routes = [Route(prefix + path, _endpoint(fn)) for prefix in ("/v1", "") for path, fn in table]
+        routes = [
+            Route(prefix + path, _endpoint(fn)) for prefix in ("/v1", "") for path, fn in table
+        ]
         routes.append(Route("/health", _endpoint(self.health)))
         routes.append(Route("/{path:path}", _endpoint(self.unknown)))
         return routes

@@ -63,10 +63,18 @@ class McpServerConfig:
     def acp(self) -> dict[str, Any]:
         """The ACP `McpServer` object the agent is given at `session/new`."""
         if self.type == "stdio":
-            return {"name": self.name, "command": self.command, "args": list(self.args),
-                    "env": [{"name": k, "value": v} for k, v in self.env]}
-        return {"type": self.type, "name": self.name, "url": self.url,
-                "headers": [{"name": k, "value": v} for k, v in self.headers]}
+            return {
+                "name": self.name,
+                "command": self.command,
+                "args": list(self.args),
+                "env": [{"name": k, "value": v} for k, v in self.env],
+            }
+        return {
+            "type": self.type,
+            "name": self.name,
+            "url": self.url,
+            "headers": [{"name": k, "value": v} for k, v in self.headers],
+        }
 
 
 def _str_table(value: Any, where: str, problems: list[str]) -> tuple[tuple[str, str], ...]:
@@ -114,9 +122,14 @@ def mcp_servers_from(data: dict[str, Any]) -> tuple[list[McpServerConfig], list[
         description = entry.get("description")
         out.append(
             McpServerConfig(
-                name=name, type=kind, command=command if kind == "stdio" else None, args=tuple(args),
-                env=_str_table(entry.get("env"), f"{where}.env", problems), url=url if kind != "stdio" else None,
-                headers=_str_table(entry.get("headers"), f"{where}.headers", problems), tags=tuple(tags),
+                name=name,
+                type=kind,
+                command=command if kind == "stdio" else None,
+                args=tuple(args),
+                env=_str_table(entry.get("env"), f"{where}.env", problems),
+                url=url if kind != "stdio" else None,
+                headers=_str_table(entry.get("headers"), f"{where}.headers", problems),
+                tags=tuple(tags),
                 description=description if isinstance(description, str) else None,
             )
         )
@@ -133,8 +146,13 @@ class _Snapshot:
 class Catalog:
     """Models and MCP servers from the settings file (cached by its mtime), and the servers' tools."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, tool_ttl: float = 30.0,
-                 list_timeout: float = 20.0) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        tool_ttl: float = 30.0,
+        list_timeout: float = 20.0,
+    ) -> None:
         self._path = Path(path) if path is not None else None
         self._snapshot = _Snapshot()
         self.tool_ttl = tool_ttl
@@ -177,7 +195,11 @@ class Catalog:
         if not isinstance(agents, dict):
             return out
         for agent_id, entry in agents.items():
-            if not isinstance(entry, dict) or not isinstance(entry.get("command"), str) or not entry["command"]:
+            if (
+                not isinstance(entry, dict)
+                or not isinstance(entry.get("command"), str)
+                or not entry["command"]
+            ):
                 continue
             args = entry.get("args") or []
             env = entry.get("env") or {}
@@ -193,10 +215,19 @@ class Catalog:
         return out
 
     def models(self) -> list[dict[str, Any]]:
-        models = [{"id": ELIZA_MODEL, "object": "model", "created": CREATED, "owned_by": "symposium"}]
+        models = [
+            {"id": ELIZA_MODEL, "object": "model", "created": CREATED, "owned_by": "symposium"}
+        ]
         for agent_id in self.agents():
             if agent_id not in ELIZA_ALIASES:
-                models.append({"id": agent_id, "object": "model", "created": CREATED, "owned_by": "symposium-settings"})
+                models.append(
+                    {
+                        "id": agent_id,
+                        "object": "model",
+                        "created": CREATED,
+                        "owned_by": "symposium-settings",
+                    }
+                )
         return models
 
     def agent_for(self, model: str) -> Any | None:
@@ -216,7 +247,9 @@ class Catalog:
             log.warning("settings: %s", problem)
         return servers
 
-    async def tools(self, *, tags: list[str] | None = None, name: str | None = None) -> list[dict[str, Any]]:
+    async def tools(
+        self, *, tags: list[str] | None = None, name: str | None = None
+    ) -> list[dict[str, Any]]:
         """Seed 004's `GET /v1/tools`: every configured server's tools, each tagged with its server's
         tags and name; `tags` keeps tools having any of them, `name` is a shell-style wildcard."""
         servers = self.mcp_servers()
@@ -245,14 +278,18 @@ class Catalog:
             try:
                 raw = await asyncio.wait_for(list_server_tools(server), self.list_timeout)
             except Exception as exc:  # noqa: BLE001 - one broken server must not hide the others
-                log.warning("MCP server %s: cannot list its tools: %s", server.name, _error_text(exc))
+                log.warning(
+                    "MCP server %s: cannot list its tools: %s", server.name, _error_text(exc)
+                )
                 return []
             tags = [*server.tags, server.name]
             tools = [
                 {
                     "name": t.name,
                     "description": t.description or "",
-                    "inputSchema": t.input_schema if isinstance(getattr(t, "input_schema", None), dict) else {"type": "object"},
+                    "inputSchema": t.input_schema
+                    if isinstance(getattr(t, "input_schema", None), dict)
+                    else {"type": "object"},
                     "tags": list(dict.fromkeys(tags)),
                     "server": server.name,
                 }
@@ -277,21 +314,27 @@ async def list_server_tools(server: McpServerConfig) -> list[Any]:
         if server.type == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            params = StdioServerParameters(command=server.command or "", args=list(server.args), env=dict(server.env) or None)
+            params = StdioServerParameters(
+                command=server.command or "", args=list(server.args), env=dict(server.env) or None
+            )
             with open(os.devnull, "w") as sink:
                 async with Client(stdio_client(params, errlog=sink)) as client:
                     yield client
         elif server.type == "sse":
             from mcp.client.sse import sse_client
 
-            async with Client(sse_client(server.url, headers=dict(server.headers) or None)) as client:
+            async with Client(
+                sse_client(server.url, headers=dict(server.headers) or None)
+            ) as client:
                 yield client
         else:
             from mcp.client.streamable_http import streamable_http_client
 
             import httpx2
 
-            async with httpx2.AsyncClient(headers=dict(server.headers), timeout=httpx2.Timeout(30.0)) as http:
+            async with httpx2.AsyncClient(
+                headers=dict(server.headers), timeout=httpx2.Timeout(30.0)
+            ) as http:
                 async with Client(streamable_http_client(server.url, http_client=http)) as client:
                     yield client
 

@@ -23,7 +23,9 @@ FINGERPRINT = "fp_symposium"
 def _arguments(parameters: Any) -> str:
     if isinstance(parameters, str):
         return parameters
-    return _dumps(parameters if parameters is not None else {}, ensure_ascii=False, separators=(",", ":"))
+    return _dumps(
+        parameters if parameters is not None else {}, ensure_ascii=False, separators=(",", ":")
+    )
 
 
 def finish_reason(exchange: Any, calls: int, legacy: bool) -> str:
@@ -35,15 +37,22 @@ def finish_reason(exchange: Any, calls: int, legacy: bool) -> str:
 
 
 def usage(prompt_tokens: int, parts: list[dict[str, Any]]) -> dict[str, Any]:
-    text = "".join(p["value"] if p["type"] == "text" else p["toolName"] + _arguments(p["parameters"]) for p in parts)
+    text = "".join(
+        p["value"] if p["type"] == "text" else p["toolName"] + _arguments(p["parameters"])
+        for p in parts
+    )
     completion = estimate_tokens(text)
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion,
         "total_tokens": prompt_tokens + completion,
         "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                      "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
     }
 
 
@@ -84,10 +93,24 @@ class ChatEncoder:
         else:
             index = self.calls
             self.calls += 1
-            first = {"tool_calls": [{"index": index, "id": part["toolCallId"], "type": "function",
-                                     "function": {"name": part["toolName"], "arguments": ""}}]}
-            rest = {"tool_calls": [{"index": index, "function": {"arguments": _arguments(part["parameters"])}}]}
-        return (self._pre + _dumps(first).encode() + self._post) + (self._pre + _dumps(rest).encode() + self._post)
+            first = {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": part["toolCallId"],
+                        "type": "function",
+                        "function": {"name": part["toolName"], "arguments": ""},
+                    }
+                ]
+            }
+            rest = {
+                "tool_calls": [
+                    {"index": index, "function": {"arguments": _arguments(part["parameters"])}}
+                ]
+            }
+        return (self._pre + _dumps(first).encode() + self._post) + (
+            self._pre + _dumps(rest).encode() + self._post
+        )
 
     def encode(self, parts: list[dict[str, Any]]) -> bytes:
         """SSE events for `parts`: consecutive text coalesced into one content delta (unless off)."""
@@ -107,16 +130,26 @@ class ChatEncoder:
             if run:
                 out.append(self._content("".join(run)))
             return b"".join(out)
-        return b"".join(self._content(p["value"]) if p["type"] == "text" else self._call(p) for p in parts)
+        return b"".join(
+            self._content(p["value"]) if p["type"] == "text" else self._call(p) for p in parts
+        )
 
     def end(self) -> bytes:
         exchange = self.exchange
         reason = finish_reason(exchange, self.calls, self.legacy)
-        out = self._pre + b"{}" + f',"logprobs":null,"finish_reason":"{reason}"}}]{self._usage_null}}}\n\n'.encode()
+        out = (
+            self._pre
+            + b"{}"
+            + f',"logprobs":null,"finish_reason":"{reason}"}}]{self._usage_null}}}\n\n'.encode()
+        )
         if self.params.include_usage:
             chunk = {
-                "id": self.id, "object": "chat.completion.chunk", "created": exchange.created,
-                "model": self.params.model, "system_fingerprint": FINGERPRINT, "choices": [],
+                "id": self.id,
+                "object": "chat.completion.chunk",
+                "created": exchange.created,
+                "model": self.params.model,
+                "system_fingerprint": FINGERPRINT,
+                "choices": [],
                 "usage": usage(self.params.prompt_tokens, exchange.parts),
             }
             out += b"data: " + _dumps(chunk).encode() + b"\n\n"
@@ -133,15 +166,25 @@ class ChatEncoder:
         parts = exchange.parts
         text = "".join(p["value"] for p in parts if p["type"] == "text")
         calls = [p for p in parts if p["type"] == "tool_call"]
-        message: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None,
-                                   "refusal": None, "annotations": []}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": text if text or not calls else None,
+            "refusal": None,
+            "annotations": [],
+        }
         if calls and self.legacy:
-            message["function_call"] = {"name": calls[0]["toolName"], "arguments": _arguments(calls[0]["parameters"])}
+            message["function_call"] = {
+                "name": calls[0]["toolName"],
+                "arguments": _arguments(calls[0]["parameters"]),
+            }
             calls = calls[:1]
         elif calls:
             message["tool_calls"] = [
-                {"id": p["toolCallId"], "type": "function",
-                 "function": {"name": p["toolName"], "arguments": _arguments(p["parameters"])}}
+                {
+                    "id": p["toolCallId"],
+                    "type": "function",
+                    "function": {"name": p["toolName"], "arguments": _arguments(p["parameters"])},
+                }
                 for p in calls
             ]
         return {
@@ -151,7 +194,13 @@ class ChatEncoder:
             "model": self.params.model,
             "system_fingerprint": FINGERPRINT,
             "service_tier": "default",
-            "choices": [{"index": 0, "message": message, "logprobs": None,
-                         "finish_reason": finish_reason(exchange, len(calls), self.legacy)}],
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": finish_reason(exchange, len(calls), self.legacy),
+                }
+            ],
             "usage": usage(self.params.prompt_tokens, parts),
         }

@@ -141,7 +141,9 @@ def content_text(content: Any, where: str, *, allow_media: bool = True) -> str:
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
-        raise bad_request(f"Invalid type for '{where}': expected a string or an array of content parts.", where)
+        raise bad_request(
+            f"Invalid type for '{where}': expected a string or an array of content parts.", where
+        )
     texts: list[str] = []
     for i, part in enumerate(content):
         here = f"{where}[{i}]"
@@ -159,7 +161,10 @@ def content_text(content: Any, where: str, *, allow_media: bool = True) -> str:
         elif kind in _MEDIA_KINDS and allow_media:
             texts.append(_placeholder(part, kind))
         else:
-            raise bad_request(f"Invalid value for '{here}.type': {kind!r} is not a supported content part.", f"{here}.type")
+            raise bad_request(
+                f"Invalid value for '{here}.type': {kind!r} is not a supported content part.",
+                f"{here}.type",
+            )
     return "".join(texts)
 
 
@@ -221,24 +226,43 @@ def _parse_arguments(arguments: Any, where: str) -> Any:
 
 def _check_schema(schema: Any, where: str) -> None:
     if not isinstance(schema, dict):
-        raise bad_request(f"Invalid schema for function: '{where}' must be a JSON Schema object.", where)
+        raise bad_request(
+            f"Invalid schema for function: '{where}' must be a JSON Schema object.", where
+        )
     kind = schema.get("type")
     kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
-    if not all(isinstance(k, str) and k in _JSON_TYPES for k in kinds) or (kind is not None and not kinds):
-        raise bad_request(f"Invalid schema for function: '{where}.type' is not a JSON Schema type.", f"{where}.type")
+    if not all(isinstance(k, str) and k in _JSON_TYPES for k in kinds) or (
+        kind is not None and not kinds
+    ):
+        raise bad_request(
+            f"Invalid schema for function: '{where}.type' is not a JSON Schema type.",
+            f"{where}.type",
+        )
     props = schema.get("properties")
-    if props is not None and (not isinstance(props, dict) or not all(isinstance(v, (dict, bool)) for v in props.values())):
-        raise bad_request(f"Invalid schema for function: '{where}.properties' must map names to schemas.", f"{where}.properties")
+    if props is not None and (
+        not isinstance(props, dict) or not all(isinstance(v, (dict, bool)) for v in props.values())
+    ):
+        raise bad_request(
+            f"Invalid schema for function: '{where}.properties' must map names to schemas.",
+            f"{where}.properties",
+        )
     required = schema.get("required")
-    if required is not None and (not isinstance(required, list) or not all(isinstance(r, str) for r in required)):
-        raise bad_request(f"Invalid schema for function: '{where}.required' must be an array of strings.", f"{where}.required")
+    if required is not None and (
+        not isinstance(required, list) or not all(isinstance(r, str) for r in required)
+    ):
+        raise bad_request(
+            f"Invalid schema for function: '{where}.required' must be an array of strings.",
+            f"{where}.required",
+        )
 
 
 def _tool(name: Any, description: Any, parameters: Any, where: str) -> ToolDefinition:
     if not isinstance(name, str) or not name:
         raise bad_request(f"Missing required parameter: '{where}.name'.", f"{where}.name")
     if description is not None and not isinstance(description, str):
-        raise bad_request(f"Invalid type for '{where}.description': expected a string.", f"{where}.description")
+        raise bad_request(
+            f"Invalid type for '{where}.description': expected a string.", f"{where}.description"
+        )
     if parameters is None:
         parameters = {"type": "object", "properties": {}}
     else:
@@ -251,7 +275,9 @@ def chat_tools(body: dict[str, Any]) -> tuple[list[ToolDefinition], bool]:
     tools = body.get("tools")
     functions = body.get("functions")
     if tools is not None and functions is not None:
-        raise bad_request("Use either 'tools' or the deprecated 'functions', not both.", "functions")
+        raise bad_request(
+            "Use either 'tools' or the deprecated 'functions', not both.", "functions"
+        )
     out: list[ToolDefinition] = []
     if tools is not None:
         if not isinstance(tools, list):
@@ -261,18 +287,33 @@ def chat_tools(body: dict[str, Any]) -> tuple[list[ToolDefinition], bool]:
             if not isinstance(tool, dict):
                 raise bad_request(f"Invalid type for '{where}': expected an object.", where)
             if tool.get("type") != "function":
-                raise bad_request(f"Invalid value for '{where}.type': only 'function' tools are supported.", f"{where}.type")
+                raise bad_request(
+                    f"Invalid value for '{where}.type': only 'function' tools are supported.",
+                    f"{where}.type",
+                )
             fn = tool.get("function")
             if not isinstance(fn, dict):
-                raise bad_request(f"Missing required parameter: '{where}.function'.", f"{where}.function")
-            out.append(_tool(fn.get("name"), fn.get("description"), fn.get("parameters"), f"{where}.function"))
+                raise bad_request(
+                    f"Missing required parameter: '{where}.function'.", f"{where}.function"
+                )
+            out.append(
+                _tool(
+                    fn.get("name"), fn.get("description"), fn.get("parameters"), f"{where}.function"
+                )
+            )
     elif functions is not None:
         if not isinstance(functions, list):
             raise bad_request("Invalid type for 'functions': expected an array.", "functions")
         for i, fn in enumerate(functions):
             if not isinstance(fn, dict):
-                raise bad_request(f"Invalid type for 'functions[{i}]': expected an object.", f"functions[{i}]")
-            out.append(_tool(fn.get("name"), fn.get("description"), fn.get("parameters"), f"functions[{i}]"))
+                raise bad_request(
+                    f"Invalid type for 'functions[{i}]': expected an object.", f"functions[{i}]"
+                )
+            out.append(
+                _tool(
+                    fn.get("name"), fn.get("description"), fn.get("parameters"), f"functions[{i}]"
+                )
+            )
     names = [t.name for t in out]
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
@@ -280,7 +321,9 @@ def chat_tools(body: dict[str, Any]) -> tuple[list[ToolDefinition], bool]:
     return out, functions is not None
 
 
-def apply_tool_choice(tools: list[ToolDefinition], choice: Any, param: str) -> tuple[list[ToolDefinition], str]:
+def apply_tool_choice(
+    tools: list[ToolDefinition], choice: Any, param: str
+) -> tuple[list[ToolDefinition], str]:
     """The tools offered to the agent for `tool_choice` and the prompt-only hint it needs.
 
     `none` offers none; `auto` all; `required` all, and tells the agent a call is required; a named
@@ -293,7 +336,9 @@ def apply_tool_choice(tools: list[ToolDefinition], choice: Any, param: str) -> t
         return [], ""
     if choice == "required" or choice == "any":
         if not tools:
-            raise bad_request(f"Invalid value for '{param}': 'required' needs at least one tool.", param)
+            raise bad_request(
+                f"Invalid value for '{param}': 'required' needs at least one tool.", param
+            )
         return tools, (
             f"[The client requires a tool call: answer by calling one of the tools of the "
             f"`{CLIENT_TOOL_SERVER}` MCP server.]"
@@ -304,7 +349,8 @@ def apply_tool_choice(tools: list[ToolDefinition], choice: Any, param: str) -> t
         name = fn.get("name") if isinstance(fn, dict) else choice.get("name")
     if not isinstance(name, str):
         raise bad_request(
-            f"Invalid value for '{param}': expected 'none', 'auto', 'required' or a named function.", param
+            f"Invalid value for '{param}': expected 'none', 'auto', 'required' or a named function.",
+            param,
         )
     chosen = [t for t in tools if t.name == name]
     if not chosen:
@@ -336,7 +382,9 @@ def chat_messages(raw: Any, memory: ReplyMemory) -> tuple[list[Message], int]:
         if role in ("system", "developer", "user"):
             text = content_text(msg.get("content"), f"{where}.content", allow_media=role == "user")
             if "content" not in msg:
-                raise bad_request(f"Missing required parameter: '{where}.content'.", f"{where}.content")
+                raise bad_request(
+                    f"Missing required parameter: '{where}.content'.", f"{where}.content"
+                )
             size += len(text)
             out.append(_text_message("user", text))
         elif role == "assistant":
@@ -346,7 +394,10 @@ def chat_messages(raw: Any, memory: ReplyMemory) -> tuple[list[Message], int]:
             tool_calls = msg.get("tool_calls")
             if tool_calls is not None:
                 if not isinstance(tool_calls, list):
-                    raise bad_request(f"Invalid type for '{where}.tool_calls': expected an array.", f"{where}.tool_calls")
+                    raise bad_request(
+                        f"Invalid type for '{where}.tool_calls': expected an array.",
+                        f"{where}.tool_calls",
+                    )
                 for j, call in enumerate(tool_calls):
                     cw = f"{where}.tool_calls[{j}]"
                     if not isinstance(call, dict):
@@ -356,18 +407,36 @@ def chat_messages(raw: Any, memory: ReplyMemory) -> tuple[list[Message], int]:
                         raise bad_request(f"Missing required parameter: '{cw}.id'.", f"{cw}.id")
                     fn = call.get("function")
                     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-                        raise bad_request(f"Missing required parameter: '{cw}.function.name'.", f"{cw}.function.name")
+                        raise bad_request(
+                            f"Missing required parameter: '{cw}.function.name'.",
+                            f"{cw}.function.name",
+                        )
                     args = fn.get("arguments")
                     size += len(args) if isinstance(args, str) else 0
-                    calls.append(ToolCallPart(toolCallId=call_id, toolName=fn["name"], parameters=_parse_arguments(args, f"{cw}.function.arguments")))
+                    calls.append(
+                        ToolCallPart(
+                            toolCallId=call_id,
+                            toolName=fn["name"],
+                            parameters=_parse_arguments(args, f"{cw}.function.arguments"),
+                        )
+                    )
                     known_calls.add(call_id)
             fc = msg.get("function_call")
             if fc is not None:
                 if not isinstance(fc, dict) or not isinstance(fc.get("name"), str):
-                    raise bad_request(f"Missing required parameter: '{where}.function_call.name'.", f"{where}.function_call.name")
+                    raise bad_request(
+                        f"Missing required parameter: '{where}.function_call.name'.",
+                        f"{where}.function_call.name",
+                    )
                 args = fc.get("arguments") if isinstance(fc.get("arguments"), str) else ""
                 call_id = memory.legacy_id(fc["name"], args)
-                calls.append(ToolCallPart(toolCallId=call_id, toolName=fc["name"], parameters=_parse_arguments(args, f"{where}.function_call.arguments")))
+                calls.append(
+                    ToolCallPart(
+                        toolCallId=call_id,
+                        toolName=fc["name"],
+                        parameters=_parse_arguments(args, f"{where}.function_call.arguments"),
+                    )
+                )
                 known_calls.add(call_id)
                 legacy_pending.append((fc["name"], call_id))
             if not calls:
@@ -382,7 +451,9 @@ def chat_messages(raw: Any, memory: ReplyMemory) -> tuple[list[Message], int]:
         elif role == "tool":
             call_id = msg.get("tool_call_id")
             if not isinstance(call_id, str) or not call_id:
-                raise bad_request(f"Missing required parameter: '{where}.tool_call_id'.", f"{where}.tool_call_id")
+                raise bad_request(
+                    f"Missing required parameter: '{where}.tool_call_id'.", f"{where}.tool_call_id"
+                )
             if call_id not in known_calls:
                 raise bad_request(
                     f"Invalid parameter: '{where}.tool_call_id' {call_id!r} does not match the id of a tool call "
@@ -396,7 +467,10 @@ def chat_messages(raw: Any, memory: ReplyMemory) -> tuple[list[Message], int]:
             name = msg.get("name")
             if not isinstance(name, str):
                 raise bad_request(f"Missing required parameter: '{where}.name'.", f"{where}.name")
-            match = next((k for k in range(len(legacy_pending) - 1, -1, -1) if legacy_pending[k][0] == name), None)
+            match = next(
+                (k for k in range(len(legacy_pending) - 1, -1, -1) if legacy_pending[k][0] == name),
+                None,
+            )
             if match is None:
                 raise bad_request(
                     f"Invalid parameter: '{where}' answers no function_call of {name!r} in a preceding assistant message.",
@@ -456,10 +530,14 @@ def tool_options(body: dict[str, Any]) -> tuple[bool, int]:
     """Seed 004's proxy options: `tool_execution`, `use_vscode_tools`, `max_tool_rounds`."""
     execution = body.get("tool_execution", "none")
     if execution not in (None, "none", "auto"):
-        raise bad_request("Invalid value for 'tool_execution': expected 'none' or 'auto'.", "tool_execution")
+        raise bad_request(
+            "Invalid value for 'tool_execution': expected 'none' or 'auto'.", "tool_execution"
+        )
     use = body.get("use_vscode_tools", False)
     if use is not None and not isinstance(use, bool):
-        raise bad_request("Invalid type for 'use_vscode_tools': expected a boolean.", "use_vscode_tools")
+        raise bad_request(
+            "Invalid type for 'use_vscode_tools': expected a boolean.", "use_vscode_tools"
+        )
     rounds = _optional_int(body, "max_tool_rounds", 0)
     return execution == "auto" or bool(use), 10 if rounds is None else rounds
 
@@ -474,9 +552,14 @@ def parse_chat(body: Any, memory: ReplyMemory) -> ChatParams:
         raise bad_request("Invalid type for 'stream': expected a boolean.", "stream")
     options = body.get("stream_options")
     if options is not None and not isinstance(options, dict):
-        raise bad_request("Invalid type for 'stream_options': expected an object.", "stream_options")
+        raise bad_request(
+            "Invalid type for 'stream_options': expected an object.", "stream_options"
+        )
     if options is not None and not stream:
-        raise bad_request("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options")
+        raise bad_request(
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+            "stream_options",
+        )
     include_usage = bool((options or {}).get("include_usage"))
     n = body.get("n")
     if n is not None:
@@ -494,12 +577,23 @@ def parse_chat(body: Any, memory: ReplyMemory) -> ChatParams:
     choice_param = "function_call" if legacy else "tool_choice"
     offered, suffix = apply_tool_choice(tools, body.get(choice_param), choice_param)
     if body.get("parallel_tool_calls") not in (None, True, False):
-        raise bad_request("Invalid type for 'parallel_tool_calls': expected a boolean.", "parallel_tool_calls")
+        raise bad_request(
+            "Invalid type for 'parallel_tool_calls': expected a boolean.", "parallel_tool_calls"
+        )
     auto_tools, rounds = tool_options(body)
     return ChatParams(
-        model=model, messages=messages, tools=offered, prompt_suffix=suffix, stream=bool(stream),
-        include_usage=include_usage, max_tokens=max_tokens, legacy=legacy, user=user or None,
-        auto_tools=auto_tools, max_tool_rounds=rounds, prompt_tokens=prompt_tokens,
+        model=model,
+        messages=messages,
+        tools=offered,
+        prompt_suffix=suffix,
+        stream=bool(stream),
+        include_usage=include_usage,
+        max_tokens=max_tokens,
+        legacy=legacy,
+        user=user or None,
+        auto_tools=auto_tools,
+        max_tool_rounds=rounds,
+        prompt_tokens=prompt_tokens,
     )
 
 

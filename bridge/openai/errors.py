@@ -43,7 +43,14 @@ class OpenAIError(Exception):
         self.headers = headers or {}
 
     def body(self) -> dict[str, Any]:
-        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+        return {
+            "error": {
+                "message": self.message,
+                "type": self.type,
+                "param": self.param,
+                "code": self.code,
+            }
+        }
 
     def encode(self) -> bytes:
         return json.dumps(self.body(), ensure_ascii=False).encode()

@@ -33,7 +33,9 @@ _ids = itertools.count(1)
 class Exchange:
     """Parts written by the core for one request; `done` once the core returned."""
 
-    def __init__(self, key: bytes | None, params: Any, *, budget: int | None = None, max_tool_calls: int = 0) -> None:
+    def __init__(
+        self, key: bytes | None, params: Any, *, budget: int | None = None, max_tool_calls: int = 0
+    ) -> None:
         self.seq = next(_ids)
         self.key = key
         self.params = params
@@ -88,7 +90,9 @@ class Exchange:
     def _limit(self) -> None:
         """A limit was reached: stop the agent's turn; the answer ends with finish_reason length."""
         self.limited = True
-        asyncio.get_running_loop().call_soon(self._cancel_core, "Request ended: a limit of the request was reached")
+        asyncio.get_running_loop().call_soon(
+            self._cancel_core, "Request ended: a limit of the request was reached"
+        )
 
     def _wake(self) -> None:
         for event in self.listeners:
@@ -103,14 +107,22 @@ class Exchange:
                 self.error = cancelled(str(exc) or "Request cancelled")
         except SessionFailed as exc:
             message = str(exc)
-            self.error = agents_busy(message) if "too many agent sessions" in message else agent_failed(message)
+            self.error = (
+                agents_busy(message)
+                if "too many agent sessions" in message
+                else agent_failed(message)
+            )
         except asyncio.CancelledError:
             self.cancel("Request cancelled: the bridge is shutting down")
             self.error = OpenAIError(503, "The bridge is shutting down.", code="shutting_down")
             raise
         except Exception as exc:  # noqa: BLE001 - a bug must still answer the client
             log.exception("request %s failed", self.request_id)
-            self.error = OpenAIError(500, f"Internal error in the bridge: {type(exc).__name__}: {exc}", code="internal_error")
+            self.error = OpenAIError(
+                500,
+                f"Internal error in the bridge: {type(exc).__name__}: {exc}",
+                code="internal_error",
+            )
         finally:
             self.done = True
             self.finished_at = time.monotonic()

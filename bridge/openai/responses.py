@@ -105,7 +105,10 @@ def _tools(raw: Any) -> list[Any]:
         if not isinstance(tool, dict):
             raise bad_request(f"Invalid type for '{where}': expected an object.", where)
         if tool.get("type") != "function":
-            raise bad_request(f"Invalid value for '{where}.type': only 'function' tools are supported.", f"{where}.type")
+            raise bad_request(
+                f"Invalid value for '{where}.type': only 'function' tools are supported.",
+                f"{where}.type",
+            )
         fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
         out.append(_tool(fn.get("name"), fn.get("description"), fn.get("parameters"), where))
     return out
@@ -115,7 +118,9 @@ def _input_messages(raw: Any, known_calls: set[str]) -> tuple[list[Message], int
     if isinstance(raw, str):
         return [_text_message("user", raw)], len(raw)
     if not isinstance(raw, list):
-        raise bad_request("Invalid type for 'input': expected a string or an array of input items.", "input")
+        raise bad_request(
+            "Invalid type for 'input': expected a string or an array of input items.", "input"
+        )
     out: list[Message] = []
     size = 0
     open_assistant: Message | None = None  # the assistant message function_call items join
@@ -127,7 +132,9 @@ def _input_messages(raw: Any, known_calls: set[str]) -> tuple[list[Message], int
         if kind == "message":
             role = item.get("role")
             if role in ("user", "system", "developer"):
-                text = content_text(item.get("content"), f"{where}.content", allow_media=role == "user")
+                text = content_text(
+                    item.get("content"), f"{where}.content", allow_media=role == "user"
+                )
                 size += len(text)
                 out.append(_text_message("user", text))
                 open_assistant = None
@@ -144,7 +151,9 @@ def _input_messages(raw: Any, known_calls: set[str]) -> tuple[list[Message], int
         elif kind == "function_call":
             call_id, name = item.get("call_id"), item.get("name")
             if not isinstance(call_id, str) or not call_id:
-                raise bad_request(f"Missing required parameter: '{where}.call_id'.", f"{where}.call_id")
+                raise bad_request(
+                    f"Missing required parameter: '{where}.call_id'.", f"{where}.call_id"
+                )
             if not isinstance(name, str) or not name:
                 raise bad_request(f"Missing required parameter: '{where}.name'.", f"{where}.name")
             args = item.get("arguments")
@@ -152,25 +161,41 @@ def _input_messages(raw: Any, known_calls: set[str]) -> tuple[list[Message], int
             if open_assistant is None:
                 open_assistant = message("assistant", [])
                 out.append(open_assistant)
-            open_assistant.content.append(ToolCallPart(toolCallId=call_id, toolName=name, parameters=_parse_arguments(args, f"{where}.arguments")))
+            open_assistant.content.append(
+                ToolCallPart(
+                    toolCallId=call_id,
+                    toolName=name,
+                    parameters=_parse_arguments(args, f"{where}.arguments"),
+                )
+            )
             known_calls.add(call_id)
         elif kind == "function_call_output":
             call_id = item.get("call_id")
             if not isinstance(call_id, str) or not call_id:
-                raise bad_request(f"Missing required parameter: '{where}.call_id'.", f"{where}.call_id")
+                raise bad_request(
+                    f"Missing required parameter: '{where}.call_id'.", f"{where}.call_id"
+                )
             if call_id not in known_calls:
                 raise bad_request(
-                    f"No tool call found for function call output with call_id {call_id}.", f"{where}.call_id"
+                    f"No tool call found for function call output with call_id {call_id}.",
+                    f"{where}.call_id",
                 )
             output = item.get("output")
-            text = output if isinstance(output, str) else content_text(output, f"{where}.output", allow_media=False)
+            text = (
+                output
+                if isinstance(output, str)
+                else content_text(output, f"{where}.output", allow_media=False)
+            )
             size += len(text)
             out.append(message("user", [ToolResultPart(toolCallId=call_id, result=text)]))
             open_assistant = None
         elif kind == "reasoning":
             continue
         else:
-            raise bad_request(f"Invalid value for '{where}.type': {kind!r} is not a supported input item.", f"{where}.type")
+            raise bad_request(
+                f"Invalid value for '{where}.type': {kind!r} is not a supported input item.",
+                f"{where}.type",
+            )
     out = [m for m in out if m.content or m.role != "assistant"]
     return out, size
 
@@ -183,13 +208,20 @@ def parse_responses(body: Any, store: ResponseStore, principal: str) -> Response
     messages: list[Message] = []
     if previous_id is not None:
         if not isinstance(previous_id, str):
-            raise bad_request("Invalid type for 'previous_response_id': expected a string.", "previous_response_id")
+            raise bad_request(
+                "Invalid type for 'previous_response_id': expected a string.",
+                "previous_response_id",
+            )
         previous = store.get(previous_id, principal)
         if previous is None:
-            raise not_found(f"Previous response with id '{previous_id}' not found.", "previous_response_id")
+            raise not_found(
+                f"Previous response with id '{previous_id}' not found.", "previous_response_id"
+            )
         messages = list(previous.messages)
     if body.get("conversation") is not None:
-        raise unsupported("Conversations are not supported: use previous_response_id.", "conversation")
+        raise unsupported(
+            "Conversations are not supported: use previous_response_id.", "conversation"
+        )
     known_calls = {p.toolCallId for m in messages for p in m.content if isinstance(p, ToolCallPart)}
     instructions = body.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
@@ -209,8 +241,12 @@ def parse_responses(body: Any, store: ResponseStore, principal: str) -> Response
     if stream is not None and not isinstance(stream, bool):
         raise bad_request("Invalid type for 'stream': expected a boolean.", "stream")
     max_tokens = body.get("max_output_tokens")
-    if max_tokens is not None and (not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1):
-        raise bad_request("Invalid value for 'max_output_tokens': expected an integer >= 1.", "max_output_tokens")
+    if max_tokens is not None and (
+        not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1
+    ):
+        raise bad_request(
+            "Invalid value for 'max_output_tokens': expected an integer >= 1.", "max_output_tokens"
+        )
     tools = _tools(body.get("tools"))
     offered, suffix = apply_tool_choice(tools, body.get("tool_choice"), "tool_choice")
     user = body.get("user") or body.get("safety_identifier")
@@ -222,13 +258,32 @@ def parse_responses(body: Any, store: ResponseStore, principal: str) -> Response
     if not isinstance(metadata, dict):
         raise bad_request("Invalid type for 'metadata': expected an object.", "metadata")
     return ResponsesParams(
-        model=model, messages=messages, tools=offered,
-        declared_tools=[{"type": "function", "name": t.name, "description": t.description,
-                         "parameters": t.inputSchema, "strict": False} for t in tools],
-        tool_choice=body.get("tool_choice", "auto"), prompt_suffix=suffix, stream=bool(stream),
-        max_tokens=max_tokens, user=user or None, auto_tools=auto_tools, max_tool_rounds=rounds,
-        prompt_tokens=max(1, math.ceil(size / 4)), instructions=instructions, previous_response_id=previous_id,
-        store=store_flag is not False, metadata=metadata, parallel_tool_calls=body.get("parallel_tool_calls", True) is not False,
+        model=model,
+        messages=messages,
+        tools=offered,
+        declared_tools=[
+            {
+                "type": "function",
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.inputSchema,
+                "strict": False,
+            }
+            for t in tools
+        ],
+        tool_choice=body.get("tool_choice", "auto"),
+        prompt_suffix=suffix,
+        stream=bool(stream),
+        max_tokens=max_tokens,
+        user=user or None,
+        auto_tools=auto_tools,
+        max_tool_rounds=rounds,
+        prompt_tokens=max(1, math.ceil(size / 4)),
+        instructions=instructions,
+        previous_response_id=previous_id,
+        store=store_flag is not False,
+        metadata=metadata,
+        parallel_tool_calls=body.get("parallel_tool_calls", True) is not False,
     )
 
 
@@ -251,19 +306,32 @@ class ResponsesEncoder:
 
     # --- the response object --------------------------------------------------------------------------
 
-    def resource(self, status: str, output: list[dict[str, Any]] | None = None, error: OpenAIError | None = None) -> dict[str, Any]:
+    def resource(
+        self,
+        status: str,
+        output: list[dict[str, Any]] | None = None,
+        error: OpenAIError | None = None,
+    ) -> dict[str, Any]:
         p = self.params
         exchange = self.exchange
         done = status in ("completed", "incomplete", "failed")
         usage = None
         if done and status != "failed":
-            completion = estimate_tokens("".join(
-                part["value"] if part["type"] == "text" else part["toolName"] + _arguments(part["parameters"])
-                for part in exchange.parts
-            ))
-            usage = {"input_tokens": p.prompt_tokens, "input_tokens_details": {"cached_tokens": 0},
-                     "output_tokens": completion, "output_tokens_details": {"reasoning_tokens": 0},
-                     "total_tokens": p.prompt_tokens + completion}
+            completion = estimate_tokens(
+                "".join(
+                    part["value"]
+                    if part["type"] == "text"
+                    else part["toolName"] + _arguments(part["parameters"])
+                    for part in exchange.parts
+                )
+            )
+            usage = {
+                "input_tokens": p.prompt_tokens,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": completion,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": p.prompt_tokens + completion,
+            }
         return {
             "id": self.id,
             "object": "response",
@@ -271,8 +339,12 @@ class ResponsesEncoder:
             "completed_at": int(time.time()) if status == "completed" else None,
             "status": status,
             "background": False,
-            "error": {"code": error.code or "server_error", "message": error.message} if error else None,
-            "incomplete_details": {"reason": "max_output_tokens"} if status == "incomplete" else None,
+            "error": {"code": error.code or "server_error", "message": error.message}
+            if error
+            else None,
+            "incomplete_details": {"reason": "max_output_tokens"}
+            if status == "incomplete"
+            else None,
             "instructions": p.instructions,
             "max_output_tokens": p.max_tokens,
             "max_tool_calls": None,
@@ -322,13 +394,31 @@ class ResponsesEncoder:
 
     @staticmethod
     def _message_item(item_id: str, text: str | None, status: str) -> dict[str, Any]:
-        content = [] if text is None else [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]
-        return {"id": item_id, "type": "message", "status": status, "role": "assistant", "content": content}
+        content = (
+            []
+            if text is None
+            else [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]
+        )
+        return {
+            "id": item_id,
+            "type": "message",
+            "status": status,
+            "role": "assistant",
+            "content": content,
+        }
 
     @staticmethod
-    def _call_item(part: dict[str, Any], status: str, arguments: str | None = None) -> dict[str, Any]:
-        return {"id": f"fc_{_hex()}", "type": "function_call", "status": status, "call_id": part["toolCallId"],
-                "name": part["toolName"], "arguments": _arguments(part["parameters"]) if arguments is None else arguments}
+    def _call_item(
+        part: dict[str, Any], status: str, arguments: str | None = None
+    ) -> dict[str, Any]:
+        return {
+            "id": f"fc_{_hex()}",
+            "type": "function_call",
+            "status": status,
+            "call_id": part["toolCallId"],
+            "name": part["toolName"],
+            "arguments": _arguments(part["parameters"]) if arguments is None else arguments,
+        }
 
     def whole(self) -> dict[str, Any]:
         return self.resource(self.status(), self.output_items())
@@ -338,7 +428,9 @@ class ResponsesEncoder:
     def _event(self, kind: str, **fields: Any) -> bytes:
         data = {"type": kind, "sequence_number": self.seq, **fields}
         self.seq += 1
-        return f"event: {kind}\ndata: ".encode() + _dumps(data, ensure_ascii=False).encode() + b"\n\n"
+        return (
+            f"event: {kind}\ndata: ".encode() + _dumps(data, ensure_ascii=False).encode() + b"\n\n"
+        )
 
     def start(self) -> bytes:
         return self._event("response.created", response=self.resource("in_progress")) + self._event(
@@ -357,8 +449,21 @@ class ResponsesEncoder:
         done = self._message_item(item["id"], text, "completed")
         self.output[index] = done
         return (
-            self._event("response.output_text.done", item_id=item["id"], output_index=index, content_index=0, text=text, logprobs=[])
-            + self._event("response.content_part.done", item_id=item["id"], output_index=index, content_index=0, part=part)
+            self._event(
+                "response.output_text.done",
+                item_id=item["id"],
+                output_index=index,
+                content_index=0,
+                text=text,
+                logprobs=[],
+            )
+            + self._event(
+                "response.content_part.done",
+                item_id=item["id"],
+                output_index=index,
+                content_index=0,
+                part=part,
+            )
             + self._event("response.output_item.done", output_index=index, item=done)
         )
 
@@ -373,14 +478,33 @@ class ResponsesEncoder:
                 self._message = self._message_item(f"msg_{_hex()}", None, "in_progress")
                 self.output.append(self._message)
                 index = len(self.output) - 1
-                out.append(self._event("response.output_item.added", output_index=index, item=self._message))
-                out.append(self._event("response.content_part.added", item_id=self._message["id"], output_index=index,
-                                       content_index=0, part={"type": "output_text", "text": "", "annotations": [], "logprobs": []}))
+                out.append(
+                    self._event(
+                        "response.output_item.added", output_index=index, item=self._message
+                    )
+                )
+                out.append(
+                    self._event(
+                        "response.content_part.added",
+                        item_id=self._message["id"],
+                        output_index=index,
+                        content_index=0,
+                        part={"type": "output_text", "text": "", "annotations": [], "logprobs": []},
+                    )
+                )
             delta = "".join(run)
             run.clear()
             self._text.append(delta)
-            out.append(self._event("response.output_text.delta", item_id=self._message["id"], output_index=len(self.output) - 1,
-                                   content_index=0, delta=delta, logprobs=[]))
+            out.append(
+                self._event(
+                    "response.output_text.delta",
+                    item_id=self._message["id"],
+                    output_index=len(self.output) - 1,
+                    content_index=0,
+                    delta=delta,
+                    logprobs=[],
+                )
+            )
 
         for part in parts:
             if part["type"] == "text":
@@ -395,9 +519,23 @@ class ResponsesEncoder:
             done = {**item, "status": "completed", "arguments": arguments}
             self.output[index] = done
             out.append(self._event("response.output_item.added", output_index=index, item=item))
-            out.append(self._event("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=arguments))
-            out.append(self._event("response.function_call_arguments.done", item_id=item["id"], output_index=index,
-                                   name=part["toolName"], arguments=arguments))
+            out.append(
+                self._event(
+                    "response.function_call_arguments.delta",
+                    item_id=item["id"],
+                    output_index=index,
+                    delta=arguments,
+                )
+            )
+            out.append(
+                self._event(
+                    "response.function_call_arguments.done",
+                    item_id=item["id"],
+                    output_index=index,
+                    name=part["toolName"],
+                    arguments=arguments,
+                )
+            )
             out.append(self._event("response.output_item.done", output_index=index, item=done))
         flush_text()
         return b"".join(out)
@@ -410,8 +548,12 @@ class ResponsesEncoder:
 
     def error(self, err: OpenAIError) -> bytes:
         closing = self._close_message()
-        return closing + self._event("response.failed", response=self.resource("failed", list(self.output), err)) + self._event(
-            "error", code=err.code or err.type, message=err.message, param=err.param
+        return (
+            closing
+            + self._event(
+                "response.failed", response=self.resource("failed", list(self.output), err)
+            )
+            + self._event("error", code=err.code or err.type, message=err.message, param=err.param)
         )
 
 
@@ -422,8 +564,22 @@ def reply_message(parts: list[dict[str, Any]]) -> Message | None:
         if part["type"] == "text":
             content.append(text_part(part["value"]))
         else:
-            content.append(ToolCallPart(toolCallId=part["toolCallId"], toolName=part["toolName"], parameters=part["parameters"]))
+            content.append(
+                ToolCallPart(
+                    toolCallId=part["toolCallId"],
+                    toolName=part["toolName"],
+                    parameters=part["parameters"],
+                )
+            )
     return message("assistant", content) if content else None
 
 
-__all__ = ["ReplyMemory", "ResponseStore", "ResponsesEncoder", "ResponsesParams", "StoredResponse", "parse_responses", "reply_message"]
+__all__ = [
+    "ReplyMemory",
+    "ResponseStore",
+    "ResponsesEncoder",
+    "ResponsesParams",
+    "StoredResponse",
+    "parse_responses",
+    "reply_message",
+]

@@ -78,7 +78,9 @@ class _Server(uvicorn.Server):
 
 
 class OpenAIServer:
-    def __init__(self, bridge: Any, address: str | None = None, *, api_key: str | None = None, **options: Any) -> None:
+    def __init__(
+        self, bridge: Any, address: str | None = None, *, api_key: str | None = None, **options: Any
+    ) -> None:
         self.host, self.port = parse_address(address)
         self.api_key = api_key if api_key is not None else (os.environ.get(API_KEY_ENV) or None)
         if not is_loopback(self.host) and not self.api_key:
@@ -107,12 +109,21 @@ class OpenAIServer:
             sock.bind((self.host, self.port))
         except OSError as exc:
             sock.close()
-            raise ServeError(f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}") from None
+            raise ServeError(
+                f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
+            ) from None
         self.port = sock.getsockname()[1]
         self._sock = sock
         config = uvicorn.Config(
-            self.app, lifespan="off", log_config=None, log_level="warning", access_log=False,
-            ws="none", proxy_headers=False, timeout_graceful_shutdown=2, timeout_keep_alive=30,
+            self.app,
+            lifespan="off",
+            log_config=None,
+            log_level="warning",
+            access_log=False,
+            ws="none",
+            proxy_headers=False,
+            timeout_graceful_shutdown=2,
+            timeout_keep_alive=30,
         )
         self._server = _Server(config)
         self._task = asyncio.ensure_future(self._server.serve(sockets=[sock]))

@@ -40,7 +40,11 @@ class ApprovalDetailScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         info = self.card.info
         with VerticalScroll(id="detail"):
-            yield Static(Text.assemble((info.agent, "bold"), f" · session {info.session_id} ({info.connection})"))
+            yield Static(
+                Text.assemble(
+                    (info.agent, "bold"), f" · session {info.session_id} ({info.connection})"
+                )
+            )
             yield Static(Text.assemble(("⚠ " + info.title, "bold"), f"  [{info.kind}]"))
             if info.paths():
                 yield Static("files: " + ", ".join(info.paths()))
@@ -53,7 +57,9 @@ class ApprovalDetailScreen(ModalScreen[None]):
                 yield Static("Diff", classes="detail-section")
                 yield Static(self.card.render_diffs(diffs, None))
             yield Static("Options the agent offered", classes="detail-section")
-            yield Static("\n".join(f"• {o.get('name')} ({o.get('kind')})" for o in info.options) or "none")
+            yield Static(
+                "\n".join(f"• {o.get('name')} ({o.get('kind')})" for o in info.options) or "none"
+            )
         yield Footer()
 
     def on_mount(self) -> None:

@@ -29,10 +29,20 @@ def _groups() -> list[tuple[str, list[Binding], list[tuple[str, str]]]]:
     from symposium_tui.widgets.chat import ChatPane
 
     return [
-        ("Anywhere", SymposiumApp.BINDINGS, [("ctrl+p", "Command palette: every action, themes"),
-                                             ("tab", "Next widget"), ("shift+tab", "Previous widget")]),
-        ("On an approval card", ApprovalCard.BINDINGS + ApprovalQueue.BINDINGS,
-         [("enter", "(in the deny reason) Deny with that reason")]),
+        (
+            "Anywhere",
+            SymposiumApp.BINDINGS,
+            [
+                ("ctrl+p", "Command palette: every action, themes"),
+                ("tab", "Next widget"),
+                ("shift+tab", "Previous widget"),
+            ],
+        ),
+        (
+            "On an approval card",
+            ApprovalCard.BINDINGS + ApprovalQueue.BINDINGS,
+            [("enter", "(in the deny reason) Deny with that reason")],
+        ),
         ("In the chat", ChatPane.BINDINGS, [("enter", "Send the message")]),
         ("Settings (F4)", SettingsScreen.BINDINGS + AgentsPanel.BINDINGS + RulesPanel.BINDINGS, []),
     ]
@@ -71,7 +81,9 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(self._table(bindings, extra))
                 if title == "On an approval card":
                     yield Static(Text(CARD_NOTES, style="italic"))
-            yield Static(Text("Esc, F1 or q closes this screen.", style="italic"), classes="help-title")
+            yield Static(
+                Text("Esc, F1 or q closes this screen.", style="italic"), classes="help-title"
+            )
 
     def on_mount(self) -> None:
         self.query_one("#help").focus()
@@ -81,12 +93,16 @@ class HelpScreen(ModalScreen[None]):
         for binding in bindings:
             if not isinstance(binding, Binding) or not binding.description:
                 continue
-            keys = " / ".join(self.app.get_key_display(Binding(key.strip(), binding.action))
-                              for key in binding.key.split(","))
+            keys = " / ".join(
+                self.app.get_key_display(Binding(key.strip(), binding.action))
+                for key in binding.key.split(",")
+            )
             row = (keys, binding.tooltip or binding.description)
             if row not in rows:
                 rows.append(row)
-        rows.extend((self.app.get_key_display(Binding(key, "")), description) for key, description in extra)
+        rows.extend(
+            (self.app.get_key_display(Binding(key, "")), description) for key, description in extra
+        )
         width = max(len(k) for k, _ in rows) + 2
         text = Text()
         for n, (keys, description) in enumerate(rows):

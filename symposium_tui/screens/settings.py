@@ -30,7 +30,18 @@ from textual.widgets import (
     TabPane,
 )
 
-TOOL_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
+TOOL_KINDS = (
+    "read",
+    "edit",
+    "delete",
+    "move",
+    "search",
+    "execute",
+    "think",
+    "fetch",
+    "switch_mode",
+    "other",
+)
 
 
 def _app_settings(widget: Any) -> Any:
@@ -49,8 +60,11 @@ def _write(widget: Any, change: Any) -> bool:
 
     app = widget.app
     if getattr(app, "settings_error", None):
-        app.notify(f"The settings file is broken; fix it, then press r to reload.\n{app.settings_error}",
-                   severity="error", timeout=8)
+        app.notify(
+            f"The settings file is broken; fix it, then press r to reload.\n{app.settings_error}",
+            severity="error",
+            timeout=8,
+        )
         return False
     store = getattr(app, "settings_store", None)
     if store is None:
@@ -77,15 +91,23 @@ def _write(widget: Any, change: Any) -> bool:
 
 class AgentsPanel(Vertical):
     BINDINGS = [
-        Binding("b,space", "toggle_bypass", "Bypass", tooltip="Bypass on/off for the agent: always allow it, or ask again"),
+        Binding(
+            "b,space",
+            "toggle_bypass",
+            "Bypass",
+            tooltip="Bypass on/off for the agent: always allow it, or ask again",
+        ),
         Binding("n", "new_agent", "New agent"),
         Binding("e", "edit_agent", "Edit"),
         Binding("x,delete", "remove_agent", "Remove"),
     ]
 
     def compose(self) -> ComposeResult:
-        yield Static("Agents the chat can start, and which agents skip approval (bypass). "
-                     "Bypass means every request of that agent is approved without a card.", classes="settings-hint")
+        yield Static(
+            "Agents the chat can start, and which agents skip approval (bypass). "
+            "Bypass means every request of that agent is approved without a card.",
+            classes="settings-hint",
+        )
         table: DataTable[Any] = DataTable(cursor_type="row", id="agents-table", zebra_stripes=True)
         table.add_columns("Agent", "Name", "Command", "Bypass")
         yield table
@@ -98,13 +120,21 @@ class AgentsPanel(Vertical):
         bypass = _live_bypass(self)
         agents = dict(settings.agents) if settings is not None else {}
         if "eliza" not in agents:
-            table.add_row("eliza", "Eliza (built in)", "(built in)", "on" if "eliza" in bypass else "off", key="eliza")
+            table.add_row(
+                "eliza",
+                "Eliza (built in)",
+                "(built in)",
+                "on" if "eliza" in bypass else "off",
+                key="eliza",
+            )
         for agent_id, agent in agents.items():
             if agent.command:
                 command = shlex.join([agent.command, *agent.args])
             else:
                 command = "(built in)" if agent_id == "eliza" else "(run by the editor)"
-            table.add_row(agent_id, agent.name, command, "on" if agent.bypass else "off", key=agent_id)
+            table.add_row(
+                agent_id, agent.name, command, "on" if agent.bypass else "off", key=agent_id
+            )
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
 
@@ -161,8 +191,11 @@ class RulesPanel(Vertical):
     ]
 
     def compose(self) -> ComposeResult:
-        yield Static("Standing decisions, tried in order before a card is shown. Every field given must match; "
-                     "a path rule matches calls whose files all lie inside it.", classes="settings-hint")
+        yield Static(
+            "Standing decisions, tried in order before a card is shown. Every field given must match; "
+            "a path rule matches calls whose files all lie inside it.",
+            classes="settings-hint",
+        )
         table: DataTable[Any] = DataTable(cursor_type="row", id="rules-table", zebra_stripes=True)
         table.add_columns("#", "Action", "Agent", "Kind", "Title", "Path")
         yield table
@@ -173,8 +206,15 @@ class RulesPanel(Vertical):
         table.clear()
         settings = _app_settings(self)
         for i, rule in enumerate(settings.rules if settings is not None else [], 1):
-            table.add_row(str(i), rule.action, rule.agent or "any", rule.kind or "any", rule.title or "any",
-                          rule.path or "any", key=str(i - 1))
+            table.add_row(
+                str(i),
+                rule.action,
+                rule.agent or "any",
+                rule.kind or "any",
+                rule.title or "any",
+                rule.path or "any",
+                key=str(i - 1),
+            )
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
 
@@ -201,11 +241,18 @@ class PreferencesPanel(VerticalScroll):
         with Horizontal(classes="pref-row"):
             yield Label("Theme", classes="pref-label")
             names = sorted(self.app.available_themes)
-            yield Select([(n, n) for n in names], value=self.app.theme, allow_blank=False, id="pref-theme", compact=True)
+            yield Select(
+                [(n, n) for n in names],
+                value=self.app.theme,
+                allow_blank=False,
+                id="pref-theme",
+                compact=True,
+            )
         with Horizontal(classes="pref-row"):
             yield Label("Mouse", classes="pref-label")
-            yield Checkbox("Capture the mouse (next start; off suits SSH)", id="pref-mouse",
-                           compact=True)
+            yield Checkbox(
+                "Capture the mouse (next start; off suits SSH)", id="pref-mouse", compact=True
+            )
         yield Static("", id="pref-path", classes="settings-hint")
 
     def refresh_rows(self) -> None:
@@ -237,7 +284,12 @@ class PreferencesPanel(VerticalScroll):
 class SettingsScreen(Screen[None]):
     BINDINGS = [
         Binding("escape,f4", "close", "Back"),
-        Binding("r", "reload", "Reload", tooltip="Read the settings file again (after fixing it by hand)"),
+        Binding(
+            "r",
+            "reload",
+            "Reload",
+            tooltip="Read the settings file again (after fixing it by hand)",
+        ),
         Binding("left_square_bracket", "switch(-1)", "Prev section", show=False),
         Binding("right_square_bracket", "switch(1)", "Next section", show=False),
     ]
@@ -296,8 +348,13 @@ class SettingsScreen(Screen[None]):
         message = getattr(self.app, "settings_error", None)
         error.display = bool(message)
         if message:
-            error.update(Text.assemble(("The settings file is broken and will not be changed. ", "bold"),
-                                       message, "\nFix it in an editor, then press r to reload."))
+            error.update(
+                Text.assemble(
+                    ("The settings file is broken and will not be changed. ", "bold"),
+                    message,
+                    "\nFix it in an editor, then press r to reload.",
+                )
+            )
         for panel in (AgentsPanel, RulesPanel, PreferencesPanel):
             self.query_one(panel).refresh_rows()
 
@@ -377,15 +434,43 @@ class AgentForm(_FormScreen):
         a = self.agent
         with Vertical():
             yield Label("Edit agent" if a is not None else "New agent", classes="form-title")
-            yield Input(a.id if a else "", placeholder="id (e.g. claude)", id="agent-id", disabled=a is not None,
-                        compact=True)
-            yield Input(a.name if a else "", placeholder="name shown in the chat", id="agent-name", compact=True)
-            yield Input(a.command or "" if a else "", placeholder="command (e.g. npx)", id="agent-command", compact=True)
-            yield Input(shlex.join(a.args) if a else "", placeholder="arguments, as in a shell", id="agent-args",
-                        compact=True)
-            yield Input((a.description or "") if a else "", placeholder="description (optional)", id="agent-description",
-                        compact=True)
-            yield Checkbox("Bypass: always allow this agent", bool(a and a.bypass), id="agent-bypass", compact=True)
+            yield Input(
+                a.id if a else "",
+                placeholder="id (e.g. claude)",
+                id="agent-id",
+                disabled=a is not None,
+                compact=True,
+            )
+            yield Input(
+                a.name if a else "",
+                placeholder="name shown in the chat",
+                id="agent-name",
+                compact=True,
+            )
+            yield Input(
+                a.command or "" if a else "",
+                placeholder="command (e.g. npx)",
+                id="agent-command",
+                compact=True,
+            )
+            yield Input(
+                shlex.join(a.args) if a else "",
+                placeholder="arguments, as in a shell",
+                id="agent-args",
+                compact=True,
+            )
+            yield Input(
+                (a.description or "") if a else "",
+                placeholder="description (optional)",
+                id="agent-description",
+                compact=True,
+            )
+            yield Checkbox(
+                "Bypass: always allow this agent",
+                bool(a and a.bypass),
+                id="agent-bypass",
+                compact=True,
+            )
             with Horizontal(classes="form-buttons"):
                 yield Button("Save", variant="primary", id="save", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
@@ -410,9 +495,17 @@ class AgentForm(_FormScreen):
             return
         command = self._value("command") or None
         env = dict(self.agent.env) if self.agent is not None else {}
-        self.dismiss(AgentConfig(id=agent_id, name=self._value("name") or agent_id, command=command, args=args, env=env,
-                                 description=self._value("description") or None,
-                                 bypass=self.query_one("#agent-bypass", Checkbox).value))
+        self.dismiss(
+            AgentConfig(
+                id=agent_id,
+                name=self._value("name") or agent_id,
+                command=command,
+                args=args,
+                env=env,
+                description=self._value("description") or None,
+                bypass=self.query_one("#agent-bypass", Checkbox).value,
+            )
+        )
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
@@ -430,12 +523,23 @@ class RuleForm(_FormScreen):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label("New rule (empty fields match anything)", classes="form-title")
-            yield Select([("allow", "allow"), ("deny", "deny")], value="allow", allow_blank=False, id="rule-action",
-                         compact=True)
+            yield Select(
+                [("allow", "allow"), ("deny", "deny")],
+                value="allow",
+                allow_blank=False,
+                id="rule-action",
+                compact=True,
+            )
             yield Input(placeholder="agent (pattern, e.g. claude*)", id="rule-agent", compact=True)
-            yield Select([(k, k) for k in TOOL_KINDS], prompt="kind: any", id="rule-kind", compact=True)
+            yield Select(
+                [(k, k) for k in TOOL_KINDS], prompt="kind: any", id="rule-kind", compact=True
+            )
             yield Input(placeholder="title (pattern, e.g. read *)", id="rule-title", compact=True)
-            yield Input(placeholder="path (a directory the call's files must lie in)", id="rule-path", compact=True)
+            yield Input(
+                placeholder="path (a directory the call's files must lie in)",
+                id="rule-path",
+                compact=True,
+            )
             with Horizontal(classes="form-buttons"):
                 yield Button("Add", variant="primary", id="save", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
@@ -451,8 +555,15 @@ class RuleForm(_FormScreen):
 
         kind = self.query_one("#rule-kind", Select).value
         action = self.query_one("#rule-action", Select).value
-        self.dismiss(Rule(action=str(action), kind=kind if isinstance(kind, str) else None,  # type: ignore[arg-type]
-                          title=text("title"), agent=text("agent"), path=text("path")))
+        self.dismiss(
+            Rule(
+                action=str(action),
+                kind=kind if isinstance(kind, str) else None,  # type: ignore[arg-type]
+                title=text("title"),
+                agent=text("agent"),
+                path=text("path"),
+            )
+        )
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -41,7 +41,11 @@ class ThemePicker(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         app = self.app
         self.original = app.theme
-        ours = sorted(n for n in app.available_themes if n.startswith("symposium-") or n in getattr(app, "theme_sources", {}))
+        ours = sorted(
+            n
+            for n in app.available_themes
+            if n.startswith("symposium-") or n in getattr(app, "theme_sources", {})
+        )
         others = sorted(n for n in app.available_themes if n not in ours)
         options = [Option(name, id=name) for name in ours + others]
         with Vertical():

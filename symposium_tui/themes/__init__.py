@@ -28,9 +28,26 @@ APP_VARIABLES: dict[str, str] = {
     "diff-hunk": "secondary",
 }
 
-_COLOR_FIELDS = ("primary", "secondary", "warning", "error", "success", "accent", "foreground", "background",
-                 "surface", "panel", "boost")
-_OTHER_FIELDS = {"name": str, "dark": bool, "ansi": bool, "luminosity_spread": float, "text_alpha": float}
+_COLOR_FIELDS = (
+    "primary",
+    "secondary",
+    "warning",
+    "error",
+    "success",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+)
+_OTHER_FIELDS = {
+    "name": str,
+    "dark": bool,
+    "ansi": bool,
+    "luminosity_spread": float,
+    "text_alpha": float,
+}
 
 
 class ThemeFileError(ValueError):

@@ -66,18 +66,36 @@ class ApprovalInfo:
 
     @classmethod
     def from_event(cls, event: Any) -> ApprovalInfo:
-        return cls(event.approval_id, event.connection, event.session_id, event.agent, dict(event.tool_call),
-                   list(event.options), event.ts)
+        return cls(
+            event.approval_id,
+            event.connection,
+            event.session_id,
+            event.agent,
+            dict(event.tool_call),
+            list(event.options),
+            event.ts,
+        )
 
     @classmethod
     def from_pending(cls, pending: Any) -> ApprovalInfo:
         ctx = pending.ctx
-        return cls(pending.id, ctx.connection, ctx.session_id, ctx.agent, dict(ctx.tool_call), list(ctx.options),
-                   pending.created)
+        return cls(
+            pending.id,
+            ctx.connection,
+            ctx.session_id,
+            ctx.agent,
+            dict(ctx.tool_call),
+            list(ctx.options),
+            pending.created,
+        )
 
     @property
     def title(self) -> str:
-        return self.tool_call.get("title") or self.tool_call.get("toolCallId") or "(untitled tool call)"
+        return (
+            self.tool_call.get("title")
+            or self.tool_call.get("toolCallId")
+            or "(untitled tool call)"
+        )
 
     @property
     def kind(self) -> str:
@@ -102,22 +120,34 @@ class ApprovalInfo:
                 old = item.get("oldText") or ""
                 new = item.get("newText") or ""
                 lines = difflib.unified_diff(
-                    old.splitlines(keepends=True), new.splitlines(keepends=True),
+                    old.splitlines(keepends=True),
+                    new.splitlines(keepends=True),
                     fromfile="/dev/null" if item.get("oldText") is None else f"a/{path}",
-                    tofile=f"b/{path}", n=3,
+                    tofile=f"b/{path}",
+                    n=3,
                 )
-                out.append((path, "".join(line if line.endswith("\n") else line + "\n" for line in lines)))
+                out.append(
+                    (path, "".join(line if line.endswith("\n") else line + "\n" for line in lines))
+                )
         return out
 
     def paths(self) -> list[str]:
-        return [loc["path"] for loc in self.tool_call.get("locations") or () if isinstance(loc, dict) and loc.get("path")]
+        return [
+            loc["path"]
+            for loc in self.tool_call.get("locations") or ()
+            if isinstance(loc, dict) and loc.get("path")
+        ]
 
 
 def pretty_input(raw: Any) -> str:
     """A tool's input for a person: `key: value` lines, multi-line strings as indented blocks
     (so code reads as code, not as one line of escaped newlines), anything nested as JSON."""
     if not isinstance(raw, dict):
-        return raw if isinstance(raw, str) else json.dumps(raw, indent=2, ensure_ascii=False, default=str)
+        return (
+            raw
+            if isinstance(raw, str)
+            else json.dumps(raw, indent=2, ensure_ascii=False, default=str)
+        )
     lines: list[str] = []
     for key, value in raw.items():
         if isinstance(value, str) and "\n" in value.rstrip("\n"):
@@ -143,16 +173,45 @@ class ApprovalCard(Widget, can_focus=True):
     """One pending approval."""
 
     BINDINGS = [
-        Binding("a", "answer('approve')", "Approve", tooltip="Approve once (the agent's allow-once option)"),
-        Binding("d", "deny", "Deny…", tooltip="Deny; type an optional reason, Enter denies with it, Esc without"),
-        Binding("b", "answer('bypass')", "Bypass",
-                tooltip="Approve, and always allow this agent from now on (saved in the settings)"),
-        Binding("A", "answer('allow_always')", "Always", show=False,
-                tooltip="The agent's own allow-always option (its scope is the agent's), when offered"),
-        Binding("R", "answer('reject_always')", "Never", show=False,
-                tooltip="The agent's own reject-always option, when offered"),
-        Binding("s", "approve_session", "Session", show=False,
-                tooltip="Approve every pending card of this card's session"),
+        Binding(
+            "a",
+            "answer('approve')",
+            "Approve",
+            tooltip="Approve once (the agent's allow-once option)",
+        ),
+        Binding(
+            "d",
+            "deny",
+            "Deny…",
+            tooltip="Deny; type an optional reason, Enter denies with it, Esc without",
+        ),
+        Binding(
+            "b",
+            "answer('bypass')",
+            "Bypass",
+            tooltip="Approve, and always allow this agent from now on (saved in the settings)",
+        ),
+        Binding(
+            "A",
+            "answer('allow_always')",
+            "Always",
+            show=False,
+            tooltip="The agent's own allow-always option (its scope is the agent's), when offered",
+        ),
+        Binding(
+            "R",
+            "answer('reject_always')",
+            "Never",
+            show=False,
+            tooltip="The agent's own reject-always option, when offered",
+        ),
+        Binding(
+            "s",
+            "approve_session",
+            "Session",
+            show=False,
+            tooltip="Approve every pending card of this card's session",
+        ),
         Binding("v", "view", "View", show=False, tooltip="The whole request, full screen"),
         Binding("escape", "deny_without_reason", "Deny without reason"),
         Binding("up,k", "focus_card(-1)", "Previous", show=False, tooltip="Previous card"),
@@ -186,8 +245,14 @@ class ApprovalCard(Widget, can_focus=True):
             super().__init__()
             self.card = card
 
-    def __init__(self, info: ApprovalInfo, *, arm_delay: float = 0.5, clock: Callable[[float], str] | None = None,
-                 id: str | None = None) -> None:
+    def __init__(
+        self,
+        info: ApprovalInfo,
+        *,
+        arm_delay: float = 0.5,
+        clock: Callable[[float], str] | None = None,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.info = info
         self.arm_delay = arm_delay
@@ -205,13 +270,20 @@ class ApprovalCard(Widget, can_focus=True):
         yield Static(classes="card-status")
         with Widget(classes="card-details"):
             if self.info.paths():
-                yield Static(Text("files: " + ", ".join(self.info.paths()), style="italic"), classes="card-files")
+                yield Static(
+                    Text("files: " + ", ".join(self.info.paths()), style="italic"),
+                    classes="card-files",
+                )
             text = self.info.input_text()
             if text is not None:
-                clipped, more = _clip(text, INPUT_LINES_WITH_DIFF if self.info.diffs() else INPUT_LINES)
+                clipped, more = _clip(
+                    text, INPUT_LINES_WITH_DIFF if self.info.diffs() else INPUT_LINES
+                )
                 body = Text(clipped)
                 if more:
-                    body.append(f"\n… {more} more line{'s' * (more != 1)} (v views all)", style="italic")
+                    body.append(
+                        f"\n… {more} more line{'s' * (more != 1)} (v views all)", style="italic"
+                    )
                 yield Static(body, classes="card-input")
             yield Static(classes="card-diff")
 
@@ -229,7 +301,9 @@ class ApprovalCard(Widget, can_focus=True):
         return f"{i.agent} · {i.session_id} ({i.connection}) · {self._clock(i.received)}"
 
     def _title(self) -> Text:
-        return Text.assemble(("⚠ ", "bold"), (self.info.title, "bold"), "  ", (f"[{self.info.kind}]", "italic"))
+        return Text.assemble(
+            ("⚠ ", "bold"), (self.info.title, "bold"), "  ", (f"[{self.info.kind}]", "italic")
+        )
 
     def on_resize(self) -> None:
         self._render_keys()
@@ -282,7 +356,10 @@ class ApprovalCard(Widget, can_focus=True):
             items.append(("d", "Deny…"))
         if i.offers("bypass"):
             items.append(("b", f"Bypass: always allow {i.agent}"))
-        for answer, key_name, default in (("allow_always", "A", "Always allow"), ("reject_always", "R", "Always reject")):
+        for answer, key_name, default in (
+            ("allow_always", "A", "Always allow"),
+            ("reject_always", "R", "Always reject"),
+        ):
             option = i.option(ANSWER_KIND[answer])
             if option is not None:
                 items.append((key_name, f"{option.get('name') or default} (agent's rule)"))
@@ -338,8 +415,12 @@ class ApprovalCard(Widget, can_focus=True):
     # --- keys ----------------------------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        answer = {"answer": parameters[0] if parameters else None, "deny": "deny", "deny_without_reason": "deny",
-                  "approve_session": "approve"}.get(action)
+        answer = {
+            "answer": parameters[0] if parameters else None,
+            "deny": "deny",
+            "deny_without_reason": "deny",
+            "approve_session": "approve",
+        }.get(action)
         if answer is None:
             return True
         if not self.info.offers(str(answer)):
@@ -355,8 +436,12 @@ class ApprovalCard(Widget, can_focus=True):
 
     def action_deny(self) -> None:
         self.state = "reason"
-        reason = Input(placeholder="Reason for denying (optional) · Enter denies with it · Esc without", id="deny-reason",
-                       classes="card-reason", compact=True)
+        reason = Input(
+            placeholder="Reason for denying (optional) · Enter denies with it · Esc without",
+            id="deny-reason",
+            classes="card-reason",
+            compact=True,
+        )
         self.mount(reason, before=self.query_one(".card-status"))
         self._render_keys()
         self.refresh_bindings()
@@ -457,7 +542,9 @@ class ApprovalQueue(VerticalScroll):
     ]
 
     class Changed(Message):
-        def __init__(self, queue: ApprovalQueue, pending: int, added: ApprovalInfo | None = None) -> None:
+        def __init__(
+            self, queue: ApprovalQueue, pending: int, added: ApprovalInfo | None = None
+        ) -> None:
             super().__init__()
             self.queue = queue
             self.pending = pending
@@ -466,8 +553,15 @@ class ApprovalQueue(VerticalScroll):
     class Emptied(Message):
         """The last card left."""
 
-    def __init__(self, answerer: Answerer | None = None, *, arm_delay: float = 0.5, linger: float = 2.0,
-                 clock: Callable[[float], str] | None = None, id: str | None = None) -> None:
+    def __init__(
+        self,
+        answerer: Answerer | None = None,
+        *,
+        arm_delay: float = 0.5,
+        linger: float = 2.0,
+        clock: Callable[[float], str] | None = None,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.answerer = answerer
         self.arm_delay = arm_delay
@@ -478,12 +572,14 @@ class ApprovalQueue(VerticalScroll):
         self._current: ApprovalCard | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static("No pending approvals.\n\n"
-                     "When an agent asks permission for a tool call, its card appears here, the bell rings and "
-                     "the terminal title flashes; F2 brings you here from anywhere.\n\n"
-                     "F3 talks to an agent in the built-in chat · F1 lists every key · Ctrl+P finds any action · "
-                     "Ctrl+Q quits.",
-                     id="queue-empty")
+        yield Static(
+            "No pending approvals.\n\n"
+            "When an agent asks permission for a tool call, its card appears here, the bell rings and "
+            "the terminal title flashes; F2 brings you here from anywhere.\n\n"
+            "F3 talks to an agent in the built-in chat · F1 lists every key · Ctrl+P finds any action · "
+            "Ctrl+Q quits.",
+            id="queue-empty",
+        )
 
     # --- what is in it -----------------------------------------------------------------------------
 
@@ -497,7 +593,9 @@ class ApprovalQueue(VerticalScroll):
     def add(self, info: ApprovalInfo) -> ApprovalCard | None:
         if info.approval_id in self._cards:
             return None
-        card = ApprovalCard(info, arm_delay=self.arm_delay, clock=self.clock, id=f"card-{info.approval_id}")
+        card = ApprovalCard(
+            info, arm_delay=self.arm_delay, clock=self.clock, id=f"card-{info.approval_id}"
+        )
         self._cards[info.approval_id] = card
         self.query_one("#queue-empty").display = False
         self.mount(card)
@@ -527,7 +625,11 @@ class ApprovalQueue(VerticalScroll):
         if card is None or card.state == "resolved":
             return
         had_focus = card.has_focus or card.has_focus_within
-        card.mark_resolved(describe_resolution(event, mine=self._mine.pop(event.approval_id, None), agent=card.info.agent))
+        card.mark_resolved(
+            describe_resolution(
+                event, mine=self._mine.pop(event.approval_id, None), agent=card.info.agent
+            )
+        )
         self.post_message(self.Changed(self, len(self.pending)))
         if had_focus:
             following = self._next_pending(card)
@@ -560,7 +662,7 @@ class ApprovalQueue(VerticalScroll):
     def _next_pending(self, after: ApprovalCard) -> ApprovalCard | None:
         cards = list(self._cards.values())
         index = cards.index(after) if after in cards else -1
-        for card in cards[index + 1:] + cards[:index]:
+        for card in cards[index + 1 :] + cards[:index]:
             if card.state != "resolved":
                 return card
         return None

@@ -29,7 +29,9 @@ class AgentChoice:
 
 
 def eliza_choice(*, deterministic: bool = False) -> AgentChoice:
-    return AgentChoice("eliza", "Eliza (built in)", {"eliza": {"deterministic": True} if deterministic else {}})
+    return AgentChoice(
+        "eliza", "Eliza (built in)", {"eliza": {"deterministic": True} if deterministic else {}}
+    )
 
 
 def agent_choice(config: Any) -> AgentChoice:
@@ -40,8 +42,13 @@ def agent_choice(config: Any) -> AgentChoice:
     else:
         env_list = [dict(e) if isinstance(e, dict) else {"name": e[0], "value": e[1]} for e in env]
     name = getattr(config, "name", None) or config.id
-    spec = {"id": config.id, "name": name, "command": config.command, "args": list(getattr(config, "args", None) or []),
-            "env": env_list}
+    spec = {
+        "id": config.id,
+        "name": name,
+        "command": config.command,
+        "args": list(getattr(config, "args", None) or []),
+        "env": env_list,
+    }
     return AgentChoice(config.id, name, spec)
 
 
@@ -122,12 +129,21 @@ class ChatPane(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="chat-bar"):
             yield Label("Agent", id="chat-agent-label")
-            yield Select([(a.label, a.key) for a in self.agents], value=self.agent.key, allow_blank=False,
-                         id="chat-agent", compact=True)
+            yield Select(
+                [(a.label, a.key) for a in self.agents],
+                value=self.agent.key,
+                allow_blank=False,
+                id="chat-agent",
+                compact=True,
+            )
             yield Static("", id="chat-state")
         with VerticalScroll(id="chat-log"):
-            yield ChatMessage("", "Talk to an agent here, through the same bridge an editor uses. "
-                              "Try “ask permission to run the tests”.", kind="note")
+            yield ChatMessage(
+                "",
+                "Talk to an agent here, through the same bridge an editor uses. "
+                "Try “ask permission to run the tests”.",
+                kind="note",
+            )
         yield Static("", id="chat-banner")
         yield Input(placeholder=self._placeholder(), id="chat-input")
 
@@ -218,16 +234,26 @@ class ChatPane(Vertical):
             self.core = self.bridge.open_connection("chat")
         request_id = f"chat-{next(self._ids)}"
         self.request_id = request_id
-        self.messages.append(WireMessage.model_validate({"role": "user", "content": [{"type": "text", "value": text}]}))
+        self.messages.append(
+            WireMessage.model_validate(
+                {"role": "user", "content": [{"type": "text", "value": text}]}
+            )
+        )
         self._log(ChatMessage("you", text, kind="user"))
         reply = ChatMessage(self.agent.label, "", kind="agent")
         self._log(reply)
         self._set_state("replying… Esc stops")
         self.refresh_bindings()
-        self.run_worker(self._turn(request_id, self.agent, list(self.messages), reply), group="chat", exit_on_error=False)
+        self.run_worker(
+            self._turn(request_id, self.agent, list(self.messages), reply),
+            group="chat",
+            exit_on_error=False,
+        )
         return request_id
 
-    async def _turn(self, request_id: str, agent: AgentChoice, messages: list[Any], reply: ChatMessage) -> None:
+    async def _turn(
+        self, request_id: str, agent: AgentChoice, messages: list[Any], reply: ChatMessage
+    ) -> None:
         from bridge.protocol import Message as WireMessage
         from bridge.sessions import RequestCancelled, ResponseStream, SessionFailed
 
@@ -259,7 +285,9 @@ class ChatPane(Vertical):
             outcome, error = "error", f"{type(exc).__name__}: {exc}"
         if parts:
             # The history must hold exactly what the agent said, as an editor would send it back.
-            self.messages.append(WireMessage.model_validate({"role": "assistant", "content": parts}))
+            self.messages.append(
+                WireMessage.model_validate({"role": "assistant", "content": parts})
+            )
         if outcome == "cancelled":
             self._log(ChatMessage("", "Stopped.", kind="note"))
         elif error is not None:
@@ -295,8 +323,16 @@ class ChatPane(Vertical):
         if mine:
             first = mine[0]
             more = f" (+{len(mine) - 1} more)" if len(mine) > 1 else ""
-            banner.update(Text.assemble(("⚠ ", "bold"), (first.agent, "bold"), " asks permission: ",
-                                        (first.title, "bold"), more, " · F2 to answer"))
+            banner.update(
+                Text.assemble(
+                    ("⚠ ", "bold"),
+                    (first.agent, "bold"),
+                    " asks permission: ",
+                    (first.title, "bold"),
+                    more,
+                    " · F2 to answer",
+                )
+            )
 
     async def close(self, grace: float = 2.0) -> None:
         """Close the chat's connection without cutting an agent off mid-turn: a reply in progress
@@ -313,7 +349,9 @@ class ChatPane(Vertical):
 
     def _turns_drained(self) -> bool:
         sessions = getattr(self.core, "sessions", {}) if self.core is not None else {}
-        return all(getattr(s, "turn", None) is None or s.turn.done.is_set() for s in sessions.values())
+        return all(
+            getattr(s, "turn", None) is None or s.turn.done.is_set() for s in sessions.values()
+        )
 
     @staticmethod
     async def _wait(condition: Any, timeout: float) -> None:

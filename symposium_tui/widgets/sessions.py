@@ -65,10 +65,14 @@ def render_history(
     out = Text()
     shown_committed = committed[-MAX_MESSAGES_SHOWN:]
     skipped = len(committed) - len(shown_committed)
-    out.append(f"Committed · {len(committed)} message{'s' if len(committed) != 1 else ''}\n",
-               style=styles.get("heading", Style(bold=True)))
+    out.append(
+        f"Committed · {len(committed)} message{'s' if len(committed) != 1 else ''}\n",
+        style=styles.get("heading", Style(bold=True)),
+    )
     if skipped:
-        out.append(f"  … {skipped} earlier messages not shown\n", style=styles.get("muted", Style()))
+        out.append(
+            f"  … {skipped} earlier messages not shown\n", style=styles.get("muted", Style())
+        )
     if not committed:
         out.append("  (nothing committed yet)\n", style=styles.get("muted", Style()))
     for i, msg in enumerate(shown_committed, start=skipped):
@@ -88,8 +92,16 @@ def render_history(
     return out
 
 
-def _append_message(out: Text, index: int, msg: Any, gutter: str, style: Style, styles: dict[str, Style],
-                    *, mark: bool = False) -> None:
+def _append_message(
+    out: Text,
+    index: int,
+    msg: Any,
+    gutter: str,
+    style: Style,
+    styles: dict[str, Style],
+    *,
+    mark: bool = False,
+) -> None:
     role, parts = message_parts(msg)
     role_style = styles.get(f"role-{role}", Style(bold=True)) + style
     out.append(f"{index:>3} {gutter} ", style=styles.get("muted", Style()) + style)
@@ -108,8 +120,10 @@ def _append_message(out: Text, index: int, msg: Any, gutter: str, style: Style, 
         out.append(f"    {gutter} ", style=styles.get("muted", Style()) + style)
         out.append(prefix + line + "\n", style=style)
     if len(lines) > MAX_LINES_PER_MESSAGE:
-        out.append(f"    {gutter} … {len(lines) - MAX_LINES_PER_MESSAGE} more lines\n",
-                   style=styles.get("muted", Style()) + style)
+        out.append(
+            f"    {gutter} … {len(lines) - MAX_LINES_PER_MESSAGE} more lines\n",
+            style=styles.get("muted", Style()) + style,
+        )
 
 
 def _first_difference(a: str, b: str) -> int:
@@ -120,20 +134,27 @@ def _first_difference(a: str, b: str) -> int:
     return n
 
 
-def render_evidence_side(title: str, msg: Any, other: Any, styles: dict[str, Style], *, window: int = 400) -> Text:
+def render_evidence_side(
+    title: str, msg: Any, other: Any, styles: dict[str, Style], *, window: int = 400
+) -> Text:
     """One side of a cancel's evidence: the message, with the text from the first character that
     differs from the other side marked (underlined and bold, so it shows without colour too)."""
     out = Text()
     out.append(title + "\n", style=styles.get("heading", Style(bold=True)))
     if msg is None:
-        out.append("(the request ended here: nothing in this place)", style=styles.get("muted", Style(italic=True)))
+        out.append(
+            "(the request ended here: nothing in this place)",
+            style=styles.get("muted", Style(italic=True)),
+        )
         return out
     role, _ = message_parts(msg)
     out.append(f"role {role}\n", style=styles.get("muted", Style()))
     text = message_text(msg)
     other_text = message_text(other) if other is not None else ""
     if other is not None and role != message_parts(other)[0]:
-        out.append("(the roles differ)\n", style=styles.get("diff", Style(bold=True, underline=True)))
+        out.append(
+            "(the roles differ)\n", style=styles.get("diff", Style(bold=True, underline=True))
+        )
     at = _first_difference(text, other_text)
     start = max(0, at - window // 2)
     if start:
@@ -145,7 +166,9 @@ def render_evidence_side(title: str, msg: Any, other: Any, styles: dict[str, Sty
     elif at == len(text) and other is not None and len(other_text) > len(text):
         out.append("⟂ (ends here)", style=styles.get("diff", Style(bold=True, underline=True)))
     if len(text) > start + window:
-        out.append(f" …[{len(text) - start - window} more chars]", style=styles.get("muted", Style()))
+        out.append(
+            f" …[{len(text) - start - window} more chars]", style=styles.get("muted", Style())
+        )
     return out
 
 
@@ -223,14 +246,22 @@ class SessionsPane(Widget):
     }
     """
 
-    def __init__(self, state: ConsoleState, bridge: Any = None, *, id: str | None = None,  # noqa: A002
-                 classes: str | None = None) -> None:
+    def __init__(
+        self,
+        state: ConsoleState,
+        bridge: Any = None,
+        *,
+        id: str | None = None,  # noqa: A002
+        classes: str | None = None,
+    ) -> None:
         super().__init__(id=id, classes=classes)
         self.live_state = state
         self.state = state
         self.bridge = bridge
         self.selected_key: tuple[str, str] | None = None
-        self.as_of: DecisionRecord | None = None  # None: the latest decision of the selected session
+        self.as_of: DecisionRecord | None = (
+            None  # None: the latest decision of the selected session
+        )
         self.all_sessions = False
         self._session_cells: dict[str, tuple[Any, ...]] = {}
         self._decision_cells: dict[str, tuple[Any, ...]] = {}
@@ -263,7 +294,11 @@ class SessionsPane(Widget):
             yield Static(id="sessions-source")
             with Horizontal(id="sessions-open"):
                 yield Static("Open trace or event log:")
-                yield Input(placeholder="path, then enter (escape cancels)", compact=True, id="sessions-open-path")
+                yield Input(
+                    placeholder="path, then enter (escape cancels)",
+                    compact=True,
+                    id="sessions-open-path",
+                )
 
     @property
     def sessions_table(self) -> DataTable:
@@ -277,8 +312,14 @@ class SessionsPane(Widget):
         if self.app.no_color:
             self.add_class("-no-color")
         table = self.sessions_table
-        for label, key in (("Session", "session"), ("Agent", "agent"), ("State", "state"), ("Committed", "committed"),
-                           ("Prov.", "provisional"), ("Last decision", "last")):
+        for label, key in (
+            ("Session", "session"),
+            ("Agent", "agent"),
+            ("State", "state"),
+            ("Committed", "committed"),
+            ("Prov.", "provisional"),
+            ("Last decision", "last"),
+        ):
             table.add_column(label, key=key)
         self._setup_decision_columns()
         self._remove_listener = self.live_state.add_listener(self._state_changed)
@@ -306,7 +347,10 @@ class SessionsPane(Widget):
     def styles_map(self) -> dict[str, Style]:
         styles = self._styles
         if styles is None:
-            styles = {c.split("--", 1)[1]: self.get_component_rich_style(c, partial=True) for c in self.COMPONENT_CLASSES}
+            styles = {
+                c.split("--", 1)[1]: self.get_component_rich_style(c, partial=True)
+                for c in self.COMPONENT_CLASSES
+            }
             self._styles = styles
         return styles
 
@@ -340,7 +384,13 @@ class SessionsPane(Widget):
             line = Text.assemble(("Live bridge", "bold"), " · ", counts)
         else:
             notes = f" · {'; '.join(state.notes)}" if state.notes else ""
-            line = Text.assemble(("Replay ", "bold"), (os.path.basename(state.name), "bold italic"), " · ", counts, notes)
+            line = Text.assemble(
+                ("Replay ", "bold"),
+                (os.path.basename(state.name), "bold italic"),
+                " · ",
+                counts,
+                notes,
+            )
         self._set(self.query_one("#sessions-source", Static), line, layout=False)
 
     def _session_row(self, rec: SessionRecord) -> tuple[Any, ...]:
@@ -349,9 +399,18 @@ class SessionsPane(Widget):
         state_cell = Text(state_word, style=styles.get(f"state-{state_word}", Style()))
         last = rec.last_decision
         last_cell = (
-            Text(KIND_WORDS.get(last.kind, last.kind), style=_kind_style(last.kind, styles)) if last is not None else Text("—")
+            Text(KIND_WORDS.get(last.kind, last.kind), style=_kind_style(last.kind, styles))
+            if last is not None
+            else Text("—")
         )
-        return (rec.label, rec.agent, state_cell, str(len(rec.committed)), str(len(rec.provisional)), last_cell)
+        return (
+            rec.label,
+            rec.agent,
+            state_cell,
+            str(len(rec.committed)),
+            str(len(rec.provisional)),
+            last_cell,
+        )
 
     def _update_sessions_table(self) -> None:
         table = self.sessions_table
@@ -385,24 +444,44 @@ class SessionsPane(Widget):
         table = self.decisions_table
         table.clear(columns=True)
         if self.all_sessions:
-            cols = (("#", "index"), ("Session", "session"), ("Decision", "kind"), ("Outcome", "outcome"))
+            cols = (
+                ("#", "index"),
+                ("Session", "session"),
+                ("Decision", "kind"),
+                ("Outcome", "outcome"),
+            )
         else:
             cols = (("#", "index"), ("Decision", "kind"), ("Outcome", "outcome"))
         for label, key in cols:
             table.add_column(label, key=key)
         self._decision_cells.clear()
-        self._decision_scope = ("all",) if self.all_sessions else ("session", self.selected_key, id(self.state))
+        self._decision_scope = (
+            ("all",) if self.all_sessions else ("session", self.selected_key, id(self.state))
+        )
 
     def _decision_row(self, record: DecisionRecord) -> tuple[Any, ...]:
         styles = self.styles_map
-        kind = Text(KIND_WORDS.get(record.kind, record.kind), style=_kind_style(record.kind, styles))
+        kind = Text(
+            KIND_WORDS.get(record.kind, record.kind), style=_kind_style(record.kind, styles)
+        )
         if record.recorded_kind:
             kind.append(" *", style=styles.get("error", Style(bold=True)))
         outcome = record.outcome or "…"
-        outcome_cell = Text(outcome, style=styles.get("error", Style()) if outcome == "error" else
-                            styles.get("muted", Style()) if outcome == "cancelled" else Style())
+        outcome_cell = Text(
+            outcome,
+            style=styles.get("error", Style())
+            if outcome == "error"
+            else styles.get("muted", Style())
+            if outcome == "cancelled"
+            else Style(),
+        )
         if self.all_sessions:
-            return (str(record.index), _short_label(f"{record.connection}/{record.session_id}", 14), kind, outcome_cell)
+            return (
+                str(record.index),
+                _short_label(f"{record.connection}/{record.session_id}", 14),
+                kind,
+                outcome_cell,
+            )
         return (str(record.index), kind, outcome_cell)
 
     def _visible_decisions(self) -> list[DecisionRecord]:
@@ -428,7 +507,11 @@ class SessionsPane(Widget):
             except RowDoesNotExist:
                 pass
         added = False
-        columns = ("index", "session", "kind", "outcome") if self.all_sessions else ("index", "kind", "outcome")
+        columns = (
+            ("index", "session", "kind", "outcome")
+            if self.all_sessions
+            else ("index", "kind", "outcome")
+        )
         for row_key, record in wanted.items():
             cells = self._decision_row(record)
             old = self._decision_cells.get(row_key)
@@ -467,22 +550,36 @@ class SessionsPane(Widget):
         decisions = self._visible_scope_decisions()
         latest = decisions[-1] if decisions else None
         shown_record = record or latest
-        signature = (id(self.state), key, rec.version if rec is not None else None, id(shown_record),
-                     shown_record.outcome if shown_record is not None else None, self._styles is not None)
+        signature = (
+            id(self.state),
+            key,
+            rec.version if rec is not None else None,
+            id(shown_record),
+            shown_record.outcome if shown_record is not None else None,
+            self._styles is not None,
+        )
         if signature == self._shown:
             return
         self._shown = signature
         styles = self.styles_map
         title = self.query_one("#sessions-detail-title", Static)
         timeline_title = self.query_one("#sessions-timeline-title", Static)
-        scope = "all sessions" if self.all_sessions else (f"{key[0]}/{key[1]}" if key else "no session")
+        scope = (
+            "all sessions" if self.all_sessions else (f"{key[0]}/{key[1]}" if key else "no session")
+        )
         self._set(timeline_title, Text.assemble(("Decisions", "bold"), f" · {scope}"), layout=False)
         decision_view = self.query_one("#sessions-decision", Static)
         evidence = self.query_one("#sessions-evidence")
         history = self.query_one("#sessions-history", Static)
         if key is None or (rec is None and shown_record is None):
             self._set(title, Text("History", style="bold"), layout=False)
-            self._set(decision_view, Text("No sessions yet. They appear here as requests arrive.", style=styles.get("muted", Style())))
+            self._set(
+                decision_view,
+                Text(
+                    "No sessions yet. They appear here as requests arrive.",
+                    style=styles.get("muted", Style()),
+                ),
+            )
             evidence.remove_class("-cancel")
             self._set(self.query_one("#sessions-reason", Static), Text())
             self._set(history, Text())
@@ -492,18 +589,41 @@ class SessionsPane(Widget):
         if shown_record is not None and shown_record in session_decisions:
             n = session_decisions.index(shown_record) + 1
             scrubbed = record is not None and record is not session_decisions[-1]
-            position = f" · decision {n}/{len(session_decisions)}" + (" (scrubbed back)" if scrubbed else "")
-        self._set(title, Text.assemble(("History", "bold"), position or f" · {key[0]}/{key[1]}"), layout=False)
-        head, rest = self._describe_decision(rec, shown_record if shown_record in session_decisions else None)
+            position = f" · decision {n}/{len(session_decisions)}" + (
+                " (scrubbed back)" if scrubbed else ""
+            )
+        self._set(
+            title,
+            Text.assemble(("History", "bold"), position or f" · {key[0]}/{key[1]}"),
+            layout=False,
+        )
+        head, rest = self._describe_decision(
+            rec, shown_record if shown_record in session_decisions else None
+        )
         self._set(decision_view, head)
         self._set(self.query_one("#sessions-reason", Static), rest)
-        if shown_record is not None and shown_record.kind == "cancel" and shown_record in session_decisions:
+        if (
+            shown_record is not None
+            and shown_record.kind == "cancel"
+            and shown_record in session_decisions
+        ):
             d = shown_record.decision
             mismatch = d.get("mismatch_index")
-            self._set(self.query_one("#evidence-expected", Static),
-                      render_evidence_side(f"expected #{mismatch} (provisional)", d.get("expected"), d.get("received"), styles))
-            self._set(self.query_one("#evidence-received", Static),
-                      render_evidence_side(f"received #{mismatch} (request)", d.get("received"), d.get("expected"), styles))
+            self._set(
+                self.query_one("#evidence-expected", Static),
+                render_evidence_side(
+                    f"expected #{mismatch} (provisional)",
+                    d.get("expected"),
+                    d.get("received"),
+                    styles,
+                ),
+            )
+            self._set(
+                self.query_one("#evidence-received", Static),
+                render_evidence_side(
+                    f"received #{mismatch} (request)", d.get("received"), d.get("expected"), styles
+                ),
+            )
             evidence.add_class("-cancel")
         else:
             evidence.remove_class("-cancel")
@@ -511,7 +631,11 @@ class SessionsPane(Widget):
             committed, provisional = self.state.history_at(key, shown_record)
         else:
             committed, provisional = self.state.history_at(key, None)
-        mark = shown_record.decision.get("mismatch_index") if shown_record is not None and shown_record.kind == "cancel" else None
+        mark = (
+            shown_record.decision.get("mismatch_index")
+            if shown_record is not None and shown_record.kind == "cancel"
+            else None
+        )
         self._set(history, render_history(committed, provisional, styles, mark_index=mark))
 
     def _set(self, widget: Static, text: Text, *, layout: bool = True) -> None:
@@ -526,7 +650,9 @@ class SessionsPane(Widget):
             return []
         return self.state.session_decisions(self.selected_key)
 
-    def _describe_decision(self, rec: SessionRecord | None, record: DecisionRecord | None) -> tuple[Text, Text]:
+    def _describe_decision(
+        self, rec: SessionRecord | None, record: DecisionRecord | None
+    ) -> tuple[Text, Text]:
         """The decision's headline, and the rest of its evidence (shown under a cancel's two sides)."""
         styles = self.styles_map
         muted = styles.get("muted", Style())
@@ -536,13 +662,19 @@ class SessionsPane(Widget):
         if record is None:
             head.append("No decision recorded for this session.", style=muted)
             return head, rest
-        head.append(f" {KIND_WORDS.get(record.kind, record.kind).upper()} ",
-                    style=_kind_style(record.kind, styles) + Style(bold=True))
-        head.append(f" #{record.index} · request {_json_id(record.request_id)} · {format_clock(record.ts)} · "
-                    f"{record.outcome or 'in flight'}")
+        head.append(
+            f" {KIND_WORDS.get(record.kind, record.kind).upper()} ",
+            style=_kind_style(record.kind, styles) + Style(bold=True),
+        )
+        head.append(
+            f" #{record.index} · request {_json_id(record.request_id)} · {format_clock(record.ts)} · "
+            f"{record.outcome or 'in flight'}"
+        )
         d = record.decision
-        rest.append(f"committed {record.committed_len} · provisional {len(record.provisional)} · "
-                    f"{d.get('candidates', 0)} matching")
+        rest.append(
+            f"committed {record.committed_len} · provisional {len(record.provisional)} · "
+            f"{d.get('candidates', 0)} matching"
+        )
         if d.get("prompt_start"):
             rest.append(f" · {d['prompt_start']} already sent to the agent")
         rest.append("\n")
@@ -550,8 +682,10 @@ class SessionsPane(Widget):
         if record.error and record.kind != "error":
             rest.append(f"\nerror: {record.error}", style=styles.get("error", Style()))
         if record.recorded_kind:
-            rest.append(f"\n* the live bridge decided {KIND_WORDS.get(record.recorded_kind, record.recorded_kind)} here",
-                        style=styles.get("error", Style(bold=True)))
+            rest.append(
+                f"\n* the live bridge decided {KIND_WORDS.get(record.recorded_kind, record.recorded_kind)} here",
+                style=styles.get("error", Style(bold=True)),
+            )
         if record.kind == "cancel":
             discarded = self.state.previous_provisional(record)
             if discarded is not None:
@@ -594,7 +728,9 @@ class SessionsPane(Widget):
         record = self._record_for_row(event.row_key.value)
         if record is None:
             return
-        self.as_of = None if event.cursor_row >= table.row_count - 1 and not self.all_sessions else record
+        self.as_of = (
+            None if event.cursor_row >= table.row_count - 1 and not self.all_sessions else record
+        )
         if record.key in self.state.sessions and record.key != self.selected_key:
             self.selected_key = record.key
             self._select_session(record.key, move_cursor=True)
@@ -701,7 +837,10 @@ class SessionsPane(Widget):
         self.query_one("#sessions-open").remove_class("-open")
         self.show_state(state)
         self.decisions_table.focus()
-        self.notify(f"Replayed {len(state.decisions)} request(s) from {_short_path(state.name)}", title="Replay")
+        self.notify(
+            f"Replayed {len(state.decisions)} request(s) from {_short_path(state.name)}",
+            title="Replay",
+        )
 
     def show_state(self, state: ConsoleState) -> None:
         """Show another source (a replayed file, or the live bridge again)."""

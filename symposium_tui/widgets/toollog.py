@@ -52,9 +52,13 @@ class ToolFilter:
 
     __slots__ = ("session", "kind", "status", "search", "_needle")
 
-    def __init__(self, session: str = "", kind: str = "", status: str = "", search: str = "") -> None:
+    def __init__(
+        self, session: str = "", kind: str = "", status: str = "", search: str = ""
+    ) -> None:
         self.session = session
-        self.kind = kind  # a source ("agent", "client", "permission") or an ACP kind ("execute", ...)
+        self.kind = (
+            kind  # a source ("agent", "client", "permission") or an ACP kind ("execute", ...)
+        )
         self.status = status
         self.search = search
         self._needle = search.strip().lower()
@@ -66,7 +70,9 @@ class ToolFilter:
     def matches(self, entry: ToolEntry) -> bool:
         if self.session and entry.session_label != self.session:
             return False
-        if self.kind and not (entry.source == self.kind if self.kind in SOURCES else entry.kind == self.kind):
+        if self.kind and not (
+            entry.source == self.kind if self.kind in SOURCES else entry.kind == self.kind
+        ):
             return False
         if self.status and entry.status != self.status:
             return False
@@ -184,9 +190,15 @@ class ToolLogView(ScrollView, can_focus=True):
         if self.virtual_size.height != count:
             self.virtual_size = Size(0, count)
         if self.follow:
-            self.scroll_to(y=max(0, count - self.scrollable_content_region.height), animate=False, immediate=True)
+            self.scroll_to(
+                y=max(0, count - self.scrollable_content_region.height),
+                animate=False,
+                immediate=True,
+            )
         self.refresh()
-        if self.selected is not before or (before is not None and self._selected_version != before.version):
+        if self.selected is not before or (
+            before is not None and self._selected_version != before.version
+        ):
             self._announce()
 
     def _announce(self) -> None:
@@ -246,7 +258,11 @@ class ToolLogView(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._strips.clear()
         if self.follow:
-            self.scroll_to(y=max(0, len(self.index) - self.scrollable_content_region.height), animate=False, immediate=True)
+            self.scroll_to(
+                y=max(0, len(self.index) - self.scrollable_content_region.height),
+                animate=False,
+                immediate=True,
+            )
         elif self.cursor >= 0:
             self._move_to(self.cursor)
 
@@ -256,7 +272,10 @@ class ToolLogView(ScrollView, can_focus=True):
     def _style(self, name: str) -> Style:
         styles = self._styles
         if styles is None:
-            styles = {c.split("--")[1]: self.get_component_rich_style(c, partial=True) for c in self.COMPONENT_CLASSES}
+            styles = {
+                c.split("--")[1]: self.get_component_rich_style(c, partial=True)
+                for c in self.COMPONENT_CLASSES
+            }
             if self.app.no_color:  # without colours the cursor is drawn reversed
                 styles["cursor"] += Style(reverse=True)
             self._styles = styles
@@ -295,7 +314,10 @@ class ToolLogView(ScrollView, can_focus=True):
             ("▶" if cursor_kind else " ", Style()),
             (format_clock(entry.ts), self._style("time")),
             (" ", Style()),
-            (set_cell_size(_shorten(entry.session_label, session_w), session_w), self._style("session")),
+            (
+                set_cell_size(_shorten(entry.session_label, session_w), session_w),
+                self._style("session"),
+            ),
             (" ", Style()),
             (set_cell_size(SOURCE_WORDS.get(entry.source, entry.source), 6), self._style("source")),
             (" ", Style()),
@@ -303,12 +325,20 @@ class ToolLogView(ScrollView, can_focus=True):
             (" ", Style()),
             (set_cell_size(status, 11), status_style),
             (" ", Style()),
-            (set_cell_size(format_duration(entry.duration) if entry.finished else "…", 6), self._style("time")),
+            (
+                set_cell_size(format_duration(entry.duration) if entry.finished else "…", 6),
+                self._style("time"),
+            ),
             (" ", Style()),
         ]
         used = sum(cell_len(text) for text, _ in cols)
         title = entry.title.replace("\n", " ")
-        cols.append((set_cell_size(title, max(0, width - used)), Style(bold=entry.source == PERMISSION_SOURCE)))
+        cols.append(
+            (
+                set_cell_size(title, max(0, width - used)),
+                Style(bold=entry.source == PERMISSION_SOURCE),
+            )
+        )
         line_style = base
         if cursor_kind:
             line_style = base + self._style("cursor" if cursor_kind == 2 else "cursor-blurred")
@@ -316,7 +346,9 @@ class ToolLogView(ScrollView, can_focus=True):
         for text, style in cols:
             if cursor_kind:
                 # The cursor's colours win; the status keeps only its bold/italic so it still reads.
-                segments.append(Segment(text, line_style + Style(bold=style.bold, italic=style.italic)))
+                segments.append(
+                    Segment(text, line_style + Style(bold=style.bold, italic=style.italic))
+                )
             else:
                 segments.append(Segment(text, base + style))
         return Strip(segments, width).crop_extend(0, width, line_style)
@@ -386,7 +418,11 @@ def describe_entry(entry: ToolEntry) -> Text:
     text.append("\n\nInput\n", style="bold underline")
     text.append(_pretty(entry.input) or "(none)")
     text.append("\n\nOutput\n", style="bold underline")
-    text.append(_pretty(entry.output) or "(none yet)" if not entry.finished else _pretty(entry.output) or "(none)")
+    text.append(
+        _pretty(entry.output) or "(none yet)"
+        if not entry.finished
+        else _pretty(entry.output) or "(none)"
+    )
     return text
 
 
@@ -429,7 +465,9 @@ class ToolLogPane(Widget):
     }
     """
 
-    def __init__(self, state: ConsoleState, *, id: str | None = None, classes: str | None = None) -> None:  # noqa: A002
+    def __init__(
+        self, state: ConsoleState, *, id: str | None = None, classes: str | None = None
+    ) -> None:  # noqa: A002
         super().__init__(id=id, classes=classes)
         self.state = state
         self._remove_listener: Any = None
@@ -443,9 +481,23 @@ class ToolLogPane(Widget):
         with Vertical(id="toollog-top"):
             yield Static(id="toollog-status")
             with Horizontal(id="toollog-filters"):
-                yield Select([("all sessions", "")], value="", allow_blank=False, compact=True, id="filter-session")
-                yield Select([("all kinds", "")], value="", allow_blank=False, compact=True, id="filter-kind")
-                yield Select([("all statuses", "")], value="", allow_blank=False, compact=True, id="filter-status")
+                yield Select(
+                    [("all sessions", "")],
+                    value="",
+                    allow_blank=False,
+                    compact=True,
+                    id="filter-session",
+                )
+                yield Select(
+                    [("all kinds", "")], value="", allow_blank=False, compact=True, id="filter-kind"
+                )
+                yield Select(
+                    [("all statuses", "")],
+                    value="",
+                    allow_blank=False,
+                    compact=True,
+                    id="filter-status",
+                )
                 yield Input(placeholder="search (enter)", compact=True, id="filter-search")
         with VerticalScroll(id="toollog-details", can_focus=True):
             yield Static(id="toollog-detail-text")
@@ -491,7 +543,12 @@ class ToolLogPane(Widget):
         counts = f"{shown:,} of {total:,}" if view.filter.active else f"{total:,} calls"
         where = "following" if view.follow else "paused · end to follow"
         status = Text.assemble(
-            ("Tool calls ", "bold"), counts, " · ", view.filter.describe(), " · ", (where, "italic"),
+            ("Tool calls ", "bold"),
+            counts,
+            " · ",
+            view.filter.describe(),
+            " · ",
+            (where, "italic"),
         )
         static = self.query_one("#toollog-status", Static)
         if getattr(static, "_symposium_text", None) != status:
@@ -526,12 +583,16 @@ class ToolLogPane(Widget):
 
     def _refresh_filter_options(self) -> None:
         state = self.state
-        kinds = [(f"{SOURCE_WORDS[s]} calls" if s != PERMISSION_SOURCE else "permissions", s) for s in SOURCES]
+        kinds = [
+            (f"{SOURCE_WORDS[s]} calls" if s != PERMISSION_SOURCE else "permissions", s)
+            for s in SOURCES
+        ]
         kinds += [(k, k) for k in sorted(state.tool_kinds) if k not in SOURCES]
         wanted = {
             "#filter-session": [("all sessions", "")] + [(s, s) for s in state.tool_sessions],
             "#filter-kind": [("all kinds", "")] + kinds,
-            "#filter-status": [("all statuses", "")] + [(s, s) for s in sorted(state.tool_statuses)],
+            "#filter-status": [("all statuses", "")]
+            + [(s, s) for s in sorted(state.tool_statuses)],
         }
         for selector, options in wanted.items():
             select = self.query_one(selector, Select)
@@ -581,7 +642,9 @@ class ToolLogPane(Widget):
         bar = self.query_one("#toollog-filters")
         if bar.has_class("-open"):
             focused = self.app.focused
-            if not self.view.filter.active or (focused is not None and bar in focused.ancestors_with_self):
+            if not self.view.filter.active or (
+                focused is not None and bar in focused.ancestors_with_self
+            ):
                 return "bar"
         return None
 

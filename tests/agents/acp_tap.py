@@ -34,7 +34,9 @@ def _record(log: IO[str], lock: threading.Lock, direction: str, line: bytes) -> 
         log.flush()
 
 
-def _pump(src: IO[bytes], dst: IO[bytes], log: IO[str], lock: threading.Lock, direction: str) -> None:
+def _pump(
+    src: IO[bytes], dst: IO[bytes], log: IO[str], lock: threading.Lock, direction: str
+) -> None:
     try:
         for line in iter(src.readline, b""):
             _record(log, lock, direction, line)

@@ -41,10 +41,14 @@ class EchoAgent:
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
         return InitializeResponse(
             protocol_version=protocol_version,
-            agent_capabilities=AgentCapabilities(mcp_capabilities=McpCapabilities(http=True, sse=False)),
+            agent_capabilities=AgentCapabilities(
+                mcp_capabilities=McpCapabilities(http=True, sse=False)
+            ),
         )
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
+    async def new_session(
+        self, cwd: str, mcp_servers: Any = None, **kwargs: Any
+    ) -> NewSessionResponse:
         sid = f"echo-{uuid.uuid4().hex[:8]}"
         self.cancelled[sid] = asyncio.Event()
         print(f"new_session cwd={cwd}", file=sys.stderr, flush=True)
@@ -54,7 +58,9 @@ class EchoAgent:
         self.cancelled.setdefault(session_id, asyncio.Event()).set()
 
     async def say(self, session_id: str, text: str) -> None:
-        await self.conn.session_update(session_id=session_id, update=acp.update_agent_message_text(text))
+        await self.conn.session_update(
+            session_id=session_id, update=acp.update_agent_message_text(text)
+        )
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         self.prompts += 1
@@ -76,11 +82,22 @@ class EchoAgent:
                         pass
             return PromptResponse(stop_reason="cancelled" if cancelled.is_set() else "end_turn")
         if words[:1] == ["permit"]:
-            kinds = [w for w in words[2:]] or ["allow_once", "allow_always", "reject_once", "reject_always"]
+            kinds = [w for w in words[2:]] or [
+                "allow_once",
+                "allow_always",
+                "reject_once",
+                "reject_always",
+            ]
             options = [PermissionOption(option_id=f"opt-{k}", name=k, kind=k) for k in kinds]
-            call = ToolCallUpdate(tool_call_id=f"tc-{uuid.uuid4().hex[:6]}", title=words[1], kind="execute",
-                                  raw_input={"command": words[1]})
-            resp = await self.conn.request_permission(session_id=session_id, tool_call=call, options=options)
+            call = ToolCallUpdate(
+                tool_call_id=f"tc-{uuid.uuid4().hex[:6]}",
+                title=words[1],
+                kind="execute",
+                raw_input={"command": words[1]},
+            )
+            resp = await self.conn.request_permission(
+                session_id=session_id, tool_call=call, options=options
+            )
             outcome = resp.outcome
             if getattr(outcome, "outcome", None) == "selected":
                 picked = next(o.kind for o in options if o.option_id == outcome.option_id)

@@ -97,7 +97,9 @@ def text(value: str, chunks: int = 1, delay: float = 0.0) -> TextTurn:
     return TextTurn(value, chunks=chunks, delay=delay)
 
 
-def tool_use(*calls: ToolUse | tuple[str, dict[str, Any]] | str | dict[str, Any], text: str | None = None) -> ToolTurn:
+def tool_use(
+    *calls: ToolUse | tuple[str, dict[str, Any]] | str | dict[str, Any], text: str | None = None
+) -> ToolTurn:
     """One assistant message calling tools: ``tool_use("Bash", {"command": "ls"})`` for one call,
     ``tool_use(("mcp__s__a", {...}), ("mcp__s__b", {...}))`` or ``tool_use(ToolUse(...), ...)``
     for several at once. ``text`` goes before the calls."""
@@ -144,7 +146,11 @@ def tool_results(body: dict[str, Any], *, last_only: bool = True) -> list[dict[s
                 fr = part.get("functionResponse")
                 if fr:
                     response = fr.get("response")
-                    value = response.get("output") if isinstance(response, dict) and "output" in response else response
+                    value = (
+                        response.get("output")
+                        if isinstance(response, dict) and "output" in response
+                        else response
+                    )
                     out.append(
                         {
                             "tool_use_id": fr.get("id") or fr.get("name"),
@@ -166,7 +172,13 @@ def tool_results(body: dict[str, Any], *, last_only: bool = True) -> list[dict[s
                 value = "".join(p.get("text", "") for p in content if isinstance(p, dict))
             else:
                 value = content or ""
-            out.append({"tool_use_id": b.get("tool_use_id"), "is_error": bool(b.get("is_error")), "text": value})
+            out.append(
+                {
+                    "tool_use_id": b.get("tool_use_id"),
+                    "is_error": bool(b.get("is_error")),
+                    "text": value,
+                }
+            )
     return out
 
 
@@ -276,7 +288,9 @@ class FakeAnthropic:
         async def messages(request: Request) -> Response:
             body = await record(request)
             if not isinstance(body, dict):
-                return JSONResponse(_error("invalid_request_error", "body must be JSON"), status_code=400)
+                return JSONResponse(
+                    _error("invalid_request_error", "body must be JSON"), status_code=400
+                )
             self.requests.append(body)
             model = body.get("model", "claude-fake")
             if is_main_request(body):
@@ -303,11 +317,15 @@ class FakeAnthropic:
             body = await record(request)
             model, _, action = request.path_params["target"].partition(":")
             if not isinstance(body, dict):
-                return JSONResponse({"error": {"code": 400, "message": "body must be JSON"}}, status_code=400)
+                return JSONResponse(
+                    {"error": {"code": 400, "message": "body must be JSON"}}, status_code=400
+                )
             if action == "countTokens":
                 return JSONResponse({"totalTokens": max(1, len(json.dumps(body)) // 4)})
             if action not in ("generateContent", "streamGenerateContent"):
-                return JSONResponse({"error": {"code": 404, "message": f"fake: no {action}"}}, status_code=404)
+                return JSONResponse(
+                    {"error": {"code": 404, "message": f"fake: no {action}"}}, status_code=404
+                )
             self.requests.append(body)
             if is_main_request(body):
                 self.main_requests.append(body)
@@ -317,14 +335,18 @@ class FakeAnthropic:
             else:
                 turn = TextTurn(self._gemini_side_answer(body))
             if action == "streamGenerateContent":
-                return StreamingResponse(self._gemini_stream(turn, model), media_type="text/event-stream")
+                return StreamingResponse(
+                    self._gemini_stream(turn, model), media_type="text/event-stream"
+                )
             return JSONResponse(self._gemini_chunk(self._gemini_parts(turn), model, finish=True))
 
         async def other(request: Request) -> Response:
             await record(request)
             if request.url.path == "/":  # Claude Code's connectivity probe: HEAD /
                 return Response(status_code=200)
-            return JSONResponse(_error("not_found_error", f"fake: no {request.url.path}"), status_code=404)
+            return JSONResponse(
+                _error("not_found_error", f"fake: no {request.url.path}"), status_code=404
+            )
 
         methods = ["GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS"]
         return Starlette(
@@ -343,7 +365,9 @@ class FakeAnthropic:
         if turn.text:
             blocks.append({"type": "text", "text": turn.text})
         for call in turn.calls:
-            blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": call.input})
+            blocks.append(
+                {"type": "tool_use", "id": call.id, "name": call.name, "input": call.input}
+            )
         return blocks
 
     @staticmethod
@@ -373,7 +397,11 @@ class FakeAnthropic:
             if block["type"] == "text":
                 yield _sse(
                     "content_block_start",
-                    {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
                 )
                 pieces = _split(block["text"], turn.chunks if isinstance(turn, TextTurn) else 1)
                 for i, piece in enumerate(pieces):
@@ -381,13 +409,20 @@ class FakeAnthropic:
                         await asyncio.sleep(delay)
                     yield _sse(
                         "content_block_delta",
-                        {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}},
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "text_delta", "text": piece},
+                        },
                     )
             else:
                 if delay:
                     await asyncio.sleep(delay)
                 start = dict(block, input={})
-                yield _sse("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+                yield _sse(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": start},
+                )
                 raw = json.dumps(block["input"])
                 for piece in _split(raw, 2):
                     yield _sse(
@@ -414,7 +449,9 @@ class FakeAnthropic:
         config = body.get("generationConfig") or body.get("config") or {}
         if config.get("responseMimeType") == "application/json":
             # Gemini CLI's own JSON side calls (model routing, next-speaker check)
-            schema = json.dumps(config.get("responseJsonSchema") or config.get("responseSchema") or {})
+            schema = json.dumps(
+                config.get("responseJsonSchema") or config.get("responseSchema") or {}
+            )
             if "next_speaker" in schema:
                 return json.dumps({"reasoning": "done", "next_speaker": "user"})
             if "complexity" in schema:
@@ -426,16 +463,24 @@ class FakeAnthropic:
         if isinstance(turn, TextTurn):
             return [{"text": turn.text}]
         parts: list[dict[str, Any]] = [{"text": turn.text}] if turn.text else []
-        parts += [{"functionCall": {"id": c.id, "name": c.name, "args": c.input}} for c in turn.calls]
+        parts += [
+            {"functionCall": {"id": c.id, "name": c.name, "args": c.input}} for c in turn.calls
+        ]
         return parts
 
-    def _gemini_chunk(self, parts: list[dict[str, Any]], model: str, *, finish: bool) -> dict[str, Any]:
+    def _gemini_chunk(
+        self, parts: list[dict[str, Any]], model: str, *, finish: bool
+    ) -> dict[str, Any]:
         candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
         if finish:
             candidate["finishReason"] = "STOP"
         return {
             "candidates": [candidate],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 10, "totalTokenCount": 20},
+            "usageMetadata": {
+                "promptTokenCount": 10,
+                "candidatesTokenCount": 10,
+                "totalTokenCount": 20,
+            },
             "modelVersion": model,
             "responseId": f"resp_fake{next(self._ids):06d}",
         }
@@ -473,7 +518,9 @@ class FakeAnthropic:
 
 
 @contextlib.asynccontextmanager
-async def serve_asgi(app: Any, *, lifespan: str = "auto", graceful: float = 1.0) -> AsyncIterator[str]:
+async def serve_asgi(
+    app: Any, *, lifespan: str = "auto", graceful: float = 1.0
+) -> AsyncIterator[str]:
     """Serve an ASGI app with uvicorn on 127.0.0.1 (an ephemeral port) in the running loop;
     yield ``http://127.0.0.1:<port>``. ``graceful`` bounds the wait for open streams at exit
     (an agent's MCP SSE stream would otherwise hold shutdown)."""
@@ -484,7 +531,11 @@ async def serve_asgi(app: Any, *, lifespan: str = "auto", graceful: float = 1.0)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     config = uvicorn.Config(
-        app, log_level="warning", lifespan=lifespan, timeout_graceful_shutdown=graceful, access_log=False
+        app,
+        log_level="warning",
+        lifespan=lifespan,
+        timeout_graceful_shutdown=graceful,
+        access_log=False,
     )
     server = uvicorn.Server(config)
     # ``_serve`` skips uvicorn's SIGINT/SIGTERM capture, which belongs to the test runner

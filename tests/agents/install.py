@@ -169,7 +169,9 @@ def _locked(name: str) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _run(argv: Sequence[str], log: list[str], *, env: dict[str, str] | None = None, timeout: float = 900) -> str:
+def _run(
+    argv: Sequence[str], log: list[str], *, env: dict[str, str] | None = None, timeout: float = 900
+) -> str:
     log.append("$ " + " ".join(argv))
     try:
         done = subprocess.run(
@@ -184,7 +186,9 @@ def _run(argv: Sequence[str], log: list[str], *, env: dict[str, str] | None = No
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.append(str(exc))
         raise InstallError(f"failed to run {argv[0]}", "\n".join(log)) from exc
-    out = "\n".join(line for line in done.stdout.splitlines() if not line.startswith("WARNING: Location "))
+    out = "\n".join(
+        line for line in done.stdout.splitlines() if not line.startswith("WARNING: Location ")
+    )
     log.append(out)
     if done.returncode != 0:
         raise InstallError(f"{argv[0]} exited with {done.returncode}", "\n".join(log))
@@ -204,7 +208,10 @@ def find_python312() -> str:
         exe = shutil.which(f"python{minor}")
         if exe:
             candidates.append((exe, None))
-        for path in sorted(glob.glob(str(pyenv_root / "versions" / f"{minor}.*" / "bin" / f"python{minor}")), reverse=True):
+        for path in sorted(
+            glob.glob(str(pyenv_root / "versions" / f"{minor}.*" / "bin" / f"python{minor}")),
+            reverse=True,
+        ):
             candidates.append((path, None))
             version = Path(path).parents[1].name
             if exe:
@@ -214,7 +221,9 @@ def find_python312() -> str:
     tried = []
     for exe, env in candidates:
         try:
-            out = subprocess.run([exe, "-c", _PROBE], capture_output=True, text=True, env=env, timeout=30)
+            out = subprocess.run(
+                [exe, "-c", _PROBE], capture_output=True, text=True, env=env, timeout=30
+            )
         except (OSError, subprocess.TimeoutExpired):
             continue
         tried.append(exe)
@@ -237,7 +246,16 @@ def _install_fast_agent(dest: Path, log: list[str]) -> None:
     constraints.write_text("\n".join(_FAST_AGENT_CONSTRAINTS.split()) + "\n")
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     _run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(constraints), AGENTS["fast-agent"]],
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "-c",
+            str(constraints),
+            AGENTS["fast-agent"],
+        ],
         log,
         env=env,
     )
@@ -246,11 +264,25 @@ def _install_fast_agent(dest: Path, log: list[str]) -> None:
 def _install_npm(name: str, dest: Path, log: list[str]) -> None:
     npm = shutil.which("npm")
     if npm is None:
-        raise InstallError("npm is not on PATH (Node.js >= 20 is needed for the Claude and Gemini agents)")
+        raise InstallError(
+            "npm is not on PATH (Node.js >= 20 is needed for the Claude and Gemini agents)"
+        )
     dest.mkdir(parents=True, exist_ok=True)
-    (dest / "package.json").write_text(json.dumps({"name": f"symposium-test-{name}", "private": True}) + "\n")
+    (dest / "package.json").write_text(
+        json.dumps({"name": f"symposium-test-{name}", "private": True}) + "\n"
+    )
     _run(
-        [npm, "install", "--prefix", str(dest), "--no-audit", "--no-fund", "--save-exact", "--no-update-notifier", AGENTS[name]],
+        [
+            npm,
+            "install",
+            "--prefix",
+            str(dest),
+            "--no-audit",
+            "--no-fund",
+            "--save-exact",
+            "--no-update-notifier",
+            AGENTS[name],
+        ],
         log,
     )
 
@@ -267,7 +299,9 @@ def install(name: str, *, force: bool = False, quiet: bool = True) -> Path:
         log: list[str] = []
         started = time.monotonic()
         if not quiet:
-            print(f"installing {name} ({AGENTS[name]}) into {dest} ...", file=sys.stderr, flush=True)
+            print(
+                f"installing {name} ({AGENTS[name]}) into {dest} ...", file=sys.stderr, flush=True
+            )
         shutil.rmtree(dest, ignore_errors=True)
         dest.mkdir(parents=True)
         try:
@@ -288,7 +322,9 @@ def install(name: str, *, force: bool = False, quiet: bool = True) -> Path:
         return dest
 
 
-def install_many(names: Sequence[str] = DEFAULT_AGENTS, *, quiet: bool = True) -> dict[str, InstallError]:
+def install_many(
+    names: Sequence[str] = DEFAULT_AGENTS, *, quiet: bool = True
+) -> dict[str, InstallError]:
     """Install several; return the failures by name (empty when all went well)."""
     failures: dict[str, InstallError] = {}
     for name in names:
@@ -328,7 +364,9 @@ def _node_path(env: dict[str, str]) -> None:
             return
 
 
-def fast_agent(home: Path, model: str = "passthrough", *, extra_args: Sequence[str] = ()) -> AgentLaunch:
+def fast_agent(
+    home: Path, model: str = "passthrough", *, extra_args: Sequence[str] = ()
+) -> AgentLaunch:
     """fast-agent as an ACP agent. ``model``: ``passthrough`` echoes each prompt (and
     ``***CALL_TOOL <server>__<tool> {json}`` calls an MCP tool), ``slow`` answers after 3 s,
     ``generic.<name>`` with ``GENERIC_BASE_URL`` in env talks to an OpenAI-compatible server.
@@ -338,7 +376,9 @@ def fast_agent(home: Path, model: str = "passthrough", *, extra_args: Sequence[s
     home.mkdir(parents=True, exist_ok=True)
     env = _base_env(home)
     env["PYTHONUNBUFFERED"] = "1"
-    return AgentLaunch(str(_bin("fast-agent")), ["--model", model, "--home", str(home), *extra_args], env)
+    return AgentLaunch(
+        str(_bin("fast-agent")), ["--model", model, "--home", str(home), *extra_args], env
+    )
 
 
 def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
@@ -376,7 +416,9 @@ def gemini_agent(home: Path, gemini_base_url: str, *, trusted: Sequence[Path] = 
     home = Path(home)
     gem = home / ".gemini"
     gem.mkdir(parents=True, exist_ok=True)
-    (gem / "trustedFolders.json").write_text(json.dumps({str(Path(p).resolve()): "TRUST_FOLDER" for p in trusted}))
+    (gem / "trustedFolders.json").write_text(
+        json.dumps({str(Path(p).resolve()): "TRUST_FOLDER" for p in trusted})
+    )
     env = _base_env(home)
     _node_path(env)
     env.update(

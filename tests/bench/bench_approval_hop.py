@@ -67,14 +67,21 @@ async def through_bridge(rounds: int) -> tuple[list[float], list[float]]:
     def observer(event: Any) -> None:
         msg = event.message
         now = time.perf_counter()
-        if event.direction.value == "incoming" and msg.get("method") == "session/request_permission":
+        if (
+            event.direction.value == "incoming"
+            and msg.get("method") == "session/request_permission"
+        ):
             arrived[msg["id"]] = now
-        elif event.direction.value == "outgoing" and "result" in msg and msg.get("id") in pending_ids:
+        elif (
+            event.direction.value == "outgoing" and "result" in msg and msg.get("id") in pending_ids
+        ):
             hop2.append(now - answered[pending_ids.pop(msg["id"])])
 
     messages: list[Message] = []
     for i in range(rounds + 5):
-        messages.append(Message(role="user", content=[TextPart(value=f"ask permission to step {i}")]))
+        messages.append(
+            Message(role="user", content=[TextPart(value=f"ask permission to step {i}")])
+        )
         parts: list[dict] = []
         stream = ResponseStream(i, parts.append)
         request = core.make_request(i, {"eliza": {"deterministic": True}}, list(messages), [])
@@ -82,7 +89,9 @@ async def through_bridge(rounds: int) -> tuple[list[float], list[float]]:
         if i == 0:
             session = next(iter(core.sessions.values()))
             session.conn._conn.add_observer(observer)
-        messages.append(Message(role="assistant", content=[TextPart(value=p["value"]) for p in parts]))
+        messages.append(
+            Message(role="assistant", content=[TextPart(value=p["value"]) for p in parts])
+        )
     await bridge.close()
     hop1 = [b - a for a, b in published[5:]]
     return hop1, hop2[5:]
@@ -106,14 +115,24 @@ async def bare_sdk(rounds: int) -> tuple[list[float], list[float]]:
         async def request_permission(self, options: list[Any], **kwargs: Any) -> Any:
             hop1.append(time.perf_counter() - arrived[next(reversed(arrived))])
             returned.append(time.perf_counter())
-            return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=options[0].option_id))
+            return RequestPermissionResponse(
+                outcome=AllowedOutcome(outcome="selected", option_id=options[0].option_id)
+            )
 
     def observer(event: Any) -> None:
         msg = event.message
         now = time.perf_counter()
-        if event.direction.value == "incoming" and msg.get("method") == "session/request_permission":
+        if (
+            event.direction.value == "incoming"
+            and msg.get("method") == "session/request_permission"
+        ):
             arrived[msg["id"]] = now
-        elif event.direction.value == "outgoing" and "result" in msg and msg.get("id") in arrived and returned:
+        elif (
+            event.direction.value == "outgoing"
+            and "result" in msg
+            and msg.get("id") in arrived
+            and returned
+        ):
             hop2.append(now - returned[-1])
 
     agent = await connect_in_memory(Client(), deterministic=True)
@@ -122,7 +141,9 @@ async def bare_sdk(rounds: int) -> tuple[list[float], list[float]]:
     await conn.initialize(protocol_version=acp.PROTOCOL_VERSION)
     session = await conn.new_session(cwd=tempfile.mkdtemp(), mcp_servers=[])
     for i in range(rounds + 5):
-        await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(f"ask permission to step {i}")])
+        await conn.prompt(
+            session_id=session.session_id, prompt=[acp.text_block(f"ask permission to step {i}")]
+        )
     await agent.close()
     return hop1[5:], hop2[5:]
 
@@ -133,11 +154,17 @@ def main() -> int:
     args = parser.parse_args()
     b1, b2 = asyncio.run(through_bridge(args.rounds))
     s1, s2 = asyncio.run(bare_sdk(args.rounds))
-    print(f"approval hop 1 (request arriving -> pending event published): {ms(b1)}   [target median <= 2 ms]")
+    print(
+        f"approval hop 1 (request arriving -> pending event published): {ms(b1)}   [target median <= 2 ms]"
+    )
     print(f"   bare SDK (request arriving -> handler entered):          {ms(s1)}")
-    print(f"approval hop 2 (answer -> response written to the agent):   {ms(b2)}   [target median <= 2 ms]")
+    print(
+        f"approval hop 2 (answer -> response written to the agent):   {ms(b2)}   [target median <= 2 ms]"
+    )
     print(f"   bare SDK (handler returns -> response written):          {ms(s2)}")
-    print(f"ratio vs bare SDK: hop 1 {statistics.median(b1) / statistics.median(s1):.2f}x, hop 2 {statistics.median(b2) / statistics.median(s2):.2f}x")
+    print(
+        f"ratio vs bare SDK: hop 1 {statistics.median(b1) / statistics.median(s1):.2f}x, hop 2 {statistics.median(b2) / statistics.median(s2):.2f}x"
+    )
     return 0
 
 

@@ -33,14 +33,27 @@ TARGET = 5.0
 PY = sys.executable
 SCRIPT = str(Path(PY).parent / "symposium-tui")
 REQUEST = (
-    json.dumps({"jsonrpc": "2.0", "id": 1, "method": "lm/provideTokenCount", "params": {"modelId": "m", "text": "hello, world " * 8}})
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "lm/provideTokenCount",
+            "params": {"modelId": "m", "text": "hello, world " * 8},
+        }
+    )
     + "\n"
 ).encode()
 
 
 def time_baseline(cwd: str) -> tuple[float, float]:
     t0 = time.perf_counter()
-    proc = subprocess.Popen([PY, "-c", "pass"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    proc = subprocess.Popen(
+        [PY, "-c", "pass"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=cwd,
+    )
     proc.wait()
     t1 = time.perf_counter()
     return t1 - t0, t1 - t0
@@ -49,7 +62,9 @@ def time_baseline(cwd: str) -> tuple[float, float]:
 def time_endpoint(argv: list[str], cwd: str) -> tuple[float, float]:
     """Seconds from spawn to the token-count answer, and from spawn to exit after EOF."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=cwd
+    )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(REQUEST)
     proc.stdin.flush()
@@ -66,7 +81,9 @@ def time_endpoint(argv: list[str], cwd: str) -> tuple[float, float]:
     try:
         reply = json.loads(line)
     except ValueError:
-        raise SystemExit(f"{argv}: no JSON answer, got {line!r} (exit code {proc.returncode})") from None
+        raise SystemExit(
+            f"{argv}: no JSON answer, got {line!r} (exit code {proc.returncode})"
+        ) from None
     if reply.get("id") != 1 or not isinstance(reply.get("result"), int):
         raise SystemExit(f"{argv}: unexpected answer {reply!r}")
     return t1 - t0, t2 - t0
@@ -78,23 +95,31 @@ def ms(seconds: float) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--spawns", type=int, default=20, help="timed spawns of each command (default 20)")
+    parser.add_argument(
+        "--spawns", type=int, default=20, help="timed spawns of each command (default 20)"
+    )
     args = parser.parse_args()
 
     if not os.path.exists(SCRIPT):
-        print(f"cold start: console script {SCRIPT} not found (is the project installed in this venv?)")
+        print(
+            f"cold start: console script {SCRIPT} not found (is the project installed in this venv?)"
+        )
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-cold-") as cwd:  # as VS Code: not the repo
         cases = {
             "python -c pass": lambda: time_baseline(cwd),
             "symposium-tui vscodelm": lambda: time_endpoint([SCRIPT, "vscodelm"], cwd),
-            "python -m symposium_tui vscodelm": lambda: time_endpoint([PY, "-m", "symposium_tui", "vscodelm"], cwd),
+            "python -m symposium_tui vscodelm": lambda: time_endpoint(
+                [PY, "-m", "symposium_tui", "vscodelm"], cwd
+            ),
         }
         names = list(cases)
         answer: dict[str, list[float]] = {n: [] for n in names}
         exit_: dict[str, list[float]] = {n: [] for n in names}
         for round_ in range(args.spawns + 2):
-            order = names[round_ % len(names) :] + names[: round_ % len(names)]  # rotate who goes first
+            order = (
+                names[round_ % len(names) :] + names[: round_ % len(names)]
+            )  # rotate who goes first
             for name in order:
                 a, e = cases[name]()
                 if round_ >= 2:  # two warm-up rounds (page cache, .pyc files)

@@ -101,16 +101,35 @@ class Load:
         s = self.live[conn]
         self.request_no += 1
         s["rid"] = self.request_no
-        self.publish(ev.HistoryDecided(connection=conn, request_id=s["rid"], decision={
-            "seq": self.request_no, "session_id": s["sid"], "kind": kind, "agent_key": AGENT_KEY,
-            "committed_len": committed, "new_messages": [{"role": "user", "content": [{"type": "text", "value": self._text()}]}],
-            "prompt_start": 0, "mismatch_index": None, "expected": None, "received": None, "candidates": 1,
-            "reason": "synthetic load"}))
+        self.publish(
+            ev.HistoryDecided(
+                connection=conn,
+                request_id=s["rid"],
+                decision={
+                    "seq": self.request_no,
+                    "session_id": s["sid"],
+                    "kind": kind,
+                    "agent_key": AGENT_KEY,
+                    "committed_len": committed,
+                    "new_messages": [
+                        {"role": "user", "content": [{"type": "text", "value": self._text()}]}
+                    ],
+                    "prompt_start": 0,
+                    "mismatch_index": None,
+                    "expected": None,
+                    "received": None,
+                    "candidates": 1,
+                    "reason": "synthetic load",
+                },
+            )
+        )
 
     def _new_session(self, conn: str) -> None:
         old = self.live.get(conn)
         if old is not None:
-            self.publish(ev.SessionEnded(connection=conn, session_id=old["sid"], reason="benchmark churn"))
+            self.publish(
+                ev.SessionEnded(connection=conn, session_id=old["sid"], reason="benchmark churn")
+            )
         self.session_no[conn] += 1
         sid = f"s{self.session_no[conn]}"
         self.live[conn] = {"sid": sid, "rid": None, "committed": 0, "calls": []}
@@ -119,7 +138,11 @@ class Load:
 
     def _next_request(self, conn: str) -> None:
         s = self.live[conn]
-        self.publish(ev.RequestFinished(connection=conn, request_id=s["rid"], session_id=s["sid"], outcome="complete"))
+        self.publish(
+            ev.RequestFinished(
+                connection=conn, request_id=s["rid"], session_id=s["sid"], outcome="complete"
+            )
+        )
         s["committed"] += 2
         self._decision(conn, "commit", s["committed"])
 
@@ -129,36 +152,90 @@ class Load:
         s = self.live[conn]
         r = self.rng.random()
         if r < 0.50:
-            self.publish(ev.PartStreamed(connection=conn, request_id=s["rid"], session_id=s["sid"],
-                                         part={"type": "text", "value": self._text() + " "}))
+            self.publish(
+                ev.PartStreamed(
+                    connection=conn,
+                    request_id=s["rid"],
+                    session_id=s["sid"],
+                    part={"type": "text", "value": self._text() + " "},
+                )
+            )
         elif r < 0.85:
             if s["calls"] and self.rng.random() < 0.5:
                 call = s["calls"].pop(0)
-                self.publish(ev.ToolCallSeen(connection=conn, session_id=s["sid"], tool_call_id=call,
-                                             status=self.rng.choice(("completed", "completed", "failed")),
-                                             content=self._text(5, 40)))
+                self.publish(
+                    ev.ToolCallSeen(
+                        connection=conn,
+                        session_id=s["sid"],
+                        tool_call_id=call,
+                        status=self.rng.choice(("completed", "completed", "failed")),
+                        content=self._text(5, 40),
+                    )
+                )
             else:
                 self.call_no += 1
                 call = f"call-{self.call_no}"
                 s["calls"].append(call)
-                self.publish(ev.ToolCallSeen(connection=conn, session_id=s["sid"], tool_call_id=call,
-                                             title=self._text(2, 5), kind=self.rng.choice(("read", "edit", "execute", "search")),
-                                             status="in_progress", raw_input={"path": f"src/{self.call_no}.py"}))
+                self.publish(
+                    ev.ToolCallSeen(
+                        connection=conn,
+                        session_id=s["sid"],
+                        tool_call_id=call,
+                        title=self._text(2, 5),
+                        kind=self.rng.choice(("read", "edit", "execute", "search")),
+                        status="in_progress",
+                        raw_input={"path": f"src/{self.call_no}.py"},
+                    )
+                )
         elif r < 0.93:
             self.call_no += 1
             call = f"vsc-{self.call_no}"
-            self.publish(ev.ClientToolCall(connection=conn, session_id=s["sid"], tool_call_id=call, tool_name="vscode_readFile",
-                                           arguments={"path": "README.md"}))
-            self.publish(ev.ClientToolCall(connection=conn, session_id=s["sid"], tool_call_id=call, tool_name="vscode_readFile",
-                                           status="completed", result=self._text(5, 30)))
+            self.publish(
+                ev.ClientToolCall(
+                    connection=conn,
+                    session_id=s["sid"],
+                    tool_call_id=call,
+                    tool_name="vscode_readFile",
+                    arguments={"path": "README.md"},
+                )
+            )
+            self.publish(
+                ev.ClientToolCall(
+                    connection=conn,
+                    session_id=s["sid"],
+                    tool_call_id=call,
+                    tool_name="vscode_readFile",
+                    status="completed",
+                    result=self._text(5, 30),
+                )
+            )
         elif r < 0.97:
             self.call_no += 1
             approval = f"a{self.call_no}"
-            self.publish(ev.ApprovalRequested(connection=conn, approval_id=approval, session_id=s["sid"], agent="eliza",
-                                              tool_call={"toolCallId": f"p{self.call_no}", "title": "run the tests", "kind": "execute"},
-                                              options=[]))
-            self.publish(ev.ApprovalResolved(connection=conn, approval_id=approval, session_id=s["sid"], agent="eliza",
-                                             outcome=self.rng.choice(("allow_once", "reject_once")), resolver="policy"))
+            self.publish(
+                ev.ApprovalRequested(
+                    connection=conn,
+                    approval_id=approval,
+                    session_id=s["sid"],
+                    agent="eliza",
+                    tool_call={
+                        "toolCallId": f"p{self.call_no}",
+                        "title": "run the tests",
+                        "kind": "execute",
+                    },
+                    options=[],
+                )
+            )
+            self.publish(
+                ev.ApprovalResolved(
+                    connection=conn,
+                    approval_id=approval,
+                    session_id=s["sid"],
+                    agent="eliza",
+                    outcome=self.rng.choice(("allow_once", "reject_once")),
+                    resolver="policy",
+                )
+            )
         elif r < 0.995:  # about 25 requests a second over all connections
             self._next_request(conn)
         else:
@@ -173,10 +250,19 @@ def prefill(state: ConsoleState, n: int) -> None:
     handle = state.handle
     t0 = time.time() - n * 0.001
     for i in range(n):
-        handle(ev.ToolCallSeen(connection="vscodelm-0", session_id=f"s{i % 8}", tool_call_id=f"pre-{i}",
-                               title=words(2, 5), kind=rng.choice(("read", "edit", "execute", "search")),
-                               status="completed", raw_input={"path": f"src/{i}.py"}, content=words(5, 40),
-                               ts=t0 + i * 0.001))
+        handle(
+            ev.ToolCallSeen(
+                connection="vscodelm-0",
+                session_id=f"s{i % 8}",
+                tool_call_id=f"pre-{i}",
+                title=words(2, 5),
+                kind=rng.choice(("read", "edit", "execute", "search")),
+                status="completed",
+                raw_input={"path": f"src/{i}.py"},
+                content=words(5, 40),
+                ts=t0 + i * 0.001,
+            )
+        )
 
 
 class KeyProbe:
@@ -221,25 +307,37 @@ def describe(label: str, samples: list[float]) -> dict[str, float]:
     if not samples:
         print(f"  {label}: no samples")
         return {}
-    qs = statistics.quantiles(samples, n=100, method="inclusive") if len(samples) > 1 else [samples[0]] * 99
+    qs = (
+        statistics.quantiles(samples, n=100, method="inclusive")
+        if len(samples) > 1
+        else [samples[0]] * 99
+    )
     stats = {"p50": statistics.median(samples), "p90": qs[89], "p99": qs[98], "max": max(samples)}
     buckets = [10, 25, 50, 100, float("inf")]
     counts = [0] * len(buckets)
     for v in samples:
         counts[next(i for i, b in enumerate(buckets) if v < b)] += 1
-    hist = "  ".join(f"<{int(b)}ms:{c}" if b != float("inf") else f">=100ms:{c}" for b, c in zip(buckets, counts))
-    print(f"  {label:8} n={len(samples):4}  p50 {stats['p50']:6.1f}  p90 {stats['p90']:6.1f}  p99 {stats['p99']:6.1f}"
-          f"  max {stats['max']:6.1f} ms   [{hist}]")
+    hist = "  ".join(
+        f"<{int(b)}ms:{c}" if b != float("inf") else f">=100ms:{c}" for b, c in zip(buckets, counts)
+    )
+    print(
+        f"  {label:8} n={len(samples):4}  p50 {stats['p50']:6.1f}  p90 {stats['p90']:6.1f}  p99 {stats['p99']:6.1f}"
+        f"  max {stats['max']:6.1f} ms   [{hist}]"
+    )
     return stats
 
 
-async def main(seconds: float, rate: int, prefill_n: int, baseline_seconds: float, only: str | None = None) -> None:
+async def main(
+    seconds: float, rate: int, prefill_n: int, baseline_seconds: float, only: str | None = None
+) -> None:
     bridge = Bridge(cwd=os.getcwd(), idle_timeout=None)
     state = ConsoleState(bridge)
     state.attach()
     t = time.perf_counter()
     prefill(state, prefill_n)
-    print(f"prefilled {len(state.tools):,} tool calls in {time.perf_counter() - t:.1f} s (capacity {state.tools.capacity:,})")
+    print(
+        f"prefilled {len(state.tools):,} tool calls in {time.perf_counter() - t:.1f} s (capacity {state.tools.capacity:,})"
+    )
     load = Load(bridge.bus)
     app = ConsoleApp(state, bridge)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -261,14 +359,18 @@ async def main(seconds: float, rate: int, prefill_n: int, baseline_seconds: floa
 
         per_tab: dict[str, list[float]] = {}
 
-        async def presses(duration: float, phases: list[tuple[str, tuple[str, str]]]) -> tuple[list[float], list[float], int]:
+        async def presses(
+            duration: float, phases: list[tuple[str, tuple[str, str]]]
+        ) -> tuple[list[float], list[float], int]:
             handled, painted, lost = [], [], 0
             per_tab.clear()
             end = time.perf_counter() + duration
             phase_len = duration / len(phases)
             i = 0
             while time.perf_counter() < end:
-                phase = min(len(phases) - 1, int((duration - (end - time.perf_counter())) / phase_len))
+                phase = min(
+                    len(phases) - 1, int((duration - (end - time.perf_counter())) / phase_len)
+                )
                 tab, keys = phases[phase]
                 if app.query_one("#tabs", TabbedContent).active != tab:
                     app.query_one("#tabs", TabbedContent).active = tab
@@ -291,7 +393,10 @@ async def main(seconds: float, rate: int, prefill_n: int, baseline_seconds: floa
                 await asyncio.sleep(random.uniform(0.2, 0.3))
             return handled, painted, lost
 
-        phases = [("toolcalls", ("up", "down")), ("sessions", ("left_square_bracket", "right_square_bracket"))]
+        phases = [
+            ("toolcalls", ("up", "down")),
+            ("sessions", ("left_square_bracket", "right_square_bracket")),
+        ]
         phases = [p for p in phases if only in (None, p[0])]
         # Some history first, so that the baseline's keys have decisions to scrub through.
         for _ in range(rate * 2):
@@ -350,19 +455,30 @@ async def main(seconds: float, rate: int, prefill_n: int, baseline_seconds: floa
         if lost or base_lost:
             print(f"  keys not handled within 2 s: {lost} under load, {base_lost} at baseline")
         published = load.published - before
-        print(f"\nevents published: {published:,} in {elapsed:.1f} s = {published / elapsed:,.0f}/s (target {rate}/s)")
-        print(f"tool log: {len(state.tools):,} calls held, {state.tools.dropped:,} dropped; "
-              f"{len(state.decisions):,} decisions; {len(state.sessions)} sessions; shown {len(view.index):,} lines")
-        print("resident memory (MB): " + "  ".join(f"{t:4.0f}s {m:6.1f}" for t, m in memory[:: max(1, len(memory) // 8)]))
+        print(
+            f"\nevents published: {published:,} in {elapsed:.1f} s = {published / elapsed:,.0f}/s (target {rate}/s)"
+        )
+        print(
+            f"tool log: {len(state.tools):,} calls held, {state.tools.dropped:,} dropped; "
+            f"{len(state.decisions):,} decisions; {len(state.sessions)} sessions; shown {len(view.index):,} lines"
+        )
+        print(
+            "resident memory (MB): "
+            + "  ".join(f"{t:4.0f}s {m:6.1f}" for t, m in memory[:: max(1, len(memory) // 8)])
+        )
         peak = max(m for _, m in memory) if memory else rss_start
         half = [m for t, m in memory if t >= elapsed / 2]
-        print(f"  at load start {rss_start:.1f}, peak {peak:.1f}, growth over the second half "
-              f"{(max(half) - min(half)) if half else 0:.1f} MB")
+        print(
+            f"  at load start {rss_start:.1f}, peak {peak:.1f}, growth over the second half "
+            f"{(max(half) - min(half)) if half else 0:.1f} MB"
+        )
         if b_painted and l_painted:
-            print(f"\nratio loaded/baseline, painted: p50 {l_painted['p50'] / b_painted['p50']:.2f}x, "
-                  f"p99 {l_painted['p99'] / b_painted['p99']:.2f}x; "
-                  f"share of keys painted within 100 ms under load: "
-                  f"{sum(1 for v in painted if v < 100) / len(painted):.1%} (target: all)")
+            print(
+                f"\nratio loaded/baseline, painted: p50 {l_painted['p50'] / b_painted['p50']:.2f}x, "
+                f"p99 {l_painted['p99'] / b_painted['p99']:.2f}x; "
+                f"share of keys painted within 100 ms under load: "
+                f"{sum(1 for v in painted if v < 100) / len(painted):.1%} (target: all)"
+            )
         del b_handled, l_handled
     await bridge.close()
 
@@ -373,6 +489,8 @@ if __name__ == "__main__":
     parser.add_argument("--rate", type=int, default=1000)
     parser.add_argument("--prefill", type=int, default=100_000)
     parser.add_argument("--baseline-seconds", type=float, default=6.0)
-    parser.add_argument("--only", choices=("toolcalls", "sessions"), help="press keys in one pane only")
+    parser.add_argument(
+        "--only", choices=("toolcalls", "sessions"), help="press keys in one pane only"
+    )
     args = parser.parse_args()
     asyncio.run(main(args.seconds, args.rate, args.prefill, args.baseline_seconds, args.only))

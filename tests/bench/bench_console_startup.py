@@ -49,13 +49,22 @@ Minimal().run(mouse=False)
 ANSI = re.compile(rb"\x1b\[[0-9;?<>=$]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 
-def time_first_frame(argv: list[str], marker: bytes, env: dict[str, str], timeout: float = 60.0) -> float:
+def time_first_frame(
+    argv: list[str], marker: bytes, env: dict[str, str], timeout: float = 60.0
+) -> float:
     """Seconds from spawn until `marker` is on the pseudo-terminal."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, close_fds=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+        start_new_session=True,
+    )
     os.close(slave)
     seen = b""
     elapsed = None
@@ -76,7 +85,9 @@ def time_first_frame(argv: list[str], marker: bytes, env: dict[str, str], timeou
                 elapsed = time.perf_counter() - t0
                 break
         if elapsed is None:
-            raise RuntimeError(f"{argv[-1] if len(argv) < 4 else argv[:3]}: no first frame; got {ANSI.sub(b'', seen)[-300:]!r}")
+            raise RuntimeError(
+                f"{argv[-1] if len(argv) < 4 else argv[:3]}: no first frame; got {ANSI.sub(b'', seen)[-300:]!r}"
+            )
         os.write(master, b"\x11")  # Ctrl+Q
         end = time.perf_counter() + 10
         while proc.poll() is None and time.perf_counter() < end:
@@ -108,7 +119,9 @@ def main() -> int:
             # A fresh config and runtime dir every run: a first start, no stale socket.
             console_env["SYMPOSIUM_CONFIG_DIR"] = os.path.join(home, f"config-{run}")
             console_env["SYMPOSIUM_RUNTIME_DIR"] = os.path.join(home, f"run-{run}")
-            c = time_first_frame([SCRIPT, "console", "--no-mouse"], b"no pending approvals", console_env)
+            c = time_first_frame(
+                [SCRIPT, "console", "--no-mouse"], b"no pending approvals", console_env
+            )
             m = time_first_frame(minimal, b"minimal app ready", env)
             if run:  # run 0 warms the caches
                 results["console"].append(c)
@@ -117,8 +130,12 @@ def main() -> int:
     baseline = statistics.median(results["minimal"])
     ratio = console / baseline
     print(f"runs: {args.runs} (after one warm-up), 80x24 pseudo-terminal")
-    print(f"minimal Textual app     median {baseline * 1000:7.1f} ms   (min {min(results['minimal']) * 1000:.1f})")
-    print(f"symposium-tui console   median {console * 1000:7.1f} ms   (min {min(results['console']) * 1000:.1f})")
+    print(
+        f"minimal Textual app     median {baseline * 1000:7.1f} ms   (min {min(results['minimal']) * 1000:.1f})"
+    )
+    print(
+        f"symposium-tui console   median {console * 1000:7.1f} ms   (min {min(results['console']) * 1000:.1f})"
+    )
     print(f"ratio {ratio:.2f}x (target <= {TARGET}x): {'OK' if ratio <= TARGET else 'OVER'}")
     return 0
 

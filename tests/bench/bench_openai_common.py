@@ -48,10 +48,18 @@ class BridgeServer:
     """`serve` below, as a subprocess."""
 
     def __init__(self, config: Path, *extra: str) -> None:
-        env = {**os.environ, "SYMPOSIUM_CONFIG_DIR": str(config), "SYMPOSIUM_RUNTIME_DIR": str(config / "run")}
+        env = {
+            **os.environ,
+            "SYMPOSIUM_CONFIG_DIR": str(config),
+            "SYMPOSIUM_RUNTIME_DIR": str(config / "run"),
+        }
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "serve", str(config), *extra], stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env=env, cwd=str(config), text=True,
+            [sys.executable, __file__, "serve", str(config), *extra],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=str(config),
+            text=True,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -88,8 +96,10 @@ class RawHttp:
 
     def send(self, path: str, body: dict[str, Any]) -> None:
         data = json.dumps(body, separators=(",", ":")).encode()
-        head = (f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{self.port}\r\ncontent-type: application/json\r\n"
-                f"content-length: {len(data)}\r\n\r\n").encode()
+        head = (
+            f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{self.port}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(data)}\r\n\r\n"
+        ).encode()
         self.sock.sendall(head + data)
 
     def _read_head(self) -> dict[str, str]:
@@ -180,7 +190,10 @@ def bare_session():  # noqa: ANN201
     client = CountingClient()
     cwd = tempfile.mkdtemp(prefix="symposium-bench-bare-")
     cm = acp.spawn_agent_process(
-        client, sys.executable, ECHO_AGENT, cwd=cwd,
+        client,
+        sys.executable,
+        ECHO_AGENT,
+        cwd=cwd,
         transport_kwargs={"stderr": subprocess.DEVNULL, "limit": 64 * 1024 * 1024},
     )
     return client, cwd, cm
@@ -196,7 +209,9 @@ async def _serve(config: str, coalesce: bool) -> None:
     from bridge.openai.catalog import Catalog
 
     bridge = Bridge(cwd=config)
-    server = OpenAIServer(bridge, "127.0.0.1:0", catalog=Catalog(Path(config) / "settings.toml"), coalesce=coalesce)
+    server = OpenAIServer(
+        bridge, "127.0.0.1:0", catalog=Catalog(Path(config) / "settings.toml"), coalesce=coalesce
+    )
     await server.start()
     from bridge.core import settle_heap
 

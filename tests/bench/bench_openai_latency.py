@@ -39,7 +39,10 @@ def bridge_round_trips(config: Path, n: int) -> list[float]:
         reply = http.read_json()["choices"][0]["message"]["content"]
         times = []
         for i in range(n):
-            messages = messages + [{"role": "assistant", "content": reply}, {"role": "user", "content": f"q{i}"}]
+            messages = messages + [
+                {"role": "assistant", "content": reply},
+                {"role": "user", "content": f"q{i}"},
+            ]
             t0 = time.perf_counter()
             http.send("/v1/chat/completions", {"model": "echo", "messages": messages})
             body = http.read_json()
@@ -59,7 +62,9 @@ async def bare_round_trips(n: int) -> list[float]:
 
     client, cwd, cm = bare_session()
     async with cm as (conn, _proc):
-        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+        await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities()
+        )
         session = await conn.new_session(cwd=cwd, mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("warm up")])
         times = []
@@ -71,7 +76,9 @@ async def bare_round_trips(n: int) -> list[float]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
@@ -88,9 +95,15 @@ def main() -> int:
     mb, ma = statistics.median(bridge) * 1e3, statistics.median(bare) * 1e3
     added = mb - ma
     print(f"requests: {len(bridge)} through the bridge, {len(bare)} bare ACP round trips")
-    print(f"bridge round trip: median {mb:.3f} ms (p90 {statistics.quantiles(bridge, n=10)[-1] * 1e3:.3f} ms)")
-    print(f"bare ACP round trip: median {ma:.3f} ms (p90 {statistics.quantiles(bare, n=10)[-1] * 1e3:.3f} ms)")
-    print(f"added latency per request: {added:.3f} ms (target <= {TARGET_MS} ms): {'OK' if added <= TARGET_MS else 'MISSED'}")
+    print(
+        f"bridge round trip: median {mb:.3f} ms (p90 {statistics.quantiles(bridge, n=10)[-1] * 1e3:.3f} ms)"
+    )
+    print(
+        f"bare ACP round trip: median {ma:.3f} ms (p90 {statistics.quantiles(bare, n=10)[-1] * 1e3:.3f} ms)"
+    )
+    print(
+        f"added latency per request: {added:.3f} ms (target <= {TARGET_MS} ms): {'OK' if added <= TARGET_MS else 'MISSED'}"
+    )
     return 0
 
 

@@ -46,7 +46,10 @@ def bridge_run(config: Path, chunks: int, *extra: str) -> tuple[float, dict[str,
         messages = [{"role": "user", "content": "stream 10"}]
         http.send("/v1/chat/completions", {"model": "echo", "messages": messages, "stream": True})
         warm = sse_content(http.read_stream())
-        messages += [{"role": "assistant", "content": warm}, {"role": "user", "content": f"stream {chunks}"}]
+        messages += [
+            {"role": "assistant", "content": warm},
+            {"role": "user", "content": f"stream {chunks}"},
+        ]
         (agent,) = server.agent_pids()
         cpu0 = (time.process_time(), cpu_seconds(server.proc.pid), cpu_seconds(agent))
         t0 = time.perf_counter()
@@ -59,7 +62,12 @@ def bridge_run(config: Path, chunks: int, *extra: str) -> tuple[float, dict[str,
         if text != expected:
             raise RuntimeError(f"content mismatch: {len(text)} chars, expected {len(expected)}")
         events = raw.count(b"\ndata: ") + 1
-        cpu = {"reader": cpu1[0] - cpu0[0], "bridge": cpu1[1] - cpu0[1], "agent": cpu1[2] - cpu0[2], "events": events}
+        cpu = {
+            "reader": cpu1[0] - cpu0[0],
+            "bridge": cpu1[1] - cpu0[1],
+            "agent": cpu1[2] - cpu0[2],
+            "events": events,
+        }
         return elapsed, cpu
     finally:
         http.close()
@@ -72,13 +80,17 @@ async def bare_run(chunks: int) -> tuple[float, dict[str, float]]:
 
     client, cwd, cm = bare_session()
     async with cm as (conn, proc):
-        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+        await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities()
+        )
         session = await conn.new_session(cwd=cwd, mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("stream 10")])
         client.count, client.target, client.t_last = 0, chunks, None
         cpu0 = (time.process_time(), cpu_seconds(proc.pid))
         t0 = time.perf_counter()
-        await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(f"stream {chunks}")])
+        await conn.prompt(
+            session_id=session.session_id, prompt=[acp.text_block(f"stream {chunks}")]
+        )
         cpu1 = (time.process_time(), cpu_seconds(proc.pid))
     if client.count != chunks or client.t_last is None:
         raise RuntimeError(f"bare client got {client.count} of {chunks} chunks")
@@ -86,7 +98,9 @@ async def bare_run(chunks: int) -> tuple[float, dict[str, float]]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
@@ -94,7 +108,7 @@ def main() -> int:
     rates: dict[str, list[float]] = {"bridge": [], "bare": []}
     cpus: dict[str, list[dict[str, float]]] = {"bridge": [], "bare": []}
     for r in range(args.repeats):
-        for kind in (("bridge", "bare") if r % 2 == 0 else ("bare", "bridge")):
+        for kind in ("bridge", "bare") if r % 2 == 0 else ("bare", "bridge"):
             if kind == "bridge":
                 elapsed, cpu = bridge_run(config, args.chunks)
             else:
@@ -109,11 +123,17 @@ def main() -> int:
     per_k = 1000 / args.chunks
     for kind, runs in cpus.items():
         keys = [k for k in runs[0] if k != "events"]
-        line = ", ".join(f"{k} {statistics.median(x[k] for x in runs) * per_k * 1e3:.1f} ms" for k in keys)
+        line = ", ".join(
+            f"{k} {statistics.median(x[k] for x in runs) * per_k * 1e3:.1f} ms" for k in keys
+        )
         print(f"CPU per 1,000 chunks, {kind}: {line}")
     events = statistics.median(x["events"] for x in cpus["bridge"])
-    print(f"SSE events for {args.chunks} chunks (coalesced when the reader is behind): median {events:.0f}")
-    print(f"ratio bridge / bare: {ratio:.2f} (target >= {TARGET}): {'OK' if ratio >= TARGET else 'MISSED'}")
+    print(
+        f"SSE events for {args.chunks} chunks (coalesced when the reader is behind): median {events:.0f}"
+    )
+    print(
+        f"ratio bridge / bare: {ratio:.2f} (target >= {TARGET}): {'OK' if ratio >= TARGET else 'MISSED'}"
+    )
     return 0
 
 

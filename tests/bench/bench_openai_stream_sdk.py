@@ -36,14 +36,25 @@ def run(config: Path, chunks: int, coalesce: bool) -> tuple[float, int, int]:
 
     server = BridgeServer(config, *([] if coalesce else ["--no-coalesce"]))
     try:
-        with openai.OpenAI(base_url=f"http://127.0.0.1:{server.port}/v1", api_key="x", max_retries=0) as client:
+        with openai.OpenAI(
+            base_url=f"http://127.0.0.1:{server.port}/v1", api_key="x", max_retries=0
+        ) as client:
             messages = [{"role": "user", "content": "stream 10"}]
-            warm = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
-                model="echo", messages=messages, stream=True))
-            messages += [{"role": "assistant", "content": warm}, {"role": "user", "content": f"stream {chunks}"}]
+            warm = "".join(
+                c.choices[0].delta.content or ""
+                for c in client.chat.completions.create(
+                    model="echo", messages=messages, stream=True
+                )
+            )
+            messages += [
+                {"role": "assistant", "content": warm},
+                {"role": "user", "content": f"stream {chunks}"},
+            ]
             t0 = time.perf_counter()
             chars = events = 0
-            for chunk in client.chat.completions.create(model="echo", messages=messages, stream=True):
+            for chunk in client.chat.completions.create(
+                model="echo", messages=messages, stream=True
+            ):
                 events += 1
                 if chunk.choices:
                     chars += len(chunk.choices[0].delta.content or "")
@@ -57,21 +68,30 @@ def run(config: Path, chunks: int, coalesce: bool) -> tuple[float, int, int]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--chunks", type=int, default=20_000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     config = bench_settings()
     results: dict[bool, list[tuple[float, int, int]]] = {True: [], False: []}
     for r in range(args.repeats):
-        for coalesce in ((True, False) if r % 2 == 0 else (False, True)):
+        for coalesce in (True, False) if r % 2 == 0 else (False, True):
             rate, events, chars = run(config, args.chunks, coalesce)
             results[coalesce].append((rate, events, chars))
-            print(f"  {'coalescing' if coalesce else 'per chunk':10s} {rate:10.0f} chars/s in {events} events", flush=True)
+            print(
+                f"  {'coalescing' if coalesce else 'per chunk':10s} {rate:10.0f} chars/s in {events} events",
+                flush=True,
+            )
     on = statistics.median(x[0] for x in results[True])
     off = statistics.median(x[0] for x in results[False])
-    print(f"coalescing:          median {on:.0f} content chars/s, median {statistics.median(x[1] for x in results[True]):.0f} SSE events")
-    print(f"one event per chunk: median {off:.0f} content chars/s, median {statistics.median(x[1] for x in results[False]):.0f} SSE events")
+    print(
+        f"coalescing:          median {on:.0f} content chars/s, median {statistics.median(x[1] for x in results[True]):.0f} SSE events"
+    )
+    print(
+        f"one event per chunk: median {off:.0f} content chars/s, median {statistics.median(x[1] for x in results[False]):.0f} SSE events"
+    )
     ratio = on / off
     print(f"ratio: {ratio:.2f} (target >= {TARGET}): {'OK' if ratio >= TARGET else 'MISSED'}")
     return 0

@@ -62,7 +62,15 @@ class ConsoleHost:
 
     def __init__(self, cwd: str, env: dict[str, str]) -> None:
         self.log = open(os.path.join(cwd, "serve.log"), "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen([SCRIPT, "serve"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.log, cwd=cwd, env=env, text=True)
+        self.proc = subprocess.Popen(
+            [SCRIPT, "serve"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            cwd=cwd,
+            env=env,
+            text=True,
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if "serving on" not in line:
@@ -95,8 +103,14 @@ def run_once(kind: str, chunks: int, cwd: str, env: dict[str, str], host: Consol
         endpoint = client.proc.pid
         if kind == "relay":
             if child_pids(endpoint):
-                raise Failed("relay: the endpoint started an agent itself (is the console host reachable?)")
-            pids = {"relay (vscodelm)": [endpoint], "console host": [host.proc.pid], "agent": child_pids(host.proc.pid)}
+                raise Failed(
+                    "relay: the endpoint started an agent itself (is the console host reachable?)"
+                )
+            pids = {
+                "relay (vscodelm)": [endpoint],
+                "console host": [host.proc.pid],
+                "agent": child_pids(host.proc.pid),
+            }
         else:
             pids = {"endpoint (vscodelm)": [endpoint], "agent": child_pids(endpoint)}
         if not pids["agent"]:
@@ -120,7 +134,9 @@ def run_once(kind: str, chunks: int, cwd: str, env: dict[str, str], host: Consol
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chunks", type=int, default=20000, help="chunks in the timed reply (default 20000)")
+    parser.add_argument(
+        "--chunks", type=int, default=20000, help="chunks in the timed reply (default 20000)"
+    )
     parser.add_argument("--repeats", type=int, default=6, help="timed runs of each (default 6)")
     args = parser.parse_args()
     if not os.path.exists(SCRIPT):
@@ -144,7 +160,10 @@ def main() -> int:
                     run = run_once(kind, n, cwd, envs[kind], host)
                     runs[kind].append(run)
                     cpu = ", ".join(f"{role} {v * 1e6 / n:4.1f}" for role, v in run.cpu.items())
-                    print(f"  run {i + 1} {kind:8}: {run.seconds * 1000:6.0f} ms {n / run.seconds:7.0f} parts/s   cpu us/part: {cpu}", flush=True)
+                    print(
+                        f"  run {i + 1} {kind:8}: {run.seconds * 1000:6.0f} ms {n / run.seconds:7.0f} parts/s   cpu us/part: {cpu}",
+                        flush=True,
+                    )
         except Failed as exc:
             raise Failed(f"{exc}; console host log: {host.tail()}") from None
         finally:
@@ -158,7 +177,10 @@ def main() -> int:
     cores = os.cpu_count() or 1
 
     def cpu_us(kind: str) -> dict[str, float]:
-        return {role: statistics.median(r.cpu[role] for r in runs[kind]) * 1e6 / n for role in runs[kind][0].cpu}
+        return {
+            role: statistics.median(r.cpu[role] for r in runs[kind]) * 1e6 / n
+            for role in runs[kind][0].cpu
+        }
 
     def pace(d: dict[str, float]) -> float:
         return max(max(d.values()), sum(d.values()) / cores)
@@ -167,16 +189,27 @@ def main() -> int:
     print(f"relay throughput ({n} chunks, {args.repeats} runs each, alternated)")
     for kind, rate in (("relay", relay), ("headless", headless)):
         secs = [r.seconds for r in runs[kind]]
-        print(f"  {kind + ':':9} median {rate:7.0f} parts/s; time per reply median {statistics.median(secs) * 1000:.0f} ms, "
-              f"p90 {p90(secs) * 1000:.0f} ms (slowest run {n / max(secs):.0f} parts/s)")
-    print(f"  cpu per part (medians): relay path {sum(ur.values()):.1f} us in all (" + ", ".join(f"{k} {v:.1f}" for k, v in ur.items())
-          + f"); headless {sum(uh.values()):.1f} us in all (" + ", ".join(f"{k} {v:.1f}" for k, v in uh.items()) + ")")
-    print(f"  cpu-bound estimate for an idle {cores}-core machine (each path at the pace of its busiest process, or of all "
-          f"of them sharing the cores): ratio {pace(uh) / pace(ur):.2f}x")
+        print(
+            f"  {kind + ':':9} median {rate:7.0f} parts/s; time per reply median {statistics.median(secs) * 1000:.0f} ms, "
+            f"p90 {p90(secs) * 1000:.0f} ms (slowest run {n / max(secs):.0f} parts/s)"
+        )
+    print(
+        f"  cpu per part (medians): relay path {sum(ur.values()):.1f} us in all ("
+        + ", ".join(f"{k} {v:.1f}" for k, v in ur.items())
+        + f"); headless {sum(uh.values()):.1f} us in all ("
+        + ", ".join(f"{k} {v:.1f}" for k, v in uh.items())
+        + ")"
+    )
+    print(
+        f"  cpu-bound estimate for an idle {cores}-core machine (each path at the pace of its busiest process, or of all "
+        f"of them sharing the cores): ratio {pace(uh) / pace(ur):.2f}x"
+    )
     print(f"  {load_before} before, {load_average()} after")
     verdict = "ok" if ratio >= TARGET else "UNDER TARGET"
-    print(f"relay throughput: relay median {relay:.0f} parts/s vs headless {headless:.0f} parts/s -> ratio {ratio:.2f}x "
-          f"(target >= {TARGET:g}x) {verdict}   [{args.repeats} runs each]")
+    print(
+        f"relay throughput: relay median {relay:.0f} parts/s vs headless {headless:.0f} parts/s -> ratio {ratio:.2f}x "
+        f"(target >= {TARGET:g}x) {verdict}   [{args.repeats} runs each]"
+    )
     return 0
 
 

@@ -31,7 +31,9 @@ from bridge.history import DecisionKind, HistoryTracker  # noqa: E402
 from bridge.protocol import ChatResponseParams, Message, TextPart, ToolCallPart  # noqa: E402
 
 AGENT = '{"deterministic":false,"kind":"eliza"}'
-WORDS = "the agent reads a file then edits the function and runs tests again until they pass".split()
+WORDS = (
+    "the agent reads a file then edits the function and runs tests again until they pass".split()
+)
 
 
 def text(rng: random.Random, lo: int = 4, hi: int = 60) -> str:
@@ -48,12 +50,21 @@ def conversation(rng: random.Random, n: int, tag: str) -> list[dict[str, Any]]:
                     {
                         "role": "user",
                         "content": [
-                            {"type": "tool_result", "toolCallId": f"c{i - 1}", "result": [{"$mid": 21, "value": text(rng)}]}
+                            {
+                                "type": "tool_result",
+                                "toolCallId": f"c{i - 1}",
+                                "result": [{"$mid": 21, "value": text(rng)}],
+                            }
                         ],
                     }
                 )
             else:
-                out.append({"role": "user", "content": [{"type": "text", "value": f"{tag} {i}: {text(rng)}"}]})
+                out.append(
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "value": f"{tag} {i}: {text(rng)}"}],
+                    }
+                )
         elif i % 50 == 1:
             out.append(
                 {
@@ -64,7 +75,11 @@ def conversation(rng: random.Random, n: int, tag: str) -> list[dict[str, Any]]:
                             "type": "tool_call",
                             "toolCallId": f"c{i}",
                             "toolName": "read_file",
-                            "parameters": {"path": f"src/m{i}.py", "lines": [1, 200], "follow": True},
+                            "parameters": {
+                                "path": f"src/m{i}.py",
+                                "lines": [1, 200],
+                                "follow": True,
+                            },
                         },
                     ],
                 }
@@ -76,7 +91,14 @@ def conversation(rng: random.Random, n: int, tag: str) -> list[dict[str, Any]]:
 
 def request_line(messages: list[dict[str, Any]]) -> str:
     params = {"modelId": "elizacp", "messages": messages, "agent": {"eliza": {}}}
-    return json.dumps({"jsonrpc": "2.0", "id": 7, "method": "lm/provideLanguageModelChatResponse", "params": params})
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "lm/provideLanguageModelChatResponse",
+            "params": params,
+        }
+    )
 
 
 def parse(line: str) -> list[Message]:
@@ -121,7 +143,9 @@ def timed_loads(line: str) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--messages", type=int, default=10_000)
     ap.add_argument("--repeats", type=int, default=25)
     ap.add_argument("--sessions", type=int, default=100)
@@ -168,7 +192,9 @@ def main() -> int:
     many: list[float] = []
     for i in range(args.repeats):
         loads.append(timed_loads(line))
-        for measure in (one_session, hundred_sessions) if i % 2 else (hundred_sessions, one_session):
+        for measure in (
+            (one_session, hundred_sessions) if i % 2 else (hundred_sessions, one_session)
+        ):
             measure()
 
     ms = lambda xs: statistics.median(xs) * 1e3  # noqa: E731
@@ -178,8 +204,12 @@ def main() -> int:
     print(f"route(), 1 live session              median {ms(single):7.2f} ms")
     print(f"route(), {args.sessions} live sessions          median {ms(many):7.2f} ms")
     print()
-    print(f"RATIO route / json.loads             {r1:5.2f}x   (target <= 1.00x)  {'OK' if r1 <= 1.0 else 'OVER'}")
-    print(f"RATIO {args.sessions} sessions / 1 session        {r2:5.2f}x   (target <= 1.20x)  {'OK' if r2 <= 1.2 else 'OVER'}")
+    print(
+        f"RATIO route / json.loads             {r1:5.2f}x   (target <= 1.00x)  {'OK' if r1 <= 1.0 else 'OVER'}"
+    )
+    print(
+        f"RATIO {args.sessions} sessions / 1 session        {r2:5.2f}x   (target <= 1.20x)  {'OK' if r2 <= 1.2 else 'OVER'}"
+    )
     return 0
 
 

@@ -60,7 +60,9 @@ class Run:
     """One timed reply: wall seconds, and CPU seconds of the receiver (the bridge, or the bare SDK
     client), of the agent, and of the stdio client behind the bridge (0 for bare)."""
 
-    def __init__(self, seconds: float, receiver_cpu: float, agent_cpu: float, client_cpu: float = 0.0) -> None:
+    def __init__(
+        self, seconds: float, receiver_cpu: float, agent_cpu: float, client_cpu: float = 0.0
+    ) -> None:
         self.seconds = seconds
         self.receiver_cpu = receiver_cpu
         self.agent_cpu = agent_cpu
@@ -90,11 +92,25 @@ class StdioClient:
         assert self.proc.stdin is not None
         self.next_id += 1
         params = {"modelId": "m", "messages": messages, "agent": AGENT}
-        self.proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": "lm/provideLanguageModelChatResponse", "params": params}) + "\n").encode())
+        self.proc.stdin.write(
+            (
+                json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": self.next_id,
+                        "method": "lm/provideLanguageModelChatResponse",
+                        "params": params,
+                    }
+                )
+                + "\n"
+            ).encode()
+        )
         self.proc.stdin.flush()
         return self.next_id
 
-    def read_response(self, rid: int, expect: int | None = None) -> tuple[list[dict[str, Any]], float | None]:
+    def read_response(
+        self, rid: int, expect: int | None = None
+    ) -> tuple[list[dict[str, Any]], float | None]:
         """Read lines until the response to `rid`; returns its parts and when part `expect` arrived."""
         assert self.proc.stdout is not None
         readline = self.proc.stdout.readline
@@ -132,7 +148,11 @@ def run_bridge(chunks: int, cwd: str, argv: list[str]) -> Run:
     client = StdioClient(cwd, argv)
     try:
         warm_parts, _ = client.read_response(client.send_chat([user(WARMUP)]))
-        history = [user(WARMUP), {"role": "assistant", "content": warm_parts}, user(f"stream {chunks}")]
+        history = [
+            user(WARMUP),
+            {"role": "assistant", "content": warm_parts},
+            user(f"stream {chunks}"),
+        ]
         bridge_pid = client.proc.pid
         agents = child_pids(bridge_pid)
         cpu0 = cpu_seconds(bridge_pid), sum(map(cpu_seconds, agents)), time.process_time()
@@ -178,16 +198,24 @@ async def _bare(chunks: int, cwd: str) -> Run:
     client = CountingClient()
     env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "")}
     async with acp.spawn_agent_process(
-        client, sys.executable, ECHO_AGENT, env=env, cwd=cwd,
+        client,
+        sys.executable,
+        ECHO_AGENT,
+        env=env,
+        cwd=cwd,
         transport_kwargs={"stderr": subprocess.DEVNULL, "limit": 64 * 1024 * 1024},
     ) as (conn, proc):
-        await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+        await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities()
+        )
         session = await conn.new_session(cwd=cwd, mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(WARMUP)])
         client.count, client.target = 0, chunks
         cpu0 = time.process_time(), cpu_seconds(proc.pid)
         t0 = time.perf_counter()
-        await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(f"stream {chunks}")])
+        await conn.prompt(
+            session_id=session.session_id, prompt=[acp.text_block(f"stream {chunks}")]
+        )
         cpu1 = time.process_time(), cpu_seconds(proc.pid)
     if client.count != chunks or client.t_last is None:
         raise Failed(f"bare: expected {chunks} chunks, got {client.count}")
@@ -203,10 +231,16 @@ def run_bare(chunks: int, cwd: str) -> Run:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chunks", type=int, default=20000, help="chunks in the timed reply (default 20000)")
+    parser.add_argument(
+        "--chunks", type=int, default=20000, help="chunks in the timed reply (default 20000)"
+    )
     parser.add_argument("--repeats", type=int, default=5, help="timed runs of each (default 5)")
-    parser.add_argument("--endpoint", default=f"{shlex.quote(SCRIPT)} vscodelm", metavar="CMD",
-                        help="the endpoint command line, to A/B a patched bridge (default: the venv's symposium-tui vscodelm)")
+    parser.add_argument(
+        "--endpoint",
+        default=f"{shlex.quote(SCRIPT)} vscodelm",
+        metavar="CMD",
+        help="the endpoint command line, to A/B a patched bridge (default: the venv's symposium-tui vscodelm)",
+    )
     args = parser.parse_args()
     endpoint = shlex.split(args.endpoint)
     if not os.path.exists(endpoint[0]):
@@ -222,7 +256,9 @@ def main() -> int:
                 run = run_bare(n, cwd) if name == "bare" else run_bridge(n, cwd, endpoint)
                 runs[name].append(run)
                 receiver = "bridge" if name == "bridge" else "SDK client"
-                extra = f", stdio client {run.client_cpu * 1e6 / n:4.1f}" if name == "bridge" else ""
+                extra = (
+                    f", stdio client {run.client_cpu * 1e6 / n:4.1f}" if name == "bridge" else ""
+                )
                 print(
                     f"  run {i + 1} {name:6}: {run.seconds * 1000:6.0f} ms {n / run.seconds:7.0f} parts/s   "
                     f"cpu us/part: agent {run.agent_cpu * 1e6 / n:4.1f}, {receiver} {run.receiver_cpu * 1e6 / n:4.1f}{extra}",
@@ -235,7 +271,10 @@ def main() -> int:
     bridge = n / median("bridge", "seconds")
     bare = n / median("bare", "seconds")
     ratio = bridge / bare
-    us = {k: {a: median(k, a) * 1e6 / n for a in ("agent_cpu", "receiver_cpu", "client_cpu")} for k in runs}
+    us = {
+        k: {a: median(k, a) * 1e6 / n for a in ("agent_cpu", "receiver_cpu", "client_cpu")}
+        for k in runs
+    }
     print(
         f"  cpu per chunk (medians): bridge process {us['bridge']['receiver_cpu']:.1f} us vs bare SDK client "
         f"{us['bare']['receiver_cpu']:.1f} us; all processes {sum(us['bridge'].values()):.1f} us (agent + bridge + "

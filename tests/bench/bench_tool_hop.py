@@ -42,7 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 TARGET_MS = 5.0
 WARMUP = 3
-PROBE = {"name": "probe", "description": "Returns at once", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}}
+PROBE = {
+    "name": "probe",
+    "description": "Returns at once",
+    "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+}
 
 
 # --- the plain MCP server (--plain-server) ----------------------------------------------------------
@@ -90,7 +94,9 @@ class HopAgent:
 
         return InitializeResponse(
             protocol_version=protocol_version,
-            agent_capabilities=AgentCapabilities(mcp_capabilities=McpCapabilities(http=True, sse=False)),
+            agent_capabilities=AgentCapabilities(
+                mcp_capabilities=McpCapabilities(http=True, sse=False)
+            ),
         )
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> Any:
@@ -136,7 +142,9 @@ class HopAgent:
             reply = f"T0 {t0!r}" if words[1] == "bridge" else f"PLAIN {t0!r} {text}"
         else:
             reply = "?"
-        await self.conn.session_update(session_id=session_id, update=acp.update_agent_message_text(reply))
+        await self.conn.session_update(
+            session_id=session_id, update=acp.update_agent_message_text(reply)
+        )
         return PromptResponse(stop_reason="end_turn")
 
 
@@ -169,7 +177,9 @@ def main() -> int:
     )
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=120, help="timed calls of each kind (default 120)")
+    parser.add_argument(
+        "--rounds", type=int, default=120, help="timed calls of each kind (default 120)"
+    )
     args = parser.parse_args()
     if not os.path.exists(SCRIPT):
         print(f"tool hop: {SCRIPT} not found (is the project installed in this venv?)")
@@ -180,8 +190,19 @@ def main() -> int:
     plain_hops: list[float] = []
     bridge_turns: list[float] = []  # for information: request sent -> tool_call part read
     with tempfile.TemporaryDirectory(prefix="bench-tool-hop-") as cwd:
-        env = {**os.environ, "SYMPOSIUM_RUNTIME_DIR": os.path.join(cwd, "run"), "SYMPOSIUM_CONFIG_DIR": os.path.join(cwd, "config")}
-        plain = subprocess.Popen([sys.executable, __file__, "--plain-server"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env, cwd=cwd)
+        env = {
+            **os.environ,
+            "SYMPOSIUM_RUNTIME_DIR": os.path.join(cwd, "run"),
+            "SYMPOSIUM_CONFIG_DIR": os.path.join(cwd, "config"),
+        }
+        plain = subprocess.Popen(
+            [sys.executable, __file__, "--plain-server"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+            cwd=cwd,
+        )
         client = None
         try:
             assert plain.stdout is not None
@@ -189,7 +210,12 @@ def main() -> int:
             if not line.startswith("PORT "):
                 raise Failed(f"the plain MCP server did not start: {line!r}")
             plain_url = f"http://127.0.0.1:{int(line.split()[1])}/mcp"
-            agent = {"name": "hop", "command": sys.executable, "args": [__file__, "--agent", plain_url], "env": []}
+            agent = {
+                "name": "hop",
+                "command": sys.executable,
+                "args": [__file__, "--agent", plain_url],
+                "env": [],
+            }
             client = LmStdio(cwd=cwd, env=env)
             history: list[dict[str, Any]] = []
             tools = [PROBE]
@@ -201,11 +227,17 @@ def main() -> int:
                 return reply, seconds
 
             def bridge_round(i: int) -> tuple[float, float]:
-                rid, t_sent = client.send_chat(history + [user(f"hop bridge {i}")], agent=agent, tools=tools)
+                rid, t_sent = client.send_chat(
+                    history + [user(f"hop bridge {i}")], agent=agent, tools=tools
+                )
                 history.append(user(f"hop bridge {i}"))
                 reply = client.read_reply(rid)
                 history.append(assistant(reply.parts))
-                calls = [(p, t) for p, t in zip(reply.parts, reply.part_times) if p["type"] == "tool_call"]
+                calls = [
+                    (p, t)
+                    for p, t in zip(reply.parts, reply.part_times)
+                    if p["type"] == "tool_call"
+                ]
                 if len(calls) != 1 or calls[0][0]["toolName"] != "probe":
                     raise Failed(f"bridge: expected one probe tool_call, got {reply.parts!r}")
                 part, t_part = calls[0]
@@ -246,16 +278,28 @@ def main() -> int:
                 plain.wait()
 
     mb, mp = statistics.median(bridge_hops) * 1000, statistics.median(plain_hops) * 1000
-    print(f"tool hop ({args.rounds} calls of each kind, alternated in one agent session; MCP over streamable HTTP on 127.0.0.1)")
-    print(f"  bridge: tools/call issued by the agent -> tool_call part read by the stdio client: {ms(bridge_hops)}")
-    print(f"  plain MCPServer: tools/call issued -> tool handler entered:                         {ms(plain_hops)}")
-    print(f"  the bridge adds {mb - mp:.3f} ms (median) over the plain server's hop; ratio {mb / mp:.2f}x, p90 ratio "
-          f"{p90(bridge_hops) / p90(plain_hops):.2f}x")
-    print(f"  for information: request sent -> tool_call part read (the agent's turn up to the call included): {ms(bridge_turns)}")
+    print(
+        f"tool hop ({args.rounds} calls of each kind, alternated in one agent session; MCP over streamable HTTP on 127.0.0.1)"
+    )
+    print(
+        f"  bridge: tools/call issued by the agent -> tool_call part read by the stdio client: {ms(bridge_hops)}"
+    )
+    print(
+        f"  plain MCPServer: tools/call issued -> tool handler entered:                         {ms(plain_hops)}"
+    )
+    print(
+        f"  the bridge adds {mb - mp:.3f} ms (median) over the plain server's hop; ratio {mb / mp:.2f}x, p90 ratio "
+        f"{p90(bridge_hops) / p90(plain_hops):.2f}x"
+    )
+    print(
+        f"  for information: request sent -> tool_call part read (the agent's turn up to the call included): {ms(bridge_turns)}"
+    )
     print(f"  {load_before} before, {load_average()} after")
     verdict = "ok" if mb <= TARGET_MS else "OVER TARGET"
-    print(f"tool hop: bridge median {mb:.3f} ms (p90 {p90(bridge_hops) * 1000:.3f} ms) vs plain MCP server {mp:.3f} ms "
-          f"(p90 {p90(plain_hops) * 1000:.3f} ms) (target: bridge median <= {TARGET_MS:g} ms) {verdict}")
+    print(
+        f"tool hop: bridge median {mb:.3f} ms (p90 {p90(bridge_hops) * 1000:.3f} ms) vs plain MCP server {mp:.3f} ms "
+        f"(p90 {p90(plain_hops) * 1000:.3f} ms) (target: bridge median <= {TARGET_MS:g} ms) {verdict}"
+    )
     return 0
 
 

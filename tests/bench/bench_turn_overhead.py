@@ -91,8 +91,12 @@ class Agent:
             self.command, self.args, self.env = sys.executable, [ECHO_AGENT], {}
 
     def wire(self) -> dict[str, Any]:
-        return {"name": self.kind, "command": self.command, "args": self.args,
-                "env": [{"name": k, "value": v} for k, v in self.env.items()]}
+        return {
+            "name": self.kind,
+            "command": self.command,
+            "args": self.args,
+            "env": [{"name": k, "value": v} for k, v in self.env.items()],
+        }
 
     def expected(self, prompt: str) -> str:
         return prompt if self.kind == "fast-agent" else f"ECHO: {prompt}"
@@ -114,8 +118,17 @@ class BridgeConversation:
         return seconds
 
 
-async def run_repeat(argv: list[str], turns: int, cwd: str, env: dict[str, str], bridge_times: list[float], direct_times: list[float],
-                     cpu: dict[str, float], first_last: list[tuple[float, float]], agent: Agent) -> None:
+async def run_repeat(
+    argv: list[str],
+    turns: int,
+    cwd: str,
+    env: dict[str, str],
+    bridge_times: list[float],
+    direct_times: list[float],
+    cpu: dict[str, float],
+    first_last: list[tuple[float, float]],
+    agent: Agent,
+) -> None:
     import acp
     from acp.schema import ClientCapabilities
 
@@ -123,10 +136,16 @@ async def run_repeat(argv: list[str], turns: int, cwd: str, env: dict[str, str],
     bridge = BridgeConversation(argv, cwd, env, agent)
     try:
         async with acp.spawn_agent_process(
-            client, agent.command, *agent.args, cwd=cwd, env={**env, **agent.env},
+            client,
+            agent.command,
+            *agent.args,
+            cwd=cwd,
+            env={**env, **agent.env},
             transport_kwargs={"stderr": subprocess.DEVNULL, "limit": 64 * 1024 * 1024},
         ) as (conn, proc):
-            await conn.initialize(protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities())
+            await conn.initialize(
+                protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities()
+            )
             session = await conn.new_session(cwd=cwd, mcp_servers=[])
 
             async def direct_turn(prompt: str) -> float:
@@ -143,7 +162,12 @@ async def run_repeat(argv: list[str], turns: int, cwd: str, env: dict[str, str],
                 await direct_turn(f"warm-up {i}")
             bridge_pid = bridge.client.proc.pid
             agents = child_pids(bridge_pid)
-            c0 = (cpu_seconds(bridge_pid), sum(map(cpu_seconds, agents)), cpu_seconds(proc.pid), time.process_time())
+            c0 = (
+                cpu_seconds(bridge_pid),
+                sum(map(cpu_seconds, agents)),
+                cpu_seconds(proc.pid),
+                time.process_time(),
+            )
             b: list[float] = []
             for i in range(turns):
                 prompt = f"q{i}"
@@ -153,7 +177,12 @@ async def run_repeat(argv: list[str], turns: int, cwd: str, env: dict[str, str],
                 else:
                     direct_times.append(await direct_turn(prompt))
                     b.append(bridge.turn(prompt))
-            c1 = (cpu_seconds(bridge_pid), sum(map(cpu_seconds, agents)), cpu_seconds(proc.pid), time.process_time())
+            c1 = (
+                cpu_seconds(bridge_pid),
+                sum(map(cpu_seconds, agents)),
+                cpu_seconds(proc.pid),
+                time.process_time(),
+            )
             bridge_times += b
             third = max(1, turns // 3)
             first_last.append((statistics.median(b[:third]), statistics.median(b[-third:])))
@@ -167,13 +196,25 @@ async def run_repeat(argv: list[str], turns: int, cwd: str, env: dict[str, str],
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=200, help="timed turns per repeat, each way (default 200)")
-    parser.add_argument("--repeats", type=int, default=3, help="fresh agents and endpoint (default 3)")
-    parser.add_argument("--endpoint", default=f"{shlex.quote(SCRIPT)} vscodelm", metavar="CMD",
-                        help="the endpoint command line, to A/B a patched bridge (default: the venv's symposium-tui vscodelm)")
-    parser.add_argument("--agent", choices=("echo", "fast-agent"), default="echo",
-                        help="echo: the test echo agent (sub-millisecond turns, shows the added time); fast-agent: "
-                        "a third-party agent's real turn (installed by tests/agents/install.py)")
+    parser.add_argument(
+        "--turns", type=int, default=200, help="timed turns per repeat, each way (default 200)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="fresh agents and endpoint (default 3)"
+    )
+    parser.add_argument(
+        "--endpoint",
+        default=f"{shlex.quote(SCRIPT)} vscodelm",
+        metavar="CMD",
+        help="the endpoint command line, to A/B a patched bridge (default: the venv's symposium-tui vscodelm)",
+    )
+    parser.add_argument(
+        "--agent",
+        choices=("echo", "fast-agent"),
+        default="echo",
+        help="echo: the test echo agent (sub-millisecond turns, shows the added time); fast-agent: "
+        "a third-party agent's real turn (installed by tests/agents/install.py)",
+    )
     args = parser.parse_args()
     endpoint = shlex.split(args.endpoint)
     if not os.path.exists(endpoint[0]):
@@ -183,32 +224,61 @@ def main() -> int:
     load_before = load_average()
     bridge: list[float] = []
     direct: list[float] = []
-    cpu = dict.fromkeys(("bridge process", "agent behind the bridge", "agent driven directly", "this process (both clients)"), 0.0)
+    cpu = dict.fromkeys(
+        (
+            "bridge process",
+            "agent behind the bridge",
+            "agent driven directly",
+            "this process (both clients)",
+        ),
+        0.0,
+    )
     first_last: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory(prefix="bench-turns-") as cwd:
         # A private runtime/config dir: no console of anyone's is reached, no settings read.
-        env = {**os.environ, "SYMPOSIUM_RUNTIME_DIR": os.path.join(cwd, "run"), "SYMPOSIUM_CONFIG_DIR": os.path.join(cwd, "config")}
+        env = {
+            **os.environ,
+            "SYMPOSIUM_RUNTIME_DIR": os.path.join(cwd, "run"),
+            "SYMPOSIUM_CONFIG_DIR": os.path.join(cwd, "config"),
+        }
         agent = Agent(args.agent, cwd)
         for r in range(args.repeats):
-            asyncio.run(run_repeat(endpoint, args.turns, cwd, env, bridge, direct, cpu, first_last, agent))
-            print(f"  repeat {r + 1}: bridge {ms(bridge[-args.turns:])}; direct {ms(direct[-args.turns:])}", flush=True)
+            asyncio.run(
+                run_repeat(endpoint, args.turns, cwd, env, bridge, direct, cpu, first_last, agent)
+            )
+            print(
+                f"  repeat {r + 1}: bridge {ms(bridge[-args.turns :])}; direct {ms(direct[-args.turns :])}",
+                flush=True,
+            )
 
     n = len(bridge)
     mb, md = statistics.median(bridge), statistics.median(direct)
     ratio = mb / md
-    print(f"turn overhead ({args.turns} turns x {args.repeats} repeats each way, interleaved; {args.agent} agent)")
-    print(f"  bridge (stdio client of symposium-tui vscodelm, full history each turn): {ms(bridge)}")
-    print(f"  direct (ACP SDK client -> same agent):                                   {ms(direct)}")
-    print(f"  added per turn: median {(mb - md) * 1000:.3f} ms; p90 ratio {p90(bridge) / p90(direct):.2f}x")
+    print(
+        f"turn overhead ({args.turns} turns x {args.repeats} repeats each way, interleaved; {args.agent} agent)"
+    )
+    print(
+        f"  bridge (stdio client of symposium-tui vscodelm, full history each turn): {ms(bridge)}"
+    )
+    print(
+        f"  direct (ACP SDK client -> same agent):                                   {ms(direct)}"
+    )
+    print(
+        f"  added per turn: median {(mb - md) * 1000:.3f} ms; p90 ratio {p90(bridge) / p90(direct):.2f}x"
+    )
     early = statistics.median(f for f, _ in first_last) * 1000
     late = statistics.median(l for _, l in first_last) * 1000
-    print(f"  bridge turn, first third vs last third of each conversation (history grows by 2 messages a turn): "
-          f"{early:.3f} ms vs {late:.3f} ms")
+    print(
+        f"  bridge turn, first third vs last third of each conversation (history grows by 2 messages a turn): "
+        f"{early:.3f} ms vs {late:.3f} ms"
+    )
     print("  cpu per turn: " + ", ".join(f"{k} {v * 1e6 / n:.0f} us" for k, v in cpu.items()))
     print(f"  {load_before} before, {load_average()} after")
     verdict = "ok" if ratio <= TARGET else "OVER TARGET"
-    print(f"turn overhead: bridge median {mb * 1000:.3f} ms vs direct ACP SDK median {md * 1000:.3f} ms -> ratio "
-          f"{ratio:.2f}x (target <= {TARGET:g}x) {verdict}   [p90 {p90(bridge) * 1000:.3f} vs {p90(direct) * 1000:.3f} ms]")
+    print(
+        f"turn overhead: bridge median {mb * 1000:.3f} ms vs direct ACP SDK median {md * 1000:.3f} ms -> ratio "
+        f"{ratio:.2f}x (target <= {TARGET:g}x) {verdict}   [p90 {p90(bridge) * 1000:.3f} vs {p90(direct) * 1000:.3f} ms]"
+    )
     return 0
 
 

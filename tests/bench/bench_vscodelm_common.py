@@ -37,7 +37,12 @@ def assistant(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 def tool_result(call_id: str, text: str) -> dict[str, Any]:
     # What the extension sends: VS Code's result parts, JSON-serialized (reference §1.4).
-    return {"role": "user", "content": [{"type": "tool_result", "toolCallId": call_id, "result": [{"$mid": 21, "value": text}]}]}
+    return {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "toolCallId": call_id, "result": [{"$mid": 21, "value": text}]}
+        ],
+    }
 
 
 def text_of(parts: list[dict[str, Any]]) -> str:
@@ -103,10 +108,16 @@ class LmStdio:
     JSON object per line, every line `json.loads`-ed. Lines are timestamped as soon as `readline`
     returns them (before parsing)."""
 
-    def __init__(self, argv: list[str] | None = None, *, cwd: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, argv: list[str] | None = None, *, cwd: str, env: dict[str, str] | None = None
+    ) -> None:
         self.proc = subprocess.Popen(
-            argv or [SCRIPT, "vscodelm"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            cwd=cwd, env=env,
+            argv or [SCRIPT, "vscodelm"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
         )
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         threading.Thread(target=self._drain_stderr, daemon=True).start()
@@ -117,7 +128,12 @@ class LmStdio:
         for line in self.proc.stderr:
             self.stderr_tail.append(line.decode(errors="replace").rstrip())
 
-    def send_chat(self, messages: list[dict[str, Any]], agent: Any = ECHO, tools: list[dict[str, Any]] | None = None) -> tuple[int, float]:
+    def send_chat(
+        self,
+        messages: list[dict[str, Any]],
+        agent: Any = ECHO,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> tuple[int, float]:
         """Write one chat request; returns its id and the perf_counter right before the write (the
         request is encoded first, off the clock)."""
         assert self.proc.stdin is not None
@@ -125,7 +141,17 @@ class LmStdio:
         params: dict[str, Any] = {"modelId": "m", "messages": messages, "agent": agent}
         if tools is not None:
             params["options"] = {"tools": tools, "toolMode": "auto"}
-        data = (json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": "lm/provideLanguageModelChatResponse", "params": params}) + "\n").encode()
+        data = (
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": self.next_id,
+                    "method": "lm/provideLanguageModelChatResponse",
+                    "params": params,
+                }
+            )
+            + "\n"
+        ).encode()
         t0 = time.perf_counter()
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
@@ -155,7 +181,12 @@ class LmStdio:
                 reply.done_at = now
                 return reply
 
-    def chat(self, messages: list[dict[str, Any]], agent: Any = ECHO, tools: list[dict[str, Any]] | None = None) -> tuple[Reply, float]:
+    def chat(
+        self,
+        messages: list[dict[str, Any]],
+        agent: Any = ECHO,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> tuple[Reply, float]:
         """One request; returns its reply and the seconds from the write to the response line."""
         rid, t0 = self.send_chat(messages, agent, tools)
         reply = self.read_reply(rid)

@@ -28,7 +28,10 @@ NEW = "def add(a, b):\n    return a + b\n"
 
 def edit_call(path: str = "src/calc.py", call_id: str = "call-1") -> dict[str, Any]:
     return {
-        "toolCallId": call_id, "title": f"Edit {path}", "kind": "edit", "status": "pending",
+        "toolCallId": call_id,
+        "title": f"Edit {path}",
+        "kind": "edit",
+        "status": "pending",
         "rawInput": {"file_path": path, "old_string": OLD, "new_string": NEW},
         "content": [{"type": "diff", "path": path, "oldText": OLD, "newText": NEW}],
         "locations": [{"path": path}],
@@ -36,7 +39,12 @@ def edit_call(path: str = "src/calc.py", call_id: str = "call-1") -> dict[str, A
 
 
 def run_call(title: str = "run the tests", call_id: str = "call-2") -> dict[str, Any]:
-    return {"toolCallId": call_id, "title": title, "kind": "execute", "rawInput": {"command": title}}
+    return {
+        "toolCallId": call_id,
+        "title": title,
+        "kind": "execute",
+        "rawInput": {"command": title},
+    }
 
 
 def make_bridge(config_dir: Path, cwd: str) -> Bridge:
@@ -47,7 +55,9 @@ def make_bridge(config_dir: Path, cwd: str) -> Bridge:
         policy, error = store.load().policy(), None
     except SettingsError as exc:  # a broken file: an empty policy, and the console says why
         policy, error = Policy(), str(exc)
-    broker = ApprovalBroker(bus, policy=policy, persist_bypass=lambda agent: store.set_agent_bypass(agent, True))
+    broker = ApprovalBroker(
+        bus, policy=policy, persist_bypass=lambda agent: store.set_agent_bypass(agent, True)
+    )
     bridge = Bridge(cwd=cwd, bus=bus, approvals=broker, idle_timeout=None)
     bridge.settings_store = store  # type: ignore[attr-defined]
     bridge.settings_error = error  # type: ignore[attr-defined]
@@ -61,15 +71,26 @@ class Asker:
         self.bridge = bridge
         self.tasks: list[asyncio.Task[Any]] = []
 
-    def ask(self, tool_call: dict[str, Any] | None = None, *, agent: str = "claude-code", session: str = "s1",
-            connection: str = "vscodelm-1", options: list[dict[str, Any]] | None = None) -> asyncio.Task[Any]:
-        ctx = ApprovalContext(connection, session, agent, tool_call or run_call(), options or ELIZA_OPTIONS)
+    def ask(
+        self,
+        tool_call: dict[str, Any] | None = None,
+        *,
+        agent: str = "claude-code",
+        session: str = "s1",
+        connection: str = "vscodelm-1",
+        options: list[dict[str, Any]] | None = None,
+    ) -> asyncio.Task[Any]:
+        ctx = ApprovalContext(
+            connection, session, agent, tool_call or run_call(), options or ELIZA_OPTIONS
+        )
         task = asyncio.ensure_future(self.bridge.approvals.request(ctx))
         self.tasks.append(task)
         return task
 
 
-async def wait_for(pilot: Any, condition: Callable[[], Any], timeout: float = 10.0, what: str = "") -> Any:
+async def wait_for(
+    pilot: Any, condition: Callable[[], Any], timeout: float = 10.0, what: str = ""
+) -> Any:
     """Let the app run until `condition()` is truthy (never a timing assertion: the limit only
     stops a broken test from hanging)."""
     deadline = time.monotonic() + timeout

@@ -30,7 +30,9 @@ async def test_every_tab_is_reachable_from_the_keyboard_at_80x24(make_app):
                 await pilot.press("f2")
             await pilot.press(key)
             assert tabs.active == tab, key
-            assert app.focused is not None and tab in [a.id for a in app.focused.ancestors_with_self]
+            assert app.focused is not None and tab in [
+                a.id for a in app.focused.ancestors_with_self
+            ]
         await pilot.press("f2")
         assert tabs.active == "approvals"
         await pilot.press("f3")
@@ -46,9 +48,20 @@ async def test_f1_shows_every_key_and_closes_with_escape(make_app):
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
         text = "\n".join(str(s.render()) for s in app.screen.query("Static"))
-        for expected in ("Approve once", "Deny;", "always allow this agent", "agent's own allow-always",
-                         "Approve every pending card of this card's session", "Jump to the oldest pending approval",
-                         "Stop reply", "New chat", "Command palette", "Bypass on/off for the agent", "New rule", "arming delay"):
+        for expected in (
+            "Approve once",
+            "Deny;",
+            "always allow this agent",
+            "agent's own allow-always",
+            "Approve every pending card of this card's session",
+            "Jump to the oldest pending approval",
+            "Stop reply",
+            "New chat",
+            "Command palette",
+            "Bypass on/off for the agent",
+            "New rule",
+            "arming delay",
+        ):
             assert expected in text, expected
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
@@ -59,16 +72,36 @@ async def test_the_command_palette_lists_the_apps_actions_and_runs_them(make_app
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot)
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        for expected in ("Approvals: go to the queue", "Approvals: approve once", "Approvals: deny",
-                         "Approvals: bypass the agent", "Approvals: approve all of this session",
-                         "Approvals: bypass this session", "Sessions: show", "Tool calls: show", "Chat: go to the chat",
-                         "Chat: new conversation", "Chat: stop the reply", "Chat: talk to Eliza (built in)", "Settings",
-                         "Help", "Theme: choose…", "Theme: symposium-light", "Quit"):
+        for expected in (
+            "Approvals: go to the queue",
+            "Approvals: approve once",
+            "Approvals: deny",
+            "Approvals: bypass the agent",
+            "Approvals: approve all of this session",
+            "Approvals: bypass this session",
+            "Sessions: show",
+            "Tool calls: show",
+            "Chat: go to the chat",
+            "Chat: new conversation",
+            "Chat: stop the reply",
+            "Chat: talk to Eliza (built in)",
+            "Settings",
+            "Help",
+            "Theme: choose…",
+            "Theme: symposium-light",
+            "Quit",
+        ):
             assert expected in titles, expected
         await pilot.press("ctrl+p")
         assert isinstance(app.screen, CommandPalette)
         await pilot.press(*"tool calls: show")
-        await wait_for(pilot, lambda: app.screen.query("CommandList Option") or app.screen.query_one("CommandList").option_count)
+        await wait_for(
+            pilot,
+            lambda: (
+                app.screen.query("CommandList Option")
+                or app.screen.query_one("CommandList").option_count
+            ),
+        )
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.query_one("#tabs").active == "toolcalls")
 
@@ -83,7 +116,9 @@ async def test_palette_answers_act_on_the_current_card(make_app, asker):
         assert (await task).outcome == "allow_once"
 
 
-async def test_bypass_this_session_allows_its_later_requests_without_saving(make_app, asker, bridge, store):
+async def test_bypass_this_session_allows_its_later_requests_without_saving(
+    make_app, asker, bridge, store
+):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         first = asker.ask(run_call("one"), session="s4")
@@ -136,8 +171,10 @@ async def test_the_theme_picker_previews_live_and_escape_restores(make_app, stor
 async def test_user_theme_files_are_picked_up_and_broken_ones_reported(make_app, config_dir):
     themes = config_dir / "themes"
     themes.mkdir(parents=True)
-    (themes / "mine.toml").write_text('name = "mine"\nprimary = "#d75f00"\nbackground = "#000000"\n'
-                                      '[variables]\ndiff-added = "#00ff00"\n')
+    (themes / "mine.toml").write_text(
+        'name = "mine"\nprimary = "#d75f00"\nbackground = "#000000"\n'
+        '[variables]\ndiff-added = "#00ff00"\n'
+    )
     (themes / "broken.toml").write_text('name = "broken"\nprimary = "not a colour"\n')
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -148,10 +185,14 @@ async def test_user_theme_files_are_picked_up_and_broken_ones_reported(make_app,
         app.set_theme("mine")
         await pilot.pause()
         assert app.theme_variables["diff-added"].upper() == "#00FF00"
-        assert app.theme_variables["card-pending"]  # a variable the file left out: the theme's warning
+        assert app.theme_variables[
+            "card-pending"
+        ]  # a variable the file left out: the theme's warning
 
 
-async def test_settings_toggle_an_agents_bypass_in_the_file_and_in_the_live_policy(make_app, store, asker):
+async def test_settings_toggle_an_agents_bypass_in_the_file_and_in_the_live_policy(
+    make_app, store, asker
+):
     store.upsert_agent(AgentConfig(id="claude-code", command="npx", args=["claude-code-acp"]))
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -176,13 +217,21 @@ async def test_settings_add_an_agent_and_the_chat_offers_it(make_app, store):
         await started(pilot)
         await pilot.press("f4", "n")
         await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "agent-id")
-        for field, value in (("agent-id", "gemini"), ("agent-name", "Gemini CLI"), ("agent-command", "gemini"),
-                             ("agent-args", "--experimental-acp")):
+        for field, value in (
+            ("agent-id", "gemini"),
+            ("agent-name", "Gemini CLI"),
+            ("agent-command", "gemini"),
+            ("agent-args", "--experimental-acp"),
+        ):
             app.screen.query_one(f"#{field}", Input).value = value
         await pilot.press("enter")
         await wait_for(pilot, lambda: "gemini" in store.load().agents)
         saved = store.load().agents["gemini"]
-        assert (saved.name, saved.command, saved.args) == ("Gemini CLI", "gemini", ["--experimental-acp"])
+        assert (saved.name, saved.command, saved.args) == (
+            "Gemini CLI",
+            "gemini",
+            ["--experimental-acp"],
+        )
         assert [a.key for a in app.chat.agents] == ["eliza", "gemini"]
 
 
@@ -239,7 +288,9 @@ async def test_no_color_is_honoured(make_app, monkeypatch):
         await started(pilot)
         assert app.no_color
         svg = app.export_screenshot()
-    colours = set(re.findall(r"(?:fill|color):\s*#([0-9a-fA-F]{6})", svg)) - {"c5c8c6"}  # the SVG's own default text
+    colours = set(re.findall(r"(?:fill|color):\s*#([0-9a-fA-F]{6})", svg)) - {
+        "c5c8c6"
+    }  # the SVG's own default text
     assert len(colours) > 2
     greys = {c for c in colours if c[0:2] == c[2:4] == c[4:6]}
     assert colours == greys, f"coloured output under NO_COLOR: {sorted(colours - greys)[:5]}"
@@ -258,7 +309,9 @@ async def test_started_without_a_bridge_the_console_draws_first_and_connects_rig
     app.animation_level = "none"
     async with app.run_test(size=SIZE) as pilot:
         assert app.sub_title == "no pending approvals"
-        await wait_for(pilot, lambda: app.chat_pane() is not None, what="the chat, mounted with the bridge")
+        await wait_for(
+            pilot, lambda: app.chat_pane() is not None, what="the chat, mounted with the bridge"
+        )
         assert connected == [True] and app.handle is not None
         assert not app.query(".starting")
         await pilot.press("f3")

@@ -17,20 +17,32 @@ async def pending_card(pilot, n=1):
     return pilot.app.queue.pending[n - 1]
 
 
-async def test_a_card_shows_who_asks_what_with_the_input_the_diff_and_the_offered_options(make_app, asker):
+async def test_a_card_shows_who_asks_what_with_the_input_the_diff_and_the_offered_options(
+    make_app, asker
+):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        asker.ask(edit_call("src/calc.py"), agent="claude-code", session="s7", connection="vscodelm-3")
+        asker.ask(
+            edit_call("src/calc.py"), agent="claude-code", session="s7", connection="vscodelm-3"
+        )
         card = await pending_card(pilot)
         assert "claude-code" in str(card.border_title) and "s7" in str(card.border_title)
         assert "vscodelm-3" in str(card.border_title)
         text = " ".join(str(s.render()) for s in card.query("Static"))
         assert "Edit src/calc.py" in text and "[edit]" in text
-        assert "file_path: src/calc.py" in text and "old_string: |" in text  # the input, pretty-printed
+        assert (
+            "file_path: src/calc.py" in text and "old_string: |" in text
+        )  # the input, pretty-printed
         assert "-    return a - b" in text and "+    return a + b" in text  # the diff
         assert "@@ -1,2 +1,2 @@" in text
-        for label in ("Approve once", "Deny…", "Bypass: always allow claude-code", "Always allow (agent's rule)",
-                      "Always reject (agent's rule)", "Approve session"):
+        for label in (
+            "Approve once",
+            "Deny…",
+            "Bypass: always allow claude-code",
+            "Always allow (agent's rule)",
+            "Always reject (agent's rule)",
+            "Approve session",
+        ):
             assert label in text
 
 
@@ -42,7 +54,11 @@ async def test_a_approves_once_and_the_card_says_so_then_leaves(make_app, asker)
         assert app.focused is card
         await pilot.press("a")
         resolution = await task
-        assert (resolution.outcome, resolution.resolver, resolution.answer) == ("allow_once", "console", "approve")
+        assert (resolution.outcome, resolution.resolver, resolution.answer) == (
+            "allow_once",
+            "console",
+            "approve",
+        )
         assert "Approved once" in card.outcome_text
         await wait_for(pilot, lambda: not card.is_attached, what="the card to leave")
         assert app.queue.query_one("#queue-empty").display
@@ -72,7 +88,9 @@ async def test_d_then_escape_denies_without_a_reason(make_app, asker):
         assert (resolution.outcome, resolution.reason) == ("reject_once", None)
 
 
-async def test_b_bypasses_the_agent_saves_it_and_its_next_request_needs_no_card(make_app, asker, store):
+async def test_b_bypasses_the_agent_saves_it_and_its_next_request_needs_no_card(
+    make_app, asker, store
+):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         first = asker.ask(run_call(), agent="claude-code")
@@ -94,7 +112,9 @@ async def test_the_agents_own_always_options_are_A_and_R(make_app, asker):
         await pilot.press("A")
         assert (await allow).outcome == "allow_always"
         reject = asker.ask(run_call("two"), session="s2")
-        await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0].info.session_id == "s2")
+        await wait_for(
+            pilot, lambda: app.queue.pending and app.queue.pending[0].info.session_id == "s2"
+        )
         await pilot.press("R")
         assert (await reject).outcome == "reject_always"
 
@@ -104,7 +124,11 @@ async def test_keys_the_agent_did_not_offer_are_hidden_and_do_nothing(make_app, 
     async with app.run_test(size=SIZE) as pilot:
         task = asker.ask(run_call(), options=ONCE_OPTIONS)
         card = await pending_card(pilot)
-        shown = {b.binding.key for b in app.screen.active_bindings.values() if b.binding.show and b.enabled}
+        shown = {
+            b.binding.key
+            for b in app.screen.active_bindings.values()
+            if b.binding.show and b.enabled
+        }
         assert {"a", "d", "b"} <= shown
         assert card.check_action("answer", ("allow_always",)) is False  # False: hidden
         assert card.check_action("answer", ("reject_always",)) is False
@@ -141,7 +165,10 @@ async def test_focus_moving_to_the_next_card_by_itself_rearms_it(make_app, asker
             card.arm_delay = 3600
         await pilot.press("a")  # answers the first; focus moves to the second, which re-arms
         assert (await first).outcome == "allow_once"
-        await wait_for(pilot, lambda: isinstance(app.focused, ApprovalCard) and app.focused.info.session_id == "s2")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.focused, ApprovalCard) and app.focused.info.session_id == "s2",
+        )
         await pilot.press("a")  # a double press meant for the first card
         assert not second.done()
 
@@ -160,7 +187,9 @@ async def test_a_new_card_never_takes_focus_from_the_chat_input(make_app, asker)
         assert not task.done()
 
 
-async def test_a_new_card_rings_the_bell_flashes_the_title_and_counts_in_the_tab_and_header(make_app, asker):
+async def test_a_new_card_rings_the_bell_flashes_the_title_and_counts_in_the_tab_and_header(
+    make_app, asker
+):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f3")
@@ -173,7 +202,11 @@ async def test_a_new_card_rings_the_bell_flashes_the_title_and_counts_in_the_tab
         tab = app.query_one("#tabs").get_tab("approvals")
         assert str(tab.label) == "Approvals (2)"
         assert app.sub_title == "2 pending approvals"
-        await wait_for(pilot, lambda: app.terminal_title == "(2) Symposium — approval pending", what="steady title")
+        await wait_for(
+            pilot,
+            lambda: app.terminal_title == "(2) Symposium — approval pending",
+            what="steady title",
+        )
         banner = app.query_one("#chat-banner")
         assert not banner.display  # the chat's own requests only
 
@@ -200,7 +233,9 @@ async def test_a_withdrawn_card_says_so_and_leaves_the_queue(make_app, asker, br
         await wait_for(pilot, lambda: card.state == "resolved")
         assert card.outcome_text == "↶ Withdrawn: the turn was cancelled"
         assert app.queue.pending == []
-        await wait_for(pilot, lambda: str(app.query_one("#tabs").get_tab("approvals").label) == "Approvals")
+        await wait_for(
+            pilot, lambda: str(app.query_one("#tabs").get_tab("approvals").label) == "Approvals"
+        )
         card_id = card.info.approval_id
         app.queue.linger = 0
         app.queue._drop(card)
@@ -221,7 +256,9 @@ async def test_a_card_answered_by_another_console_says_so(make_app, asker, bridg
         other.detach()
 
 
-async def test_f2_jumps_from_the_chat_to_the_queue_and_answering_the_last_card_goes_back(make_app, asker):
+async def test_f2_jumps_from_the_chat_to_the_queue_and_answering_the_last_card_goes_back(
+    make_app, asker
+):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f3")
@@ -261,7 +298,11 @@ async def test_up_and_down_move_between_cards(make_app, asker):
         second = await pending_card(pilot, 2)
         assert app.focused is first
         await pilot.press("down")
-        assert app.focused is second and second.has_class("-current") and not first.has_class("-current")
+        assert (
+            app.focused is second
+            and second.has_class("-current")
+            and not first.has_class("-current")
+        )
         await pilot.press("up")
         assert app.focused is first
 
@@ -270,7 +311,9 @@ async def test_v_shows_the_whole_request_and_its_keys_still_answer(make_app, ask
     long_input = {"command": "\n".join(f"echo {n}" for n in range(40))}
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        task = asker.ask({"toolCallId": "t", "title": "long script", "kind": "execute", "rawInput": long_input})
+        task = asker.ask(
+            {"toolCallId": "t", "title": "long script", "kind": "execute", "rawInput": long_input}
+        )
         card = await pending_card(pilot)
         assert "more lines (v views all)" in str(card.query_one(".card-input").render())
         await pilot.press("v")
@@ -306,7 +349,9 @@ async def test_approvals_pending_before_the_console_started_get_cards(make_app, 
     holder.detach()
 
 
-async def test_an_editors_agent_asking_permission_waits_for_the_card_and_goes_on_when_approved(make_app, bridge):
+async def test_an_editors_agent_asking_permission_waits_for_the_card_and_goes_on_when_approved(
+    make_app, bridge
+):
     """The editor's side, as VS Code's relay drives it: a chat on a connection of its own."""
     import asyncio
 
@@ -317,9 +362,19 @@ async def test_an_editors_agent_asking_permission_waits_for_the_card_and_goes_on
     async with app.run_test(size=SIZE) as pilot:
         editor = bridge.open_connection("vscodelm")
         parts = []
-        request = editor.make_request("r1", {"eliza": {"deterministic": True}},
-                                      [Message.model_validate({"role": "user", "content": [
-                                          {"type": "text", "value": "ask permission to format the code"}]})], [])
+        request = editor.make_request(
+            "r1",
+            {"eliza": {"deterministic": True}},
+            [
+                Message.model_validate(
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "value": "ask permission to format the code"}],
+                    }
+                )
+            ],
+            [],
+        )
         stream = ResponseStream("r1", parts.append)
         turn = asyncio.ensure_future(editor.chat(request, stream))
         card = await pending_card(pilot)
@@ -327,4 +382,6 @@ async def test_an_editors_agent_asking_permission_waits_for_the_card_and_goes_on
         assert not turn.done()
         await pilot.press("a")
         await asyncio.wait_for(turn, 10)
-        assert "".join(p["value"] for p in parts).endswith("Permission granted (allow_once). I ran format the code.")
+        assert "".join(p["value"] for p in parts).endswith(
+            "Permission granted (allow_once). I ran format the code."
+        )

@@ -38,9 +38,13 @@ def transcript(app):
     return [(m.kind, m.text) for m in app.chat.query("ChatMessage") if m.display]
 
 
-async def test_talking_to_eliza_streams_her_reply_and_keeps_the_whole_conversation(make_app, bridge):
+async def test_talking_to_eliza_streams_her_reply_and_keeps_the_whole_conversation(
+    make_app, bridge
+):
     decisions = []
-    bridge.bus.subscribe(lambda e: decisions.append(e.decision["kind"]) if isinstance(e, ev.HistoryDecided) else None)
+    bridge.bus.subscribe(
+        lambda e: decisions.append(e.decision["kind"]) if isinstance(e, ev.HistoryDecided) else None
+    )
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await open_chat(pilot)
@@ -54,7 +58,9 @@ async def test_talking_to_eliza_streams_her_reply_and_keeps_the_whole_conversati
         assert decisions == ["new_session", "commit"]  # the second turn extended the first session
 
 
-async def test_a_permission_from_the_chat_is_a_card_in_the_queue_and_approving_lets_eliza_go_on(make_app):
+async def test_a_permission_from_the_chat_is_a_card_in_the_queue_and_approving_lets_eliza_go_on(
+    make_app,
+):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await open_chat(pilot)
@@ -63,12 +69,16 @@ async def test_a_permission_from_the_chat_is_a_card_in_the_queue_and_approving_l
         assert card.info.connection == app.chat.connection and card.info.agent == "eliza"
         banner = app.query_one("#chat-banner")
         await wait_for(pilot, lambda: banner.display)
-        assert "eliza asks permission: run the tests" in str(banner.render()) and "F2" in str(banner.render())
+        assert "eliza asks permission: run the tests" in str(banner.render()) and "F2" in str(
+            banner.render()
+        )
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.focused is card)
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.chat.busy)
-        assert transcript(app)[-1][1].endswith("Permission granted (allow_once). I ran run the tests.")
+        assert transcript(app)[-1][1].endswith(
+            "Permission granted (allow_once). I ran run the tests."
+        )
         assert not banner.display
 
 
@@ -80,7 +90,9 @@ async def test_a_denied_permission_is_reported_by_the_agent(make_app):
         await wait_for(pilot, lambda: app.queue.pending)
         await pilot.press("f2", "d", "enter")
         await wait_for(pilot, lambda: not app.chat.busy)
-        assert transcript(app)[-1][1].endswith("Permission denied (reject_once). I did not run delete the database.")
+        assert transcript(app)[-1][1].endswith(
+            "Permission denied (reject_once). I did not run delete the database."
+        )
 
 
 async def test_escape_stops_a_running_reply_and_its_card_is_withdrawn(make_app):
@@ -128,8 +140,14 @@ async def test_ctrl_n_starts_a_new_conversation(make_app):
 
 
 async def test_a_configured_agent_is_offered_and_talked_to_over_stdio(make_app, store):
-    store.upsert_agent(AgentConfig(id="eliza-proc", name="Eliza (process)", command=sys.executable,
-                                   args=["-m", "symposium_tui", "eliza", "--deterministic"]))
+    store.upsert_agent(
+        AgentConfig(
+            id="eliza-proc",
+            name="Eliza (process)",
+            command=sys.executable,
+            args=["-m", "symposium_tui", "eliza", "--deterministic"],
+        )
+    )
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await open_chat(pilot)

@@ -29,7 +29,9 @@ def test_console_serves_openai_clients_and_their_approvals_are_cards(tmp_path):
     try:
         term.start("console", "--no-mouse", "--openai", f"127.0.0.1:{port}")
         term.wait_for("No pending approvals")
-        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=30)
+        client = openai.OpenAI(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=30
+        )
         models = None
         for _ in range(100):  # the bridge starts right after the first frame
             try:
@@ -39,13 +41,18 @@ def test_console_serves_openai_clients_and_their_approvals_are_cards(tmp_path):
                 time.sleep(0.1)
         assert models is not None and "eliza" in [m.id for m in models.data]
 
-        reply = client.chat.completions.create(model="eliza", messages=[{"role": "user", "content": "Hello"}])
+        reply = client.chat.completions.create(
+            model="eliza", messages=[{"role": "user", "content": "Hello"}]
+        )
         assert reply.choices[0].message.content
 
         result: dict[str, str] = {}
 
         def ask() -> None:
-            r = client.chat.completions.create(model="eliza", messages=[{"role": "user", "content": "ask permission to rotate the keys"}])
+            r = client.chat.completions.create(
+                model="eliza",
+                messages=[{"role": "user", "content": "ask permission to rotate the keys"}],
+            )
             result["text"] = r.choices[0].message.content or ""
 
         worker = threading.Thread(target=ask)

@@ -13,8 +13,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def render(directory: Path) -> dict[str, bytes]:
-    subprocess.run([sys.executable, "-m", "symposium_tui.demo", "--screenshots", str(directory)], check=True,
-                   capture_output=True, timeout=120, cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-m", "symposium_tui.demo", "--screenshots", str(directory)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     return {p.name: p.read_bytes() for p in sorted(directory.glob("*.svg"))}
 
 

@@ -50,8 +50,15 @@ class SnapshotApp(SymposiumApp):
         self.animation_level = "none"
         self.asks: list[asyncio.Future[Any]] = []
 
-    def ask(self, tool_call: dict[str, Any], *, agent: str = "claude-code", session: str = "s1",
-            connection: str = "vscodelm-1", options: list[dict[str, Any]] | None = None) -> None:
+    def ask(
+        self,
+        tool_call: dict[str, Any],
+        *,
+        agent: str = "claude-code",
+        session: str = "s1",
+        connection: str = "vscodelm-1",
+        options: list[dict[str, Any]] | None = None,
+    ) -> None:
         from bridge.approvals import ApprovalContext
         from tests.console.helpers import ELIZA_OPTIONS
 
@@ -117,15 +124,19 @@ def test_card_with_only_once_options(snap_compare):
 
 def test_two_cards_the_second_folded(snap_compare):
     """Two requests: the current card is open, the next one shows its title only."""
-    app, run_before = queue_with({"tool_call": run_call("npm test"), "session": "s1"},
-                                 {"tool_call": edit_call("README.md", "c9"), "session": "s2", "agent": "gemini"})
+    app, run_before = queue_with(
+        {"tool_call": run_call("npm test"), "session": "s1"},
+        {"tool_call": edit_call("README.md", "c9"), "session": "s2", "agent": "gemini"},
+    )
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
 
 def test_card_deny_reason(snap_compare):
     """`d`: the reason input, Enter denies with it, Esc without."""
     app, run_before = queue_with({"tool_call": run_call("rm -rf build")})
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before, press=["d", *"use make clean"])
+    assert snap_compare(
+        app, terminal_size=SIZE, run_before=run_before, press=["d", *"use make clean"]
+    )
 
 
 def test_card_approved(snap_compare):
@@ -233,9 +244,20 @@ def _seed_settings() -> None:
     from bridge.settings import AgentConfig, SettingsStore
 
     store = SettingsStore(Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "settings.toml")
-    store.upsert_agent(AgentConfig(id="claude-code", name="Claude Code", command="npx", args=["-y", "claude-code-acp"]))
-    store.upsert_agent(AgentConfig(id="gemini", name="Gemini CLI", command="gemini", args=["--experimental-acp"],
-                                   bypass=True))
+    store.upsert_agent(
+        AgentConfig(
+            id="claude-code", name="Claude Code", command="npx", args=["-y", "claude-code-acp"]
+        )
+    )
+    store.upsert_agent(
+        AgentConfig(
+            id="gemini",
+            name="Gemini CLI",
+            command="gemini",
+            args=["--experimental-acp"],
+            bypass=True,
+        )
+    )
     store.add_rule(Rule(action="allow", kind="read", path="/home/you/project"))
     store.add_rule(Rule(action="deny", title="rm -rf *"))
 

@@ -52,7 +52,12 @@ def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
 
 
 def test_the_console_ships_dark_light_high_contrast_and_terminal_palette_themes():
-    assert {"symposium-dark", "symposium-light", "symposium-high-contrast", "symposium-terminal"} <= set(BUNDLED)
+    assert {
+        "symposium-dark",
+        "symposium-light",
+        "symposium-high-contrast",
+        "symposium-terminal",
+    } <= set(BUNDLED)
     assert BUNDLED["symposium-dark"].dark and not BUNDLED["symposium-light"].dark
     terminal = BUNDLED["symposium-terminal"]
     assert terminal.ansi and terminal.background == "ansi_default"  # the terminal's own palette
@@ -62,7 +67,11 @@ def test_the_console_ships_dark_light_high_contrast_and_terminal_palette_themes(
 @pytest.mark.parametrize("name", sorted(n for n, t in BUNDLED.items() if not t.ansi))
 def test_text_stays_readable_in_256_colours(name):
     theme = BUNDLED[name]
-    variables = {**variable_defaults(theme), **theme.to_color_system().generate(), **theme.variables}
+    variables = {
+        **variable_defaults(theme),
+        **theme.to_color_system().generate(),
+        **theme.variables,
+    }
     background = variables["background"]
     poor = []
     for fg, bg, minimum in PAIRS:
@@ -75,9 +84,22 @@ def test_text_stays_readable_in_256_colours(name):
 
 def test_the_terminal_theme_uses_only_ansi_colours():
     theme = BUNDLED["symposium-terminal"]
-    values = [getattr(theme, f) for f in ("primary", "secondary", "accent", "foreground", "background", "success",
-                                           "warning", "error")] + list(theme.variables.values())
-    assert all(v.startswith("ansi_") for v in values if v and not v.startswith(("reverse", "bold", "none"))), values
+    values = [
+        getattr(theme, f)
+        for f in (
+            "primary",
+            "secondary",
+            "accent",
+            "foreground",
+            "background",
+            "success",
+            "warning",
+            "error",
+        )
+    ] + list(theme.variables.values())
+    assert all(
+        v.startswith("ansi_") for v in values if v and not v.startswith(("reverse", "bold", "none"))
+    ), values
 
 
 def test_a_theme_file_with_a_bad_colour_or_field_is_refused_with_its_name():

@@ -37,25 +37,62 @@ class Terminal:
         self.target = "console:0"
 
     def tmux(self, *args: str) -> str:
-        out = subprocess.run([TMUX, "-L", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True,
-                             timeout=30)
+        out = subprocess.run(
+            [TMUX, "-L", self.socket, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         return out.stdout
 
     def start(self, *console_args: str) -> None:
         """Run the console in window 0 (again, after it exited). Textual draws on the terminal
         through stderr, so nothing is redirected: whatever it prints after exiting stays visible."""
-        env = {"SYMPOSIUM_CONFIG_DIR": str(self.config), "SYMPOSIUM_RUNTIME_DIR": str(self.runtime),
-               "TERM": "xterm-256color", "COLORTERM": ""}
-        command = " ".join(["env", *(f"{k}={shlex.quote(v)}" for k, v in env.items()), shlex.quote(SCRIPT),
-                            *console_args, ";", "echo", "CONSOLE-EXITED", "$?", ";", "sleep", "600"])
+        env = {
+            "SYMPOSIUM_CONFIG_DIR": str(self.config),
+            "SYMPOSIUM_RUNTIME_DIR": str(self.runtime),
+            "TERM": "xterm-256color",
+            "COLORTERM": "",
+        }
+        command = " ".join(
+            [
+                "env",
+                *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
+                shlex.quote(SCRIPT),
+                *console_args,
+                ";",
+                "echo",
+                "CONSOLE-EXITED",
+                "$?",
+                ";",
+                "sleep",
+                "600",
+            ]
+        )
         if self._has_session():
             self.tmux("respawn-window", "-k", "-t", self.target, command)
         else:
-            self.tmux("new-session", "-d", "-x", "80", "-y", "24", "-s", "console", "-c", str(self.home), command)
+            self.tmux(
+                "new-session",
+                "-d",
+                "-x",
+                "80",
+                "-y",
+                "24",
+                "-s",
+                "console",
+                "-c",
+                str(self.home),
+                command,
+            )
 
     def _has_session(self) -> bool:
-        return subprocess.run([TMUX, "-L", self.socket, "has-session", "-t", "console"],
-                              capture_output=True).returncode == 0
+        return (
+            subprocess.run(
+                [TMUX, "-L", self.socket, "has-session", "-t", "console"], capture_output=True
+            ).returncode
+            == 0
+        )
 
     def keys(self, *keys: str) -> None:
         for key in keys:
@@ -119,7 +156,9 @@ def test_a_person_approves_denies_and_bypasses_from_a_real_terminal(terminal):
     term = terminal
     term.start("console", "--no-mouse")
     term.wait_for("no pending approvals")
-    assert term.show("#{mouse_any_flag}") == "0", "--no-mouse: the console must not capture the mouse"
+    assert term.show("#{mouse_any_flag}") == "0", (
+        "--no-mouse: the console must not capture the mouse"
+    )
 
     # Chat with Eliza; the console sits in window 0 while the person looks at another window.
     term.keys("F3")
@@ -130,7 +169,9 @@ def test_a_person_approves_denies_and_bypasses_from_a_real_terminal(terminal):
     assert "Approvals (1)" in screen and "1 pending approval" in screen
     flags = term.tmux("list-windows", "-t", "console", "-F", "#{window_index}:#{window_bell_flag}")
     assert "0:1" in flags.split(), f"no bell from the console window: {flags!r}"
-    assert "eliza asks: run the tests" in term.show("#{pane_title}") or "approval pending" in term.show("#{pane_title}")
+    assert "eliza asks: run the tests" in term.show(
+        "#{pane_title}"
+    ) or "approval pending" in term.show("#{pane_title}")
     term.tmux("select-window", "-t", "console:0")
 
     # `a`: approve once — the card shows every answer, then the agent continues.
@@ -183,8 +224,15 @@ def test_without_no_mouse_the_console_captures_the_mouse_and_a_second_console_is
     term.wait_for("no pending approvals")
     assert term.show("#{mouse_any_flag}") == "1"
     second = subprocess.run(
-        [SCRIPT, "console"], capture_output=True, text=True, timeout=60,
-        env={**os.environ, "SYMPOSIUM_CONFIG_DIR": str(term.config), "SYMPOSIUM_RUNTIME_DIR": str(term.runtime)},
+        [SCRIPT, "console"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            **os.environ,
+            "SYMPOSIUM_CONFIG_DIR": str(term.config),
+            "SYMPOSIUM_RUNTIME_DIR": str(term.runtime),
+        },
     )
     assert second.returncode == 1 and "already running" in second.stderr
 
@@ -193,8 +241,9 @@ def test_without_no_mouse_the_console_captures_the_mouse_and_a_second_console_is
     term.wait_for("Message Eliza")
     ask(term, "run the tests")
     pid = term.show("#{pane_pid}")
-    console_pid = subprocess.run(["pgrep", "-P", pid, "-f", "symposium-tui"], capture_output=True,
-                                 text=True).stdout.split()
+    console_pid = subprocess.run(
+        ["pgrep", "-P", pid, "-f", "symposium-tui"], capture_output=True, text=True
+    ).stdout.split()
     assert console_pid, "the console process"
     os.kill(int(console_pid[0]), signal.SIGTERM)
     screen = term.wait_for("CONSOLE-EXITED 0")

@@ -56,7 +56,11 @@ async def test_every_session_of_every_connection_is_listed_and_its_row_updated_i
         assert table.row_count == 2
         keys_before = list(table.rows)
         first_row = table.get_row_at(0)
-        assert first_row[0] == f"{vscode.name}/s1" and first_row[1] == "eliza" and first_row[2].plain == "idle"
+        assert (
+            first_row[0] == f"{vscode.name}/s1"
+            and first_row[1] == "eliza"
+            and first_row[2].plain == "idle"
+        )
         await vscode.send([u1, r1, text_message("user", "more")])
         await settle(pilot, state)
         assert list(table.rows) == keys_before, "rows are updated by key, not rebuilt"
@@ -72,15 +76,21 @@ async def test_the_selected_sessions_history_sets_the_provisional_exchange_apart
         conv = Conversation(bridge)
         u1 = text_message("user", "hello")
         r1 = conv.reply(await conv.send([u1]))
-        r2 = conv.reply(await conv.send([u1, r1, text_message("user", "I am worried about my exams")]))
+        r2 = conv.reply(
+            await conv.send([u1, r1, text_message("user", "I am worried about my exams")])
+        )
         await settle(pilot, state)
         history = content(app, "#sessions-history")
-        committed_part, provisional_part = history.plain.split("Provisional · 2 messages · not yet confirmed by the client")
+        committed_part, provisional_part = history.plain.split(
+            "Provisional · 2 messages · not yet confirmed by the client"
+        )
         assert "Committed · 2 messages" in committed_part and "hello" in committed_part
         assert "I am worried about my exams" in provisional_part
         # Provisional messages are drawn in italics (and with their own gutter), committed ones are not.
         slanted = italic_text(history)
-        assert "I am worried about my exams" in slanted and r2.content[0].value.split()[0] in slanted
+        assert (
+            "I am worried about my exams" in slanted and r2.content[0].value.split()[0] in slanted
+        )
         assert "hello" not in slanted
         assert "┊" in provisional_part and "┊" not in committed_part
 
@@ -97,12 +107,18 @@ async def test_a_cancel_shows_the_first_mismatching_message_of_each_side_side_by
         received = app.query_one("#evidence-received")
         assert said["r2"].content[-1].value in plain(app, "#evidence-expected")
         assert "I ran them all, everything passed." in plain(app, "#evidence-received")
-        assert expected.region.y == received.region.y and expected.region.right <= received.region.x, "two columns"
-        assert "CANCEL" in plain(app, "#sessions-decision") and "message 3 differs" in plain(app, "#sessions-reason")
+        assert (
+            expected.region.y == received.region.y and expected.region.right <= received.region.x
+        ), "two columns"
+        assert "CANCEL" in plain(app, "#sessions-decision") and "message 3 differs" in plain(
+            app, "#sessions-reason"
+        )
         assert "◀ first mismatch" in plain(app, "#sessions-history")
 
 
-async def test_scrubbing_back_shows_the_history_as_it_was_at_each_decision_and_end_follows_again(bridge):
+async def test_scrubbing_back_shows_the_history_as_it_was_at_each_decision_and_end_follows_again(
+    bridge,
+):
     state = ConsoleState(bridge)
     state.attach()
     app = sessions_app(state, bridge)
@@ -126,12 +142,21 @@ async def test_scrubbing_back_shows_the_history_as_it_was_at_each_decision_and_e
         view = conv.core.tracker.session("s1")
         await conv.send([*view.committed, *view.provisional, text_message("user", "and then?")])
         await settle(pilot, state)
-        assert decisions.row_count == 4 and "decision 2/4 (scrubbed back)" in plain(app, "#sessions-detail-title")
+        assert decisions.row_count == 4 and "decision 2/4 (scrubbed back)" in plain(
+            app, "#sessions-detail-title"
+        )
         await pilot.press("right_square_bracket", "right_square_bracket", "right_square_bracket")
         await settle(pilot, state)
         assert "decision 4/4" in plain(app, "#sessions-detail-title")
-        await conv.send([*view.committed, *view.provisional, text_message("user", "and then?"),
-                         *conv.core.tracker.session("s1").provisional[1:], text_message("user", "go on")])
+        await conv.send(
+            [
+                *view.committed,
+                *view.provisional,
+                text_message("user", "and then?"),
+                *conv.core.tracker.session("s1").provisional[1:],
+                text_message("user", "go on"),
+            ]
+        )
         await settle(pilot, state)
         assert decisions.cursor_row == 4 and "decision 5/5" in plain(app, "#sessions-detail-title")
 
@@ -150,7 +175,10 @@ async def test_the_timeline_of_all_sessions_leads_to_each_decisions_session(brid
         assert decisions.row_count == 1, "the selected session's decisions"
         await pilot.press("a")
         await settle(pilot, state)
-        assert decisions.row_count == 3 and [c.label.plain for c in decisions.columns.values()][1] == "Session"
+        assert (
+            decisions.row_count == 3
+            and [c.label.plain for c in decisions.columns.values()][1] == "Session"
+        )
         assert decisions.cursor_row == 0, "the timeline opens on the selected session's decision"
         await pilot.press("tab")
         assert decisions.has_focus
@@ -161,7 +189,9 @@ async def test_the_timeline_of_all_sessions_leads_to_each_decisions_session(brid
         assert "second window" in plain(app, "#sessions-history")
         await pilot.press("a")
         await settle(pilot, state)
-        assert decisions.row_count == 1 and "Decisions · " + f"{two.name}/s1" in plain(app, "#sessions-timeline-title")
+        assert decisions.row_count == 1 and "Decisions · " + f"{two.name}/s1" in plain(
+            app, "#sessions-timeline-title"
+        )
 
 
 async def test_enter_walks_from_the_session_list_to_its_decisions_and_then_its_history(bridge):
@@ -177,7 +207,9 @@ async def test_enter_walks_from_the_session_list_to_its_decisions_and_then_its_h
         assert app.query_one("#sessions-detail").has_focus
 
 
-async def test_an_opened_event_log_is_inspected_like_the_live_bridge_and_c_returns_to_live(bridge, tmp_path, monkeypatch):
+async def test_an_opened_event_log_is_inspected_like_the_live_bridge_and_c_returns_to_live(
+    bridge, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)  # the path typed is relative to the console's directory
     path = tmp_path / "events.jsonl"
     log = JsonlEventLog(path)
@@ -203,7 +235,9 @@ async def test_an_opened_event_log_is_inspected_like_the_live_bridge_and_c_retur
         assert "Replay events.jsonl" in plain(app, "#sessions-source")
         decisions = app.query_one("#decisions-table", DataTable)
         assert decisions.has_focus and decisions.row_count == 3
-        assert "CANCEL" in plain(app, "#sessions-decision") and app.query_one("#sessions-evidence").has_class("-cancel")
+        assert "CANCEL" in plain(app, "#sessions-decision") and app.query_one(
+            "#sessions-evidence"
+        ).has_class("-cancel")
         await pilot.press("left_square_bracket")
         await pilot.pause()
         assert "COMMIT" in plain(app, "#sessions-decision")
@@ -213,7 +247,9 @@ async def test_an_opened_event_log_is_inspected_like_the_live_bridge_and_c_retur
         assert app.query_one("#sessions-table", DataTable).row_count == 2
 
 
-async def test_a_file_that_cannot_be_opened_is_reported_and_the_live_view_stays(bridge, tmp_path, monkeypatch):
+async def test_a_file_that_cannot_be_opened_is_reported_and_the_live_view_stays(
+    bridge, tmp_path, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     state = ConsoleState(bridge)
     state.attach()
@@ -267,4 +303,6 @@ async def test_a_theme_change_redraws_the_tables_and_history_in_the_new_colours(
         await pilot.pause()
         assert pane.styles_map["commit"] != before
         decisions = app.query_one("#decisions-table", DataTable)
-        assert decisions.get_row_at(1)[1].style == pane.styles_map["commit"], "cells redrawn with the new theme"
+        assert decisions.get_row_at(1)[1].style == pane.styles_map["commit"], (
+            "cells redrawn with the new theme"
+        )

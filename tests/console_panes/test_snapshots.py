@@ -12,7 +12,13 @@ import pytest
 
 from symposium_tui.state import ConsoleState
 from symposium_tui.widgets.sessions import SessionsPane
-from tests.console_panes.scenario import demo, many_tool_calls, sessions_app, toollog_app, write_demo_trace
+from tests.console_panes.scenario import (
+    demo,
+    many_tool_calls,
+    sessions_app,
+    toollog_app,
+    write_demo_trace,
+)
 
 SIZE = (80, 24)
 
@@ -53,8 +59,11 @@ def test_sessions_history_of_a_cancel_scrolled_to_the_provisional_exchange(snap_
 
 def test_sessions_scrubbed_back_to_the_first_decision(snap_compare):
     """`[` twice: the history as it was when the session started."""
-    assert snap_compare(sessions_app(demo_state()), press=["left_square_bracket", "left_square_bracket"],
-                        terminal_size=SIZE)
+    assert snap_compare(
+        sessions_app(demo_state()),
+        press=["left_square_bracket", "left_square_bracket"],
+        terminal_size=SIZE,
+    )
 
 
 def test_sessions_an_ended_session(snap_compare):
@@ -115,13 +124,18 @@ def test_toollog_details_of_a_selected_call(snap_compare):
 
 def test_toollog_filtered_by_status(snap_compare):
     """The filter bar with the status filter set to failed."""
-    assert snap_compare(toollog_app(demo_state()), press=["f", "tab", "tab", "enter", "down", "down", "enter"],
-                        terminal_size=SIZE)
+    assert snap_compare(
+        toollog_app(demo_state()),
+        press=["f", "tab", "tab", "enter", "down", "down", "enter"],
+        terminal_size=SIZE,
+    )
 
 
 def test_toollog_searched(snap_compare):
     """`/` then a search: only the calls whose text matches."""
-    assert snap_compare(toollog_app(demo_state()), press=["slash", *"app.py", "enter"], terminal_size=SIZE)
+    assert snap_compare(
+        toollog_app(demo_state()), press=["slash", *"app.py", "enter"], terminal_size=SIZE
+    )
 
 
 def test_toollog_one_hundred_thousand_calls(snap_compare):

@@ -28,8 +28,11 @@ async def test_a_conversation_becomes_a_session_with_a_timeline_of_decisions_and
 
     (rec,) = state.sessions.values()
     assert rec.key == (conv.name, "s1") and rec.agent == "eliza" and rec.state == "idle"
-    assert [(d.kind, d.outcome) for d in rec.decisions] == [("new_session", "complete"), ("commit", "complete"),
-                                                            ("cancel", "complete")]
+    assert [(d.kind, d.outcome) for d in rec.decisions] == [
+        ("new_session", "complete"),
+        ("commit", "complete"),
+        ("cancel", "complete"),
+    ]
     assert [d.index for d in state.decisions] == [1, 2, 3]
     # What the console shows equals what the tracker holds.
     view = conv.core.tracker.session("s1")
@@ -77,10 +80,22 @@ async def test_a_denied_permission_is_an_agent_tool_call_and_a_permission_outcom
     await conv.send([text_message("user", "ask permission to run the tests")])
 
     agent, permission = list(state.tools)
-    assert (agent.source, agent.title, agent.kind, agent.status) == ("agent", "run the tests", "execute", "failed")
+    assert (agent.source, agent.title, agent.kind, agent.status) == (
+        "agent",
+        "run the tests",
+        "execute",
+        "failed",
+    )
     assert agent.input == {"command": "run the tests"} and agent.duration is not None
-    assert (permission.source, permission.status, permission.tool_call_id) == ("permission", "reject_once", agent.tool_call_id)
-    assert permission.output.startswith("reject_once by default") and permission.detail["resolver"] == "default"
+    assert (permission.source, permission.status, permission.tool_call_id) == (
+        "permission",
+        "reject_once",
+        agent.tool_call_id,
+    )
+    assert (
+        permission.output.startswith("reject_once by default")
+        and permission.detail["resolver"] == "default"
+    )
     assert permission.duration is not None
     assert {"failed", "reject_once"} <= set(state.tool_statuses)
 
@@ -89,25 +104,68 @@ async def test_a_client_tool_round_trip_is_one_entry_with_its_input_and_output(b
     state = ConsoleState(bridge)
     state.attach()
     bus = bridge.bus
-    bus.publish(ev.ClientToolCall(connection="chat-1", session_id="s1", tool_call_id="t1", tool_name="vscode_readFile",
-                                  arguments={"path": "a.py"}, ts=100.0))
-    bus.publish(ev.ClientToolCall(connection="chat-1", session_id="s1", tool_call_id="t1", tool_name="vscode_readFile",
-                                  status="completed", result="print(1)", ts=100.25))
+    bus.publish(
+        ev.ClientToolCall(
+            connection="chat-1",
+            session_id="s1",
+            tool_call_id="t1",
+            tool_name="vscode_readFile",
+            arguments={"path": "a.py"},
+            ts=100.0,
+        )
+    )
+    bus.publish(
+        ev.ClientToolCall(
+            connection="chat-1",
+            session_id="s1",
+            tool_call_id="t1",
+            tool_name="vscode_readFile",
+            status="completed",
+            result="print(1)",
+            ts=100.25,
+        )
+    )
     (entry,) = list(state.tools)
     assert (entry.source, entry.name, entry.status, entry.input, entry.output) == (
-        "client", "vscode_readFile", "completed", {"path": "a.py"}, "print(1)")
+        "client",
+        "vscode_readFile",
+        "completed",
+        {"path": "a.py"},
+        "print(1)",
+    )
     assert entry.duration == pytest.approx(0.25) and entry.version == 1
 
 
 async def test_a_permission_decided_by_policy_is_named_after_the_call_it_answered(bridge):
     state = ConsoleState(bridge)
     state.attach()
-    bridge.bus.publish(ev.ToolCallSeen(connection="c", session_id="s1", tool_call_id="x", title="rm -rf build",
-                                       kind="execute", status="pending"))
-    bridge.bus.publish(ev.ApprovalResolved(connection="c", approval_id="a1", session_id="s1", agent="eliza",
-                                           outcome="allow_once", resolver="policy", rule="execute:rm*"))
+    bridge.bus.publish(
+        ev.ToolCallSeen(
+            connection="c",
+            session_id="s1",
+            tool_call_id="x",
+            title="rm -rf build",
+            kind="execute",
+            status="pending",
+        )
+    )
+    bridge.bus.publish(
+        ev.ApprovalResolved(
+            connection="c",
+            approval_id="a1",
+            session_id="s1",
+            agent="eliza",
+            outcome="allow_once",
+            resolver="policy",
+            rule="execute:rm*",
+        )
+    )
     permission = list(state.tools)[-1]
-    assert (permission.title, permission.status, permission.tool_call_id) == ("rm -rf build", "allow_once", "x")
+    assert (permission.title, permission.status, permission.tool_call_id) == (
+        "rm -rf build",
+        "allow_once",
+        "x",
+    )
     assert permission.output == "allow_once by policy (rule execute:rm*)"
 
 
@@ -115,7 +173,10 @@ def test_the_tool_log_keeps_the_newest_entries_up_to_its_capacity():
     store = ToolCallStore(capacity=1000, journal=500)
     cursor = store.change_no
     for i in range(2500):
-        store.add(("k", i), ToolEntry(float(i), "c", "s1", "agent", str(i), f"call {i}", "read", "completed"))
+        store.add(
+            ("k", i),
+            ToolEntry(float(i), "c", "s1", "agent", str(i), f"call {i}", "read", "completed"),
+        )
     assert len(store) == 1000 and store.first_seq == 1500 and store.dropped == 1500
     assert [e.title for e in store][:2] == ["call 1500", "call 1501"]
     assert store.get(1499) is None and store.get(2499).title == "call 2499"
@@ -129,8 +190,16 @@ def test_the_tool_log_keeps_the_newest_entries_up_to_its_capacity():
 def test_a_state_holds_at_most_its_capacity_of_tool_calls():
     state = ConsoleState(None, tool_capacity=100)
     for i in range(250):
-        state.handle(ev.ToolCallSeen(connection="c", session_id="s1", tool_call_id=f"t{i}", title=f"t{i}",
-                                     status="completed", ts=float(i)))
+        state.handle(
+            ev.ToolCallSeen(
+                connection="c",
+                session_id="s1",
+                tool_call_id=f"t{i}",
+                title=f"t{i}",
+                status="completed",
+                ts=float(i),
+            )
+        )
     assert len(state.tools) == 100 and next(iter(state.tools)).title == "t150"
 
 
@@ -140,8 +209,11 @@ async def test_listeners_hear_of_a_burst_once_per_topic_not_once_per_event(bridg
     heard = []
     state.add_listener(heard.append)
     for i in range(500):
-        bridge.bus.publish(ev.ToolCallSeen(connection="c", session_id="s1", tool_call_id=f"t{i}", title="x",
-                                           status="pending"))
+        bridge.bus.publish(
+            ev.ToolCallSeen(
+                connection="c", session_id="s1", tool_call_id=f"t{i}", title="x", status="pending"
+            )
+        )
     assert heard == [], "nothing is announced synchronously, per event"
     await asyncio.sleep(0.15)
     assert heard == ["toolcalls"]
@@ -151,11 +223,19 @@ async def test_attach_is_idempotent_and_detach_stops_the_updates(bridge):
     state = ConsoleState(bridge)
     state.attach()
     state.attach()
-    bridge.bus.publish(ev.ToolCallSeen(connection="c", session_id="s1", tool_call_id="t", title="x", status="pending"))
+    bridge.bus.publish(
+        ev.ToolCallSeen(
+            connection="c", session_id="s1", tool_call_id="t", title="x", status="pending"
+        )
+    )
     assert len(state.tools) == 1, "subscribed once"
     state.detach()
     assert not state.attached
-    bridge.bus.publish(ev.ToolCallSeen(connection="c", session_id="s1", tool_call_id="u", title="y", status="pending"))
+    bridge.bus.publish(
+        ev.ToolCallSeen(
+            connection="c", session_id="s1", tool_call_id="u", title="y", status="pending"
+        )
+    )
     assert len(state.tools) == 1
 
 
@@ -167,7 +247,12 @@ async def test_attaching_late_takes_in_the_sessions_the_bridge_already_has(bridg
     state = ConsoleState(bridge)
     state.attach()
     rec = state.sessions[(conv.name, "s1")]
-    assert rec.agent == "eliza" and rec.state == "idle" and len(rec.committed) == 2 and len(rec.provisional) == 2
+    assert (
+        rec.agent == "eliza"
+        and rec.state == "idle"
+        and len(rec.committed) == 2
+        and len(rec.provisional) == 2
+    )
     # The next decision continues from what was taken in.
     view = conv.core.tracker.session("s1")
     await conv.send([*view.committed, *view.provisional, text_message("user", "again")])
@@ -181,17 +266,36 @@ async def test_ended_sessions_are_kept_up_to_a_limit(bridge):
         state.handle(ev.SessionEnded(connection="c", session_id=f"s{i}", reason="idle"))
     state.handle(ev.SessionStarted(connection="c", session_id="live", agent="eliza"))
     assert sorted(k[1] for k in state.sessions) == ["live", "s3", "s4"]
-    assert state.sessions[("c", "s4")].state == "ended" and state.sessions[("c", "s4")].end_reason == "idle"
+    assert (
+        state.sessions[("c", "s4")].state == "ended"
+        and state.sessions[("c", "s4")].end_reason == "idle"
+    )
 
 
 async def test_a_session_waiting_for_approval_says_so(bridge):
     state = ConsoleState(bridge)
     state.handle(ev.SessionStarted(connection="c", session_id="s1", agent="eliza"))
-    state.handle(ev.ApprovalRequested(connection="c", approval_id="a", session_id="s1", agent="eliza",
-                                      tool_call={"toolCallId": "t", "title": "deploy"}, options=[]))
+    state.handle(
+        ev.ApprovalRequested(
+            connection="c",
+            approval_id="a",
+            session_id="s1",
+            agent="eliza",
+            tool_call={"toolCallId": "t", "title": "deploy"},
+            options=[],
+        )
+    )
     assert state.sessions[("c", "s1")].state == "approval"
-    state.handle(ev.ApprovalResolved(connection="c", approval_id="a", session_id="s1", agent="eliza",
-                                     outcome="allow_once", resolver="console"))
+    state.handle(
+        ev.ApprovalResolved(
+            connection="c",
+            approval_id="a",
+            session_id="s1",
+            agent="eliza",
+            outcome="allow_once",
+            resolver="console",
+        )
+    )
     assert state.sessions[("c", "s1")].state == "idle"
     assert [e.status for e in state.tools] == ["allow_once"]
 
@@ -204,12 +308,24 @@ async def test_a_wire_trace_and_an_event_log_replay_into_the_history_the_live_br
     and the committed history of the last one is what the client sent."""
     traces = tmp_path / "traces"
     log = tmp_path / "events.jsonl"
-    client = await LmClient.start("--cwd", str(tmp_path), "--trace-dir", str(traces), "--event-log", str(log))
+    client = await LmClient.start(
+        "--cwd", str(tmp_path), "--trace-dir", str(traces), "--event-log", str(log)
+    )
     try:
         first = await client.chat([user("hello")], agent=ELIZA)
-        second = await client.chat([user("hello"), first.as_assistant(), user("I am sad")], agent=ELIZA)
-        third = await client.chat([user("hello"), first.as_assistant(), user("I am sad"), assistant("edited"), user("why")],
-                                  agent=ELIZA)
+        second = await client.chat(
+            [user("hello"), first.as_assistant(), user("I am sad")], agent=ELIZA
+        )
+        third = await client.chat(
+            [
+                user("hello"),
+                first.as_assistant(),
+                user("I am sad"),
+                assistant("edited"),
+                user("why"),
+            ],
+            agent=ELIZA,
+        )
         assert third.error is None and second.error is None
     finally:
         await client.close()
@@ -217,17 +333,26 @@ async def test_a_wire_trace_and_an_event_log_replay_into_the_history_the_live_br
     for path in (trace, log):
         state = ConsoleState.from_file(path)
         assert [(d.kind, d.outcome) for d in state.decisions] == [
-            ("new_session", "complete"), ("commit", "complete"), ("cancel", "complete")], path
+            ("new_session", "complete"),
+            ("commit", "complete"),
+            ("cancel", "complete"),
+        ], path
         (rec,) = state.sessions.values()
         assert texts(rec.committed) == [("user", "hello"), ("assistant", first.text)]
-        assert texts(rec.provisional) == [("user", "I am sad"), ("assistant", "edited"), ("user", "why"),
-                                          ("assistant", third.text)]
+        assert texts(rec.provisional) == [
+            ("user", "I am sad"),
+            ("assistant", "edited"),
+            ("user", "why"),
+            ("assistant", third.text),
+        ]
         committed, provisional = state.history_at(rec.key, rec.decisions[1])
         assert texts(provisional) == [("user", "I am sad"), ("assistant", second.text)]
         assert state.name == str(path)
 
 
-async def test_an_event_log_without_requests_shows_the_decisions_the_bridge_recorded(bridge, tmp_path):
+async def test_an_event_log_without_requests_shows_the_decisions_the_bridge_recorded(
+    bridge, tmp_path
+):
     path = tmp_path / "events.jsonl"
     log = JsonlEventLog(path)
     bridge.bus.subscribe(log)
@@ -251,7 +376,12 @@ def test_a_file_that_is_neither_a_trace_nor_an_event_log_is_refused(tmp_path):
 
 def test_a_request_the_trace_could_not_route_is_an_error_on_the_timeline(tmp_path):
     path = tmp_path / "t.log"
-    bad = {"jsonrpc": "2.0", "id": 7, "method": "lm/provideLanguageModelChatResponse", "params": {"messages": "nope"}}
+    bad = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "lm/provideLanguageModelChatResponse",
+        "params": {"messages": "nope"},
+    }
     path.write_text(f"[2023-11-14T22:13:20.000000Z] recv: {json.dumps(bad)}\n")
     state = ConsoleState.from_file(path)
     (record,) = state.decisions

@@ -21,10 +21,21 @@ def shown_titles(view: ToolLogView) -> list[str]:
     return [view.state.tools.get(seq).title for seq in view.index]
 
 
-def add_calls(state: ConsoleState, start: int, n: int, session: str = "s1", status: str = "completed") -> None:
+def add_calls(
+    state: ConsoleState, start: int, n: int, session: str = "s1", status: str = "completed"
+) -> None:
     for i in range(start, start + n):
-        state.handle(ev.ToolCallSeen(connection="c", session_id=session, tool_call_id=f"t{i}", title=f"call {i}",
-                                     kind="read", status=status, ts=1_700_000_000.0 + i))
+        state.handle(
+            ev.ToolCallSeen(
+                connection="c",
+                session_id=session,
+                tool_call_id=f"t{i}",
+                title=f"call {i}",
+                kind="read",
+                status=status,
+                ts=1_700_000_000.0 + i,
+            )
+        )
     state.flush()
 
 
@@ -60,11 +71,16 @@ async def test_moving_up_pauses_the_tail_and_end_follows_it_again():
         view = app.query_one(ToolLogView)
         assert view.cursor == 99 and view.scroll_y == view.max_scroll_y > 0
         await pilot.press("up", "up", "pageup")
-        assert not view.follow and view.selected.title == f"call {97 - (view.scrollable_content_region.height - 1)}"
+        assert (
+            not view.follow
+            and view.selected.title == f"call {97 - (view.scrollable_content_region.height - 1)}"
+        )
         held, top = view.selected, view.scroll_y
         add_calls(state, 100, 50)
         await settle(pilot)
-        assert view.selected is held and view.scroll_y == top, "new calls do not move a reader who scrolled up"
+        assert view.selected is held and view.scroll_y == top, (
+            "new calls do not move a reader who scrolled up"
+        )
         assert "paused" in "\n".join(screen_lines(app))
         await pilot.press("end")
         assert view.follow and view.selected.title == "call 149"
@@ -79,14 +95,30 @@ async def test_moving_up_pauses_the_tail_and_end_follows_it_again():
 
 async def test_a_status_change_redraws_the_line_in_place():
     state = ConsoleState(None)
-    state.handle(ev.ToolCallSeen(connection="c", session_id="s1", tool_call_id="t", title="compile", kind="execute",
-                                 status="in_progress", ts=1_700_000_000.0))
+    state.handle(
+        ev.ToolCallSeen(
+            connection="c",
+            session_id="s1",
+            tool_call_id="t",
+            title="compile",
+            kind="execute",
+            status="in_progress",
+            ts=1_700_000_000.0,
+        )
+    )
     app = toollog_app(state)
     async with app.run_test(size=(80, 24)) as pilot:
         view = app.query_one(ToolLogView)
         assert any("in_progress" in line for line in screen_lines(app))
-        state.handle(ev.ToolCallSeen(connection="c", session_id="s1", tool_call_id="t", status="completed",
-                                     ts=1_700_000_002.5))
+        state.handle(
+            ev.ToolCallSeen(
+                connection="c",
+                session_id="s1",
+                tool_call_id="t",
+                status="completed",
+                ts=1_700_000_002.5,
+            )
+        )
         await settle(pilot, state)
         assert len(view.index) == 1
         (line,) = [line for line in screen_lines(app) if "compile" in line]
@@ -139,7 +171,9 @@ async def test_search_keeps_the_calls_whose_text_matches():
         await pilot.press("slash", *"app.py", "enter")  # the new search replaces the old
         await settle(pilot)
         assert shown_titles(view) == ["Glob **/*.py", "vscode_readFile"]
-        await pilot.press("escape")  # the filter is active: escape leaves the bar open and does nothing else
+        await pilot.press(
+            "escape"
+        )  # the filter is active: escape leaves the bar open and does nothing else
         await pilot.press("x")
         await settle(pilot)
         assert len(view.index) == 5
@@ -153,8 +187,12 @@ async def test_updates_that_stop_matching_leave_the_filtered_view_and_new_matche
         view = app.query_one(ToolLogView)
         await pilot.press("f", "tab", "tab", "enter", "down", "enter")
         await settle(pilot)
-        assert app.query_one("#filter-status", Select).value == "in_progress" and len(view.index) == 3
-        state.handle(ev.ToolCallSeen(connection="c", session_id="s1", tool_call_id="t1", status="completed"))
+        assert (
+            app.query_one("#filter-status", Select).value == "in_progress" and len(view.index) == 3
+        )
+        state.handle(
+            ev.ToolCallSeen(connection="c", session_id="s1", tool_call_id="t1", status="completed")
+        )
         add_calls(state, 10, 1, status="in_progress")
         await settle(pilot, state)
         assert shown_titles(view) == ["call 0", "call 2", "call 10"]
@@ -220,7 +258,10 @@ async def test_a_log_of_100000_calls_is_browsed_and_searched_by_keyboard():
         assert any(f"tool call {view.cursor}" in line for line in screen_lines(app))
         await pilot.press("slash", *"call 4242", "enter")
         await settle(pilot)
-        assert shown_titles(view)[:2] == ["tool call 4242", "tool call 42420"] and len(view.index) == 11
+        assert (
+            shown_titles(view)[:2] == ["tool call 4242", "tool call 42420"]
+            and len(view.index) == 11
+        )
         assert view.selected.title == "tool call 42429"
 
 

@@ -58,7 +58,9 @@ class ServerThread:
         self.cwd = cwd
         self.options = options
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="openai-server", daemon=True)
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="openai-server", daemon=True
+        )
         self.bridge: Any = None
         self.server: Any = None
 
@@ -113,7 +115,9 @@ def logs(tmp_path: Path) -> dict[str, Path]:
 
 @pytest.fixture
 def settings(logs: dict[str, Path]) -> Path:
-    return write_settings(Path(os.environ["SYMPOSIUM_CONFIG_DIR"]), tool_log=logs["tool"], calc_log=logs["calc"])
+    return write_settings(
+        Path(os.environ["SYMPOSIUM_CONFIG_DIR"]), tool_log=logs["tool"], calc_log=logs["calc"]
+    )
 
 
 @pytest.fixture
@@ -135,7 +139,9 @@ def client(server: ServerThread):
 async def aclient(server: ServerThread):
     import openai
 
-    async with openai.AsyncOpenAI(base_url=server.url, api_key="unused", max_retries=0, timeout=60) as c:
+    async with openai.AsyncOpenAI(
+        base_url=server.url, api_key="unused", max_retries=0, timeout=60
+    ) as c:
         yield c
 
 

@@ -19,7 +19,10 @@ def test_tools_endpoint_lists_and_filters(server: ServerThread):
     assert data["object"] == "list"
     (add,) = data["data"]
     assert add["name"] == "add" and add["tags"] == ["math", "local", "calc"]
-    assert add["inputSchema"]["type"] == "object" and set(add["inputSchema"]["properties"]) == {"a", "b"}
+    assert add["inputSchema"]["type"] == "object" and set(add["inputSchema"]["properties"]) == {
+        "a",
+        "b",
+    }
     assert len(httpx2.get(base + "/tools", params={"tags": "vscode,math"}).json()["data"]) == 1
     assert httpx2.get(base + "/tools", params={"tags": "editor"}).json()["data"] == []
     assert len(httpx2.get(base + "/tools", params={"name": "a*"}).json()["data"]) == 1
@@ -28,12 +31,18 @@ def test_tools_endpoint_lists_and_filters(server: ServerThread):
 
 def test_agent_runs_a_configured_tool_itself(client, logs):
     ask = 'use tool calc::add with {"a": 2, "b": 3}'
-    r = client.chat.completions.create(model="eliza", messages=[{"role": "user", "content": ask}], extra_body=AUTO)
+    r = client.chat.completions.create(
+        model="eliza", messages=[{"role": "user", "content": ask}], extra_body=AUTO
+    )
     assert r.choices[0].finish_reason == "stop" and "sum: 5" in r.choices[0].message.content
     assert read_log(logs["calc"]) == [{"tool": "add", "a": 2, "b": 3}]
     # streaming works in this mode too
-    stream = client.chat.completions.create(model="eliza", stream=True, extra_body={"use_vscode_tools": True},
-                                            messages=[{"role": "user", "content": 'use tool calc::add with {"a": 4, "b": 5}'}])
+    stream = client.chat.completions.create(
+        model="eliza",
+        stream=True,
+        extra_body={"use_vscode_tools": True},
+        messages=[{"role": "user", "content": 'use tool calc::add with {"a": 4, "b": 5}'}],
+    )
     assert "sum: 9" in "".join(c.choices[0].delta.content or "" for c in stream)
 
 
@@ -45,8 +54,11 @@ def test_without_auto_execute_the_agent_has_no_configured_servers(client, logs):
 
 
 def test_permission_requests_are_denied_without_a_console(client):
-    r = client.chat.completions.create(model="eliza", messages=[{"role": "user", "content": "ask permission to deploy"}],
-                                       extra_body=AUTO)
+    r = client.chat.completions.create(
+        model="eliza",
+        messages=[{"role": "user", "content": "ask permission to deploy"}],
+        extra_body=AUTO,
+    )
     assert "deploy" in r.choices[0].message.content
     assert "granted" not in r.choices[0].message.content.lower()
 
@@ -68,8 +80,11 @@ def test_permission_requests_go_to_an_attached_console(client, server: ServerThr
 
     t = threading.Thread(target=approve_when_pending)
     t.start()
-    r = client.chat.completions.create(model="eliza", messages=[{"role": "user", "content": "ask permission to deploy"}],
-                                       extra_body=AUTO)
+    r = client.chat.completions.create(
+        model="eliza",
+        messages=[{"role": "user", "content": "ask permission to deploy"}],
+        extra_body=AUTO,
+    )
     t.join()
     assert answered
     assert "Permission granted" in r.choices[0].message.content

@@ -22,13 +22,31 @@ CLI = Path(sys.executable).with_name("llm-comply")
 
 def comply(server: ServerThread, fmt: str, model: str, *extra: str) -> dict:
     proc = subprocess.run(
-        [str(CLI), "--format", fmt, "-u", server.url, "-k", "unused", "-m", model, "--json", "--timeout", "60", *extra],
-        capture_output=True, text=True, timeout=300,
+        [
+            str(CLI),
+            "--format",
+            fmt,
+            "-u",
+            server.url,
+            "-k",
+            "unused",
+            "-m",
+            model,
+            "--json",
+            "--timeout",
+            "60",
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     try:
         report = json.loads(proc.stdout)
     except ValueError:
-        raise AssertionError(f"llm-comply printed no report (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}") from None
+        raise AssertionError(
+            f"llm-comply printed no report (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+        ) from None
     failures = {r["id"]: r.get("errors") for r in report["results"] if r["status"] == "failed"}
     assert not failures, json.dumps(failures, indent=2)
     return report
@@ -38,7 +56,10 @@ def comply(server: ServerThread, fmt: str, model: str, *extra: str) -> dict:
 def test_llm_comply_passes(server: ServerThread, fmt):
     report = comply(server, fmt, "tool")
     summary = report["summary"]
-    assert summary["failed"] == 0 and summary["passed"] >= {"openai-chat": 8, "open-responses": 11}[fmt]
+    assert (
+        summary["failed"] == 0
+        and summary["passed"] >= {"openai-chat": 8, "open-responses": 11}[fmt]
+    )
     skipped = [r["id"] for r in report["results"] if r["status"] == "skipped"]
     assert all("reasoning" in s for s in skipped)  # only the reasoning-model checks are skipped
 

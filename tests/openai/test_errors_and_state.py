@@ -39,10 +39,16 @@ def test_400_missing_model_and_bad_messages(client):
 
 
 def test_400_unparseable_json_in_openai_shape(server: ServerThread):
-    r = httpx2.post(server.url + "/chat/completions", content=b"{nope", headers={"content-type": "application/json"})
+    r = httpx2.post(
+        server.url + "/chat/completions",
+        content=b"{nope",
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 400
     err = r.json()["error"]
-    assert set(err) == {"message", "type", "param", "code"} and err["type"] == "invalid_request_error"
+    assert (
+        set(err) == {"message", "type", "param", "code"} and err["type"] == "invalid_request_error"
+    )
 
 
 def test_404_model_not_found(client):
@@ -60,7 +66,9 @@ def test_404_unknown_route(server: ServerThread):
 
 def test_422_unsupported_n(client):
     with pytest.raises(openai.UnprocessableEntityError) as info:
-        client.chat.completions.create(model="eliza", messages=[{"role": "user", "content": "x"}], n=2)
+        client.chat.completions.create(
+            model="eliza", messages=[{"role": "user", "content": "x"}], n=2
+        )
     assert info.value.body["param"] == "n"
 
 
@@ -69,8 +77,14 @@ def test_500_agent_that_fails_to_start(client):
         client.chat.completions.create(model="broken", messages=[{"role": "user", "content": "x"}])
     assert info.value.status_code == 500 and info.value.code == "agent_error"
     assert "refusing to start" in info.value.message
-    with pytest.raises(openai.InternalServerError):  # streaming: the status is still an error status
-        list(client.chat.completions.create(model="broken", messages=[{"role": "user", "content": "y"}], stream=True))
+    with pytest.raises(
+        openai.InternalServerError
+    ):  # streaming: the status is still an error status
+        list(
+            client.chat.completions.create(
+                model="broken", messages=[{"role": "user", "content": "y"}], stream=True
+            )
+        )
 
 
 def test_503_when_every_agent_slot_is_busy(server: ServerThread, client):
@@ -79,12 +93,20 @@ def test_503_when_every_agent_slot_is_busy(server: ServerThread, client):
         import threading
 
         result = {}
-        t = threading.Thread(target=lambda: result.setdefault("r", other.chat.completions.create(
-            model="tool", messages=[{"role": "user", "content": "slow 3"}])))
+        t = threading.Thread(
+            target=lambda: result.setdefault(
+                "r",
+                other.chat.completions.create(
+                    model="tool", messages=[{"role": "user", "content": "slow 3"}]
+                ),
+            )
+        )
         t.start()
         assert wait_for(lambda: any(not s.is_idle for s in server.bridge.all_sessions()), 10)
         with pytest.raises(openai.InternalServerError) as info:
-            client.chat.completions.create(model="echo", messages=[{"role": "user", "content": "x"}])
+            client.chat.completions.create(
+                model="echo", messages=[{"role": "user", "content": "x"}]
+            )
         assert info.value.status_code == 503 and info.value.code == "agents_busy"
         t.join(20)
         assert result["r"].choices[0].message.content == "SLOW DONE"
@@ -105,7 +127,12 @@ def test_401_without_the_api_key(keyed_server: ServerThread):
         with pytest.raises(openai.AuthenticationError):
             bad.chat.completions.create(model="eliza", messages=[{"role": "user", "content": "x"}])
     with openai.OpenAI(base_url=keyed_server.url, api_key="s3cret", max_retries=0) as good:
-        assert good.chat.completions.create(model="echo", messages=[{"role": "user", "content": "k"}]).choices[0].message.content == "ECHO: k"
+        assert (
+            good.chat.completions.create(model="echo", messages=[{"role": "user", "content": "k"}])
+            .choices[0]
+            .message.content
+            == "ECHO: k"
+        )
     assert httpx2.get(keyed_server.url.removesuffix("/v1") + "/health").status_code == 200
 
 
@@ -117,7 +144,9 @@ def test_409_superseded_stream_error_is_raised_by_the_sdk(client):
 
     def first() -> None:
         try:
-            stream = client.chat.completions.create(model="tool", messages=[{"role": "user", "content": "stream 100000"}], stream=True)
+            stream = client.chat.completions.create(
+                model="tool", messages=[{"role": "user", "content": "stream 100000"}], stream=True
+            )
             for _ in stream:
                 pass
         except openai.APIError as exc:
@@ -126,8 +155,13 @@ def test_409_superseded_stream_error_is_raised_by_the_sdk(client):
     t = threading.Thread(target=first)
     t.start()
     time.sleep(1.0)
-    client.chat.completions.create(model="tool", messages=[{"role": "user", "content": "stream 100000"},
-                                                           {"role": "user", "content": "never mind"}])
+    client.chat.completions.create(
+        model="tool",
+        messages=[
+            {"role": "user", "content": "stream 100000"},
+            {"role": "user", "content": "never mind"},
+        ],
+    )
     t.join(20)
     assert isinstance(got.get("error"), openai.APIError)
     assert "cancelled" in str(got["error"]).lower()
@@ -143,8 +177,13 @@ async def raw_post(url: str, path: str, body: dict, headers: dict[str, str] | No
     parts = urlsplit(url)
     reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
     data = json.dumps(body).encode()
-    head = [f"POST {parts.path}{path} HTTP/1.1", f"host: {parts.netloc}", "content-type: application/json",
-            f"content-length: {len(data)}", *(f"{k}: {v}" for k, v in (headers or {}).items())]
+    head = [
+        f"POST {parts.path}{path} HTTP/1.1",
+        f"host: {parts.netloc}",
+        "content-type: application/json",
+        f"content-length: {len(data)}",
+        *(f"{k}: {v}" for k, v in (headers or {}).items()),
+    ]
     writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
     await writer.drain()
     return reader, writer
@@ -152,7 +191,9 @@ async def raw_post(url: str, path: str, body: dict, headers: dict[str, str] | No
 
 def test_sdk_retry_after_a_timeout_joins_the_running_exchange(server: ServerThread, logs):
     with openai.OpenAI(base_url=server.url, api_key="x", max_retries=2, timeout=1.0) as c:
-        r = c.chat.completions.create(model="tool", messages=[{"role": "user", "content": "slow 1.6"}])
+        r = c.chat.completions.create(
+            model="tool", messages=[{"role": "user", "content": "slow 1.6"}]
+        )
     assert r.choices[0].message.content == "SLOW DONE"
     events = read_log(logs["tool"])
     assert [e["event"] for e in events] == ["prompt", "done"]  # one prompt, never cancelled
@@ -160,20 +201,29 @@ def test_sdk_retry_after_a_timeout_joins_the_running_exchange(server: ServerThre
 
 async def test_retry_of_a_request_whose_answer_was_missed_replays_it(server: ServerThread, logs):
     body = {"model": "tool", "messages": [{"role": "user", "content": "slow 0.5"}]}
-    _, writer = await raw_post(server.url, "/chat/completions", body, {"x-stainless-retry-count": "0"})
+    _, writer = await raw_post(
+        server.url, "/chat/completions", body, {"x-stainless-retry-count": "0"}
+    )
     await asyncio.sleep(0.2)
     writer.close()  # the client gives up on the first try
     await asyncio.sleep(0.6)  # the agent finishes while nobody listens
     async with httpx2.AsyncClient(base_url=server.url, timeout=30) as http:
         # an SDK sends the very same bytes again
-        retry = await http.post("/chat/completions", content=json.dumps(body).encode(),
-                                headers={"x-stainless-retry-count": "1", "content-type": "application/json"})
-    assert retry.status_code == 200 and retry.json()["choices"][0]["message"]["content"] == "SLOW DONE"
+        retry = await http.post(
+            "/chat/completions",
+            content=json.dumps(body).encode(),
+            headers={"x-stainless-retry-count": "1", "content-type": "application/json"},
+        )
+    assert (
+        retry.status_code == 200 and retry.json()["choices"][0]["message"]["content"] == "SLOW DONE"
+    )
     assert [e["event"] for e in read_log(logs["tool"])] == ["prompt", "done"]
 
 
 def test_disconnect_mid_stream_cancels_the_agents_turn(client, logs):
-    stream = client.chat.completions.create(model="tool", messages=[{"role": "user", "content": "stream 1000000"}], stream=True)
+    stream = client.chat.completions.create(
+        model="tool", messages=[{"role": "user", "content": "stream 1000000"}], stream=True
+    )
     for i, _ in enumerate(stream):
         if i == 5:
             break
@@ -185,7 +235,9 @@ def test_disconnect_mid_stream_cancels_the_agents_turn(client, logs):
 @pytest.mark.parametrize("sdk", [False, True])
 async def test_disconnect_of_a_waiting_request_cancels_the_turn(server: ServerThread, logs, sdk):
     body = {"model": "tool", "messages": [{"role": "user", "content": f"slow 30 {sdk}"}]}
-    _, writer = await raw_post(server.url, "/chat/completions", body, {"x-stainless-retry-count": "0"} if sdk else {})
+    _, writer = await raw_post(
+        server.url, "/chat/completions", body, {"x-stainless-retry-count": "0"} if sdk else {}
+    )
     while not any(e["event"] == "prompt" for e in read_log(logs["tool"])):
         await asyncio.sleep(0.05)
     writer.close()

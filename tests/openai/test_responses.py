@@ -9,8 +9,16 @@ import pytest
 
 from tests.openai.conftest import ServerThread, read_log
 
-WEATHER = {"type": "function", "name": "get_weather", "description": "Weather for a place",
-           "parameters": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}}
+WEATHER = {
+    "type": "function",
+    "name": "get_weather",
+    "description": "Weather for a place",
+    "parameters": {
+        "type": "object",
+        "properties": {"location": {"type": "string"}},
+        "required": ["location"],
+    },
+}
 
 
 def test_create_and_continue_with_previous_response_id(client, server: ServerThread):
@@ -35,7 +43,9 @@ async def test_streaming_events_and_continuation(aclient, server: ServerThread):
     assert text == "".join(f"c{i} " for i in range(20))
     done = events[-1].response
     assert done.output_text == text
-    follow = await aclient.responses.create(model="echo", input="and more", previous_response_id=done.id, stream=True)
+    follow = await aclient.responses.create(
+        model="echo", input="and more", previous_response_id=done.id, stream=True
+    )
     text2 = "".join([e.delta async for e in follow if e.type == "response.output_text.delta"])
     assert text2 == "ECHO: and more"  # only the new input was prompted: the session continued
     (core,) = server.door.connections.values()
@@ -49,8 +59,10 @@ def test_function_call_round_trip_with_previous_response_id(client, logs):
     (call,) = [item for item in first.output if item.type == "function_call"]
     assert call.name == "get_weather" and json.loads(call.arguments) == {"location": "Lima"}
     second = client.responses.create(
-        model="tool", previous_response_id=first.id,
-        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "hot"}], tools=[WEATHER],
+        model="tool",
+        previous_response_id=first.id,
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "hot"}],
+        tools=[WEATHER],
     )
     assert second.output_text == "RESULTS: hot"
     assert [e["event"] for e in read_log(logs["tool"])].count("prompt") == 1
@@ -60,7 +72,9 @@ def test_unknown_previous_response_and_orphan_output_are_errors(client):
     with pytest.raises(openai.NotFoundError):
         client.responses.create(model="eliza", input="x", previous_response_id="resp_nope")
     with pytest.raises(openai.BadRequestError) as info:
-        client.responses.create(model="eliza", input=[{"type": "function_call_output", "call_id": "c1", "output": "x"}])
+        client.responses.create(
+            model="eliza", input=[{"type": "function_call_output", "call_id": "c1", "output": "x"}]
+        )
     assert info.value.body["param"] == "input[0].call_id"
 
 

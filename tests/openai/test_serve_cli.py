@@ -22,8 +22,13 @@ def free_port() -> int:
 
 def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "symposium_tui", "serve", *args], cwd=REPO, env={**os.environ, **(env or {})},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        [sys.executable, "-m", "symposium_tui", "serve", *args],
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 
@@ -44,10 +49,16 @@ def test_serve_with_openai_and_an_api_key_from_the_environment(settings):
     try:
         line = wait_line(proc, "OpenAI-compatible API on")
         assert f"http://127.0.0.1:{port}/v1" in line
-        with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k1", max_retries=0) as c:
-            r = c.chat.completions.create(model="echo", messages=[{"role": "user", "content": "via serve"}])
+        with openai.OpenAI(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key="k1", max_retries=0
+        ) as c:
+            r = c.chat.completions.create(
+                model="echo", messages=[{"role": "user", "content": "via serve"}]
+            )
             assert r.choices[0].message.content == "ECHO: via serve"
-        with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="nope", max_retries=0) as c:
+        with openai.OpenAI(
+            base_url=f"http://127.0.0.1:{port}/v1", api_key="nope", max_retries=0
+        ) as c:
             try:
                 c.models.list()
             except openai.AuthenticationError:
@@ -62,6 +73,12 @@ def test_serve_with_openai_and_an_api_key_from_the_environment(settings):
 
 def test_serve_refuses_a_public_address_without_a_key(settings):
     env = {k: v for k, v in os.environ.items() if k != "SYMPOSIUM_OPENAI_API_KEY"}
-    proc = subprocess.run([sys.executable, "-m", "symposium_tui", "serve", "--openai", "0.0.0.0:0"], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [sys.executable, "-m", "symposium_tui", "serve", "--openai", "0.0.0.0:0"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert proc.returncode == 2 and "needs an API key" in proc.stderr

@@ -15,8 +15,15 @@ from tests.openai.conftest import ServerThread
 
 WEATHER = {
     "type": "function",
-    "function": {"name": "get_weather", "description": "Current weather for a city",
-                 "parameters": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]}},
+    "function": {
+        "name": "get_weather",
+        "description": "Current weather for a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"location": {"type": "string"}},
+            "required": ["location"],
+        },
+    },
 }
 
 
@@ -27,12 +34,19 @@ def claude_model(settings: Path, tmp_path: Path):
     except agents.InstallError as exc:
         pytest.fail(f"installing the Claude adapter failed:\n{exc}", pytrace=False)
     srv = ServerThread(str(tmp_path)).start()
-    api = FakeAnthropic([tool_use(("mcp__vscode_tools__get_weather", {"location": "Paris"})), text("It is sunny in Paris.")])
+    api = FakeAnthropic(
+        [
+            tool_use(("mcp__vscode_tools__get_weather", {"location": "Paris"})),
+            text("It is sunny in Paris."),
+        ]
+    )
     srv.call(api.__aenter__())
     launch = agents.claude_agent(tmp_path / "home", api.base_url)
     env = ", ".join(f"{json.dumps(k)} = {json.dumps(v)}" for k, v in launch.env.items())
     with open(settings, "a") as fh:
-        fh.write(f"\n[agents.claude]\ncommand = {json.dumps(launch.command)}\nargs = {json.dumps(launch.args)}\nenv = {{ {env} }}\n")
+        fh.write(
+            f"\n[agents.claude]\ncommand = {json.dumps(launch.command)}\nargs = {json.dumps(launch.args)}\nenv = {{ {env} }}\n"
+        )
     os.utime(settings)
     try:
         yield srv, api
@@ -51,7 +65,9 @@ def test_claude_tool_round_trip_through_chat_completions(claude_model):
         choice = first.choices[0]
         assert choice.finish_reason == "tool_calls"
         (call,) = choice.message.tool_calls
-        assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {"location": "Paris"}
+        assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {
+            "location": "Paris"
+        }
         messages.append(choice.message.model_dump(exclude_none=True))
         messages.append({"role": "tool", "tool_call_id": call.id, "content": "sunny, 24C"})
         second = client.chat.completions.create(model="claude", messages=messages, tools=[WEATHER])

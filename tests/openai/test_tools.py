@@ -15,11 +15,21 @@ WEATHER = {
     "function": {
         "name": "get_weather",
         "description": "Get current weather for a location",
-        "parameters": {"type": "object", "properties": {"location": {"type": "string"}}, "required": ["location"]},
+        "parameters": {
+            "type": "object",
+            "properties": {"location": {"type": "string"}},
+            "required": ["location"],
+        },
     },
 }
-TIME = {"type": "function", "function": {"name": "get_time", "description": "Current time in a city",
-                                         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}
+TIME = {
+    "type": "function",
+    "function": {
+        "name": "get_time",
+        "description": "Current time in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
 
 
 def test_eliza_tool_round_trip(client, server: ServerThread):
@@ -44,7 +54,9 @@ def test_eliza_tool_round_trip(client, server: ServerThread):
 async def test_two_parallel_tool_calls_streamed_then_answered(aclient, logs):
     ask = 'calls [["get_weather", {"location": "Paris"}], ["get_time", {"city": "Tokyo"}]]'
     messages = [{"role": "user", "content": ask}]
-    stream = await aclient.chat.completions.create(model="tool", messages=messages, tools=[WEATHER, TIME], stream=True)
+    stream = await aclient.chat.completions.create(
+        model="tool", messages=messages, tools=[WEATHER, TIME], stream=True
+    )
     chunks = [c async for c in stream]
     deltas = [d for c in chunks for d in (c.choices[0].delta.tool_calls or [])]
     firsts = [d for d in deltas if d.id is not None]
@@ -65,13 +77,27 @@ async def test_two_parallel_tool_calls_streamed_then_answered(aclient, logs):
     assert json.loads(by_name["get_weather"]["arguments"]) == {"location": "Paris"}
     assert json.loads(by_name["get_time"]["arguments"]) == {"city": "Tokyo"}
 
-    messages.append({"role": "assistant", "content": None, "tool_calls": [
-        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-        for c in calls.values()
-    ]})
-    messages.append({"role": "tool", "tool_call_id": by_name["get_weather"]["id"], "content": "rain"})
+    messages.append(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["arguments"]},
+                }
+                for c in calls.values()
+            ],
+        }
+    )
+    messages.append(
+        {"role": "tool", "tool_call_id": by_name["get_weather"]["id"], "content": "rain"}
+    )
     messages.append({"role": "tool", "tool_call_id": by_name["get_time"]["id"], "content": "09:00"})
-    second = await aclient.chat.completions.create(model="tool", messages=messages, tools=[WEATHER, TIME])
+    second = await aclient.chat.completions.create(
+        model="tool", messages=messages, tools=[WEATHER, TIME]
+    )
     content = second.choices[0].message.content
     assert "rain" in content and "09:00" in content
     prompts = [r for r in read_log(logs["tool"]) if r["event"] == "prompt"]
@@ -80,8 +106,10 @@ async def test_two_parallel_tool_calls_streamed_then_answered(aclient, logs):
 
 def test_tool_choice_required_makes_the_agent_call(client):
     r = client.chat.completions.create(
-        model="tool", messages=[{"role": "user", "content": "What is the weather in San Francisco?"}],
-        tools=[WEATHER], tool_choice="required",
+        model="tool",
+        messages=[{"role": "user", "content": "What is the weather in San Francisco?"}],
+        tools=[WEATHER],
+        tool_choice="required",
     )
     assert r.choices[0].finish_reason == "tool_calls"
     assert r.choices[0].message.tool_calls[0].function.name == "get_weather"
@@ -89,7 +117,9 @@ def test_tool_choice_required_makes_the_agent_call(client):
 
 def test_tool_choice_named_offers_only_that_tool(client):
     r = client.chat.completions.create(
-        model="tool", messages=[{"role": "user", "content": "time please"}], tools=[WEATHER, TIME],
+        model="tool",
+        messages=[{"role": "user", "content": "time please"}],
+        tools=[WEATHER, TIME],
         tool_choice={"type": "function", "function": {"name": "get_time"}},
     )
     assert [c.function.name for c in r.choices[0].message.tool_calls] == ["get_time"]
@@ -97,8 +127,12 @@ def test_tool_choice_named_offers_only_that_tool(client):
 
 def test_tool_choice_none_offers_no_tools(client):
     ask = 'use tool vscode_tools::get_weather with {"location": "Oslo"}'
-    r = client.chat.completions.create(model="eliza", messages=[{"role": "user", "content": ask}],
-                                       tools=[WEATHER], tool_choice="none")
+    r = client.chat.completions.create(
+        model="eliza",
+        messages=[{"role": "user", "content": ask}],
+        tools=[WEATHER],
+        tool_choice="none",
+    )
     assert r.choices[0].finish_reason == "stop"
     assert not r.choices[0].message.tool_calls
 
@@ -111,7 +145,13 @@ def test_legacy_functions_round_trip(client):
     assert first.choices[0].finish_reason == "function_call"
     call = first.choices[0].message.function_call
     assert call.name == "get_weather" and json.loads(call.arguments) == {"location": "Rome"}
-    messages.append({"role": "assistant", "content": None, "function_call": {"name": call.name, "arguments": call.arguments}})
+    messages.append(
+        {
+            "role": "assistant",
+            "content": None,
+            "function_call": {"name": call.name, "arguments": call.arguments},
+        }
+    )
     messages.append({"role": "function", "name": "get_weather", "content": "Cloudy"})
     second = client.chat.completions.create(model="eliza", messages=messages, functions=[fn])
     assert "Cloudy" in second.choices[0].message.content
@@ -120,12 +160,35 @@ def test_legacy_functions_round_trip(client):
 @pytest.mark.parametrize(
     "mutate, param",
     [
-        (lambda b: b["messages"].append({"role": "tool", "content": "x"}), "messages[1].tool_call_id"),
-        (lambda b: b["messages"].append({"role": "tool", "tool_call_id": "call_nope", "content": "x"}), "messages[1].tool_call_id"),
+        (
+            lambda b: b["messages"].append({"role": "tool", "content": "x"}),
+            "messages[1].tool_call_id",
+        ),
+        (
+            lambda b: b["messages"].append(
+                {"role": "tool", "tool_call_id": "call_nope", "content": "x"}
+            ),
+            "messages[1].tool_call_id",
+        ),
         (lambda b: b.update(tools=[{"type": "retrieval"}]), "tools[0].type"),
-        (lambda b: b.update(tools=[{"type": "function", "function": {"description": "no name"}}]), "tools[0].function.name"),
-        (lambda b: b.update(tools=[{"type": "function", "function": {"name": "f", "parameters": "nope"}}]), "tools[0].function.parameters"),
-        (lambda b: b.update(tools=[WEATHER], tool_choice={"type": "function", "function": {"name": "other"}}), "tool_choice"),
+        (
+            lambda b: b.update(
+                tools=[{"type": "function", "function": {"description": "no name"}}]
+            ),
+            "tools[0].function.name",
+        ),
+        (
+            lambda b: b.update(
+                tools=[{"type": "function", "function": {"name": "f", "parameters": "nope"}}]
+            ),
+            "tools[0].function.parameters",
+        ),
+        (
+            lambda b: b.update(
+                tools=[WEATHER], tool_choice={"type": "function", "function": {"name": "other"}}
+            ),
+            "tool_choice",
+        ),
         (lambda b: b.update(tool_choice="required"), "tool_choice"),
     ],
 )

@@ -22,10 +22,18 @@ import uuid
 from typing import Any
 
 import acp
-from acp.schema import AgentCapabilities, InitializeResponse, McpCapabilities, NewSessionResponse, PromptResponse
+from acp.schema import (
+    AgentCapabilities,
+    InitializeResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptResponse,
+)
 
 LOG = sys.argv[1] if len(sys.argv) > 1 else None
-HINT = re.compile(r"\[The client requires a tool call: answer by calling (?:the tool `([^`]+)`|one of the tools)")
+HINT = re.compile(
+    r"\[The client requires a tool call: answer by calling (?:the tool `([^`]+)`|one of the tools)"
+)
 
 
 def log(**record: Any) -> None:
@@ -57,10 +65,14 @@ class ToolAgent:
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
         return InitializeResponse(
             protocol_version=protocol_version,
-            agent_capabilities=AgentCapabilities(mcp_capabilities=McpCapabilities(http=True, sse=False)),
+            agent_capabilities=AgentCapabilities(
+                mcp_capabilities=McpCapabilities(http=True, sse=False)
+            ),
         )
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
+    async def new_session(
+        self, cwd: str, mcp_servers: Any = None, **kwargs: Any
+    ) -> NewSessionResponse:
         sid = f"tool-{uuid.uuid4().hex[:8]}"
         self.servers[sid] = list(mcp_servers or [])
         self.cancelled[sid] = asyncio.Event()
@@ -71,10 +83,19 @@ class ToolAgent:
         self.cancelled.setdefault(session_id, asyncio.Event()).set()
 
     async def say(self, session_id: str, text: str) -> None:
-        await self.conn.session_update(session_id=session_id, update=acp.update_agent_message_text(text))
+        await self.conn.session_update(
+            session_id=session_id, update=acp.update_agent_message_text(text)
+        )
 
     def _tool_server(self, session_id: str) -> Any:
-        return next((s for s in self.servers.get(session_id, []) if getattr(s, "name", None) == "vscode_tools"), None)
+        return next(
+            (
+                s
+                for s in self.servers.get(session_id, [])
+                if getattr(s, "name", None) == "vscode_tools"
+            ),
+            None,
+        )
 
     async def _with_client(self, session_id: str, work: Any) -> Any:
         from mcp import Client
@@ -85,7 +106,9 @@ class ToolAgent:
         async with Client(server.url) as client:
             return await work(client)
 
-    async def _call_all(self, session_id: str, calls: list[tuple[str, dict[str, Any]]]) -> list[str]:
+    async def _call_all(
+        self, session_id: str, calls: list[tuple[str, dict[str, Any]]]
+    ) -> list[str]:
         async def work(client: Any) -> list[str]:
             results = await asyncio.gather(*(client.call_tool(name, args) for name, args in calls))
             return ["".join(getattr(c, "text", "") for c in r.content) for r in results]
@@ -121,7 +144,7 @@ class ToolAgent:
         last = text.strip().splitlines()[-1].strip() if text.strip() else ""
         hint = HINT.search(text)
         if last.startswith("calls "):
-            calls = [(name, args) for name, args in json.loads(last[len("calls "):])]
+            calls = [(name, args) for name, args in json.loads(last[len("calls ") :])]
             results = await self._call_all(session_id, calls)
             return "RESULTS: " + " | ".join(results)
         if hint:
