@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from bridge import events as ev
+from bridge.rules import Decision, Request, Rule, RuleSet
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,8 @@ class ApprovalContext:
     client_tool: bool = (
         False  # a call of the client's own tools (the bridge asks the client anyway)
     )
+    cwd: str | None = None  # the session's working directory: relative paths resolve against it
+    asked_by: str | None = None  # the ask rule that sent it to a person, if one did
 
     @property
     def title(self) -> str:
@@ -99,98 +102,67 @@ def choose(options: list[dict[str, Any]], kind: str) -> tuple[str, str | None]:
 
 
 @dataclass
-class Rule:
-    """A standing decision. Every given field must match; `path` makes it a resource rule: it
-    matches only when the call names at least one path and all of them lie inside that directory."""
-
-    action: Literal["allow", "deny"]
-    kind: str | None = None
-    title: str | None = None  # fnmatch pattern, case-insensitive
-    agent: str | None = None  # fnmatch pattern
-    path: str | None = None
-
-    def describe(self) -> str:
-        parts = [
-            f"{k}={v}"
-            for k, v in (
-                ("agent", self.agent),
-                ("kind", self.kind),
-                ("title", self.title),
-                ("path", self.path),
-            )
-            if v
-        ]
-        return f"{self.action} " + (" ".join(parts) or "everything")
-
-    def matches(self, ctx: ApprovalContext) -> bool:
-        if self.kind and ctx.kind != self.kind:
-            return False
-        if self.title and not fnmatch.fnmatchcase(ctx.title.lower(), self.title.lower()):
-            return False
-        if self.agent and not fnmatch.fnmatchcase(ctx.agent, self.agent):
-            return False
-        if self.path:
-            paths = ctx.paths()
-            if not paths:
-                return False
-            root = os.path.realpath(os.path.expanduser(self.path))
-            for p in paths:
-                real = os.path.realpath(os.path.expanduser(p))
-                if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
-                    return False
-        return True
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Rule:
-        action = data.get("action", "allow")
-        if action not in ("allow", "deny"):
-            raise ValueError(f"rule action must be allow or deny, not {action!r}")
-        return cls(
-            action=action,
-            kind=data.get("kind"),
-            title=data.get("title"),
-            agent=data.get("agent"),
-            path=data.get("path"),
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            k: v
-            for k, v in (
-                ("action", self.action),
-                ("kind", self.kind),
-                ("title", self.title),
-                ("agent", self.agent),
-                ("path", self.path),
-            )
-            if v
-        }
-
-
-@dataclass
 class Policy:
+    """Who decides without a person. Precedence (bridge.rules): the bridge's own client tools →
+    deny rules → ask rules → bypass (this session's, then the agent's persisted one) → allow rules
+    → nobody (a person is asked). A bypass is an allow that a deny or ask rule still beats."""
+
     bypass_agents: set[str] = field(default_factory=set)  # persisted in the settings
     session_bypass: set[tuple[str, str]] = field(
         default_factory=set
     )  # (connection, session): not persisted
     rules: list[Rule] = field(default_factory=list)
+    _ruleset: RuleSet | None = field(default=None, repr=False, compare=False)
+    _ruleset_key: tuple[int, ...] | None = field(default=None, repr=False, compare=False)
+
+    def set_rules(self, rules: list[Rule]) -> None:
+        self.rules = list(rules)
+        self._ruleset = None
+
+    def ruleset(self) -> RuleSet:
+        rules = self.rules
+        key = (id(rules), len(rules), id(rules[0]) if rules else 0, id(rules[-1]) if rules else 0)
+        if self._ruleset is None or self._ruleset_key != key:
+            self._ruleset = RuleSet(self.rules)
+            self._ruleset_key = key
+        return self._ruleset
+
+    def request_of(self, ctx: ApprovalContext) -> Request:
+        return Request.from_tool_call(ctx.agent, ctx.tool_call, cwd=ctx.cwd)
 
     def decide(self, ctx: ApprovalContext) -> Resolution | None:
         if ctx.client_tool:
             return self._allow(
                 ctx, "client tool", "the client's own tool: the client is asked to run it anyway"
             )
+        decision = self.ruleset().decide(self.request_of(ctx)) if self.rules else Decision(None)
+        if decision.action == "deny":
+            outcome, option_id = choose(ctx.options, "reject_once")
+            reason = decision.rule.reason if decision.rule is not None else None
+            return Resolution(
+                outcome, option_id, "policy", rule=decision.label, reason=reason or decision.why
+            )
+        if decision.action == "ask":
+            ctx.asked_by = decision.label
+            return None
         if (ctx.connection, ctx.session_id) in self.session_bypass:
             return self._allow(ctx, "session bypass", "bypass for this session")
         if ctx.agent in self.bypass_agents:
             return self._allow(ctx, "agent bypass", f"always allow {ctx.agent}")
-        for i, rule in enumerate(self.rules, 1):
-            if rule.matches(ctx):
-                if rule.action == "allow":
-                    return self._allow(ctx, f"rule {i}: {rule.describe()}", None)
-                outcome, option_id = choose(ctx.options, "reject_once")
-                return Resolution(outcome, option_id, "policy", rule=f"rule {i}: {rule.describe()}")
+        if decision.action == "allow":
+            return self._allow(ctx, decision.label or "rule", decision.why)
         return None
+
+    def shadowing_denies(self, agent: str) -> list[str]:
+        """The deny (and ask) rules that can still stop an agent on bypass: for the settings
+        screen's note that its bypass is shadowed."""
+        out = []
+        for index, rule in enumerate(self.rules, 1):
+            if rule.action == "allow":
+                continue
+            if rule.agent is None or fnmatch.fnmatchcase(agent, rule.agent):
+                out.append(rule.label(index))
+        return out
 
     @staticmethod
     def _allow(ctx: ApprovalContext, rule: str, reason: str | None) -> Resolution:

@@ -580,6 +580,7 @@ class AgentSession:
             tool_call=tool_call.model_dump(mode="json", by_alias=True, exclude_none=True),
             options=[o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options],
             client_tool=_is_client_tool_permission(tool_call, self.tool_names),
+            cwd=self.core.cwd,
         )
         ask_client = None
         if turn.has_agent_action:

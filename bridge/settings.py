@@ -24,7 +24,8 @@ bypass = false
 [agents.zed-claude-code]      # an agent named by the extension: only its bypass
 bypass = true
 
-[[rules]]                     # bridge.approvals.Rule, in order: action, kind, title, agent, path
+[[rules]]                     # bridge.rules.Rule: action (allow/ask/deny), agent, kind, title,
+                              # title_regex, command, path, url, reason, match, not_match
 action = "allow"
 kind = "read"
 ```
@@ -47,7 +48,8 @@ import tomlkit
 import tomlkit.exceptions
 import tomlkit.items
 
-from bridge.approvals import Policy, Rule
+from bridge.approvals import Policy
+from bridge.rules import RULE_KEYS, Rule, RuleError
 from bridge.paths import settings_path
 
 __all__ = ["AgentConfig", "Settings", "SettingsError", "SettingsStore", "NEW_FILE_HEADER"]
@@ -58,7 +60,6 @@ NEW_FILE_HEADER = (
 )
 
 AGENT_KEYS = ("name", "command", "args", "env", "description", "bypass")
-RULE_KEYS = ("action", "kind", "title", "agent", "path")
 TOP_KEYS = (
     "preferences",
     "agents",
@@ -400,31 +401,20 @@ def _rule_from(index: int, entry: Any) -> Rule:
     base: KeyPath = ("rules", index)
     if not isinstance(entry, dict):
         raise _SchemaError(base, f"expected a table (a [[rules]] entry), not {_describe(entry)}")
-    for key in entry:
-        # An unknown key would silently widen the rule (a misspelt `title` makes an allow rule
-        # match everything), so it is an error, not a warning.
-        if key not in RULE_KEYS:
-            raise _SchemaError(
-                (*base, key), f"unknown rule field (a rule has {', '.join(RULE_KEYS)})"
-            )
-    if "action" not in entry:
-        raise _SchemaError(base, 'a rule needs an action: "allow" or "deny"')
-    action = entry["action"]
-    if action not in ("allow", "deny"):
-        raise _SchemaError(
-            (*base, "action"), f'expected "allow" or "deny", not {_describe(action)}'
-        )
-    for key in ("kind", "title", "agent", "path"):
-        if key in entry:
-            _expect_str(entry[key], (*base, key))
-            if not entry[key]:
-                raise _SchemaError(
-                    (*base, key), "must not be empty (leave the field out to match anything)"
-                )
-    return Rule.from_dict(dict(entry))
+    try:
+        rule = Rule.from_dict(dict(entry))
+    except RuleError as exc:
+        raise _SchemaError((*base, exc.field) if exc.field else base, exc.reason) from None
+    problems = rule.check_examples()
+    if problems:
+        # The rule's own tests fail: the file is not applied (the last good rules stay in force).
+        raise _SchemaError(base, "; ".join(problems))
+    return rule
 
 
-def _settings_from(data: dict[str, Any], path: Path | None) -> Settings:
+def _settings_from(
+    data: dict[str, Any], path: Path | None, text: str | None = None
+) -> Settings:
     warnings: list[str] = []
     for key in data:
         if key not in TOP_KEYS:
@@ -451,6 +441,9 @@ def _settings_from(data: dict[str, Any], path: Path | None) -> Settings:
             ("rules",), f"expected a list of rules ([[rules]] entries), not {_describe(rules_raw)}"
         )
     rules = [_rule_from(i, entry) for i, entry in enumerate(rules_raw)]
+    if text is not None:
+        for i, rule in enumerate(rules):
+            rule.line = _locate(text, ("rules", i))
     return Settings(
         agents=agents, rules=rules, preferences=dict(prefs), path=path, warnings=warnings
     )
@@ -485,7 +478,7 @@ class Settings:
         text = _decode(text, p) if isinstance(text, bytes) else text.removeprefix("\ufeff")
         data = _parse_toml(text, p)
         try:
-            settings = _settings_from(data, p)
+            settings = _settings_from(data, p, text)
         except _SchemaError as exc:
             raise SettingsError(
                 p, exc.reason, line=_locate(text, exc.path), key=format_key(exc.path)
@@ -666,8 +659,20 @@ class SettingsStore:
     def add_rule(self, rule: Rule, index: int | None = None) -> Settings:
         """Append a rule (or insert it at 0-based `index`; rules are tried in order)."""
         values = rule.to_dict()
-        if "action" not in values or rule.action not in ("allow", "deny"):
-            raise ValueError(f"rule action must be allow or deny, not {rule.action!r}")
+        if "action" not in values or rule.action not in ("allow", "ask", "deny"):
+            raise ValueError(f"rule action must be allow, ask or deny, not {rule.action!r}")
+        for key in ("match", "not_match"):
+            if key in values:  # examples as inline tables, one per line
+                examples = tomlkit.array()
+                for example in values[key]:
+                    if isinstance(example, dict):
+                        item = tomlkit.inline_table()
+                        item.update(example)
+                        examples.add_line(item)
+                    else:
+                        examples.add_line(example)
+                examples.add_line(indent="")
+                values[key] = examples
 
         def mutate(doc: tomlkit.TOMLDocument) -> None:
             if "rules" not in doc:

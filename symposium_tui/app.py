@@ -208,7 +208,7 @@ class SymposiumApp(App[int]):
         policy = self.bridge.approvals.policy
         policy.bypass_agents.clear()
         policy.bypass_agents.update(settings.bypass_agents())
-        policy.rules[:] = list(settings.rules)
+        policy.set_rules(list(settings.rules))
         chat = self.chat_pane()
         if chat is not None:
             chat.set_agents(self.agent_choices())

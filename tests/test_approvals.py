@@ -109,6 +109,50 @@ async def test_rules_in_order_kind_title_agent_and_resource(bus, tmp_path):
     assert (await broker.request(ctx(agent="trusted-bot"))).outcome == "allow_once"
 
 
+async def test_an_explicit_deny_rule_beats_bypass_and_allow_rules(bus, audit):
+    policy = Policy(
+        bypass_agents={"claude"},
+        rules=[
+            Rule("allow", agent="claude"),
+            Rule("deny", agent="claude", title="push *", reason="prod is frozen"),
+        ],
+    )
+    broker = ApprovalBroker(bus, policy=policy, audit=audit)
+    r = await broker.request(ctx(agent="claude", title="push to prod", kind="other"))
+    assert (r.outcome, r.resolver) == ("reject_once", "policy")
+    assert r.rule == "rule 2: deny agent=claude title=push *" and r.reason == "prod is frozen"
+    policy.session_bypass.add(("c1", "s1"))
+    r = await broker.request(ctx(agent="claude", title="push to prod", kind="other"))
+    assert r.outcome == "reject_once", "a session bypass loses to a deny rule too"
+    r = await broker.request(ctx(agent="claude", title="pull", kind="other"))
+    assert (r.outcome, r.rule) == ("allow_once", "session bypass")
+    assert [e["rule"] for e in audit_lines(audit)][:2] == [
+        "rule 2: deny agent=claude title=push *"
+    ] * 2
+    assert policy.shadowing_denies("claude") == ["rule 2: deny agent=claude title=push *"]
+    assert policy.shadowing_denies("gemini") == []
+
+
+async def test_an_ask_rule_sends_a_bypassed_agent_to_a_person(bus):
+    policy = Policy(bypass_agents={"claude"}, rules=[Rule("ask", command="git push")])
+    broker = ApprovalBroker(bus, policy=policy)
+    handle = broker.attach()
+    asked = asyncio.Event()
+    task = asyncio.ensure_future(
+        broker.request(
+            ctx(agent="claude", raw={"command": "git status && git push"}),
+            on_pending=lambda _id: asked.set(),
+        )
+    )
+    await asked.wait()
+    pending = next(iter(broker.pending.values()))
+    assert pending.ctx.asked_by == "rule 1: ask command=git push"
+    handle.answer(pending.id, "deny")
+    assert (await task).outcome == "reject_once"
+    r = await broker.request(ctx(agent="claude", raw={"command": "git status"}))
+    assert (r.outcome, r.rule) == ("allow_once", "agent bypass")
+
+
 async def test_console_answers_and_the_first_answer_wins(bus, audit):
     broker = ApprovalBroker(bus, audit=audit)
     one, two = broker.attach("one"), broker.attach("two")

@@ -1,0 +1,996 @@
+"""Approval rules: what a rule can match, and how a rule set decides one permission request.
+
+A rule matches a request's **agent** (glob), **tool kind**, **title** (glob, case-insensitive, or a
+regular expression), **shell command** (a command prefix checked against every simple command the
+request runs), **paths** (inside a directory, after resolving `~`, `..` and symlinks) and **URLs**
+(scheme + host + path prefix). Every field a rule gives must match; a rule without fields matches
+everything.
+
+Precedence (never file order across actions): **deny > ask > allow**. An agent's bypass is an
+allow: a matching deny or ask rule still beats it. Within one action the first rule in the file is
+the one reported.
+
+Shell commands are parsed with `bashlex` (a port of bash's own grammar), never split with a regex:
+every simple command of a pipeline, a `&&`/`||`/`;` list, a subshell, a `{ …; }` group, a loop or
+an `if`, a `$(…)`/backtick substitution and a `<(…)` process substitution is checked on its own.
+
+* a command rule that **denies** (or asks) matches when *any* part matches; its first word also
+  matches by basename (`deny rm` catches `/bin/rm -rf x`);
+* **allow** needs *every* part allowed (each by some allow rule); the first word must be written
+  exactly as the rule writes it (`allow git status` does not allow `./git status`);
+* a part that writes to a file by redirection (`> f`, `>> f`, `&> f`; not `/dev/null` or `>&2`)
+  is never allowed by a command rule — the redirect is a file write the prefix does not describe;
+* leading `NAME=value` assignments and `env [-i] [-u NAME] [NAME=value …] cmd …` are the command
+  `cmd …`; `sh|bash|dash|zsh [-opts] -c 'script'` is the commands of `script` (parsed the same way);
+  other wrappers (`sudo`, `xargs`, `nohup`, `timeout`, …) are matched as themselves;
+* what cannot be known is **ask**: a script bashlex cannot parse, a command name that is itself an
+  expansion (`$CMD`, `$(which rm)`), a substitution hidden in `${…}` or a dynamic `sh -c` script.
+
+Rules may carry their own tests, `match = [...]` and `not_match = [...]`: example requests (a string
+is the rule's main field — its command, URL, path or title — a table gives any of `agent`, `kind`,
+`title`, `command`, `path`, `url`). Fields an example does not give are not compared.
+`check_examples` runs them; the settings layer refuses a file whose examples fail.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import re
+import shlex
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+Action = Literal["allow", "ask", "deny"]
+ACTIONS: tuple[str, ...] = ("allow", "ask", "deny")
+RULE_KEYS = (
+    "action",
+    "agent",
+    "kind",
+    "title",
+    "title_regex",
+    "command",
+    "path",
+    "url",
+    "reason",
+    "match",
+    "not_match",
+)
+EXAMPLE_KEYS = ("agent", "kind", "title", "command", "path", "url")
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+HARMLESS_REDIRECT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+PATH_KEYS = ("path", "file_path", "filePath", "notebook_path", "abs_path", "directory", "cwd")
+URL_KEYS = ("url", "uri", "href")
+MAX_SHELL_DEPTH = 4
+
+
+class RuleError(ValueError):
+    """A rule that cannot be used. `field` names the offending key when there is one."""
+
+    def __init__(self, reason: str, field: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.field = field
+
+
+# --- shell commands -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Part:
+    """One simple command: its words (quotes removed), and whether it redirects output to a file."""
+
+    words: tuple[str, ...]
+    writes: tuple[str, ...] = ()
+
+    @property
+    def text(self) -> str:
+        return shlex.join(self.words) + "".join(f" > {shlex.quote(w)}" for w in self.writes)
+
+
+@dataclass(frozen=True)
+class ParsedCommand:
+    parts: tuple[Part, ...]
+    opaque: tuple[str, ...] = ()  # why some of it cannot be known (→ ask)
+
+
+class _Opaque(Exception):
+    pass
+
+
+def parse_command(source: str | Sequence[str]) -> ParsedCommand:
+    """Every simple command `source` runs. A list is an argv (`["bash", "-lc", "…"]` included)."""
+    parts: list[Part] = []
+    opaque: list[str] = []
+    if isinstance(source, str):
+        _parse_script(source, parts, opaque, 0)
+    else:
+        _simple(tuple(source), (), parts, opaque, 0)
+    return ParsedCommand(tuple(parts), tuple(opaque))
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(source: str) -> ParsedCommand:
+    return parse_command(source)
+
+
+def _parse_script(script: str, parts: list[Part], opaque: list[str], depth: int) -> None:
+    import bashlex  # ~40 ms: only when a command is really looked at
+    import bashlex.errors
+
+    if depth > MAX_SHELL_DEPTH:
+        opaque.append("shells nested too deep")
+        return
+    if not script.strip():
+        return
+    try:
+        trees = bashlex.parse(script)
+    except (bashlex.errors.ParsingError, NotImplementedError, AssertionError, IndexError) as exc:
+        opaque.append(f"cannot parse the command: {exc}")
+        return
+    except Exception as exc:  # bashlex raises assorted errors on odd input: fail to "ask"
+        opaque.append(f"cannot parse the command: {exc}")
+        return
+    for tree in trees:
+        _walk(tree, parts, opaque, depth, script)
+
+
+def _word_text(src: str, word: Any) -> str:
+    """A word with its quotes removed, from the source text: bashlex keeps the quotes of some
+    words (`'r''m'` stays `r''m`), and a deny rule must see `rm`."""
+    raw = src[word.pos[0] : word.pos[1]]
+    try:
+        tokens = shlex.split(raw)
+    except ValueError:
+        return str(word.word)
+    if len(tokens) == 1:
+        return tokens[0]
+    return "" if not tokens and raw else str(word.word)
+
+
+def _walk(node: Any, parts: list[Part], opaque: list[str], depth: int, src: str) -> None:
+    kind = node.kind
+    if kind == "command":
+        _command(node, parts, opaque, depth, src)
+        return
+    if kind in ("commandsubstitution", "processsubstitution"):
+        _walk(node.command, parts, opaque, depth, src)
+        return
+    if kind == "word":
+        _word_expansions(node, parts, opaque, depth, src)
+        return
+    for child in getattr(node, "parts", None) or getattr(node, "list", None) or ():
+        _walk(child, parts, opaque, depth, src)
+
+
+def _word_expansions(word: Any, parts: list[Part], opaque: list[str], depth: int, src: str) -> None:
+    """Commands hidden in a word: `$(…)`, backticks, `<(…)`, and `${…}` bashlex leaves unparsed."""
+    for child in getattr(word, "parts", None) or ():
+        if child.kind in ("commandsubstitution", "processsubstitution"):
+            _walk(child.command, parts, opaque, depth, src)
+        elif child.kind == "parameter" and ("$(" in child.value or "`" in child.value):
+            opaque.append(f"a command inside ${{{child.value}}}")
+        elif child.kind not in ("parameter", "tilde"):
+            _walk(child, parts, opaque, depth, src)
+
+
+def _is_dynamic(word: Any) -> bool:
+    return any(
+        child.kind in ("parameter", "commandsubstitution", "processsubstitution")
+        for child in getattr(word, "parts", None) or ()
+    )
+
+
+def _command(node: Any, parts: list[Part], opaque: list[str], depth: int, src: str) -> None:
+    words: list[Any] = []
+    writes: list[str] = []
+    for child in node.parts:
+        if child.kind == "word":
+            words.append(child)
+            _word_expansions(child, parts, opaque, depth, src)
+        elif child.kind == "assignment":
+            _word_expansions(child, parts, opaque, depth, src)
+        elif child.kind == "redirect":
+            target = child.output
+            if hasattr(target, "kind") and target.kind == "word":
+                _word_expansions(target, parts, opaque, depth, src)
+                text = _word_text(src, target)
+                if child.type in (">", ">>", ">|", "&>", "&>>", "<>", ">&") and not (
+                    text in HARMLESS_REDIRECT_TARGETS or text.isdigit()
+                ):
+                    writes.append(text)
+        else:
+            _walk(child, parts, opaque, depth, src)
+    if not words:
+        return  # assignments only
+    if _is_dynamic(words[0]):
+        opaque.append(f"the command name {words[0].word!r} is only known when it runs")
+        return
+    plain = [_word_text(src, w) for w in words]
+    script_index = _shell_script_index(plain)
+    if script_index is not None:
+        script_word = words[script_index]
+        if _is_dynamic(script_word):
+            opaque.append(f"a shell runs a script only known when it runs: {script_word.word!r}")
+        else:
+            _parse_script(plain[script_index], parts, opaque, depth + 1)
+        return
+    _simple(tuple(plain), tuple(writes), parts, opaque, depth)
+
+
+def _shell_script_index(plain: list[str]) -> int | None:
+    """The index of the `script` word of `[env …] sh [-opts] -c script …`, else None."""
+    i = _skip_env(plain)
+    if i is None or i >= len(plain) or posixpath.basename(plain[i]) not in SHELLS:
+        return None
+    j = i + 1
+    while j < len(plain) and plain[j].startswith("-") and plain[j] != "--":
+        if "c" in plain[j][1:] and not plain[j].startswith("--"):
+            return j + 1 if j + 1 < len(plain) else None
+        j += 1
+    return None
+
+
+def _skip_env(words: Sequence[str]) -> int | None:
+    """Index of the real command after leading assignments and `env …`; None if it is unclear."""
+    i = 0
+    while i < len(words) and _is_assignment(words[i]):
+        i += 1
+    if i < len(words) and posixpath.basename(words[i]) == "env":
+        i += 1
+        while i < len(words):
+            w = words[i]
+            if w in ("-i", "--ignore-environment", "-"):
+                i += 1
+            elif w in ("-u", "--unset"):
+                i += 2
+            elif w.startswith("--unset="):
+                i += 1
+            elif _is_assignment(w):
+                i += 1
+            elif w == "--":
+                i += 1
+                break
+            elif w.startswith("-"):
+                return None  # an env option we do not model (-S, -C, …)
+            else:
+                break
+    return i
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+
+
+def _is_assignment(word: str) -> bool:
+    return bool(_ASSIGNMENT.match(word))
+
+
+def _simple(
+    words: tuple[str, ...], writes: tuple[str, ...], parts: list[Part], opaque: list[str], depth: int
+) -> None:
+    i = _skip_env(words)
+    if i is None:
+        opaque.append(f"an env option that is not understood: {shlex.join(words)}")
+        return
+    words = words[i:]
+    if not words:
+        return
+    if posixpath.basename(words[0]) in SHELLS:
+        j = 1
+        while j < len(words) and words[j].startswith("-") and words[j] != "--":
+            if "c" in words[j][1:] and not words[j].startswith("--"):
+                if j + 1 < len(words):
+                    _parse_script(words[j + 1], parts, opaque, depth + 1)
+                return
+            j += 1
+    parts.append(Part(words, writes))
+
+
+# --- requests -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Request:
+    """What a rule looks at. In an example, a field left None is "not compared"."""
+
+    agent: str | None = None
+    kind: str | None = None
+    title: str | None = None
+    command: str | tuple[str, ...] | None = None
+    paths: tuple[str, ...] | None = None
+    urls: tuple[str, ...] | None = None
+    cwd: str | None = None
+    _parsed: ParsedCommand | None = field(default=None, repr=False)
+    _real: tuple[str, ...] | None = field(default=None, repr=False)
+    _urls: tuple[tuple[str, str, str], ...] | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_tool_call(
+        cls, agent: str, tool_call: dict[str, Any], *, cwd: str | None = None
+    ) -> Request:
+        """The request an ACP `ToolCallUpdate` (camelCase JSON) describes."""
+        kind = tool_call.get("kind") or ""
+        title = tool_call.get("title") or ""
+        raw = tool_call.get("rawInput")
+        command: str | tuple[str, ...] | None = None
+        paths: list[str] = []
+        urls: list[str] = []
+        for loc in tool_call.get("locations") or ():
+            if isinstance(loc, dict) and isinstance(loc.get("path"), str) and loc["path"]:
+                paths.append(loc["path"])
+        if isinstance(raw, dict):
+            for key in ("command", "cmd"):
+                value = raw.get(key)
+                if isinstance(value, str) and value.strip():
+                    command = value
+                    break
+                if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+                    command = tuple(value)
+                    break
+            for key in PATH_KEYS:
+                if isinstance(raw.get(key), str) and raw[key]:
+                    paths.append(raw[key])
+            for key in URL_KEYS:
+                if isinstance(raw.get(key), str) and raw[key]:
+                    urls.append(raw[key])
+            if isinstance(raw.get("cwd"), str) and raw["cwd"] and cwd is None:
+                cwd = raw["cwd"]
+        if command is None and kind == "execute" and title.strip():
+            command = title.strip().strip("`").strip()
+        if not urls and kind == "fetch" and re.match(r"https?://\S+$", title.strip()):
+            urls.append(title.strip())
+        return cls(
+            agent=agent,
+            kind=kind,
+            title=title,
+            command=command,
+            paths=tuple(paths),
+            urls=tuple(urls),
+            cwd=cwd,
+        )
+
+    @property
+    def parsed(self) -> ParsedCommand | None:
+        if self.command is None:
+            return None
+        if self._parsed is None:
+            self._parsed = (
+                _parse_cached(self.command)
+                if isinstance(self.command, str)
+                else parse_command(self.command)
+            )
+        return self._parsed
+
+    def real_paths(self) -> tuple[str, ...]:
+        if self._real is None:
+            self._real = tuple(resolve_path(p, self.cwd) for p in self.paths or ())
+        return self._real
+
+    def split_urls(self) -> tuple[tuple[str, str, str], ...]:
+        if self._urls is None:
+            self._urls = tuple(u for u in (split_url(u) for u in self.urls or ()) if u is not None)
+        return self._urls
+
+    def to_example(self) -> dict[str, Any]:
+        """This request as a rule example (a table)."""
+        out: dict[str, Any] = {}
+        if self.agent:
+            out["agent"] = self.agent
+        if self.kind:
+            out["kind"] = self.kind
+        if self.command is not None:
+            out["command"] = (
+                self.command if isinstance(self.command, str) else shlex.join(self.command)
+            )
+        elif self.urls:
+            out["url"] = self.urls[0]
+        elif self.paths:
+            out["path"] = self.paths[0]
+        elif self.title:
+            out["title"] = self.title
+        return out
+
+
+def resolve_path(path: str, cwd: str | None = None) -> str:
+    """Absolute, `~` expanded, `..` and symlinks resolved (as far as the path exists)."""
+    p = os.path.expanduser(path)
+    if not os.path.isabs(p):
+        p = os.path.join(cwd or os.getcwd(), p)
+    return os.path.realpath(p)
+
+
+def inside(real: str, root: str) -> bool:
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep) or root == os.sep
+
+
+def split_url(url: str) -> tuple[str, str, str] | None:
+    """(scheme, host[:port], normalized path) — None for what is not a URL with a host."""
+    try:
+        parts = urlsplit(url.strip())
+        host = (parts.hostname or "").lower()
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if not scheme or not host:
+        return None
+    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
+        host = f"{host}:{port}"
+    path = posixpath.normpath("/" + parts.path.lstrip("/")) if parts.path else "/"
+    if parts.path.endswith("/") and not path.endswith("/"):
+        path += "/"
+    return scheme, host, path.replace("//", "/")
+
+
+def url_prefix_matches(rule: tuple[str, str, str], url: tuple[str, str, str]) -> bool:
+    scheme, host, path = rule
+    if url[0] != scheme:
+        return False
+    if not (
+        host == url[1] or (host.startswith("*.") and url[1].endswith(host[1:]) and host[2:] != "")
+    ):
+        return False
+    if path in ("", "/"):
+        return True
+    if path.endswith("/"):
+        return url[2].startswith(path) or url[2] == path.rstrip("/")
+    return url[2] == path or url[2].startswith(path + "/")
+
+
+# --- rules ----------------------------------------------------------------------------------------
+
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _compile_glob(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
+    return re.compile(fnmatch.translate(pattern), re.IGNORECASE if ignore_case else 0)
+
+
+@dataclass
+class Rule:
+    """A standing decision. Every given field must match (see the module docstring)."""
+
+    action: Action
+    kind: str | None = None
+    title: str | None = None  # glob, case-insensitive
+    agent: str | None = None  # glob
+    path: str | None = None  # a directory: inside it after resolution
+    title_regex: str | None = None  # re.search
+    command: tuple[str, ...] | None = None  # command prefixes, any of them
+    url: str | None = None  # scheme://host/path prefix
+    reason: str | None = None  # told to the agent (and the audit log) when it denies
+    match: list[Any] = field(default_factory=list)  # examples it must match
+    not_match: list[Any] = field(default_factory=list)  # examples it must not match
+    line: int | None = field(default=None, compare=False)  # where it is in the settings file
+
+    def __post_init__(self) -> None:
+        if self.action not in ACTIONS:
+            raise RuleError(
+                f"a rule's action must be allow, ask or deny, not {self.action!r}", "action"
+            )
+        if isinstance(self.command, str):
+            self.command = (self.command,)
+        self._compile()
+
+    def _compile(self) -> None:
+        self._title = _compile_glob(self.title, ignore_case=True) if self.title else None
+        self._agent = (
+            _compile_glob(self.agent, ignore_case=False)
+            if self.agent and _GLOB_CHARS & set(self.agent)
+            else None
+        )
+        try:
+            self._title_re = re.compile(self.title_regex) if self.title_regex else None
+        except re.error as exc:
+            raise RuleError(f"not a valid regular expression: {exc}", "title_regex") from None
+        self._prefixes: list[tuple[str, ...]] = []
+        for text in self.command or ():
+            try:
+                tokens = tuple(shlex.split(text))
+            except ValueError as exc:
+                raise RuleError(f"cannot read the command prefix {text!r}: {exc}", "command")
+            if not tokens:
+                raise RuleError("a command prefix must not be empty", "command")
+            self._prefixes.append(tokens)
+        self._root = resolve_path(self.path) if self.path else None
+        self._url = None
+        if self.url:
+            self._url = split_url(self.url)
+            if self._url is None:
+                raise RuleError(f"not a URL with a scheme and a host: {self.url!r}", "url")
+
+    # description ----------------------------------------------------------------------------------
+
+    def fields(self) -> list[tuple[str, Any]]:
+        return [
+            (k, v)
+            for k, v in (
+                ("agent", self.agent),
+                ("kind", self.kind),
+                ("title", self.title),
+                ("title_regex", self.title_regex),
+                ("command", " or ".join(self.command) if self.command else None),
+                ("path", self.path),
+                ("url", self.url),
+            )
+            if v
+        ]
+
+    def describe(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.fields()]
+        return f"{self.action} " + (" ".join(parts) or "everything")
+
+    def label(self, index: int | None = None) -> str:
+        """`rule 3 (line 12): deny command=rm` — how decisions name the rule."""
+        where = []
+        if index is not None:
+            where.append(f"rule {index}")
+        head = " ".join(where) or "rule"
+        if self.line is not None:
+            head += f" (line {self.line})"
+        return f"{head}: {self.describe()}"
+
+    # matching -------------------------------------------------------------------------------------
+
+    def facets_match(self, req: Request) -> bool:
+        """Everything but the command. Request fields that are None are not compared."""
+        if self.kind and req.kind is not None and req.kind != self.kind:
+            return False
+        if self.agent and req.agent is not None:
+            if self._agent is not None:
+                if not self._agent.match(req.agent):
+                    return False
+            elif req.agent != self.agent:
+                return False
+        if self._title is not None and req.title is not None and not self._title.match(req.title):
+            return False
+        if (
+            self._title_re is not None
+            and req.title is not None
+            and not self._title_re.search(req.title)
+        ):
+            return False
+        if self._root is not None and req.paths is not None:
+            real = req.real_paths()
+            if not real:
+                return False
+            hits = [inside(p, self._root) for p in real]
+            if not (all(hits) if self.action == "allow" else any(hits)):
+                return False
+        if self._url is not None and req.urls is not None:
+            urls = req.split_urls()
+            if not urls:
+                return False
+            hits = [url_prefix_matches(self._url, u) for u in urls]
+            if not (all(hits) if self.action == "allow" else any(hits)):
+                return False
+        return True
+
+    def part_matches(self, part: Part) -> bool:
+        """Whether this command rule's prefix covers one simple command."""
+        words = part.words
+        for prefix in self._prefixes:
+            if len(words) < len(prefix):
+                continue
+            first = words[0]
+            if not _token_matches(prefix[0], first) and not (
+                self.action != "allow" and _token_matches(prefix[0], posixpath.basename(first))
+            ):
+                continue
+            if all(_token_matches(p, w) for p, w in zip(prefix[1:], words[1:], strict=False)):
+                return True
+        return False
+
+    def matches(self, req: Request) -> bool:
+        """Whether this rule, alone, applies to the request: an allow rule must cover every part of
+        a command, a deny or ask rule any part."""
+        if not self.facets_match(req):
+            return False
+        if not self._prefixes or req.command is None:
+            return not self._prefixes or req.command is None and _example_without_command(req)
+        parsed = req.parsed
+        assert parsed is not None
+        if self.action == "allow":
+            return (
+                not parsed.opaque
+                and bool(parsed.parts)
+                and all(not p.writes and self.part_matches(p) for p in parsed.parts)
+            )
+        return any(self.part_matches(p) for p in parsed.parts)
+
+    # settings -------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rule:
+        """A rule from its settings table; RuleError (naming the field) when it is not usable."""
+        for key in data:
+            # An unknown key would silently widen the rule (a misspelt `title` makes an allow rule
+            # match everything), so it is an error, not a warning.
+            if key not in RULE_KEYS:
+                raise RuleError(f"unknown rule field (a rule has {', '.join(RULE_KEYS)})", key)
+        if "action" not in data:
+            raise RuleError('a rule needs an action: "allow", "ask" or "deny"')
+        action = data["action"]
+        if action not in ACTIONS:
+            raise RuleError(f'expected "allow", "ask" or "deny", not {action!r}', "action")
+        for key in ("kind", "title", "title_regex", "agent", "path", "url", "reason"):
+            if key in data:
+                if not isinstance(data[key], str):
+                    raise RuleError(f"expected a string, not {_describe(data[key])}", key)
+                if not data[key]:
+                    raise RuleError("must not be empty (leave the field out to match anything)", key)
+        command = data.get("command")
+        if command is not None:
+            if isinstance(command, str):
+                command = [command]
+            if (
+                not isinstance(command, list)
+                or not command
+                or not all(isinstance(c, str) and c.strip() for c in command)
+            ):
+                raise RuleError("expected a command prefix or a list of them", "command")
+        examples: dict[str, list[Any]] = {}
+        for key in ("match", "not_match"):
+            value = data.get(key, [])
+            if not isinstance(value, list):
+                raise RuleError("expected a list of example requests", key)
+            for example in value:
+                if isinstance(example, dict):
+                    for k, v in example.items():
+                        if k not in EXAMPLE_KEYS:
+                            raise RuleError(
+                                f"unknown example field {k!r} (an example has "
+                                f"{', '.join(EXAMPLE_KEYS)})",
+                                key,
+                            )
+                        if not isinstance(v, str):
+                            raise RuleError(f"example field {k!r} must be a string", key)
+                elif not isinstance(example, str):
+                    raise RuleError("an example is a string or a table", key)
+            examples[key] = [dict(e) if isinstance(e, dict) else e for e in value]
+        return cls(
+            action=action,
+            kind=data.get("kind"),
+            title=data.get("title"),
+            agent=data.get("agent"),
+            path=data.get("path"),
+            title_regex=data.get("title_regex"),
+            command=tuple(command) if command else None,
+            url=data.get("url"),
+            reason=data.get("reason"),
+            match=examples["match"],
+            not_match=examples["not_match"],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action}
+        for key in ("agent", "kind", "title", "title_regex"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        if self.command:
+            out["command"] = self.command[0] if len(self.command) == 1 else list(self.command)
+        for key in ("path", "url", "reason"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        if self.match:
+            out["match"] = list(self.match)
+        if self.not_match:
+            out["not_match"] = list(self.not_match)
+        return out
+
+    # examples -------------------------------------------------------------------------------------
+
+    def example_request(self, example: Any) -> Request:
+        if isinstance(example, str):
+            if self.command:
+                return Request(command=example)
+            if self.url:
+                return Request(urls=(example,))
+            if self.path:
+                return Request(paths=(example,))
+            if self.title or self.title_regex:
+                return Request(title=example)
+            if self.agent:
+                return Request(agent=example)
+            return Request(kind=example)
+        return Request(
+            agent=example.get("agent"),
+            kind=example.get("kind"),
+            title=example.get("title"),
+            command=example.get("command"),
+            paths=(example["path"],) if "path" in example else None,
+            urls=(example["url"],) if "url" in example else None,
+        )
+
+    def check_examples(self) -> list[str]:
+        """What is wrong with this rule's own examples (empty: they all hold)."""
+        problems = []
+        for example in self.match:
+            if not self.matches(self.example_request(example)):
+                problems.append(f"does not match its example {_show(example)}")
+        for example in self.not_match:
+            if self.matches(self.example_request(example)):
+                problems.append(f"matches {_show(example)}, listed under not_match")
+        return problems
+
+
+def _example_without_command(req: Request) -> bool:
+    # A command rule and a request without a command: a real request (its kind is known) does not
+    # match; an example that names no command is not compared on it.
+    return req.kind is None and req.title is None
+
+
+def _token_matches(pattern: str, word: str) -> bool:
+    if _GLOB_CHARS & set(pattern):
+        return fnmatch.fnmatchcase(word, pattern)
+    return pattern == word
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def _show(example: Any) -> str:
+    if isinstance(example, str):
+        return repr(example)
+    return "{" + ", ".join(f"{k} = {v!r}" for k, v in example.items()) + "}"
+
+
+# --- deciding -------------------------------------------------------------------------------------
+
+
+@dataclass
+class PartVerdict:
+    part: str
+    action: Action | None
+    rule: str | None
+
+
+@dataclass
+class Decision:
+    """What the rules say: `action` None means no rule has a say (a person is asked)."""
+
+    action: Action | None
+    rule: Rule | None = None
+    label: str | None = None  # the deciding rule's label, with its number and line
+    why: str = ""
+    parts: list[PartVerdict] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action or "ask",
+            "decided_by": self.label,
+            "why": self.why,
+            "reason": self.rule.reason if self.rule is not None else None,
+            "parts": [p.__dict__ for p in self.parts],
+        }
+
+
+class RuleSet:
+    """Rules indexed for deciding: by action, by tool kind and, for command rules, by the first
+    word of their prefixes — so a request looks at the few rules that could apply to it."""
+
+    def __init__(self, rules: Iterable[Rule] = ()) -> None:
+        self.rules = list(rules)
+        self._by_action: dict[str, _Bucket] = {a: _Bucket() for a in ACTIONS}
+        for index, rule in enumerate(self.rules, 1):
+            self._by_action[rule.action].add(index, rule)
+
+    def __len__(self) -> int:
+        return len(self.rules)
+
+    def decide(self, req: Request) -> Decision:
+        parsed = req.parsed
+        for action in ("deny", "ask"):
+            bucket = self._by_action[action]
+            hit = bucket.first_whole(req)
+            if hit is None and parsed is not None:
+                for part in parsed.parts:
+                    cand = bucket.first_part(req, part)
+                    if cand is not None and (hit is None or cand[0] < hit[0]):
+                        hit = cand
+            if hit is not None:
+                index, rule = hit
+                return Decision(action, rule, rule.label(index), f"{action} by {rule.label(index)}")  # type: ignore[arg-type]
+        allow = self._by_action["allow"]
+        hit = allow.first_whole(req)
+        if hit is not None:
+            index, rule = hit
+            return Decision("allow", rule, rule.label(index), f"allowed by {rule.label(index)}")
+        if parsed is None:
+            return Decision(None, why="no rule matches")
+        verdicts: list[PartVerdict] = []
+        first: tuple[int, Rule] | None = None
+        missing = False
+        for part in parsed.parts:
+            cand = None if part.writes else allow.first_part(req, part)
+            if cand is None:
+                missing = True
+                verdicts.append(
+                    PartVerdict(
+                        part.text,
+                        None,
+                        "writes to a file by redirection" if part.writes else "no rule",
+                    )
+                )
+            else:
+                verdicts.append(PartVerdict(part.text, "allow", cand[1].label(cand[0])))
+                if first is None:
+                    first = cand
+        if parsed.opaque:
+            return Decision(None, why="ask: " + "; ".join(parsed.opaque), parts=verdicts)
+        if missing or first is None:
+            return Decision(
+                None,
+                why="not every command is allowed" if first else "no rule matches",
+                parts=verdicts,
+            )
+        index, rule = first
+        labels = sorted({v.rule for v in verdicts if v.rule})
+        return Decision(
+            "allow",
+            rule,
+            rule.label(index),
+            "every command allowed: " + "; ".join(labels),
+            parts=verdicts,
+        )
+
+    def explain(self, req: Request) -> Decision:
+        """Like `decide`, with every part's own verdict filled in (for `rules explain`)."""
+        decision = self.decide(req)
+        parsed = req.parsed
+        if parsed is not None and not decision.parts:
+            for part in parsed.parts:
+                verdict: PartVerdict | None = None
+                for action in ("deny", "ask", "allow"):
+                    if action == "allow" and part.writes:
+                        continue
+                    cand = self._by_action[action].first_part(req, part)
+                    if cand is not None:
+                        verdict = PartVerdict(part.text, action, cand[1].label(cand[0]))  # type: ignore[arg-type]
+                        break
+                decision.parts.append(verdict or PartVerdict(part.text, None, "no rule"))
+        return decision
+
+    def check(self) -> list[tuple[int, Rule, str]]:
+        """Every failing example: (rule number, rule, problem)."""
+        return [
+            (index, rule, problem)
+            for index, rule in enumerate(self.rules, 1)
+            for problem in rule.check_examples()
+        ]
+
+
+class _Bucket:
+    """The rules of one action. Whole-request rules (no command) by kind; command rules by the
+    first word of their prefixes (globbed first words go to `wild`)."""
+
+    def __init__(self) -> None:
+        self.whole_any: list[tuple[int, Rule]] = []
+        self.whole_kind: dict[str, list[tuple[int, Rule]]] = {}
+        self.cmd_first: dict[str, list[tuple[int, Rule]]] = {}
+        self.cmd_wild: list[tuple[int, Rule]] = []
+        self._merged: dict[str, list[tuple[int, Rule]]] = {}
+
+    def add(self, index: int, rule: Rule) -> None:
+        if not rule._prefixes:
+            if rule.kind:
+                self.whole_kind.setdefault(rule.kind, []).append((index, rule))
+            else:
+                self.whole_any.append((index, rule))
+            self._merged.clear()
+            return
+        firsts = {p[0] for p in rule._prefixes}
+        if any(_GLOB_CHARS & set(f) for f in firsts):
+            self.cmd_wild.append((index, rule))
+            return
+        for first in firsts:
+            self.cmd_first.setdefault(first, []).append((index, rule))
+
+    def first_whole(self, req: Request) -> tuple[int, Rule] | None:
+        kind = req.kind or ""
+        merged = self._merged.get(kind)
+        if merged is None:
+            merged = sorted(self.whole_any + self.whole_kind.get(kind, []), key=lambda t: t[0])
+            self._merged[kind] = merged
+        for index, rule in merged:
+            if rule.facets_match(req):
+                return index, rule
+        return None
+
+    def first_part(self, req: Request, part: Part) -> tuple[int, Rule] | None:
+        first = part.words[0]
+        cands = self.cmd_first.get(first, [])
+        base = posixpath.basename(first)
+        if base != first:
+            cands = cands + [c for c in self.cmd_first.get(base, []) if c[1].action != "allow"]
+        if self.cmd_wild:
+            cands = cands + self.cmd_wild
+        best: tuple[int, Rule] | None = None
+        for index, rule in cands:
+            if best is not None and index >= best[0]:
+                continue
+            if rule.part_matches(part) and rule.facets_match(req):
+                best = (index, rule)
+        return best
+
+
+# --- "always for this pattern" ----------------------------------------------------------------------
+
+
+_SUBCOMMAND = re.compile(r"[a-z][a-z0-9_-]*$")
+
+
+def command_prefix(part: Part) -> str:
+    """`git status -s` → `git status`; `ls -la` → `ls`; `npm run build` → `npm run build`."""
+    words = list(part.words)
+    keep = [words[0]]
+    for word in words[1:3]:
+        if not _SUBCOMMAND.match(word):
+            break
+        keep.append(word)
+        if word not in ("run", "exec", "x"):
+            break
+    return shlex.join(keep)
+
+
+def propose_rule(req: Request) -> Rule | None:
+    """The rule "always allow this pattern" proposes for a request, with it as its first example."""
+    example = req.to_example()
+    parsed = req.parsed
+    if parsed is not None:
+        if parsed.opaque or not parsed.parts or any(p.writes for p in parsed.parts):
+            return None
+        prefixes = tuple(dict.fromkeys(command_prefix(p) for p in parsed.parts))
+        return Rule("allow", agent=req.agent or None, command=prefixes, match=[example])
+    if req.urls:
+        split = split_url(req.urls[0])
+        if split is not None:
+            scheme, host, path = split
+            directory = path if path.endswith("/") else posixpath.dirname(path).rstrip("/") + "/"
+            return Rule(
+                "allow",
+                agent=req.agent or None,
+                kind=req.kind or None,
+                url=f"{scheme}://{host}{directory}",
+                match=[example],
+            )
+    if req.paths:
+        real = req.real_paths()
+        dirs = {p if os.path.isdir(p) else os.path.dirname(p) for p in real}
+        root = os.path.commonpath(sorted(dirs)) if dirs else None
+        if root and root != os.sep:
+            return Rule(
+                "allow", agent=req.agent or None, kind=req.kind or None, path=root, match=[example]
+            )
+    if req.title:
+        return Rule(
+            "allow", agent=req.agent or None, kind=req.kind or None, title=req.title, match=[example]
+        )
+    return None
+
+
+def scope_text(rule: Rule) -> str:
+    """One line for the card: what "always" would allow."""
+    bits = []
+    if rule.command:
+        bits.append("commands starting " + ", ".join(f"`{c}`" for c in rule.command))
+    if rule.url:
+        bits.append(f"URLs under {rule.url}")
+    if rule.path:
+        bits.append(f"{rule.kind or 'anything'} inside {rule.path}")
+    if rule.title and not rule.path and not rule.url:
+        bits.append(f"{rule.kind or 'calls'} titled “{rule.title}”")
+    who = f" by {rule.agent}" if rule.agent else ""
+    return "always allow " + "; ".join(bits) + who

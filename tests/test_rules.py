@@ -1,0 +1,401 @@
+"""The rule matcher (bridge.rules): shell commands parsed part by part, paths, URLs, examples."""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bridge.rules import Request, Rule, RuleError, RuleSet, parse_command, propose_rule
+from bridge.settings import Settings, SettingsError
+
+
+def run(command: str, *rules: Rule, agent: str = "claude") -> str | None:
+    req = Request(agent=agent, kind="execute", title=command, command=command)
+    return RuleSet(rules).decide(req).action
+
+
+ALLOW_GIT = Rule("allow", command=("git status", "git diff", "ls", "grep", "echo"))
+DENY_RM = Rule("deny", command="rm", reason="we never delete here")
+
+
+# --- commands: every part on its own -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status && ls | grep x",
+        "git status; ls",
+        "(ls; git status)",
+        "{ ls; git diff; }",
+        "git status || echo failed",
+        "echo $(git status)",
+        "echo `ls`",
+        "for f in a b; do ls $f; done",
+        "ls 2>&1 | grep x",
+        "ls > /dev/null",
+        "A=1 B=2 ls",
+        "env A=1 -u B git status",
+        "sh -c 'ls && git status'",
+        "bash -lc \"git diff | grep x\"",
+    ],
+)
+def test_a_command_is_allowed_when_every_part_is_allowed(command: str) -> None:
+    assert run(command, ALLOW_GIT) == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status && rm -rf /",
+        "ls | rm x",
+        "(ls; rm x)",
+        "echo $(rm -rf ~)",
+        "echo `rm x`",
+        "ls <(rm x)",
+        "x=$(rm a) ls",
+        "ls > $(rm x)",
+        "sh -c 'ls; rm x'",
+        "bash -c 'sh -c \"rm x\"'",
+        "env A=1 rm x",
+        "/bin/rm x",  # a deny rule's first word also matches by basename
+        "if true; then rm x; fi",
+        "echo \"$(rm a)\"",
+    ],
+)
+def test_a_command_is_denied_when_any_part_is_denied(command: str) -> None:
+    assert run(command, ALLOW_GIT, DENY_RM) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status && make",  # one part has no rule
+        "ls `id`",
+        "echo hi > notes.txt",  # a write by redirection is never allowed by a prefix
+        "ls >> log",
+        "./ls",  # allow needs the first word exactly as written
+        "git push",
+        "echo 'unterminated",  # cannot be parsed → ask
+        "$CMD status",  # the command name is only known when it runs
+        "$(which git) status",
+        "echo ${x:-$(id)}",  # a substitution bashlex leaves inside ${…}
+        "sh -c \"$SCRIPT\"",  # a shell script only known when it runs
+        "env -S 'ls' x",  # an env option we do not model
+    ],
+)
+def test_what_is_not_every_part_allowed_or_cannot_be_known_is_asked(command: str) -> None:
+    assert run(command, ALLOW_GIT, DENY_RM) is None
+
+
+def test_quoting_and_escapes_are_undone_before_matching() -> None:
+    assert run("'git' \"status\"", ALLOW_GIT) == "allow"
+    assert run("g\\it status", ALLOW_GIT) == "allow"
+    assert run("echo '$(rm x)'", ALLOW_GIT, DENY_RM) == "allow"  # single quotes: just text
+    assert run("'r''m' x", ALLOW_GIT, DENY_RM) == "deny"
+
+
+def test_a_command_list_argv_and_a_shell_wrapper_in_it() -> None:
+    rules = RuleSet([ALLOW_GIT, DENY_RM])
+    assert rules.decide(Request(kind="execute", command=("git", "status"))).action == "allow"
+    assert rules.decide(Request(kind="execute", command=("bash", "-lc", "rm x"))).action == "deny"
+
+
+def test_prefixes_compare_whole_words_and_globs() -> None:
+    assert run("git statusx", ALLOW_GIT) is None
+    assert run("npm run build", Rule("allow", command="npm run *")) == "allow"
+    assert run("npm run", Rule("allow", command="npm run *")) is None
+
+
+def test_deny_and_ask_beat_allow_whatever_the_file_order() -> None:
+    rules = [
+        Rule("allow", kind="execute"),
+        Rule("ask", command="git push"),
+        Rule("deny", command="git push --force"),
+    ]
+    assert run("git status", *rules) == "allow"
+    assert run("git push origin", *rules) == "ask"
+    assert run("git push --force", *rules) == "deny"
+    decision = RuleSet(rules).decide(Request(kind="execute", command="git push --force"))
+    assert decision.label == "rule 3: deny command=git push --force"
+
+
+def test_agent_title_kind_and_regex() -> None:
+    rules = RuleSet(
+        [
+            Rule("allow", agent="claude-*", kind="read"),
+            Rule("deny", title_regex=r"(?i)\bprod\b"),
+            Rule("allow", title="push *"),
+        ]
+    )
+    assert rules.decide(Request(agent="claude-code", kind="read", title="x")).action == "allow"
+    assert rules.decide(Request(agent="gemini", kind="read", title="x")).action is None
+    assert rules.decide(Request(agent="a", kind="other", title="Push to PROD")).action == "deny"
+    assert rules.decide(Request(agent="a", kind="other", title="PUSH to stage")).action == "allow"
+
+
+# --- property tests ----------------------------------------------------------------------------
+
+ALLOWED = {("git", "status"), ("git", "diff"), ("ls",), ("grep",)}
+DENIED = {("rm",), ("git", "push")}
+PROGRAMS = [("git", "status"), ("git", "diff"), ("git", "push"), ("ls",), ("grep",), ("rm",),
+            ("make",), ("curl",)]  # fmt: skip
+WORD = st.text(alphabet="abcxyz-._/ $`'\"\\*;|&()", min_size=1, max_size=8)
+
+
+def quote_word(word: str, style: int) -> str:
+    if style == 0:
+        return shlex.quote(word)
+    if style == 1:  # double quotes, with what is special in them escaped
+        return '"' + "".join("\\" + c if c in '"\\$`' else c for c in word) + '"'
+    return "".join("\\" + c if not c.isalnum() else c for c in word)  # backslash escapes
+
+
+@st.composite
+def simple_commands(draw: st.DrawFn) -> tuple[list[tuple[str, ...]], str]:
+    program = draw(st.sampled_from(PROGRAMS))
+    args = draw(st.lists(WORD, max_size=3))
+    words = (*program, *args)
+    styles = draw(st.lists(st.integers(0, 2), min_size=len(words), max_size=len(words)))
+    text = " ".join(quote_word(w, s) for w, s in zip(words, styles, strict=True))
+    commands = [words]
+    if draw(st.booleans()):
+        if draw(st.booleans()):
+            text = "env A=1 " + text
+        else:
+            text = "A=$(echo x) " + text
+            commands.append(("echo",))
+    if draw(st.integers(0, 4)) == 0:
+        text += " 2>/dev/null"
+    return commands, text
+
+
+@st.composite
+def command_lines(draw: st.DrawFn) -> tuple[list[tuple[str, ...]], str]:
+    """A generated script and every simple command it runs (the oracle)."""
+    items = draw(st.lists(simple_commands(), min_size=1, max_size=4))
+    commands = [words for part, _ in items for words in part]
+    pieces = []
+    for _words, text in items:
+        shape = draw(st.integers(0, 6))
+        if shape == 1:
+            text = f"( {text} )"
+        elif shape == 2:
+            text = f"echo $( {text} )"
+            commands.append(("echo",))
+        elif shape == 3:
+            text = f"sh -c {shlex.quote(text)}"
+        elif shape == 4:
+            text = "{ " + text + "; }"
+        pieces.append(text)
+    ops = draw(st.lists(st.sampled_from([" && ", " || ", " ; ", " | "]),
+                        min_size=len(pieces) - 1, max_size=len(pieces) - 1))  # fmt: skip
+    line = pieces[0]
+    for op, piece in zip(ops, pieces[1:], strict=True):
+        line += op + piece
+    return commands, line
+
+
+def _allowed(words: tuple[str, ...]) -> bool:
+    return any(words[: len(p)] == p for p in ALLOWED | {("echo",)})
+
+
+def _denied(words: tuple[str, ...]) -> bool:
+    return any(words[: len(p)] == p for p in DENIED)
+
+
+PROPERTY_RULES = RuleSet(
+    [
+        Rule("allow", command=tuple(" ".join(p) for p in ALLOWED | {("echo",)})),
+        Rule("deny", command=tuple(" ".join(p) for p in DENIED)),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(command_lines())
+def test_allow_implies_every_simple_command_allowed_and_any_deny_denies(
+    case: tuple[list[tuple[str, ...]], str],
+) -> None:
+    commands, line = case
+    decision = PROPERTY_RULES.decide(Request(kind="execute", command=line))
+    if decision.action == "allow":
+        assert all(_allowed(c) for c in commands), (line, commands)
+    if any(_denied(c) for c in commands):
+        assert decision.action == "deny", (line, commands, decision)
+    if decision.action == "deny":
+        assert any(_denied(c) for c in commands)
+    if all(_allowed(c) for c in commands):
+        assert decision.action == "allow", (line, commands, decision)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_any_text_gets_a_verdict_and_allow_only_with_every_part_known(text: str) -> None:
+    parsed = parse_command(text)
+    decision = PROPERTY_RULES.decide(Request(kind="execute", command=text))
+    if decision.action == "allow":
+        assert not parsed.opaque and parsed.parts
+        assert all(_allowed(p.words) and not p.writes for p in parsed.parts)
+
+
+# --- paths --------------------------------------------------------------------------------------
+
+
+def test_paths_inside_a_directory_after_dot_dot_and_symlinks(tmp_path) -> None:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (project / "escape").symlink_to(secret)  # inside by name, outside after resolution
+    (tmp_path / "alias").symlink_to(project)  # outside by name, inside after resolution
+    rules = RuleSet([Rule("allow", kind="edit", path=str(project))])
+
+    def edit(*paths: str, cwd: str | None = None) -> str | None:
+        req = Request(agent="a", kind="edit", title="edit", paths=paths, cwd=cwd)
+        return rules.decide(req).action
+
+    assert edit(str(project / "src" / "a.py")) == "allow"
+    assert edit(str(project / "new-file.py")) == "allow"  # need not exist yet
+    assert edit(str(project / ".." / "secret" / "x")) is None
+    assert edit(str(project / "escape" / "x")) is None
+    assert edit(str(tmp_path / "alias" / "src" / "a.py")) == "allow"
+    assert edit(str(project) + "-other/x") is None  # a sibling sharing the prefix
+    assert edit("src/a.py", cwd=str(project)) == "allow"
+    assert edit("../secret/a", cwd=str(project)) is None
+    assert edit(str(project / "a"), str(secret / "b")) is None  # allow needs every path inside
+    assert edit() is None  # a path rule needs a path
+
+
+def test_a_deny_path_rule_matches_any_path_and_a_symlinked_root(tmp_path) -> None:
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (tmp_path / "link").symlink_to(secret)
+    rules = RuleSet([Rule("deny", path=str(tmp_path / "link")), Rule("allow", kind="edit")])
+    req = Request(kind="edit", title="e", paths=(str(tmp_path / "ok"), str(secret / "k")))
+    assert rules.decide(req).action == "deny"
+    assert rules.decide(Request(kind="edit", title="e", paths=(str(tmp_path / "ok"),))).action == (
+        "allow"
+    )
+
+
+# --- URLs ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "allowed"),
+    [
+        ("https://github.com/acme/repo", True),
+        ("https://GITHUB.com/acme/", True),
+        ("https://github.com/acme", True),
+        ("https://github.com:443/acme/x", True),
+        ("https://github.com/acme/../evil/x", False),
+        ("https://github.com/acmex/repo", False),
+        ("http://github.com/acme/repo", False),
+        ("https://github.com.evil.net/acme/repo", False),
+        ("https://github.com@evil.net/acme/repo", False),
+        ("https://github.com:8443/acme/repo", False),
+        ("not a url", False),
+    ],
+)
+def test_url_rules_compare_scheme_host_and_path_prefix(url: str, allowed: bool) -> None:
+    rules = RuleSet([Rule("allow", url="https://github.com/acme/")])
+    req = Request(agent="a", kind="fetch", title=url, urls=(url,))
+    assert (rules.decide(req).action == "allow") is allowed
+
+
+def test_requests_from_acp_tool_calls() -> None:
+    req = Request.from_tool_call(
+        "claude",
+        {"title": "git status", "kind": "execute", "rawInput": {"command": "git status -s"}},
+    )
+    assert req.command == "git status -s"
+    req = Request.from_tool_call("x", {"title": "`ls -la`", "kind": "execute"})
+    assert req.command == "ls -la"  # an execute call without rawInput: its title
+    req = Request.from_tool_call(
+        "x",
+        {
+            "title": "Fetch",
+            "kind": "fetch",
+            "rawInput": {"url": "https://a.example/x"},
+            "locations": [{"path": "/tmp/a"}],
+        },
+    )
+    assert req.urls == ("https://a.example/x",) and req.paths == ("/tmp/a",)
+
+
+# --- examples and the settings file ---------------------------------------------------------------
+
+
+def test_examples_are_checked() -> None:
+    good = Rule("allow", command="git status", match=["git status -s"], not_match=["git push"])
+    assert good.check_examples() == []
+    bad = Rule("allow", command="git status", match=["git stash"], not_match=["git status"])
+    problems = bad.check_examples()
+    assert problems == [
+        "does not match its example 'git stash'",
+        "matches 'git status', listed under not_match",
+    ]
+    table = Rule("deny", agent="claude*", url="https://x.example/", match=[{"url": "https://x.example/a"}])
+    assert table.check_examples() == []
+
+
+def test_a_failing_example_rejects_the_file_naming_the_rules_line(tmp_path) -> None:
+    text = (
+        '[[rules]]\naction = "deny"\ncommand = "rm"\n\n'
+        '[[rules]]\naction = "allow"\ncommand = "git status"\n'
+        'match = ["git status", "git stash"]\n'
+    )
+    with pytest.raises(SettingsError) as err:
+        Settings.parse(text, tmp_path / "settings.toml")
+    assert err.value.line == 5
+    assert "rules[2]" in str(err.value) and "'git stash'" in str(err.value)
+    ok = Settings.parse(text.replace(', "git stash"', ""))
+    assert [r.line for r in ok.rules] == [1, 5]
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ('action = "allow"\ntitle_regex = "("', "title_regex: not a valid regular expression"),
+        ('action = "allow"\nurl = "github.com"', "url: not a URL"),
+        ('action = "allow"\ncommand = []', "command: expected a command prefix"),
+        ('action = "maybe"', 'action: expected "allow", "ask" or "deny"'),
+        ('action = "allow"\nmatch = [{cmd = "x"}]', "match: unknown example field"),
+        ('action = "allow"\ntitel = "x"', "titel: unknown rule field"),
+    ],
+)
+def test_a_rule_that_cannot_be_used_is_reported_with_its_field(entry: str, problem: str) -> None:
+    with pytest.raises(SettingsError) as err:
+        Settings.parse("[[rules]]\n" + entry + "\n")
+    assert problem in str(err.value)
+
+
+def test_rule_errors_name_the_field() -> None:
+    with pytest.raises(RuleError) as err:
+        Rule("allow", title_regex="[")
+    assert err.value.field == "title_regex"
+
+
+# --- "always for this pattern" ----------------------------------------------------------------------
+
+
+def test_proposals_from_requests(tmp_path) -> None:
+    rule = propose_rule(Request(agent="claude", kind="execute", command="git status -s"))
+    assert rule is not None and rule.command == ("git status",) and rule.agent == "claude"
+    assert rule.match == [{"agent": "claude", "kind": "execute", "command": "git status -s"}]
+    assert rule.check_examples() == []
+    rule = propose_rule(Request(agent="a", kind="execute", command="npm run build && ls -la"))
+    assert rule is not None and rule.command == ("npm run build", "ls")
+    target = tmp_path / "src" / "a.py"
+    target.parent.mkdir()
+    rule = propose_rule(Request(agent="a", kind="edit", title="Edit", paths=(str(target),)))
+    assert rule is not None and rule.path == os.path.realpath(target.parent)
+    assert rule.check_examples() == []
+    rule = propose_rule(Request(agent="a", kind="fetch", urls=("https://docs.example/a/b.html",)))
+    assert rule is not None and rule.url == "https://docs.example/a/"
+    assert propose_rule(Request(agent="a", kind="execute", command="echo x > f")) is None
