@@ -53,6 +53,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from bridge.httpguard import GuardPolicy, HttpGuard
 from bridge.tool_results import tool_result_text  # noqa: F401  (re-exported)
 from bridge.protocol import ToolDefinition
 
@@ -419,6 +420,9 @@ class ClientToolServer:
         self._sockets_scope: anyio.CancelScope | None = None
         self._stopped = False
         self._stop: anyio.Event | None = None
+        # Host / Origin / Content-Type before anything else (bridge/httpguard.py); the port is
+        # known once bound. Agents' MCP clients send no Origin, so none is allowed.
+        self.guard = GuardPolicy(host, name="vscode_tools MCP server")
 
     # lifecycle -----------------------------------------------------------------------------------------
 
@@ -447,6 +451,7 @@ class ClientToolServer:
         try:
             sock.bind((self.host, 0))
             self.port = sock.getsockname()[1]
+            self.guard.port = self.port
             if self._socket_dir_arg is not None:
                 self._socket_dir = self._socket_dir_arg
                 self._socket_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -463,7 +468,7 @@ class ClientToolServer:
             raise
 
         config = uvicorn.Config(
-            self._asgi,
+            HttpGuard(self._asgi, self.guard),
             interface="asgi3",
             lifespan="off",
             proxy_headers=False,

@@ -737,6 +737,8 @@ def run_console(
     bridge_options: dict[str, Any] | None = None,
     openai: str | None = None,
     api_key: str | None = None,
+    allowed_hosts: Any = (),
+    allowed_origins: Any = (),
 ) -> int:
     """`symposium-tui` / `symposium-tui console`: the app first, then the bridge and the console
     socket right after its first frame (so the console shows up as fast as a bare Textual app).
@@ -751,6 +753,8 @@ def run_console(
             bridge_options=bridge_options,
             openai=openai,
             api_key=api_key,
+            allowed_hosts=tuple(allowed_hosts),
+            allowed_origins=tuple(allowed_origins),
         )
     )
 
@@ -783,6 +787,8 @@ async def _run_console(
     bridge_options: dict[str, Any] | None = None,
     openai: str | None = None,
     api_key: str | None = None,
+    allowed_hosts: tuple[str, ...] = (),
+    allowed_origins: tuple[str, ...] = (),
 ) -> int:
     import asyncio
     import sys
@@ -819,7 +825,13 @@ async def _run_console(
             if openai:
                 from bridge.openai import OpenAIServer
 
-                server = OpenAIServer(bridge, openai, api_key=api_key)
+                server = OpenAIServer(
+                    bridge,
+                    openai,
+                    api_key=api_key,
+                    allowed_hosts=allowed_hosts,
+                    allowed_origins=allowed_origins,
+                )
                 await server.start()
                 servers.append(server)
         except BaseException:

@@ -74,6 +74,22 @@ def _openai_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=default,
         help="bearer key the OpenAI API requires (default: $SYMPOSIUM_OPENAI_API_KEY)",
     )
+    parser.add_argument(
+        "--allowed-host",
+        metavar="NAME[:PORT]",
+        action="append",
+        default=default,
+        help="a Host name the OpenAI API answers for when not on loopback (repeatable; "
+        "default: any, with the API key required)",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        metavar="ORIGIN",
+        action="append",
+        default=default,
+        help="a browser origin (e.g. http://localhost:5173) allowed to call the OpenAI API, with "
+        "CORS (repeatable; default: none)",
+    )
 
 
 def _console_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -292,7 +308,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
             errors = (HostError, ServeError)
 
             try:
-                openai = OpenAIServer(bridge, args.openai, api_key=args.api_key)
+                openai = OpenAIServer(
+                    bridge,
+                    args.openai,
+                    api_key=args.api_key,
+                    allowed_hosts=args.allowed_host or (),
+                    allowed_origins=args.allow_origin or (),
+                )
             except ServeError as exc:
                 print(f"symposium-tui: {exc}", file=sys.stderr)
                 await bridge.close()
@@ -396,6 +418,8 @@ def cmd_console(args: argparse.Namespace) -> int:
         bridge_options=bridge_options(args),
         openai=getattr(args, "openai", None),
         api_key=getattr(args, "api_key", None),
+        allowed_hosts=getattr(args, "allowed_host", None) or (),
+        allowed_origins=getattr(args, "allow_origin", None) or (),
     )
 
 

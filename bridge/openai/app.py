@@ -154,6 +154,7 @@ class OpenAIFrontDoor:
     ) -> None:
         self.bridge = bridge
         self.api_key = api_key or None
+        self._key_digest = hashlib.sha256((api_key or "").encode()).digest()
         self.catalog = catalog or Catalog()
         self.retry_grace = retry_grace
         self.retry_window = retry_window
@@ -172,8 +173,9 @@ class OpenAIFrontDoor:
         for name, value in scope["headers"]:
             if name == b"authorization":
                 scheme, _, token = value.decode("latin-1").partition(" ")
+                # constant time, and independent of the length of either (digests compared)
                 if scheme.lower() == "bearer" and hmac.compare_digest(
-                    token.strip().encode(), self.api_key.encode()
+                    hashlib.sha256(token.strip().encode()).digest(), self._key_digest
                 ):
                     return "key"
                 break

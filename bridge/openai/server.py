@@ -2,14 +2,16 @@
 
 `OpenAIServer(bridge, "127.0.0.1:8080", api_key=…)` → `await start()` … `await stop()`. Loopback by
 default; binding any other address needs an API key (anyone on the network could otherwise drive
-the agents). The key comes from `--api-key` or `$SYMPOSIUM_OPENAI_API_KEY`.
+the agents). The key comes from `--api-key` or `$SYMPOSIUM_OPENAI_API_KEY`. Every request passes
+`bridge.httpguard` first (Host 421, Origin 403, Content-Type 415): `allowed_hosts` are the names a
+non-loopback server answers for (`--allowed-host`), `allowed_origins` the browser origins allowed
+to call it (`--allow-origin`, with CORS preflights answered).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import os
 import socket
@@ -17,6 +19,7 @@ from typing import Any
 
 import uvicorn
 
+from bridge.httpguard import GuardPolicy, HttpGuard, is_loopback
 from bridge.openai.app import create_app
 
 log = logging.getLogger(__name__)
@@ -63,15 +66,6 @@ def parse_address(value: str | None) -> tuple[str, int]:
     return host, number
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 class _Server(uvicorn.Server):
     def capture_signals(self) -> contextlib.AbstractContextManager[None]:  # type: ignore[override]
         return contextlib.nullcontext()  # the host owns the process's signals
@@ -79,7 +73,14 @@ class _Server(uvicorn.Server):
 
 class OpenAIServer:
     def __init__(
-        self, bridge: Any, address: str | None = None, *, api_key: str | None = None, **options: Any
+        self,
+        bridge: Any,
+        address: str | None = None,
+        *,
+        api_key: str | None = None,
+        allowed_hosts: tuple[str, ...] | list[str] = (),
+        allowed_origins: tuple[str, ...] | list[str] = (),
+        **options: Any,
     ) -> None:
         self.host, self.port = parse_address(address)
         self.api_key = api_key if api_key is not None else (os.environ.get(API_KEY_ENV) or None)
@@ -90,6 +91,13 @@ class OpenAIServer:
             )
         self.app = create_app(bridge, api_key=self.api_key, **options)
         self.front_door = self.app.state.front_door
+        # Host / Origin / Content-Type before anything else (bridge/httpguard.py)
+        self.guard = GuardPolicy(
+            self.host,
+            allowed_hosts=tuple(allowed_hosts),
+            allowed_origins=tuple(allowed_origins),
+            name="OpenAI API",
+        )
         self._server: _Server | None = None
         self._task: asyncio.Task[None] | None = None
         self._sock: socket.socket | None = None
@@ -113,9 +121,10 @@ class OpenAIServer:
                 f"cannot listen on {self.host}:{self.port}: {exc.strerror or exc}"
             ) from None
         self.port = sock.getsockname()[1]
+        self.guard.port = self.port
         self._sock = sock
         config = uvicorn.Config(
-            self.app,
+            HttpGuard(self.app, self.guard),
             lifespan="off",
             log_config=None,
             log_level="warning",
