@@ -290,11 +290,12 @@ class ApprovalBroker:
         self,
         ctx: ApprovalContext,
         *,
-        ask_client: Callable[[], Awaitable[bool | None]] | None = None,
+        ask_client: Callable[[], Awaitable[Any]] | None = None,
         on_pending: Callable[[str], None] | None = None,
     ) -> Resolution:
         """Decide one permission request. `ask_client` runs the VS Code round trip (True: approved,
-        False: denied, None: abandoned/cancelled); `on_pending` learns the approval id so the
+        False: denied, None: abandoned/cancelled; or `(approved, what was received)` so the audit
+        log says what the client sent); `on_pending` learns the approval id so the
         session can withdraw it if its turn is cancelled."""
         resolution = self.policy.decide(ctx)
         approval = PendingApproval(
@@ -335,10 +336,13 @@ class ApprovalBroker:
             raise
 
     async def _ask_client(
-        self, approval: PendingApproval, ask_client: Callable[[], Awaitable[bool | None]]
+        self, approval: PendingApproval, ask_client: Callable[[], Awaitable[Any]]
     ) -> None:
+        received: str | None = None
         try:
             approved = await ask_client()
+            if isinstance(approved, tuple):  # (approved?, what the client sent, for the audit)
+                approved, received = approved
         except Exception as exc:  # fail closed
             log.exception("the client round trip failed")
             self._resolve(
@@ -347,11 +351,13 @@ class ApprovalBroker:
             return
         if approved is True:
             outcome, option_id = choose(approval.ctx.options, "allow_once")
-            self._resolve(approval, Resolution(outcome, option_id, "vscode", answer="approve"))
-        elif approved is False:
             self._resolve(
-                approval, self._denied(approval.ctx, "vscode", "the client did not approve")
+                approval,
+                Resolution(outcome, option_id, "vscode", answer="approve", reason=received),
             )
+        elif approved is False:
+            reason = "the client did not approve" + (f": {received}" if received else "")
+            self._resolve(approval, self._denied(approval.ctx, "vscode", reason))
         else:
             self._resolve(
                 approval,

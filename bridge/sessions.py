@@ -43,7 +43,7 @@ from bridge.render import (
     replay_parts,
     user_prompt,
 )
-from bridge.tool_results import tool_result_text
+from bridge.tool_results import agent_action_approved, describe_received, tool_result_text
 
 if TYPE_CHECKING:
     from bridge.core import ConnectionCore
@@ -603,7 +603,7 @@ class AgentSession:
             outcome=AllowedOutcome(outcome="selected", option_id=resolution.option_id)
         )
 
-    async def _ask_client(self, turn: Turn, tool_call: Any) -> bool | None:
+    async def _ask_client(self, turn: Turn, tool_call: Any) -> tuple[bool, str] | bool | None:
         """The `symposium-agent-action` round trip (reference §3.5): the request ends with a
         tool call the client confirms; its result in the next request approves."""
         if turn.cancelled or turn.done.is_set():
@@ -756,9 +756,24 @@ class AgentSession:
         waiting, self.waiting = self.waiting, []
         for rt in waiting:
             if rt.call_id in results:
-                rt.resolve(True if rt.kind == "permission" else results[rt.call_id])
+                if rt.kind == "permission":
+                    # Only the extension's own approval text approves; Skip, an error, empty or
+                    # other content is a denial, audited with what was received.
+                    received = results[rt.call_id]
+                    rt.resolve(
+                        (
+                            agent_action_approved(received),
+                            f"received {describe_received(received)}",
+                        )
+                    )
+                else:
+                    rt.resolve(results[rt.call_id])
             else:
-                rt.resolve(False if rt.kind == "permission" else None)
+                rt.resolve(
+                    (False, "the next request carried no result for it")
+                    if rt.kind == "permission"
+                    else None
+                )
         turn.followups.extend(extra_text)
         turn.has_agent_action = request.has_agent_action
         turn.stream = stream

@@ -59,7 +59,12 @@ async def serve_stdio(
     if event_log:
         log_sink = ev.JsonlEventLog(event_log)
         bus.subscribe(log_sink)
-    bridge = Bridge(cwd=cwd, bus=bus, **(bridge_options or {}))
+    audit = _open_audit_log()
+    from bridge.approvals import ApprovalBroker
+
+    bridge = Bridge(
+        cwd=cwd, bus=bus, approvals=ApprovalBroker(bus, audit=audit), **(bridge_options or {})
+    )
     reader, writer = await _stdio_streams(rest, eof)
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
@@ -84,7 +89,23 @@ async def serve_stdio(
         await bridge.close()
         if log_sink is not None:
             log_sink.close()
+        if audit is not None:
+            audit.close()
     return 0
+
+
+def _open_audit_log() -> Any:
+    """The audit log next to the settings (the same file the console appends to): the headless
+    endpoint's decisions — VS Code's answers to `symposium-agent-action` included — are recorded
+    too. A log that cannot be opened is reported, never fatal."""
+    from bridge.approvals import AuditLog
+    from bridge.paths import config_dir
+
+    try:
+        return AuditLog(config_dir() / "audit.jsonl")
+    except OSError as exc:
+        log.warning("audit log not available: %s", exc)
+        return None
 
 
 def run(

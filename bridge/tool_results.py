@@ -46,3 +46,28 @@ def tool_result_text(result: Any) -> str:
         if isinstance(result.get("content"), list) and set(result) == {"content"}:
             return tool_result_text(result["content"])
     return _compact(result)
+
+
+AGENT_ACTION_APPROVED = "Approved"
+"""The one text the extension's `symposium-agent-action` tool returns, and only on approval
+(reference §4: `invoke()` runs only after the user approved). VS Code's Skip hands the caller a
+canned text instead ("The user chose to skip the tool call, …"), which must not approve."""
+
+
+def agent_action_approved(result: Any) -> bool:
+    """Whether a `symposium-agent-action` tool result is the extension's approval: exactly one
+    text part (`LanguageModelTextPart.toJSON()`, i.e. `{"$mid": n, "value": …}`, or a
+    `{"type": "text", "value"|"text": …}` look-alike) whose text is exactly `Approved`. Anything
+    else — Skip's text, an error, empty content, other text, another shape — is not approval."""
+    if not isinstance(result, list) or len(result) != 1:
+        return False
+    part = result[0]
+    if not isinstance(part, dict):
+        return False
+    return _part_text(part) == AGENT_ACTION_APPROVED
+
+
+def describe_received(result: Any, limit: int = 300) -> str:
+    """A bounded rendering of what the client sent, for the audit log."""
+    text = _compact(result)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -215,7 +215,7 @@ class Chat:
         results = (
             results
             if results is not None
-            else {c["toolCallId"]: "Approved" for c in resp.tool_calls}
+            else {c["toolCallId"]: [{"$mid": 21, "value": "Approved"}] for c in resp.tool_calls}
         )
         content = [
             {"type": "tool_result", "toolCallId": cid, "result": value}

@@ -104,7 +104,7 @@ async def test_d13_approved_but_no_allow_once_option_answers_cancelled(lm):
         [
             user("permit deploy allow_always reject_once"),
             first.as_assistant(),
-            tool_result(call["toolCallId"], "Approved"),
+            tool_result(call["toolCallId"], [{"$mid": 21, "value": "Approved"}]),
         ],
         agent=agent,
         tools=[AGENT_ACTION],
@@ -119,7 +119,11 @@ async def test_approving_request_that_also_carries_user_text_approves_then_promp
     approving = {
         "role": "user",
         "content": [
-            {"type": "tool_result", "toolCallId": call["toolCallId"], "result": "Approved"},
+            {
+                "type": "tool_result",
+                "toolCallId": call["toolCallId"],
+                "result": [{"$mid": 21, "value": "Approved"}],
+            },
             {"type": "text", "value": "and then say hi"},
         ],
     }
@@ -149,7 +153,11 @@ async def test_result_for_an_unknown_call_id_cancels_the_wait_and_the_chat_goes_
     agent = echo_agent()
     first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
     resp = await lm.chat(
-        [user("permit deploy"), first.as_assistant(), tool_result("no-such-call", "Approved")],
+        [
+            user("permit deploy"),
+            first.as_assistant(),
+            tool_result("no-such-call", [{"$mid": 21, "value": "Approved"}]),
+        ],
         agent=agent,
         tools=[AGENT_ACTION],
     )
@@ -158,7 +166,7 @@ async def test_result_for_an_unknown_call_id_cancels_the_wait_and_the_chat_goes_
         [
             user("permit deploy"),
             first.as_assistant(),
-            tool_result("no-such-call", "Approved"),
+            tool_result("no-such-call", [{"$mid": 21, "value": "Approved"}]),
             {"role": "assistant", "content": resp.parts},
             user("hello"),
         ],
@@ -174,7 +182,11 @@ async def test_denial_in_a_later_request_reaches_the_agent_as_reject_once(lm, tm
     first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
     (call,) = first.tool_calls
     ok = await lm.chat(
-        [user("permit deploy"), first.as_assistant(), tool_result(call["toolCallId"], "Approved")],
+        [
+            user("permit deploy"),
+            first.as_assistant(),
+            tool_result(call["toolCallId"], [{"$mid": 21, "value": "Approved"}]),
+        ],
         agent=agent,
         tools=[AGENT_ACTION],
     )
@@ -191,3 +203,67 @@ async def test_permission_for_a_client_tool_is_approved_without_asking(lm):
     )
     assert resp.tool_calls == []
     assert resp.text == "OUTCOME: allow_once"
+
+
+SKIP_TEXT = "The user chose to skip the tool call, they want to proceed without running it"
+
+
+@pytest.mark.parametrize(
+    "label,result",
+    [
+        # VS Code's Skip: the canned text, as the extension serializes a LanguageModelTextPart
+        ("skip", [{"$mid": 21, "value": SKIP_TEXT}]),
+        ("error", [{"$mid": 21, "value": "Error: the tool failed"}]),
+        ("empty", []),
+        ("lowercase", [{"$mid": 21, "value": "approved"}]),
+        ("padded", [{"$mid": 21, "value": "Approved "}]),
+        ("two parts", [{"$mid": 21, "value": "Approved"}, {"$mid": 21, "value": "and more"}]),
+        ("bare string", "Approved"),
+        ("data part", [{"$mid": 22, "mimeType": "text/plain", "data": "Approved"}]),
+        ("null", None),
+    ],
+)
+async def test_only_the_extensions_approved_text_approves_anything_else_denies(lm, label, result):
+    """Reference §1 (tool results are `[{"$mid":…,"value":…}]`) and §3.5/§4: the agent-action tool
+    returns its single text part `Approved` only on approval. Skip's text, an error, empty content
+    or any other text is a denial the agent learns about (reject_once), audited with what came."""
+    import os
+    from pathlib import Path
+
+    agent = echo_agent()
+    first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
+    (call,) = first.tool_calls
+    second = await lm.chat(
+        [user("permit deploy"), first.as_assistant(), tool_result(call["toolCallId"], result)],
+        agent=agent,
+        tools=[AGENT_ACTION],
+    )
+    assert second.error is None
+    assert second.text == "OUTCOME: reject_once", label
+    audit = Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "audit.jsonl"
+    (record,) = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert record["resolver"] == "vscode" and record["outcome"] == "reject_once"
+    received = json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+    assert received[:200] in record["reason"]
+
+
+async def test_the_extensions_approval_shape_approves_and_is_audited(lm):
+    import os
+    from pathlib import Path
+
+    agent = echo_agent()
+    first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
+    (call,) = first.tool_calls
+    second = await lm.chat(
+        [
+            user("permit deploy"),
+            first.as_assistant(),
+            tool_result(call["toolCallId"], [{"$mid": 21, "value": "Approved"}]),
+        ],
+        agent=agent,
+        tools=[AGENT_ACTION],
+    )
+    assert second.text == "OUTCOME: allow_once"
+    audit = Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "audit.jsonl"
+    (record,) = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert record["resolver"] == "vscode" and record["outcome"] == "allow_once"
