@@ -17,18 +17,15 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import itertools
-import json
 import logging
-import os
-import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 from bridge import events as ev
+from bridge.audit import AuditLog, args_hash  # noqa: F401  (AuditLog: imported from here too)
 from bridge.rules import Decision, Request, Rule, RuleSet
 
 log = logging.getLogger(__name__)
@@ -89,6 +86,7 @@ class Resolution:
     rule: str | None = None
     reason: str | None = None
     answer: str | None = None  # the person's answer, when one answered
+    who: str | None = None  # the console (or front door) whose person answered
 
 
 def choose(options: list[dict[str, Any]], kind: str) -> tuple[str, str | None]:
@@ -173,50 +171,6 @@ class Policy:
 # --- audit ------------------------------------------------------------------------------------------
 
 
-class AuditLog:
-    """Append-only JSONL of every approval decision: flushed at once, fsynced off the hot path."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._file = os.fdopen(fd, "a", encoding="utf-8")
-        self._lock = threading.Lock()
-        self._dirty = threading.Event()
-        self._closed = False
-        self._syncer = threading.Thread(target=self._sync_loop, name="audit-fsync", daemon=True)
-        self._syncer.start()
-
-    def append(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-        with self._lock:
-            self._file.write(line)
-            self._file.flush()
-        self._dirty.set()
-
-    def _sync_loop(self) -> None:
-        while not self._closed:
-            self._dirty.wait()
-            self._dirty.clear()
-            with self._lock:
-                if self._closed:
-                    return
-                try:
-                    os.fsync(self._file.fileno())
-                except (OSError, ValueError):
-                    return
-
-    def close(self) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._closed = True
-            self._file.close()
-        self._dirty.set()
-
-
 # --- the broker -------------------------------------------------------------------------------------
 
 
@@ -262,6 +216,8 @@ class ApprovalBroker:
         self.pending: dict[str, PendingApproval] = {}
         self.consoles: dict[int, ConsoleHandle] = {}
         self._console_ids = itertools.count(1)
+        # approved calls waiting for their outcome: (connection, session, tool call id) → approval
+        self._approved: dict[tuple[str, str, str], str] = {}
 
     # consoles ---------------------------------------------------------------------------------------
 
@@ -389,6 +345,7 @@ class ApprovalBroker:
                 answer=answer,
                 reason=reason,
                 rule=f"answered by {who}" if who else None,
+                who=who,
             )
         if answer == "bypass" and resolution.outcome != "cancelled":
             self.policy.bypass_agents.add(ctx.agent)
@@ -450,9 +407,11 @@ class ApprovalBroker:
                 )
             )
         if self.audit is not None:
+            raw = ctx.tool_call.get("rawInput")
             try:
                 self.audit.append(
                     {
+                        "type": "decision",
                         "ts": time.time(),
                         "approval_id": approval.id,
                         "connection": ctx.connection,
@@ -461,13 +420,71 @@ class ApprovalBroker:
                         "tool_call_id": ctx.tool_call.get("toolCallId"),
                         "title": ctx.title,
                         "kind": ctx.kind,
+                        "request": {
+                            k: ctx.tool_call[k]
+                            for k in ("title", "kind", "rawInput", "locations")
+                            if k in ctx.tool_call
+                        },
+                        "args_sha256": args_hash(raw),
                         "outcome": resolution.outcome,
                         "option_id": resolution.option_id,
                         "resolver": resolution.resolver,
+                        "decider": self._decider(ctx, resolution),
                         "answer": resolution.answer,
                         "rule": resolution.rule,
+                        "asked_by": ctx.asked_by,
                         "reason": resolution.reason,
                     }
                 )
             except Exception:
                 log.exception("audit log write failed")
+        if resolution.outcome in ("allow_once", "allow_always"):
+            key = (ctx.connection, ctx.session_id, str(ctx.tool_call.get("toolCallId")))
+            self._approved[key] = approval.id
+            while len(self._approved) > 4096:
+                self._approved.pop(next(iter(self._approved)))
+
+    @staticmethod
+    def _decider(ctx: ApprovalContext, resolution: Resolution) -> dict[str, Any]:
+        """Who or what decided: a person (and through which console or front door), a rule (with
+        its line), a bypass, or the fail-closed default (a timeout, a console that went away)."""
+        if resolution.resolver == "console":
+            return {"kind": "person", "person": _person(), "via": f"console {resolution.who}"}
+        if resolution.resolver == "vscode":
+            return {"kind": "person", "person": None, "via": f"front door {ctx.connection}"}
+        if resolution.resolver == "policy":
+            rule = resolution.rule or ""
+            kind = "rule" if rule.startswith("rule") else rule.replace(" ", "_") or "policy"
+            return {"kind": kind, "rule": resolution.rule}
+        return {"kind": "default", "reason": resolution.reason}
+
+    def tool_outcome(
+        self, connection: str, session_id: str, tool_call_id: str, status: str
+    ) -> None:
+        """The agent reported how an approved call ended: recorded next to the decision."""
+        approval_id = self._approved.pop((connection, session_id, str(tool_call_id)), None)
+        if approval_id is None or self.audit is None:
+            return
+        try:
+            self.audit.append(
+                {
+                    "type": "tool_outcome",
+                    "ts": time.time(),
+                    "approval_id": approval_id,
+                    "connection": connection,
+                    "session_id": session_id,
+                    "tool_call_id": tool_call_id,
+                    "status": status,
+                }
+            )
+        except Exception:
+            log.exception("audit log write failed")
+
+
+def _person() -> str | None:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except Exception:
+        return None

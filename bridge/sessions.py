@@ -517,6 +517,10 @@ class AgentSession:
             if rendered is not None:
                 state, text = rendered
                 self._tool_event(update.tool_call_id, state)
+                if state.status in ("completed", "failed"):
+                    self.core.approvals.tool_outcome(
+                        self.core.name, self.id, str(update.tool_call_id), state.status
+                    )
                 self._emit(turn, {"type": "text", "value": text})
 
     def _tool_event(self, tool_call_id: str, state: Any) -> None:

@@ -512,6 +512,46 @@ class Settings:
         }
 
 
+def rule_problems(
+    path: str | os.PathLike[str] | None = None,
+) -> tuple[list[SettingsError], Settings]:
+    """Every rule that cannot be used or whose examples fail (not just the first), each with its
+    line; and the settings without those rules. Raises SettingsError when the file itself is
+    broken elsewhere (not TOML, a bad agent, …)."""
+    p = Path(path) if path is not None else settings_path()
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        return [], Settings(path=p)
+    except OSError as exc:
+        raise SettingsError(p, f"cannot read: {exc.strerror or exc}") from None
+    text = _decode(raw, p)
+    data = _parse_toml(text, p)
+    rules_raw = data.get("rules", [])
+    problems: list[SettingsError] = []
+    if isinstance(rules_raw, list):
+        good = []
+        for i, entry in enumerate(rules_raw):
+            try:
+                _rule_from(i, entry)
+                good.append(entry)
+            except _SchemaError as exc:
+                problems.append(
+                    SettingsError(
+                        p, exc.reason, line=_locate(text, exc.path), key=format_key(exc.path)
+                    )
+                )
+        data = {**data, "rules": good}
+    try:
+        settings = _settings_from(data, p)
+    except _SchemaError as exc:
+        raise SettingsError(
+            p, exc.reason, line=_locate(text, exc.path), key=format_key(exc.path)
+        ) from None
+    settings.exists = True
+    return problems, settings
+
+
 # --- the store -------------------------------------------------------------------------------------
 
 

@@ -152,6 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print them as JSON (agents' env values hidden)"
     )
 
+    from symposium_tui import rules_cli
+
+    rules_cli.add_parsers(sub, _common)
+
     p = sub.add_parser("registry", help="agent registry commands the VS Code extension runs")
     _common(p, suppress=True)
     p.add_argument("registry_args", nargs=argparse.REMAINDER, metavar="list | resolve-agent JSON")
@@ -429,9 +433,17 @@ COMMANDS = {
     "replay": cmd_replay,
     "registry": cmd_registry,
     "config": cmd_config,
+    "rules": lambda args: _rules_cli().cmd_rules(args),
+    "audit": lambda args: _rules_cli().cmd_audit(args),
     "console": cmd_console,
     "serve": cmd_serve,
 }
+
+
+def _rules_cli() -> Any:
+    from symposium_tui import rules_cli
+
+    return rules_cli
 
 
 def main(argv: list[str] | None = None) -> int:

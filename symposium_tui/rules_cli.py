@@ -1,0 +1,168 @@
+"""`symposium-tui rules check|explain` and `symposium-tui audit verify|export`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_parsers(sub: Any, common: Any) -> None:
+    p = sub.add_parser("rules", help="check the approval rules, or explain a decision")
+    common(p, suppress=True)
+    rsub = p.add_subparsers(dest="rules_command", metavar="check | explain", required=True)
+    c = rsub.add_parser("check", help="validate the rules and run their match/not_match examples")
+    c.add_argument("--file", metavar="SETTINGS", help="a settings file (default: yours)")
+    e = rsub.add_parser(
+        "explain",
+        help="which rule decides a request, and why",
+        description="REQUEST is an ACP tool call as JSON (title, kind, rawInput, locations; "
+        'plus "agent"), or use --agent and a shell command: '
+        "symposium-tui rules explain --agent claude -- git push --force",
+    )
+    e.add_argument("request", nargs="*", metavar="REQUEST", help="JSON, or a command after --")
+    e.add_argument("--agent", help="the agent asking (its settings id or name)")
+    e.add_argument("--kind", help="the tool kind (default: execute for a command)")
+    e.add_argument("--file", metavar="SETTINGS", help="a settings file (default: yours)")
+    e.add_argument("--json", action="store_true", help="print the explanation as JSON")
+
+    p = sub.add_parser("audit", help="verify or export the approval audit log")
+    common(p, suppress=True)
+    asub = p.add_subparsers(dest="audit_command", metavar="verify | export", required=True)
+    v = asub.add_parser("verify", help="check the hash chain: edited, removed, reordered entries")
+    v.add_argument("--file", metavar="AUDIT", help="an audit log (default: yours)")
+    v.add_argument("--head", metavar="HASH", help="the last hash you recorded earlier")
+    x = asub.add_parser("export", help="the entries since a time, as JSON lines or CSV")
+    x.add_argument("--file", metavar="AUDIT", help="an audit log (default: yours)")
+    x.add_argument("--since", metavar="WHEN", help="2026-11-24, 2026-11-24T10:00 (UTC), 12h, 7d")
+    x.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+
+
+def _settings(path: str | None) -> Any:
+    from bridge.settings import Settings
+
+    return Settings.load(path) if path else Settings.load()
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    from bridge.settings import SettingsError
+
+    if args.rules_command == "check":
+        from bridge.settings import rule_problems
+
+        try:
+            problems, settings = rule_problems(args.file)
+        except SettingsError as exc:
+            print(f"symposium-tui rules check: {exc}", file=sys.stderr)
+            return 1
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if problems:
+            print(
+                f"{len(problems)} problem(s): the file is not applied (the last good rules stay "
+                "in force in a running console)",
+                file=sys.stderr,
+            )
+            return 1
+        examples = sum(len(r.match) + len(r.not_match) for r in settings.rules)
+        print(f"{len(settings.rules)} rule(s), {examples} example(s): all hold ({settings.path})")
+        return 0
+    return _explain(args)
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from bridge.rules import Request
+    from bridge.settings import SettingsError
+
+    try:
+        settings = _settings(args.file)
+    except SettingsError as exc:
+        print(f"symposium-tui rules explain: {exc}", file=sys.stderr)
+        return 1
+    words = list(args.request)
+    if len(words) == 1 and words[0].lstrip().startswith("{"):
+        try:
+            call = json.loads(words[0])
+        except ValueError as exc:
+            print(f"symposium-tui rules explain: not JSON: {exc}", file=sys.stderr)
+            return 2
+        if not isinstance(call, dict):
+            print("symposium-tui rules explain: expected a JSON object", file=sys.stderr)
+            return 2
+        agent = args.agent or str(call.get("agent") or "")
+        request = Request.from_tool_call(agent, call)
+    elif words:
+        command = " ".join(words) if len(words) > 1 else words[0]
+        kind = args.kind or "execute"
+        request = Request.from_tool_call(
+            args.agent or "", {"title": command, "kind": kind, "rawInput": {"command": command}}
+        )
+    else:
+        print("symposium-tui rules explain: give a JSON request or a command", file=sys.stderr)
+        return 2
+    policy = settings.policy()
+    decision = policy.ruleset().explain(request)
+    bypass = request.agent in policy.bypass_agents
+    if decision.action == "deny":
+        verdict = "deny"
+    elif decision.action == "ask":
+        verdict = "ask (a person decides)"
+    elif bypass:
+        verdict = "allow (the agent is on bypass)"
+    elif decision.action == "allow":
+        verdict = "allow"
+    else:
+        verdict = "ask (no rule decides; a person is asked)"
+    if args.json:
+        out = decision.to_dict()
+        out["verdict"] = verdict.split(" ")[0]
+        out["bypass"] = bypass
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"verdict: {verdict}")
+    if decision.label:
+        print(f"decided by: {decision.label}")
+    if decision.why and decision.why != f"{decision.action} by {decision.label}":
+        print(f"why: {decision.why}")
+    if decision.rule is not None and decision.rule.reason:
+        print(f"reason told to the agent: {decision.rule.reason}")
+    if bypass and decision.action in ("deny", "ask"):
+        print(f"note: {request.agent} is on bypass, but a {decision.action} rule beats bypass")
+    for part in decision.parts:
+        print(f"  {part.part}: {part.action or 'no allow'} — {part.rule or 'no rule'}")
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bridge import audit
+
+    if args.file:
+        path = Path(args.file)
+    else:
+        from symposium_tui.host import audit_path
+
+        path = audit_path()
+    if not path.exists():
+        print(f"symposium-tui audit: no audit log at {path}", file=sys.stderr)
+        return 1
+    if args.audit_command == "verify":
+        result = audit.verify(path, head=args.head)
+        for problem in result.problems:
+            print(f"{path}: {problem}", file=sys.stderr)
+        note = f", {result.unchained} older unchained line(s) before the chain" if result.unchained else ""
+        if result.ok:
+            print(f"{path}: {result.entries} entries, the chain holds{note}; head {result.head}")
+            return 0
+        print(f"{path}: the chain is broken ({len(result.problems)} problem(s)){note}", file=sys.stderr)
+        return 1
+    try:
+        since = audit.parse_since(args.since) if args.since else None
+    except ValueError as exc:
+        print(f"symposium-tui audit export: {exc}", file=sys.stderr)
+        return 2
+    for chunk in audit.export(audit.read_entries(path), since=since, fmt=args.format):
+        sys.stdout.write(chunk)
+    return 0
