@@ -66,9 +66,11 @@ class ConsoleProcess:
             await asyncio.wait_for(self.proc.wait(), 15)
 
 
-def audit(config_dir: Path) -> list[dict]:
+def audit(config_dir: Path, kind: str = "decision") -> list[dict]:
+    """The audit log's entries of one type (decisions, or the tools' reported outcomes)."""
     path = config_dir / "audit.jsonl"
-    return [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
+    entries = [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
+    return [e for e in entries if e.get("type", "decision") == kind]
 
 
 @pytest.fixture
@@ -97,6 +99,8 @@ async def test_relay_reaches_the_console_and_its_approve_lets_the_agent_continue
             and record["answer"] == "approve"
             and record["outcome"] == "allow_once"
         )
+        (outcome,) = audit(config_dir, "tool_outcome")
+        assert outcome["approval_id"] == record["approval_id"] and outcome["status"] == "completed"
         assert oct((runtime_dir / "console.sock").stat().st_mode & 0o777) == oct(0o600)
         assert oct(runtime_dir.stat().st_mode & 0o777) == oct(0o700)
     finally:
