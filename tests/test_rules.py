@@ -86,6 +86,9 @@ def test_a_command_is_denied_when_any_part_is_denied(command: str) -> None:
         "echo ${x:-$(id)}",  # a substitution bashlex leaves inside ${…}
         "sh -c \"$SCRIPT\"",  # a shell script only known when it runs
         "env -S 'ls' x",  # an env option we do not model
+        "{rm,-rf,x}",  # brace expansion makes the command name when it runs
+        "/bin/r? x",  # so does a glob
+        "ls; /bin/r* x",
     ],
 )
 def test_what_is_not_every_part_allowed_or_cannot_be_known_is_asked(command: str) -> None:
@@ -241,6 +244,28 @@ def test_any_text_gets_a_verdict_and_allow_only_with_every_part_known(text: str)
     if decision.action == "allow":
         assert not parsed.opaque and parsed.parts
         assert all(_allowed(p.words) and not p.writes for p in parsed.parts)
+
+
+PLAIN = st.text(alphabet="abz019_./=:@%+,- '\"", max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(PLAIN)
+def test_the_quick_split_of_plain_commands_agrees_with_bashlex(text: str) -> None:
+    import bashlex
+
+    from bridge import rules
+
+    fast = parse_command(text)
+    parts: list = []
+    opaque: list = []
+    try:
+        trees = bashlex.parse(text)
+    except Exception:
+        return  # an unbalanced quote: both sides ask
+    for tree in trees:
+        rules._walk(tree, parts, opaque, 0, text)
+    assert [p.words for p in fast.parts] == [p.words for p in parts] or fast.opaque
 
 
 # --- paths --------------------------------------------------------------------------------------
