@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from bridge import events as ev
-from bridge.history import HistoryTracker
+from bridge.history import HistoryTracker, MatchPolicy
 from bridge.protocol import Message, ToolDefinition, agent_key, agent_label, parse_agent
 from bridge.sessions import AgentSession, ChatRequest, ResponseStream
 
@@ -114,9 +114,13 @@ class Bridge:
                         session, f"idle for {now - session.last_active:.0f} s"
                     )
 
-    def open_connection(self, kind: str = "vscodelm") -> ConnectionCore:
+    def open_connection(
+        self, kind: str = "vscodelm", policy: MatchPolicy = MatchPolicy.SUPERSEDE
+    ) -> ConnectionCore:
+        """A new conversation space; `policy` is how its requests are matched to sessions
+        (SUPERSEDE for an editor's chat, EXTEND for the stateless OpenAI API)."""
         name = f"{kind}-{next(self._ids)}"
-        conn = ConnectionCore(self, name)
+        conn = ConnectionCore(self, name, policy)
         self.connections[name] = conn
         return conn
 
@@ -142,10 +146,13 @@ class Bridge:
 
 
 class ConnectionCore:
-    def __init__(self, bridge: Bridge, name: str) -> None:
+    def __init__(
+        self, bridge: Bridge, name: str, policy: MatchPolicy = MatchPolicy.SUPERSEDE
+    ) -> None:
         self.bridge = bridge
         self.name = name
-        self.tracker = HistoryTracker()
+        self.policy = policy
+        self.tracker = HistoryTracker(policy)
         self.sessions: dict[str, AgentSession] = {}
 
     # settings shared with sessions
@@ -201,7 +208,7 @@ class ConnectionCore:
     async def chat(self, request: ChatRequest, stream: ResponseStream) -> None:
         """Route the request and let its session answer it; returns when `stream` is finished
         (raising RequestCancelled or SessionFailed when it did not complete)."""
-        decision = self.tracker.route(request.agent_key, request.messages)
+        decision = self.tracker.route(request.agent_key, request.messages, self._busy)
         log.debug(
             "%s: request %r → %s %s: %s",
             self.name,
@@ -223,6 +230,10 @@ class ConnectionCore:
             self.sessions[decision.session_id] = session
         await session.submit(decision, request, stream)
         await stream.finished
+
+    def _busy(self, session_id: str) -> bool:
+        session = self.sessions.get(session_id)
+        return session is not None and not session.is_idle
 
     def find_stream(self, request_id: Any) -> ResponseStream | None:
         for session in self.sessions.values():
@@ -267,7 +278,7 @@ class ConnectionCore:
         """Forget every session (their agents are stopped); the connection stays open."""
         sessions = list(self.sessions.values())
         self.sessions.clear()
-        self.tracker = HistoryTracker()
+        self.tracker = HistoryTracker(self.policy)
         await asyncio.gather(*(s.close(reason) for s in sessions), return_exceptions=True)
         for s in sessions:
             if self.bus.active:

@@ -8,6 +8,22 @@ from a request's messages which session it continues and whether the provisional
 kept (COMMIT / CONTINUE), abandoned (CANCEL) or whether this is a conversation nobody has seen
 (NEW_SESSION), applies that, and returns the decision with its evidence.
 
+Two matching policies share this engine (one per front door, chosen when the tracker is made):
+
+* `MatchPolicy.SUPERSEDE` (the VS Code door): a request that shares a session's committed prefix
+  (or, with nothing committed, its first message) but not its provisional exchange *cancels* that
+  exchange — the client moved on (edited, regenerated, or abandoned it).
+* `MatchPolicy.EXTEND` (the OpenAI door, a stateless API used by many independent callers): a
+  request continues a session only when it extends that session's *complete* transcript — every
+  message so far, the reply the agent produced included — and that session is not answering
+  another request at the moment (`busy`). Nothing is ever cancelled by routing: anything else is a
+  conversation of its own (NEW_SESSION; its earlier turns are replayed to the new agent session).
+
+Either way, an assistant message that carries tool calls is matched by its tool calls (ids, names,
+arguments by value) and not by its text: clients echo a reply that mixed text and tool calls in
+their own way (VS Code keeps only the call; Chat Completions puts the text first), and the call ids
+are what identify the exchange.
+
 Pure state: no I/O, no asyncio, no clock. Everything "why was my conversation cancelled?" can be
 unit-tested and replayed from a trace.
 
@@ -23,6 +39,7 @@ because that message is what decision 6 requires a match to share.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from operator import itemgetter
@@ -34,6 +51,7 @@ __all__ = [
     "Decision",
     "DecisionKind",
     "HistoryTracker",
+    "MatchPolicy",
     "SessionView",
     "message_key",
     "normalize_message",
@@ -45,6 +63,13 @@ class DecisionKind(str, Enum):
     CONTINUE = "continue"  # matched; nothing was provisional; the new messages extend the session
     COMMIT = "commit"  # matched and the request extends the provisional exchange: it is committed
     CANCEL = "cancel"  # matched the committed prefix but not the provisional exchange: discarded
+
+
+class MatchPolicy(str, Enum):
+    """How a request is matched to a live session (see the module docstring)."""
+
+    SUPERSEDE = "supersede"  # VS Code: a request that diverges from an exchange cancels it
+    EXTEND = "extend"  # OpenAI: continue only a complete transcript; otherwise a new session
 
 
 @dataclass(frozen=True)
@@ -217,6 +242,15 @@ def _normalized(msg: Message) -> tuple[Message, Any]:
         return msg, (role, _part_key(part))
     if not content:
         return msg, (role,)
+    norm, key = _normalized_parts(msg, role)
+    if role == "assistant" and any(isinstance(p, ToolCallPart) for p in content):
+        # Matched by its tool calls, not its text (see the module docstring).
+        key = (role, *[_part_key(p) for p in content if isinstance(p, ToolCallPart)])
+    return norm, key
+
+
+def _normalized_parts(msg: Message, role: str) -> tuple[Message, Any]:
+    content = msg.content
     key: list[Any] = [role]
     parts: list[Any] = []
     run: list[str] | None = None
@@ -349,7 +383,8 @@ def _count(n: int, noun: str) -> str:
 class HistoryTracker:
     """The live sessions of one connection and the routing of its requests to them."""
 
-    def __init__(self) -> None:
+    def __init__(self, policy: MatchPolicy = MatchPolicy.SUPERSEDE) -> None:
+        self.policy = policy
         self._seq = 0
         self._next_sid = 0
         self._sessions: dict[str, _Session] = {}
@@ -418,8 +453,17 @@ class HistoryTracker:
 
     # --- routing ---------------------------------------------------------------------------------
 
-    def route(self, agent_key: str, messages: list[Message]) -> Decision:
-        """Decide which session `messages` belongs to and how, apply it, and say why."""
+    def route(
+        self,
+        agent_key: str,
+        messages: list[Message],
+        busy: Callable[[str], bool] | None = None,
+    ) -> Decision:
+        """Decide which session `messages` belongs to and how, apply it, and say why.
+
+        `busy(session_id)`: is that session answering a request right now? Under the EXTEND policy
+        a busy session is never continued (a request cannot extend an answer it has not seen).
+        """
         self._seq += 1
         for s in tuple(self._dirty):
             self._refresh(s)
@@ -431,12 +475,39 @@ class HistoryTracker:
             return self._start(agent_key, norm, keys, 0, "the request has no messages")
 
         matches = self._matches(agent_key, keys, chain)
+        if self.policy is MatchPolicy.EXTEND:
+            return self._route_extend(agent_key, norm, keys, matches, busy)
         if not matches:
             return self._start(agent_key, norm, keys, 0, None)
         best = max(matches, key=lambda m: (m.length, not m.cancel, m.session.created_seq))
         if best.cancel:
             return self._cancel(best.session, norm, keys, len(matches))
         return self._extend(best.session, norm, keys, len(matches))
+
+    def _route_extend(
+        self,
+        agent_key: str,
+        norm: list[Message],
+        keys: list[Any],
+        matches: list[_Match],
+        busy: Callable[[str], bool] | None,
+    ) -> Decision:
+        """The EXTEND policy: continue the longest idle session whose whole transcript this
+        request extends; otherwise a new session (nothing is cancelled)."""
+        n = len(keys)
+        full = [m for m in matches if not m.cancel and m.length < n]
+        idle = [m for m in full if busy is None or not busy(m.session.sid)]
+        if idle:
+            best = max(idle, key=lambda m: (m.length, m.session.created_seq))
+            return self._extend(best.session, norm, keys, len(idle))
+        if full:
+            why = (
+                f"the conversation this request extends is still being answered by "
+                f"{', '.join(m.session.sid for m in full)}: a conversation of its own"
+            )
+        else:
+            why = "no idle session's complete transcript is a prefix of this request"
+        return self._start(agent_key, norm, keys, len(full), why)
 
     def _matches(self, agent_key: str, keys: list[Any], chain: list[int]) -> list[_Match]:
         n = len(keys)

@@ -41,7 +41,7 @@ from bridge.render import (
     ToolCallTracker,
     content_block_text,
     replay_parts,
-    user_prompt,
+    turn_prompt,
 )
 from bridge.tool_results import agent_action_approved, describe_received, tool_result_text
 
@@ -301,10 +301,7 @@ class AgentSession:
             if decision.kind is DecisionKind.NEW_SESSION or self.needs_replay:
                 context, prompt = replay_parts(request.messages if self.needs_replay else new)
             else:
-                prompt = user_prompt(new[decision.prompt_start :])
-            if not prompt:
-                self._finish(stream)
-                return
+                prompt = turn_prompt(new[decision.prompt_start :], request.messages)
             if request.prompt_suffix:
                 prompt = f"{prompt}\n\n{request.prompt_suffix}"
             try:

@@ -222,14 +222,16 @@ async def test_d7_unrelated_first_message_never_hijacks_an_existing_session(logg
     assert resp.text == "ECHO: second conversation"
 
 
-async def test_d8_request_with_nothing_to_prompt_completes_empty(logged):
+async def test_d8_request_with_nothing_to_prompt_still_prompts_the_agent(logged):
+    """Upstream answers an empty success without prompting (D8); here the agent is asked to
+    continue, so a request is never answered with nothing unless the agent said nothing."""
     agent = echo_agent()
     first = await logged.chat([user("U1")], agent=agent)
     resp = await logged.chat(
         [user("U1"), first.as_assistant(), assistant("only an assistant message")], agent=agent
     )
-    assert resp.error is None and resp.parts == [] and resp.completed
-    assert resp.order == ["complete", "response"]
+    assert resp.error is None and resp.completed
+    assert resp.text == "ECHO: [Continue the conversation from where it stopped.]"
 
 
 # --- cancellation (D14, D15) ---------------------------------------------------------------------

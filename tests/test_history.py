@@ -508,3 +508,67 @@ def test_decision_to_json_is_plain_json_with_wire_messages(tracker: HistoryTrack
         "seq", "session_id", "kind", "agent_key", "committed_len", "new_messages", "prompt_start",
         "mismatch_index", "expected", "received", "candidates", "reason",
     }  # fmt: skip
+
+
+# --- matching an assistant message by its tool calls; the EXTEND policy (the OpenAI door) ------
+
+
+@pytest.mark.parametrize("policy", list(history.MatchPolicy))
+def test_a_reply_echoed_with_only_its_tool_call_still_continues(policy) -> None:
+    """VS Code echoes a reply of text + tool call as the call alone: matched by the call's id."""
+    tracker = HistoryTracker(policy)
+    d = tracker.route(AGENT, [user("run it")])
+    answer(tracker, d, "I will run the tests.", call({"cmd": "pytest"}))
+    again = tracker.route(AGENT, [user("run it"), assistant(call({"cmd": "pytest"})), result("ok")])
+    assert again.kind is DecisionKind.COMMIT and again.session_id == d.session_id
+    assert again.new_messages == [result("ok")]
+
+
+def test_an_echo_with_another_call_id_is_not_the_same_reply() -> None:
+    assert message_key(assistant("x", call({}, "c1"))) == message_key(assistant(call({}, "c1")))
+    assert message_key(assistant("x", call({}, "c1"))) != message_key(
+        assistant("x", call({}, "c2"))
+    )
+
+
+def extend_tracker() -> HistoryTracker:
+    return HistoryTracker(history.MatchPolicy.EXTEND)
+
+
+def test_extend_requests_sharing_only_a_first_message_are_separate_sessions() -> None:
+    tracker = extend_tracker()
+    a = tracker.route(AGENT, [user("system"), user("q1")])
+    b = tracker.route(AGENT, [user("system"), user("q2")])
+    assert b.kind is DecisionKind.NEW_SESSION and b.session_id != a.session_id
+    view = tracker.session(a.session_id)
+    assert view is not None and view.provisional == [user("system"), user("q1")]  # untouched
+
+
+def test_extend_continues_only_a_complete_transcript() -> None:
+    tracker = extend_tracker()
+    a = tracker.route(AGENT, [user("q1")])
+    answer(tracker, a, "r1")
+    cont = tracker.route(AGENT, [user("q1"), assistant("r1"), user("q2")])
+    assert (cont.kind, cont.session_id, cont.to_prompt) == (
+        DecisionKind.COMMIT,
+        a.session_id,
+        [user("q2")],
+    )
+    answer(tracker, cont, "r2")
+    # A request that stops short of (or contradicts) the transcript is a conversation of its own.
+    for messages in (
+        [user("q1"), assistant("r1"), user("other")],
+        [user("q1"), assistant("edited"), user("q2")],
+        [user("q1"), assistant("r1"), user("q2"), assistant("r2")],  # nothing new
+    ):
+        d = tracker.route(AGENT, messages)
+        assert d.kind is DecisionKind.NEW_SESSION and d.new_messages == messages
+
+
+def test_extend_never_continues_a_busy_session() -> None:
+    tracker = extend_tracker()
+    a = tracker.route(AGENT, [user("q1")])
+    d = tracker.route(AGENT, [user("q1"), user("q2")], busy=lambda sid: sid == a.session_id)
+    assert d.kind is DecisionKind.NEW_SESSION and "still being answered" in d.reason
+    e = tracker.route(AGENT, [user("q1"), user("q2")], busy=lambda sid: False)
+    assert e.kind is DecisionKind.COMMIT and e.session_id == a.session_id

@@ -48,6 +48,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from bridge import events as ev
+from bridge.history import MatchPolicy
 from bridge.openai.catalog import Catalog
 from bridge.openai.chat_wire import ChatEncoder
 from bridge.openai.convert import ReplyMemory, is_retry, parse_chat, text_part
@@ -81,6 +82,27 @@ JSON_HEADERS = [(b"content-type", b"application/json")]
 
 class _Disconnected(Exception):
     pass
+
+
+def _may_retry(headers: dict[bytes, bytes]) -> bool:
+    """Might the client send this request again (an SDK's retry loop, an idempotency key)?"""
+    return b"x-stainless-retry-count" in headers or b"idempotency-key" in headers
+
+
+MAX_CONVERSATION_ID = 256
+
+
+def _conversation_id(headers: dict[bytes, bytes]) -> str | None:
+    raw = headers.get(b"x-conversation-id")
+    if raw is None:
+        return None
+    value = raw.decode("latin-1").strip()
+    if not value or len(value) > MAX_CONVERSATION_ID:
+        raise bad_request(
+            f"Invalid 'x-conversation-id' header: expected 1 to {MAX_CONVERSATION_ID} characters.",
+            "x-conversation-id",
+        )
+    return value
 
 
 async def _read_body(receive: Any) -> bytes:
@@ -161,7 +183,10 @@ class OpenAIFrontDoor:
         self.coalesce = coalesce
         self.memory = ReplyMemory()
         self.responses = ResponseStore()
-        self.connections: dict[tuple[str, str | None], Any] = {}
+        self.connections: dict[tuple[str, str | None, str | None], Any] = {}
+        # The latest exchange of each conversation named by `x-conversation-id`: the next one waits
+        # for it (a named conversation's requests are answered one at a time, in arrival order).
+        self.named: dict[tuple[str, str | None, str], Exchange] = {}
         self.exchanges: OrderedDict[bytes, Exchange] = OrderedDict()
         self.running: set[Exchange] = set()
 
@@ -181,11 +206,11 @@ class OpenAIFrontDoor:
                 break
         raise invalid_api_key()
 
-    def connection(self, principal: str, user: str | None) -> Any:
-        key = (principal, user)
+    def connection(self, principal: str, user: str | None, conversation: str | None = None) -> Any:
+        key = (principal, user, conversation)
         core = self.connections.get(key)
         if core is None or core.name not in self.bridge.connections:
-            core = self.bridge.open_connection("openai")
+            core = self.bridge.open_connection("openai", MatchPolicy.EXTEND)
             self.connections[key] = core
         return core
 
@@ -205,18 +230,24 @@ class OpenAIFrontDoor:
                 break
 
     def _find(self, key: bytes, retry: bool) -> Exchange | None:
+        """The exchange a request marked as a retry joins (running, or completed unseen within
+        `retry_window`); an unmarked request never joins anything."""
+        if not retry:
+            return None
         ex = self.exchanges.get(key)
         if ex is None or not ex.replayable:
             return None
-        if ex.done and (not retry or time.monotonic() - (ex.finished_at or 0) > self.retry_window):
+        if ex.done and time.monotonic() - (ex.finished_at or 0) > self.retry_window:
             return None
         return ex
 
-    def _start(self, key: bytes, params: Any, principal: str) -> Exchange:
+    def _start(
+        self, key: bytes, params: Any, principal: str, conversation: str | None = None
+    ) -> Exchange:
         agent = self.catalog.agent_for(params.model)
         if agent is None:
             raise model_not_found(params.model)
-        core = self.connection(principal, params.user)
+        core = self.connection(principal, params.user, conversation)
         budget = params.max_tokens * 4 if params.max_tokens else None
         ex = Exchange(
             key,
@@ -251,8 +282,18 @@ class OpenAIFrontDoor:
         self._prune()
         self.running.add(ex)
         ex.on_done.append(self._finished)
-        ex.task = asyncio.ensure_future(ex.run(core, request))
+        after = None
+        if conversation is not None:
+            name = (principal, params.user, conversation)
+            after = self.named.get(name)
+            self.named[name] = ex
+            ex.on_done.append(lambda done: self._forget_named(name, done))
+        ex.task = asyncio.ensure_future(ex.run(core, request, after=after))
         return ex
+
+    def _forget_named(self, name: tuple[str, str | None, str], ex: Exchange) -> None:
+        if self.named.get(name) is ex:
+            del self.named[name]
 
     def _finished(self, ex: Exchange) -> None:
         self.running.discard(ex)
@@ -392,16 +433,27 @@ class OpenAIFrontDoor:
         principal = self.principal(scope)
         body = await _read_body(receive)
         headers = dict(scope["headers"])
-        key = self._fingerprint(principal, endpoint, body)
-        ex = self._find(key, is_retry(headers))
+        idempotency = headers.get(b"idempotency-key")
+        body_key = self._fingerprint(principal, endpoint, body)
+        if idempotency:
+            # An Idempotency-Key names the request: the same key is the same request, sent again.
+            key = self._fingerprint(principal, endpoint + b"\0idempotency-key", idempotency)
+            ex = self._find(key, True)
+            if ex is not None and ex.body_key != body_key:
+                raise OpenAIError(
+                    409,
+                    "This Idempotency-Key was used with a different request body.",
+                    code="idempotency_key_reused",
+                )
+        else:
+            key = body_key
+            ex = self._find(key, is_retry(headers))
         if ex is not None:
             return ex, principal, headers, False
-        return (
-            self._start(key, parse(self._json(body), principal), principal),
-            principal,
-            headers,
-            True,
-        )
+        conversation = _conversation_id(headers)
+        ex = self._start(key, parse(self._json(body), principal), principal, conversation)
+        ex.body_key = body_key
+        return ex, principal, headers, True
 
     async def chat_completions(self, scope: Any, receive: Any, send: Any) -> None:
         ex, _, headers, _ = await self._exchange(
@@ -415,7 +467,7 @@ class OpenAIFrontDoor:
             scope,
             receive,
             send,
-            b"x-stainless-retry-count" in headers,
+            _may_retry(headers),
             encoder.completion,
         )
 
@@ -433,7 +485,7 @@ class OpenAIFrontDoor:
             scope,
             receive,
             send,
-            b"x-stainless-retry-count" in headers,
+            _may_retry(headers),
             lambda: self._stored_body(encoder, principal),
         )
 

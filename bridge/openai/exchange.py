@@ -3,9 +3,10 @@
 The core writes response parts into an `Exchange`; one or more HTTP handlers (*consumers*) read
 them. Decoupling the two is what lets
 
-* a client's retry of the same request (`x-stainless-retry-count` ≥ 1, same body) attach to the
-  exchange still running — or read the answer of one that completed while the client was away —
-  instead of cancelling it and prompting the agent again;
+* a client's retry of the same request — marked as one: `x-stainless-retry-count` ≥ 1 with the same
+  body, or the same `Idempotency-Key` — attach to the exchange still running, or read the answer of
+  one that completed while the client was away, instead of prompting the agent again (a request
+  not marked as a retry is always a request of its own, even with a byte-identical body);
 * a disconnect cancel the agent's turn only when nobody reads the exchange any more: at once for
   a stream whose response had started (the `openai` SDK never retries those), after a short grace
   for a request an SDK may still retry;
@@ -38,6 +39,9 @@ class Exchange:
     ) -> None:
         self.seq = next(_ids)
         self.key = key
+        self.body_key = (
+            key  # the request body's fingerprint (differs from `key` for an Idempotency-Key)
+        )
         self.params = params
         self.request_id = f"openai-{self.seq}"
         self.created = int(time.time())
@@ -47,12 +51,14 @@ class Exchange:
         self.error: OpenAIError | None = None
         self.limited = False  # max_tokens / max_tool_rounds reached: finish_reason "length"
         self.cancelled = False
+        self.cancel_reason: str | None = None
         self.consumers = 0
         self.finished_at: float | None = None
         self.cancel_handle: asyncio.TimerHandle | None = None
         self.on_done: list[Callable[[Exchange], None]] = []
         self.core: Any = None
         self.task: asyncio.Task[None] | None = None
+        self.ended = asyncio.Event()  # set once `done`
         self._budget = budget  # UTF-8 bytes of text left (max_tokens × 4)
         self._max_tool_calls = max_tool_calls
         self._tool_calls = 0
@@ -98,9 +104,15 @@ class Exchange:
         for event in self.listeners:
             event.set()
 
-    async def run(self, core: Any, request: Any) -> None:
+    async def run(self, core: Any, request: Any, after: Exchange | None = None) -> None:
+        """Answer `request` through `core` (after `after`, the previous request of a conversation
+        the client named, has ended)."""
         self.core = core
         try:
+            if after is not None and not after.done:
+                await after.ended.wait()
+            if self.stream.done:  # cancelled while it waited its turn
+                raise RequestCancelled(self.cancel_reason or "Request cancelled")
             await core.chat(request, self.stream)
         except RequestCancelled as exc:
             if not self.limited:
@@ -125,6 +137,7 @@ class Exchange:
             )
         finally:
             self.done = True
+            self.ended.set()
             self.finished_at = time.monotonic()
             if self.cancel_handle is not None:
                 self.cancel_handle.cancel()
@@ -152,6 +165,7 @@ class Exchange:
         if self.done:
             return
         self.cancelled = True
+        self.cancel_reason = reason
         self._cancel_core(reason)
 
     # --- consumers ------------------------------------------------------------------------------------

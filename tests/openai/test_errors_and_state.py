@@ -136,37 +136,6 @@ def test_401_without_the_api_key(keyed_server: ServerThread):
     assert httpx2.get(keyed_server.url.removesuffix("/v1") + "/health").status_code == 200
 
 
-def test_409_superseded_stream_error_is_raised_by_the_sdk(client):
-    """A newer request of the same conversation supersedes a streaming one: the SDK raises."""
-    import threading
-
-    got: dict = {}
-
-    def first() -> None:
-        try:
-            stream = client.chat.completions.create(
-                model="tool", messages=[{"role": "user", "content": "stream 100000"}], stream=True
-            )
-            for _ in stream:
-                pass
-        except openai.APIError as exc:
-            got["error"] = exc
-
-    t = threading.Thread(target=first)
-    t.start()
-    time.sleep(1.0)
-    client.chat.completions.create(
-        model="tool",
-        messages=[
-            {"role": "user", "content": "stream 100000"},
-            {"role": "user", "content": "never mind"},
-        ],
-    )
-    t.join(20)
-    assert isinstance(got.get("error"), openai.APIError)
-    assert "cancelled" in str(got["error"]).lower()
-
-
 # --- retries and disconnects ----------------------------------------------------------------------
 
 
