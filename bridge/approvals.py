@@ -22,11 +22,14 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from bridge import events as ev
 from bridge.audit import AuditLog, args_hash  # noqa: F401  (AuditLog: imported from here too)
 from bridge.rules import Decision, Request, Rule, RuleSet
+
+if TYPE_CHECKING:
+    from bridge.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +221,13 @@ class ApprovalBroker:
         self._console_ids = itertools.count(1)
         # approved calls waiting for their outcome: (connection, session, tool call id) → approval
         self._approved: dict[tuple[str, str, str], str] = {}
+
+    def apply_settings(self, settings: Settings) -> None:
+        """The persisted part of the policy follows the settings file (agents with bypass, rules);
+        bypass for a session, which is not persisted, stays as it is."""
+        self.policy.bypass_agents.clear()
+        self.policy.bypass_agents.update(settings.bypass_agents())
+        self.policy.set_rules(list(settings.rules))
 
     # consoles ---------------------------------------------------------------------------------------
 

@@ -34,14 +34,3 @@ def runtime_dir_path() -> str:
 
 def runtime_dir() -> Path:
     return Path(runtime_dir_path())
-
-
-def read_settings_quietly() -> dict:
-    """The settings as far as they can be read; {} when missing or broken (reported elsewhere)."""
-    import tomllib
-
-    try:
-        with open(settings_path(), "rb") as f:
-            return tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}

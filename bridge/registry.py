@@ -11,7 +11,10 @@ import json
 import os
 import shutil
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bridge.settings import Settings
 
 ELIZA_ID = "elizacp"
 
@@ -45,22 +48,22 @@ def builtin_agents() -> list[dict[str, Any]]:
     ]
 
 
-def configured_agents(settings: dict[str, Any] | None) -> list[dict[str, Any]]:
+def configured_agents(settings: Settings | None) -> list[dict[str, Any]]:
+    """The settings' runnable agents as registry entries (a `local` distribution each)."""
     out = []
-    for agent_id, entry in ((settings or {}).get("agents") or {}).items():
-        if not isinstance(entry, dict) or not entry.get("command"):
-            continue
+    for agent_id, agent in (settings.runnable_agents() if settings is not None else {}).items():
+        spec = agent.spawn_spec()
         out.append(
             {
                 "id": agent_id,
-                "name": entry.get("name") or agent_id,
-                "description": entry.get("description")
-                or f"{entry['command']} {' '.join(entry.get('args') or [])}".strip(),
+                "name": agent.name,
+                "description": agent.description
+                or f"{spec['command']} {' '.join(spec['args'])}".strip(),
                 "distribution": {
                     "local": {
-                        "command": entry["command"],
-                        "args": list(entry.get("args") or []),
-                        "env": dict(entry.get("env") or {}),
+                        "command": spec["command"],
+                        "args": spec["args"],
+                        "env": dict(agent.env),
                     }
                 },
             }
@@ -68,14 +71,14 @@ def configured_agents(settings: dict[str, Any] | None) -> list[dict[str, Any]]:
     return out
 
 
-def all_agents(settings: dict[str, Any] | None) -> list[dict[str, Any]]:
+def all_agents(settings: Settings | None) -> list[dict[str, Any]]:
     agents: dict[str, dict[str, Any]] = {}
     for agent in builtin_agents() + configured_agents(settings):
         agents[agent["id"]] = agent
     return list(agents.values())
 
 
-def list_entries(settings: dict[str, Any] | None) -> list[dict[str, Any]]:
+def list_entries(settings: Settings | None) -> list[dict[str, Any]]:
     return [
         {k: agent[k] for k in ("id", "name", "version", "description") if agent.get(k) is not None}
         for agent in all_agents(settings)
@@ -94,7 +97,7 @@ def _env_list(env: Any) -> list[dict[str, str]]:
     return []
 
 
-def resolve(request: Any, settings: dict[str, Any] | None = None) -> dict[str, Any]:
+def resolve(request: Any, settings: Settings | None = None) -> dict[str, Any]:
     """An agent id or `{"id", "name", "distribution"}` → a flat stdio McpServer object."""
     if isinstance(request, str):
         request = {"id": request}
@@ -157,7 +160,7 @@ def resolve(request: Any, settings: dict[str, Any] | None = None) -> dict[str, A
     )
 
 
-def main(argv: list[str], settings: dict[str, Any] | None) -> int:
+def main(argv: list[str], settings: Settings | None) -> int:
     if not argv or argv[0] not in ("list", "resolve-agent"):
         print(
             "usage: symposium-tui registry list | registry resolve-agent <id or json>",

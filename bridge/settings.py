@@ -12,8 +12,13 @@ console's Bypass answer, rules, preferences), so:
   Two processes updating at once lose nothing; a reader never sees half a file; a broken file is
   left byte-for-byte as it was.
 
+Everything that reads the file reads it here (`Settings.load`, or `Settings.load_quietly` where a
+broken file is reported elsewhere): the console, the CLI, the `registry` commands and the OpenAI
+front door's catalog. The module imports only the standard library, so the `registry` commands the
+editor runs per chat stay cheap; `tomlkit` (editing) and the approval broker load when first used.
+
 ```toml
-[preferences]                 # theme, idle_timeout, max_agents, replay, mouse, … (free-form)
+[preferences]                 # `Preferences`: theme, mouse, arm_delay, idle_timeout, max_agents, …
 theme = "textual-dark"
 
 [agents.claude]               # name, command, args, env, description, bypass
@@ -28,6 +33,10 @@ bypass = true
                               # title_regex, command, path, url, reason, match, not_match
 action = "allow"
 kind = "read"
+
+[mcp_servers.calc]            # `McpServerConfig`: given to agents by the OpenAI front door
+command = "python"
+args = ["calc_mcp_server.py"]
 ```
 """
 
@@ -41,18 +50,28 @@ import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import tomlkit
-import tomlkit.exceptions
-import tomlkit.items
-
-from bridge.approvals import Policy
-from bridge.rules import RULE_KEYS, Rule, RuleError
 from bridge.paths import settings_path
+from bridge.rules import Rule, RuleError
 
-__all__ = ["AgentConfig", "Settings", "SettingsError", "SettingsStore", "NEW_FILE_HEADER"]
+if TYPE_CHECKING:
+    import tomlkit
+    import tomlkit.items
+
+    from bridge.approvals import Policy
+
+__all__ = [
+    "AgentConfig",
+    "McpServerConfig",
+    "Preferences",
+    "Settings",
+    "SettingsError",
+    "SettingsStore",
+    "NEW_FILE_HEADER",
+]
 
 NEW_FILE_HEADER = (
     "# Symposium TUI settings. Edit freely: when the program changes something it keeps\n"
@@ -60,13 +79,9 @@ NEW_FILE_HEADER = (
 )
 
 AGENT_KEYS = ("name", "command", "args", "env", "description", "bypass")
-TOP_KEYS = (
-    "preferences",
-    "agents",
-    "rules",
-    "mcp_servers",
-)  # mcp_servers: read by the OpenAI front door
-# Known preferences and what they must be; any other key is free-form.
+TOP_KEYS = ("preferences", "agents", "rules", "mcp_servers")
+# Known preferences and what they must be (`Preferences` documents each); any other key is
+# free-form and kept as written.
 PREFERENCE_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "theme": ("a string", lambda v: isinstance(v, str)),
     "replay": ("a string", lambda v: isinstance(v, str)),
@@ -76,6 +91,7 @@ PREFERENCE_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
         "a whole number, 0 or more",
         lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     ),
+    "arm_delay": ("a number of seconds from 0 to 5", lambda v: _is_number(v) and 0 <= v <= 5),
 }
 
 KeyPath = tuple[str | int, ...]
@@ -297,6 +313,47 @@ def _find_equals(s: str) -> int | None:
 # --- the schema ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Preferences:
+    """`[preferences]`, typed and defaulted: what the program uses. (`Settings.preferences` keeps
+    the table as written, free-form keys included, for display and editing.)"""
+
+    theme: str | None = None
+    """The console's theme by name; None → the default theme."""
+    mouse: bool = True
+    """Whether the console captures the mouse (off suits SSH)."""
+    arm_delay: float = 0.5
+    """Seconds a new approval card ignores its keys, so a keystroke meant for something else never
+    answers it."""
+    idle_timeout: float | None = None
+    """Seconds before an idle agent is stopped; 0 → never; None → the bridge's default."""
+    max_agents: int | None = None
+    """Agents kept running at once; 0 → no limit; None → the bridge's default."""
+    replay: str | None = None
+    """How a new session is given earlier turns (reserved; read by nothing yet)."""
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any]) -> Preferences:
+        """From a `[preferences]` table already checked against PREFERENCE_TYPES."""
+        return cls(
+            theme=table.get("theme"),
+            mouse=table.get("mouse", True),
+            arm_delay=float(table.get("arm_delay", 0.5)),
+            idle_timeout=table.get("idle_timeout"),
+            max_agents=table.get("max_agents"),
+            replay=table.get("replay"),
+        )
+
+    def bridge_options(self) -> dict[str, Any]:
+        """The `Bridge(...)` keyword arguments these preferences set (0 → no limit)."""
+        options: dict[str, Any] = {}
+        if self.idle_timeout is not None:
+            options["idle_timeout"] = self.idle_timeout or None
+        if self.max_agents is not None:
+            options["max_agents"] = self.max_agents or None
+        return options
+
+
 @dataclass
 class AgentConfig:
     """One `[agents.<id>]` table. An entry without `command` only carries settings (its bypass)
@@ -318,6 +375,20 @@ class AgentConfig:
     def runnable(self) -> bool:
         return bool(self.command)
 
+    def spawn_spec(self) -> dict[str, Any]:
+        """The agent as the core's `agent` value: the flat stdio McpServer object (`id`, `name`,
+        `command`, `args`, `env` as name/value pairs) that `bridge.sessions` spawns. Only for a
+        runnable agent."""
+        if not self.command:
+            raise ValueError(f"agent {self.id!r} has no command to run")
+        return {
+            "id": self.id,
+            "name": self.name,
+            "command": self.command,
+            "args": list(self.args),
+            "env": [{"name": k, "value": v} for k, v in self.env.items()],
+        }
+
     def to_public_dict(self, *, redact_env: bool = True) -> dict[str, Any]:
         return {
             "id": self.id,
@@ -327,6 +398,39 @@ class AgentConfig:
             "env": {k: ("<set>" if redact_env else v) for k, v in self.env.items()},
             "description": self.description,
             "bypass": self.bypass,
+        }
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One `[mcp_servers.<name>]` table: an MCP server the OpenAI front door gives its agents
+    (stdio: `command`, `args`, `env`; or `url` with `type` = "http" (default) or "sse", `headers`),
+    with `tags` to select its tools by. `enabled = false` leaves it out."""
+
+    name: str
+    type: str  # stdio | http | sse
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    tags: tuple[str, ...] = ()
+    description: str | None = None
+
+    def acp(self) -> dict[str, Any]:
+        """The ACP `McpServer` object the agent is given at `session/new`."""
+        if self.type == "stdio":
+            return {
+                "name": self.name,
+                "command": self.command,
+                "args": list(self.args),
+                "env": [{"name": k, "value": v} for k, v in self.env],
+            }
+        return {
+            "type": self.type,
+            "name": self.name,
+            "url": self.url,
+            "headers": [{"name": k, "value": v} for k, v in self.headers],
         }
 
 
@@ -412,9 +516,68 @@ def _rule_from(index: int, entry: Any) -> Rule:
     return rule
 
 
-def _settings_from(
-    data: dict[str, Any], path: Path | None, text: str | None = None
-) -> Settings:
+def _str_pairs(value: Any, where: str, problems: list[str]) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        problems.append(f"{where}: expected a table of strings; ignored")
+        return ()
+    return tuple((str(k), v) for k, v in value.items())
+
+
+def _mcp_servers_from(raw: Any, problems: list[str]) -> list[McpServerConfig]:
+    """The `[mcp_servers.*]` tables. A broken entry is skipped and reported (a warning), never
+    fatal: one bad server must not take the agents and rules down with it."""
+    if raw is None:
+        return []
+    if not isinstance(raw, dict):
+        problems.append("mcp_servers: expected tables [mcp_servers.<name>]; ignored")
+        return []
+    out = []
+    for name, entry in raw.items():
+        where = f"mcp_servers.{name}"
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: expected a table; ignored")
+            continue
+        if entry.get("enabled", True) is False:
+            continue
+        command, url = entry.get("command"), entry.get("url")
+        kind = entry.get("type") or ("stdio" if command else "http")
+        if kind not in ("stdio", "http", "sse"):
+            problems.append(f"{where}.type: expected stdio, http or sse; ignored")
+            continue
+        if kind == "stdio" and not (isinstance(command, str) and command):
+            problems.append(f"{where}: a stdio server needs a command; ignored")
+            continue
+        if kind != "stdio" and not (isinstance(url, str) and url):
+            problems.append(f"{where}: an {kind} server needs a url; ignored")
+            continue
+        args = entry.get("args") or []
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            problems.append(f"{where}.args: expected a list of strings; ignored")
+            continue
+        tags = entry.get("tags") or []
+        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+            problems.append(f"{where}.tags: expected a list of strings; tags ignored")
+            tags = []
+        description = entry.get("description")
+        out.append(
+            McpServerConfig(
+                name=name,
+                type=kind,
+                command=command if kind == "stdio" else None,
+                args=tuple(args),
+                env=_str_pairs(entry.get("env"), f"{where}.env", problems),
+                url=url if kind != "stdio" else None,
+                headers=_str_pairs(entry.get("headers"), f"{where}.headers", problems),
+                tags=tuple(tags),
+                description=description if isinstance(description, str) else None,
+            )
+        )
+    return out
+
+
+def _settings_from(data: dict[str, Any], path: Path | None, text: str | None = None) -> Settings:
     warnings: list[str] = []
     for key in data:
         if key not in TOP_KEYS:
@@ -444,19 +607,33 @@ def _settings_from(
     if text is not None:
         for i, rule in enumerate(rules):
             rule.line = _locate(text, ("rules", i))
+    mcp_servers = _mcp_servers_from(data.get("mcp_servers"), warnings)
     return Settings(
-        agents=agents, rules=rules, preferences=dict(prefs), path=path, warnings=warnings
+        agents=agents,
+        rules=rules,
+        preferences=dict(prefs),
+        mcp_servers=mcp_servers,
+        path=path,
+        warnings=warnings,
     )
 
 
 @dataclass
 class Settings:
+    """The settings file, validated: the one model every reader uses."""
+
     agents: dict[str, AgentConfig] = field(default_factory=dict)
-    rules: list[Rule] = field(default_factory=list)
-    preferences: dict[str, Any] = field(default_factory=dict)
+    rules: list[Rule] = field(default_factory=list)  # in order, their examples checked
+    preferences: dict[str, Any] = field(default_factory=dict)  # [preferences] as written
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)  # enabled, well-formed ones
     path: Path | None = None  # where they were read from
     exists: bool = False  # whether that file existed
-    warnings: list[str] = field(default_factory=list)  # unknown keys, ignored
+    warnings: list[str] = field(default_factory=list)  # unknown keys and skipped entries
+
+    @cached_property
+    def prefs(self) -> Preferences:
+        """The preferences, typed and defaulted."""
+        return Preferences.from_table(self.preferences)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None) -> Settings:
@@ -470,6 +647,16 @@ class Settings:
         except OSError as exc:
             raise SettingsError(p, f"cannot read: {exc.strerror or exc}") from None
         return cls.parse(raw, p)
+
+    @classmethod
+    def load_quietly(cls, path: str | os.PathLike[str] | None = None) -> Settings:
+        """`load`, but empty settings when the file cannot be used: for readers that run where a
+        broken file is reported by someone else (the `registry` commands, the console's first
+        frame). The OpenAI catalog logs the error instead (`Catalog.settings`)."""
+        try:
+            return cls.load(path)
+        except SettingsError:
+            return cls(path=Path(path) if path is not None else settings_path())
 
     @classmethod
     def parse(cls, text: str | bytes, path: str | os.PathLike[str] | None = None) -> Settings:
@@ -488,6 +675,8 @@ class Settings:
 
     def policy(self) -> Policy:
         """The persisted part of the approval policy: the agents with bypass, and the rules."""
+        from bridge.approvals import Policy
+
         return Policy(bypass_agents=self.bypass_agents(), rules=list(self.rules))
 
     def bypass_agents(self) -> set[str]:
@@ -508,6 +697,7 @@ class Settings:
             "bypass_agents": sorted(self.bypass_agents()),
             "rules": [rule.to_dict() for rule in self.rules],
             "preferences": dict(self.preferences),
+            "mcp_servers": [server.name for server in self.mcp_servers],
             "warnings": list(self.warnings),
         }
 
@@ -574,6 +764,8 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def _table_of(items: dict[str, Any]) -> tomlkit.items.Table:
+    import tomlkit
+
     table = tomlkit.table()
     for key, value in items.items():
         table[key] = value
@@ -581,6 +773,8 @@ def _table_of(items: dict[str, Any]) -> tomlkit.items.Table:
 
 
 def _agents_container(doc: tomlkit.TOMLDocument, *, create: bool) -> Any:
+    import tomlkit
+
     if "agents" not in doc:
         if not create:
             return None
@@ -589,6 +783,8 @@ def _agents_container(doc: tomlkit.TOMLDocument, *, create: bool) -> Any:
 
 
 def _new_agent_table(values: dict[str, Any]) -> tomlkit.items.Table:
+    import tomlkit
+
     table = _table_of(values)
     table.add(tomlkit.nl())
     return table
@@ -624,6 +820,8 @@ class SettingsStore:
         would break it. Exceptions from `mutate` propagate and nothing is written. Blocks while
         another process holds the lock (updates take milliseconds); from async code, consider
         `asyncio.to_thread`."""
+        import tomlkit
+
         with self._locked():
             target = Path(os.path.realpath(self.path))  # write through a symlinked settings file
             try:
@@ -698,6 +896,8 @@ class SettingsStore:
 
     def add_rule(self, rule: Rule, index: int | None = None) -> Settings:
         """Append a rule (or insert it at 0-based `index`; rules are tried in order)."""
+        import tomlkit
+
         values = rule.to_dict()
         if "action" not in values or rule.action not in ("allow", "ask", "deny"):
             raise ValueError(f"rule action must be allow, ask or deny, not {rule.action!r}")
@@ -715,6 +915,8 @@ class SettingsStore:
                 values[key] = examples
 
         def mutate(doc: tomlkit.TOMLDocument) -> None:
+            import tomlkit
+
             if "rules" not in doc:
                 aot = tomlkit.aot()
                 aot.append(_table_of(values))
@@ -764,6 +966,8 @@ class SettingsStore:
         """Set `[preferences] key = value`; None removes it."""
 
         def mutate(doc: tomlkit.TOMLDocument) -> None:
+            import tomlkit
+
             if "preferences" not in doc:
                 if value is None:
                     return
@@ -836,6 +1040,8 @@ def _plain(value: Any) -> Any:
 
 
 def _env_item(env: dict[str, str]) -> Any:
+    import tomlkit
+
     table = tomlkit.inline_table()
     table.update(env)
     return table

@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
+from bridge.settings import Preferences, Settings, SettingsError, SettingsStore
 from symposium_tui.themes import DEFAULT_THEME, load_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalInfo, ApprovalQueue
 from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliza_choice
@@ -147,19 +148,17 @@ class SymposiumApp(App[int]):
         self._chat: ChatPane | None = None  # kept for shutdown: the DOM may be gone by then
         if bridge is not None:
             self._load_settings()
-            preferences = self.settings.preferences if self.settings is not None else {}
+            preferences = self.settings.prefs if self.settings is not None else Preferences()
         else:
-            # The bridge (and the settings layer with it) comes after the first frame; the theme is
-            # needed for that frame, and reading it costs only tomllib.
-            from bridge.paths import read_settings_quietly
-
-            preferences = read_settings_quietly().get("preferences") or {}
+            # The bridge comes after the first frame; the theme is needed for that frame, and
+            # reading the settings costs only the standard library.
+            preferences = Settings.load_quietly().prefs
         loaded = load_themes(self._config_dir())
         self.theme_errors = loaded.errors
         self.theme_sources = loaded.sources
         for t in loaded.themes.values():
             self.register_theme(t)
-        wanted = theme or preferences.get("theme")
+        wanted = theme or preferences.theme
         self.theme = (
             wanted if isinstance(wanted, str) and wanted in self.available_themes else DEFAULT_THEME
         )
@@ -176,14 +175,7 @@ class SymposiumApp(App[int]):
 
     def _load_settings(self) -> None:
         if self.settings_store is None:
-            try:
-                from bridge.settings import SettingsStore
-
-                self.settings_store = SettingsStore()
-            except ImportError:  # pragma: no cover
-                return
-        from bridge.settings import SettingsError
-
+            self.settings_store = SettingsStore()
         try:
             self.settings = self.settings_store.load()
             self.settings_error = None
@@ -194,9 +186,8 @@ class SymposiumApp(App[int]):
     def agent_choices(self) -> list[AgentChoice]:
         choices = [eliza_choice(deterministic=self.deterministic_eliza)]
         if self.settings is not None:
-            for config in self.settings.agents.values():
-                if getattr(config, "command", None):
-                    choices.append(agent_choice(config))
+            for config in self.settings.runnable_agents().values():
+                choices.append(agent_choice(config))
         return choices
 
     def settings_changed(self, settings: Any) -> None:
@@ -205,10 +196,7 @@ class SymposiumApp(App[int]):
         self.settings_error = None
         if self.bridge is None:
             return
-        policy = self.bridge.approvals.policy
-        policy.bypass_agents.clear()
-        policy.bypass_agents.update(settings.bypass_agents())
-        policy.set_rules(list(settings.rules))
+        self.bridge.approvals.apply_settings(settings)
         chat = self.chat_pane()
         if chat is not None:
             chat.set_agents(self.agent_choices())
@@ -598,8 +586,6 @@ class SymposiumApp(App[int]):
             self.remember("theme", name)
 
     def remember(self, key: str, value: Any) -> None:
-        from bridge.settings import SettingsError
-
         if self.settings_store is None:
             return
         if self.settings_error:
@@ -793,8 +779,6 @@ async def _run_console(
     import asyncio
     import sys
 
-    from bridge.paths import read_settings_quietly
-
     taken = _another_console_listening()
     if taken is not None:
         print(
@@ -802,16 +786,9 @@ async def _run_console(
             file=sys.stderr,
         )
         return 1
-    preferences = read_settings_quietly().get("preferences") or {}
-    if preferences.get("mouse") is False:
+    preferences = Settings.load_quietly().prefs
+    if not preferences.mouse:
         mouse = False
-    arm_delay = preferences.get("arm_delay", 0.5)
-    if (
-        isinstance(arm_delay, bool)
-        or not isinstance(arm_delay, (int, float))
-        or not 0 <= arm_delay <= 5
-    ):
-        arm_delay = 0.5
 
     servers: list[Any] = []
 
@@ -843,7 +820,7 @@ async def _run_console(
         settle_heap()  # after the first frame: the console is drawn before this runs
         return bridge, host
 
-    app = SymposiumApp(connect=connect, arm_delay=float(arm_delay))
+    app = SymposiumApp(connect=connect, arm_delay=preferences.arm_delay)
     # A closed SSH session (SIGHUP) or a `kill` (SIGTERM) leaves like Ctrl+Q does: what this
     # console alone held is denied, agents finish, the socket is removed.
     import signal

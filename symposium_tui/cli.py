@@ -352,9 +352,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_registry(args: argparse.Namespace) -> int:
     from bridge import registry
-    from bridge.paths import read_settings_quietly
+    from bridge.settings import Settings
 
-    return registry.main(list(args.registry_args), read_settings_quietly())
+    return registry.main(list(args.registry_args), Settings.load_quietly())
 
 
 def cmd_config(args: argparse.Namespace) -> int:

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from bridge import events as ev
-from bridge.approvals import ApprovalBroker, AuditLog, Policy
+from bridge.approvals import ApprovalBroker, AuditLog
 from bridge.core import Bridge
 from bridge.paths import config_dir, runtime_dir
 from bridge.rpc import LINE_LIMIT
+from bridge.settings import Settings, SettingsError, SettingsStore
 from bridge.vscodelm import serve_connection
 
 log = logging.getLogger(__name__)
@@ -41,47 +42,32 @@ def build_bridge(
     cwd: str | None = None,
     event_log: str | None = None,
     bridge_options: dict[str, Any] | None = None,
-    settings_store: Any = None,
+    settings_store: SettingsStore | None = None,
     audit: bool = True,
 ) -> Bridge:
     """The core with the person's settings: policy, persisted bypass, audit log, preferences."""
     bus = ev.EventBus()
     if event_log:
         bus.subscribe(ev.JsonlEventLog(event_log))
-    policy = Policy()
-    preferences: dict[str, Any] = {}
-    store = settings_store
+    store = settings_store if settings_store is not None else SettingsStore()
+    settings = Settings(path=store.path)
     settings_error: str | None = None
     try:
-        from bridge.settings import SettingsError, SettingsStore
-
-        store = store or SettingsStore()
-        try:
-            settings = store.load()
-            policy = settings.policy()
-            preferences = dict(settings.preferences)
-        except SettingsError as exc:
-            settings_error = str(exc)
-            log.error("settings not loaded: %s", exc)
-    except ImportError:  # pragma: no cover - the settings layer ships with the bridge
-        store = None
+        settings = store.load()
+    except SettingsError as exc:
+        settings_error = str(exc)
+        log.error("settings not loaded: %s", exc)
 
     def persist_bypass(agent: str) -> None:
-        if store is not None:
-            store.set_agent_bypass(agent, True)
+        store.set_agent_bypass(agent, True)
 
     broker = ApprovalBroker(
         bus,
-        policy=policy,
         audit=AuditLog(audit_path()) if audit else None,
         persist_bypass=persist_bypass,
     )
-    options: dict[str, Any] = {}
-    for key in ("idle_timeout", "max_agents"):
-        if isinstance(preferences.get(key), (int, float)) and not isinstance(
-            preferences.get(key), bool
-        ):
-            options[key] = preferences[key] or None
+    broker.apply_settings(settings)
+    options = settings.prefs.bridge_options()
     options.update(bridge_options or {})
     bridge = Bridge(cwd=cwd, bus=bus, approvals=broker, **options)
     bridge.settings_store = store  # type: ignore[attr-defined]

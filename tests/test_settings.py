@@ -193,9 +193,8 @@ def test_every_field_round_trips_through_the_store():
     assert '[agents."my agent.v2"]' in text
     # And what the registry reads from the same file agrees.
     from bridge import registry
-    from bridge.paths import read_settings_quietly
 
-    resolved = registry.resolve("my agent.v2", read_settings_quietly())
+    resolved = registry.resolve("my agent.v2", Settings.load_quietly())
     assert resolved["command"] == "/opt/agent" and resolved["args"] == ["--acp", "-v"]
 
 

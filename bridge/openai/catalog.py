@@ -1,7 +1,8 @@
 """What the OpenAI front door offers: models (agents) and the configured MCP servers' tools.
 
-Both come from the settings file (`bridge.paths.settings_path()`), read with `tomllib` and re-read
-when its modification time changes, so a person's edit shows up without a restart:
+Both come from the settings file (`bridge.paths.settings_path()`), read by `bridge.settings` (the one
+settings model) and re-read when its modification time changes, so a person's edit shows up without
+a restart:
 
 ```toml
 [agents.claude]                  # a model id (bridge.registry lists these)
@@ -32,12 +33,14 @@ import fnmatch
 import logging
 import os
 import time
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bridge.paths import settings_path
+from bridge.settings import McpServerConfig, Settings, SettingsError
+
+__all__ = ["Catalog", "McpServerConfig", "ELIZA_MODEL", "ELIZA_ALIASES", "list_server_tools"]
 
 log = logging.getLogger(__name__)
 
@@ -46,100 +49,10 @@ ELIZA_ALIASES = ("eliza", "elizacp")
 CREATED = 1_700_000_000  # a fixed `created` for the model list (agents have no release date)
 
 
-@dataclass(frozen=True)
-class McpServerConfig:
-    """One `[mcp_servers.<name>]` table."""
-
-    name: str
-    type: str  # stdio | http | sse
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    url: str | None = None
-    headers: tuple[tuple[str, str], ...] = ()
-    tags: tuple[str, ...] = ()
-    description: str | None = None
-
-    def acp(self) -> dict[str, Any]:
-        """The ACP `McpServer` object the agent is given at `session/new`."""
-        if self.type == "stdio":
-            return {
-                "name": self.name,
-                "command": self.command,
-                "args": list(self.args),
-                "env": [{"name": k, "value": v} for k, v in self.env],
-            }
-        return {
-            "type": self.type,
-            "name": self.name,
-            "url": self.url,
-            "headers": [{"name": k, "value": v} for k, v in self.headers],
-        }
-
-
-def _str_table(value: Any, where: str, problems: list[str]) -> tuple[tuple[str, str], ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        problems.append(f"{where}: expected a table of strings; ignored")
-        return ()
-    return tuple((str(k), v) for k, v in value.items())
-
-
-def mcp_servers_from(data: dict[str, Any]) -> tuple[list[McpServerConfig], list[str]]:
-    """The `[mcp_servers.*]` tables; a broken entry is skipped and reported, never fatal."""
-    raw = data.get("mcp_servers") or {}
-    problems: list[str] = []
-    if not isinstance(raw, dict):
-        return [], ["mcp_servers: expected tables [mcp_servers.<name>]; ignored"]
-    out = []
-    for name, entry in raw.items():
-        where = f"mcp_servers.{name}"
-        if not isinstance(entry, dict):
-            problems.append(f"{where}: expected a table; ignored")
-            continue
-        if entry.get("enabled", True) is False:
-            continue
-        command, url = entry.get("command"), entry.get("url")
-        kind = entry.get("type") or ("stdio" if command else "http")
-        if kind not in ("stdio", "http", "sse"):
-            problems.append(f"{where}.type: expected stdio, http or sse; ignored")
-            continue
-        if kind == "stdio" and not (isinstance(command, str) and command):
-            problems.append(f"{where}: a stdio server needs a command; ignored")
-            continue
-        if kind != "stdio" and not (isinstance(url, str) and url):
-            problems.append(f"{where}: an {kind} server needs a url; ignored")
-            continue
-        args = entry.get("args") or []
-        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            problems.append(f"{where}.args: expected a list of strings; ignored")
-            continue
-        tags = entry.get("tags") or []
-        if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
-            problems.append(f"{where}.tags: expected a list of strings; tags ignored")
-            tags = []
-        description = entry.get("description")
-        out.append(
-            McpServerConfig(
-                name=name,
-                type=kind,
-                command=command if kind == "stdio" else None,
-                args=tuple(args),
-                env=_str_table(entry.get("env"), f"{where}.env", problems),
-                url=url if kind != "stdio" else None,
-                headers=_str_table(entry.get("headers"), f"{where}.headers", problems),
-                tags=tuple(tags),
-                description=description if isinstance(description, str) else None,
-            )
-        )
-    return out, problems
-
-
 @dataclass
 class _Snapshot:
     key: Any = None
-    data: dict[str, Any] = field(default_factory=dict)
+    settings: Settings = field(default_factory=Settings)
     error: str | None = None
 
 
@@ -164,7 +77,8 @@ class Catalog:
     def path(self) -> Path:
         return self._path or settings_path()
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> Settings:
+        """The settings, re-read when the file changes; empty (the error logged) when it is broken."""
         path = self.path
         try:
             st = path.stat()
@@ -173,46 +87,28 @@ class Catalog:
             key = (str(path), None, None)
         snap = self._snapshot
         if snap.key == key:
-            return snap.data
-        data: dict[str, Any] = {}
+            return snap.settings
+        settings = Settings(path=path)
         error = None
         if key[1] is not None:
             try:
-                with open(path, "rb") as fh:
-                    data = tomllib.load(fh)
-            except (OSError, tomllib.TOMLDecodeError) as exc:
-                error = f"{path}: {exc}"
+                settings = Settings.load(path)
+            except SettingsError as exc:
+                error = str(exc)
                 log.error("settings not read: %s", error)
-        self._snapshot = _Snapshot(key, data, error)
-        return data
+            for warning in settings.warnings:
+                log.warning("settings: %s", warning)
+        self._snapshot = _Snapshot(key, settings, error)
+        return settings
 
     # --- models ---------------------------------------------------------------------------------
 
     def agents(self) -> dict[str, dict[str, Any]]:
         """Configured agents that can be run: id → the flat McpServer object the core takes."""
-        out = {}
-        agents = self.settings().get("agents") or {}
-        if not isinstance(agents, dict):
-            return out
-        for agent_id, entry in agents.items():
-            if (
-                not isinstance(entry, dict)
-                or not isinstance(entry.get("command"), str)
-                or not entry["command"]
-            ):
-                continue
-            args = entry.get("args") or []
-            env = entry.get("env") or {}
-            if not isinstance(args, list) or not isinstance(env, dict):
-                continue
-            out[agent_id] = {
-                "id": agent_id,
-                "name": str(entry.get("name") or agent_id),
-                "command": entry["command"],
-                "args": [str(a) for a in args],
-                "env": [{"name": str(k), "value": str(v)} for k, v in env.items()],
-            }
-        return out
+        return {
+            agent_id: agent.spawn_spec()
+            for agent_id, agent in self.settings().runnable_agents().items()
+        }
 
     def models(self) -> list[dict[str, Any]]:
         models = [
@@ -242,10 +138,7 @@ class Catalog:
     # --- MCP servers and their tools ------------------------------------------------------------------
 
     def mcp_servers(self) -> list[McpServerConfig]:
-        servers, problems = mcp_servers_from(self.settings())
-        for problem in problems:
-            log.warning("settings: %s", problem)
-        return servers
+        return list(self.settings().mcp_servers)
 
     async def tools(
         self, *, tags: list[str] | None = None, name: str | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -19,6 +19,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
+
+if TYPE_CHECKING:
+    from bridge.settings import AgentConfig
 
 
 @dataclass(frozen=True)
@@ -34,22 +37,9 @@ def eliza_choice(*, deterministic: bool = False) -> AgentChoice:
     )
 
 
-def agent_choice(config: Any) -> AgentChoice:
-    """A settings `AgentConfig` as the chat's agent."""
-    env = getattr(config, "env", None) or {}
-    if isinstance(env, dict):
-        env_list = [{"name": str(k), "value": str(v)} for k, v in env.items()]
-    else:
-        env_list = [dict(e) if isinstance(e, dict) else {"name": e[0], "value": e[1]} for e in env]
-    name = getattr(config, "name", None) or config.id
-    spec = {
-        "id": config.id,
-        "name": name,
-        "command": config.command,
-        "args": list(getattr(config, "args", None) or []),
-        "env": env_list,
-    }
-    return AgentChoice(config.id, name, spec)
+def agent_choice(config: AgentConfig) -> AgentChoice:
+    """A runnable settings agent as the chat's agent."""
+    return AgentChoice(config.id, config.name, config.spawn_spec())
 
 
 def render_agent_text(text: str) -> Text:

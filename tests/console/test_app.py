@@ -310,9 +310,9 @@ async def test_started_without_a_bridge_the_console_draws_first_and_connects_rig
     async with app.run_test(size=SIZE) as pilot:
         assert app.sub_title == "no pending approvals"
         await wait_for(
-            pilot, lambda: app.chat_pane() is not None, what="the chat, mounted with the bridge"
+            pilot, lambda: app.handle is not None, what="the console attached to the bridge"
         )
-        assert connected == [True] and app.handle is not None
+        assert connected == [True] and app.chat_pane() is not None
         assert not app.query(".starting")
         await pilot.press("f3")
         app.query_one("#chat-input", Input).value = "Hello"
