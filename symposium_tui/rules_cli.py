@@ -152,11 +152,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
         result = audit.verify(path, head=args.head)
         for problem in result.problems:
             print(f"{path}: {problem}", file=sys.stderr)
-        note = f", {result.unchained} older unchained line(s) before the chain" if result.unchained else ""
+        note = (
+            f", {result.unchained} older unchained line(s) before the chain"
+            if result.unchained
+            else ""
+        )
         if result.ok:
             print(f"{path}: {result.entries} entries, the chain holds{note}; head {result.head}")
             return 0
-        print(f"{path}: the chain is broken ({len(result.problems)} problem(s)){note}", file=sys.stderr)
+        print(
+            f"{path}: the chain is broken ({len(result.problems)} problem(s)){note}",
+            file=sys.stderr,
+        )
         return 1
     try:
         since = audit.parse_since(args.since) if args.since else None

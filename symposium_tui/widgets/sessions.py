@@ -23,7 +23,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import RowDoesNotExist
 
@@ -35,6 +34,7 @@ from symposium_tui.state import (
     message_parts,
     message_text,
 )
+from symposium_tui.widgets.state_pane import StatePane
 
 __all__ = ["SessionsPane", "render_evidence_side", "render_history"]
 
@@ -172,9 +172,10 @@ def render_evidence_side(
     return out
 
 
-class SessionsPane(Widget):
+class SessionsPane(StatePane):
     """Sessions, their history and the decisions that shaped it; live or replayed from a file."""
 
+    SHOWS = ("sessions", "decisions")
     BINDINGS = [
         Binding("left_square_bracket", "scrub(-1)", "Earlier"),
         Binding("right_square_bracket", "scrub(1)", "Later"),
@@ -254,9 +255,7 @@ class SessionsPane(Widget):
         id: str | None = None,  # noqa: A002
         classes: str | None = None,
     ) -> None:
-        super().__init__(id=id, classes=classes)
-        self.live_state = state
-        self.state = state
+        super().__init__(state, id=id, classes=classes)
         self.bridge = bridge
         self.selected_key: tuple[str, str] | None = None
         self.as_of: DecisionRecord | None = (
@@ -267,9 +266,7 @@ class SessionsPane(Widget):
         self._decision_cells: dict[str, tuple[Any, ...]] = {}
         self._decision_scope: Any = None
         self._shown: Any = None
-        self._remove_listener: Any = None
         self._styles: dict[str, Style] | None = None
-        self._stale = False
         self._detail_scheduled = False
 
     # --- layout ----------------------------------------------------------------------------------
@@ -322,14 +319,8 @@ class SessionsPane(Widget):
         ):
             table.add_column(label, key=key)
         self._setup_decision_columns()
-        self._remove_listener = self.live_state.add_listener(self._state_changed)
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
         self.refresh_from_state()
-
-    def on_unmount(self) -> None:
-        if self._remove_listener is not None:
-            self._remove_listener()
-            self._remove_listener = None
 
     def _theme_changed(self, theme: Any) -> None:
         # Every cell is redrawn in the new colours: forget what the rows show, keep the rows.
@@ -356,21 +347,7 @@ class SessionsPane(Widget):
 
     # --- updates ---------------------------------------------------------------------------------
 
-    def _state_changed(self, topic: str) -> None:
-        if self.state is self.live_state and topic in ("sessions", "decisions"):
-            self.call_later(self.refresh_from_state)
-
-    def on_show(self) -> None:
-        if self._stale:
-            self.refresh_from_state()
-
-    def refresh_from_state(self) -> None:
-        if not self.is_attached:
-            return
-        if not self.is_on_screen and self.is_mounted:  # a hidden tab: catch up when shown
-            self._stale = True
-            return
-        self._stale = False
+    def update_from_state(self) -> None:
         self._update_sessions_table()
         self._update_decisions_table()
         self._update_detail()

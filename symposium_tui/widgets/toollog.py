@@ -26,7 +26,6 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.widget import Widget
 from textual.widgets import Input, Select, Static
 
 from symposium_tui.state import (
@@ -38,6 +37,7 @@ from symposium_tui.state import (
     format_clock,
     format_duration,
 )
+from symposium_tui.widgets.state_pane import StatePane
 
 __all__ = ["ToolFilter", "ToolLogPane", "ToolLogView"]
 
@@ -439,9 +439,10 @@ def _pretty(value: Any, limit: int = 20_000) -> str:
     return out if len(out) <= limit else out[:limit] + f"\n… ({len(out) - limit} more characters)"
 
 
-class ToolLogPane(Widget):
+class ToolLogPane(StatePane):
     """The tool-call log with its filter bar and a details panel for the selected call."""
 
+    SHOWS = ("toolcalls",)
     BINDINGS = [
         Binding("f", "toggle_filters", "Filter"),
         Binding("slash", "search", "Search"),
@@ -468,11 +469,8 @@ class ToolLogPane(Widget):
     def __init__(
         self, state: ConsoleState, *, id: str | None = None, classes: str | None = None
     ) -> None:  # noqa: A002
-        super().__init__(id=id, classes=classes)
-        self.state = state
-        self._remove_listener: Any = None
+        super().__init__(state, id=id, classes=classes)
         self._search_timer: Any = None
-        self._stale = False
 
     def compose(self) -> ComposeResult:
         # The log comes first so that focusing "the first focusable widget" of the pane lands on it;
@@ -507,30 +505,10 @@ class ToolLogPane(Widget):
         return self.query_one(ToolLogView)
 
     def on_mount(self) -> None:
-        self._remove_listener = self.state.add_listener(self._state_changed)
         self.view.sync()
         self._update_status()
 
-    def on_unmount(self) -> None:
-        if self._remove_listener is not None:
-            self._remove_listener()
-            self._remove_listener = None
-
-    def _state_changed(self, topic: str) -> None:
-        if topic == "toolcalls":
-            self.call_later(self.refresh_from_state)
-
-    def on_show(self) -> None:
-        if self._stale:
-            self.refresh_from_state()
-
-    def refresh_from_state(self) -> None:
-        if not self.is_attached:
-            return
-        if not self.is_on_screen:  # a hidden tab: catch up when shown
-            self._stale = True
-            return
-        self._stale = False
+    def update_from_state(self) -> None:
         self.view.sync()
         if self.query_one("#toollog-filters").has_class("-open"):
             self._refresh_filter_options()
