@@ -6,6 +6,11 @@ the agent's persisted bypass, per-tool and resource rules) → the consoles, whe
 `symposium-agent-action` round trip, when the client offered that tool → deny. Fail closed: a
 console that goes away denies what only it could answer, and whatever is in doubt is denied.
 
+A broker that *holds* (`hold=True`: `symposium-tui serve`, a bridge that outlives its consoles)
+keeps what no policy decided pending while no console is attached, so a console that attaches
+later — locally or over `symposium-tui attach` — still gets to answer it. Every approval waiting
+for a console is denied after `timeout` seconds without an answer (resolver "timeout", audited).
+
 Answers map to the agent's options by *kind* (option ids are agent-specific): Approve →
 `allow_once`, Deny → `reject_once`, Bypass → `allow_once` and the agent's bypass is persisted;
 the agent's own `allow_always` / `reject_always` when it offered them. A missing option falls back
@@ -85,7 +90,7 @@ class ApprovalContext:
 class Resolution:
     outcome: str  # the chosen option's kind, or "cancelled"
     option_id: str | None
-    resolver: str  # "policy", "console", "vscode", "default"
+    resolver: str  # "policy", "console", "vscode", "default", "timeout"
     rule: str | None = None
     reason: str | None = None
     answer: str | None = None  # the person's answer, when one answered
@@ -174,6 +179,12 @@ class Policy:
 # --- audit ------------------------------------------------------------------------------------------
 
 
+def host_name() -> str:
+    import socket
+
+    return os.environ.get("SYMPOSIUM_HOST_NAME") or socket.gethostname()
+
+
 # --- the broker -------------------------------------------------------------------------------------
 
 
@@ -184,6 +195,7 @@ class PendingApproval:
     future: asyncio.Future[Resolution]
     created: float = field(default_factory=time.time)
     consoles: set[int] = field(default_factory=set)  # consoles it was offered to
+    timer: asyncio.TimerHandle | None = None  # the timeout that denies it
 
 
 class ConsoleHandle:
@@ -211,11 +223,16 @@ class ApprovalBroker:
         policy: Policy | None = None,
         audit: AuditLog | None = None,
         persist_bypass: Callable[[str], None] | None = None,
+        hold: bool = False,
+        timeout: float | None = None,
     ) -> None:
         self.bus = bus
         self.policy = policy or Policy()
         self.audit = audit
         self.persist_bypass = persist_bypass
+        self.host_name = host_name()  # which machine this broker runs on (audit, remote cards)
+        self.hold = hold  # keep approvals pending while no console is attached
+        self.timeout = timeout  # seconds an approval waits for a console; None: no limit
         self.pending: dict[str, PendingApproval] = {}
         self.consoles: dict[int, ConsoleHandle] = {}
         self._console_ids = itertools.count(1)
@@ -243,6 +260,8 @@ class ApprovalBroker:
             return
         for approval in list(self.pending.values()):
             approval.consoles.discard(handle.id)
+            if self.hold:
+                continue  # held for the next console to attach (or the timeout)
             if not approval.consoles and not approval.future.done():
                 # Nobody else can answer it now: fail closed.
                 self._resolve(
@@ -284,8 +303,12 @@ class ApprovalBroker:
                     options=ctx.options,
                 )
             )
-        if self.consoles:
+        if self.consoles or self.hold:
             approval.consoles = set(self.consoles)
+            if self.timeout is not None:
+                approval.timer = asyncio.get_running_loop().call_later(
+                    self.timeout, self._time_out, approval
+                )
         elif ask_client is not None:
             asyncio.ensure_future(self._ask_client(approval, ask_client))
         else:
@@ -345,7 +368,9 @@ class ApprovalBroker:
             return False
         ctx = approval.ctx
         if answer == "cancel":
-            resolution = Resolution("cancelled", None, resolver, answer=answer, reason=reason)
+            resolution = Resolution(
+                "cancelled", None, resolver, answer=answer, reason=reason, who=who
+            )
         else:
             outcome, option_id = choose(ctx.options, ANSWER_KIND[answer])
             resolution = Resolution(
@@ -388,6 +413,15 @@ class ApprovalBroker:
             if approval.ctx.connection == connection and approval.ctx.session_id == session_id:
                 self.withdraw(approval.id, reason)
 
+    def _time_out(self, approval: PendingApproval) -> None:
+        if approval.future.done():
+            return
+        seconds = f"{self.timeout:g}" if self.timeout is not None else "?"
+        self._resolve(
+            approval,
+            self._denied(approval.ctx, "timeout", f"no console answered within {seconds} s"),
+        )
+
     @staticmethod
     def _denied(ctx: ApprovalContext, resolver: str, reason: str) -> Resolution:
         outcome, option_id = choose(ctx.options, "reject_once")
@@ -397,6 +431,9 @@ class ApprovalBroker:
         if approval.future.done():
             return
         self.pending.pop(approval.id, None)
+        if approval.timer is not None:
+            approval.timer.cancel()
+            approval.timer = None
         approval.future.set_result(resolution)
         self._record(approval, resolution)
 
@@ -414,6 +451,7 @@ class ApprovalBroker:
                     resolver=resolution.resolver,
                     rule=resolution.rule,
                     reason=resolution.reason,
+                    by=resolution.who,
                 )
             )
         if self.audit is not None:
@@ -444,6 +482,7 @@ class ApprovalBroker:
                         "rule": resolution.rule,
                         "asked_by": ctx.asked_by,
                         "reason": resolution.reason,
+                        "host": self.host_name,
                     }
                 )
             except Exception:
@@ -462,6 +501,8 @@ class ApprovalBroker:
             return {"kind": "person", "person": _person(), "via": f"console {resolution.who}"}
         if resolution.resolver == "vscode":
             return {"kind": "person", "person": None, "via": f"front door {ctx.connection}"}
+        if resolution.resolver == "timeout":
+            return {"kind": "timeout", "reason": resolution.reason}
         if resolution.resolver == "policy":
             rule = resolution.rule or ""
             kind = "rule" if rule.startswith("rule") else rule.replace(" ", "_") or "policy"

@@ -121,9 +121,10 @@ class ApprovalResolved(Event):
     agent: str
     outcome: str  # the option kind chosen, or "cancelled"
     option_id: str | None = None
-    resolver: str  # "policy", "console", "vscode", "default"
+    resolver: str  # "policy", "console", "vscode", "default", "timeout"
     rule: str | None = None
     reason: str | None = None
+    by: str | None = None  # the console that answered, when one did
 
 
 class ErrorRaised(Event):

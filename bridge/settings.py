@@ -79,7 +79,7 @@ NEW_FILE_HEADER = (
 )
 
 AGENT_KEYS = ("name", "command", "args", "env", "description", "bypass")
-TOP_KEYS = ("preferences", "agents", "rules", "mcp_servers")
+TOP_KEYS = ("preferences", "agents", "rules", "mcp_servers", "notify")
 # Known preferences and what they must be (`Preferences` documents each); any other key is
 # free-form and kept as written.
 PREFERENCE_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
@@ -92,7 +92,24 @@ PREFERENCE_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
         lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
     ),
     "arm_delay": ("a number of seconds from 0 to 5", lambda v: _is_number(v) and 0 <= v <= 5),
+    "approval_timeout": (
+        "a number of seconds, 0 or more (0: wait for ever)",
+        lambda v: _is_number(v) and v >= 0,
+    ),
 }
+NOTIFY_KEYS = ("command", "interval", "burst", "timeout")
+
+
+@dataclass(frozen=True)
+class NotifyConfig:
+    """`[notify]`: a command run (never through a shell) for each new pending approval, with the
+    agent, the host and the title appended as arguments; rate-limited (`burst` runs back to back,
+    then one per `interval` seconds), each run killed after `timeout` seconds."""
+
+    command: tuple[str, ...]
+    interval: float = 2.0
+    burst: int = 5
+    timeout: float = 10.0
 
 KeyPath = tuple[str | int, ...]
 
@@ -331,6 +348,9 @@ class Preferences:
     """Agents kept running at once; 0 → no limit; None → the bridge's default."""
     replay: str | None = None
     """How a new session is given earlier turns (reserved; read by nothing yet)."""
+    approval_timeout: float | None = None
+    """Seconds an approval waits for a console before it is denied; 0 → for ever; None → the
+    default (600 s for `serve`, for ever in the console)."""
 
     @classmethod
     def from_table(cls, table: dict[str, Any]) -> Preferences:
@@ -342,6 +362,7 @@ class Preferences:
             idle_timeout=table.get("idle_timeout"),
             max_agents=table.get("max_agents"),
             replay=table.get("replay"),
+            approval_timeout=table.get("approval_timeout"),
         )
 
     def bridge_options(self) -> dict[str, Any]:
@@ -615,7 +636,44 @@ def _settings_from(data: dict[str, Any], path: Path | None, text: str | None = N
         mcp_servers=mcp_servers,
         path=path,
         warnings=warnings,
+        notify=_notify_from(data.get("notify"), warnings),
     )
+
+
+def _notify_from(entry: Any, warnings: list[str]) -> NotifyConfig | None:
+    if entry is None:
+        return None
+    if not isinstance(entry, dict):
+        raise _SchemaError(("notify",), f"expected a table, not {_describe(entry)}")
+    for key in entry:
+        if key not in NOTIFY_KEYS:
+            warnings.append(f"{format_key(('notify', key))}: unknown key, ignored")
+    command = entry.get("command")
+    if (
+        not isinstance(command, list)
+        or not command
+        or not all(isinstance(c, str) and c for c in command)
+    ):
+        raise _SchemaError(
+            ("notify", "command"),
+            "expected a non-empty list of strings (the program and its first arguments; "
+            "it is run without a shell)",
+        )
+    numbers: dict[str, Any] = {}
+    for key, what, ok in (
+        ("interval", "a number of seconds, 0 or more", lambda v: _is_number(v) and v >= 0),
+        ("timeout", "a number of seconds, more than 0", lambda v: _is_number(v) and v > 0),
+        (
+            "burst",
+            "a whole number, 1 or more",
+            lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1,
+        ),
+    ):
+        if key in entry:
+            if not ok(entry[key]):
+                raise _SchemaError(("notify", key), f"expected {what}, not {_describe(entry[key])}")
+            numbers[key] = entry[key]
+    return NotifyConfig(command=tuple(command), **numbers)
 
 
 @dataclass
@@ -629,6 +687,7 @@ class Settings:
     path: Path | None = None  # where they were read from
     exists: bool = False  # whether that file existed
     warnings: list[str] = field(default_factory=list)  # unknown keys and skipped entries
+    notify: NotifyConfig | None = None  # [notify]: a command per new pending approval
 
     @cached_property
     def prefs(self) -> Preferences:
@@ -698,6 +757,16 @@ class Settings:
             "rules": [rule.to_dict() for rule in self.rules],
             "preferences": dict(self.preferences),
             "mcp_servers": [server.name for server in self.mcp_servers],
+            "notify": (
+                {
+                    "command": list(self.notify.command),
+                    "interval": self.notify.interval,
+                    "burst": self.notify.burst,
+                    "timeout": self.notify.timeout,
+                }
+                if self.notify is not None
+                else None
+            ),
             "warnings": list(self.warnings),
         }
 

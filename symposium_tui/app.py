@@ -25,6 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from bridge.settings import Preferences, Settings, SettingsError, SettingsStore
+from symposium_tui.links import console_name
 from symposium_tui.themes import DEFAULT_THEME, load_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalInfo, ApprovalQueue
 from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliza_choice
@@ -47,17 +48,28 @@ class BridgeEvent(Message):
 
 
 class _ConsoleAnswerer:
-    """The queue's way to answer: this console's handle on the broker."""
+    """The queue's way to answer: this console's handle on the broker, and the links to the hosts
+    it is attached to (`symposium_tui.links`), each answering the cards that came from it."""
 
-    def __init__(self, broker: Any, handle: Any) -> None:
+    def __init__(self, broker: Any = None, handle: Any = None, links: Any = None) -> None:
         self.broker = broker
         self.handle = handle
+        self.links = links
 
     def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool:
+        if self.links is not None and self.links.owns(approval_id):
+            return self.links.answer(approval_id, answer, reason)
+        if self.handle is None:
+            return False
         return self.handle.answer(approval_id, answer, reason)
 
     def approve_all(self, connection: str, session_id: str) -> int:
-        return self.broker.approve_all(connection, session_id, who=self.handle.name)
+        n = 0
+        if self.links is not None:
+            n += self.links.approve_all(connection, session_id)
+        if self.handle is not None:
+            n += self.broker.approve_all(connection, session_id, who=self.handle.name)
+        return n
 
 
 class SymposiumApp(App[int]):
@@ -116,10 +128,12 @@ class SymposiumApp(App[int]):
         alert: bool = True,
         theme: str | None = None,
         host: Any = None,
+        links: Any = None,
     ) -> None:
         super().__init__()
-        if bridge is None and connect is None:
-            raise ValueError("a bridge, or a way to connect one")
+        if bridge is None and connect is None and links is None:
+            raise ValueError("a bridge, a way to connect one, or hosts to attach to")
+        self.links = links  # a symposium_tui.links.LinkSet: the hosts this console attaches to
         self.bridge = bridge
         self._connect = connect
         self.settings_store = (
@@ -217,6 +231,14 @@ class SymposiumApp(App[int]):
                 with TabPane(TAB_TITLES[tab], id=tab):
                     if self.bridge is not None:
                         yield self._pane(tab)
+                    elif self._connect is None:
+                        yield Static(
+                            "This console is attached to "
+                            + ", ".join(self.links.labels())
+                            + ": it answers their approvals. Their sessions, tool calls and "
+                            "chat are in a console on each host.",
+                            classes="placeholder",
+                        )
                     else:
                         yield Static("Starting the bridge…", classes="placeholder starting")
         yield Footer(compact=True)
@@ -283,7 +305,14 @@ class SymposiumApp(App[int]):
         return panes.first() if panes else None
 
     def on_mount(self) -> None:
-        if self.bridge is not None:
+        if self.links is not None:
+            self.links.post = self._post_link_event
+            self.queue.answerer = _ConsoleAnswerer(links=self.links)
+            self.links.start()
+        if self.bridge is None and self._connect is None:
+            self._update_pending(0)
+            self._focus_later("approvals", self.queue.focus_first)
+        elif self.bridge is not None:
             self._attach_bridge()
             self._focus_later("approvals", self.queue.focus_first)
         else:
@@ -311,10 +340,13 @@ class SymposiumApp(App[int]):
         if self._active_tab() == "chat":
             self.chat.focus_input()
 
+    def _post_link_event(self, event: Any) -> None:
+        self.post_message(BridgeEvent(event))
+
     def _attach_bridge(self) -> None:
         broker = self.bridge.approvals
-        self.handle = broker.attach("console")
-        self.queue.answerer = _ConsoleAnswerer(broker, self.handle)
+        self.handle = broker.attach(console_name())
+        self.queue.answerer = _ConsoleAnswerer(broker, self.handle, self.links)
         self._unsubscribe = self.bridge.bus.subscribe(self._on_bus_event)
         state = self._state()
         if state is not None and not getattr(state, "attached", True):
@@ -363,6 +395,8 @@ class SymposiumApp(App[int]):
         if self.handle is not None:
             handle, self.handle = self.handle, None
             handle.detach()
+        if self.links is not None:
+            await self.links.stop()
         state = self.console_state
         if state is not None and getattr(state, "attached", False):
             state.detach()
@@ -385,6 +419,15 @@ class SymposiumApp(App[int]):
             self.queue.add(ApprovalInfo.from_event(event))
         elif event.type == "approval_resolved":
             self.queue.resolve(event)
+        elif event.type == "link_state":
+            if event.state == "up":
+                self.notify(f"Attached to {event.host}.", timeout=3)
+            else:
+                self.notify(
+                    f"Link to {event.host} down: {event.detail}. Reconnecting…",
+                    severity="warning",
+                    timeout=6,
+                )
 
     @on(ApprovalQueue.Changed)
     def _queue_changed(self, message: ApprovalQueue.Changed) -> None:
@@ -846,7 +889,40 @@ async def _run_console(
     return app.return_code or 0
 
 
+def run_attached(targets: list[Any], *, mouse: bool = True) -> int:
+    """`symposium-tui attach HOST …`: a console with no bridge of its own, answering the approvals
+    of the bridges it attaches to (`symposium_tui.links`)."""
+    import asyncio
+
+    from symposium_tui.links import LinkSet
+
+    preferences = Settings.load_quietly().prefs
+    if not preferences.mouse:
+        mouse = False
+
+    async def main() -> int:
+        import signal
+
+        links = LinkSet(targets, post=lambda event: None)
+        app = SymposiumApp(links=links, arm_delay=preferences.arm_delay)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, app.exit)
+        try:
+            await app.run_async(mouse=mouse)
+        finally:
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                loop.remove_signal_handler(sig)
+            await links.stop()
+        return app.return_code or 0
+
+    return asyncio.run(main())
+
+
 async def _close_bridge(bridge: Any) -> None:
+    notifier = getattr(bridge, "notifier", None)
+    if notifier is not None:
+        await notifier.close()
     await bridge.close()
     audit = getattr(bridge.approvals, "audit", None)
     if audit is not None:

@@ -103,6 +103,22 @@ def _console_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     _openai_flags(parser, suppress=suppress)
 
 
+def _attach_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ssh",
+        metavar="COMMAND",
+        default=os.environ.get("SYMPOSIUM_SSH", "ssh"),
+        help="the ssh command, with any options (default: ssh, or $SYMPOSIUM_SSH)",
+    )
+    parser.add_argument(
+        "--remote-command",
+        metavar="COMMAND",
+        default=os.environ.get("SYMPOSIUM_REMOTE_COMMAND", "symposium-tui link"),
+        help="what to run on each host (default: symposium-tui link, or "
+        "$SYMPOSIUM_REMOTE_COMMAND)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="symposium-tui",
@@ -127,6 +143,48 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(p, suppress=True)
     _openai_flags(p, suppress=False)
+    p.add_argument(
+        "--approval-timeout",
+        metavar="SECONDS",
+        type=float,
+        default=None,
+        help="deny an approval no console answered within SECONDS (default: the "
+        "approval_timeout preference, else 600; 0 waits for ever)",
+    )
+
+    p = sub.add_parser(
+        "attach",
+        help="a console for the bridges on other machines, through ssh ('local': this machine)",
+    )
+    _common(p, suppress=True)
+    p.add_argument("hosts", nargs="+", metavar="[USER@]HOST", help="ssh destinations, or local")
+    _attach_flags(p)
+    p.add_argument(
+        "--no-mouse", action="store_true", help="do not capture the mouse (better over SSH)"
+    )
+
+    p = sub.add_parser(
+        "link",
+        help="speak the console protocol on stdio to this machine's console socket "
+        "(what `attach` runs over ssh)",
+    )
+    _common(p, suppress=True)
+
+    p = sub.add_parser(
+        "web",
+        help="the console in a browser (textual-serve), on loopback behind a token",
+    )
+    _common(p, suppress=True)
+    p.add_argument(
+        "hosts",
+        nargs="*",
+        metavar="[USER@]HOST",
+        help="hosts the page's console attaches to (default: local)",
+    )
+    p.add_argument(
+        "--port", type=int, default=0, help="loopback port (default: a free one)"
+    )
+    _attach_flags(p)
 
     p = sub.add_parser("eliza", help="run the built-in Eliza as an ACP agent on stdio")
     _common(p, suppress=True)
@@ -300,7 +358,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         bridge = build_bridge(
-            cwd=args.cwd, event_log=args.event_log, bridge_options=bridge_options(args)
+            cwd=args.cwd,
+            event_log=args.event_log,
+            bridge_options=bridge_options(args),
+            hold=True,
+            approval_timeout=args.approval_timeout,
         )
         if getattr(bridge, "settings_error", None):
             print(f"symposium-tui: {bridge.settings_error}", file=sys.stderr)
@@ -427,7 +489,58 @@ def cmd_console(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_link(args: argparse.Namespace) -> int:
+    from symposium_tui import relay
+
+    sock = relay.connect()
+    if sock is None:
+        print(
+            f"symposium-tui link: no Symposium bridge runs here (no console socket at "
+            f"{relay.socket_path()}); start `symposium-tui serve` or `symposium-tui`",
+            file=sys.stderr,
+        )
+        return 3
+    relay.pipe(sock)
+    return 0
+
+
+def _targets(args: argparse.Namespace, hosts: list[str]) -> list[Any] | None:
+    from symposium_tui.links import Target
+
+    try:
+        return [
+            Target.parse(h, ssh=args.ssh, remote_command=args.remote_command) for h in hosts
+        ]
+    except ValueError as exc:
+        print(f"symposium-tui: {exc}", file=sys.stderr)
+        return None
+
+
+def cmd_attach(args: argparse.Namespace) -> int:
+    _setup_logging(args.log, args.log_dir, None)
+    targets = _targets(args, args.hosts)
+    if targets is None:
+        return 2
+    from symposium_tui.app import run_attached
+
+    return run_attached(targets, mouse=not args.no_mouse)
+
+
+def cmd_web(args: argparse.Namespace) -> int:
+    _setup_logging(args.log or "warning", args.log_dir, None)
+    if _targets(args, args.hosts or ["local"]) is None:
+        return 2
+    from symposium_tui.web import serve_web
+
+    return serve_web(
+        args.hosts or ["local"], port=args.port, ssh=args.ssh, remote_command=args.remote_command
+    )
+
+
 COMMANDS = {
+    "link": cmd_link,
+    "attach": cmd_attach,
+    "web": cmd_web,
     "vscodelm": cmd_vscodelm,
     "eliza": cmd_eliza,
     "replay": cmd_replay,

@@ -3,8 +3,10 @@
 `build_bridge()` assembles the core with what a person configured: the settings-backed approval
 policy, the audit log, and Bypass answers persisted to the settings file. `ConsoleHost` listens on
 `<runtime dir>/console.sock` (directory 0700, socket 0600); every connection is one vscodelm
-JSON-RPC connection with its own history, exactly as if it were a stdio process. Peers of another
-uid are refused (checked by the kernel's peer credentials), and nothing listens on TCP.
+JSON-RPC connection with its own history, exactly as if it were a stdio process — unless its first
+line is a `console/hello`: then it is a console attaching (`symposium_tui.console_protocol`,
+reached through `symposium-tui attach` and `symposium-tui link`). Peers of another uid are refused
+(checked by the kernel's peer credentials), and nothing listens on TCP.
 """
 
 from __future__ import annotations
@@ -25,8 +27,12 @@ from bridge.paths import config_dir, runtime_dir
 from bridge.rpc import LINE_LIMIT
 from bridge.settings import Settings, SettingsError, SettingsStore
 from bridge.vscodelm import serve_connection
+from symposium_tui.console_protocol import is_hello, serve_console
 
 log = logging.getLogger(__name__)
+
+
+DEFAULT_HOLD_TIMEOUT = 600.0  # seconds `serve` holds an approval for a console
 
 
 class HostError(Exception):
@@ -44,8 +50,14 @@ def build_bridge(
     bridge_options: dict[str, Any] | None = None,
     settings_store: SettingsStore | None = None,
     audit: bool = True,
+    hold: bool = False,
+    approval_timeout: float | None = None,
 ) -> Bridge:
-    """The core with the person's settings: policy, persisted bypass, audit log, preferences."""
+    """The core with the person's settings: policy, persisted bypass, audit log, preferences.
+
+    `hold` keeps approvals pending while no console is attached (`serve`); `approval_timeout`
+    (else the `approval_timeout` preference, else 600 s when holding) denies what no console
+    answered in time."""
     bus = ev.EventBus()
     if event_log:
         bus.subscribe(ev.JsonlEventLog(event_log))
@@ -61,17 +73,33 @@ def build_bridge(
     def persist_bypass(agent: str) -> None:
         store.set_agent_bypass(agent, True)
 
+    timeout = approval_timeout
+    if timeout is None:
+        preferred = settings.prefs.approval_timeout
+        if preferred is not None:
+            timeout = float(preferred)
+        elif hold:
+            timeout = DEFAULT_HOLD_TIMEOUT
+    timeout = timeout or None  # 0: wait for ever
     broker = ApprovalBroker(
         bus,
         audit=AuditLog(audit_path()) if audit else None,
         persist_bypass=persist_bypass,
+        hold=hold,
+        timeout=timeout,
     )
     broker.apply_settings(settings)
     options = settings.prefs.bridge_options()
+    notifier = None
+    if settings.notify is not None:
+        from symposium_tui.notify import Notifier
+
+        notifier = Notifier.for_broker(settings.notify, broker)
     options.update(bridge_options or {})
     bridge = Bridge(cwd=cwd, bus=bus, approvals=broker, **options)
     bridge.settings_store = store  # type: ignore[attr-defined]
     bridge.settings_error = settings_error  # type: ignore[attr-defined]
+    bridge.notifier = notifier  # type: ignore[attr-defined]
     return bridge
 
 
@@ -144,11 +172,21 @@ class ConsoleHost:
         assert task is not None
         self._clients.add(task)
         try:
+            try:
+                first = await reader.readline()
+            except (ValueError, ConnectionError, OSError):
+                first = b""
+            if not first:
+                return  # a probe: someone checking that a console is running
+            if is_hello(first):
+                await serve_console(self.bridge.approvals, reader, writer, first.rstrip(b"\n"))
+                return
             await serve_connection(
                 self.bridge,
                 reader,
                 writer,
                 kind="vscode",
+                preread=[first.rstrip(b"\n")],
                 shutdown_message="The Symposium console closed while answering this request; send it again to continue without it",
             )
         except asyncio.CancelledError:
@@ -195,6 +233,13 @@ async def serve_forever(bridge: Bridge, host: ConsoleHost, openai: Any = None) -
 
     settle_heap()
     print(f"symposium-tui: serving on {host.path}", flush=True)
+    broker = bridge.approvals
+    if broker.timeout:
+        print(
+            f"symposium-tui: approvals wait up to {broker.timeout:g} s for a console "
+            "(symposium-tui attach)",
+            flush=True,
+        )
     if openai is not None:
         print(f"symposium-tui: OpenAI-compatible API on {openai.url}", flush=True)
     try:
@@ -203,4 +248,7 @@ async def serve_forever(bridge: Bridge, host: ConsoleHost, openai: Any = None) -
         if openai is not None:
             await openai.stop()
         await host.stop()
+        notifier = getattr(bridge, "notifier", None)
+        if notifier is not None:
+            await notifier.close()
         await bridge.close()

@@ -63,6 +63,7 @@ class ApprovalInfo:
     tool_call: dict[str, Any]
     options: list[dict[str, Any]]
     received: float = field(default_factory=time.time)
+    host: str | None = None  # the machine that asks, for a card from an attached host
 
     @classmethod
     def from_event(cls, event: Any) -> ApprovalInfo:
@@ -74,6 +75,7 @@ class ApprovalInfo:
             dict(event.tool_call),
             list(event.options),
             event.ts,
+            getattr(event, "host", None),
         )
 
     @classmethod
@@ -298,7 +300,8 @@ class ApprovalCard(Widget, can_focus=True):
 
     def _head(self) -> str:
         i = self.info
-        return f"{i.agent} · {i.session_id} ({i.connection}) · {self._clock(i.received)}"
+        where = f"{i.host} · " if i.host else ""
+        return f"{where}{i.agent} · {i.session_id} ({i.connection}) · {self._clock(i.received)}"
 
     def _title(self) -> Text:
         return Text.assemble(
@@ -526,7 +529,12 @@ def describe_resolution(event: Any, *, mine: str | None, agent: str) -> str:
     if event.resolver == "vscode":
         return f"Answered in VS Code: {outcome}{reason}"
     if event.resolver == "console":
-        return f"Answered by another console: {outcome}{reason}"
+        who = getattr(event, "by", None) or "another console"
+        return f"Answered by {who}: {outcome}{reason}"
+    if event.resolver == "timeout":
+        return f"✗ Denied: timed out{reason}"
+    if event.resolver == "link":
+        return f"⚠ Link lost{reason}"
     if event.resolver == "policy":
         rule = f" ({event.rule})" if getattr(event, "rule", None) else ""
         return f"Decided by policy{rule}: {outcome}{reason}"
@@ -570,6 +578,7 @@ class ApprovalQueue(VerticalScroll):
         self._cards: dict[str, ApprovalCard] = {}
         self._mine: dict[str, str] = {}  # approval id → the answer this console gave
         self._current: ApprovalCard | None = None
+        self._generation = 0  # distinguishes a card that came back from the one it replaces
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -591,10 +600,18 @@ class ApprovalQueue(VerticalScroll):
         return self._cards.get(approval_id)
 
     def add(self, info: ApprovalInfo) -> ApprovalCard | None:
-        if info.approval_id in self._cards:
-            return None
+        old = self._cards.get(info.approval_id)
+        if old is not None:
+            if old.state != "resolved":
+                return None
+            self._drop(old)  # back again (a host's link reconnected): the settled card leaves now
+            self._generation += 1
+        suffix = f"-{self._generation}" if self._generation else ""
         card = ApprovalCard(
-            info, arm_delay=self.arm_delay, clock=self.clock, id=f"card-{info.approval_id}"
+            info,
+            arm_delay=self.arm_delay,
+            clock=self.clock,
+            id=f"card-{info.approval_id}{suffix}",
         )
         self._cards[info.approval_id] = card
         self.query_one("#queue-empty").display = False

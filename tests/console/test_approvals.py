@@ -251,7 +251,7 @@ async def test_a_card_answered_by_another_console_says_so(make_app, asker, bridg
         card = await pending_card(pilot)
         other.answer(card.info.approval_id, "deny")
         await wait_for(pilot, lambda: card.state == "resolved")
-        assert card.outcome_text.startswith("Answered by another console: reject_once")
+        assert card.outcome_text.startswith("Answered by laptop: reject_once")
         await pilot.press("a")  # too late: nothing happens, nothing breaks
         other.detach()
 

@@ -1,0 +1,416 @@
+"""The console protocol, console side: links from this console to the bridges it is attached to.
+
+`symposium-tui attach HOST …` keeps one `HostLink` per host. A link to another machine runs the
+system's `ssh` (so `~/.ssh/config`, keys, agent forwarding and jump hosts work as they always
+do): `ssh HOST symposium-tui link`, whose stdio is the remote console socket. A link to this
+machine (`local`) opens the console socket directly. Over either, the link says `console/hello`,
+gets every approval pending there, then each new one and each settlement, and sends answers.
+
+Fail closed, per host: when a link drops, the cards of that host leave this console at once (an
+answer can no longer reach it) and nothing else is touched; the host keeps them pending (until
+another console answers or its timeout denies them). The link reconnects with backoff, and what
+is still pending there comes back. An answer is applied by the host's broker, which settles each
+approval once; an answer lost with the link is simply not applied, and the card comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import getpass
+import itertools
+import json
+import logging
+import os
+import random
+import shlex
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+LINE_LIMIT = 256 * 1024 * 1024
+DEFAULT_REMOTE_COMMAND = "symposium-tui link"
+SSH_OPTIONS = (
+    "-T",  # no terminal: the link's stdio is the protocol
+    "-o",
+    "BatchMode=yes",  # never prompt (the console owns the terminal): keys or an agent
+    "-o",
+    "ServerAliveInterval=10",
+    "-o",
+    "ServerAliveCountMax=3",
+)
+
+
+def console_name() -> str:
+    """How this console is named to the hosts it attaches to (shown as who answered)."""
+    try:
+        user = getpass.getuser()
+    except Exception:
+        user = str(os.getuid())
+    return f"{user}@{os.environ.get('SYMPOSIUM_HOST_NAME') or socket.gethostname()}"
+
+
+@dataclass
+class Target:
+    """Where a link goes: `argv` to spawn (ssh), or a console socket on this machine."""
+
+    label: str
+    argv: list[str] | None = None
+    socket: Path | None = None
+
+    @classmethod
+    def parse(
+        cls, spec: str, *, ssh: str = "ssh", remote_command: str = DEFAULT_REMOTE_COMMAND
+    ) -> Target:
+        if spec == "local":
+            from bridge.paths import runtime_dir
+
+            return cls("local", socket=runtime_dir() / "console.sock")
+        if not spec or spec.startswith("-") or any(c.isspace() for c in spec):
+            raise ValueError(f"not a host: {spec!r} (expected [USER@]HOST or an ssh alias)")
+        argv = [*shlex.split(ssh), *SSH_OPTIONS, spec, remote_command]
+        return cls(spec.rsplit("@", 1)[-1], argv=argv)
+
+
+@dataclass
+class Backoff:
+    first: float = 0.25
+    limit: float = 15.0
+    delay: float = field(init=False, default=0.0)
+
+    def next(self) -> float:
+        self.delay = self.first if self.delay == 0 else min(self.limit, self.delay * 2)
+        return self.delay * random.uniform(0.8, 1.2)
+
+    def reset(self) -> None:
+        self.delay = 0.0
+
+
+class LinkDown(Exception):
+    pass
+
+
+class HostLink:
+    """One attached host. Calls `listener(kind, link, payload)` on the loop: kind is "requested"
+    (a card dict), "resolved" (a settlement dict) or "state" (a dict with `state` and `detail`)."""
+
+    def __init__(
+        self,
+        key: str,
+        target: Target,
+        listener: Callable[[str, HostLink, dict[str, Any]], None],
+        *,
+        name: str | None = None,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.key = key
+        self.target = target
+        self.label = target.label
+        self.listener = listener
+        self.name = name or console_name()
+        self.backoff = backoff or Backoff()
+        self.state = "connecting"
+        self.detail = ""
+        self.remote_host: str | None = None
+        self.pending: dict[str, dict[str, Any]] = {}  # remote approval id → card
+        self.connects = 0
+        self.proc: asyncio.subprocess.Process | None = None
+        self._writer: Any = None
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._up = asyncio.Event()
+
+    # --- running ------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.ensure_future(self.run())
+
+    async def wait_up(self) -> None:
+        await self._up.wait()
+
+    async def run(self) -> None:
+        while True:
+            try:
+                await self._session()
+                detail = "the link closed"
+            except LinkDown as exc:
+                detail = str(exc)
+            except (OSError, ConnectionError, ValueError) as exc:
+                detail = f"{type(exc).__name__}: {exc}"
+            self._went_down(detail)
+            await asyncio.sleep(self.backoff.next())
+
+    async def _open(self) -> tuple[asyncio.StreamReader, Any]:
+        if self.target.socket is not None:
+            path = self.target.socket
+            st = os.stat(path)  # OSError: no bridge running here
+            if st.st_uid != os.getuid():
+                raise LinkDown(f"{path} belongs to another user")
+            return await asyncio.open_unix_connection(str(path), limit=LINE_LIMIT)
+        assert self.target.argv is not None
+        self.proc = await asyncio.create_subprocess_exec(
+            *self.target.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # never the console's terminal: ssh must not prompt on it
+            limit=LINE_LIMIT,
+        )
+        assert self.proc.stdout is not None
+        return self.proc.stdout, self.proc.stdin
+
+    async def _session(self) -> None:
+        reader, writer = await self._open()
+        stderr_task = None
+        if self.proc is not None and self.proc.stderr is not None:
+            stderr_task = asyncio.ensure_future(self._read_stderr(self.proc.stderr))
+        self._writer = writer
+        try:
+            hello = self._request(
+                "console/hello", {"protocol": PROTOCOL_VERSION, "console": self.name}
+            )
+            await self._read(reader, until=hello)
+            result = hello.result()
+            self.remote_host = result.get("host")
+            self.state, self.detail = "up", ""
+            self.connects += 1
+            self.backoff.reset()
+            self.listener("state", self, {"state": "up", "detail": ""})
+            for card in result.get("pending") or ():
+                self._requested(card)
+            self._up.set()
+            await self._read(reader)
+        finally:
+            self._writer = None
+            with contextlib.suppress(Exception):
+                writer.close()
+            proc, self.proc = self.proc, None
+            if proc is not None:
+                if proc.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.terminate()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(proc.wait(), 5)
+            if stderr_task is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(stderr_task, 1)
+
+    async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            line = await stream.readline()
+            if not line:
+                return
+            text = line.decode(errors="replace").strip()
+            if text:
+                self.detail = text[:300]
+                log.info("%s: %s", self.label, text)
+
+    async def _read(self, reader: asyncio.StreamReader, until: asyncio.Future[Any] | None = None):
+        while until is None or not until.done():
+            line = await reader.readline()
+            if not line:
+                raise LinkDown(self.detail or "the link closed")
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                log.warning("%s: not JSON: %.200r", self.label, line)
+                continue
+            if not isinstance(msg, dict):
+                continue
+            method = msg.get("method")
+            if method == "console/approvalRequested" and isinstance(msg.get("params"), dict):
+                self._requested(msg["params"])
+            elif method == "console/approvalResolved" and isinstance(msg.get("params"), dict):
+                params = msg["params"]
+                if self.pending.pop(str(params.get("approvalId")), None) is not None:
+                    self.listener("resolved", self, params)
+            elif method is None and "id" in msg:
+                future = self._waiting.pop(msg["id"], None)
+                if future is not None and not future.done():
+                    if "error" in msg:
+                        error = msg["error"] or {}
+                        future.set_exception(LinkDown(str(error.get("message") or error)))
+                    else:
+                        future.set_result(msg.get("result") or {})
+        if until is not None and until.exception() is not None:
+            raise until.exception()  # type: ignore[misc]
+
+    def _requested(self, card: dict[str, Any]) -> None:
+        approval_id = card.get("approvalId")
+        if not isinstance(approval_id, str) or approval_id in self.pending:
+            return
+        self.pending[approval_id] = card
+        self.listener("requested", self, card)
+
+    def _went_down(self, detail: str) -> None:
+        was_up = self.state == "up"
+        self.state, self.detail = "down", detail
+        self._up.clear()
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(LinkDown(detail))
+        self._waiting.clear()
+        lost, self.pending = self.pending, {}
+        for approval_id in lost:
+            self.listener(
+                "resolved",
+                self,
+                {
+                    "approvalId": approval_id,
+                    "outcome": "cancelled",
+                    "resolver": "link",
+                    "by": None,
+                    "reason": f"to {self.label} ({detail}): it is still pending there and "
+                    "comes back when the link does",
+                },
+            )
+        if was_up or self.connects == 0:
+            self.listener("state", self, {"state": "down", "detail": detail})
+
+    # --- sending --------------------------------------------------------------------------------------
+
+    def _request(self, method: str, params: dict[str, Any]) -> asyncio.Future[Any]:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if self._writer is None:
+            future.set_exception(LinkDown("not connected"))
+            return future
+        rid = next(self._ids)
+        self._waiting[rid] = future
+        data = json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        try:
+            self._writer.write(data.encode() + b"\n")
+        except (OSError, RuntimeError, ConnectionError) as exc:
+            self._waiting.pop(rid, None)
+            future.set_exception(LinkDown(str(exc)))
+        return future
+
+    def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool:
+        """Send an answer; False when the link is down or the card is not pending here. Whether it
+        won is told by the settlement that follows (the host settles each approval once)."""
+        if self.state != "up" or approval_id not in self.pending:
+            return False
+        params: dict[str, Any] = {"approvalId": approval_id, "answer": answer}
+        if reason:
+            params["reason"] = reason
+        future = self._request("console/answer", params)
+        future.add_done_callback(_ignore_result)
+        return not future.done() or future.exception() is None
+
+    def approve_session(self, connection: str, session_id: str) -> int:
+        if self.state != "up":
+            return 0
+        n = sum(
+            1
+            for card in self.pending.values()
+            if card.get("connection") == connection and card.get("sessionId") == session_id
+        )
+        if n:
+            future = self._request(
+                "console/approveSession", {"connection": connection, "sessionId": session_id}
+            )
+            future.add_done_callback(_ignore_result)
+        return n
+
+    async def stop(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        proc = self.proc
+        if proc is not None and proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+
+
+def _ignore_result(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.info("an answer did not reach its host: %s", future.exception())
+
+
+class LinkSet:
+    """The links of one console, as the console sees them: card ids unique across hosts
+    (`<key>-<remote id>`), connections prefixed with the host, events as bus-like objects."""
+
+    def __init__(self, targets: list[Target], post: Callable[[Any], None], *, name: str | None = None):
+        self.post = post
+        self.links = [
+            HostLink(f"h{i}", target, self._on_link, name=name)
+            for i, target in enumerate(targets, 1)
+        ]
+        self._by_key = {link.key: link for link in self.links}
+
+    def start(self) -> None:
+        for link in self.links:
+            link.start()
+
+    async def stop(self) -> None:
+        for link in self.links:
+            await link.stop()
+
+    def labels(self) -> list[str]:
+        return [link.label for link in self.links]
+
+    def _on_link(self, kind: str, link: HostLink, payload: dict[str, Any]) -> None:
+        if kind == "requested":
+            self.post(
+                SimpleNamespace(
+                    type="approval_requested",
+                    approval_id=f"{link.key}-{payload.get('approvalId')}",
+                    connection=f"{link.label}:{payload.get('connection', '')}",
+                    session_id=str(payload.get("sessionId", "")),
+                    agent=str(payload.get("agent", "")),
+                    tool_call=payload.get("toolCall") or {},
+                    options=payload.get("options") or [],
+                    ts=payload.get("created") or 0.0,
+                    host=link.label,
+                )
+            )
+        elif kind == "resolved":
+            self.post(
+                SimpleNamespace(
+                    type="approval_resolved",
+                    approval_id=f"{link.key}-{payload.get('approvalId')}",
+                    outcome=payload.get("outcome") or "cancelled",
+                    option_id=payload.get("optionId"),
+                    resolver=payload.get("resolver") or "default",
+                    by=payload.get("by"),
+                    rule=payload.get("rule"),
+                    reason=payload.get("reason"),
+                    host=link.label,
+                )
+            )
+        else:
+            self.post(
+                SimpleNamespace(
+                    type="link_state", host=link.label, state=payload["state"], detail=payload["detail"]
+                )
+            )
+
+    def _split(self, approval_id: str) -> tuple[HostLink, str] | None:
+        key, _, remote = approval_id.partition("-")
+        link = self._by_key.get(key)
+        return (link, remote) if link is not None and remote else None
+
+    def owns(self, approval_id: str) -> bool:
+        return self._split(approval_id) is not None
+
+    def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool:
+        found = self._split(approval_id)
+        return found is not None and found[0].answer(found[1], answer, reason)
+
+    def approve_all(self, connection: str, session_id: str) -> int:
+        label, _, remote_connection = connection.partition(":")
+        return sum(
+            link.approve_session(remote_connection, session_id)
+            for link in self.links
+            if link.label == label
+        )

@@ -1,0 +1,129 @@
+"""`[notify] command = [...]`: run a command for each new pending approval.
+
+The command is run directly (never through a shell) with three arguments appended: the agent, the
+host and the tool call's title — e.g. `command = ["notify-send", "Symposium asks"]` runs
+`notify-send "Symposium asks" claude-code devbox "Run the tests"`. Commands run one at a time,
+in order, each at most `timeout` seconds (then killed); at most `burst` of them in a row, then no
+more than one per `interval` seconds. A card settled before its turn comes (answered, withdrawn,
+timed out) is skipped: nobody is told about something that no longer waits. A failing command is
+logged and never affects the approval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from typing import Any
+
+from bridge.settings import NotifyConfig
+
+log = logging.getLogger(__name__)
+
+
+class Notifier:
+    def __init__(self, config: NotifyConfig, host: str) -> None:
+        self.config = config
+        self.host = host
+        self._queue: deque[tuple[str, str, str]] = deque()  # (approval id, agent, title)
+        self._pending: set[str] = set()
+        self._wake: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._tokens = float(config.burst)
+        self._refilled = time.monotonic()
+        self.runs = 0
+        self.skipped = 0
+
+    @classmethod
+    def for_broker(cls, config: NotifyConfig, broker: Any) -> Notifier:
+        notifier = cls(config, broker.host_name)
+        broker.bus.subscribe(notifier.on_event)
+        return notifier
+
+    def on_event(self, event: Any) -> None:
+        kind = getattr(event, "type", "")
+        if kind == "approval_requested":
+            self.card(event.approval_id, event.agent, event.tool_call.get("title") or "")
+        elif kind == "approval_resolved":
+            self._pending.discard(event.approval_id)
+
+    def card(self, approval_id: str, agent: str, title: str) -> None:
+        self._pending.add(approval_id)
+        self._queue.append((approval_id, agent, title))
+        if self._task is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                return
+            self._wake = asyncio.Event()
+            self._task = loop.create_task(self._run())
+        assert self._wake is not None
+        self._wake.set()
+
+    async def _run(self) -> None:
+        assert self._wake is not None
+        while True:
+            while not self._queue:
+                self._wake.clear()
+                await self._wake.wait()
+            approval_id, agent, title = self._queue.popleft()
+            await self._take_token()
+            if approval_id not in self._pending:
+                self.skipped += 1  # settled while it waited: nothing to tell
+                continue
+            self._pending.discard(approval_id)
+            await self._spawn(agent, title)
+
+    async def _take_token(self) -> None:
+        cfg = self.config
+        while True:
+            now = time.monotonic()
+            if cfg.interval > 0:
+                self._tokens = min(
+                    float(cfg.burst), self._tokens + (now - self._refilled) / cfg.interval
+                )
+            else:
+                self._tokens = float(cfg.burst)
+            self._refilled = now
+            if self._tokens >= 1:
+                self._tokens -= 1
+                return
+            await asyncio.sleep((1 - self._tokens) * cfg.interval)
+
+    async def _spawn(self, agent: str, title: str) -> None:
+        argv = [*self.config.command, agent, self.host, title]
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,
+            )
+        except OSError as exc:
+            log.warning("notify command %r could not start: %s", argv[0], exc)
+            return
+        self.runs += 1
+        try:
+            _, err = await asyncio.wait_for(proc.communicate(), self.config.timeout)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+            log.warning("notify command %r killed after %g s", argv[0], self.config.timeout)
+            return
+        if proc.returncode:
+            log.warning(
+                "notify command %r failed (exit %s): %s",
+                argv[0],
+                proc.returncode,
+                err.decode(errors="replace").strip()[:500],
+            )
+
+    async def close(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
