@@ -180,6 +180,7 @@ class Policy:
 
 
 def host_name() -> str:
+    import os
     import socket
 
     return os.environ.get("SYMPOSIUM_HOST_NAME") or socket.gethostname()

@@ -114,8 +114,7 @@ def _attach_flags(parser: argparse.ArgumentParser) -> None:
         "--remote-command",
         metavar="COMMAND",
         default=os.environ.get("SYMPOSIUM_REMOTE_COMMAND", "symposium-tui link"),
-        help="what to run on each host (default: symposium-tui link, or "
-        "$SYMPOSIUM_REMOTE_COMMAND)",
+        help="what to run on each host (default: symposium-tui link, or $SYMPOSIUM_REMOTE_COMMAND)",
     )
 
 
@@ -181,9 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="[USER@]HOST",
         help="hosts the page's console attaches to (default: local)",
     )
-    p.add_argument(
-        "--port", type=int, default=0, help="loopback port (default: a free one)"
-    )
+    p.add_argument("--port", type=int, default=0, help="loopback port (default: a free one)")
     _attach_flags(p)
 
     p = sub.add_parser("eliza", help="run the built-in Eliza as an ACP agent on stdio")
@@ -508,9 +505,7 @@ def _targets(args: argparse.Namespace, hosts: list[str]) -> list[Any] | None:
     from symposium_tui.links import Target
 
     try:
-        return [
-            Target.parse(h, ssh=args.ssh, remote_command=args.remote_command) for h in hosts
-        ]
+        return [Target.parse(h, ssh=args.ssh, remote_command=args.remote_command) for h in hosts]
     except ValueError as exc:
         print(f"symposium-tui: {exc}", file=sys.stderr)
         return None

@@ -51,7 +51,7 @@ def console_name() -> str:
     """How this console is named to the hosts it attaches to (shown as who answered)."""
     try:
         user = getpass.getuser()
-    except Exception:
+    except (KeyError, OSError):  # no name for this uid
         user = str(os.getuid())
     return f"{user}@{os.environ.get('SYMPOSIUM_HOST_NAME') or socket.gethostname()}"
 
@@ -340,7 +340,9 @@ class LinkSet:
     """The links of one console, as the console sees them: card ids unique across hosts
     (`<key>-<remote id>`), connections prefixed with the host, events as bus-like objects."""
 
-    def __init__(self, targets: list[Target], post: Callable[[Any], None], *, name: str | None = None):
+    def __init__(
+        self, targets: list[Target], post: Callable[[Any], None], *, name: str | None = None
+    ):
         self.post = post
         self.links = [
             HostLink(f"h{i}", target, self._on_link, name=name)
@@ -391,7 +393,10 @@ class LinkSet:
         else:
             self.post(
                 SimpleNamespace(
-                    type="link_state", host=link.label, state=payload["state"], detail=payload["detail"]
+                    type="link_state",
+                    host=link.label,
+                    state=payload["state"],
+                    detail=payload["detail"],
                 )
             )
 

@@ -107,7 +107,7 @@ class Notifier:
         self.runs += 1
         try:
             _, err = await asyncio.wait_for(proc.communicate(), self.config.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()

@@ -70,9 +70,11 @@ async def test_a_card_from_another_host_is_answered_through_ssh_and_survives_a_d
         if not first.done():
             # The answer was lost with the link: the card is back; answer it again.
             await console.wait_for(
-                lambda e: e.type == "approval_requested"
-                and e.approval_id == card.approval_id
-                and len([c for c in console.cards() if c.approval_id == card.approval_id]) == 3
+                lambda e: (
+                    e.type == "approval_requested"
+                    and e.approval_id == card.approval_id
+                    and len([c for c in console.cards() if c.approval_id == card.approval_id]) == 3
+                )
             )
             assert console.links.answer(card.approval_id, "approve")
         response = await asyncio.wait_for(first, 30)
@@ -80,7 +82,10 @@ async def test_a_card_from_another_host_is_answered_through_ssh_and_survives_a_d
         assert response.text.endswith("Permission granted (allow_once). I ran deploy.")
         records = [r for r in serve.audit() if r["approval_id"] == card.approval_id[3:]]
         assert len(records) == 1, records
-        assert records[0]["resolver"] == "console" and records[0]["decider"]["via"] == "console alice@laptop"
+        assert (
+            records[0]["resolver"] == "console"
+            and records[0]["decider"]["via"] == "console alice@laptop"
+        )
         assert records[0]["host"] == "devbox"
     finally:
         await console.stop()
@@ -107,7 +112,9 @@ async def test_two_consoles_race_and_each_approval_is_resolved_once(sshd):
             clients[i % 2].chat_start([user(f"{ASK} build {i}")], agent=None) for i in range(n)
         ]
         responses = await asyncio.wait_for(asyncio.gather(*chats), 60)
-        assert all(r.error is None and "Permission granted (allow_once)" in r.text for r in responses)
+        assert all(
+            r.error is None and "Permission granted (allow_once)" in r.text for r in responses
+        )
         records = serve.audit()
         assert len(records) == n
         assert len({r["approval_id"] for r in records}) == n
