@@ -111,6 +111,7 @@ class NotifyConfig:
     burst: int = 5
     timeout: float = 10.0
 
+
 KeyPath = tuple[str | int, ...]
 
 
