@@ -107,8 +107,10 @@ class AuditLog:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        from bridge.paths import open_private_fd
+
+        # 0600 in a 0700 directory, whatever the umask
+        self._fd = open_private_fd(self.path, readable=True)
         self._lock = threading.Lock()
         self._dirty = threading.Event()
         self._closed = False

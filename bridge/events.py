@@ -15,7 +15,9 @@ import time
 from collections.abc import Callable
 from typing import IO, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from bridge.redact import redact
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +34,13 @@ class RequestReceived(Event):
 
     type: Literal["request_received"] = "request_received"
     request_id: Any
-    agent: Any = None
+    agent: Any = None  # redacted (env values, secret-named keys): it is shown and logged
+
+    @field_validator("agent", mode="after")
+    @classmethod
+    def _redacted(cls, value: Any) -> Any:
+        return redact(value)
+
     messages: list[Any] = Field(default_factory=list)
     tools: list[str] = Field(default_factory=list)
 
@@ -192,10 +200,13 @@ class JsonlEventLog:
     """`--event-log FILE`: every event as one JSON line, flushed as written."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115
+        from bridge.paths import open_private
+
+        self._file: IO[str] = open_private(path)  # 0600 in a private dir: whole conversations
 
     def __call__(self, event: Event) -> None:
-        self._file.write(json.dumps(event.model_dump(mode="json"), separators=(",", ":")) + "\n")
+        record = redact(event.model_dump(mode="json"))  # env values, *KEY*/*TOKEN*/… never logged
+        self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
         self._file.flush()
 
     def close(self) -> None:

@@ -34,3 +34,82 @@ def runtime_dir_path() -> str:
 
 def runtime_dir() -> Path:
     return Path(runtime_dir_path())
+
+
+# --- private files ----------------------------------------------------------------------------------
+# Everything that can hold conversation content, tool input or settings (event log, traces, audit
+# log, logs, settings) is created 0600 in directories we create 0700, whatever the umask.
+
+
+def make_private_dir(path: str | os.PathLike[str]) -> Path:
+    """Create `path` and any missing parents 0700 (chmod after mkdir: the umask cannot widen or
+    narrow it). A directory that already exists is left as it is (it may be the user's, or /tmp)."""
+    path = Path(path)
+    missing: list[Path] = []
+    probe = path
+    while not probe.exists():
+        missing.append(probe)
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # made meanwhile by someone else: not ours to change
+        os.chmod(directory, 0o700)
+    return path
+
+
+def open_private(path: str | os.PathLike[str], *, binary: bool = False, append: bool = True):  # type: ignore[no-untyped-def]
+    """Open `path` for appending (or truncating), created 0600 — an existing file of ours is made
+    0600 too — in a directory made private by `make_private_dir` when it is missing. Refuses a
+    symlink at `path` (O_NOFOLLOW)."""
+    path = Path(path)
+    make_private_dir(path.parent)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    flags |= os.O_APPEND if append else os.O_TRUNC
+    fd = os.open(path, flags, 0o600)
+    try:
+        if os.fstat(fd).st_uid == os.getuid():
+            os.fchmod(fd, 0o600)
+        return os.fdopen(fd, "ab" if binary else "a", **({} if binary else {"encoding": "utf-8"}))
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_private_fd(path: str | os.PathLike[str], *, readable: bool = False) -> int:
+    """`open_private` as a raw append-only file descriptor (read-write when `readable`)."""
+    path = Path(path)
+    make_private_dir(path.parent)
+    flags = os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+    flags |= os.O_RDWR if readable else os.O_WRONLY
+    fd = os.open(path, flags, 0o600)
+    if os.fstat(fd).st_uid == os.getuid():
+        os.fchmod(fd, 0o600)
+    return fd
+
+
+def unsafe_dir_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why `path` (an existing directory we are about to keep a socket in) must not be used, or
+    None. A symlink someone else made (e.g. `/tmp/symposium-<uid>` pre-created by another user
+    to point where they like) is refused without following it, and so is a directory of another
+    user's."""
+    import stat as stat_
+
+    try:
+        link = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    if stat_.S_ISLNK(link.st_mode) and link.st_uid != os.getuid():
+        return f"{path} is a symlink made by another user (uid {link.st_uid}); refusing to use it"
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        return f"{path}: {exc.strerror or exc}"
+    if st.st_uid != os.getuid():
+        return f"{path} belongs to another user (uid {st.st_uid}); refusing to use it"
+    if not stat_.S_ISDIR(st.st_mode):
+        return f"{path} is not a directory"
+    return None

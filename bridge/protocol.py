@@ -215,8 +215,13 @@ def parse_agent(raw: Any) -> AgentSpec:
 
 
 def agent_key(spec: AgentSpec) -> str:
-    """The canonical form two requests' agents are compared by."""
-    return json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """The canonical form two requests' agents are compared by. Secrets (env values, secret-named
+    keys) are in it as fingerprints, since the key is logged (history decisions) and shown."""
+    from bridge.redact import fingerprint, redact
+
+    return json.dumps(
+        redact(spec.model_dump(mode="json"), fingerprint), sort_keys=True, separators=(",", ":")
+    )
 
 
 def agent_label(spec: AgentSpec) -> str:

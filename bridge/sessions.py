@@ -211,10 +211,16 @@ def _names_client_tool(title: str | None, tool_names: set[str]) -> bool:
     return title.endswith(suffix) and title[: -len(suffix)] in tool_names
 
 
-def _is_client_tool_permission(tool_call: Any, tool_names: set[str]) -> bool:
-    """Is the agent asking permission to call one of the client's own tools? Those need no
-    approval from the client — it will be asked to run them anyway."""
-    return _names_client_tool(getattr(tool_call, "title", None), tool_names)
+def _client_tool_meta(request: ChatRequest) -> dict[str, Any]:
+    """`session/new` `_meta` telling agents that understand it that the client's own tools need
+    no permission request: the client runs (or confirms) them itself, and the bridge recognises
+    them by the MCP call its tool server receives, never by a permission's title. Claude Code's
+    ACP adapter takes SDK options under `claudeCode.options` (`allowedTools`, where a bare
+    `mcp__<server>` allows that server's tools); agents that do not know the key ignore it, and
+    their permission requests go through the rules and a person like any other."""
+    if not request.client_tools:
+        return {}
+    return {"claudeCode": {"options": {"allowedTools": [f"mcp__{CLIENT_TOOL_SERVER}"]}}}
 
 
 def _own_mcp_server(server: dict[str, Any], init: Any) -> Any:
@@ -256,6 +262,11 @@ class AgentSession:
         self._restart_for_tools = False
         self.last_active = time.monotonic()
         self._call_ids: dict[str, int] = {}
+        # MCP tool calls this session's tool server received and is handling, by the agent's own
+        # id for them (from the call's `_meta`): the only way a permission request is recognised
+        # as one for the client's own tools (never by its title, which the agent chooses).
+        self.client_calls: dict[str, str] = {}
+        self._secrets: list[str] = []  # the agent's env values: never in a message we send or show
 
     @property
     def is_idle(self) -> bool:
@@ -488,9 +499,11 @@ class AgentSession:
             # The connection noticed first; the process's exit (and stderr) follows within moments.
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(process.exited.wait(), 1.0)
+        from bridge.redact import redact_text
+
         if process is not None and process.exited.is_set():
-            return process.describe_exit()
-        return f"agent session failed: {type(exc).__name__}: {exc}"
+            return redact_text(process.describe_exit(), self._secrets)  # its stderr's tail
+        return redact_text(f"agent session failed: {type(exc).__name__}: {exc}", self._secrets)
 
     # --- what the agent sends ------------------------------------------------------------------
 
@@ -580,7 +593,7 @@ class AgentSession:
             agent=self.agent_label,
             tool_call=tool_call.model_dump(mode="json", by_alias=True, exclude_none=True),
             options=[o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options],
-            client_tool=_is_client_tool_permission(tool_call, self.tool_names),
+            client_tool=str(tool_call.tool_call_id) in self.client_calls,
             cwd=self.core.cwd,
         )
         ask_client = None
@@ -641,12 +654,24 @@ class AgentSession:
 
     async def call_client_tool(self, name: str, arguments: Any) -> Any:
         """The agent called one of the client's tools through the `vscode_tools` MCP server."""
-        from bridge.tools import ToolResult
+        from bridge.tools import CALL_META, ToolResult, agent_call_id
 
         turn = self.turn
         if turn is None or turn.cancelled or turn.done.is_set():
             return ToolResult(text="tool call arrived outside a running turn", is_error=True)
         call_id = f"call_{uuid.uuid4().hex}"
+        agent_id = agent_call_id(CALL_META.get({}))
+        if agent_id is not None:
+            self.client_calls[agent_id] = call_id
+        try:
+            return await self._call_client_tool(turn, call_id, name, arguments)
+        finally:
+            if agent_id is not None and self.client_calls.get(agent_id) == call_id:
+                del self.client_calls[agent_id]
+
+    async def _call_client_tool(self, turn: Turn, call_id: str, name: str, arguments: Any) -> Any:
+        from bridge.tools import ToolResult
+
         rt = RoundTrip("tool", call_id, asyncio.get_running_loop().create_future(), tool_name=name)
         bus = self.core.bus
         if bus.active:
@@ -806,10 +831,13 @@ class AgentSession:
             await self._stop_agent("failed to start")
             raise
         except Exception as exc:
+            from bridge.redact import redact_text
+
             self.state = "dead"
             message = await self._describe_failure(exc)
             if self.process is None or not self.process.exited.is_set():
                 message = f"agent failed to start: {type(exc).__name__}: {exc}"
+            message = redact_text(message, self._secrets)
             await self._stop_agent("failed to start")
             raise SessionFailed(message) from exc
         self.state = "ready"
@@ -828,9 +856,13 @@ class AgentSession:
         else:
             command, args, env = self._command_for(spec)
             from bridge.agents.process import AgentProcess, AgentStartError
+            from bridge.redact import redact_text
+
+            self._secrets = [str(v) for v in (env or {}).values()]
 
             def on_stderr(line: str) -> None:
                 bus = self.core.bus
+                line = redact_text(line, self._secrets)  # an agent may print its own key
                 if bus.active:
                     bus.publish(
                         ev.AgentStderr(connection=self.core.name, session_id=self.id, line=line)
@@ -860,7 +892,9 @@ class AgentSession:
         mcp_servers.extend(_own_mcp_server(s, init) for s in request.mcp_servers)
         new = await asyncio.wait_for(
             self._until_agent_exits(
-                self.conn.new_session(cwd=self.core.cwd, mcp_servers=mcp_servers)
+                self.conn.new_session(
+                    cwd=self.core.cwd, mcp_servers=mcp_servers, **_client_tool_meta(request)
+                )
             ),
             self.core.start_timeout,
         )

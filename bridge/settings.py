@@ -816,13 +816,9 @@ def rule_problems(
 
 
 def _ensure_dir(directory: Path) -> None:
-    if directory.is_dir():
-        return
-    try:
-        directory.mkdir(parents=True, mode=0o700)
-    except FileExistsError:
-        return
-    os.chmod(directory, 0o700)  # whatever the umask
+    from bridge.paths import make_private_dir
+
+    make_private_dir(directory)  # 0700, parents too, whatever the umask
 
 
 def _fsync_dir(directory: Path) -> None:

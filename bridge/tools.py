@@ -24,6 +24,7 @@ server stops.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import logging
 import os
@@ -88,6 +89,24 @@ _RELIST_QUIET = 0.1
 _LONG_REQUESTS = frozenset({"tools/call", "subscriptions/listen"})
 """Requests that may stay open for long: they do not keep the agent's MCP client from being quiet."""
 _EXCHANGE_KEY = "symposium.http_exchange"
+
+CALL_META: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar("vscode_tools_call_meta")
+"""The `_meta` of the MCP `tools/call` being handled, for the handler (which runs in the same task):
+the agent's id for the call (Claude Code: `claudecode/toolUseId`) ties an ACP permission request to
+a call this server really received."""
+
+
+def agent_call_id(meta: Any) -> str | None:
+    """The agent's own id for an MCP tool call, from the call's `_meta`, when it says one."""
+    if not isinstance(meta, dict):
+        return None
+    for key in ("claudecode/toolUseId", "toolCallId", "tool_call_id", "acp/toolCallId"):
+        value = meta.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 """ASGI scope key under which the router hands an `_HttpExchange` to the tools/call handler."""
 
 
@@ -299,6 +318,7 @@ class _Endpoint:
                     scope.cancel()
             if self.closed:
                 scope.cancel()
+            token = CALL_META.set(dict(params.meta or {}) if params.meta else {})
             try:
                 result = await self.handler(name, dict(params.arguments or {}))
             except Exception as exc:  # the handler's failure is the agent's tool error, not ours
@@ -307,6 +327,7 @@ class _Endpoint:
                     code=types.INTERNAL_ERROR, message=f"tool '{name}' failed: {exc}"
                 ) from exc
             finally:
+                CALL_META.reset(token)
                 self.calls.discard(scope)
                 if exchange is not None:
                     exchange.calls.discard(scope)

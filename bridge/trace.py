@@ -37,6 +37,7 @@ from bridge.protocol import (
     describe_validation_error,
     parse_agent,
 )
+from bridge.redact import redact_line
 
 __all__ = [
     "ReplayStep",
@@ -68,11 +69,12 @@ class TraceWriter:
     """
 
     def __init__(self, dir: str | os.PathLike[str]) -> None:  # noqa: A002 - the CLI's word
-        directory = Path(dir)
-        directory.mkdir(parents=True, exist_ok=True)
+        from bridge.paths import make_private_dir, open_private_fd
+
+        directory = make_private_dir(dir)
         started = datetime.now(timezone.utc)
         self.path = directory / f"vscodelm-{started:%Y%m%d-%H%M%S}.log"
-        self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self._fd: int | None = open_private_fd(self.path)  # 0600: whole conversations
         self._second = -1
         self._prefix = ""
 
@@ -110,6 +112,8 @@ class TraceWriter:
         data = line.encode("utf-8", "surrogateescape") if isinstance(line, str) else bytes(line)
         if data.endswith(b"\n"):
             data = data[:-1]
+        if direction != b"stderr":
+            data = redact_line(data)  # an agent's env (API keys) travels in every request
         stamp = self._stamp()
         # A record is one line; a stray newline inside (free-form stderr) starts another record.
         records = data.split(b"\n") if b"\n" in data else (data,)

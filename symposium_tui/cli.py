@@ -237,8 +237,11 @@ def _setup_logging(level: str | None, log_dir: str | None, trace: Any) -> None:
         handler.setFormatter(fmt)
         root.addHandler(handler)
     if log_dir:
-        os.makedirs(log_dir, exist_ok=True)
-        handler = logging.FileHandler(os.path.join(log_dir, f"symposium-tui-{os.getpid()}.log"))
+        from bridge.paths import open_private
+
+        path = os.path.join(log_dir, f"symposium-tui-{os.getpid()}.log")
+        open_private(path).close()  # created 0600 in a 0700 directory before logging opens it
+        handler = logging.FileHandler(path)
         handler.setFormatter(fmt)
         root.addHandler(handler)
     if trace is not None:

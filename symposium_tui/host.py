@@ -104,10 +104,16 @@ def build_bridge(
 
 
 def ensure_private_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    from bridge.paths import make_private_dir, unsafe_dir_reason
+
+    reason = unsafe_dir_reason(path)  # before anything follows a symlink someone else planted
+    if reason is not None:
+        raise HostError(reason)
+    make_private_dir(path)
+    reason = unsafe_dir_reason(path)
+    if reason is not None:
+        raise HostError(reason)
     st = path.stat()
-    if st.st_uid != os.getuid():
-        raise HostError(f"{path} belongs to another user; refusing to use it")
     if st.st_mode & 0o077:
         os.chmod(path, 0o700)
     return path

@@ -30,9 +30,13 @@ def socket_path() -> Path:
 
 def connect(path: Path | None = None, timeout: float = 1.0) -> socket.socket | None:
     """A connection to the running console, or None when there is none."""
+    from bridge.paths import unsafe_dir_reason
+
     path = path or socket_path()
+    if unsafe_dir_reason(path.parent) is not None:
+        return None  # e.g. a runtime dir another user planted as a symlink: serve headless
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except OSError:
         return None
     if st.st_uid != os.getuid():
@@ -41,11 +45,23 @@ def connect(path: Path | None = None, timeout: float = 1.0) -> socket.socket | N
     sock.settimeout(timeout)
     try:
         sock.connect(str(path))
+        if _peer_uid(sock) not in (None, os.getuid()):
+            raise OSError("the console socket is served by another user")
     except OSError:
         sock.close()
         return None
     sock.settimeout(None)
     return sock
+
+
+def _peer_uid(sock: socket.socket) -> int | None:
+    import struct
+
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):
+        return None
+    return struct.unpack("3i", creds)[1]
 
 
 @dataclass

@@ -223,6 +223,15 @@ class Chat:
         ]
         return await self.send({"role": "user", "content": content}, **kw)
 
+    async def approved(self, resp: Response) -> Response:
+        """Approve, as VS Code's user would, every agent action `resp` asks for (a permission for
+        a client tool is asked like any other: the title an agent gives is never trusted)."""
+        while resp.tool_calls and all(
+            c["toolName"] == AGENT_ACTION["name"] for c in resp.tool_calls
+        ):
+            resp = await self.answer(resp)
+        return resp
+
 
 @contextlib.asynccontextmanager
 async def bridge(
@@ -306,9 +315,12 @@ async def test_fast_agent_echoes_calls_client_tools_and_sees_a_changed_tool_list
         assert [p["type"] for p in hello.parts] == ["text"]
 
         # D16: the agent calls a client tool → a tool_call part with the unprefixed name and the
-        # arguments; the permission fast-agent asks for it ("vscode_tools/read_file") needs no
-        # round trip (D12).
-        call = await chat.say('***CALL_TOOL vscode_tools__read_file {"path": "notes.txt"}')
+        # arguments. The permission fast-agent asks first ("vscode_tools/read_file") is asked of
+        # the user like any other: a title is the agent's to choose, so it proves nothing.
+        asking = await chat.say('***CALL_TOOL vscode_tools__read_file {"path": "notes.txt"}')
+        (action,) = agent_action_calls(asking)
+        assert action["parameters"]["title"] == "vscode_tools/read_file"
+        call = await chat.approved(asking)
         (part,) = call.tool_calls
         assert part["toolName"] == "read_file" and part["parameters"] == {"path": "notes.txt"}
         ((asked, answer),) = chat.tap.permissions()
@@ -324,7 +336,9 @@ async def test_fast_agent_echoes_calls_client_tools_and_sees_a_changed_tool_list
         # D17: the client's tool list changes between requests; the agent's MCP client hears
         # list_changed and the new tool is there for the very request that brought it.
         chat.tools = [AGENT_ACTION, READ_FILE, GREP]
-        grep = await chat.say('***CALL_TOOL vscode_tools__grep {"pattern": "TODO"}')
+        grep = await chat.approved(
+            await chat.say('***CALL_TOOL vscode_tools__grep {"pattern": "TODO"}')
+        )
         assert [(c["toolName"], c["parameters"]) for c in grep.tool_calls] == [
             ("grep", {"pattern": "TODO"})
         ], grep.text
@@ -420,16 +434,10 @@ async def test_claude_two_client_tools_of_one_message_reach_the_client_in_one_re
                 ("list_dir", '{"path": "."}'),
                 ("read_file", '{"path": "a.txt"}'),
             ], first.parts
-            # D12: Claude asked permission for each client tool; answered without a round trip.
-            asked = chat.tap.permissions()
-            assert sorted(p["toolCall"]["title"] for p, _ in asked) == [
-                "mcp__vscode_tools__list_dir",
-                "mcp__vscode_tools__read_file",
-            ]
-            assert [outcome(a) for _, a in asked] == [
-                "allow",
-                "allow",
-            ]  # Claude's allow_once option id
+            # Claude was told at session/new that the client's tools need no permission
+            # (`allowedTools: ["mcp__vscode_tools"]`): it asked none, and its MCP calls are what
+            # the bridge recognises them by.
+            assert chat.tap.permissions() == []
             assert agent_action_calls(first) == []
 
             by_name = {c["toolName"]: c["toolCallId"] for c in first.tool_calls}
@@ -612,20 +620,23 @@ async def test_gemini_calls_client_tools_through_vscode_tools(
         ) as chat:
             t0 = time.monotonic()
             # Gemini runs MCP tools one after the other: one client round trip each.
-            first = await chat.say("Read a.txt and list the directory")
+            first = await chat.approved(await chat.say("Read a.txt and list the directory"))
             print(
                 f"[agents] gemini through the bridge, first response after {time.monotonic() - t0:.1f} s"
             )
             (call1,) = first.tool_calls
             assert (call1["toolName"], call1["parameters"]) == ("read_file", {"path": "a.txt"})
-            second = await chat.answer(first, {call1["toolCallId"]: [{"value": "x"}]})
+            second = await chat.approved(
+                await chat.answer(first, {call1["toolCallId"]: [{"value": "x"}]})
+            )
             (call2,) = second.tool_calls
             assert (call2["toolName"], call2["parameters"]) == ("list_dir", {"path": "."})
             done = await chat.answer(
                 second, {call2["toolCallId"]: [{"$mid": 21, "value": "a.txt b.txt"}]}
             )
             assert done.text == "Gemini is done."
-            # D12 in Gemini's words: "<tool> (vscode_tools MCP Server)", answered without a round trip
+            # Gemini asks in its words ("<tool> (vscode_tools MCP Server)"); a title proves
+            # nothing, so each went to the user (the agent-action round trip) and was approved
             asked = chat.tap.permissions()
             assert [p["toolCall"]["title"] for p, _ in asked] == [
                 "read_file (vscode_tools MCP Server)",

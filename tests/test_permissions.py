@@ -193,16 +193,25 @@ async def test_denial_in_a_later_request_reaches_the_agent_as_reject_once(lm, tm
     assert ok.text == "OUTCOME: allow_once"
 
 
-async def test_permission_for_a_client_tool_is_approved_without_asking(lm):
-    """D12: a permission titled after one of the client's own tools needs no round trip."""
+async def test_a_permission_titled_like_a_client_tool_goes_to_a_person(lm):
+    """The bridge's own client tools are recognised by the MCP call its tool server received,
+    never by a title the agent chooses: a permission of kind execute titled
+    `mcp__vscode_tools__read_file` is asked through VS Code like any other, and denied (not
+    approved by a "client tool" rule) when there is nobody to ask."""
     agent = echo_agent()
     resp = await lm.chat(
         [user("permit mcp__vscode_tools__read_file")],
         agent=agent,
         tools=[AGENT_ACTION, tool("read_file")],
     )
-    assert resp.tool_calls == []
-    assert resp.text == "OUTCOME: allow_once"
+    (call,) = resp.tool_calls
+    assert call["toolName"] == "symposium-agent-action"
+    assert call["parameters"]["title"] == "mcp__vscode_tools__read_file"
+    alone = await lm.chat(
+        [user("permit vscode_tools/read_file")], agent=agent, tools=[tool("read_file")]
+    )
+    assert alone.tool_calls == []
+    assert alone.text == "OUTCOME: reject_once"
 
 
 SKIP_TEXT = "The user chose to skip the tool call, they want to proceed without running it"

@@ -1,0 +1,173 @@
+"""Secrets out of everything we record or show: event logs, traces, the console, errors.
+
+An agent definition's `env` (an API key, typically) travels in every vscodelm request; a client may
+send other credentials under telling names. `redact(value)` returns a copy of a JSON-like value
+with every `env` value, and everything under a key that names a secret (`*KEY*`, `*TOKEN*`,
+`*SECRET*`, `*PASSWORD*`, `Authorization`, `Cookie`, credentials), replaced by `[redacted]`.
+`redact_line(bytes)` does the same to one JSON wire line, cheaply when it holds nothing to hide.
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+REDACTED = "[redacted]"
+
+_WORDS = frozenset(
+    {
+        "apikey",
+        "token",
+        "secret",
+        "password",
+        "passwd",
+        "authorization",
+        "auth",
+        "credential",
+        "credentials",
+        "cookie",
+        "bearer",
+    }
+)
+_NOT_SECRET_KEYS = frozenset(
+    {"agent", "sort", "cache", "primary", "session", "idempotency", "", "route"}
+)
+_UPPER_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "AUTH", "CREDENTIAL", "COOKIE")
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+_SPLIT = re.compile(r"[^a-z0-9]+")
+# A wire line can only need redacting if it has an "env" key or a key with one of these in it.
+_MAYBE = re.compile(
+    rb'"(?:env|[^"]{0,80}?(?:key|token|secret|passw|auth|credential|cookie|bearer)[^"]{0,80}?)"\s*:',
+    re.IGNORECASE,
+)
+
+
+def sensitive_key(name: Any) -> bool:
+    """Does a key name say its value is a secret? `ANTHROPIC_API_KEY`, `GITHUB_TOKEN`, `apiKey`,
+    `client_secret`, `Authorization` do; `max_tokens`, `toolCallId`, `keywords` do not."""
+    if not isinstance(name, str) or not name:
+        return False
+    if name.isupper() and any(part in name for part in _UPPER_PARTS):
+        return True
+    words = _SPLIT.split(_CAMEL.sub(r"\1_\2", name).lower())
+    if any(w in _WORDS for w in words):
+        return True
+    # `api_key`, `private_key`, `openaiKey`… but not our own `agent_key` or a bare `key`
+    return any(
+        w == "key" and i > 0 and words[i - 1] not in _NOT_SECRET_KEYS for i, w in enumerate(words)
+    )
+
+
+def _redact_env(env: Any) -> Any:
+    if isinstance(env, dict):
+        return {k: REDACTED for k in env}
+    if isinstance(env, list):
+        out = []
+        for item in env:
+            if isinstance(item, dict) and "value" in item:
+                out.append({**item, "value": REDACTED})
+            elif isinstance(item, str) and "=" in item:  # "NAME=value"
+                out.append(item.split("=", 1)[0] + "=" + REDACTED)
+            else:
+                out.append(REDACTED)
+        return out
+    return REDACTED if env not in (None, "") else env
+
+
+def redact(value: Any, mask: Any = None) -> Any:
+    """A copy of `value` with env values and secret-named keys' values redacted (each replaced
+    by `mask(value)` when given, else by `[redacted]`)."""
+    if mask is not None:
+        return _masked(value, mask)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            if k == "env" or (k == "headers" and isinstance(v, (dict, list))):
+                out[k] = _redact_env(v) if k == "env" else _redact_headers(v)
+            elif sensitive_key(k) and v not in (None, "", [], {}) and not isinstance(v, bool):
+                out[k] = REDACTED
+            else:
+                out[k] = redact(v)
+        return out
+    if isinstance(value, list):
+        return [redact(v) for v in value]
+    return value
+
+
+_PROCESS_KEY: bytes | None = None
+
+
+def fingerprint(value: Any) -> str:
+    """A stand-in for a secret that compares equal exactly when the secret does, within this
+    process (an HMAC under a random per-process key), and reveals nothing of it."""
+    import hashlib
+    import hmac
+    import secrets
+
+    global _PROCESS_KEY
+    if _PROCESS_KEY is None:
+        _PROCESS_KEY = secrets.token_bytes(32)
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return "secret:" + hmac.new(_PROCESS_KEY, text.encode(), hashlib.sha256).hexdigest()[:24]
+
+
+def _masked(value: Any, mask: Any) -> Any:
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            if k == "env" and isinstance(v, dict):
+                out[k] = {name: mask(x) for name, x in v.items()}
+            elif k == "env" and isinstance(v, list):
+                out[k] = [
+                    {**x, "value": mask(x["value"])}
+                    if isinstance(x, dict) and "value" in x
+                    else mask(x)
+                    for x in v
+                ]
+            elif sensitive_key(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                out[k] = mask(v)
+            else:
+                out[k] = _masked(v, mask)
+        return out
+    if isinstance(value, list):
+        return [_masked(v, mask) for v in value]
+    return value
+
+
+def _redact_headers(headers: Any) -> Any:
+    """HTTP headers of an MCP server definition: `[{name, value}]` or `{name: value}`."""
+    if isinstance(headers, dict):
+        return {k: REDACTED if sensitive_key(k) else redact(v) for k, v in headers.items()}
+    out = []
+    for item in headers:
+        if isinstance(item, dict) and sensitive_key(item.get("name")):
+            out.append({**item, "value": REDACTED})
+        else:
+            out.append(redact(item))
+    return out
+
+
+def redact_line(data: bytes) -> bytes:
+    """One JSON wire line with its secrets redacted; the same bytes when it has nothing to hide
+    (or is not JSON)."""
+    if not _MAYBE.search(data):
+        return data
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return data
+    cleaned = redact(message)
+    if cleaned == message:
+        return data
+    return json.dumps(cleaned, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def redact_text(text: str, secrets: list[str]) -> str:
+    """`text` with each of `secrets` (values known to be secret, e.g. an agent's env values)
+    replaced: for free-form text such as an agent's stderr or an error message."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, REDACTED)
+    return text
