@@ -77,6 +77,10 @@ class ResponseStream:
         self.parts = 0
         # Called with each tool call the agent starts itself (its own tools) while this request runs.
         self.on_agent_tool_call: Callable[[Any], None] | None = None
+        # Token usage the agent reported for the turn that answered this request, when it did:
+        # `input_tokens` / `output_tokens` (the prompt response's usage), `context_tokens` (the
+        # last `usage_update`).
+        self.usage: dict[str, int] | None = None
 
     @property
     def done(self) -> bool:
@@ -114,6 +118,9 @@ class ChatRequest:
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
     # Appended to this request's prompt only; not part of the history (e.g. "a tool call is required").
     prompt_suffix: str = ""
+    # False: at most one client-tool call per response; the agent's other calls wait, each for a
+    # later request (OpenAI's `parallel_tool_calls: false`).
+    parallel_tool_calls: bool = True
 
     @property
     def has_agent_action(self) -> bool:
@@ -154,6 +161,10 @@ class Turn:
     handoff: asyncio.TimerHandle | None = None
     approvals: list[str] = field(default_factory=list)  # ids of approvals pending with the broker
     handoff_started: float | None = None
+    one_call: bool = False  # at most one client-tool call per response
+    shown: int = 0  # client-tool calls shown in the current response
+    deferred: list[tuple[RoundTrip, dict[str, Any]]] = field(default_factory=list)
+    usage: dict[str, int] | None = None  # what the agent reported (ACP usage_update, prompt usage)
 
 
 # --- the agent side -----------------------------------------------------------------------------
@@ -334,7 +345,8 @@ class AgentSession:
                 if stream.done:
                     return
             self.needs_replay = False
-            self._start_turn(prompt, stream, request.has_agent_action, context=context)
+            turn = self._start_turn(prompt, stream, request.has_agent_action, context=context)
+            turn.one_call = not request.parallel_tool_calls
         await asyncio.shield(stream.finished)
 
     def _update_tools(self, request: ChatRequest) -> None:
@@ -403,6 +415,12 @@ class AgentSession:
                 response = await self._until_agent_exits(
                     self.conn.prompt(session_id=self.acp_session_id, prompt=blocks)
                 )
+                reported = getattr(response, "usage", None)
+                if reported is not None:
+                    turn.usage = (turn.usage or {}) | {
+                        "input_tokens": reported.input_tokens,
+                        "output_tokens": reported.output_tokens,
+                    }
                 log.debug(
                     "%s/%s: turn %d ended: %s",
                     self.core.name,
@@ -438,6 +456,7 @@ class AgentSession:
             return
         if stream is not None:
             self._flush_backlog(turn, stream)
+            stream.usage = turn.usage
             self._finish(stream)
 
     def _cancel_turn(self, turn: Turn) -> None:
@@ -522,6 +541,8 @@ class AgentSession:
             if turn.stream is not None and turn.stream.on_agent_tool_call is not None:
                 turn.stream.on_agent_tool_call(update)
             self._emit(turn, {"type": "text", "value": text})
+        elif kind == "usage_update":
+            turn.usage = (turn.usage or {}) | {"context_tokens": update.used}
         elif kind == "tool_call_update":
             rendered = turn.tracker.update(update)
             if rendered is not None:
@@ -727,6 +748,10 @@ class AgentSession:
         a short settle window for them (decision 8).
         """
         self.waiting.append(rt)
+        if turn.one_call and turn.shown >= 1:
+            turn.deferred.append((rt, part))  # shown by a later request (parallel_tool_calls off)
+            return
+        turn.shown += 1
         self._emit(turn, part)
         if turn.handoff is not None:
             turn.handoff.cancel()
@@ -780,8 +805,11 @@ class AgentSession:
         if turn is None or turn.done.is_set() or turn.cancelled:
             return False
         waiting, self.waiting = self.waiting, []
+        unseen = {id(rt) for rt, _ in turn.deferred}
         for rt in waiting:
-            if rt.call_id in results:
+            if id(rt) in unseen and rt.call_id not in results:
+                self.waiting.append(rt)  # not shown to the client yet: still waits its turn
+            elif rt.call_id in results:
                 if rt.kind == "permission":
                     # Only the extension's own approval text approves; Skip, an error, empty or
                     # other content is a denial, audited with what was received.
@@ -802,8 +830,17 @@ class AgentSession:
                 )
         turn.followups.extend(extra_text)
         turn.has_agent_action = request.has_agent_action
+        turn.one_call = not request.parallel_tool_calls
         turn.stream = stream
+        turn.shown = 0
         self._flush_backlog(turn, stream)
+        turn.deferred = [
+            (rt, part) for rt, part in turn.deferred if any(rt is w for w in self.waiting)
+        ]
+        while turn.deferred and (not turn.one_call or turn.shown == 0):
+            rt, part = turn.deferred.pop(0)
+            self.waiting = [w for w in self.waiting if w is not rt]
+            self._await_client(turn, rt, part)
         return True
 
     def _abandon_waiting(self) -> None:

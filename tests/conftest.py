@@ -55,3 +55,13 @@ def claude_ready() -> None:
 @pytest.fixture(scope="session")
 def gemini_ready() -> None:
     _install_agent("gemini")
+
+
+@pytest.fixture(scope="session")
+def frameworks_python() -> str:
+    """The Python of the OpenAI client frameworks' venv (openai-agents, langchain-openai,
+    pydantic-ai), installed once."""
+    _install_agent("frameworks")
+    from tests.agents.install import frameworks_python as python
+
+    return python()

@@ -134,13 +134,16 @@ async def test_approving_request_that_also_carries_user_text_approves_then_promp
     assert second.text == "OUTCOME: allow_onceECHO: and then say hi"
 
 
-async def test_permission_wait_with_no_new_messages_cancels_and_completes_empty(lm):
+async def test_permission_wait_with_no_new_messages_cancels_and_prompts_the_agent_again(lm):
+    """A request with nothing new abandons the wait (the permission is cancelled) and asks the agent
+    to continue: never an empty success the agent did not produce."""
     agent = echo_agent()
     first = await lm.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
     again = await lm.chat(
         [user("permit deploy"), first.as_assistant()], agent=agent, tools=[AGENT_ACTION]
     )
-    assert again.error is None and again.parts == [] and again.completed
+    assert again.error is None and again.completed
+    assert again.text == "ECHO: [Continue the conversation from where it stopped.]"
     after = await lm.chat(
         [user("permit deploy"), first.as_assistant(), user("next")],
         agent=agent,
@@ -276,3 +279,52 @@ async def test_the_extensions_approval_shape_approves_and_is_audited(lm):
     audit = Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "audit.jsonl"
     (record,) = [json.loads(line) for line in audit.read_text().splitlines()]
     assert record["resolver"] == "vscode" and record["outcome"] == "allow_once"
+
+
+# --- never an empty success (the extension's echo of a reply that mixed text and a tool call) -----
+
+
+async def test_an_echo_holding_only_the_tool_call_still_approves_and_the_agent_answers(logged):
+    """The extension may echo the assistant message of a response as its tool call alone, without
+    the text streamed before it (reference §1, §3.5): matched by the call's id, the approval goes
+    through and the agent's answer comes back — not a cancelled approval and an empty 200."""
+    first = await ask(logged)
+    (call,) = first.tool_calls
+    assert first.text  # text was streamed before the tool call
+    echo = {"role": "assistant", "content": [call]}  # the tool call only
+    second = await logged.chat(
+        [user(ASK), echo, tool_result(call["toolCallId"], [{"$mid": 21, "value": "Approved"}])],
+        tools=[AGENT_ACTION],
+    )
+    assert second.error is None and second.completed
+    assert second.text.endswith("Permission granted (allow_once). I ran run the tests.")
+    (resolved,) = events(logged.event_log, "approval_resolved")
+    assert resolved["outcome"] == "allow_once"
+    kinds = [d["decision"]["kind"] for d in events(logged.event_log, "history_decision")]
+    assert kinds == ["new_session", "commit"]
+
+
+async def test_a_result_for_an_unknown_exchange_starts_a_session_with_replay_and_prompts_it(lm):
+    """A history whose tool call no live session made (a restarted bridge, another window) is not
+    answered empty: a new session gets the conversation replayed, the result included."""
+    agent = echo_agent()
+    history = [
+        user("permit deploy"),
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_call",
+                    "toolCallId": "toolu_gone",
+                    "toolName": "read_file",
+                    "parameters": {"path": "a.txt"},
+                }
+            ],
+        },
+        tool_result("toolu_gone", [{"$mid": 21, "value": "file text"}]),
+    ]
+    resp = await lm.chat(history, agent=agent, tools=[AGENT_ACTION, tool("read_file")])
+    assert resp.error is None and resp.completed
+    assert "[The conversation so far, replayed" in resp.text
+    assert "Tool read_file (call toolu_gone) returned: file text" in resp.text
+    assert resp.text.endswith("[Continue from the tool results above.]")

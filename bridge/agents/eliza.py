@@ -86,6 +86,36 @@ _USE_TOOL = re.compile(
     r"use\s+tool\s+([A-Za-z0-9_-]+)::(\S+?)(?:\s+with\s+(.*))?", re.IGNORECASE | re.DOTALL
 )
 _ASK_PERMISSION = re.compile(r"ask\s+permission\s+to\s+(.*)", re.IGNORECASE | re.DOTALL)
+# Where a command starts: at the start of a line, so that a system prompt, `instructions` or a
+# replayed context may come before it and a client's hint (`[The client requires a tool call…]`)
+# after it.
+_COMMAND_START = re.compile(
+    r"^[ \t]*(?:list\s+tools\s+from|use\s+tool|ask\s+permission\s+to)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def find_command(text: str) -> str | None:
+    """The command in a prompt (the last line that starts one, with what follows), or None.
+
+    `use tool … with {json}` keeps exactly its JSON value (which may span lines) and nothing after
+    it; the other commands keep the rest of their line."""
+    starts = list(_COMMAND_START.finditer(text))
+    if not starts:
+        return None
+    command = text[starts[-1].start() :].strip()
+    if match := _USE_TOOL.fullmatch(command):
+        raw = match[3]
+        if raw is None or not raw.strip():
+            return command.split("\n", 1)[0].strip()
+        raw = raw.lstrip()
+        try:
+            _, end = json.JSONDecoder().raw_decode(raw)
+        except ValueError:
+            return command.split("\n", 1)[0].strip()  # not JSON: the tool call reports it
+        return command[: match.start(3)] + raw[:end]
+    return command.split("\n", 1)[0].strip()
+
 
 T = TypeVar("T")
 
@@ -248,7 +278,7 @@ class ElizaAgent:
 
     async def _reply(self, session: _Session, text: str) -> str:
         """Carry out a command, or ask ELIZA; returns the text to stream back."""
-        command = text.strip()
+        command = find_command(text) or text.strip()
         if match := _LIST_TOOLS.fullmatch(command):
             name = match[1]
             work = _list_tools(self._server(session, name), name, self._mcp_stderr)

@@ -67,7 +67,7 @@ from bridge.openai.responses import (
     parse_responses,
     reply_message,
 )
-from bridge.protocol import TextPart, ToolCallPart
+from bridge.protocol import ToolCallPart
 
 log = logging.getLogger(__name__)
 
@@ -254,12 +254,15 @@ class OpenAIFrontDoor:
             params,
             budget=budget,
             max_tool_calls=params.max_tool_rounds if params.auto_tools else 0,
+            stop=getattr(params, "stop", ()),
+            output_format=getattr(params, "output_format", None),
         )
         try:
             request = core.make_request(ex.request_id, agent, params.messages, params.tools)
         except ValueError as exc:
             raise bad_request(f"Invalid model configuration: {exc}", "model") from None
         request.prompt_suffix = params.prompt_suffix
+        request.parallel_tool_calls = params.parallel_tool_calls
         if params.auto_tools:
             servers = self.catalog.mcp_servers()
             request.mcp_servers = [s.acp() for s in servers]

@@ -36,12 +36,26 @@ def finish_reason(exchange: Any, calls: int, legacy: bool) -> str:
     return "stop"
 
 
-def usage(prompt_tokens: int, parts: list[dict[str, Any]]) -> dict[str, Any]:
+def token_counts(
+    prompt_tokens: int, parts: list[dict[str, Any]], reported: dict[str, int] | None = None
+) -> tuple[int, int]:
+    """(prompt, completion) tokens: what the agent reported (its prompt response's usage, else the
+    context size of its last ACP `usage_update` as the prompt), else the bridge's estimate."""
+    if reported and "input_tokens" in reported:
+        return reported["input_tokens"], reported["output_tokens"]
+    if reported and "context_tokens" in reported:
+        prompt_tokens = reported["context_tokens"]
     text = "".join(
         p["value"] if p["type"] == "text" else p["toolName"] + _arguments(p["parameters"])
         for p in parts
     )
-    completion = estimate_tokens(text)
+    return prompt_tokens, estimate_tokens(text)
+
+
+def usage(
+    prompt_tokens: int, parts: list[dict[str, Any]], reported: dict[str, int] | None = None
+) -> dict[str, Any]:
+    prompt_tokens, completion = token_counts(prompt_tokens, parts, reported)
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion,
@@ -150,7 +164,7 @@ class ChatEncoder:
                 "model": self.params.model,
                 "system_fingerprint": FINGERPRINT,
                 "choices": [],
-                "usage": usage(self.params.prompt_tokens, exchange.parts),
+                "usage": usage(self.params.prompt_tokens, exchange.parts, exchange.stream.usage),
             }
             out += b"data: " + _dumps(chunk).encode() + b"\n\n"
         return out + b"data: [DONE]\n\n"
@@ -202,5 +216,5 @@ class ChatEncoder:
                     "finish_reason": finish_reason(exchange, len(calls), self.legacy),
                 }
             ],
-            "usage": usage(self.params.prompt_tokens, parts),
+            "usage": usage(self.params.prompt_tokens, parts, exchange.stream.usage),
         }

@@ -491,6 +491,58 @@ def chat_messages(raw: Any, memory: ReplyMemory) -> tuple[list[Message], int]:
 # --- the request, whole -------------------------------------------------------------------------------
 
 
+def _number(body: dict[str, Any], key: str, low: float, high: float) -> None:
+    value = body.get(key)
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        raise bad_request(
+            f"Invalid value for '{key}': expected a number between {low:g} and {high:g}.", key
+        )
+
+
+def check_common(body: dict[str, Any]) -> None:
+    """Parameters both APIs share: sampling values OpenAI would reject are rejected (in range they
+    are accepted and have no effect: an ACP agent chooses its own model settings — the README
+    says so); what an agent bridge cannot honour is refused, naming the `param`."""
+    _number(body, "temperature", 0, 2)
+    _number(body, "top_p", 0, 1)
+    _number(body, "presence_penalty", -2, 2)
+    _number(body, "frequency_penalty", -2, 2)
+    seed = body.get("seed")
+    if seed is not None and not _is_int(seed):
+        raise bad_request("Invalid type for 'seed': expected an integer.", "seed")
+    if body.get("logprobs"):
+        raise unsupported(
+            "Log probabilities are not available: an agent does not report them.", "logprobs"
+        )
+    if body.get("top_logprobs") is not None:
+        raise unsupported(
+            "Log probabilities are not available: an agent does not report them.", "top_logprobs"
+        )
+    if body.get("logit_bias"):
+        raise unsupported("'logit_bias' cannot be applied to an agent's model.", "logit_bias")
+
+
+def parse_stop(body: dict[str, Any]) -> list[str]:
+    """`stop`: a string or up to 4 strings (OpenAI's limit)."""
+    stop = body.get("stop")
+    if stop is None:
+        return []
+    if isinstance(stop, str):
+        stop = [stop]
+    if not isinstance(stop, list) or not all(isinstance(s, str) for s in stop):
+        raise bad_request(
+            "Invalid type for 'stop': expected a string or an array of strings.", "stop"
+        )
+    if len(stop) > 4:
+        raise bad_request(
+            f"Invalid value for 'stop': at most 4 stop sequences are allowed ({len(stop)} given).",
+            "stop",
+        )
+    return [s for s in stop if s]
+
+
 @dataclass
 class ChatParams:
     model: str
@@ -505,6 +557,9 @@ class ChatParams:
     auto_tools: bool  # give the agent the configured MCP servers
     max_tool_rounds: int  # 0: unlimited
     prompt_tokens: int
+    stop: list[str] = field(default_factory=list)
+    parallel_tool_calls: bool = True
+    output_format: Any = None  # a structured.OutputFormat
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -561,6 +616,26 @@ def parse_chat(body: Any, memory: ReplyMemory) -> ChatParams:
             "stream_options",
         )
     include_usage = bool((options or {}).get("include_usage"))
+    check_common(body)
+    modalities = body.get("modalities")
+    if modalities is not None and (
+        not isinstance(modalities, list) or any(m != "text" for m in modalities)
+    ):
+        raise unsupported(
+            "An agent answers with text only: 'modalities' must be ['text'].", "modalities"
+        )
+    if body.get("audio") is not None:
+        raise unsupported(
+            "An agent answers with text only: audio output is not available.", "audio"
+        )
+    if body.get("prediction") is not None:
+        raise unsupported("Predicted outputs cannot be applied to an agent's model.", "prediction")
+    if body.get("web_search_options") is not None:
+        raise unsupported("Web search options cannot be applied to an agent.", "web_search_options")
+    stop = parse_stop(body)
+    from bridge.openai.structured import chat_response_format
+
+    output_format = chat_response_format(body)
     n = body.get("n")
     if n is not None:
         if not _is_int(n) or n < 1:
@@ -581,6 +656,10 @@ def parse_chat(body: Any, memory: ReplyMemory) -> ChatParams:
             "Invalid type for 'parallel_tool_calls': expected a boolean.", "parallel_tool_calls"
         )
     auto_tools, rounds = tool_options(body)
+    if output_format is not None:
+        suffix = (
+            f"{suffix}\n\n{output_format.instruction()}" if suffix else output_format.instruction()
+        )
     return ChatParams(
         model=model,
         messages=messages,
@@ -594,6 +673,9 @@ def parse_chat(body: Any, memory: ReplyMemory) -> ChatParams:
         auto_tools=auto_tools,
         max_tool_rounds=rounds,
         prompt_tokens=prompt_tokens,
+        stop=stop,
+        parallel_tool_calls=body.get("parallel_tool_calls") is not False,
+        output_format=output_format,
     )
 
 

@@ -5,9 +5,10 @@
 | 400 | invalid_request_error | bad JSON, a bad field (`param` names it), seed 004's tool rules |
 | 401 | invalid_request_error (`invalid_api_key`) | an API key is set and the request lacks it |
 | 404 | invalid_request_error (`model_not_found`, `not_found`) | unknown model, response, route |
-| 409 | invalid_request_error (`request_cancelled`) | the agent's turn was cancelled (a newer request of the same conversation) |
-| 422 | invalid_request_error (`unsupported_parameter`) | a valid OpenAI parameter this bridge cannot honour (`n` > 1, …) |
+| 400 | invalid_request_error (`unsupported_parameter`) | a valid OpenAI parameter an agent bridge cannot honour (`n` > 1, `logprobs`, audio, `background`, …); `param` names it |
+| 409 | invalid_request_error (`request_cancelled`, `idempotency_key_reused`) | the agent's turn was cancelled; an `Idempotency-Key` sent again with another body |
 | 500 | server_error (`agent_error`) | the agent session failed (crashed, refused to start, …) |
+| 502 | server_error (`invalid_structured_output`) | the agent's answer did not match `response_format` / `text.format`, also after one repair turn |
 | 503 | server_error (`agents_busy`) | every agent slot is busy (`max_agents`) |
 
 `x-should-retry` tells the `openai` SDK whether retrying can help: never for 4xx (409 included:
@@ -69,7 +70,7 @@ def bad_request(message: str, param: str | None = None, code: str | None = None)
 
 
 def unsupported(message: str, param: str) -> OpenAIError:
-    return OpenAIError(422, message, param=param, code="unsupported_parameter")
+    return OpenAIError(400, message, param=param, code="unsupported_parameter")
 
 
 def model_not_found(model: str) -> OpenAIError:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -35,7 +36,14 @@ class Exchange:
     """Parts written by the core for one request; `done` once the core returned."""
 
     def __init__(
-        self, key: bytes | None, params: Any, *, budget: int | None = None, max_tool_calls: int = 0
+        self,
+        key: bytes | None,
+        params: Any,
+        *,
+        budget: int | None = None,
+        max_tool_calls: int = 0,
+        stop: list[str] | tuple[str, ...] = (),
+        output_format: Any = None,
     ) -> None:
         self.seq = next(_ids)
         self.key = key
@@ -62,6 +70,16 @@ class Exchange:
         self._budget = budget  # UTF-8 bytes of text left (max_tokens × 4)
         self._max_tool_calls = max_tool_calls
         self._tool_calls = 0
+        # `stop`: the text is cut at the first stop sequence; the last len(longest)-1 characters
+        # are held back until the next text shows they do not start one.
+        self._stops = [s for s in stop if s]
+        self._hold = max((len(s) for s in self._stops), default=1) - 1
+        self._held = ""
+        self.stopped = False  # a stop sequence ended the answer: finish_reason "stop"
+        # structured output: the answer's text is held until it is validated (see structured.py)
+        self.output_format = output_format
+        self._format_text: list[str] | None = [] if output_format is not None else None
+        self.repaired = False
         self.stream = ResponseStream(self.request_id, self._write)
         if max_tool_calls:
             self.stream.on_agent_tool_call = self._agent_tool_call
@@ -69,6 +87,50 @@ class Exchange:
     # --- the core's side ------------------------------------------------------------------------------
 
     def _write(self, part: dict[str, Any]) -> None:
+        if self.limited or self.stopped:
+            return
+        if part["type"] == "text":
+            if self._format_text is not None:
+                self._format_text.append(part["value"])
+                return
+            if self._stops:
+                value = self._cut(part["value"])
+                if not value:
+                    return
+                part = {"type": "text", "value": value}
+        else:
+            self._release_text()
+        self._publish(part)
+
+    def _release_text(self) -> None:
+        """Text held back (for a stop sequence, or a structured answer) goes out as it is: a tool
+        call follows it, or the answer ended."""
+        if self._format_text:
+            text = "".join(self._format_text)
+            self._format_text = None  # the answer calls tools: the format applies to a later one
+            self._publish({"type": "text", "value": text})
+        elif self._format_text is not None:
+            self._format_text = None
+        if self._held:
+            held, self._held = self._held, ""
+            self._publish({"type": "text", "value": held})
+
+    def _cut(self, value: str) -> str:
+        text = self._held + value
+        hits = [i for i in (text.find(s) for s in self._stops) if i >= 0]
+        if hits:
+            self._held = ""
+            self.stopped = True
+            asyncio.get_running_loop().call_soon(
+                self._cancel_core, "Request ended: a stop sequence was reached"
+            )
+            return text[: min(hits)]
+        if self._hold:
+            self._held = text[-self._hold :]
+            return text[: -self._hold]
+        return text
+
+    def _publish(self, part: dict[str, Any]) -> None:
         if self.limited:
             return
         if self._budget is not None and part["type"] == "text":
@@ -114,8 +176,14 @@ class Exchange:
             if self.stream.done:  # cancelled while it waited its turn
                 raise RequestCancelled(self.cancel_reason or "Request cancelled")
             await core.chat(request, self.stream)
+            if self._format_text is not None:
+                await self._structured(core, request)
+            elif not self.stopped:
+                self._release_text()
         except RequestCancelled as exc:
-            if not self.limited:
+            if self.stopped:
+                self._held = ""
+            elif not self.limited:
                 self.error = cancelled(str(exc) or "Request cancelled")
         except SessionFailed as exc:
             message = str(exc)
@@ -148,6 +216,47 @@ class Exchange:
                     callback(self)
                 except Exception:  # noqa: BLE001
                     log.exception("exchange callback failed")
+
+    async def _structured(self, core: Any, request: Any) -> None:
+        """Validate the held answer; one repair turn when it does not validate (structured.py)."""
+        from dataclasses import replace
+
+        from bridge.openai.convert import message, text_part
+        from bridge.openai.structured import invalid_output
+
+        fmt = self.output_format
+        text = "".join(self._format_text or ())
+        value, problem = fmt.check(text)
+        if problem is not None:
+            log.info(
+                "request %s: structured answer rejected (%s): one repair turn",
+                self.request_id,
+                problem,
+            )
+            self.repaired = True
+            self._format_text = []
+            repair = replace(
+                request,
+                messages=[
+                    *request.messages,
+                    message("assistant", [text_part(text)] if text else []),
+                    message("user", [text_part(fmt.repair_prompt(problem))]),
+                ],
+                prompt_suffix="",
+            )
+            self.stream = ResponseStream(self.request_id, self._write)
+            if self._max_tool_calls:
+                self.stream.on_agent_tool_call = self._agent_tool_call
+            await core.chat(repair, self.stream)
+            if self._format_text is None:  # the repair turn called tools: passed through
+                return
+            value, problem = fmt.check("".join(self._format_text))
+            if problem is not None:
+                self._format_text = None
+                self.error = invalid_output(problem)
+                return
+        self._format_text = None
+        self._publish({"type": "text", "value": json.dumps(value, ensure_ascii=False)})
 
     # --- cancellation ---------------------------------------------------------------------------------
 

@@ -18,14 +18,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from bridge.openai.chat_wire import _arguments
+from bridge.openai.chat_wire import _arguments, token_counts
 from bridge.openai.convert import (
     ReplyMemory,
     _parse_arguments,
     _text_message,
     apply_tool_choice,
+    check_common,
     content_text,
-    estimate_tokens,
     message,
     text_part,
     model_of,
@@ -89,6 +89,8 @@ class ResponsesParams:
     store: bool
     metadata: dict[str, Any]
     parallel_tool_calls: bool
+    output_format: Any = None  # a structured.OutputFormat (`text.format`)
+    stop: tuple[str, ...] = ()
     # Chat-shaped fields the exchange machinery reads
     legacy: bool = False
     include_usage: bool = False
@@ -218,6 +220,23 @@ def parse_responses(body: Any, store: ResponseStore, principal: str) -> Response
                 f"Previous response with id '{previous_id}' not found.", "previous_response_id"
             )
         messages = list(previous.messages)
+    if body.get("background"):
+        raise unsupported(
+            "Background responses are not available: ask without 'background' (stream for long "
+            "answers).",
+            "background",
+        )
+    check_common(body)
+    include = body.get("include")
+    if include is not None and not isinstance(include, list):
+        raise bad_request("Invalid type for 'include': expected an array.", "include")
+    if include and any("logprobs" in str(i) for i in include):
+        raise unsupported(
+            "Log probabilities are not available: an agent does not report them.", "include"
+        )
+    from bridge.openai.structured import responses_text_format
+
+    output_format = responses_text_format(body)
     if body.get("conversation") is not None:
         raise unsupported(
             "Conversations are not supported: use previous_response_id.", "conversation"
@@ -253,6 +272,10 @@ def parse_responses(body: Any, store: ResponseStore, principal: str) -> Response
     if user is not None and not isinstance(user, str):
         raise bad_request("Invalid type for 'user': expected a string.", "user")
     auto_tools, rounds = tool_options(body)
+    if output_format is not None:
+        suffix = (
+            f"{suffix}\n\n{output_format.instruction()}" if suffix else output_format.instruction()
+        )
     store_flag = body.get("store", True)
     metadata = body.get("metadata") or {}
     if not isinstance(metadata, dict):
@@ -284,6 +307,7 @@ def parse_responses(body: Any, store: ResponseStore, principal: str) -> Response
         store=store_flag is not False,
         metadata=metadata,
         parallel_tool_calls=body.get("parallel_tool_calls", True) is not False,
+        output_format=output_format,
     )
 
 
@@ -317,20 +341,15 @@ class ResponsesEncoder:
         done = status in ("completed", "incomplete", "failed")
         usage = None
         if done and status != "failed":
-            completion = estimate_tokens(
-                "".join(
-                    part["value"]
-                    if part["type"] == "text"
-                    else part["toolName"] + _arguments(part["parameters"])
-                    for part in exchange.parts
-                )
+            prompt, completion = token_counts(
+                p.prompt_tokens, exchange.parts, exchange.stream.usage
             )
             usage = {
-                "input_tokens": p.prompt_tokens,
+                "input_tokens": prompt,
                 "input_tokens_details": {"cached_tokens": 0},
                 "output_tokens": completion,
                 "output_tokens_details": {"reasoning_tokens": 0},
-                "total_tokens": p.prompt_tokens + completion,
+                "total_tokens": prompt + completion,
             }
         return {
             "id": self.id,
@@ -358,7 +377,12 @@ class ResponsesEncoder:
             "service_tier": "default",
             "store": p.store,
             "temperature": 1.0,
-            "text": {"format": {"type": "text"}, "verbosity": "medium"},
+            "text": {
+                "format": p.output_format.responses_format()
+                if p.output_format is not None
+                else {"type": "text"},
+                "verbosity": "medium",
+            },
             "tool_choice": p.tool_choice if p.tool_choice is not None else "auto",
             "tools": p.declared_tools,
             "top_logprobs": 0,

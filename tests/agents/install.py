@@ -2,7 +2,7 @@
 
 Usage::
 
-    python tests/agents/install.py [fast-agent] [claude] [gemini]   # no names: fast-agent claude
+    python tests/agents/install.py [fast-agent] [claude] [gemini] [frameworks]   # no names: fast-agent claude
 
 or from Python::
 
@@ -45,6 +45,7 @@ __all__ = [
     "claude_agent",
     "fast_agent",
     "find_python312",
+    "frameworks_python",
     "gemini_agent",
     "install",
     "install_many",
@@ -60,10 +61,15 @@ FAST_AGENT_VERSION = "0.10.46"
 CLAUDE_ACP_VERSION = "0.23.1"  # bundles @anthropic-ai/claude-agent-sdk 0.2.83 = Claude Code 2.1.83
 GEMINI_CLI_VERSION = "0.61.0"
 
+#: Not an agent: the third-party OpenAI *client* frameworks the OpenAI front door is tested with
+#: (tests/openai/frameworks/), in a venv of their own so that the project's venv stays lean.
+FRAMEWORKS = "openai-agents==0.24.0 langchain-openai==1.7.3 pydantic-ai-slim[openai]==2.68.0"
+
 AGENTS = {
     "fast-agent": f"fast-agent-mcp=={FAST_AGENT_VERSION}",
     "claude": f"@zed-industries/claude-agent-acp@{CLAUDE_ACP_VERSION}",
     "gemini": f"@google/gemini-cli@{GEMINI_CLI_VERSION}",
+    "frameworks": FRAMEWORKS,
 }
 DEFAULT_AGENTS = ("fast-agent", "claude")
 
@@ -102,6 +108,23 @@ sniffio==1.3.1 sse-starlette==3.7.0 starlette==1.7.0 tenacity==9.1.4 textual-ima
 tiktoken==0.14.0 tqdm==4.70.1 truststore==0.10.5 typer==0.27.2 typing-inspection==0.4.5
 typing_extensions==4.16.0 uncalled-for==0.6.1 uritemplate==4.2.0 urllib3==2.8.0 uvicorn==0.54.0
 uvloop==0.23.0 watchfiles==1.3.0 wcwidth==0.9.4 websockets==15.0.1 wrapt==2.5.2 yarl==1.25.1
+"""
+
+# The resolution of FRAMEWORKS verified working here (CPython 3.11).
+_FRAMEWORK_CONSTRAINTS = """
+annotated-types==0.8.0 anyio==4.16.0 attrs==26.1.0 certifi==2026.10.18 cffi==2.1.1
+charset-normalizer==3.5.2 click==8.5.1 cryptography==50.0.2 distro==1.9.0 genai-prices==0.2.3
+griffelib==2.4.1 h11==0.16.0 httpcore==1.0.9 httpcore2==2.16.2 httpx==0.28.1 httpx2==2.16.2
+idna==3.20 jiter==0.19.0 jsonpatch==1.47 jsonpointer==3.12 jsonschema==4.26.0
+jsonschema-specifications==2025.9.1 langchain-core==1.7.2 langchain-openai==1.7.3
+langchain-protocol==0.0.20 langsmith==0.15.0 logfire-api==5.6.0 mcp==2.3.0 mcp-types==2.3.0
+openai==3.54.0 openai-agents==0.24.0 opentelemetry-api==1.45.2 orjson==3.13.0 packaging==26.3
+pycparser==3.12 pydantic==2.14.3 pydantic-ai-slim==2.68.0 pydantic-graph==2.68.0
+pydantic_core==2.50.4 PyJWT==2.15.1 python-multipart==0.0.34 PyYAML==6.0.3 referencing==0.37.0
+regex==2026.11.15 requests==2.34.2 requests-toolbelt==1.0.0 rpds-py==2026.9.1 sniffio==1.3.1
+sse-starlette==3.7.0 starlette==1.10.0 tenacity==9.2.1 tiktoken==0.14.0 truststore==0.10.5
+typing-inspection==0.4.5 typing_extensions==4.16.0 urllib3==2.8.0 uuid_utils==0.19.0
+uvicorn==0.54.0 websockets==16.1.1 xxhash==4.1.0 zstandard==0.25.0
 """
 
 _MARKER = ".installed"
@@ -145,6 +168,7 @@ def _bin(name: str) -> Path:
         "fast-agent": d / "venv" / "bin" / "fast-agent-acp",
         "claude": d / "node_modules" / ".bin" / "claude-agent-acp",
         "gemini": d / "node_modules" / ".bin" / "gemini",
+        "frameworks": d / "venv" / "bin" / "python",
     }[name]
 
 
@@ -261,6 +285,26 @@ def _install_fast_agent(dest: Path, log: list[str]) -> None:
     )
 
 
+def _install_frameworks(dest: Path, log: list[str]) -> None:
+    venv = dest / "venv"
+    _run([sys.executable, "-m", "venv", str(venv)], log)
+    constraints = dest / "constraints.txt"
+    constraints.write_text("\n".join(_FRAMEWORK_CONSTRAINTS.split()) + "\n")
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    _run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(constraints)]
+        + FRAMEWORKS.split(),
+        log,
+        env=env,
+    )
+
+
+def frameworks_python() -> str:
+    """The Python of the OpenAI client frameworks' venv (installed on first use)."""
+    install("frameworks")
+    return str(_bin("frameworks"))
+
+
 def _install_npm(name: str, dest: Path, log: list[str]) -> None:
     npm = shutil.which("npm")
     if npm is None:
@@ -307,6 +351,8 @@ def install(name: str, *, force: bool = False, quiet: bool = True) -> Path:
         try:
             if name == "fast-agent":
                 _install_fast_agent(dest, log)
+            elif name == "frameworks":
+                _install_frameworks(dest, log)
             else:
                 _install_npm(name, dest, log)
             if not _bin(name).exists():

@@ -64,8 +64,8 @@ def test_404_unknown_route(server: ServerThread):
     assert r.status_code == 404 and r.json()["error"]["code"] == "unknown_url"
 
 
-def test_422_unsupported_n(client):
-    with pytest.raises(openai.UnprocessableEntityError) as info:
+def test_400_unsupported_n(client):
+    with pytest.raises(openai.BadRequestError) as info:
         client.chat.completions.create(
             model="eliza", messages=[{"role": "user", "content": "x"}], n=2
         )

@@ -8,6 +8,11 @@ Prompts (the last line that matters wins):
   `vscode_tools` MCP server and replies `RESULTS: <r1> | <r2> ...`;
 - a prompt carrying the bridge's hint `[The client requires a tool call ...]` calls the tool the
   hint names (or the first one offered) with arguments made from its schema, like a model would;
+- a prompt carrying the bridge's structured-output instruction (`[Answer with only a JSON …
+  Schema: {…}]`) is answered with a value made from the schema (`badjson` in the prompt: prose
+  first, JSON after the repair prompt; `alwaysbad`: prose every time);
+- `report usage` anywhere: the turn reports token usage (a `usage_update` with 1234 tokens in
+  context, and usage 11 in / 7 out on the prompt response);
 - `stream N` streams N chunks `c<i> `; `slow SECONDS` waits (cancellable), then `SLOW DONE`;
 - anything else: `ECHO: <prompt>`.
 """
@@ -28,6 +33,8 @@ from acp.schema import (
     McpCapabilities,
     NewSessionResponse,
     PromptResponse,
+    Usage,
+    UsageUpdate,
 )
 
 LOG = sys.argv[1] if len(sys.argv) > 1 else None
@@ -42,15 +49,52 @@ def log(**record: Any) -> None:
             fh.write(json.dumps(record) + "\n")
 
 
-def _example(schema: Any) -> Any:
+def _example(schema: Any, root: Any = None) -> Any:
+    """A value valid against `schema`, as a model following it would write."""
+    root = schema if root is None else root
     if not isinstance(schema, dict):
         return "x"
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        target = root
+        for key in ref[2:].split("/"):
+            target = target.get(key, {}) if isinstance(target, dict) else {}
+        return _example(target, root)
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if schema.get(key):
+            return _example(schema[key][0], root)
     kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
     if kind == "object" or "properties" in schema:
         props = schema.get("properties") or {}
         required = schema.get("required") or list(props)
-        return {k: _example(props.get(k)) for k in required}
-    return {"integer": 1, "number": 1.5, "boolean": True, "array": []}.get(kind, "San Francisco")
+        return {k: _example(props.get(k), root) for k in required}
+    if kind == "array":
+        return [_example(schema.get("items"), root)] if schema.get("items") else []
+    if kind == "null":
+        return None
+    return {"integer": 1, "number": 1.5, "boolean": True}.get(kind, "San Francisco")
+
+
+FORMAT = "[Answer with only a JSON"
+REPAIR = "[Your last answer was not accepted"
+
+
+def _structured(text: str, always_bad: bool) -> str:
+    """An answer to the bridge's structured-output instruction: `badjson` in the prompt makes the
+    first answer prose (a repair turn fixes it); `alwaysbad` (this session) never gives JSON."""
+    if always_bad or ("badjson" in text and REPAIR not in text):
+        return "Sure! Here is what you asked for."
+    marker = text.rfind("Schema: ")
+    if marker < 0:
+        return json.dumps({"answer": "ok"})
+    schema, _ = json.JSONDecoder().raw_decode(text, marker + len("Schema: "))
+    return json.dumps(_example(schema))
 
 
 class ToolAgent:
@@ -58,6 +102,7 @@ class ToolAgent:
         self.conn: Any = None
         self.servers: dict[str, list[Any]] = {}
         self.cancelled: dict[str, asyncio.Event] = {}
+        self.always_bad: set[str] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -138,11 +183,29 @@ class ToolAgent:
         if reply:
             await self.say(session_id, reply)
         log(event="done", session=session_id, stop="end_turn")
+        if "report usage" in text:
+            await self.conn.session_update(
+                session_id=session_id,
+                update=UsageUpdate(session_update="usage_update", used=1234, size=200000),
+            )
+            return PromptResponse(
+                stop_reason="end_turn",
+                usage=Usage(input_tokens=11, output_tokens=7, total_tokens=18),
+            )
         return PromptResponse(stop_reason="end_turn")
 
     async def _reply(self, session_id: str, text: str, cancelled: asyncio.Event) -> str:
         last = text.strip().splitlines()[-1].strip() if text.strip() else ""
         hint = HINT.search(text)
+        if "alwaysbad" in text:
+            self.always_bad.add(session_id)
+        if FORMAT in text and not hint:
+            return _structured(text, session_id in self.always_bad)
+        calls_line = next(
+            (line.strip() for line in reversed(text.splitlines()) if line.startswith("calls ")), ""
+        )
+        if calls_line and not last.startswith("calls "):
+            last = calls_line  # e.g. followed by a hint the bridge appended
         if last.startswith("calls "):
             calls = [(name, args) for name, args in json.loads(last[len("calls ") :])]
             results = await self._call_all(session_id, calls)
