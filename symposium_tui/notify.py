@@ -16,6 +16,7 @@ import contextlib
 import logging
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bridge.settings import NotifyConfig
@@ -24,15 +25,24 @@ log = logging.getLogger(__name__)
 
 
 class Notifier:
-    def __init__(self, config: NotifyConfig, host: str) -> None:
+    def __init__(
+        self,
+        config: NotifyConfig,
+        host: str,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
         self.config = config
         self.host = host
+        self._clock = clock
+        self._sleep = sleep
         self._queue: deque[tuple[str, str, str]] = deque()  # (approval id, agent, title)
         self._pending: set[str] = set()
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._tokens = float(config.burst)
-        self._refilled = time.monotonic()
+        self._refilled = clock()
         self.runs = 0
         self.skipped = 0
 
@@ -69,9 +79,13 @@ class Notifier:
                 self._wake.clear()
                 await self._wake.wait()
             approval_id, agent, title = self._queue.popleft()
+            if approval_id not in self._pending:
+                self.skipped += 1  # settled before its turn: nothing to tell
+                continue
             await self._take_token()
             if approval_id not in self._pending:
-                self.skipped += 1  # settled while it waited: nothing to tell
+                self.skipped += 1  # settled while it waited for the rate limit
+                self._tokens += 1  # its run was not used
                 continue
             self._pending.discard(approval_id)
             await self._spawn(agent, title)
@@ -79,7 +93,7 @@ class Notifier:
     async def _take_token(self) -> None:
         cfg = self.config
         while True:
-            now = time.monotonic()
+            now = self._clock()
             if cfg.interval > 0:
                 self._tokens = min(
                     float(cfg.burst), self._tokens + (now - self._refilled) / cfg.interval
@@ -90,7 +104,7 @@ class Notifier:
             if self._tokens >= 1:
                 self._tokens -= 1
                 return
-            await asyncio.sleep((1 - self._tokens) * cfg.interval)
+            await self._sleep((1 - self._tokens) * cfg.interval)
 
     async def _spawn(self, agent: str, title: str) -> None:
         argv = [*self.config.command, agent, self.host, title]
@@ -107,6 +121,11 @@ class Notifier:
         self.runs += 1
         try:
             _, err = await asyncio.wait_for(proc.communicate(), self.config.timeout)
+        except asyncio.CancelledError:  # closing: the run ends with us
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await asyncio.shield(proc.wait())
+            raise
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()

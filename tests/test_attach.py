@@ -271,6 +271,54 @@ async def test_notify_runs_for_each_new_card_with_its_arguments_and_never_for_a_
         await serve.stop()
 
 
+async def test_notify_is_rate_limited_and_skips_what_was_settled_while_it_waited(tmp_path):
+    """burst = 2, one run per 60 s after that: the third card waits for its turn (on a clock the
+    test drives), and a card settled meanwhile is never announced."""
+    from bridge.settings import NotifyConfig
+    from symposium_tui.notify import Notifier
+
+    out = tmp_path / "args.jsonl"
+    script = tmp_path / "record.py"
+    script.write_text(
+        "import json, sys\nopen(sys.argv[1], 'a').write(json.dumps(sys.argv[2:]) + '\\n')\n"
+    )
+    now = [1000.0]
+    naps: list[float] = []
+    woken = asyncio.Event()
+
+    async def sleep(seconds: float) -> None:
+        naps.append(seconds)
+        await woken.wait()
+        woken.clear()
+
+    notifier = Notifier(
+        NotifyConfig(command=(sys.executable, str(script), str(out)), interval=60, burst=2),
+        "devbox",
+        clock=lambda: now[0],
+        sleep=sleep,
+    )
+    try:
+        for i, title in enumerate(("one", "two", "three", "four")):
+            notifier.card(f"id{i}", "eliza", title)
+        async with asyncio.timeout(30):
+            while not naps:
+                await asyncio.sleep(0.01)
+        assert notifier.runs == 2 and naps == [60.0]  # the burst ran; the third waits a minute
+        notifier.on_event(type("E", (), {"type": "approval_resolved", "approval_id": "id2"})())
+        now[0] += 60
+        woken.set()
+        await _wait_file(out, lambda t: t.count("\n") == 3)
+        lines = [json.loads(line) for line in out.read_text().splitlines()]
+        assert lines == [
+            ["eliza", "devbox", "one"],
+            ["eliza", "devbox", "two"],
+            ["eliza", "devbox", "four"],
+        ]
+        assert notifier.skipped == 1
+    finally:
+        await notifier.close()
+
+
 async def _wait_card_count(host: FakeHost, n: int) -> None:
     """Wait until `n` approvals are pending on the host (asked over the console protocol)."""
     path = host.runtime_dir / "console.sock"
