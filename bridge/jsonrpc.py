@@ -161,3 +161,53 @@ def classify(line: bytes | str) -> Incoming | None:
     if id_ is _NO_ID:
         return Incoming("notification", method=method, params=params)
     return Incoming("request", method=method, id=id_, params=params)
+
+
+def recover_id(head: bytes) -> tuple[bool, Any]:
+    """The top-level `id` of a JSON-RPC message from the first bytes of its line (a message too
+    long to read whole): `(True, id)` when the prefix shows it, else `(False, None)`. Only a key
+    `"id"` at the top level of the object counts (not an `id` inside its params), and only a
+    string or integer value (or null)."""
+    text = head.decode("utf-8", "replace")
+    i = text.find("{")
+    if i < 0:
+        return False, None
+    depth = 0
+    n = len(text)
+    decoder = json.JSONDecoder()
+    while i < n:
+        c = text[i]
+        if c == '"':
+            try:
+                value, end = decoder.raw_decode(text, i)
+            except ValueError:
+                return False, None  # cut inside a string
+            if depth == 1 and value == "id":
+                j = end
+                while j < n and text[j] in " \t\r\n":
+                    j += 1
+                if j < n and text[j] == ":":
+                    j += 1
+                    while j < n and text[j] in " \t\r\n":
+                        j += 1
+                    try:
+                        found, vend = decoder.raw_decode(text, j)
+                    except ValueError:
+                        return False, None
+                    if vend >= n:
+                        return False, None  # a number cut at the end of the prefix
+                    if (
+                        found is None
+                        or isinstance(found, str)
+                        or (isinstance(found, int) and not isinstance(found, bool))
+                    ):
+                        return True, found
+                    return False, None
+            i = end
+            continue
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+        i += 1
+    return False, None

@@ -78,9 +78,15 @@ def _redact_env(env: Any) -> Any:
 
 def redact(value: Any, mask: Any = None) -> Any:
     """A copy of `value` with env values and secret-named keys' values redacted (each replaced
-    by `mask(value)` when given, else by `[redacted]`)."""
-    if mask is not None:
-        return _masked(value, mask)
+    by `mask(value)` when given, else by `[redacted]`). A value too deeply nested to walk is
+    redacted whole (fail closed)."""
+    try:
+        return _masked(value, mask) if mask is not None else _redact(value)
+    except RecursionError:
+        return REDACTED if mask is None else mask(repr(value)[:4096])
+
+
+def _redact(value: Any) -> Any:
     if isinstance(value, dict):
         out: dict[Any, Any] = {}
         for k, v in value.items():
@@ -89,10 +95,10 @@ def redact(value: Any, mask: Any = None) -> Any:
             elif sensitive_key(k) and v not in (None, "", [], {}) and not isinstance(v, bool):
                 out[k] = REDACTED
             else:
-                out[k] = redact(v)
+                out[k] = _redact(v)
         return out
     if isinstance(value, list):
-        return [redact(v) for v in value]
+        return [_redact(v) for v in value]
     return value
 
 
@@ -139,13 +145,13 @@ def _masked(value: Any, mask: Any) -> Any:
 def _redact_headers(headers: Any) -> Any:
     """HTTP headers of an MCP server definition: `[{name, value}]` or `{name: value}`."""
     if isinstance(headers, dict):
-        return {k: REDACTED if sensitive_key(k) else redact(v) for k, v in headers.items()}
+        return {k: REDACTED if sensitive_key(k) else _redact(v) for k, v in headers.items()}
     out = []
     for item in headers:
         if isinstance(item, dict) and sensitive_key(item.get("name")):
             out.append({**item, "value": REDACTED})
         else:
-            out.append(redact(item))
+            out.append(_redact(item))
     return out
 
 
@@ -156,12 +162,13 @@ def redact_line(data: bytes) -> bytes:
         return data
     try:
         message = json.loads(data)
-    except ValueError:
-        return data
-    cleaned = redact(message)
-    if cleaned == message:
-        return data
-    return json.dumps(cleaned, ensure_ascii=False, separators=(",", ":")).encode()
+        cleaned = _redact(message)
+        if cleaned == message:
+            return data
+        return json.dumps(cleaned, ensure_ascii=False, separators=(",", ":")).encode()
+    except (ValueError, RecursionError):
+        # Not JSON (or too deep to walk) yet with a secret-looking key in it: fail closed.
+        return b'"[redacted: a line of %d bytes that could not be parsed]"' % len(data)
 
 
 def redact_text(text: str, secrets: list[str]) -> str:

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from bridge.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     SESSION_ERROR,
@@ -25,12 +26,19 @@ from bridge.jsonrpc import (
     classify,
     dumps,
     error_response,
+    recover_id,
     result_response,
 )
 
 log = logging.getLogger(__name__)
 
 LINE_LIMIT = 256 * 1024 * 1024  # one JSON-RPC message per line; long histories are large
+_HEAD_BYTES = 64 * 1024  # of an over-long line, kept to find its id
+
+
+def _limit_of(reader: Any) -> int:
+    return int(getattr(reader, "_limit", LINE_LIMIT))
+
 
 RequestHandler = Callable[[Any, Any], Awaitable[Any]]  # (params, request id) -> result
 NotificationHandler = Callable[[Any], Any]
@@ -163,12 +171,11 @@ class JsonRpcPeer:
                 self._dispatch(line, traced=True)
             while True:
                 try:
-                    line = await self._reader.readline()
-                except ValueError:  # longer than LINE_LIMIT: the reader dropped it
-                    self.send(error_response(None, PARSE_ERROR, "Parse error: message too long"))
-                    continue
+                    line = await self._read_line()
                 except (ConnectionError, OSError):
                     break
+                if line is None:
+                    continue  # an over-long line, answered
                 if not line:
                     break
                 if line.endswith(b"\n"):
@@ -183,6 +190,40 @@ class JsonRpcPeer:
                 self._dispatch(line)
         finally:
             self.closed_input = True
+
+    async def _read_line(self) -> bytes | None:
+        """The next line (b"" at the end of input), or None for a line longer than the reader's
+        limit: it is skipped to its end (never read whole, never split into a bogus second
+        message) and answered once — with its own id when its first bytes show it."""
+        reader = self._reader
+        try:
+            return await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial  # the input ended: its last line (or b"")
+        except asyncio.LimitOverrunError as exc:
+            consumed = exc.consumed
+        head = await reader.readexactly(consumed) if consumed else b""
+        head = head[:_HEAD_BYTES]
+        while True:  # discard the rest of the line, a limit's worth at a time
+            try:
+                await reader.readuntil(b"\n")
+                break
+            except asyncio.IncompleteReadError:
+                break
+            except asyncio.LimitOverrunError as exc:
+                await reader.readexactly(exc.consumed)
+        known, id_ = recover_id(head)
+        log.warning(
+            "%s: a message longer than %d bytes was dropped (id %s)",
+            self.name,
+            _limit_of(reader),
+            repr(id_) if known else "unknown",
+        )
+        if known and id_ is not None:
+            self.send(error_response(id_, INVALID_REQUEST, "Invalid request: message too long"))
+        else:
+            self.send(error_response(None, PARSE_ERROR, "Parse error: message too long"))
+        return None
 
     def _dispatch(self, line: bytes, traced: bool = False) -> None:
         if self._on_recv is not None and not traced:

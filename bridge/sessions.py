@@ -175,17 +175,39 @@ class _AcpClient:
 
     def __init__(self, session: AgentSession) -> None:
         self._session = session
+        self.foreign = 0  # messages for a session this connection did not open: dropped
 
     def on_connect(self, conn: Any) -> None:
         return None
 
+    def _ours(self, session_id: str, what: str) -> bool:
+        if session_id == self._session.acp_session_id:
+            return True
+        self.foreign += 1
+        if self.foreign == 1 or self.foreign % 1000 == 0:
+            log.warning(
+                "%s/%s: dropped %d %s for unknown ACP session %r (ours: %r)",
+                self._session.core.name,
+                self._session.id,
+                self.foreign,
+                what,
+                session_id,
+                self._session.acp_session_id,
+            )
+        return False
+
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         # No await before the update is recorded: the SDK runs each message in its own task.
-        self._session.on_update(update)
+        if self._ours(session_id, "session/update"):
+            self._session.on_update(update)
 
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
     ) -> Any:
+        if not self._ours(session_id, "session/request_permission"):
+            from acp.schema import DeniedOutcome, RequestPermissionResponse
+
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return await self._session.on_permission(tool_call, options)
 
     async def read_text_file(self, **kwargs: Any) -> Any:

@@ -4,6 +4,11 @@ Pitfalls handled here (see docs/real-agents.md): stderr is read continuously (a 
 agent) and kept as a tail for error messages; the agent gets its own process group, and the whole
 group is killed on close (agents that re-launch themselves leave grandchildren holding the pipes);
 the environment is the bridge's own with the agent's additions merged over it.
+
+A descendant that left the group (`setsid()`) and was re-parented still holds the agent's pipes:
+the leader's exit is watched on its own (a pidfd, not the end of the pipes), so a request is
+answered as soon as the agent is gone, and every process that inherited this agent's marker
+(`SYMPOSIUM_AGENT_MARK` in its environment) is killed with the group.
 """
 
 from __future__ import annotations
@@ -13,12 +18,14 @@ import collections
 import contextlib
 import logging
 import os
+import secrets
 import signal
 from collections.abc import Callable, Mapping
 
 log = logging.getLogger(__name__)
 
 STREAM_LIMIT = 64 * 1024 * 1024
+MARK_ENV = "SYMPOSIUM_AGENT_MARK"
 
 
 class AgentProcess:
@@ -41,6 +48,7 @@ class AgentProcess:
         self.proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
         self.exited = asyncio.Event()
+        self.mark = secrets.token_hex(12)  # inherited by every descendant, setsid() or not
 
     @property
     def pid(self) -> int | None:
@@ -49,6 +57,7 @@ class AgentProcess:
     async def start(self) -> tuple[asyncio.StreamWriter, asyncio.StreamReader]:
         env = dict(os.environ)
         env.update(self.extra_env)
+        env[MARK_ENV] = self.mark
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 self.command,
@@ -93,12 +102,46 @@ class AgentProcess:
 
     async def _watch(self) -> None:
         assert self.proc is not None
-        await self.proc.wait()
+        # Not `proc.wait()`: it also waits for the pipes to close, which a re-parented
+        # descendant holding them may never do.
+        await self._leader_exit()
         if self._stderr_task is not None:
             # Let the last words of a crashing agent reach the tail before anyone reports it.
             with contextlib.suppress(asyncio.TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)
         self.exited.set()
+        await self._kill_leftovers()
+
+    async def _leader_exit(self) -> None:
+        """Return once the agent's own process has exited (whoever still holds its pipes)."""
+        proc = self.proc
+        assert proc is not None
+        loop = asyncio.get_running_loop()
+        try:
+            fd = os.pidfd_open(proc.pid)
+        except ProcessLookupError:
+            return  # gone (and reaped) already
+        except (AttributeError, OSError):
+            fd = None
+        if fd is not None:
+            gone = loop.create_future()
+            loop.add_reader(fd, lambda: gone.done() or gone.set_result(None))
+            try:
+                await gone
+            finally:
+                loop.remove_reader(fd)
+                os.close(fd)
+            return
+        while proc.returncode is None:  # no pidfd here: the child watcher sets it at exit
+            await asyncio.sleep(0.1)
+
+    async def _kill_leftovers(self) -> None:
+        """SIGKILL the agent's process group and every process carrying its mark (descendants
+        that called setsid() and were re-parented, which a group signal does not reach)."""
+        self._signal_group(signal.SIGKILL)
+        for pid in await asyncio.to_thread(_marked_processes, self.mark):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
 
     @property
     def returncode(self) -> int | None:
@@ -123,12 +166,13 @@ class AgentProcess:
                 if proc.stdin is not None:
                     proc.stdin.close()
             self._signal_group(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(proc.wait(), grace)
+            try:  # the leader's exit, not the pipes' end (a descendant may hold them)
+                await asyncio.wait_for(self.exited.wait(), grace)
             except asyncio.TimeoutError:
                 pass
-        # Whatever the leader did, the group may still hold children: make sure they go.
-        self._signal_group(signal.SIGKILL)
+        # Whatever the leader did, the group (and descendants that left it) may still hold
+        # children and our pipes: make sure they go.
+        await self._kill_leftovers()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(proc.wait(), grace)
         if self._stderr_task is not None:
@@ -143,3 +187,25 @@ class AgentProcess:
 
 class AgentStartError(Exception):
     pass
+
+
+def _marked_processes(mark: str) -> list[int]:
+    """Pids of our own processes whose environment carries `MARK_ENV=mark` (Linux /proc)."""
+    needle = f"{MARK_ENV}={mark}".encode()
+    me = os.getpid()
+    out = []
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return out
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                environ = f.read()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            out.append(int(entry))
+    return out

@@ -4,6 +4,7 @@ Over stdio (`python tests/agents/echo_agent.py`). Prompts:
 - `stream N [DELAY]` streams N chunks `c<i> ` (DELAY seconds apart) and stops early on cancel;
 - `permit <title> [KIND...]` asks permission for a tool call titled <title>, offering only the
   option kinds given (default: all four), and replies `OUTCOME: <kind or cancelled>`;
+- `foreign N` sends N `session/update`s for a session that does not exist, then says `done`;
 - `crash` streams one chunk, writes to stderr and exits with status 3 mid-turn;
 - anything else is echoed back as `ECHO: <prompt>` in one chunk.
 `--exit-on-start` makes it exit at once with an error on stderr (an agent that fails to start).
@@ -81,6 +82,13 @@ class EchoAgent:
                     except asyncio.TimeoutError:
                         pass
             return PromptResponse(stop_reason="cancelled" if cancelled.is_set() else "end_turn")
+        if words[:1] == ["foreign"]:  # `foreign N`: N updates for a session that does not exist
+            for i in range(int(words[1])):
+                await self.conn.session_update(
+                    session_id="no-such-session", update=acp.update_agent_message_text(f"spam{i} ")
+                )
+            await self.say(session_id, "done")
+            return PromptResponse(stop_reason="end_turn")
         if words[:1] == ["permit"]:
             kinds = [w for w in words[2:]] or [
                 "allow_once",
