@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
@@ -30,6 +30,17 @@ from symposium_tui.themes import DEFAULT_THEME, load_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalInfo, ApprovalQueue
 from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliza_choice
 
+if TYPE_CHECKING:  # the bridge loads after the first frame: its types only for the checker
+    from bridge import events as ev
+    from bridge.approvals import ApprovalBroker, ConsoleHandle
+    from bridge.core import Bridge
+    from symposium_tui.host import ConsoleHost, Hosted
+    from symposium_tui.links import LinkSet
+    from symposium_tui.screens.help import HelpGroup
+    from symposium_tui.state import ConsoleState
+
+    Connect = Callable[[], Awaitable[tuple[Hosted, ConsoleHost | None]]]
+
 TAB_TITLES = {
     "approvals": "Approvals",
     "sessions": "Sessions",
@@ -42,7 +53,7 @@ APP_NAME = "Symposium"
 class BridgeEvent(Message):
     """An approval event from the bridge's bus, delivered on the app's message queue."""
 
-    def __init__(self, event: Any) -> None:
+    def __init__(self, event: ev.ApprovalRequested | ev.ApprovalResolved) -> None:
         super().__init__()
         self.event = event
 
@@ -51,7 +62,12 @@ class _ConsoleAnswerer:
     """The queue's way to answer: this console's handle on the broker, and the links to the hosts
     it is attached to (`symposium_tui.links`), each answering the cards that came from it."""
 
-    def __init__(self, broker: Any = None, handle: Any = None, links: Any = None) -> None:
+    def __init__(
+        self,
+        broker: ApprovalBroker | None = None,
+        handle: ConsoleHandle | None = None,
+        links: LinkSet | None = None,
+    ) -> None:
         self.broker = broker
         self.handle = handle
         self.links = links
@@ -116,33 +132,28 @@ class SymposiumApp(App[int]):
 
     def __init__(
         self,
-        bridge: Any = None,
+        hosted: Hosted | None = None,
         *,
-        connect: Callable[[], Awaitable[tuple[Any, Any]]] | None = None,
-        settings_store: Any = None,
-        state: Any = None,
+        connect: Connect | None = None,
+        state: ConsoleState | None = None,
         arm_delay: float = 0.5,
         linger: float = 2.0,
         clock: Callable[[float], str] | None = None,
         deterministic_eliza: bool = False,
         alert: bool = True,
         theme: str | None = None,
-        host: Any = None,
-        links: Any = None,
+        host: ConsoleHost | None = None,
+        links: LinkSet | None = None,
     ) -> None:
         super().__init__()
-        if bridge is None and connect is None and links is None:
-            raise ValueError("a bridge, a way to connect one, or hosts to attach to")
-        self.links = links  # a symposium_tui.links.LinkSet: the hosts this console attaches to
-        self.bridge = bridge
+        if hosted is None and connect is None and links is None:
+            raise ValueError("a hosted bridge, a way to connect one, or hosts to attach to")
+        self.links = links  # the hosts this console attaches to
+        self.hosted = hosted
         self._connect = connect
-        self.settings_store = (
-            settings_store
-            if settings_store is not None
-            else getattr(bridge, "settings_store", None)
-        )
-        self.settings_error: str | None = getattr(bridge, "settings_error", None)
-        self.settings: Any = None
+        self.settings_store: SettingsStore | None = None
+        self.settings_error: str | None = None
+        self.settings: Settings | None = None
         self.console_state = state
         self.arm_delay = arm_delay
         self.linger = linger
@@ -150,7 +161,7 @@ class SymposiumApp(App[int]):
         self.deterministic_eliza = deterministic_eliza
         self.alert = alert
         self.host = host
-        self.handle: Any = None
+        self.handle: ConsoleHandle | None = None
         self.terminal_title = ""
         self.pending_count = 0
         self.bells = 0  # rung for new cards (tests read it: a headless app has no terminal to ring)
@@ -160,8 +171,8 @@ class SymposiumApp(App[int]):
         self._return_to: tuple[str, Widget | None] | None = None
         self._shut_down = False
         self._chat: ChatPane | None = None  # kept for shutdown: the DOM may be gone by then
-        if bridge is not None:
-            self._load_settings()
+        if hosted is not None:
+            self._take_settings(hosted)
             preferences = self.settings.prefs if self.settings is not None else Preferences()
         else:
             # The bridge comes after the first frame; the theme is needed for that frame, and
@@ -179,13 +190,23 @@ class SymposiumApp(App[int]):
 
     # --- settings --------------------------------------------------------------------------------------
 
-    def _config_dir(self) -> Any:
+    def _config_dir(self) -> Path:
         store = self.settings_store
-        if store is not None and getattr(store, "path", None) is not None:
+        if store is not None:
             return store.path.parent
         from bridge.paths import config_dir
 
         return config_dir()
+
+    @property
+    def bridge(self) -> Bridge | None:
+        """The bridge, once it is there (it loads after the first frame)."""
+        return self.hosted.bridge if self.hosted is not None else None
+
+    def _take_settings(self, hosted: Hosted) -> None:
+        self.settings_store = hosted.settings_store
+        self.settings_error = hosted.settings_error
+        self._load_settings()
 
     def _load_settings(self) -> None:
         if self.settings_store is None:
@@ -204,7 +225,7 @@ class SymposiumApp(App[int]):
                 choices.append(agent_choice(config))
         return choices
 
-    def settings_changed(self, settings: Any) -> None:
+    def settings_changed(self, settings: Settings) -> None:
         """The settings screen wrote the file: the live policy and the chat's agents follow."""
         self.settings = settings
         self.settings_error = None
@@ -244,41 +265,25 @@ class SymposiumApp(App[int]):
         yield Footer(compact=True)
 
     def _pane(self, tab: str) -> Widget:
+        bridge = self.bridge
+        assert bridge is not None, "the panes come with the bridge"
         if tab == "sessions":
-            return self._sessions_pane()
+            from symposium_tui.widgets.sessions import SessionsPane
+
+            return SessionsPane(self._state(), bridge)
         if tab == "toolcalls":
-            return self._toollog_pane()
-        self._chat = ChatPane(self.bridge, self.agent_choices(), id="chat-pane")
+            from symposium_tui.widgets.toollog import ToolLogPane
+
+            return ToolLogPane(self._state())
+        self._chat = ChatPane(bridge, self.agent_choices(), id="chat-pane")
         return self._chat
 
-    def _state(self) -> Any:
+    def _state(self) -> ConsoleState:
         if self.console_state is None:
-            try:
-                from symposium_tui.state import ConsoleState
-            except ImportError:
-                return None
+            from symposium_tui.state import ConsoleState
+
             self.console_state = ConsoleState(self.bridge)
         return self.console_state
-
-    def _sessions_pane(self) -> Widget:
-        state = self._state()
-        try:
-            from symposium_tui.widgets.sessions import SessionsPane
-        except ImportError:
-            return Static(
-                "The sessions inspector is not available in this build.", classes="placeholder"
-            )
-        return SessionsPane(state, self.bridge)
-
-    def _toollog_pane(self) -> Widget:
-        state = self._state()
-        try:
-            from symposium_tui.widgets.toollog import ToolLogPane
-        except ImportError:
-            return Static(
-                "The tool-call log is not available in this build.", classes="placeholder"
-            )
-        return ToolLogPane(state)
 
     @property
     def _main(self) -> Screen:
@@ -326,12 +331,12 @@ class SymposiumApp(App[int]):
     async def _start_bridge(self) -> None:
         assert self._connect is not None
         try:
-            self.bridge, self.host = await self._connect()
+            hosted, self.host = await self._connect()
         except Exception as exc:  # another console already runs, a socket that cannot be made, ...
             self.exit(return_code=1, message=f"symposium-tui: {exc}")
             return
-        self.settings_store = getattr(self.bridge, "settings_store", None) or self.settings_store
-        self._load_settings()
+        self.hosted = hosted
+        self._take_settings(hosted)
         for tab in ("sessions", "toolcalls", "chat"):
             pane = self._main.query_one(f"#{tab}", TabPane)
             await pane.query(".starting").remove()
@@ -344,12 +349,14 @@ class SymposiumApp(App[int]):
         self.post_message(BridgeEvent(event))
 
     def _attach_bridge(self) -> None:
-        broker = self.bridge.approvals
+        bridge = self.bridge
+        assert bridge is not None
+        broker = bridge.approvals
         self.handle = broker.attach(console_name())
         self.queue.answerer = _ConsoleAnswerer(broker, self.handle, self.links)
-        self._unsubscribe = self.bridge.bus.subscribe(self._on_bus_event)
+        self._unsubscribe = bridge.bus.subscribe(self._on_bus_event)
         state = self._state()
-        if state is not None and not getattr(state, "attached", True):
+        if not state.attached:
             state.attach()
         for pending in list(broker.pending.values()):
             self.queue.add(ApprovalInfo.from_pending(pending))
@@ -369,10 +376,11 @@ class SymposiumApp(App[int]):
 
         self.call_after_refresh(run)
 
-    def _on_bus_event(self, event: Any) -> None:
+    def _on_bus_event(self, event: ev.Event) -> None:
         # Called synchronously by the bridge; hand the event to the app's own queue.
-        kind = getattr(event, "type", "")
-        if kind in ("approval_requested", "approval_resolved"):
+        from bridge import events as ev
+
+        if isinstance(event, (ev.ApprovalRequested, ev.ApprovalResolved)):
             self.post_message(BridgeEvent(event))
 
     async def action_quit(self) -> None:
@@ -398,7 +406,7 @@ class SymposiumApp(App[int]):
         if self.links is not None:
             await self.links.stop()
         state = self.console_state
-        if state is not None and getattr(state, "attached", False):
+        if state is not None and state.attached:
             state.detach()
         chat = self.chat_pane() or self._chat
         if chat is not None:
@@ -574,7 +582,34 @@ class SymposiumApp(App[int]):
         from symposium_tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+            self.push_screen(HelpScreen(self.help_groups()))
+
+    def help_groups(self) -> list[HelpGroup]:
+        """Every key, grouped by where it works, read from the bindings themselves."""
+        from symposium_tui.screens.settings import AgentsPanel, RulesPanel, SettingsScreen
+
+        return [
+            (
+                "Anywhere",
+                list(self.BINDINGS),
+                [
+                    ("ctrl+p", "Command palette: every action, themes"),
+                    ("tab", "Next widget"),
+                    ("shift+tab", "Previous widget"),
+                ],
+            ),
+            (
+                "On an approval card",
+                ApprovalCard.BINDINGS + ApprovalQueue.BINDINGS,
+                [("enter", "(in the deny reason) Deny with that reason")],
+            ),
+            ("In the chat", list(ChatPane.BINDINGS), [("enter", "Send the message")]),
+            (
+                "Settings (F4)",
+                SettingsScreen.BINDINGS + AgentsPanel.BINDINGS + RulesPanel.BINDINGS,
+                [],
+            ),
+        ]
 
     def action_settings(self) -> None:
         from symposium_tui.screens.settings import SettingsScreen
@@ -835,10 +870,11 @@ async def _run_console(
 
     servers: list[Any] = []
 
-    async def connect() -> tuple[Any, Any]:
-        from symposium_tui.host import ConsoleHost, build_bridge
+    async def connect() -> tuple[Hosted, ConsoleHost | None]:
+        from symposium_tui.host import ConsoleHost, build_hosted
 
-        bridge = build_bridge(cwd=cwd, event_log=event_log, bridge_options=bridge_options)
+        hosted = build_hosted(cwd=cwd, event_log=event_log, bridge_options=bridge_options)
+        bridge = hosted.bridge
         host = ConsoleHost(bridge)
         try:
             await host.start()
@@ -856,12 +892,12 @@ async def _run_console(
                 servers.append(server)
         except BaseException:
             await host.stop()
-            await _close_bridge(bridge)
+            await hosted.close()
             raise
         from bridge.core import settle_heap
 
         settle_heap()  # after the first frame: the console is drawn before this runs
-        return bridge, host
+        return hosted, host
 
     app = SymposiumApp(connect=connect, arm_delay=preferences.arm_delay)
     # A closed SSH session (SIGHUP) or a `kill` (SIGTERM) leaves like Ctrl+Q does: what this
@@ -880,8 +916,8 @@ async def _run_console(
             await server.stop()
         if app.host is not None:
             await app.host.stop()
-        if app.bridge is not None:
-            await _close_bridge(app.bridge)
+        if app.hosted is not None:
+            await app.hosted.close()
     if servers:
         print(
             f"symposium-tui: served the OpenAI-compatible API on {servers[0].url}", file=sys.stderr
@@ -917,13 +953,3 @@ def run_attached(targets: list[Any], *, mouse: bool = True) -> int:
         return app.return_code or 0
 
     return asyncio.run(main())
-
-
-async def _close_bridge(bridge: Any) -> None:
-    notifier = getattr(bridge, "notifier", None)
-    if notifier is not None:
-        await notifier.close()
-    await bridge.close()
-    audit = getattr(bridge.approvals, "audit", None)
-    if audit is not None:
-        audit.close()

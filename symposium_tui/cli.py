@@ -262,9 +262,10 @@ def _load_bridge() -> None:
     # Run in a background thread while the fast path answers cheap requests.
     import gc
 
-    import bridge.stdio  # noqa: F401  (asyncio, pydantic, the core)
     import acp  # noqa: F401  (the ACP SDK: needed by the first chat request)
+
     import bridge.agents.eliza  # noqa: F401
+    import bridge.stdio  # noqa: F401  (asyncio, pydantic, the core)
 
     # The long-lived objects of those imports need no more collecting: keep them out of the
     # collector's full passes, which otherwise stall a streaming reply now and then.
@@ -354,18 +355,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _setup_logging(args.log or "info", args.log_dir, None)
     import asyncio
 
-    from symposium_tui.host import ConsoleHost, HostError, build_bridge, serve_forever
+    from symposium_tui.host import ConsoleHost, HostError, build_hosted, serve_forever
 
     async def main() -> int:
-        bridge = build_bridge(
+        hosted = build_hosted(
             cwd=args.cwd,
             event_log=args.event_log,
             bridge_options=bridge_options(args),
             hold=True,
             approval_timeout=args.approval_timeout,
         )
-        if getattr(bridge, "settings_error", None):
-            print(f"symposium-tui: {bridge.settings_error}", file=sys.stderr)
+        bridge = hosted.bridge
+        if hosted.settings_error:
+            print(f"symposium-tui: {hosted.settings_error}", file=sys.stderr)
         openai = None
         errors: tuple[type[Exception], ...] = (HostError,)
         if args.openai:
@@ -383,13 +385,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
                 )
             except ServeError as exc:
                 print(f"symposium-tui: {exc}", file=sys.stderr)
-                await bridge.close()
+                await hosted.close()
                 return 2
         try:
-            await serve_forever(bridge, ConsoleHost(bridge), openai=openai)
+            await serve_forever(hosted, ConsoleHost(bridge), openai=openai)
         except errors as exc:
             print(f"symposium-tui: {exc}", file=sys.stderr)
-            await bridge.close()
+            await hosted.close()
             return 1
         return 0
 

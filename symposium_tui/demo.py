@@ -72,8 +72,8 @@ def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
     from bridge.approvals import ApprovalBroker, Rule
     from bridge.core import Bridge
     from bridge.settings import AgentConfig, SettingsStore
-
     from symposium_tui.app import SymposiumApp
+    from symposium_tui.host import Hosted
 
     config = Path(config_dir or tempfile.mkdtemp(prefix="symposium-demo-"))
     store = SettingsStore(config / "settings.toml")
@@ -106,7 +106,6 @@ def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
         persist_bypass=lambda agent: store.set_agent_bypass(agent, True),
     )
     bridge = Bridge(cwd=CWD, bus=bus, approvals=broker, idle_timeout=None)
-    bridge.settings_store = store  # type: ignore[attr-defined]
     options: dict[str, Any] = {
         "arm_delay": 0.0,
         "linger": 3600.0,
@@ -115,7 +114,7 @@ def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
         "clock": DemoClock.format,
     }
     options.update(app_options)
-    app = SymposiumApp(bridge, settings_store=store, **options)
+    app = SymposiumApp(Hosted(bridge, store), **options)
     app.demo_clock = clock  # type: ignore[attr-defined]
     return app
 

@@ -1,7 +1,9 @@
 """The bridge hosted in the console's process, and the console socket VS Code's relay reaches.
 
-`build_bridge()` assembles the core with what a person configured: the settings-backed approval
-policy, the audit log, and Bypass answers persisted to the settings file. `ConsoleHost` listens on
+`build_hosted()` assembles the core with what a person configured — the settings-backed approval
+policy, the audit log, and Bypass answers persisted to the settings file — and returns it as a
+`Hosted`: the one typed object the console holds (the bridge, the settings store, the settings
+file's load error). `ConsoleHost` listens on
 `<runtime dir>/console.sock` (directory 0700, socket 0600); every connection is one vscodelm
 JSON-RPC connection with its own history, exactly as if it were a stdio process — unless its first
 line is a `console/hello`: then it is a console attaching (`symposium_tui.console_protocol`,
@@ -17,8 +19,9 @@ import logging
 import os
 import socket
 import struct
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
 from bridge.approvals import ApprovalBroker, AuditLog
@@ -28,6 +31,10 @@ from bridge.rpc import LINE_LIMIT
 from bridge.settings import Settings, SettingsError, SettingsStore
 from bridge.vscodelm import serve_connection
 from symposium_tui.console_protocol import is_hello, serve_console
+
+if TYPE_CHECKING:
+    from bridge.openai import OpenAIServer
+    from symposium_tui.notify import Notifier
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +50,30 @@ def audit_path() -> Path:
     return config_dir() / "audit.jsonl"
 
 
-def build_bridge(
+@dataclass
+class Hosted:
+    """What the console hosts: the bridge and the settings it was built from."""
+
+    bridge: Bridge
+    settings_store: SettingsStore
+    settings_error: str | None = None  # the settings file could not be used (shown, not fixed)
+    notifier: Notifier | None = None  # `[notify]`: pending approvals announced elsewhere
+
+    @property
+    def audit(self) -> AuditLog | None:
+        """The approval audit log, when the bridge keeps one."""
+        return self.bridge.approvals.audit
+
+    async def close(self) -> None:
+        """Stop the notifier and the bridge's agents, then close the audit log."""
+        if self.notifier is not None:
+            await self.notifier.close()
+        await self.bridge.close()
+        if self.audit is not None:
+            self.audit.close()
+
+
+def build_hosted(
     *,
     cwd: str | None = None,
     event_log: str | None = None,
@@ -52,7 +82,7 @@ def build_bridge(
     audit: bool = True,
     hold: bool = False,
     approval_timeout: float | None = None,
-) -> Bridge:
+) -> Hosted:
     """The core with the person's settings: policy, persisted bypass, audit log, preferences.
 
     `hold` keeps approvals pending while no console is attached (`serve`); `approval_timeout`
@@ -97,10 +127,7 @@ def build_bridge(
         notifier = Notifier.for_broker(settings.notify, broker)
     options.update(bridge_options or {})
     bridge = Bridge(cwd=cwd, bus=bus, approvals=broker, **options)
-    bridge.settings_store = store  # type: ignore[attr-defined]
-    bridge.settings_error = settings_error  # type: ignore[attr-defined]
-    bridge.notifier = notifier  # type: ignore[attr-defined]
-    return bridge
+    return Hosted(bridge, store, settings_error, notifier)
 
 
 def ensure_private_dir(path: Path) -> Path:
@@ -219,7 +246,9 @@ class ConsoleHost:
                 self.path.unlink()
 
 
-async def serve_forever(bridge: Bridge, host: ConsoleHost, openai: Any = None) -> None:
+async def serve_forever(
+    hosted: Hosted, host: ConsoleHost, openai: OpenAIServer | None = None
+) -> None:
     """`symposium-tui serve`: the host without a UI, until a signal."""
     import signal
 
@@ -239,7 +268,7 @@ async def serve_forever(bridge: Bridge, host: ConsoleHost, openai: Any = None) -
 
     settle_heap()
     print(f"symposium-tui: serving on {host.path}", flush=True)
-    broker = bridge.approvals
+    broker = hosted.bridge.approvals
     if broker.timeout:
         print(
             f"symposium-tui: approvals wait up to {broker.timeout:g} s for a console "
@@ -254,7 +283,4 @@ async def serve_forever(bridge: Bridge, host: ConsoleHost, openai: Any = None) -
         if openai is not None:
             await openai.stop()
         await host.stop()
-        notifier = getattr(bridge, "notifier", None)
-        if notifier is not None:
-            await notifier.close()
-        await bridge.close()
+        await hosted.close()

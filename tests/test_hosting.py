@@ -252,12 +252,12 @@ def _connect_as(uid: int, path: str, conn_r: int) -> None:
 
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to act as another user")
 async def test_peers_of_another_uid_are_refused(tmp_path):
-    from symposium_tui.host import ConsoleHost, build_bridge
-
     import shutil
     import tempfile
 
-    bridge = build_bridge(cwd=str(tmp_path), audit=False)
+    from symposium_tui.host import ConsoleHost, build_hosted
+
+    bridge = build_hosted(cwd=str(tmp_path), audit=False).bridge
     sock_dir = Path(
         tempfile.mkdtemp(prefix="symposium-uid-test-", dir="/tmp")
     )  # reachable by others once loosened

@@ -22,30 +22,8 @@ CARD_NOTES = (
 )
 
 
-def _groups() -> list[tuple[str, list[Binding], list[tuple[str, str]]]]:
-    from symposium_tui.app import SymposiumApp
-    from symposium_tui.screens.settings import AgentsPanel, RulesPanel, SettingsScreen
-    from symposium_tui.widgets.approvals import ApprovalCard, ApprovalQueue
-    from symposium_tui.widgets.chat import ChatPane
-
-    return [
-        (
-            "Anywhere",
-            SymposiumApp.BINDINGS,
-            [
-                ("ctrl+p", "Command palette: every action, themes"),
-                ("tab", "Next widget"),
-                ("shift+tab", "Previous widget"),
-            ],
-        ),
-        (
-            "On an approval card",
-            ApprovalCard.BINDINGS + ApprovalQueue.BINDINGS,
-            [("enter", "(in the deny reason) Deny with that reason")],
-        ),
-        ("In the chat", ChatPane.BINDINGS, [("enter", "Send the message")]),
-        ("Settings (F4)", SettingsScreen.BINDINGS + AgentsPanel.BINDINGS + RulesPanel.BINDINGS, []),
-    ]
+HelpGroup = tuple[str, list[Binding], list[tuple[str, str]]]
+"""A section of the help: its title, the bindings it lists, and extra (key, description) rows."""
 
 
 class HelpScreen(ModalScreen[None]):
@@ -72,11 +50,17 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
+    def __init__(self, groups: list[HelpGroup]) -> None:
+        """`groups`: what the app says is where (`SymposiumApp.help_groups`), so this screen
+        needs to know nothing of the widgets it describes."""
+        super().__init__()
+        self.groups = groups
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
             yield Static(Text("Symposium console — keys", style="bold"), classes="help-title")
             yield Static(INTRO)
-            for title, bindings, extra in _groups():
+            for title, bindings, extra in self.groups:
                 yield Static(title, classes="help-title")
                 yield Static(self._table(bindings, extra))
                 if title == "On an approval card":

@@ -8,10 +8,11 @@ and is never written: the screen refuses changes until the file is fixed and rel
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -30,6 +31,9 @@ from textual.widgets import (
     TabPane,
 )
 
+from bridge.settings import AgentConfig, Preferences, Settings, SettingsError, SettingsStore
+from symposium_tui.app import SymposiumApp
+
 TOOL_KINDS = (
     "read",
     "edit",
@@ -44,29 +48,25 @@ TOOL_KINDS = (
 )
 
 
-def _app_settings(widget: Any) -> Any:
-    return getattr(widget.app, "settings", None)
-
-
-def _live_bypass(widget: Any) -> set[str]:
+def _live_bypass(app: SymposiumApp) -> set[str]:
     """The agents the running bridge lets through without asking (none before it is up)."""
-    bridge = getattr(widget.app, "bridge", None)
+    bridge = app.bridge
     return set(bridge.approvals.policy.bypass_agents) if bridge is not None else set()
 
 
-def _write(widget: Any, change: Any) -> bool:
+def _write(
+    widget: AgentsPanel | RulesPanel | PreferencesPanel, change: Callable[[SettingsStore], Settings]
+) -> bool:
     """Run one settings change; report what went wrong instead of raising."""
-    from bridge.settings import SettingsError
-
     app = widget.app
-    if getattr(app, "settings_error", None):
+    if app.settings_error:
         app.notify(
             f"The settings file is broken; fix it, then press r to reload.\n{app.settings_error}",
             severity="error",
             timeout=8,
         )
         return False
-    store = getattr(app, "settings_store", None)
+    store = app.settings_store
     if store is None:
         app.notify("No settings file is available.", severity="error")
         return False
@@ -78,11 +78,7 @@ def _write(widget: Any, change: Any) -> bool:
     except (ValueError, IndexError) as exc:
         app.notify(str(exc), severity="error", timeout=8)
         return False
-    changed = getattr(app, "settings_changed", None)
-    if changed is not None:
-        changed(settings)
-    else:
-        app.settings = settings
+    app.settings_changed(settings)
     screen = widget.screen if isinstance(widget.screen, SettingsScreen) else None
     if screen is not None:
         screen.refresh_all()
@@ -90,6 +86,8 @@ def _write(widget: Any, change: Any) -> bool:
 
 
 class AgentsPanel(Vertical):
+    app = getters.app(SymposiumApp)
+
     BINDINGS = [
         Binding(
             "b,space",
@@ -116,8 +114,8 @@ class AgentsPanel(Vertical):
         table = self.query_one("#agents-table", DataTable)
         row = table.cursor_row
         table.clear()
-        settings = _app_settings(self)
-        bypass = _live_bypass(self)
+        settings = self.app.settings
+        bypass = _live_bypass(self.app)
         agents = dict(settings.agents) if settings is not None else {}
         if "eliza" not in agents:
             table.add_row(
@@ -154,9 +152,9 @@ class AgentsPanel(Vertical):
         agent_id = self._selected()
         if agent_id is None:
             return
-        settings = _app_settings(self)
+        settings = self.app.settings
         config = settings.agents.get(agent_id) if settings is not None else None
-        current = config.bypass if config is not None else agent_id in _live_bypass(self)
+        current = config.bypass if config is not None else agent_id in _live_bypass(self.app)
         if _write(self, lambda store: store.set_agent_bypass(agent_id, not current)):
             self.app.notify(f"Bypass for {agent_id} is {'off' if current else 'on'}.")
 
@@ -165,7 +163,7 @@ class AgentsPanel(Vertical):
 
     def action_edit_agent(self) -> None:
         agent_id = self._selected()
-        settings = _app_settings(self)
+        settings = self.app.settings
         if agent_id is None or settings is None or agent_id not in settings.agents:
             self.app.notify("The built-in Eliza has no settings to edit; b toggles its bypass.")
             return
@@ -177,7 +175,7 @@ class AgentsPanel(Vertical):
 
     def action_remove_agent(self) -> None:
         agent_id = self._selected()
-        settings = _app_settings(self)
+        settings = self.app.settings
         if agent_id is None or settings is None or agent_id not in settings.agents:
             return
         if _write(self, lambda store: store.remove_agent(agent_id)):
@@ -185,6 +183,8 @@ class AgentsPanel(Vertical):
 
 
 class RulesPanel(Vertical):
+    app = getters.app(SymposiumApp)
+
     BINDINGS = [
         Binding("n", "new_rule", "New rule"),
         Binding("x,delete", "remove_rule", "Remove"),
@@ -204,7 +204,7 @@ class RulesPanel(Vertical):
         table = self.query_one("#rules-table", DataTable)
         row = table.cursor_row
         table.clear()
-        settings = _app_settings(self)
+        settings = self.app.settings
         for i, rule in enumerate(settings.rules if settings is not None else [], 1):
             table.add_row(
                 str(i),
@@ -227,7 +227,7 @@ class RulesPanel(Vertical):
 
     def action_remove_rule(self) -> None:
         table = self.query_one("#rules-table", DataTable)
-        settings = _app_settings(self)
+        settings = self.app.settings
         if not table.row_count or settings is None:
             return
         index = table.cursor_row
@@ -237,6 +237,8 @@ class RulesPanel(Vertical):
 
 
 class PreferencesPanel(VerticalScroll):
+    app = getters.app(SymposiumApp)
+
     def compose(self) -> ComposeResult:
         with Horizontal(classes="pref-row"):
             yield Label("Theme", classes="pref-label")
@@ -262,19 +264,17 @@ class PreferencesPanel(VerticalScroll):
         with self.prevent(Select.Changed, Checkbox.Changed):
             themes.set_options([(n, n) for n in names])
             themes.value = app.theme
-            settings = _app_settings(self)
-            prefs = settings.preferences if settings is not None else {}
-            self.query_one("#pref-mouse", Checkbox).value = bool(prefs.get("mouse", True))
-        store = getattr(app, "settings_store", None)
-        path = getattr(store, "path", None)
+            settings = self.app.settings
+            prefs = settings.prefs if settings is not None else Preferences()
+            self.query_one("#pref-mouse", Checkbox).value = prefs.mouse
+        store = app.settings_store
+        path = store.path if store is not None else None
         self.query_one("#pref-path", Static).update(f"Settings file: {path}" if path else "")
 
     @on(Select.Changed, "#pref-theme")
     def _theme(self, event: Select.Changed) -> None:
         if isinstance(event.value, str) and event.value != self.app.theme:
-            setter = getattr(self.app, "set_theme", None)
-            if setter is not None:
-                setter(event.value)
+            self.app.set_theme(event.value)
 
     @on(Checkbox.Changed, "#pref-mouse")
     def _mouse(self, event: Checkbox.Changed) -> None:
@@ -282,6 +282,8 @@ class PreferencesPanel(VerticalScroll):
 
 
 class SettingsScreen(Screen[None]):
+    app = getters.app(SymposiumApp)
+
     BINDINGS = [
         Binding("escape,f4", "close", "Back"),
         Binding(
@@ -345,7 +347,7 @@ class SettingsScreen(Screen[None]):
 
     def refresh_all(self) -> None:
         error = self.query_one("#settings-error", Static)
-        message = getattr(self.app, "settings_error", None)
+        message = self.app.settings_error
         error.display = bool(message)
         if message:
             error.update(
@@ -371,9 +373,7 @@ class SettingsScreen(Screen[None]):
         tabs.active = self.SECTIONS[index]
 
     def action_reload(self) -> None:
-        from bridge.settings import SettingsError
-
-        store = getattr(self.app, "settings_store", None)
+        store = self.app.settings_store
         if store is None:
             return
         try:
@@ -382,9 +382,7 @@ class SettingsScreen(Screen[None]):
             self.app.settings_error = str(exc)
             self.app.notify(str(exc), severity="error", timeout=8)
         else:
-            changed = getattr(self.app, "settings_changed", None)
-            if changed is not None:
-                changed(settings)
+            self.app.settings_changed(settings)
             self.app.notify("Settings reloaded.")
         self.refresh_all()
 
@@ -482,8 +480,6 @@ class AgentForm(_FormScreen):
         return self.query_one(f"#agent-{name}", Input).value.strip()
 
     def _save(self) -> None:
-        from bridge.settings import AgentConfig
-
         agent_id = self._value("id")
         if not agent_id:
             self.app.notify("An agent needs an id.", severity="error")

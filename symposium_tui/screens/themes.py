@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -11,8 +11,12 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from symposium_tui.app import SymposiumApp
+
 
 class ThemePicker(ModalScreen[str | None]):
+    app = getters.app(SymposiumApp)
+
     BINDINGS = [Binding("escape", "cancel", "Keep the old theme")]
 
     DEFAULT_CSS = """
@@ -42,9 +46,7 @@ class ThemePicker(ModalScreen[str | None]):
         app = self.app
         self.original = app.theme
         ours = sorted(
-            n
-            for n in app.available_themes
-            if n.startswith("symposium-") or n in getattr(app, "theme_sources", {})
+            n for n in app.available_themes if n.startswith("symposium-") or n in app.theme_sources
         )
         others = sorted(n for n in app.available_themes if n not in ours)
         options = [Option(name, id=name) for name in ours + others]
@@ -69,11 +71,7 @@ class ThemePicker(ModalScreen[str | None]):
     def _chosen(self, event: OptionList.OptionSelected) -> None:
         name = event.option.id
         if name:
-            set_theme = getattr(self.app, "set_theme", None)
-            if set_theme is not None:
-                set_theme(name)
-            else:
-                self.app.theme = name
+            self.app.set_theme(name)
         self.dismiss(name)
 
     def action_cancel(self) -> None:

@@ -16,9 +16,12 @@ import json
 import os
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
+
+if TYPE_CHECKING:
+    from bridge.core import Bridge
 from symposium_tui.state.messages import agent_name, field_of
 from symposium_tui.state.notify import Coalescer, Listener
 from symposium_tui.state.records import (
@@ -71,7 +74,7 @@ class ConsoleState:
 
     def __init__(
         self,
-        bridge: Any = None,
+        bridge: Bridge | None = None,
         *,
         tool_capacity: int = 100_000,
         decision_capacity: int = 5_000,
@@ -155,7 +158,8 @@ class ConsoleState:
     # --- sessions --------------------------------------------------------------------------------
 
     def _seed_from_bridge(self) -> None:
-        for conn_name, conn in list(getattr(self.bridge, "connections", {}).items()):
+        assert self.bridge is not None
+        for conn_name, conn in list(self.bridge.connections.items()):
             for view in conn.tracker.sessions():
                 key = (conn_name, view.session_id)
                 if key in self.sessions:
@@ -243,11 +247,7 @@ class ConsoleState:
         take the committed messages from the request or the live tracker, or mark the gap."""
         if request_messages is not None and len(request_messages) >= length:
             return list(request_messages[:length])
-        conn = (
-            getattr(self.bridge, "connections", {}).get(rec.connection)
-            if self.bridge is not None
-            else None
-        )
+        conn = self.bridge.connections.get(rec.connection) if self.bridge is not None else None
         if conn is not None:
             view = conn.tracker.session(rec.session_id)
             if view is not None and len(view.committed) == length:

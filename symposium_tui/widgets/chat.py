@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widgets import Input, Label, Select, Static
 
 if TYPE_CHECKING:
+    from bridge.core import Bridge, ConnectionCore
     from bridge.settings import AgentConfig
 
 
@@ -98,13 +99,13 @@ class ChatPane(Vertical):
             self.outcome = outcome  # "complete", "cancelled", "error"
             self.text = text
 
-    def __init__(self, bridge: Any, agents: list[AgentChoice], *, id: str | None = None) -> None:
+    def __init__(self, bridge: Bridge, agents: list[AgentChoice], *, id: str | None = None) -> None:  # noqa: A002
         super().__init__(id=id)
         self.bridge = bridge
         self.agents = list(agents)
         self.agent = self.agents[0]
         self.messages: list[Any] = []
-        self.core: Any = None
+        self.core: ConnectionCore | None = None
         self.request_id: str | None = None
         self._ids = itertools.count(1)
 
@@ -338,7 +339,7 @@ class ChatPane(Vertical):
         await core.close()
 
     def _turns_drained(self) -> bool:
-        sessions = getattr(self.core, "sessions", {}) if self.core is not None else {}
+        sessions = self.core.sessions if self.core is not None else {}
         return all(
             getattr(s, "turn", None) is None or s.turn.done.is_set() for s in sessions.values()
         )

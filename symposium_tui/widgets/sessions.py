@@ -15,7 +15,7 @@ its replayed decisions the same way; `c` goes back to the live bridge.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from rich.text import Text
@@ -35,6 +35,9 @@ from symposium_tui.state import (
     message_text,
 )
 from symposium_tui.widgets.state_pane import StatePane
+
+if TYPE_CHECKING:
+    from bridge.core import Bridge
 
 __all__ = ["SessionsPane", "render_evidence_side", "render_history"]
 
@@ -250,7 +253,7 @@ class SessionsPane(StatePane):
     def __init__(
         self,
         state: ConsoleState,
-        bridge: Any = None,
+        bridge: Bridge | None = None,
         *,
         id: str | None = None,  # noqa: A002
         classes: str | None = None,

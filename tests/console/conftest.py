@@ -13,7 +13,8 @@ import pytest
 
 from bridge.core import Bridge
 from bridge.settings import SettingsStore
-from tests.console.helpers import Asker, make_bridge
+from symposium_tui.host import Hosted
+from tests.console.helpers import Asker, make_hosted
 
 
 @pytest.fixture
@@ -27,23 +28,28 @@ def store(config_dir: Path) -> SettingsStore:
 
 
 @pytest.fixture
-async def bridge(config_dir: Path, tmp_path: Path):
-    b = make_bridge(config_dir, str(tmp_path))
-    yield b
-    for approval_id in list(b.approvals.pending):
-        b.approvals.withdraw(approval_id, "test over")
-    await b.close()
+async def hosted(config_dir: Path, tmp_path: Path):
+    h = make_hosted(config_dir, str(tmp_path))
+    yield h
+    for approval_id in list(h.bridge.approvals.pending):
+        h.bridge.approvals.withdraw(approval_id, "test over")
+    await h.close()
 
 
 @pytest.fixture
-def make_app(bridge: Bridge) -> Callable[..., Any]:
+def bridge(hosted: Hosted) -> Bridge:
+    return hosted.bridge
+
+
+@pytest.fixture
+def make_app(hosted: Hosted) -> Callable[..., Any]:
     from symposium_tui.app import SymposiumApp
 
     def make(**options: Any) -> SymposiumApp:
         options.setdefault("arm_delay", 0.0)
         options.setdefault("linger", 0.0)
         options.setdefault("deterministic_eliza", True)
-        app = SymposiumApp(bridge, **options)
+        app = SymposiumApp(hosted, **options)
         app.animation_level = "none"  # no tab-underline slides to wait for
         return app
 

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bridge import events as ev
-from bridge.approvals import ApprovalBroker, ApprovalContext, Policy
+from bridge.approvals import ApprovalContext
 from bridge.core import Bridge
-from bridge.settings import SettingsError, SettingsStore
+from bridge.settings import SettingsStore
+from symposium_tui.host import Hosted, build_hosted
 
 ELIZA_OPTIONS = [
     {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
@@ -47,21 +47,15 @@ def run_call(title: str = "run the tests", call_id: str = "call-2") -> dict[str,
     }
 
 
-def make_bridge(config_dir: Path, cwd: str) -> Bridge:
-    """What `host.build_bridge` assembles, minus the audit log: settings-backed policy and bypass."""
-    store = SettingsStore(config_dir / "settings.toml")
-    bus = ev.EventBus()
-    try:
-        policy, error = store.load().policy(), None
-    except SettingsError as exc:  # a broken file: an empty policy, and the console says why
-        policy, error = Policy(), str(exc)
-    broker = ApprovalBroker(
-        bus, policy=policy, persist_bypass=lambda agent: store.set_agent_bypass(agent, True)
+def make_hosted(config_dir: Path, cwd: str) -> Hosted:
+    """What `host.build_hosted` assembles, minus the audit log: settings-backed policy and bypass
+    (a broken settings file: an empty policy, and the console says why)."""
+    return build_hosted(
+        cwd=cwd,
+        settings_store=SettingsStore(config_dir / "settings.toml"),
+        audit=False,
+        bridge_options={"idle_timeout": None},
     )
-    bridge = Bridge(cwd=cwd, bus=bus, approvals=broker, idle_timeout=None)
-    bridge.settings_store = store  # type: ignore[attr-defined]
-    bridge.settings_error = error  # type: ignore[attr-defined]
-    return bridge
 
 
 class Asker:

@@ -296,14 +296,14 @@ async def test_no_color_is_honoured(make_app, monkeypatch):
     assert colours == greys, f"coloured output under NO_COLOR: {sorted(colours - greys)[:5]}"
 
 
-async def test_started_without_a_bridge_the_console_draws_first_and_connects_right_after(bridge):
+async def test_started_without_a_bridge_the_console_draws_first_and_connects_right_after(hosted):
     from symposium_tui.app import SymposiumApp
 
     connected = []
 
     async def connect():
         connected.append(True)
-        return bridge, None
+        return hosted, None
 
     app = SymposiumApp(connect=connect, arm_delay=0, linger=0, deterministic_eliza=True)
     app.animation_level = "none"

@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from symposium_tui import demo
 from symposium_tui.app import SymposiumApp
-from tests.console.helpers import ONCE_OPTIONS, edit_call, make_bridge, run_call
+from tests.console.helpers import ONCE_OPTIONS, edit_call, make_hosted, run_call
 
 SIZE = (80, 24)
 
@@ -38,7 +38,8 @@ class SnapshotApp(SymposiumApp):
 
     def __init__(self, **options: Any) -> None:
         config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
-        bridge = make_bridge(config, "/home/you/project")
+        hosted = make_hosted(config, "/home/you/project")
+        bridge = hosted.bridge
         clock = demo.DemoClock()
         bridge.bus.subscribe(clock.stamp)
         options.setdefault("arm_delay", 0.0)
@@ -46,7 +47,7 @@ class SnapshotApp(SymposiumApp):
         options.setdefault("deterministic_eliza", True)
         options.setdefault("alert", False)
         options.setdefault("clock", fixed_clock)
-        super().__init__(bridge, **options)
+        super().__init__(hosted, **options)
         self.animation_level = "none"
         self.asks: list[asyncio.Future[Any]] = []
 

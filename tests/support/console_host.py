@@ -14,11 +14,12 @@ import signal
 import sys
 
 from bridge import events as ev
-from symposium_tui.host import ConsoleHost, build_bridge
+from symposium_tui.host import ConsoleHost, build_hosted
 
 
 async def main(mode: str, cwd: str | None) -> int:
-    bridge = build_bridge(cwd=cwd)
+    hosted = build_hosted(cwd=cwd)
+    bridge = hosted.bridge
     host = ConsoleHost(bridge)
     handle = bridge.approvals.attach("test-console")
 
@@ -41,7 +42,7 @@ async def main(mode: str, cwd: str | None) -> int:
     await stop.wait()
     handle.detach()
     await host.stop()
-    await bridge.close()
+    await hosted.close()
     if bridge.approvals.audit is not None:
         bridge.approvals.audit.close()
     return 0
