@@ -138,6 +138,11 @@ class ChatPane(Vertical):
         yield Static("", id="chat-banner")
         yield Input(placeholder=self._placeholder(), id="chat-input")
 
+    def on_mount(self) -> None:
+        # The log follows the conversation to its end (also when the banner takes a line from it)
+        # until the person scrolls back.
+        self.query_one("#chat-log", VerticalScroll).anchor()
+
     def _placeholder(self) -> str:
         return f"Message {self.agent.label} · Enter sends"
 

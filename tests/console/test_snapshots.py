@@ -202,7 +202,17 @@ def test_chat_waiting_for_an_approval(snap_compare):
         app.chat.send("Hello")
         await settle(pilot, lambda: not app.chat.busy)
         app.chat.send("ask permission to run the tests")
-        await settle(pilot, lambda: app.queue.pending and app.query_one("#chat-banner").display)
+        log = app.query_one("#chat-log")
+
+        def shown() -> bool:  # the card, the banner, and the log scrolled to its end
+            return bool(
+                app.queue.pending
+                and app.query_one("#chat-banner").display
+                and log.max_scroll_y > 0
+                and log.scroll_y == log.max_scroll_y
+            )
+
+        await settle(pilot, shown)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
