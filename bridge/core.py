@@ -33,6 +33,11 @@ def settle_heap() -> None:
     gc.freeze()
 
 
+def _log_failure(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.error("a cancelled request's submission failed", exc_info=task.exception())
+
+
 class Bridge:
     def __init__(
         self,
@@ -228,7 +233,18 @@ class ConnectionCore:
         if session is None:
             session = AgentSession(self, decision.session_id, request)
             self.sessions[decision.session_id] = session
-        await session.submit(decision, request, stream)
+        # A cancel answers at once, even while the session is still starting its agent: the
+        # submission carries on (the agent comes up for the next request) but is not waited for.
+        submitting = asyncio.ensure_future(session.submit(decision, request, stream))
+        try:
+            await asyncio.wait({submitting, stream.finished}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            submitting.cancel()
+            raise
+        if submitting.done():
+            submitting.result()
+        else:
+            submitting.add_done_callback(_log_failure)
         await stream.finished
 
     def _busy(self, session_id: str) -> bool:

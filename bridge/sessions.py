@@ -300,6 +300,8 @@ class AgentSession:
         # as one for the client's own tools (never by its title, which the agent chooses).
         self.client_calls: dict[str, str] = {}
         self._secrets: list[str] = []  # the agent's env values: never in a message we send or show
+        self._prompted = False  # the agent has been sent a prompt (it knows the conversation)
+        self._undelivered: str | None = None  # a cancelled request's prompt it never got
 
     @property
     def is_idle(self) -> bool:
@@ -346,6 +348,14 @@ class AgentSession:
                 context, prompt = replay_parts(request.messages if self.needs_replay else new)
             else:
                 prompt = turn_prompt(new[decision.prompt_start :], request.messages)
+            undelivered, self._undelivered = self._undelivered, None
+            if undelivered is not None and context is None and not self.needs_replay:
+                # The previous request was cancelled before its prompt reached the agent: what
+                # the agent never received is prompted now (only what it received counts as sent).
+                if decision.kind is DecisionKind.CANCEL:
+                    prompt = turn_prompt(new, request.messages)
+                else:
+                    prompt = f"{undelivered}\n\n{prompt}"
             if request.prompt_suffix:
                 prompt = f"{prompt}\n\n{request.prompt_suffix}"
             try:
@@ -355,6 +365,7 @@ class AgentSession:
                 await self.core.session_died(self, str(exc))
                 return
             if stream.done:
+                self._not_delivered(prompt, context)
                 return
             if (
                 self._tools_changed
@@ -365,11 +376,22 @@ class AgentSession:
                 self._tools_changed = False
                 await self.core.tool_server.wait_relisted(self._tool_server_key)
                 if stream.done:
+                    self._not_delivered(prompt, context)
                     return
             self.needs_replay = False
             turn = self._start_turn(prompt, stream, request.has_agent_action, context=context)
             turn.one_call = not request.parallel_tool_calls
         await asyncio.shield(stream.finished)
+
+    def _not_delivered(self, prompt: str, context: str | None) -> None:
+        """A request was cancelled before its prompt was sent: remember it for the next one. A
+        session that never prompted its agent replays the whole conversation instead."""
+        if context is not None or self.needs_replay or not self._prompted:
+            self.needs_replay = True
+            return
+        self._undelivered = (
+            prompt if self._undelivered is None else f"{self._undelivered}\n\n{prompt}"
+        )
 
     def _update_tools(self, request: ChatRequest) -> None:
         tools = request.client_tools
@@ -433,6 +455,7 @@ class AgentSession:
                 turn.id,
                 len(prompt),
             )
+            self._prompted = True
             try:
                 response = await self._until_agent_exits(
                     self.conn.prompt(session_id=self.acp_session_id, prompt=blocks)
@@ -1005,6 +1028,7 @@ class AgentSession:
     async def _stop_agent(self, reason: str) -> None:
         conn, closer, process = self.conn, self._closer, self.process
         self.conn = self._closer = self.process = None
+        self._prompted = False
         self.acp_session_id = None
         if self.state != "dead":
             self.state = "new"

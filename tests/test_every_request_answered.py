@@ -113,3 +113,29 @@ async def test_updates_for_a_session_that_does_not_exist_are_dropped_and_logged(
         await lm.close()
     dropped = [line for line in lm.stderr_lines if "for unknown ACP session" in line]
     assert 1 <= len(dropped) <= 3  # logged, not once per update
+
+
+async def test_a_cancel_during_agent_start_up_answers_at_once_and_loses_no_message(
+    tmp_path: Path,
+):
+    """VS Code's Stop while an `npx` agent is still starting: the request is answered
+    "cancelled" at once (not when the agent is up), and the user message the agent never
+    received is prompted with the next request."""
+    gate = tmp_path / "gate"
+    agent = echo_agent("--start-gate", str(gate))
+    lm = await LmClient.start("--cwd", str(tmp_path))
+    try:
+        first = lm.chat_start([user("first question")], agent=agent)
+        await wait_until(lambda: Path(str(gate) + ".starting").exists())
+        lm.cancel(1)
+        # Before: the answer waited for the agent to start (here: forever).
+        resp = await asyncio.wait_for(first, 30)
+        assert resp.error is not None and "cancelled" in resp.error["message"]
+        gate.touch()  # the agent comes up
+        second = await lm.chat(
+            [user("first question"), user("second question")], agent=agent, timeout=60
+        )
+        assert second.error is None
+        assert "first question" in second.text and "second question" in second.text, second.text
+    finally:
+        await lm.close()

@@ -7,7 +7,8 @@ Over stdio (`python tests/agents/echo_agent.py`). Prompts:
 - `foreign N` sends N `session/update`s for a session that does not exist, then says `done`;
 - `crash` streams one chunk, writes to stderr and exits with status 3 mid-turn;
 - anything else is echoed back as `ECHO: <prompt>` in one chunk.
-`--exit-on-start` makes it exit at once with an error on stderr (an agent that fails to start).
+`--start-gate PATH` makes it slow to start: it writes `PATH.starting`, then answers `initialize`
+only once PATH exists. `--exit-on-start` makes it exit at once with an error on stderr (an agent that fails to start).
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ class EchoAgent:
         self.conn = conn
 
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        if "--start-gate" in sys.argv:  # a slow start: until the test creates the gate file
+            gate = sys.argv[sys.argv.index("--start-gate") + 1]
+            with open(gate + ".starting", "w"):
+                pass
+            while not os.path.exists(gate):
+                await asyncio.sleep(0.02)
         return InitializeResponse(
             protocol_version=protocol_version,
             agent_capabilities=AgentCapabilities(
