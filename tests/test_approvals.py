@@ -10,6 +10,7 @@ import pytest
 
 from bridge import events as ev
 from bridge.approvals import ApprovalBroker, ApprovalContext, AuditLog, Policy, Rule
+from tests.support.waiting import until
 
 OPTIONS = [
     {"optionId": "a1", "name": "Allow", "kind": "allow_once"},
@@ -260,7 +261,7 @@ async def test_vscode_round_trip_is_asked_only_without_a_console(bus):
     assert (r.outcome, r.resolver) == ("allow_once", "vscode") and asked == [1]
     handle = broker.attach()
     task = asyncio.ensure_future(broker.request(ctx(), ask_client=ask_client))
-    await asyncio.sleep(0.01)
+    await until(lambda: broker.pending, what="the request waiting for the console")
     assert asked == [1], "with a console attached the console decides"
     handle.answer(next(iter(broker.pending)), "approve")
     assert (await task).resolver == "console"

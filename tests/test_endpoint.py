@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from tests.lmclient import (
     tool_result,
     user,
 )
+from tests.support.waiting import gone, until
 
 
 def decisions(event_log: Path) -> list[dict]:
@@ -410,10 +410,8 @@ async def test_stdin_eof_exits_and_kills_agent_process_groups(tmp_path):
     assert code == 0
     resp = client.pending_response(rid)
     assert resp.error is not None or fut.done()
-    await asyncio.sleep(0.2)
     for pid in pids:
-        with pytest.raises(ProcessLookupError):
-            os.kill(pid, 0)
+        await until(lambda pid=pid: gone(pid), what=f"agent process {pid} ended")
 
 
 async def test_session_new_gets_an_absolute_cwd(tmp_path):
@@ -421,9 +419,11 @@ async def test_session_new_gets_an_absolute_cwd(tmp_path):
     try:
         resp = await relative_cwd_client.chat([user("hi")], agent=echo_agent())
         assert resp.error is None
-        await asyncio.sleep(0.1)
-        lines = [l for l in relative_cwd_client.stderr_lines if "new_session cwd=" in l]
-        assert lines and lines[0].split("new_session cwd=")[1].strip() == str(tmp_path)
+        lines = await until(
+            lambda: [l for l in relative_cwd_client.stderr_lines if "new_session cwd=" in l],
+            what="the new_session log line",
+        )
+        assert lines[0].split("new_session cwd=")[1].strip() == str(tmp_path)
     finally:
         await relative_cwd_client.close()
 
@@ -443,20 +443,20 @@ async def test_idle_sessions_are_reaped_and_the_conversation_continues_with_repl
         first = await client.chat([user("U1")], agent=agent)
         pids = child_pids(client.proc.pid)
         assert pids
-        for _ in range(100):
-            await asyncio.sleep(0.05)
-            if any(json.loads(l)["type"] == "session_ended" for l in log.read_text().splitlines()):
-                break
+        await until(
+            lambda: any(
+                json.loads(l)["type"] == "session_ended" for l in log.read_text().splitlines()
+            ),
+            what="the idle session ended",
+        )
         ended = [
             json.loads(l)
             for l in log.read_text().splitlines()
             if json.loads(l)["type"] == "session_ended"
         ]
         assert ended and "idle" in ended[0]["reason"]
-        await asyncio.sleep(0.2)
         for pid in pids:
-            with pytest.raises(ProcessLookupError):
-                os.kill(pid, 0)
+            await until(lambda pid=pid: gone(pid), what=f"agent process {pid} ended")
         second = await client.chat([user("U1"), first.as_assistant(), user("U2")], agent=agent)
         assert (
             "User: U1" in second.text

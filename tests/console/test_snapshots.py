@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from symposium_tui import demo
 from symposium_tui.app import SymposiumApp
-from tests.console.helpers import ONCE_OPTIONS, edit_call, make_hosted, run_call
+from tests.console.helpers import ONCE_OPTIONS, edit_call, make_hosted, run_call, wait_for
 
 SIZE = (80, 24)
 
@@ -73,10 +73,10 @@ class SnapshotApp(SymposiumApp):
 
 
 async def settle(pilot: Any, until: Any = None) -> None:
-    for _ in range(500):
-        if until is None or until():
-            break
-        await pilot.pause(0.01)
+    """Wait for `until()` (a state, never a time: this fails rather than shoot a screen that is
+    not there yet), then let the app process what that state queued."""
+    if until is not None:
+        await wait_for(pilot, until, timeout=60.0)
     for screen in pilot.app.screen_stack:
         for widget in screen.query(Input):
             widget.cursor_blink = False

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -14,6 +13,7 @@ from bridge.events import JsonlEventLog
 from symposium_tui.state import ConsoleState, ToolCallStore, ToolEntry, message_parts, message_text
 from tests.console_panes.conftest import Conversation, new_commit_cancel, text_message
 from tests.lmclient import ELIZA, LmClient, assistant, user
+from tests.support.waiting import until
 
 
 def texts(messages):
@@ -215,7 +215,7 @@ async def test_listeners_hear_of_a_burst_once_per_topic_not_once_per_event(bridg
             )
         )
     assert heard == [], "nothing is announced synchronously, per event"
-    await asyncio.sleep(0.15)
+    await until(lambda: heard, what="the burst announced")
     assert heard == ["toolcalls"]
 
 
