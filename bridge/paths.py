@@ -19,6 +19,16 @@ def settings_path() -> Path:
     return config_dir() / "settings.toml"
 
 
+def themes_dir() -> Path:
+    """Your own console themes (`*.toml`), beside the settings."""
+    return config_dir() / "themes"
+
+
+def audit_path() -> Path:
+    """The approval audit log (hash-chained JSON lines)."""
+    return config_dir() / "audit.jsonl"
+
+
 def runtime_dir_path() -> str:
     """`runtime_dir()` as a string, with nothing but `os` (the endpoint's start-up path)."""
     explicit = os.environ.get("SYMPOSIUM_RUNTIME_DIR")

@@ -14,24 +14,56 @@ from typing import Any
 LOG_LEVELS = ("error", "warn", "warning", "info", "debug", "trace")
 
 
-def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    """Flags accepted before and after the subcommand (the extension puts them before)."""
-    default: Any = argparse.SUPPRESS if suppress else None
+def _default(suppress: bool) -> Any:
+    # Flags given before the subcommand land on the top-level parser; a subcommand's copy must not
+    # overwrite them with its own default, hence SUPPRESS there.
+    return argparse.SUPPRESS if suppress else None
+
+
+def _log_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     parser.add_argument(
         "--log",
         metavar="LEVEL",
-        default=default,
+        default=_default(suppress),
         help="log to stderr at LEVEL (error, warn, info, debug)",
     )
     parser.add_argument(
+        "--log-dir",
+        metavar="DIR",
+        default=_default(suppress),
+        help="also write the log to a file in DIR (one per process)",
+    )
+
+
+def _trace_flag(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    parser.add_argument(
         "--trace-dir",
         metavar="DIR",
-        default=default,
-        help="record the wire traffic in DIR (upstream's trace format)",
+        default=_default(suppress),
+        help="record the wire traffic in DIR (upstream's trace format; vscodelm only)",
+    )
+
+
+def _dir_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    parser.add_argument(
+        "--config-dir",
+        metavar="DIR",
+        default=_default(suppress),
+        help="where the settings, your themes and the audit log are "
+        "(default: $SYMPOSIUM_CONFIG_DIR, else ~/.config/symposium)",
     )
     parser.add_argument(
-        "--log-dir", metavar="DIR", default=default, help="also write the log to a file in DIR"
+        "--runtime-dir",
+        metavar="DIR",
+        default=_default(suppress),
+        help="where the console's socket is (default: $SYMPOSIUM_RUNTIME_DIR, else "
+        "$XDG_RUNTIME_DIR/symposium, else /tmp/symposium-UID)",
     )
+
+
+def _bridge_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """How the bridge runs its agents (console, serve, vscodelm)."""
+    default = _default(suppress)
     parser.add_argument(
         "--cwd",
         metavar="DIR",
@@ -42,7 +74,8 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--event-log",
         metavar="FILE",
         default=default,
-        help="append every bridge event to FILE as JSON lines",
+        help="append every bridge event to FILE as JSON lines (each run starts with a marker "
+        "`replay` honours)",
     )
     parser.add_argument(
         "--idle-timeout",
@@ -58,6 +91,21 @@ def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         default=default,
         help="at most N agent processes at once (default 16; 0 no limit)",
     )
+
+
+def _tool_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """One-shot commands that read the settings: logging and where the files are."""
+    _log_flags(parser, suppress=suppress)
+    _dir_flags(parser, suppress=suppress)
+
+
+def _common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Every flag a bridge process takes, accepted before and after the subcommand (the extension
+    puts `--log` and `--trace-dir` before `vscodelm`)."""
+    _log_flags(parser, suppress=suppress)
+    _trace_flag(parser, suppress=suppress)
+    _bridge_flags(parser, suppress=suppress)
+    _dir_flags(parser, suppress=suppress)
 
 
 def _openai_flags(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -118,29 +166,83 @@ def _attach_flags(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("symposium-tui")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+class _VersionAction(argparse.Action):
+    """`--version`, looked up only when asked (importlib.metadata is not free at start-up)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(f"symposium-tui {_version()}")
+        parser.exit()
+
+
+def _command(sub: Any, name: str, summary: str, description: str | None = None) -> Any:
+    """A subcommand whose --help starts with what it is for."""
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=description or _sentence(summary),
+    )
+
+
+def _sentence(summary: str) -> str:
+    return summary[:1].upper() + summary[1:] + "."
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="symposium-tui",
         description="Drive ACP coding agents from VS Code's language-model API or any OpenAI client, "
-        "and approve what they do from a terminal console.",
+        "and approve what they do from a terminal console. With no COMMAND: the console.",
+        epilog="`symposium-tui COMMAND --help` describes each command and its flags; "
+        "`symposium-tui config` shows where every file is.",
     )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     _common(parser, suppress=False)
     _console_flags(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("console", help="the Textual console (the default)")
-    _common(p, suppress=True)
+    p = _command(
+        sub,
+        "console",
+        "the Textual console (the default)",
+        "The console: approval cards, sessions, tool calls, the built-in chat and the settings. "
+        "It runs the bridge; VS Code's endpoint relays to it.",
+    )
+    _log_flags(p, suppress=True)
+    _bridge_flags(p, suppress=True)
+    _dir_flags(p, suppress=True)
     _console_flags(p, suppress=True)
 
-    p = sub.add_parser(
-        "vscodelm", help="the JSON-RPC endpoint the Symposium VS Code extension spawns (stdio)"
+    p = _command(
+        sub,
+        "vscodelm",
+        "the JSON-RPC endpoint the Symposium VS Code extension spawns (stdio)",
+        "The endpoint the Symposium VS Code extension spawns, on stdio. It relays to a running "
+        "console, or serves on its own when there is none.",
     )
     _common(p, suppress=True)
 
-    p = sub.add_parser(
-        "serve", help="run the bridge host without a UI (VS Code's relay reaches it)"
+    p = _command(
+        sub,
+        "serve",
+        "run the bridge without a UI (the `serve` host VS Code's relay and consoles reach)",
+        "The bridge without a UI: VS Code's endpoint relays to it, `attach` and `web` consoles "
+        "answer its approvals, and --openai serves the OpenAI-compatible API.",
     )
-    _common(p, suppress=True)
+    _log_flags(p, suppress=True)
+    _bridge_flags(p, suppress=True)
+    _dir_flags(p, suppress=True)
     _openai_flags(p, suppress=False)
     p.add_argument(
         "--approval-timeout",
@@ -151,29 +253,32 @@ def build_parser() -> argparse.ArgumentParser:
         "approval_timeout preference, else 600; 0 waits for ever)",
     )
 
-    p = sub.add_parser(
+    p = _command(
+        sub,
         "attach",
-        help="a console for the bridges on other machines, through ssh ('local': this machine)",
+        "a console for the bridges on other machines, through ssh ('local': this machine)",
     )
-    _common(p, suppress=True)
+    _tool_flags(p, suppress=True)
     p.add_argument("hosts", nargs="+", metavar="[USER@]HOST", help="ssh destinations, or local")
     _attach_flags(p)
     p.add_argument(
         "--no-mouse", action="store_true", help="do not capture the mouse (better over SSH)"
     )
 
-    p = sub.add_parser(
+    p = _command(
+        sub,
         "link",
-        help="speak the console protocol on stdio to this machine's console socket "
+        "speak the console protocol on stdio to this machine's console socket "
         "(what `attach` runs over ssh)",
     )
-    _common(p, suppress=True)
+    _tool_flags(p, suppress=True)
 
-    p = sub.add_parser(
+    p = _command(
+        sub,
         "web",
-        help="the console in a browser (textual-serve), on loopback behind a token",
+        "the console in a browser (textual-serve), on loopback behind a token",
     )
-    _common(p, suppress=True)
+    _tool_flags(p, suppress=True)
     p.add_argument(
         "hosts",
         nargs="*",
@@ -183,8 +288,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=0, help="loopback port (default: a free one)")
     _attach_flags(p)
 
-    p = sub.add_parser("eliza", help="run the built-in Eliza as an ACP agent on stdio")
-    _common(p, suppress=True)
+    p = _command(
+        sub,
+        "eliza",
+        "run the built-in Eliza as an ACP agent on stdio",
+        "The built-in Eliza, as an ACP agent on stdio (what `registry resolve-agent elizacp` "
+        "launches). It asks permission when told to (try “ask permission to run the tests”).",
+    )
+    _log_flags(p, suppress=True)
     p.add_argument("--deterministic", action="store_true", help="reproducible replies")
     p.add_argument(
         "--chunk-delay",
@@ -194,27 +305,71 @@ def build_parser() -> argparse.ArgumentParser:
         help="pause between streamed chunks",
     )
 
-    p = sub.add_parser(
-        "replay", help="explain every history decision recorded in a trace or event log"
+    p = _command(
+        sub,
+        "replay",
+        "explain every history decision recorded in a trace or event log",
+        "Re-run the history decisions of a --trace-dir trace or an --event-log file and explain "
+        "each one: why a request continued, committed, cancelled or started a session.",
     )
-    _common(p, suppress=True)
     p.add_argument("trace", metavar="TRACE", help="a --trace-dir file or an --event-log file")
     p.add_argument("--json", action="store_true", help="one JSON object per decision")
 
-    p = sub.add_parser("config", help="show the settings file and the settings in effect")
-    _common(p, suppress=True)
+    p = _command(
+        sub,
+        "config",
+        "show where every file is, the settings and the defaults in effect",
+        "Where Symposium keeps its files (settings, your themes, the audit log, the console's "
+        "socket, logs), then the agents, rules and preferences in effect, defaults included.",
+    )
+    _dir_flags(p, suppress=True)
     p.add_argument(
         "--json", action="store_true", help="print them as JSON (agents' env values hidden)"
     )
 
     from symposium_tui import rules_cli
 
-    rules_cli.add_parsers(sub, _common)
+    rules_cli.add_parsers(sub, _tool_flags)
+    for action in sub._choices_actions:  # commands added elsewhere: their summary heads their help
+        command = sub.choices[action.dest]
+        if command.description is None and action.help:
+            command.description = _sentence(action.help)
 
-    p = sub.add_parser("registry", help="agent registry commands the VS Code extension runs")
-    _common(p, suppress=True)
-    p.add_argument("registry_args", nargs=argparse.REMAINDER, metavar="list | resolve-agent JSON")
+    p = _command(
+        sub,
+        "registry",
+        "agent registry commands the VS Code extension runs",
+        "The agents the VS Code extension can offer as models: the built-in Eliza and those in "
+        "your settings.",
+    )
+    _tool_flags(p, suppress=True)
+    registry = p.add_subparsers(dest="registry_command", metavar="list | resolve-agent")
+    registry.add_parser(
+        "list",
+        help="every agent, as the JSON list the extension's model picker reads",
+        description="Every agent, as the JSON list the extension's model picker reads.",
+    )
+    r = registry.add_parser(
+        "resolve-agent",
+        help="how to launch one agent, as JSON",
+        description="How to launch one agent (command, args, env), as JSON.",
+    )
+    r.add_argument(
+        "agent", metavar="AGENT", help='an agent id (e.g. elizacp) or a JSON object with its "id"'
+    )
     return parser
+
+
+def _use_dirs(args: argparse.Namespace) -> None:
+    """--config-dir / --runtime-dir: the same as the environment variables, for this process and
+    what it starts."""
+    for flag, variable in (
+        ("config_dir", "SYMPOSIUM_CONFIG_DIR"),
+        ("runtime_dir", "SYMPOSIUM_RUNTIME_DIR"),
+    ):
+        value = getattr(args, flag, None)
+        if value:
+            os.environ[variable] = os.path.abspath(os.path.expanduser(value))
 
 
 def _setup_logging(level: str | None, log_dir: str | None, trace: Any) -> None:
@@ -418,7 +573,13 @@ def cmd_registry(args: argparse.Namespace) -> int:
     from bridge import registry
     from bridge.settings import Settings
 
-    return registry.main(list(args.registry_args), Settings.load_quietly())
+    if args.registry_command is None:
+        print("usage: symposium-tui registry list | registry resolve-agent AGENT", file=sys.stderr)
+        return 2
+    argv = [args.registry_command]
+    if args.registry_command == "resolve-agent":
+        argv.append(args.agent)
+    return registry.main(argv, Settings.load_quietly())
 
 
 def cmd_config(args: argparse.Namespace) -> int:
@@ -445,9 +606,11 @@ def cmd_config(args: argparse.Namespace) -> int:
         )
         return 1
     if args.json:
-        print(json.dumps(settings.to_public_dict(), indent=2))
+        print(json.dumps({**settings.to_public_dict(), "files": _files(settings)}, indent=2))
         return 0
-    out = [f"settings: {path}" + ("" if settings.exists else " (not found: nothing configured)")]
+    out = ["files:"]
+    for what, (where, note) in _files(settings).items():
+        out.append(f"  {what + ':':<12} {where}" + (f"  ({note})" if note else ""))
     out.append("agents:" if settings.agents else "agents: none configured (built in: elizacp)")
     for agent_id, agent in settings.agents.items():
         label = agent_id if agent.name == agent_id else f"{agent_id} ({agent.name})"
@@ -466,13 +629,68 @@ def cmd_config(args: argparse.Namespace) -> int:
     out.append("rules:" if settings.rules else "rules: none (every request is asked)")
     for i, rule in enumerate(settings.rules, 1):
         out.append(f"  {i}. {rule.describe()}")
-    out.append("preferences:" if settings.preferences else "preferences: defaults")
-    for key, value in settings.preferences.items():
-        out.append(f"  {key} = {json.dumps(value)}")
+    out.append("preferences (under [preferences]; “default” where the file sets none):")
+    out.extend(f"  {line}" for line in _preference_lines(settings.preferences))
     for warning in settings.warnings:
         out.append(f"warning: {warning}")
     print("\n".join(out))
     return 0
+
+
+def _files(settings: Any) -> dict[str, tuple[str, str]]:
+    """Every file and directory Symposium uses: where, and a word on it."""
+    from bridge.paths import audit_path, runtime_dir_path, themes_dir
+
+    themes = themes_dir()
+    own = sorted(p.stem for p in themes.glob("*.toml")) if themes.is_dir() else []
+    runtime = runtime_dir_path()
+    console = os.path.join(runtime, "console.sock")
+    return {
+        "settings": (
+            str(settings.path),
+            "" if settings.exists else "not there yet: the console writes it when you change one",
+        ),
+        "themes": (
+            str(themes / "*.toml"),
+            f"yours: {', '.join(own)}" if own else "your own themes; none yet",
+        ),
+        "audit log": (str(audit_path()), "every approval decision, hash-chained"),
+        "runtime": (
+            runtime,
+            "a console is running" if os.path.exists(console) else "the console's socket",
+        ),
+        "logs": ("none", "--log LEVEL logs to stderr, --log-dir DIR to a file per process"),
+        "event log": ("none", "--event-log FILE records every bridge event; `replay` explains it"),
+    }
+
+
+# (preference, its default in words, what it does)
+_PREFERENCES = (
+    ("theme", "symposium-dark", "the console's colours (F4 or the palette's “Theme: …”)"),
+    ("mouse", "true", "the console takes the mouse (false suits SSH; so does --no-mouse)"),
+    ("arm_delay", "0.5 seconds", "a new card ignores its keys this long"),
+    ("idle_timeout", "1800 seconds", "an agent with no requests this long is stopped (0: never)"),
+    ("max_agents", "16", "agent processes running at once (0: no limit)"),
+    (
+        "approval_timeout",
+        "600 seconds with serve, none in the console",
+        "an approval nobody answers is denied after this long (0: never)",
+    ),
+)
+
+
+def _preference_lines(table: dict[str, Any]) -> list[str]:
+    import json
+
+    lines = []
+    for key, default, what in _PREFERENCES:
+        value = f"{json.dumps(table[key])}" if key in table else f"{default} (default)"
+        lines.append(f"{key} = {value}: {what}")
+    known = {key for key, _, _ in _PREFERENCES}
+    for key, value in table.items():
+        if key not in known:
+            lines.append(f"{key} = {json.dumps(value)}")
+    return lines
 
 
 def cmd_console(args: argparse.Namespace) -> int:
@@ -562,5 +780,6 @@ def _rules_cli() -> Any:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _use_dirs(args)
     command = args.command or "console"
     return COMMANDS[command](args) or 0

@@ -47,7 +47,9 @@ class HostError(Exception):
 
 
 def audit_path() -> Path:
-    return config_dir() / "audit.jsonl"
+    from bridge.paths import audit_path as path
+
+    return path()
 
 
 @dataclass

@@ -451,3 +451,144 @@ def test_eliza_subcommand_uses_the_same_flags_after_it(tmp_path):
     assert proc.returncode == 0, proc.stderr
     answer = json.loads(proc.stdout.splitlines()[0])
     assert answer["id"] == 1 and "result" in answer
+
+
+# --- what a newcomer reads: version, each command's help, where the files are -----------------------
+
+
+def test_version_prints_the_installed_version():
+    from importlib.metadata import version
+
+    result = cli("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"symposium-tui {version('symposium-tui')}"
+
+
+BRIDGE_FLAGS = ("--cwd", "--event-log", "--idle-timeout", "--max-agents")
+OPENAI_FLAGS = ("--openai", "--api-key")
+
+
+@pytest.mark.parametrize(
+    ("command", "description", "own", "foreign"),
+    [
+        (
+            "console",
+            "approval cards",
+            ("--no-mouse", *BRIDGE_FLAGS, *OPENAI_FLAGS),
+            ("--trace-dir",),
+        ),
+        (
+            "vscodelm",
+            "VS Code extension spawns",
+            ("--trace-dir", *BRIDGE_FLAGS),
+            ("--no-mouse", "--openai"),
+        ),
+        (
+            "serve",
+            "without a UI",
+            ("--approval-timeout", *BRIDGE_FLAGS, *OPENAI_FLAGS),
+            ("--trace-dir", "--no-mouse"),
+        ),
+        ("eliza", "built-in Eliza", ("--deterministic", "--log"), ("--trace-dir", *BRIDGE_FLAGS)),
+        ("replay", "history decisions", ("--json",), ("--log", "--trace-dir", *BRIDGE_FLAGS)),
+        (
+            "config",
+            "keeps its files",
+            ("--config-dir", "--runtime-dir", "--json"),
+            ("--trace-dir", "--log", *BRIDGE_FLAGS),
+        ),
+        (
+            "registry",
+            "VS Code extension can offer",
+            ("list", "resolve-agent"),
+            ("--trace-dir", *BRIDGE_FLAGS),
+        ),
+        ("rules", "approval rules", ("check", "explain"), ("--trace-dir", *BRIDGE_FLAGS)),
+    ],
+)
+def test_each_command_help_says_what_it_is_for_and_lists_only_its_own_flags(
+    command, description, own, foreign
+):
+    result = cli(command, "--help")
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())  # argparse wraps lines
+    usage, _, body = text.partition(" options:")
+    assert description in usage, f"{command} --help starts with what it is for:\n{result.stdout}"
+    listed = set(re.findall(r"^\s{2,4}(--?[\w-]+|[a-z][\w-]*)", result.stdout, re.M))
+    for flag in own:
+        assert flag in listed, f"{command} --help lists {flag}:\n{result.stdout}"
+    for flag in foreign:
+        assert flag not in listed, f"{command} --help does not list {flag}:\n{result.stdout}"
+
+
+def test_registry_help_documents_its_subcommands_and_they_still_answer():
+    text = " ".join(cli("registry", "resolve-agent", "--help").stdout.split())
+    assert "AGENT" in text and "an agent id" in text
+    resolved = cli("registry", "resolve-agent", "elizacp")
+    assert resolved.returncode == 0, resolved.stderr
+    assert json.loads(resolved.stdout)["args"][-1] == "eliza"
+    as_json = cli("registry", "resolve-agent", json.dumps({"id": "elizacp"}))
+    assert json.loads(as_json.stdout) == json.loads(resolved.stdout)
+    bare = cli("registry")
+    assert bare.returncode == 2 and "registry list" in bare.stderr
+
+
+def test_config_names_every_file_and_every_default_in_words(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SYMPOSIUM_", "XDG_"))}
+    env["HOME"] = str(tmp_path)
+    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "symposium_tui"]
+    result = subprocess.run(
+        [*command, "config"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    home = tmp_path / ".config" / "symposium"
+    for line in (
+        f"settings:    {home / 'settings.toml'}",
+        f"themes:      {home / 'themes'}/*.toml",
+        f"audit log:   {home / 'audit.jsonl'}",
+        "runtime:",
+        "logs:",
+        "event log:",
+    ):
+        assert line in result.stdout, result.stdout
+    for default in (
+        "theme = symposium-dark (default)",
+        "arm_delay = 0.5 seconds (default)",
+        "idle_timeout = 1800 seconds (default)",
+        "max_agents = 16 (default)",
+        "mouse = true (default)",
+        "approval_timeout = 600 seconds with serve",
+    ):
+        assert default in result.stdout, result.stdout
+
+
+def test_config_and_runtime_dirs_by_flag_as_by_environment(tmp_path):
+    flagged = cli(
+        "config", "--config-dir", str(tmp_path / "c"), "--runtime-dir", str(tmp_path / "r")
+    )
+    assert flagged.returncode == 0, flagged.stderr
+    assert f"settings:    {tmp_path / 'c' / 'settings.toml'}" in flagged.stdout
+    assert f"runtime:     {tmp_path / 'r'}" in flagged.stdout
+    before = cli("--config-dir", str(tmp_path / "c"), "config")  # before the command, too
+    assert f"settings:    {tmp_path / 'c' / 'settings.toml'}" in before.stdout
+
+
+def test_your_own_theme_loads_from_the_path_the_readme_names(tmp_path, monkeypatch):
+    readme = (REPO / "README.md").read_text()
+    assert "`~/.config/symposium/themes/*.toml`" in readme
+    themes = tmp_path / ".config" / "symposium" / "themes"
+    themes.mkdir(parents=True)
+    (themes / "mine.toml").write_text('name = "mine"\nprimary = "#3366cc"\ndark = true\n')
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for variable in ("SYMPOSIUM_CONFIG_DIR", "XDG_CONFIG_HOME"):
+        monkeypatch.delenv(variable, raising=False)
+    from symposium_tui.themes import load_themes
+
+    loaded = load_themes()
+    assert "mine" in loaded.themes and loaded.errors == []
+    env = {**os.environ}
+    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "symposium_tui"]
+    shown = subprocess.run(
+        [*command, "config"], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert "yours: mine" in shown.stdout

@@ -654,7 +654,7 @@ def test_config_command_shows_the_settings():
     path = write(EXAMPLE)
     r = run_config()
     assert r.returncode == 0, r.stderr
-    assert f"settings: {path}" in r.stdout
+    assert f"settings:    {path}" in r.stdout
     assert "claude (Claude Code): npx -y @zed-industries/claude-agent-acp" in r.stdout
     assert "zed-claude-code: not run from here: settings only  [bypass]" in r.stdout
     assert "bypass (approvals skipped): zed-claude-code" in r.stdout
@@ -679,7 +679,7 @@ def test_config_command_shows_the_settings():
 def test_config_command_without_a_file():
     r = run_config()
     assert r.returncode == 0, r.stderr
-    assert f"settings: {settings_path()} (not found" in r.stdout
+    assert f"settings:    {settings_path()}  (not there yet" in r.stdout
     assert not settings_path().exists()
     assert json.loads(run_config("--json").stdout)["exists"] is False
 

@@ -107,9 +107,9 @@ def load_theme_file(path: Path) -> Theme:
 
 def user_theme_dir(config_dir: Path | None = None) -> Path:
     if config_dir is None:
-        from bridge.paths import config_dir as default_config_dir
+        from bridge.paths import themes_dir
 
-        config_dir = default_config_dir()
+        return themes_dir()
     return config_dir / "themes"
 
 
