@@ -512,9 +512,9 @@ def test_each_command_help_says_what_it_is_for_and_lists_only_its_own_flags(
     result = cli(command, "--help")
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())  # argparse wraps lines
-    usage, _, body = text.partition(" options:")
+    usage, _, _options = text.partition(" options:")
     assert description in usage, f"{command} --help starts with what it is for:\n{result.stdout}"
-    listed = set(re.findall(r"^\s{2,4}(--?[\w-]+|[a-z][\w-]*)", result.stdout, re.M))
+    listed = set(re.findall(r"^\s{2,4}(--?[\w-]+|[a-z][\w-]*)", result.stdout, re.MULTILINE))
     for flag in own:
         assert flag in listed, f"{command} --help lists {flag}:\n{result.stdout}"
     for flag in foreign:
