@@ -131,7 +131,11 @@ class AgentsPanel(Vertical):
             else:
                 command = "(built in)" if agent_id == "eliza" else "(run by the editor)"
             table.add_row(
-                agent_id, agent.name, command, "on" if agent.bypass else "off", key=agent_id
+                agent_id,
+                agent.name,
+                command,
+                _bypass_cell(settings, agent_id) if agent.bypass else "off",
+                key=agent_id,
             )
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
@@ -182,6 +186,24 @@ class AgentsPanel(Vertical):
             self.app.notify(f"Removed agent {agent_id}.")
 
 
+def _bypass_cell(settings: Any, agent_id: str) -> str:
+    """`on`, or `on, shadowed: rule 2 denies first` — a deny (or ask) rule beats bypass."""
+    import fnmatch
+
+    rules = settings.rules if settings is not None else []
+    hits = [
+        (i, rule.action)
+        for i, rule in enumerate(rules, 1)
+        if rule.action != "allow" and (rule.agent is None or fnmatch.fnmatchcase(agent_id, rule.agent))
+    ]
+    if not hits:
+        return "on"
+    if len(hits) == 1:
+        verb = "denies" if hits[0][1] == "deny" else "asks"
+        return f"on, shadowed: rule {hits[0][0]} {verb} first"
+    return f"on, shadowed: rules {', '.join(str(i) for i, _ in hits)} deny/ask first"
+
+
 class RulesPanel(Vertical):
     app = getters.app(SymposiumApp)
 
@@ -192,12 +214,14 @@ class RulesPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(
-            "Standing decisions, tried in order before a card is shown. Every field given must match; "
-            "a path rule matches calls whose files all lie inside it.",
+            "Standing decisions, tried before a card is shown. Every field given must match. "
+            "Precedence: deny > ask > allow, whatever the order; an agent's bypass is an allow, so a "
+            "deny or ask rule still beats it. A command rule checks every part of a shell command "
+            "(allowed only if every part is); a path rule, the files after resolving symlinks.",
             classes="settings-hint",
         )
         table: DataTable[Any] = DataTable(cursor_type="row", id="rules-table", zebra_stripes=True)
-        table.add_columns("#", "Action", "Agent", "Kind", "Title", "Path")
+        table.add_columns("#", "Action", "Agent", "Kind", "Title", "Path", "Command / URL")
         yield table
 
     def refresh_rows(self) -> None:
@@ -213,6 +237,7 @@ class RulesPanel(Vertical):
                 rule.kind or "any",
                 rule.title or "any",
                 rule.path or "any",
+                " or ".join(rule.command) if rule.command else (rule.url or "any"),
                 key=str(i - 1),
             )
         if table.row_count:
@@ -520,7 +545,7 @@ class RuleForm(_FormScreen):
         with Vertical():
             yield Label("New rule (empty fields match anything)", classes="form-title")
             yield Select(
-                [("allow", "allow"), ("deny", "deny")],
+                [("allow", "allow"), ("ask", "ask"), ("deny", "deny")],
                 value="allow",
                 allow_blank=False,
                 id="rule-action",
@@ -536,6 +561,13 @@ class RuleForm(_FormScreen):
                 id="rule-path",
                 compact=True,
             )
+            yield Input(
+                placeholder="command prefix (e.g. git status; every part of a command is checked)",
+                id="rule-command",
+                compact=True,
+            )
+            yield Input(placeholder="URL prefix (e.g. https://docs.rs/)", id="rule-url", compact=True)
+            yield Input(placeholder="reason (told to the agent on deny)", id="rule-reason", compact=True)
             with Horizontal(classes="form-buttons"):
                 yield Button("Add", variant="primary", id="save", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
@@ -544,22 +576,29 @@ class RuleForm(_FormScreen):
         self.query_one("#rule-action").focus()
 
     def _save(self) -> None:
-        from bridge.approvals import Rule
+        from bridge.rules import Rule, RuleError
 
         def text(name: str) -> str | None:
             return self.query_one(f"#rule-{name}", Input).value.strip() or None
 
         kind = self.query_one("#rule-kind", Select).value
         action = self.query_one("#rule-action", Select).value
-        self.dismiss(
-            Rule(
-                action=str(action),
-                kind=kind if isinstance(kind, str) else None,  # type: ignore[arg-type]
+        command = text("command")
+        try:
+            rule = Rule(
+                action=str(action),  # type: ignore[arg-type]
+                kind=kind if isinstance(kind, str) else None,
                 title=text("title"),
                 agent=text("agent"),
                 path=text("path"),
+                command=(command,) if command else None,
+                url=text("url"),
+                reason=text("reason"),
             )
-        )
+        except RuleError as exc:
+            self.app.notify(f"{exc.field or 'rule'}: {exc.reason}", severity="error")
+            return
+        self.dismiss(rule)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

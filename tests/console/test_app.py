@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from textual.command import CommandPalette
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Static
 
 from bridge.approvals import Rule
 from bridge.settings import AgentConfig
@@ -256,6 +256,49 @@ async def test_settings_add_and_remove_a_rule_which_applies_live(make_app, store
         await pilot.press("x")
         assert store.load().rules == []
         assert app.bridge.approvals.policy.rules == []
+
+
+async def test_a_deny_rule_shadows_a_bypass_on_screen_and_in_the_policy(make_app, store, asker):
+    store.upsert_agent(AgentConfig(id="claude-code", command="npx", bypass=True))
+    store.add_rule(Rule("deny", agent="claude-*", title="push *", reason="prod is frozen"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("f4", "r")  # the file was written after the bridge read it: reload
+        table = app.screen.query_one("#agents-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2)
+        assert str(table.get_row("claude-code")[-1]) == "on, shadowed: rule 1 denies first"
+        hint = str(app.screen.query_one("#rules .settings-hint", Static).render())
+        assert "deny > ask > allow" in hint and "bypass" in hint
+        denied = await asker.ask(run_call("push to prod"), agent="claude-code")
+        assert (denied.resolver, denied.outcome, denied.reason) == (
+            "policy",
+            "reject_once",
+            "prod is frozen",
+        )
+        allowed = await asker.ask(run_call("pull"), agent="claude-code")
+        assert (allowed.outcome, allowed.rule) == ("allow_once", "agent bypass")
+
+
+async def test_a_rule_whose_example_fails_is_not_applied_and_the_last_good_rules_stay(
+    make_app, store, asker
+):
+    store.add_rule(Rule("deny", command="rm"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: isinstance(app.focused, DataTable))
+        await pilot.press("r")  # the good file, applied
+        assert [r.describe() for r in app.bridge.approvals.policy.rules] == ["deny command=rm"]
+        with store.path.open("a") as f:
+            f.write('\n[[rules]]\naction = "allow"\ncommand = "ls"\nmatch = ["rm x"]\n')
+        await pilot.press("r")
+        assert app.settings_error and "line 8: rules[2]" in app.settings_error
+        assert "does not match its example 'rm x'" in app.settings_error
+        assert [r.describe() for r in app.bridge.approvals.policy.rules] == ["deny command=rm"]
+        denied = await asker.ask(run_call("rm -rf build"))
+        assert (denied.outcome, denied.rule) == ("reject_once", "rule 1 (line 4): deny command=rm")
 
 
 async def test_a_broken_settings_file_is_shown_and_never_written(make_app, store):
