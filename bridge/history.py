@@ -436,6 +436,22 @@ class HistoryTracker:
             s.prov_keys = None
             self._dirty.add(s)
 
+    def set_reply(self, session_id: str, parts: list[ContentPart]) -> None:
+        """The client was answered with `parts` rather than with everything the agent streamed (a
+        stop sequence or token limit cut it; a structured answer was re-serialized): that is the
+        reply the client will echo, so it is what the next request is matched against."""
+        s = self._sessions.get(session_id)
+        if s is None or s.reply is None or not s.provisional or s.provisional[-1] is not s.reply:
+            return
+        if parts:
+            s.reply = Message.model_construct(role="assistant", content=list(parts))
+            s.provisional[-1] = s.reply
+        else:
+            s.provisional.pop()
+            s.reply = None
+        s.prov_keys = None
+        self._dirty.add(s)
+
     def complete(self, session_id: str) -> None:
         """The exchange's response finished: normalize the provisional messages."""
         s = self._sessions.get(session_id)

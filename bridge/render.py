@@ -214,8 +214,12 @@ def turn_prompt(
     (a client-built history, a model switch mid-loop, a handoff, a regenerate after a tool round)
     as transcript lines, followed by a request to continue from them. Never empty: a request with
     nothing new still prompts the agent to continue (never an empty success)."""
+    if len(messages) == 1 and messages[0].role != "assistant":  # the usual case: one user message
+        content = messages[0].content
+        if len(content) == 1 and isinstance(content[0], TextPart) and content[0].value:
+            return content[0].value
     result_text = _result_text_fn(result_text)
-    names = _tool_names(history or []) | _tool_names(messages)
+    names: dict[str, str] | None = None  # tool names by call id, made only when a result needs one
     lines: list[str] = []
     texts = 0
     results = 0
@@ -229,6 +233,8 @@ def turn_prompt(
             elif isinstance(part, ToolCallPart):
                 lines.append(_call_line("Assistant" if assistant else "User", part))
             elif isinstance(part, ToolResultPart):
+                if names is None:
+                    names = _tool_names(history or []) | _tool_names(messages)
                 lines.append(_result_line(part, names, result_text))
                 results += 1
     if not lines:

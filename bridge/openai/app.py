@@ -10,19 +10,22 @@ Routes (each also without the `/v1` prefix):
 | `GET /v1/tools` | the configured MCP servers' tools (seed 004), `?tags=a,b&name=get_*` |
 | `GET /health` | liveness (no key needed) |
 
-**Connections.** One `ConnectionCore` (one history tracker and its agent sessions) per *principal*
-and `user`: the principal is whoever holds the API key (with no key: the local user), and the
-`user` field, when a client sets it, gets its own conversation space. Why: the tracker already
-tells many conversations of one client apart by their history, so a connection per request
-would lose continuation, and one per TCP connection would break on every new pool connection. But
-within one connection a request that shares the opening of a conversation whose answer is still
-streaming *supersedes* it (the VS Code semantics: the client moved on); an app serving several end
-users should set `user` so that two users who open with the same words never cancel each other.
+**Connections.** One `ConnectionCore` (one history tracker and its agent sessions) per *principal*,
+`user` and `x-conversation-id`: the principal is whoever holds the API key (with no key: the local
+user); the `user` field and the `x-conversation-id` header, when a client sets them, give it a
+conversation space of its own, and requests naming the same `x-conversation-id` are answered one
+at a time (each waits for the previous one of that conversation to end).
 
-**State.** The history tracker decides continuation (the same `Message` mapping as the vscodelm
-front door). A retry (`x-stainless-retry-count` ≥ 1, same body) joins the exchange already running
-or replays one that completed unseen; a disconnect cancels the agent's turn (after `retry_grace`
-when an SDK may still retry, i.e. before the response started). See `exchange.py`.
+**Conversations.** The tracker runs the EXTEND policy here (`bridge.history.MatchPolicy`): a
+request continues an agent session only when it extends that session's complete transcript (our
+reply included) and the session is idle; anything else is a new session with the earlier turns
+replayed. Concurrent requests never cancel each other, whatever they share.
+
+**State.** Only a request marked as a retry — `x-stainless-retry-count` >= 1 with the same body,
+or the same `Idempotency-Key` — joins the exchange already running or replays one that completed
+unseen; a disconnect cancels the agent's turn (after `retry_grace` when the client may still
+retry, i.e. before the response started). See `exchange.py`. Structured output, `stop` and the
+refused parameters: `structured.py`, `convert.py`.
 
 **Tools.** Pass-through (default): the request's `tools` become the agent's `vscode_tools` MCP
 server; an agent's call ends the response with `tool_calls` and the agent's turn waits for the

@@ -178,12 +178,17 @@ class Exchange:
             await core.chat(request, self.stream)
             if self._format_text is not None:
                 await self._structured(core, request)
+                if not self.repaired:
+                    self._record_delivered()
             elif not self.stopped:
                 self._release_text()
+            if self.stopped or self.limited:
+                self._record_delivered()
         except RequestCancelled as exc:
-            if self.stopped:
+            if self.stopped or self.limited:
                 self._held = ""
-            elif not self.limited:
+                self._record_delivered()
+            else:
                 self.error = cancelled(str(exc) or "Request cancelled")
         except SessionFailed as exc:
             message = str(exc)
@@ -216,6 +221,24 @@ class Exchange:
                     callback(self)
                 except Exception:  # noqa: BLE001
                     log.exception("exchange callback failed")
+
+    def _record_delivered(self) -> None:
+        """Tell the history what the client received when it is not what the agent streamed."""
+        from bridge.protocol import TextPart, ToolCallPart
+
+        session = self.stream.session
+        if session is None:
+            return
+        parts: list[Any] = []
+        for p in self.parts:
+            if p["type"] == "text":
+                if parts and isinstance(parts[-1], TextPart):
+                    parts[-1] = TextPart(value=parts[-1].value + p["value"])
+                elif p["value"]:
+                    parts.append(TextPart(value=p["value"]))
+            else:
+                parts.append(ToolCallPart.model_validate(p))
+        session.core.tracker.set_reply(session.id, parts)
 
     async def _structured(self, core: Any, request: Any) -> None:
         """Validate the held answer; one repair turn when it does not validate (structured.py)."""

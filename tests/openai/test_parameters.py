@@ -112,6 +112,20 @@ def test_stop_cuts_the_content_at_the_first_stop_sequence(client):
     assert r.choices[0].finish_reason == "stop"
 
 
+@pytest.mark.parametrize("limit", ["stop", "max_tokens"])
+def test_a_cut_reply_echoed_back_continues_the_same_session(client, server, limit):
+    """The history records the reply the client received (cut), not all the agent streamed."""
+    extra = {"stop": ["two"]} if limit == "stop" else {"max_tokens": 3}
+    messages = [{"role": "user", "content": "one two three four five six"}]
+    r = client.chat.completions.create(model="echo", messages=messages, **extra)
+    cut = r.choices[0].message.content
+    assert cut in ("ECHO: one ", "ECHO: one tw")
+    messages += [{"role": "assistant", "content": cut}, {"role": "user", "content": "next"}]
+    again = client.chat.completions.create(model="echo", messages=messages)
+    assert again.choices[0].message.content == "ECHO: next"  # continued, nothing replayed
+    assert sum(len(c.sessions) for c in server.door.connections.values()) == 1
+
+
 def test_stop_spanning_streamed_chunks_ends_the_stream_and_the_agents_turn(client, logs):
     stream = client.chat.completions.create(
         model="tool",
@@ -272,3 +286,17 @@ def test_eliza_use_tool_after_a_system_prompt_with_a_named_tool_choice(client, a
         (call,) = [o for o in resp.output if o.type == "function_call"]
         name, args = call.name, call.arguments
     assert name == "get_weather" and json.loads(args) == {"location": "London"}
+
+
+def test_a_structured_answer_echoed_back_continues_the_same_session(client, server):
+    messages = [{"role": "user", "content": "Bob, 42"}]
+    r = client.chat.completions.create(
+        model="tool", messages=messages, response_format=schema_format()
+    )
+    messages += [
+        {"role": "assistant", "content": r.choices[0].message.content},
+        {"role": "user", "content": "thanks"},
+    ]
+    again = client.chat.completions.create(model="tool", messages=messages)
+    assert again.choices[0].message.content == "ECHO: thanks"
+    assert sum(len(c.sessions) for c in server.door.connections.values()) == 1
