@@ -501,3 +501,39 @@ async def test_client_tools_offered_after_a_tool_less_start_reach_the_agent(logg
         [user("Hello"), first.as_assistant(), user("list tools from vscode_tools")], tools=tools
     )
     assert second.text.endswith("Available tools:\n  - read_file: Read contents of a file")
+
+
+async def test_the_system_prompt_reaches_the_agent_when_a_request_supersedes_one_during_start_up(
+    logged, tmp_path
+):
+    """The first request is superseded while its agent is still starting (it waits for a file):
+    the agent never received it, so the next request is prompted with the whole conversation —
+    the system prompt included — not only with what differs."""
+    import sys
+
+    from tests.lmclient import ECHO_AGENT_SCRIPT
+
+    go = tmp_path / "go"
+    agent = {
+        "id": "slow-echo",
+        "name": "Slow echo",
+        "command": "sh",
+        "args": [
+            "-c",
+            f'while [ ! -e "{go}" ]; do sleep 0.02; done; exec "{sys.executable}" "{ECHO_AGENT_SCRIPT}"',
+        ],
+        "env": [],
+    }
+    first = logged.chat_start([user("You are terse."), user("first")], agent=agent)
+    second = logged.chat_start([user("You are terse."), user("second")], agent=agent)
+    async with asyncio.timeout(
+        30
+    ):  # both routed (the second cancels the first) before the agent is up
+        while not logged.event_log.exists() or len(decisions(logged.event_log)) < 2:
+            await asyncio.sleep(0.02)
+    assert [d["kind"] for d in decisions(logged.event_log)] == ["new_session", "cancel"]
+    go.touch()
+    superseded = await asyncio.wait_for(first, 30)
+    assert superseded.error is not None and "cancelled" in superseded.error["message"].lower()
+    answer = await asyncio.wait_for(second, 30)
+    assert answer.error is None and answer.text == "ECHO: You are terse.\nsecond"
