@@ -357,3 +357,17 @@ def test_serve_prints_how_long_approvals_wait(host):
         proc.terminate()
         proc.wait(20)
     assert os.path.exists(host.runtime_dir) and not (host.runtime_dir / "console.sock").exists()
+
+
+def test_attach_refuses_a_bad_host_before_starting_anything(host):
+    done = subprocess.run(
+        [sys.executable, "-m", "symposium_tui", "attach", "dev box"],
+        env=host.env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        cwd=str(REPO),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert b"not a host: 'dev box'" in done.stderr
