@@ -142,7 +142,17 @@ class ErrorRaised(Event):
     session_id: str | None = None
 
 
+class RunStarted(Event):
+    """The first line a process writes to an event log: one file may hold several runs (each
+    `--event-log` opening appends), and connection names and session ids start again in each, so
+    `replay` starts afresh at each marker."""
+
+    type: Literal["run_started"] = "run_started"
+    pid: int = 0
+
+
 AnyEvent = Union[
+    RunStarted,
     RequestReceived,
     HistoryDecided,
     PartStreamed,
@@ -203,6 +213,7 @@ class JsonlEventLog:
         from bridge.paths import open_private
 
         self._file: IO[str] = open_private(path)  # 0600 in a private dir: whole conversations
+        self(RunStarted(pid=os.getpid()))  # where this run's events begin, for `replay`
 
     def __call__(self, event: Event) -> None:
         record = redact(event.model_dump(mode="json"))  # env values, *KEY*/*TOKEN*/… never logged

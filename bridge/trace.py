@@ -20,7 +20,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
@@ -183,6 +183,13 @@ class ReplayStep:
     error: str | None = None
     connection: str = ""
     recorded: dict[str, Any] | None = None  # the live bridge's decision, when the log carries it
+    run: int = 0  # which run of the event log (1, 2, …; 0 when the log has no run markers)
+
+
+def run_connection(connection: str, run: int) -> str:
+    """A connection's name as replay shows it: names start again in each run of an event log, so
+    from the second run on they carry the run's number."""
+    return connection if run <= 1 else f"{connection} (run {run})"
 
 
 @dataclass
@@ -335,14 +342,22 @@ def read_event_log(
 def replay_event_log(
     path: str | os.PathLike[str], skipped: list[int] | None = None
 ) -> list[ReplayStep]:
-    """Re-run the chat requests of a JSONL event log, one fresh tracker per connection."""
+    """Re-run the chat requests of a JSONL event log, one fresh tracker per connection, and a
+    fresh start at each run marker (a process that opened the log: its connections and sessions
+    are new). Where the log carries the live decisions, the steps name the live session ids (the
+    ones the console showed), as long as the replay agrees with the live bridge."""
     states: dict[str, _Replay] = {}
     steps: list[ReplayStep] = []
     junk = [0]
+    run = 0
     for event in read_event_log(path, junk):
-        conn = str(event.get("connection") or "")
-        state = states.setdefault(conn, _Replay())
         kind = event["type"]
+        if kind == "run_started":
+            run += 1
+            states = {}
+            continue
+        conn = run_connection(str(event.get("connection") or ""), run)
+        state = states.setdefault(conn, _Replay())
         rid = event.get("request_id")
         if kind == "request_received":
             stamp = _rfc3339(event.get("ts"))
@@ -358,6 +373,7 @@ def replay_event_log(
             else:
                 step = _route(state, rid, stamp, key, messages)
             step.connection = conn
+            step.run = run
             state.steps[_id_key(rid)] = step
             steps.append(step)
         elif kind == "history_decision":
@@ -386,7 +402,18 @@ def replay_event_log(
                 state.tracker.remove(sid)
     if skipped is not None:
         skipped.append(junk[0])
-    return steps
+    return [_with_live_session(step) for step in steps]
+
+
+def _with_live_session(step: ReplayStep) -> ReplayStep:
+    """The step naming the session as the live bridge (and so the console) did, when it agrees."""
+    d, live = step.decision, step.recorded
+    if d is None or not isinstance(live, dict) or live.get("kind") != d.kind.value:
+        return step
+    live_sid = live.get("session_id")
+    if isinstance(live_sid, str) and live_sid != d.session_id:
+        step.decision = replace(d, session_id=live_sid)
+    return step
 
 
 # --- presenting ----------------------------------------------------------------------------------
@@ -511,7 +538,8 @@ def format_step(step: ReplayStep) -> str:
         )
     if step.recorded is not None and step.recorded.get("kind") != d.kind.value:
         lines.append(
-            f"  note: the live bridge decided {step.recorded.get('kind')} for this request"
+            f"  note: the live bridge decided {step.recorded.get('kind')} "
+            f"({step.recorded.get('session_id')}) for this request"
         )
     return "\n".join(lines)
 
@@ -524,6 +552,7 @@ def step_to_json(step: ReplayStep) -> dict[str, Any]:
         "decision": step.decision.to_json() if step.decision is not None else None,
         "error": step.error,
         "recorded": step.recorded,
+        "run": step.run,
     }
 
 
@@ -582,6 +611,9 @@ def main_replay(path: str, as_json: bool, out: IO[str] = sys.stdout) -> int:
         name = step.decision.kind.value if step.decision is not None else "error"
         counts[name] = counts.get(name, 0) + 1
     summary = ", ".join(f"{n} {k}" for k, n in counts.items()) or "no chat requests"
+    runs = max((step.run for step in steps), default=0)
+    if runs > 1:
+        summary += f" in {runs} runs"
     extra = f"; {skipped} unreadable line{'s' if skipped != 1 else ''} skipped" if skipped else ""
     out.write(
         f"{len(steps)} request{'s' if len(steps) != 1 else ''} replayed from {path}: {summary}{extra}\n"

@@ -592,3 +592,32 @@ def test_your_own_theme_loads_from_the_path_the_readme_names(tmp_path, monkeypat
         [*command, "config"], capture_output=True, text=True, env=env, timeout=60
     )
     assert "yours: mine" in shown.stdout
+
+
+async def test_replay_of_an_event_log_with_two_runs_starts_afresh_at_each_run(tmp_path):
+    """Two endpoint processes append to one event log: each run's connection and sessions are new,
+    so the second run's first request is a new session, as the live bridge decided, and replay
+    names the sessions as the live bridge (and the console) did."""
+    log = tmp_path / "events.jsonl"
+    for _ in range(2):
+        client = await spawn("vscodelm", "--event-log", str(log), "--cwd", str(tmp_path))
+        try:
+            first = await client.chat([user("Hello")])
+            again = await client.chat([user("Hello"), first.as_assistant(), user("I am happy")])
+            assert first.error is None and again.error is None
+        finally:
+            assert await client.close() == 0
+    assert [e["type"] for e in events(log)].count("run_started") == 2
+    live = [e["decision"] for e in events(log) if e["type"] == "history_decision"]
+    assert [d["kind"] for d in live] == ["new_session", "commit"] * 2
+    result = cli("replay", "--json", str(log))
+    assert result.returncode == 0, result.stderr
+    steps = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [s["decision"]["kind"] for s in steps] == [d["kind"] for d in live]
+    assert [s["decision"]["session_id"] for s in steps] == [d["session_id"] for d in live]
+    assert [s["run"] for s in steps] == [1, 1, 2, 2]
+    assert steps[0]["connection"] != steps[2]["connection"], "run 2's connection is its own"
+    text = cli("replay", str(log)).stdout
+    assert "note: the live bridge decided" not in text, text
+    assert "4 requests replayed" in text and "in 2 runs" in text
+    assert "(run 2)" in text

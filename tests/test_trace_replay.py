@@ -414,4 +414,12 @@ def test_step_to_json_is_plain_json(tmp_path: Path) -> None:
     steps = replay_trace(write_session_trace(tmp_path))
     data = json.loads(json.dumps([step_to_json(s) for s in steps]))
     assert data[2]["decision"]["kind"] == "cancel" and data[2]["error"] is None
-    assert set(data[0]) == {"request_id", "time", "connection", "decision", "error", "recorded"}
+    assert set(data[0]) == {
+        "request_id",
+        "time",
+        "connection",
+        "decision",
+        "error",
+        "recorded",
+        "run",
+    }

@@ -134,15 +134,21 @@ _SESSION_EVENTS = (
 def _load_event_log(state: ConsoleState, path: str | os.PathLike[str]) -> None:
     """Replay a JSONL event log: its requests re-routed by `bridge.trace.replay_event_log`, every
     other event folded in as the live console would have (session ids mapped to the replay's)."""
-    from bridge.trace import read_event_log, replay_event_log
+    from bridge.trace import read_event_log, replay_event_log, run_connection
 
     junk: list[int] = []
     steps = replay_event_log(path, junk)
     pending = iter(steps)
     replayed: dict[tuple[str, Any], DecisionRecord] = {}
     live_to_replayed: dict[tuple[str, str], str] = {}
+    run = 0
     for data in read_event_log(path):
         kind = data["type"]
+        if kind == "run_started":  # a new process: its connection names start again
+            run += 1
+            continue
+        if run > 1:
+            data = {**data, "connection": run_connection(str(data.get("connection") or ""), run)}
         if kind == "request_received":
             step = next(pending, None)
             if step is None:
