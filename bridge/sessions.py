@@ -301,6 +301,7 @@ class AgentSession:
         self.client_calls: dict[str, str] = {}
         self._secrets: list[str] = []  # the agent's env values: never in a message we send or show
         self._prompted = False  # the agent has been sent a prompt (it knows the conversation)
+        self.deny_notices: list[str] = []  # denials with a reason, told at the next prompt
         self._undelivered: str | None = None  # a cancelled request's prompt it never got
 
     @property
@@ -443,6 +444,9 @@ class AgentSession:
         error: str | None = None
         while True:
             blocks = [TextContentBlock(type="text", text=prompt)]
+            if self.deny_notices:
+                notices, self.deny_notices = self.deny_notices, []
+                blocks.insert(0, TextContentBlock(type="text", text="\n".join(notices)))
             if context:
                 blocks.insert(
                     0, TextContentBlock(type="text", text=context, field_meta=REPLAY_META)
@@ -677,11 +681,38 @@ class AgentSession:
             resolution.resolver,
             f", {resolution.rule}" if resolution.rule else "",
         )
+        meta = self._deny_notice(turn, ctx, resolution)
         if resolution.option_id is None:
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+            return RequestPermissionResponse(
+                outcome=DeniedOutcome(outcome="cancelled"), field_meta=meta
+            )
         return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=resolution.option_id)
+            outcome=AllowedOutcome(outcome="selected", option_id=resolution.option_id),
+            field_meta=meta,
         )
+
+    def _deny_notice(self, turn: Turn, ctx: Any, resolution: Any) -> dict[str, Any] | None:
+        """A denial with a reason reaches the agent three ways: the response's `_meta`, user text
+        at the start of this session's next prompt (agents ignore unknown `_meta`), and a line in
+        the client's streamed reply."""
+        denied = resolution.outcome in ("reject_once", "reject_always") or (
+            resolution.option_id is None and resolution.resolver == "policy"
+        )
+        # a rule's reason, or the one a person typed (not the bridge's own fail-closed wording)
+        if not denied or not resolution.reason or resolution.resolver not in ("policy", "console"):
+            return None
+        what = ctx.title or ctx.kind or "the tool call"
+        notice = f"The user denied `{what}`: {resolution.reason}"
+        self.deny_notices.append(notice)
+        self._emit(turn, {"type": "text", "value": f"\n\n> {notice}\n\n"})
+        return {
+            "symposium": {
+                "denied": True,
+                "reason": resolution.reason,
+                "decidedBy": resolution.rule or resolution.resolver,
+                "message": notice,
+            }
+        }
 
     async def _ask_client(self, turn: Turn, tool_call: Any) -> tuple[bool, str] | bool | None:
         """The `symposium-agent-action` round trip (reference §3.5): the request ends with a

@@ -73,7 +73,10 @@ async def serve_stdio(
     from bridge.approvals import ApprovalBroker
 
     bridge = Bridge(
-        cwd=cwd, bus=bus, approvals=ApprovalBroker(bus, audit=audit), **(bridge_options or {})
+        cwd=cwd,
+        bus=bus,
+        approvals=ApprovalBroker(bus, policy=_settings_policy(), audit=audit),
+        **(bridge_options or {}),
     )
     reader, writer = await _stdio_streams(rest, eof)
     loop = asyncio.get_running_loop()
@@ -102,6 +105,19 @@ async def serve_stdio(
         if audit is not None:
             audit.close()
     return 0
+
+
+def _settings_policy() -> Any:
+    """The person's rules (and persisted bypass) from the settings file: one rules file for every
+    front door. A file that cannot be used leaves no rules (every request is asked: fail closed)."""
+    from bridge.approvals import Policy
+    from bridge.settings import Settings, SettingsError
+
+    try:
+        return Settings.load().policy()
+    except SettingsError as exc:
+        log.error("settings not loaded, no approval rules in force: %s", exc)
+        return Policy()
 
 
 def _open_audit_log() -> Any:

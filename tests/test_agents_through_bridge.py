@@ -557,6 +557,44 @@ async def test_claude_bash_denied_never_runs_and_the_model_learns(
     assert result["is_error"]
 
 
+async def test_claude_a_deny_rules_reason_reaches_the_model_the_agent_and_the_client(
+    claude_ready: None, tmp_path: Path
+) -> None:
+    """A rule in the settings denies a Bash call with a reason: the agent gets it in the
+    permission response's `_meta` and as user text at the start of the session's next prompt —
+    which the (fake) model sees in its request — and the client sees it in the streamed reply."""
+    import os
+
+    reason = "no new files in this repository; write to notes.md instead"
+    config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text(
+        f'[[rules]]\naction = "deny"\ncommand = "touch"\nreason = "{reason}"\n'
+        'match = ["touch denied"]\n'
+    )
+    work = tmp_path / "work"
+    bash = ToolUse("Bash", {"command": "cd . && touch denied", "description": "Make a file"})
+    script = [tool_use(bash), text("I was not allowed."), text("Understood.")]
+    async with FakeAnthropic(script) as api:
+        async with bridge(
+            tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]
+        ) as chat:
+            denied = await chat.say("Make a file")
+            assert denied.tool_calls == [], "a rule decided: VS Code is not asked"
+            notice = f"The user denied `cd . && touch denied`: {reason}"
+            assert notice in denied.text and denied.text.endswith("I was not allowed.")
+            _params, answer = chat.tap.permissions()[-1]
+            assert answer is not None and answer["outcome"]["optionId"] == "reject"
+            assert answer["_meta"]["symposium"]["reason"] == reason
+            assert answer["_meta"]["symposium"]["decidedBy"] == "rule 1 (line 1): deny command=touch"
+            assert not (work / "denied").exists()
+            after = await chat.say("What now?")
+            assert after.text == "Understood."
+    next_turn = next(r for r in api.main_requests if "What now?" in json.dumps(r))
+    assert notice in json.dumps(next_turn["messages"][-1], ensure_ascii=False)
+    assert not any(notice in json.dumps(r["messages"][-1]) for r in api.main_requests[:2])
+
+
 async def test_claude_turn_cancelled_mid_stream_is_drained_and_the_next_turn_is_clean(
     claude_ready: None, tmp_path: Path
 ) -> None:
