@@ -649,7 +649,12 @@ class SymposiumApp(App[int]):
             self.notify("No approval is pending.")
             return
         info = card.info
-        if self.bridge is None:
+        if self.bridge is None or info.host is not None:
+            self.notify(
+                "Bypass for a session is kept by the bridge that runs it: "
+                + (f"open a console on {info.host}." if info.host else "no bridge here."),
+                severity="warning",
+            )
             return
         self.bridge.approvals.policy.session_bypass.add((info.connection, info.session_id))
         n = self.queue.approve_session(info.connection, info.session_id)

@@ -251,7 +251,7 @@ class HostLink:
         self.listener("requested", self, card)
 
     def _went_down(self, detail: str) -> None:
-        was_up = self.state == "up"
+        announce = self.state != "down"  # a host that stays unreachable is announced once
         self.state, self.detail = "down", detail
         self._up.clear()
         for future in self._waiting.values():
@@ -272,7 +272,7 @@ class HostLink:
                     "comes back when the link does",
                 },
             )
-        if was_up or self.connects == 0:
+        if announce:
             self.listener("state", self, {"state": "down", "detail": detail})
 
     # --- sending --------------------------------------------------------------------------------------

@@ -124,6 +124,27 @@ async def test_a_console_attached_locally_answers_what_serve_held(host):
         await serve.stop()
 
 
+async def test_approve_all_of_a_session_reaches_the_host_the_card_came_from(host):
+    serve = await ServeProcess.start(host)
+    client = await serve.client()
+    target = Target("local", socket=host.runtime_dir / "console.sock")
+    console = HeadlessConsole([target], "alice@laptop").start()
+    try:
+        chat = client.chat_start([user(ASK)])
+        card = await console.wait_for(lambda e: e.type == "approval_requested")
+        assert card.connection.startswith("local:")
+        assert console.links.approve_all(card.connection, card.session_id) == 1
+        assert console.links.approve_all("elsewhere:" + card.connection, card.session_id) == 0
+        response = await asyncio.wait_for(chat, 30)
+        assert response.text.endswith("Permission granted (allow_once). I ran deploy.")
+        (record,) = serve.audit()
+        assert record["reason"] == "approve all for this session"
+    finally:
+        await console.stop()
+        await client.close()
+        await serve.stop()
+
+
 def _hello_exchange(path: Path, lines: list[dict]) -> list[dict]:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30)
