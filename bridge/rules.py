@@ -987,7 +987,7 @@ def propose_rule(req: Request) -> Rule | None:
                 url=f"{scheme}://{host}{directory}",
                 match=[example],
             )
-    if req.paths:
+    if req.paths and (req.cwd or all(os.path.isabs(os.path.expanduser(p)) for p in req.paths)):
         real = req.real_paths()
         dirs = {p if os.path.isdir(p) else os.path.dirname(p) for p in real}
         root = os.path.commonpath(sorted(dirs)) if dirs else None

@@ -964,21 +964,9 @@ class SettingsStore:
         """Append a rule (or insert it at 0-based `index`; rules are tried in order)."""
         import tomlkit
 
-        values = rule.to_dict()
-        if "action" not in values or rule.action not in ("allow", "ask", "deny"):
+        if rule.action not in ("allow", "ask", "deny"):
             raise ValueError(f"rule action must be allow, ask or deny, not {rule.action!r}")
-        for key in ("match", "not_match"):
-            if key in values:  # examples as inline tables, one per line
-                examples = tomlkit.array()
-                for example in values[key]:
-                    if isinstance(example, dict):
-                        item = tomlkit.inline_table()
-                        item.update(example)
-                        examples.add_line(item)
-                    else:
-                        examples.add_line(example)
-                examples.add_line(indent="")
-                values[key] = examples
+        values = _rule_values(rule)
 
         def mutate(doc: tomlkit.TOMLDocument) -> None:
             import tomlkit
@@ -1099,6 +1087,51 @@ class SettingsStore:
                 del agents[agent_id]
 
         return self.update(mutate)
+
+
+def _rule_values(rule: Rule) -> dict[str, Any]:
+    """A rule's settings values, its examples as inline tables one per line."""
+    import tomlkit
+
+    values = rule.to_dict()
+    for key in ("match", "not_match"):
+        if key in values:
+            examples = tomlkit.array()
+            for example in values[key]:
+                if isinstance(example, dict):
+                    item = tomlkit.inline_table()
+                    item.update(example)
+                    examples.add_line(item)
+                else:
+                    examples.add_line(example)
+            examples.add_line(indent="")
+            values[key] = examples
+    return values
+
+
+def rule_toml(rule: Rule) -> str:
+    """One rule as the `[[rules]]` entry it would be in the settings file (for editing)."""
+    import tomlkit
+
+    doc = tomlkit.document()
+    aot = tomlkit.aot()
+    aot.append(_table_of(_rule_values(rule)))
+    doc["rules"] = aot
+    return doc.as_string()
+
+
+def rule_from_toml(text: str) -> Rule:
+    """The one `[[rules]]` entry in `text`, validated, its examples run; SettingsError if not."""
+    data = _parse_toml(text, None)
+    rules = data.get("rules")
+    if set(data) - {"rules"} or not isinstance(rules, list) or len(rules) != 1:
+        raise SettingsError(None, "expected exactly one [[rules]] entry")
+    try:
+        return _rule_from(0, rules[0])
+    except _SchemaError as exc:
+        raise SettingsError(
+            None, exc.reason, line=_locate(text, exc.path), key=format_key(exc.path)
+        ) from None
 
 
 def _plain(value: Any) -> Any:

@@ -447,6 +447,35 @@ class SymposiumApp(App[int]):
         elif message.pending == 0 and self._return_to is not None:
             self.action_go_back()
 
+    @on(ApprovalCard.Propose)
+    def _propose_rule(self, message: ApprovalCard.Propose) -> None:
+        """The card's "always for this pattern": edit the proposed rule; saved, it approves."""
+        from symposium_tui.screens.pattern import PatternRuleScreen
+
+        info = message.card.info
+        rule = info.proposal()
+        if rule is None:
+            return
+
+        def saved(edited: Any) -> None:
+            if edited is None:
+                return
+            if self.settings_store is None or self.settings_error:
+                self.notify("Not saved: the settings file cannot be written.", severity="error")
+                return
+            from bridge.settings import SettingsError
+
+            try:
+                settings = self.settings_store.add_rule(edited)
+            except (SettingsError, ValueError) as exc:
+                self.notify(f"Not saved: {exc}", severity="error", timeout=8)
+                return
+            self.settings_changed(settings)
+            self.notify(f"Saved rule {len(settings.rules)}: {edited.describe()}.")
+            self.queue.answer(info.approval_id, "approve")
+
+        self.push_screen(PatternRuleScreen(rule, info.pattern_scope() or ""), saved)
+
     @on(ApprovalCard.View)
     def _view_card(self, message: ApprovalCard.View) -> None:
         from symposium_tui.screens.detail import ApprovalDetailScreen

@@ -109,6 +109,25 @@ class ApprovalInfo:
     def offers(self, answer: str) -> bool:
         return self.option(ANSWER_KIND[answer]) is not None
 
+    def proposal(self) -> Any:
+        """The rule "always for this pattern" would add (bridge.rules.propose_rule), or None."""
+        if not hasattr(self, "_proposal"):
+            from bridge.rules import Request, propose_rule
+
+            try:
+                self._proposal = propose_rule(Request.from_tool_call(self.agent, self.tool_call))
+            except Exception:  # a request nothing sensible can be built from: no key
+                self._proposal = None
+        return self._proposal
+
+    def pattern_scope(self) -> str | None:
+        rule = self.proposal()
+        if rule is None:
+            return None
+        from bridge.rules import scope_text
+
+        return scope_text(rule)
+
     def input_text(self) -> str | None:
         raw = self.tool_call.get("rawInput")
         return None if raw is None else pretty_input(raw)
@@ -214,6 +233,14 @@ class ApprovalCard(Widget, can_focus=True):
             show=False,
             tooltip="Approve every pending card of this card's session",
         ),
+        Binding(
+            "p",
+            "propose",
+            "Pattern",
+            show=False,
+            tooltip="Always allow this pattern: a rule built from the request, shown for editing, "
+            "saved with the request as its first example (the card says the scope)",
+        ),
         Binding("v", "view", "View", show=False, tooltip="The whole request, full screen"),
         Binding("escape", "deny_without_reason", "Deny without reason"),
         Binding("up,k", "focus_card(-1)", "Previous", show=False, tooltip="Previous card"),
@@ -243,6 +270,13 @@ class ApprovalCard(Widget, can_focus=True):
             self.card = card
 
     class View(Message):
+        def __init__(self, card: ApprovalCard) -> None:
+            super().__init__()
+            self.card = card
+
+    class Propose(Message):
+        """"Always for this pattern": the app shows the proposed rule for editing."""
+
         def __init__(self, card: ApprovalCard) -> None:
             super().__init__()
             self.card = card
@@ -368,6 +402,9 @@ class ApprovalCard(Widget, can_focus=True):
                 items.append((key_name, f"{option.get('name') or default} (agent's rule)"))
         if i.offers("approve"):
             items.append(("s", "Approve session"))
+        scope = i.pattern_scope()
+        if scope is not None and i.offers("approve"):
+            items.append(("p", scope[0].upper() + scope[1:] + "…"))
         # Pack whole items into lines: an item never breaks between its key and its label.
         width = max(20, self.content_region.width or 76)
         text = Text()
@@ -423,7 +460,10 @@ class ApprovalCard(Widget, can_focus=True):
             "deny": "deny",
             "deny_without_reason": "deny",
             "approve_session": "approve",
+            "propose": "approve",
         }.get(action)
+        if action == "propose" and self.info.proposal() is None:
+            return False
         if answer is None:
             return True
         if not self.info.offers(str(answer)):
@@ -475,6 +515,9 @@ class ApprovalCard(Widget, can_focus=True):
 
     def action_view(self) -> None:
         self.post_message(self.View(self))
+
+    def action_propose(self) -> None:
+        self.post_message(self.Propose(self))
 
     def action_focus_card(self, step: int) -> None:
         queue = self.queue

@@ -385,3 +385,53 @@ async def test_an_editors_agent_asking_permission_waits_for_the_card_and_goes_on
         assert "".join(p["value"] for p in parts).endswith(
             "Permission granted (allow_once). I ran format the code."
         )
+
+
+async def test_p_proposes_a_rule_for_the_pattern_edits_it_saves_it_and_approves(
+    make_app, asker, store
+):
+    from textual.widgets import TextArea
+
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        task = asker.ask(run_call("git status -s"))
+        card = await pending_card(pilot)
+        legend = str(card.query_one(".card-keys").render())
+        # the scope is on the card before the key is pressed
+        assert "Always allow commands starting `git status` by claude-code" in legend
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        editor = app.screen.query_one("#pattern-rule", TextArea)
+        assert 'command = "git status"' in editor.text
+        assert '{agent = "claude-code", kind = "execute", command = "git status -s"}' in editor.text
+        editor.text = editor.text.replace('command = "git status"', 'command = "git diff"')
+        await pilot.press("ctrl+s")  # its own example fails: shown, nothing saved
+        error = app.screen.query_one("#pattern-error")
+        await wait_for(pilot, lambda: "does not match its example" in str(error.render()))
+        assert store.load().rules == [] and not task.done()
+        editor.text = editor.text.replace('command = "git diff"', 'command = "git"')
+        await pilot.press("ctrl+s")
+        resolution = await task
+        assert (resolution.outcome, resolution.answer) == ("allow_once", "approve")
+        (rule,) = store.load().rules
+        assert (rule.action, rule.agent, rule.command) == ("allow", "claude-code", ("git",))
+        assert rule.match == [{"agent": "claude-code", "kind": "execute", "command": "git status -s"}]
+        again = await asker.ask(run_call("git log --oneline", call_id="call-3"))
+        assert (again.resolver, again.outcome) == ("policy", "allow_once")
+
+
+async def test_escape_on_the_proposed_rule_saves_nothing_and_the_card_stays(make_app, asker, store):
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        task = asker.ask(edit_call("/tmp/project/src/calc.py"))
+        card = await pending_card(pilot)
+        assert "edit inside /tmp/project/src" in str(card.query_one(".card-keys").render())
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, PatternRuleScreen))
+        assert store.load().rules == [] and not task.done() and card.state == "pending"

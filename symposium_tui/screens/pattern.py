@@ -1,0 +1,92 @@
+""""Always for this pattern": the rule a card proposes, shown for editing before it is saved.
+
+The rule is built from the request (`bridge.rules.propose_rule`: `git status -s` → allow the
+command prefix `git status`; a file edit → allow edits inside that directory; a fetch → URLs under
+that path), written out as the `[[rules]]` entry it becomes in the settings file with the request as
+its first `match` example. Ctrl+S (or Save) validates it — its examples run — and dismisses with the
+rule; the app saves it and approves the card. Esc cancels: nothing is saved, the card stays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Static, TextArea
+
+
+class PatternRuleScreen(ModalScreen[Any]):
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "save", "Save and approve", priority=True),
+    ]
+
+    DEFAULT_CSS = """
+    PatternRuleScreen {
+        align: center middle;
+    }
+    PatternRuleScreen > Vertical {
+        width: 84;
+        max-width: 100%;
+        height: auto;
+        max-height: 100%;
+        border: round $primary;
+        background: $surface;
+        padding: 0 1;
+    }
+    PatternRuleScreen TextArea {
+        height: 12;
+    }
+    PatternRuleScreen #pattern-error {
+        color: $error;
+        height: auto;
+    }
+    PatternRuleScreen .form-buttons {
+        height: auto;
+        align-horizontal: right;
+    }
+    """
+
+    def __init__(self, rule: Any, scope: str) -> None:
+        super().__init__()
+        self.rule = rule
+        self.scope = scope
+
+    def compose(self) -> ComposeResult:
+        from bridge.settings import rule_toml
+
+        with Vertical():
+            yield Label(f"New rule: {self.scope}", classes="form-title", id="pattern-scope")
+            yield Static(
+                "Edit it as it will be in the settings file. Deny and ask rules still beat it.",
+                classes="settings-hint",
+            )
+            yield TextArea(rule_toml(self.rule), language=None, id="pattern-rule")
+            yield Static("", id="pattern-error")
+            with Horizontal(classes="form-buttons"):
+                yield Button("Save and approve (^S)", variant="primary", id="save", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#pattern-rule", TextArea).focus()
+
+    @on(Button.Pressed, "#save")
+    def action_save(self) -> None:
+        from bridge.settings import SettingsError, rule_from_toml
+
+        text = self.query_one("#pattern-rule", TextArea).text
+        try:
+            rule = rule_from_toml(text)
+        except SettingsError as exc:
+            error = self.query_one("#pattern-error", Static)
+            error.update(str(exc).removeprefix("settings "))
+            return
+        self.dismiss(rule)
+
+    @on(Button.Pressed, "#cancel")
+    def action_cancel(self) -> None:
+        self.dismiss(None)
