@@ -251,3 +251,34 @@ def test_without_no_mouse_the_console_captures_the_mouse_and_a_second_console_is
     assert not (term.runtime / "console.sock").exists()
     audit = (term.config / "audit.jsonl").read_text()
     assert '"outcome":"reject_once"' in audit and "went away" in audit
+
+
+def test_p_on_a_card_saves_a_rule_for_the_pattern_and_the_next_request_needs_no_card(terminal):
+    term = terminal
+    term.start("console", "--no-mouse")
+    term.wait_for("no pending approvals")
+    term.keys("F3")
+    term.wait_for("Message Eliza")
+    ask(term, "git status -s")
+    screen = open_card(term, "git status -s")
+    # the scope is on the card before the key is pressed
+    assert "p  Always allow commands starting `git status` by eliza" in screen
+    term.keys("p")
+    screen = term.wait_for("New rule: always allow commands starting `git status` by eliza")
+    assert 'command = "git status"' in screen
+    term.keys("C-s")
+    term.wait_for("Permission granted (allow_once). I ran git status -s.")
+    settings = (term.config / "settings.toml").read_text()
+    assert 'command = "git status"' in settings
+    assert '{agent = "eliza", kind = "execute", command = "git status -s"}' in settings
+
+    # The rule answers from now on: no card, the agent just goes on.
+    term.type("ask permission to git status --short")
+    term.keys("Enter")
+    screen = term.wait_for("Permission granted (allow_once). I ran git status --short.")
+    assert "Approvals (1)" not in screen
+    audit = (term.config / "audit.jsonl").read_text()
+    assert '"rule":"rule 1 (line 4): allow agent=eliza command=git status"' in audit
+    term.keys("C-q")
+    screen = term.wait_for("CONSOLE-EXITED 0")
+    assert "Traceback" not in screen
