@@ -79,13 +79,25 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _request_id(line: bytes) -> tuple[bool, Any]:
+    """Will the endpoint answer this line with an id of its own — the id the relay must answer
+    itself if the console goes away first? Exactly when the endpoint's own classification
+    (`bridge.jsonrpc.classify`) replies with that id: a JSON object with a valid, non-null id that
+    is not itself a response. A line the endpoint answers with id null (bad JSON, an id that is
+    an object or a float, a batch) is not tracked, so it never gets a second answer."""
+    from bridge.jsonrpc import _DECODER, _valid_id
+
     try:
-        msg = json.loads(line)
+        msg = _DECODER.decode(line.decode("utf-8"))
     except (ValueError, RecursionError):  # bad UTF-8, bad JSON, nesting too deep: not a request
         return False, None
-    if isinstance(msg, dict) and "method" in msg and "id" in msg:
-        return True, msg["id"]
-    return False, None
+    if not isinstance(msg, dict) or "id" not in msg:
+        return False, None
+    rid = msg["id"]
+    if rid is None or not _valid_id(rid):
+        return False, None
+    if "method" not in msg and ("result" in msg or "error" in msg):
+        return False, None  # a client's response: the endpoint answers nothing
+    return True, rid
 
 
 def _response_id(line: bytes) -> tuple[bool, Any]:

@@ -290,3 +290,41 @@ async def test_peers_of_another_uid_are_refused(tmp_path):
         await host.stop()
         await bridge.close()
         shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+async def test_after_the_console_goes_away_nothing_is_answered_twice(tmp_path):
+    """Requests the console already rejected (ids it answered with null, because they were never
+    valid: an object, a float) and requests it answered with their own id get no second answer
+    when the console goes away; only what it still held gets the relay's -32000."""
+    console = await ConsoleProcess.start("hold", tmp_path)
+    client = await LmClient.start("--cwd", str(tmp_path))
+    try:
+        held = client.chat_start([user(ASK)])
+        await console.wait_for("APPROVAL")
+        for line in (
+            '{"jsonrpc":"2.0","id":{"a":1},"method":"lm/provideTokenCount","params":{}}',
+            '{"jsonrpc":"2.0","id":1.5,"method":"lm/provideTokenCount","params":{}}',
+            '{"jsonrpc":"2.0","id":[7],"method":"lm/cancel"}',
+            '{"jsonrpc":"1.0","id":77,"method":"lm/provideTokenCount","params":{}}',
+            '{"jsonrpc":"2.0","id":78,"method":5}',
+            '{"jsonrpc":"2.0","id":79,"method":"no/such/method"}',
+        ):
+            client.send_raw(line + "\n")
+
+        def answered() -> list:
+            return [m for m in client.unsolicited if "error" in m]
+
+        async with asyncio.timeout(20):
+            while len(answered()) < 6:
+                await asyncio.sleep(0.02)
+        await console.stop(signal.SIGTERM)
+        resp = await asyncio.wait_for(held, 20)
+        assert resp.error is not None and resp.error["code"] == -32000
+        nxt = await client.chat([user("Hello")])  # served headless
+        assert nxt.error is None and nxt.text
+    finally:
+        await client.close()
+        await console.stop()
+    ids = [json.dumps(m["id"]) for m in answered()]
+    assert sorted(ids) == sorted(["null", "null", "null", "77", "78", "79"]), ids
+    assert not [m for m in client.unsolicited if m.get("error", {}).get("code") == -32000]
