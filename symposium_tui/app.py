@@ -11,6 +11,7 @@ the command palette (Ctrl+P).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from pathlib import Path
@@ -342,6 +343,9 @@ class SymposiumApp(App[int]):
             await pane.query(".starting").remove()
             await pane.mount(self._pane(tab))
         self._attach_bridge()
+        early = getattr(self.host, "early_handle", None)
+        if early is not None:
+            early.detach()  # what it held is offered to this console's own handle now
         if self._active_tab() == "chat":
             self.chat.focus_input()
 
@@ -910,6 +914,9 @@ async def _run_console(
         hosted = build_hosted(cwd=cwd, event_log=event_log, bridge_options=bridge_options)
         bridge = hosted.bridge
         host = ConsoleHost(bridge)
+        # Held for the app until it attaches its own handle: a relayed request that asks
+        # permission in between is a card waiting for the queue, not "no console attached".
+        host.early_handle = bridge.approvals.attach(console_name())  # type: ignore[attr-defined]
         try:
             await host.start()
             if openai:
@@ -934,24 +941,78 @@ async def _run_console(
         return hosted, host
 
     app = SymposiumApp(connect=connect, arm_delay=preferences.arm_delay)
-    # A closed SSH session (SIGHUP) or a `kill` (SIGTERM) leaves like Ctrl+Q does: what this
-    # console alone held is denied, agents finish, the socket is removed.
-    import signal
+    # A closed SSH session (SIGHUP, or the terminal reporting a hang-up) or a `kill` (SIGTERM):
+    # what this console held is denied and its socket removed at once, then it leaves as Ctrl+Q
+    # does — within 2 seconds whatever the terminal does (symposium_tui/lifeline.py).
+    from symposium_tui.lifeline import Lifeline
 
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, app.exit)
+    def fail_closed(why: str) -> None:
+        import logging
+
+        logging.getLogger(__name__).warning("leaving (%s): denying what this console holds", why)
+        for handle in (getattr(app, "handle", None), getattr(app.host, "early_handle", None)):
+            if handle is not None:
+                handle.detach()
+        if app.host is not None:
+            app.host.abandon()
+
+    def socket_path() -> Any:
+        return app.host.path if app.host is not None else None
+
+    def last_resort() -> None:
+        """From the deadline thread, the event loop stuck: audit what is still pending as denied
+        (it is: nobody will ever approve it), then kill the agents we started."""
+        import time as time_
+
+        bridge = app.hosted.bridge if app.hosted is not None else None
+        broker = getattr(bridge, "approvals", None)
+        audit = getattr(broker, "audit", None)
+        for approval in list(getattr(broker, "pending", {}).values()):
+            if audit is None or approval.future.done():
+                continue
+            ctx = approval.ctx
+            with contextlib.suppress(Exception):
+                audit.append(
+                    {
+                        "type": "decision",
+                        "ts": time_.time(),
+                        "approval_id": approval.id,
+                        "connection": ctx.connection,
+                        "session_id": ctx.session_id,
+                        "agent": ctx.agent,
+                        "tool_call_id": ctx.tool_call.get("toolCallId"),
+                        "title": ctx.title,
+                        "kind": ctx.kind,
+                        "outcome": "reject_once",
+                        "resolver": "default",
+                        "reason": "the console went away: its terminal closed (forced exit)",
+                    }
+                )
+        for core in list(getattr(bridge, "connections", {}).values()):
+            for session in list(getattr(core, "sessions", {}).values()):
+                process = getattr(session, "process", None)
+                if process is not None:
+                    process.kill_now()
+
+    lifeline = Lifeline(
+        asyncio.get_running_loop(),
+        fail_closed,
+        app.exit,
+        socket_path=socket_path,
+        kill_agents=last_resort,
+    )
+    lifeline.install()
     try:
         await app.run_async(mouse=mouse)
     finally:
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            loop.remove_signal_handler(sig)
+        lifeline.uninstall()
         for server in servers:
             await server.stop()
         if app.host is not None:
             await app.host.stop()
         if app.hosted is not None:
             await app.hosted.close()
+        lifeline.finished.set()
     if servers:
         print(
             f"symposium-tui: served the OpenAI-compatible API on {servers[0].url}", file=sys.stderr

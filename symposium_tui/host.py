@@ -233,6 +233,18 @@ class ConsoleHost:
             with contextlib.suppress(Exception):
                 writer.close()
 
+    def abandon(self) -> None:
+        """Stop at once, from inside the event loop without awaiting anything (the console's
+        terminal is gone): no new connection, the socket file removed, every relayed connection
+        ended — what it had in flight is answered with the shutdown error."""
+        server = self._server
+        if server is not None:
+            server.close()
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        for task in list(self._clients):
+            task.cancel()
+
     async def stop(self) -> None:
         server, self._server = self._server, None
         if server is not None:

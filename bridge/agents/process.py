@@ -135,6 +135,14 @@ class AgentProcess:
         while proc.returncode is None:  # no pidfd here: the child watcher sets it at exit
             await asyncio.sleep(0.1)
 
+    def kill_now(self) -> None:
+        """SIGKILL the group and every marked descendant, synchronously (from any thread: the
+        process is about to end and the event loop may not run again)."""
+        self._signal_group(signal.SIGKILL)
+        for pid in _marked_processes(self.mark):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
     async def _kill_leftovers(self) -> None:
         """SIGKILL the agent's process group and every process carrying its mark (descendants
         that called setsid() and were re-parented, which a group signal does not reach)."""

@@ -282,3 +282,71 @@ def test_p_on_a_card_saves_a_rule_for_the_pattern_and_the_next_request_needs_no_
     term.keys("C-q")
     screen = term.wait_for("CONSOLE-EXITED 0")
     assert "Traceback" not in screen
+
+
+def _console_pid(term: Terminal) -> int:
+    pane = term.show("#{pane_pid}")
+    found = subprocess.run(
+        ["pgrep", "-P", pane, "-f", "symposium-tui"], capture_output=True, text=True
+    ).stdout.split()
+    assert found, "the console process"
+    return int(found[0])
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+async def test_a_console_whose_terminal_goes_away_denies_removes_its_socket_and_exits(terminal):
+    """An SSH session that drops, played by `tmux kill-session`: after the console has served a
+    relayed VS Code request and a person answered its card, its terminal disappears while it
+    holds another card. It must deny what it holds, remove its socket and exit (it used to stay
+    forever, blocked writing to a terminal that no longer exists); the relayed client gets its
+    -32000 and the next request is served headless."""
+    import asyncio
+
+    from tests.lmclient import LmClient, user
+
+    term = terminal
+    term.start("console", "--no-mouse")
+    term.wait_for("no pending approvals")
+    pid = _console_pid(term)
+    deadline = time.monotonic() + 30
+    while not (term.runtime / "console.sock").exists():  # it listens right after its first frame
+        assert time.monotonic() < deadline, "the console never listened"
+        time.sleep(0.02)
+    env = {"SYMPOSIUM_CONFIG_DIR": str(term.config), "SYMPOSIUM_RUNTIME_DIR": str(term.runtime)}
+    client = await LmClient.start("--cwd", str(term.home), env=env)
+    try:
+        # (the terminal is watched from a thread: the client's pipes need the event loop)
+        first = client.chat_start([user("ask permission to deploy")])
+        await asyncio.to_thread(term.wait_for, "⚠ deploy")
+        await asyncio.to_thread(term.wait_until_gone, "(arming…)")
+        term.keys("a")
+        resp = await asyncio.wait_for(first, 30)
+        assert resp.text.endswith("Permission granted (allow_once). I ran deploy.")
+
+        held = client.chat_start([user("ask permission to drop the table")])
+        await asyncio.to_thread(term.wait_for, "⚠ drop the table")
+        started = time.monotonic()
+        term.tmux("kill-session", "-t", "console")
+        while not _gone(pid):
+            assert time.monotonic() - started < 30, "the console is still running"
+            await asyncio.sleep(0.02)
+        took = time.monotonic() - started
+        print(f"[console] gone {took:.2f} s after its terminal")
+        assert not (term.runtime / "console.sock").exists()
+        answer = await asyncio.wait_for(held, 20)
+        assert answer.error is not None and answer.error["code"] == -32000
+        audit = (term.config / "audit.jsonl").read_text()
+        assert '"outcome":"reject_once"' in audit and "went away" in audit
+        nxt = await client.chat([user("Hello")])  # nobody to relay to: served headless
+        assert nxt.error is None and nxt.text
+    finally:
+        await client.close()
+        if not _gone(pid):
+            os.kill(pid, signal.SIGKILL)

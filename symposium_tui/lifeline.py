@@ -1,0 +1,123 @@
+"""A console whose terminal goes away leaves, promptly, whatever state its UI driver is in.
+
+An SSH session that drops (SIGHUP), a terminal that reports end of input or an I/O error, or a
+`kill` (SIGTERM) must not leave a console nobody can see, holding the socket every relayed request
+goes to. Textual's shutdown writes to the terminal (restoring modes, clearing the screen); when
+that terminal is gone or stalled, those writes can block forever — and with them an asyncio
+signal handler that needs the event loop to run. So:
+
+* the signal handlers are plain `signal.signal` handlers: they run in the main thread even while
+  it is blocked in a write or on a lock (PEP 475 runs handlers on EINTR);
+* the handler asks the event loop (thread-safe) to fail closed at once — every approval this
+  console holds denied and audited, the console socket closed and removed, relayed clients
+  answered — and then to exit the app as Ctrl+Q would;
+* and it starts a deadline: if the process has not finished `deadline` seconds later, a thread
+  does what can be done without the loop (remove the socket, kill the agents we started) and
+  ends the process. What the console held is denied either way: its clients' connections close
+  with the process, and relayed requests get the relay's -32000;
+* a watcher thread turns a hang-up or error on the terminal itself (POLLHUP/POLLERR on stdin,
+  no signal needed) into the same SIGHUP path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import select
+import signal
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+DEADLINE = 1.5
+"""Seconds from the terminal's loss (or SIGTERM) to the forced exit, within the 2 s promised."""
+
+
+class Lifeline:
+    def __init__(
+        self,
+        loop: Any,
+        fail_closed: Callable[[str], None],
+        exit_app: Callable[[], None],
+        *,
+        socket_path: Callable[[], Path | None],
+        kill_agents: Callable[[], None],
+        deadline: float = DEADLINE,
+    ) -> None:
+        self.loop = loop
+        self.fail_closed = fail_closed
+        self.exit_app = exit_app
+        self.socket_path = socket_path
+        self.kill_agents = kill_agents
+        self.deadline = deadline
+        self.finished = threading.Event()  # set when the process is about to end normally
+        self._fired = threading.Event()
+        self._previous: dict[int, Any] = {}
+
+    # --- installing ---------------------------------------------------------------------------
+
+    def install(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            self._previous[sig] = signal.signal(sig, self._on_signal)
+        with contextlib.suppress(OSError, ValueError):
+            if os.isatty(0):
+                threading.Thread(target=self._watch_terminal, name="tty-watch", daemon=True).start()
+
+    def uninstall(self) -> None:
+        for sig, previous in self._previous.items():
+            with contextlib.suppress(Exception):
+                signal.signal(sig, previous)
+        self._previous.clear()
+
+    # --- what happens --------------------------------------------------------------------------
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.fire(signal.Signals(signum).name)
+
+    def fire(self, why: str) -> None:
+        if self._fired.is_set():
+            return
+        self._fired.set()
+        threading.Thread(target=self._enforce_deadline, name="exit-deadline", daemon=True).start()
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            self.loop.call_soon_threadsafe(self._leave, why)
+
+    def _leave(self, why: str) -> None:
+        try:
+            self.fail_closed(why)
+        except Exception:
+            log.exception("failing closed after %s", why)
+        self.exit_app()
+
+    def _watch_terminal(self) -> None:
+        """POLLHUP/POLLERR/POLLNVAL on stdin (polled for nothing else): the terminal is gone."""
+        poller = select.poll()
+        poller.register(0, 0)  # only the conditions always reported
+        while not self.finished.is_set() and not self._fired.is_set():
+            try:
+                events = poller.poll(500)
+            except (OSError, ValueError):
+                return
+            if any(ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, ev in events):
+                log.warning("the console's terminal went away")
+                self.fire("terminal closed")
+                return
+
+    def _enforce_deadline(self) -> None:
+        if self.finished.wait(self.deadline):
+            return
+        # The event loop did not finish in time (the terminal blocks it): what can be done
+        # without it, then leave. Relayed clients see their connection close (→ -32000).
+        path = self.socket_path()
+        if path is not None:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        with contextlib.suppress(Exception):
+            self.kill_agents()
+        with contextlib.suppress(Exception):
+            logging.shutdown()
+        os._exit(0)
