@@ -634,7 +634,7 @@ class SymposiumApp(App[int]):
             (
                 "On an approval card",
                 ApprovalCard.BINDINGS + ApprovalQueue.BINDINGS,
-                [("enter", "(in the deny reason) Deny with that reason")],
+                [("enter", "(in the deny reason) Deny, with the reason if one was typed")],
             ),
             ("In the chat", list(ChatPane.BINDINGS), [("enter", "Send the message")]),
             (

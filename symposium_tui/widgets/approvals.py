@@ -204,7 +204,8 @@ class ApprovalCard(Widget, can_focus=True):
             "d",
             "deny",
             "Deny…",
-            tooltip="Deny; type an optional reason, Enter denies with it, Esc without",
+            tooltip="Deny; type an optional reason, Enter denies (with or without one), "
+            "Esc goes back to the card",
         ),
         Binding(
             "b",
@@ -242,7 +243,7 @@ class ApprovalCard(Widget, can_focus=True):
             "saved with the request as its first example (the card says the scope)",
         ),
         Binding("v", "view", "View", show=False, tooltip="The whole request, full screen"),
-        Binding("escape", "deny_without_reason", "Deny without reason"),
+        Binding("escape", "back_to_card", "Back to the card"),
         Binding("up,k", "focus_card(-1)", "Previous", show=False, tooltip="Previous card"),
         Binding("down,j", "focus_card(1)", "Next", show=False, tooltip="Next card"),
     ]
@@ -458,7 +459,7 @@ class ApprovalCard(Widget, can_focus=True):
         answer = {
             "answer": parameters[0] if parameters else None,
             "deny": "deny",
-            "deny_without_reason": "deny",
+            "back_to_card": "deny",
             "approve_session": "approve",
             "propose": "approve",
         }.get(action)
@@ -468,7 +469,7 @@ class ApprovalCard(Widget, can_focus=True):
             return True
         if not self.info.offers(str(answer)):
             return False  # the agent did not offer it: hidden
-        if action == "deny_without_reason":
+        if action == "back_to_card":
             return self.state == "reason"
         if self.state != "pending":
             return False
@@ -480,7 +481,7 @@ class ApprovalCard(Widget, can_focus=True):
     def action_deny(self) -> None:
         self.state = "reason"
         reason = Input(
-            placeholder="Reason for denying (optional) · Enter denies with it · Esc without",
+            placeholder="Reason (optional) · Enter denies · Esc back to the card",
             id="deny-reason",
             classes="card-reason",
             compact=True,
@@ -501,8 +502,9 @@ class ApprovalCard(Widget, can_focus=True):
         self.refresh_bindings()
         self.focus()
 
-    def action_deny_without_reason(self) -> None:
-        self.post_message(self.Decided(self, "deny", None))
+    def action_back_to_card(self) -> None:
+        """Esc while typing a reason: nothing is answered, the card is as it was."""
+        self.cancel_reason()
 
     @on(Input.Submitted, "#deny-reason")
     def _reason_given(self, event: Input.Submitted) -> None:

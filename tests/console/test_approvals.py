@@ -78,12 +78,22 @@ async def test_d_then_a_reason_and_enter_denies_with_that_reason(make_app, asker
         assert "Denied: use make clean" in card.outcome_text
 
 
-async def test_d_then_escape_denies_without_a_reason(make_app, asker):
+async def test_d_then_escape_goes_back_to_the_card_and_enter_denies_without_a_reason(
+    make_app, asker
+):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         task = asker.ask(run_call())
-        await pending_card(pilot)
-        await pilot.press("d", "escape")
+        card = await pending_card(pilot)
+        await pilot.press("d", *"not", "escape")
+        await wait_for(pilot, lambda: card.state == "pending" and not card.query(".card-reason"))
+        assert not task.done(), "Esc answered nothing"
+        assert card.has_focus, "the card, not the reason input, has the keys again"
+        footer = " ".join(
+            b.binding.description for b in app.active_bindings.values() if b.binding.show
+        )
+        assert "Back to the card" not in footer and "Approve" in footer
+        await pilot.press("d", "enter")
         resolution = await task
         assert (resolution.outcome, resolution.reason) == ("reject_once", None)
 
@@ -417,7 +427,9 @@ async def test_p_proposes_a_rule_for_the_pattern_edits_it_saves_it_and_approves(
         assert (resolution.outcome, resolution.answer) == ("allow_once", "approve")
         (rule,) = store.load().rules
         assert (rule.action, rule.agent, rule.command) == ("allow", "claude-code", ("git",))
-        assert rule.match == [{"agent": "claude-code", "kind": "execute", "command": "git status -s"}]
+        assert rule.match == [
+            {"agent": "claude-code", "kind": "execute", "command": "git status -s"}
+        ]
         again = await asker.ask(run_call("git log --oneline", call_id="call-3"))
         assert (again.resolver, again.outcome) == ("policy", "allow_once")
 

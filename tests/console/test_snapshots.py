@@ -133,7 +133,7 @@ def test_two_cards_the_second_folded(snap_compare):
 
 
 def test_card_deny_reason(snap_compare):
-    """`d`: the reason input, Enter denies with it, Esc without."""
+    """`d`: the reason input, Enter denies (with it), Esc goes back to the card."""
     app, run_before = queue_with({"tool_call": run_call("rm -rf build")})
     assert snap_compare(
         app, terminal_size=SIZE, run_before=run_before, press=["d", *"use make clean"]
