@@ -97,6 +97,15 @@ class Resolution:
     who: str | None = None  # the console (or front door) whose person answered
 
 
+@dataclass
+class ClientChoice:
+    """What a client's own permission UI answered (the ACP front door forwards the request to
+    it): the option it selected, or None when it cancelled."""
+
+    option_id: str | None
+    resolver: str = "client"
+
+
 def choose(options: list[dict[str, Any]], kind: str) -> tuple[str, str | None]:
     for option in options:
         if option.get("kind") == kind:
@@ -279,9 +288,11 @@ class ApprovalBroker:
         ask_client: Callable[[], Awaitable[Any]] | None = None,
         on_pending: Callable[[str], None] | None = None,
     ) -> Resolution:
-        """Decide one permission request. `ask_client` runs the VS Code round trip (True: approved,
-        False: denied, None: abandoned/cancelled; or `(approved, what was received)` so the audit
-        log says what the client sent); `on_pending` learns the approval id so the
+        """Decide one permission request. `ask_client` asks the client: the VS Code round trip
+        (True: approved, False: denied, None: abandoned/cancelled; or `(approved, what was
+        received)` so the audit log says what the client sent), or an ACP client's own permission
+        UI (a ClientChoice: the option it picked, audited as it is); `on_pending` learns the
+        approval id so the
         session can withdraw it if its turn is cancelled."""
         resolution = self.policy.decide(ctx)
         approval = PendingApproval(
@@ -339,6 +350,9 @@ class ApprovalBroker:
                 approval, self._denied(approval.ctx, "vscode", f"round trip failed: {exc}")
             )
             return
+        if isinstance(approved, ClientChoice):
+            self._resolve(approval, self._client_choice(approval.ctx, approved))
+            return
         if approved is True:
             outcome, option_id = choose(approval.ctx.options, "allow_once")
             self._resolve(
@@ -353,6 +367,21 @@ class ApprovalBroker:
                 approval,
                 Resolution("cancelled", None, "vscode", reason="the client abandoned the request"),
             )
+
+    @staticmethod
+    def _client_choice(ctx: ApprovalContext, choice: ClientChoice) -> Resolution:
+        if choice.option_id is None:
+            return Resolution(
+                "cancelled", None, choice.resolver, answer="cancel", reason="the client cancelled"
+            )
+        kind = next(
+            (o.get("kind") for o in ctx.options if o.get("optionId") == choice.option_id), None
+        )
+        if kind is None:  # an option the agent never offered: fail closed
+            return ApprovalBroker._denied(
+                ctx, choice.resolver, f"the client chose an unknown option {choice.option_id!r}"
+            )
+        return Resolution(str(kind), choice.option_id, choice.resolver, answer=str(kind))
 
     def answer(
         self,
@@ -393,6 +422,17 @@ class ApprovalBroker:
         self._resolve(approval, resolution)
         return True
 
+    def settle(self, approval_id: str, resolution: Resolution, *, audit: bool = True) -> bool:
+        """Resolve with a decision made elsewhere (a console this process relays to, which audited
+        it already: `audit=False`). A person's Bypass there applies here too, for this process."""
+        approval = self.pending.get(approval_id)
+        if approval is None or approval.future.done():
+            return False
+        if resolution.answer == "bypass" and resolution.outcome != "cancelled":
+            self.policy.bypass_agents.add(approval.ctx.agent)
+        self._resolve(approval, resolution, audit=audit)
+        return True
+
     def approve_all(self, connection: str, session_id: str, *, who: str = "console") -> int:
         """Approve every pending approval of one session."""
         n = 0
@@ -428,7 +468,9 @@ class ApprovalBroker:
         outcome, option_id = choose(ctx.options, "reject_once")
         return Resolution(outcome, option_id, resolver, reason=reason)
 
-    def _resolve(self, approval: PendingApproval, resolution: Resolution) -> None:
+    def _resolve(
+        self, approval: PendingApproval, resolution: Resolution, *, audit: bool = True
+    ) -> None:
         if approval.future.done():
             return
         self.pending.pop(approval.id, None)
@@ -436,9 +478,11 @@ class ApprovalBroker:
             approval.timer.cancel()
             approval.timer = None
         approval.future.set_result(resolution)
-        self._record(approval, resolution)
+        self._record(approval, resolution, audit=audit)
 
-    def _record(self, approval: PendingApproval, resolution: Resolution) -> None:
+    def _record(
+        self, approval: PendingApproval, resolution: Resolution, *, audit: bool = True
+    ) -> None:
         ctx = approval.ctx
         if self.bus.active:
             self.bus.publish(
@@ -455,7 +499,7 @@ class ApprovalBroker:
                     by=resolution.who,
                 )
             )
-        if self.audit is not None:
+        if self.audit is not None and audit:
             raw = ctx.tool_call.get("rawInput")
             try:
                 self.audit.append(
@@ -504,6 +548,8 @@ class ApprovalBroker:
             return {"kind": "person", "person": None, "via": f"front door {ctx.connection}"}
         if resolution.resolver == "timeout":
             return {"kind": "timeout", "reason": resolution.reason}
+        if resolution.resolver == "client":  # an ACP client's own permission UI
+            return {"kind": "person", "person": None, "via": f"ACP client {ctx.connection}"}
         if resolution.resolver == "policy":
             rule = resolution.rule or ""
             kind = "rule" if rule.startswith("rule") else rule.replace(" ", "_") or "policy"

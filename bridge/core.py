@@ -119,12 +119,16 @@ class Bridge:
                         session, f"idle for {now - session.last_active:.0f} s"
                     )
 
+    def connection_name(self, kind: str) -> str:
+        """A name no other connection of this process has: `<kind>-<n>`."""
+        return f"{kind}-{next(self._ids)}"
+
     def open_connection(
         self, kind: str = "vscodelm", policy: MatchPolicy = MatchPolicy.SUPERSEDE
     ) -> ConnectionCore:
         """A new conversation space; `policy` is how its requests are matched to sessions
         (SUPERSEDE for an editor's chat, EXTEND for the stateless OpenAI API)."""
-        name = f"{kind}-{next(self._ids)}"
+        name = self.connection_name(kind)
         conn = ConnectionCore(self, name, policy)
         self.connections[name] = conn
         return conn

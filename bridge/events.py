@@ -66,6 +66,7 @@ class RequestFinished(Event):
     session_id: str | None = None
     outcome: Literal["complete", "cancelled", "error"]
     error: str | None = None
+    stop_reason: str | None = None  # an ACP turn's stop reason (the ACP front door)
 
 
 class SessionStarted(Event):

@@ -25,11 +25,7 @@ from typing import TYPE_CHECKING, Any
 from bridge import events as ev
 from bridge.history import Decision, DecisionKind
 from bridge.protocol import (
-    ClaudeCodeAgent,
-    ElizaAgent,
-    ExternalAgent,
     Message,
-    StdioServer,
     TextPart,
     ToolCallPart,
     ToolDefinition,
@@ -51,7 +47,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CLIENT_TOOL_SERVER = "vscode_tools"
-CLAUDE_CODE_COMMAND = ("npx", ["-y", "@zed-industries/claude-agent-acp@latest"])
 
 
 class RequestCancelled(Exception):
@@ -959,36 +954,23 @@ class AgentSession:
         import acp
         from acp.schema import ClientCapabilities, Implementation
 
-        client = _AcpClient(self)
-        spec = self.spec
-        if isinstance(spec, ElizaAgent):
-            from bridge.agents.eliza import connect_in_memory
+        from bridge.agents.launch import LaunchError, launch
 
-            agent = await connect_in_memory(client, deterministic=spec.deterministic)
-            self.conn, self._closer = agent.conn, agent.close
-        else:
-            command, args, env = self._command_for(spec)
-            from bridge.agents.process import AgentProcess, AgentStartError
-            from bridge.redact import redact_text
+        def on_stderr(line: str) -> None:
+            bus = self.core.bus
+            if bus.active:
+                bus.publish(
+                    ev.AgentStderr(connection=self.core.name, session_id=self.id, line=line)
+                )
 
-            self._secrets = [str(v) for v in (env or {}).values()]
-
-            def on_stderr(line: str) -> None:
-                bus = self.core.bus
-                line = redact_text(line, self._secrets)  # an agent may print its own key
-                if bus.active:
-                    bus.publish(
-                        ev.AgentStderr(connection=self.core.name, session_id=self.id, line=line)
-                    )
-
-            self.process = AgentProcess(
-                command, args, env=env, cwd=self.core.cwd, on_stderr=on_stderr
-            )
-            try:
-                writer, reader = await self.process.start()
-            except AgentStartError as exc:
-                raise SessionFailed(str(exc)) from exc
-            self.conn = acp.connect_to_agent(client, writer, reader)
+        try:
+            agent = await launch(self.spec, cwd=self.core.cwd, on_stderr=on_stderr)
+        except LaunchError as exc:
+            raise SessionFailed(str(exc)) from exc
+        self._secrets = agent.secrets  # launch() redacts them from stderr already
+        self.process = agent.process
+        self._closer = None if agent.process is not None else agent.close
+        self.conn = acp.connect_to_agent(_AcpClient(self), agent.writer, agent.reader)
         init = await asyncio.wait_for(
             self._until_agent_exits(
                 self.conn.initialize(
@@ -1031,18 +1013,6 @@ class AgentSession:
                     pid=self.process.pid if self.process else None,
                 )
             )
-
-    def _command_for(self, spec: Any) -> tuple[str, list[str], dict[str, str]]:
-        if isinstance(spec, ClaudeCodeAgent):
-            command, args = CLAUDE_CODE_COMMAND
-            return command, list(args), {}
-        assert isinstance(spec, ExternalAgent)
-        server = spec.server
-        if not isinstance(server, StdioServer):
-            raise SessionFailed(
-                f"{server.type.upper()} transport is not supported for agents; use a command"
-            )
-        return server.command, list(server.args), {e.name: e.value for e in server.env}
 
     async def _client_tool_server(self, init: Any) -> Any:
         from acp.schema import HttpMcpServer, McpServerStdio

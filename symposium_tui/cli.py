@@ -290,6 +290,28 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(
         sub,
+        "acp",
+        "be an ACP agent for any ACP client (Zed, Toad, JetBrains, acpx), forwarding to the real one",
+        "Speak ACP on stdio to an ACP client and forward everything to the agent (--agent NAME "
+        "from `registry list`, or the command after --). Its permission requests go through the "
+        "rules, then a running console's cards, else the client's own permission UI.",
+    )
+    _common(p, suppress=True)
+    p.add_argument(
+        "--agent",
+        metavar="NAME",
+        default=None,
+        help="an agent of `registry list` (elizacp, or one in the settings), or claude_code",
+    )
+    p.add_argument(
+        "agent_command",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND ARGS",
+        help="the agent's command line instead of --agent",
+    )
+
+    p = _command(
+        sub,
         "eliza",
         "run the built-in Eliza as an ACP agent on stdio",
         "The built-in Eliza, as an ACP agent on stdio (what `registry resolve-agent elizacp` "
@@ -553,6 +575,70 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return asyncio.run(main())
 
 
+def _acp_agent(args: argparse.Namespace) -> Any:
+    """The agent `symposium-tui acp` forwards to, as the bridge's agent spec (exits on error)."""
+    command = list(args.agent_command or [])
+    if command and command[0] == "--":
+        command = command[1:]
+    if bool(command) == bool(args.agent):
+        print(
+            "symposium-tui acp: name the agent: --agent NAME (see `symposium-tui registry list`) "
+            "or -- COMMAND ARGS…",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+    from bridge.protocol import ElizaAgent, parse_agent
+
+    if command:
+        return parse_agent(
+            {"name": os.path.basename(command[0]), "command": command[0], "args": command[1:]}
+        )
+    if args.agent in ("elizacp", "eliza"):
+        return ElizaAgent()
+    if args.agent == "claude_code":
+        return parse_agent("claude_code")
+    from bridge import registry
+    from bridge.paths import read_settings_quietly
+
+    try:
+        resolved = registry.resolve(args.agent, read_settings_quietly())
+    except registry.ResolveError as exc:
+        print(f"symposium-tui acp: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return parse_agent({**resolved, "id": args.agent})
+
+
+def cmd_acp(args: argparse.Namespace) -> int:
+    # stdout is the protocol: logs go to stderr (--log) or a file (--log-dir) only.
+    _setup_logging(args.log, args.log_dir, None)
+    spec = _acp_agent(args)
+    import asyncio
+
+    from bridge.acp_proxy import serve_stdio
+    from symposium_tui.acp_link import ConsoleLink
+    from symposium_tui.host import build_bridge
+
+    async def main() -> int:
+        bridge = build_bridge(
+            cwd=args.cwd, event_log=args.event_log, bridge_options=bridge_options(args)
+        )
+        if getattr(bridge, "settings_error", None):
+            print(f"symposium-tui: {bridge.settings_error}", file=sys.stderr)
+        link = ConsoleLink(bridge)
+
+        def configure(proxy: Any) -> None:
+            link.proxy = proxy
+            proxy.before_session = link.check
+
+        try:
+            await link.check()
+            return await serve_stdio(bridge, spec, configure=configure)
+        finally:
+            await link.close()
+
+    return asyncio.run(main())
+
+
 def cmd_eliza(args: argparse.Namespace) -> int:
     _setup_logging(args.log, args.log_dir, None)
     from bridge.agents.eliza import main_stdio
@@ -760,6 +846,7 @@ COMMANDS = {
     "attach": cmd_attach,
     "web": cmd_web,
     "vscodelm": cmd_vscodelm,
+    "acp": cmd_acp,
     "eliza": cmd_eliza,
     "replay": cmd_replay,
     "registry": cmd_registry,

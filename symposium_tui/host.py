@@ -7,7 +7,8 @@ file's load error). `ConsoleHost` listens on
 `<runtime dir>/console.sock` (directory 0700, socket 0600); every connection is one vscodelm
 JSON-RPC connection with its own history, exactly as if it were a stdio process — unless its first
 line is a `console/hello`: then it is a console attaching (`symposium_tui.console_protocol`,
-reached through `symposium-tui attach` and `symposium-tui link`). Peers of another uid are refused
+reached through `symposium-tui attach` and `symposium-tui link`), or a `link/hello`: an ACP front
+door linking in (`symposium_tui.acp_link`). Peers of another uid are refused
 (checked by the kernel's peer credentials), and nothing listens on TCP.
 """
 
@@ -213,8 +214,13 @@ class ConsoleHost:
                 first = b""
             if not first:
                 return  # a probe: someone checking that a console is running
+            from symposium_tui import acp_link
+
             if is_hello(first):
                 await serve_console(self.bridge.approvals, reader, writer, first.rstrip(b"\n"))
+                return
+            if acp_link.is_hello(first):  # an ACP front door linking in (`symposium-tui acp`)
+                await acp_link.serve_link(self.bridge, reader, writer, first)
                 return
             await serve_connection(
                 self.bridge,

@@ -56,9 +56,11 @@ __all__ = [
     "DETERMINISTIC_SEED",
     "ElizaAgent",
     "InMemoryAgent",
+    "InMemoryStreams",
     "PERMISSION_OPTIONS",
     "chunk_reply",
     "connect_in_memory",
+    "start_in_memory",
     "main_stdio",
 ]
 
@@ -497,19 +499,19 @@ async def _call_tool(
 
 
 @dataclass
-class InMemoryAgent:
-    """An :class:`ElizaAgent` running in this event loop, reached through ``conn``."""
+class InMemoryStreams:
+    """An :class:`ElizaAgent` running in this event loop, reached through a pair of byte streams
+    (``reader``/``writer`` are the client's end): what any ACP client connection is built on."""
 
-    conn: Any  # acp.ClientSideConnection
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
     agent: ElizaAgent
     task: asyncio.Task[None]
-    _client_writer: asyncio.StreamWriter
     _agent_writer: asyncio.StreamWriter
 
     async def close(self) -> None:
         """Close both ends; the agent's running prompts are cancelled."""
-        await self.conn.close()
-        self._client_writer.close()  # the agent reads EOF and stops listening
+        self.writer.close()  # the agent reads EOF and stops listening
         try:
             await asyncio.wait_for(asyncio.shield(self.task), 5.0)
         except asyncio.TimeoutError:
@@ -520,11 +522,40 @@ class InMemoryAgent:
             log.exception("built-in Eliza stopped with an error")
         self._agent_writer.close()
 
+
+@dataclass
+class InMemoryAgent:
+    """An :class:`ElizaAgent` running in this event loop, reached through ``conn``."""
+
+    conn: Any  # acp.ClientSideConnection
+    streams: InMemoryStreams
+
+    @property
+    def agent(self) -> ElizaAgent:
+        return self.streams.agent
+
+    @property
+    def task(self) -> asyncio.Task[None]:
+        return self.streams.task
+
+    async def close(self) -> None:
+        """Close both ends; the agent's running prompts are cancelled."""
+        await self.conn.close()
+        await self.streams.close()
+
     async def __aenter__(self) -> InMemoryAgent:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+
+def start_in_memory(*, deterministic: bool = False, chunk_delay: float = 0.0) -> InMemoryStreams:
+    """Start an :class:`ElizaAgent` in this loop; return the client's end of its streams."""
+    (client_reader, client_writer), (agent_reader, agent_writer) = memory_stream_pair()
+    agent = ElizaAgent(deterministic=deterministic, chunk_delay=chunk_delay)
+    task = asyncio.create_task(acp.run_agent(agent, agent_writer, agent_reader), name="eliza.agent")
+    return InMemoryStreams(client_reader, client_writer, agent, task, agent_writer)
 
 
 async def connect_in_memory(
@@ -540,11 +571,9 @@ async def connect_in_memory(
     callable building one from the connection). Returns an :class:`InMemoryAgent`: use its
     ``conn`` (an ``acp.ClientSideConnection``) and ``await close()`` it (or ``async with``).
     """
-    (client_reader, client_writer), (agent_reader, agent_writer) = memory_stream_pair()
-    agent = ElizaAgent(deterministic=deterministic, chunk_delay=chunk_delay)
-    task = asyncio.create_task(acp.run_agent(agent, agent_writer, agent_reader), name="eliza.agent")
-    conn = acp.connect_to_agent(client, client_writer, client_reader, **connection_kwargs)
-    return InMemoryAgent(conn, agent, task, client_writer, agent_writer)
+    streams = start_in_memory(deterministic=deterministic, chunk_delay=chunk_delay)
+    conn = acp.connect_to_agent(client, streams.writer, streams.reader, **connection_kwargs)
+    return InMemoryAgent(conn, streams)
 
 
 def main_stdio(argv: list[str] | None = None) -> int:

@@ -1,0 +1,446 @@
+"""The ACP front door: a transparent proxy between an ACP client (Zed, Toad, acpx, …) and its agent.
+
+Both sides are the official SDK's JSON-RPC connection (`acp.connection.Connection`) with a raw
+method handler — the same thing its `AgentSideConnection` / `ClientSideConnection` are built on,
+without their typed routing, which would validate every message into the SDK's models and
+re-serialize it (dropping fields and update kinds this SDK version does not know, and turning
+`_meta` into keyword arguments). So every request, response, notification and error is forwarded as
+the JSON object it arrived as: `initialize` (the client learns exactly the agent's capabilities),
+the `session/*` methods, every `session/update`, the agent's `fs/*`, `terminal/*` and elicitation
+requests, extension methods (`_…`) and `_meta`.
+
+What the proxy adds, it adds beside the traffic, never in it:
+
+* every `session/request_permission` is decided by the approval broker — rules and policy first,
+  then an attached console's cards, otherwise the client's own permission UI (the request is
+  forwarded unchanged and the client's answer is audited); a `session/cancel` or the end of the
+  turn withdraws what is still pending;
+* events for the console and the event log: the session (labelled with the client's name), each
+  turn (its prompt, streamed text, stop reason or cancellation), tool calls, the agent's stderr.
+
+The ACP client is stateful end to end, so none of the stateless front doors' machinery (history
+routing, replay, round trips through the next request) is involved: the agent is started with
+`bridge.agents.launch` like theirs, and the core's broker, bus and settings are shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp.connection import Connection
+from acp.exceptions import RequestError
+
+from bridge import events as ev
+from bridge.agents.launch import LaunchedAgent, LaunchError, launch
+from bridge.approvals import ApprovalContext, ClientChoice
+from bridge.core import Bridge
+from bridge.protocol import agent_key, agent_label
+
+log = logging.getLogger(__name__)
+
+PERMISSION = "session/request_permission"
+SESSION_OPENERS = ("session/new", "session/load", "session/resume", "session/fork")
+
+
+@dataclass
+class _Session:
+    """What the proxy remembers of one ACP session: only what the console shows."""
+
+    id: str
+    turns: int = 0
+    turn: str | None = None  # the running turn's event id (`<session>#<n>`)
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool call id → its state
+
+
+def _text_of(content: Any) -> str:
+    """The text of an ACP content block (or tool-call content item), when it has any."""
+    if not isinstance(content, dict):
+        return ""
+    if content.get("type") == "text":
+        return str(content.get("text") or "")
+    if content.get("type") == "content":
+        return _text_of(content.get("content"))
+    if content.get("type") == "diff":
+        return f"diff {content.get('path', '')}"
+    return ""
+
+
+def _prompt_text(blocks: Any) -> str:
+    parts = []
+    for block in blocks if isinstance(blocks, list) else ():
+        if isinstance(block, dict):
+            if block.get("type") == "text":
+                parts.append(str(block.get("text") or ""))
+            elif block.get("type") in ("resource_link", "resource"):
+                uri = block.get("uri") or (block.get("resource") or {}).get("uri") or ""
+                parts.append(f"[{block['type']} {uri}]")
+            else:
+                parts.append(f"[{block.get('type')}]")
+    return "\n".join(parts)
+
+
+def client_label(info: Any) -> str:
+    """A connection name from the client's `clientInfo` (`zed`, `toad`, `acpx`, …)."""
+    name = ""
+    if isinstance(info, dict):
+        name = str(info.get("name") or info.get("title") or "")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-").lower()[:32]
+    return name or "acp"
+
+
+class AcpProxy:
+    """One ACP client connection, proxied to one agent process (or the built-in Eliza)."""
+
+    def __init__(self, bridge: Bridge, spec: Any, *, cwd: str | None = None) -> None:
+        self.bridge = bridge
+        self.spec = spec
+        self.agent_label = agent_label(spec)
+        self.agent_key = agent_key(spec)
+        self.cwd = cwd or bridge.cwd
+        self.name = bridge.connection_name("acp")
+        self.client_info: dict[str, Any] | None = None
+        self.client: Connection | None = None
+        self.agent: Connection | None = None
+        self.launched: LaunchedAgent | None = None
+        self.sessions: dict[str, _Session] = {}
+        self._started: asyncio.Task[None] | None = None
+        self._agent_gone: str | None = None
+        # Awaited before a session is opened: the console link checks for a console there.
+        self.before_session: Callable[[], Awaitable[None]] | None = None
+        self._watch: asyncio.Task[None] | None = None
+
+    @property
+    def bus(self) -> ev.EventBus:
+        return self.bridge.bus
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Serve the client on (reader, writer) until it closes its end; then stop the agent."""
+        self._started = asyncio.ensure_future(self._start_agent())
+        self.client = Connection(self._from_client, writer, reader, listening=False)
+        try:
+            await self.client.main_loop()
+        finally:
+            await self.close("the client closed the connection")
+
+    async def _start_agent(self) -> None:
+        def on_stderr(line: str) -> None:
+            bus = self.bus
+            if bus.active:
+                session = next(reversed(self.sessions), "") if self.sessions else ""
+                bus.publish(ev.AgentStderr(connection=self.name, session_id=session, line=line))
+
+        self.launched = await launch(self.spec, cwd=self.cwd, on_stderr=on_stderr)
+        self.agent = Connection(self._from_agent, self.launched.writer, self.launched.reader)
+        if self.launched.process is not None:
+            self._watch = asyncio.ensure_future(self._watch_agent(self.launched.process))
+
+    async def _watch_agent(self, process: Any) -> None:
+        await process.exited.wait()
+        self._agent_gone = process.describe_exit()
+        log.warning("%s: %s", self.name, self._agent_gone)
+        for session in list(self.sessions):
+            self._session_ended(session, self._agent_gone)
+
+    async def _agent_conn(self) -> Connection:
+        assert self._started is not None
+        try:
+            await asyncio.shield(self._started)
+        except LaunchError as exc:
+            raise RequestError.internal_error({"details": str(exc)}) from None
+        except Exception as exc:
+            raise RequestError.internal_error(
+                {"details": f"the agent did not start: {type(exc).__name__}: {exc}"}
+            ) from None
+        if self._agent_gone is not None:
+            raise RequestError.internal_error({"details": self._agent_gone})
+        assert self.agent is not None
+        return self.agent
+
+    async def close(self, reason: str) -> None:
+        for session in list(self.sessions):
+            self._session_ended(session, reason)
+        if self._started is not None and not self._started.done():
+            self._started.cancel()
+        if self.agent is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.agent.close(), 2)
+        if self.launched is not None:
+            with contextlib.suppress(Exception):
+                await self.launched.close()
+        if self._watch is not None:
+            self._watch.cancel()
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.client.close(), 2)
+
+    async def _request_agent(self, method: str, params: Any) -> Any:
+        agent = await self._agent_conn()
+        try:
+            return await agent.send_request(method, params)
+        except RequestError:
+            raise
+        except (ConnectionError, OSError, EOFError) as exc:
+            if self.launched is not None and self.launched.process is not None:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self.launched.process.exited.wait(), 1.0)
+            details = self._agent_gone or f"the agent's connection closed: {exc}"
+            raise RequestError.internal_error({"details": details}) from None
+
+    # --- client → agent ------------------------------------------------------------------------------
+
+    async def _from_client(self, method: str, params: Any, is_notification: bool) -> Any:
+        if is_notification:
+            if method == "session/cancel" and isinstance(params, dict):
+                # Cards of the cancelled turn leave the console; the agent answers `cancelled`.
+                self.bridge.approvals.withdraw_session(
+                    self.name, str(params.get("sessionId")), "the turn was cancelled"
+                )
+            agent = await self._agent_conn()
+            with contextlib.suppress(ConnectionError):
+                await agent.send_notification(method, params)
+            return None
+        if method == "session/prompt":
+            return await self._prompt(params)
+        if method == "initialize":
+            if isinstance(params, dict) and isinstance(params.get("clientInfo"), dict):
+                self.client_info = params["clientInfo"]
+                self.name = self.bridge.connection_name(client_label(self.client_info))
+            return await self._request_agent(method, params)
+        if method in SESSION_OPENERS:
+            if self.before_session is not None:
+                with contextlib.suppress(Exception):
+                    await self.before_session()
+            result = await self._request_agent(method, params)
+            session_id = (result or {}).get("sessionId") if isinstance(result, dict) else None
+            if session_id is None and isinstance(params, dict):
+                session_id = params.get("sessionId")  # load and resume name it in the request
+            if isinstance(session_id, str):
+                self._session_started(session_id, method)
+            return result
+        result = await self._request_agent(method, params)
+        if method == "session/close" and isinstance(params, dict):
+            self._session_ended(str(params.get("sessionId")), "closed by the client")
+        return result
+
+    async def _prompt(self, params: Any) -> Any:
+        session_id = str(params.get("sessionId")) if isinstance(params, dict) else ""
+        if self.before_session is not None:
+            with contextlib.suppress(Exception):
+                await self.before_session()
+        session = self.sessions.get(session_id)
+        if session is None:
+            session = self._session_started(session_id, "session/prompt")
+        session.turns += 1
+        turn = f"{session_id}#{session.turns}"
+        session.turn = turn
+        bus = self.bus
+        if bus.active:
+            text = _prompt_text(params.get("prompt"))
+            bus.publish(
+                ev.HistoryDecided(
+                    connection=self.name,
+                    request_id=turn,
+                    decision={
+                        "seq": session.turns,
+                        "session_id": session_id,
+                        "kind": "turn",
+                        "agent_key": self.agent_key,
+                        "committed_len": 0,
+                        "new_messages": [
+                            {"role": "user", "content": [{"type": "text", "value": text}]}
+                        ],
+                        "reason": f"session/prompt from {self.client_name}: the ACP session "
+                        "keeps its own history",
+                    },
+                )
+            )
+        outcome, error, stop = "error", None, None
+        try:
+            result = await self._request_agent("session/prompt", params)
+            stop = result.get("stopReason") if isinstance(result, dict) else None
+            outcome = "cancelled" if stop == "cancelled" else "complete"
+            return result
+        except RequestError as exc:
+            error = str(exc)
+            raise
+        except asyncio.CancelledError:
+            outcome, error = "cancelled", "the client went away"
+            raise
+        finally:
+            if session.turn == turn:
+                session.turn = None
+            self.bridge.approvals.withdraw_session(self.name, session_id, "the turn ended")
+            if bus.active:
+                bus.publish(
+                    ev.RequestFinished(
+                        connection=self.name,
+                        request_id=turn,
+                        session_id=session_id,
+                        outcome=outcome,  # type: ignore[arg-type]
+                        error=error,
+                        stop_reason=stop,
+                    )
+                )
+
+    @property
+    def client_name(self) -> str:
+        info = self.client_info or {}
+        return str(info.get("title") or info.get("name") or "the ACP client")
+
+    def _session_started(self, session_id: str, how: str) -> _Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            session = self.sessions[session_id] = _Session(session_id)
+        bus = self.bus
+        if bus.active:
+            process = self.launched.process if self.launched is not None else None
+            bus.publish(
+                ev.SessionStarted(
+                    connection=self.name,
+                    session_id=session_id,
+                    agent=self.agent_label,
+                    acp_session_id=session_id,
+                    pid=process.pid if process is not None else None,
+                )
+            )
+        log.info("%s: ACP session %s (%s)", self.name, session_id, how)
+        return session
+
+    def _session_ended(self, session_id: str, reason: str) -> None:
+        if self.sessions.pop(session_id, None) is None:
+            return
+        self.bridge.approvals.withdraw_session(self.name, session_id, reason)
+        bus = self.bus
+        if bus.active:
+            bus.publish(ev.SessionEnded(connection=self.name, session_id=session_id, reason=reason))
+
+    # --- agent → client ------------------------------------------------------------------------------
+
+    async def _from_agent(self, method: str, params: Any, is_notification: bool) -> Any:
+        client = self.client
+        assert client is not None
+        if is_notification:
+            if method == "session/update" and self.bus.active:
+                self._observe(params)
+            with contextlib.suppress(ConnectionError):
+                await client.send_notification(method, params)
+            return None
+        if method == PERMISSION:
+            return await self._permission(params)
+        try:
+            return await client.send_request(method, params)
+        except (ConnectionError, OSError) as exc:
+            raise RequestError.internal_error({"details": f"the client went away: {exc}"}) from None
+
+    async def _permission(self, params: Any) -> Any:
+        """The broker decides; without a console the client's own UI is asked, unchanged."""
+        if not isinstance(params, dict):
+            raise RequestError.invalid_params({"details": "expected an object"})
+        tool_call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+        options = [o for o in params.get("options") or () if isinstance(o, dict)]
+        ctx = ApprovalContext(
+            connection=self.name,
+            session_id=str(params.get("sessionId")),
+            agent=self.agent_label,
+            tool_call=tool_call,
+            options=options,
+        )
+        answered: dict[str, Any] = {}
+
+        async def ask_client() -> ClientChoice:
+            assert self.client is not None
+            result = await self.client.send_request(PERMISSION, params)
+            answered["result"] = result
+            outcome = result.get("outcome") if isinstance(result, dict) else None
+            if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+                option = outcome.get("optionId")
+                return ClientChoice(option if isinstance(option, str) else "")
+            return ClientChoice(None)
+
+        resolution = await self.bridge.approvals.request(ctx, ask_client=ask_client)
+        log.info(
+            "%s/%s: permission for %r → %s (%s%s)",
+            self.name,
+            ctx.session_id,
+            ctx.title,
+            resolution.outcome,
+            resolution.resolver,
+            f", {resolution.rule}" if resolution.rule else "",
+        )
+        if resolution.resolver == "client" and "result" in answered:
+            return answered["result"]  # the client's own answer, _meta and all
+        if resolution.option_id is None:
+            return {"outcome": {"outcome": "cancelled"}}
+        return {"outcome": {"outcome": "selected", "optionId": resolution.option_id}}
+
+    def _observe(self, params: Any) -> None:
+        """Events from one `session/update` (only when someone listens)."""
+        if not isinstance(params, dict):
+            return
+        update = params.get("update")
+        if not isinstance(update, dict):
+            return
+        session_id = str(params.get("sessionId"))
+        kind = update.get("sessionUpdate")
+        session = self.sessions.get(session_id)
+        if kind == "agent_message_chunk":
+            if session is not None and session.turn is not None:
+                text = _text_of(update.get("content"))
+                if text:
+                    self.bus.publish(
+                        ev.PartStreamed(
+                            connection=self.name,
+                            request_id=session.turn,
+                            session_id=session_id,
+                            part={"type": "text", "value": text},
+                        )
+                    )
+        elif kind in ("tool_call", "tool_call_update"):
+            call_id = str(update.get("toolCallId"))
+            tools = session.tools if session is not None else {}
+            state = tools.setdefault(call_id, {"content": ""})
+            for key in ("title", "kind", "status", "rawInput"):
+                if update.get(key) is not None:
+                    state[key] = update[key]
+            if isinstance(update.get("content"), list):
+                state["content"] = "\n".join(
+                    t for t in (_text_of(c) for c in update["content"]) if t
+                )
+            self.bus.publish(
+                ev.ToolCallSeen(
+                    connection=self.name,
+                    session_id=session_id,
+                    tool_call_id=call_id,
+                    title=state.get("title"),
+                    kind=state.get("kind"),
+                    status=state.get("status"),
+                    raw_input=state.get("rawInput"),
+                    content=state.get("content") or None,
+                )
+            )
+            if state.get("status") in ("completed", "failed"):
+                tools.pop(call_id, None)
+
+
+async def serve_stdio(bridge: Bridge, spec: Any, *, configure: Any = None) -> int:
+    """`symposium-tui acp`: the proxy on this process's stdin/stdout."""
+    from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+    from acp.stdio import stdio_streams
+
+    reader, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
+    proxy = AcpProxy(bridge, spec)
+    if configure is not None:
+        configure(proxy)
+    try:
+        await proxy.serve(reader, writer)
+    finally:
+        await bridge.close()
+    return 0

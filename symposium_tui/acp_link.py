@@ -1,0 +1,321 @@
+"""The ACP front door's line into a running console, over the console socket.
+
+`symposium-tui acp` always runs its agent itself: an ACP session is stateful end to end, so it
+must not depend on a console staying up, and the agent keeps the environment and working
+directory its client gave it. What the console needs — the sessions, turns, tool calls and the
+approvals only a person can answer — goes over the console socket:
+
+    proxy → console  {"method":"link/hello","params":{"kind":"acp","pid":…}}      first line
+    proxy → console  {"method":"link/event","params":<event JSON>}               notifications
+    proxy → console  {"id":n,"method":"link/approval","params":{"id","ctx"}}     a request; the
+                     console's broker decides it (its rules, then its cards) and answers with
+                     the resolution: {"outcome","optionId","resolver","rule","reason","answer"}
+    proxy → console  {"method":"link/withdraw","params":{"id","reason"}}          the turn ended
+
+The proxy checks for a console (a `stat` of the socket) before each session opens and each prompt,
+so a console started later picks the ACP client up from its next session or turn. A console that
+goes away fails closed: what it was asked and had not answered is denied (audited here, where the
+agent waits); later requests go to the client's own permission UI again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import itertools
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from bridge import events as ev
+from bridge.approvals import ApprovalContext, Resolution
+from bridge.rpc import LINE_LIMIT, JsonRpcPeer
+from symposium_tui import relay
+
+log = logging.getLogger(__name__)
+
+HELLO = "link/hello"
+HELLO_PREFIX = b'{"jsonrpc":"2.0","method":"link/hello"'
+CONSOLE_GONE = "the console went away before answering"
+
+
+def _dumps(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":"), default=str).encode() + b"\n"
+
+
+# --- the proxy's end -------------------------------------------------------------------------------
+
+
+class ConsoleLink:
+    """Attached to the proxy's bridge: forwards its events, hands its approvals to the console."""
+
+    def __init__(self, bridge: Any, proxy: Any = None, path: Path | None = None) -> None:
+        self.bridge = bridge
+        self.proxy = proxy
+        self.path = path or relay.socket_path()
+        self._writer: asyncio.StreamWriter | None = None
+        self._reader_task: asyncio.Task[None] | None = None
+        self._handle: Any = None
+        self._unsubscribe: Any = None
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, str] = {}  # link request id → the local approval id
+        self._failed_probe: tuple[int, int] | None = None
+
+    @property
+    def attached(self) -> bool:
+        return self._writer is not None
+
+    async def check(self) -> None:
+        """Attach to a console if one is running now (cheap when there is none)."""
+        if self._writer is not None:
+            return
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return
+        probe = (st.st_ino, st.st_mtime_ns)
+        if probe == self._failed_probe or st.st_uid != os.getuid():
+            return
+        try:
+            reader, writer = await asyncio.open_unix_connection(str(self.path), limit=LINE_LIMIT)
+        except OSError:
+            self._failed_probe = probe
+            return
+        self._writer = writer
+        writer.write(_dumps({"jsonrpc": "2.0", "method": HELLO, "params": self._hello()}))
+        log.info("a console is running: its cards answer this ACP client's approvals")
+        if self.proxy is not None:  # what the console missed: the sessions already open
+            for session_id in list(self.proxy.sessions):
+                self._send_event(
+                    ev.SessionStarted(
+                        connection=self.proxy.name,
+                        session_id=session_id,
+                        agent=self.proxy.agent_label,
+                        acp_session_id=session_id,
+                    )
+                )
+        self._handle = self.bridge.approvals.attach("console")
+        self._unsubscribe = self.bridge.bus.subscribe(self._on_event)
+        for approval in list(self.bridge.approvals.pending.values()):
+            self._ask(approval.id, approval.ctx)
+        self._reader_task = asyncio.ensure_future(self._read(reader))
+
+    def _hello(self) -> dict[str, Any]:
+        info = getattr(self.proxy, "client_info", None) or {}
+        return {"kind": "acp", "version": 1, "pid": os.getpid(), "client": info.get("name")}
+
+    def _write(self, message: dict[str, Any]) -> None:
+        writer = self._writer
+        if writer is None:
+            return
+        try:
+            writer.write(_dumps(message))
+        except (ConnectionError, OSError, RuntimeError):
+            self._gone()
+
+    def _send_event(self, event: ev.Event) -> None:
+        self._write(
+            {"jsonrpc": "2.0", "method": "link/event", "params": event.model_dump(mode="json")}
+        )
+
+    def _on_event(self, event: ev.Event) -> None:
+        if isinstance(event, ev.ApprovalRequested):
+            ctx = self.bridge.approvals.pending.get(event.approval_id)
+            if ctx is not None:
+                self._ask(event.approval_id, ctx.ctx)
+            return
+        if isinstance(event, ev.ApprovalResolved):
+            if event.resolver == "policy":  # decided here: the console shows it in its log
+                self._send_event(event)
+            else:
+                for link_id, approval_id in list(self._waiting.items()):
+                    if approval_id == event.approval_id:
+                        del self._waiting[link_id]
+                        self._write(
+                            {
+                                "jsonrpc": "2.0",
+                                "method": "link/withdraw",
+                                "params": {"id": link_id, "reason": event.reason or "withdrawn"},
+                            }
+                        )
+            return
+        self._send_event(event)
+
+    def _ask(self, approval_id: str, ctx: ApprovalContext) -> None:
+        if approval_id in self._waiting.values():
+            return
+        link_id = next(self._ids)
+        self._waiting[link_id] = approval_id
+        self._write(
+            {
+                "jsonrpc": "2.0",
+                "id": link_id,
+                "method": "link/approval",
+                "params": {"id": link_id, "ctx": dataclasses.asdict(ctx)},
+            }
+        )
+
+    async def _read(self, reader: asyncio.StreamReader) -> None:
+        try:
+            while True:
+                try:
+                    line = await reader.readline()
+                except ValueError:
+                    continue
+                if not line:
+                    break
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(msg, dict) and "method" not in msg and "id" in msg:
+                    self._answered(msg)
+        except (ConnectionError, OSError):
+            pass
+        self._gone()
+
+    def _answered(self, msg: dict[str, Any]) -> None:
+        approval_id = self._waiting.pop(msg["id"], None) if isinstance(msg["id"], int) else None
+        if approval_id is None:
+            return
+        result = msg.get("result")
+        if not isinstance(result, dict):
+            error = msg.get("error") or {}
+            resolution = Resolution(
+                "cancelled", None, "default", reason=f"the console failed: {error.get('message')}"
+            )
+            pending = self.bridge.approvals.pending.get(approval_id)
+            if pending is not None:
+                outcome, option_id = _reject(pending.ctx)
+                resolution.outcome, resolution.option_id = outcome, option_id
+            self.bridge.approvals.settle(approval_id, resolution)
+            return
+        resolution = Resolution(
+            outcome=str(result.get("outcome") or "cancelled"),
+            option_id=result.get("optionId"),
+            resolver=str(result.get("resolver") or "console"),
+            rule=result.get("rule"),
+            reason=result.get("reason"),
+            answer=result.get("answer"),
+        )
+        # The console's broker audited it: one decision, one audit line.
+        self.bridge.approvals.settle(approval_id, resolution, audit=False)
+
+    def _gone(self) -> None:
+        if self._writer is None:
+            return
+        log.warning("the console went away: its pending approvals are denied")
+        with contextlib.suppress(Exception):
+            self._writer.close()
+        self._writer = None
+        self._waiting.clear()
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._handle is not None:
+            self._handle.detach()  # fail closed: what only it could answer is denied
+            self._handle = None
+
+    async def close(self) -> None:
+        if self._reader_task is not None:
+            self._reader_task.cancel()
+        self._gone()
+
+
+def _reject(ctx: ApprovalContext) -> tuple[str, str | None]:
+    from bridge.approvals import choose
+
+    return choose(ctx.options, "reject_once")
+
+
+# --- the console's end -----------------------------------------------------------------------------
+
+
+def is_hello(line: bytes) -> bool:
+    return line.startswith(HELLO_PREFIX)
+
+
+async def serve_link(
+    bridge: Any, reader: asyncio.StreamReader, writer: Any, hello: bytes
+) -> None:
+    """One ACP front door linked into this console: republish its events, decide its approvals
+    with this console's broker (its cards), until it goes away."""
+    try:
+        params = json.loads(hello).get("params") or {}
+    except ValueError:
+        params = {}
+    name = f"acp-link-{params.get('pid')}"
+    peer = JsonRpcPeer(reader, writer, name=name)
+    names: dict[str, str] = {}  # the proxy's connection names → names unique in this console
+    sessions: set[tuple[str, str]] = set()
+    approvals: dict[Any, str] = {}  # link id → this broker's approval id
+    fields = {f.name for f in dataclasses.fields(ApprovalContext)}
+
+    def local(remote: str) -> str:
+        if remote not in names:
+            base = remote.rsplit("-", 1)[0] if remote.rsplit("-", 1)[-1].isdigit() else remote
+            names[remote] = bridge.connection_name(base or "acp")
+        return names[remote]
+
+    def on_event(data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        event = ev.parse_event(data)
+        if event is None:
+            return
+        event.connection = local(event.connection)
+        if isinstance(event, ev.SessionStarted):
+            sessions.add((event.connection, event.session_id))
+        elif isinstance(event, ev.SessionEnded):
+            sessions.discard((event.connection, event.session_id))
+        bridge.bus.publish(event)
+
+    async def on_approval(data: Any, request_id: Any) -> dict[str, Any]:
+        raw = dict(data.get("ctx") or {}) if isinstance(data, dict) else {}
+        raw = {k: v for k, v in raw.items() if k in fields}
+        raw["connection"] = local(str(raw.get("connection") or "acp"))
+        ctx = ApprovalContext(**raw)
+        link_id = data.get("id")
+
+        def pending(approval_id: str) -> None:
+            approvals[link_id] = approval_id
+
+        try:
+            resolution = await bridge.approvals.request(ctx, on_pending=pending)
+        finally:
+            approvals.pop(link_id, None)
+        return {
+            "outcome": resolution.outcome,
+            "optionId": resolution.option_id,
+            "resolver": resolution.resolver,
+            "rule": resolution.rule,
+            "reason": resolution.reason,
+            "answer": resolution.answer,
+        }
+
+    def on_withdraw(data: Any) -> None:
+        if isinstance(data, dict):
+            approval_id = approvals.get(data.get("id"))
+            if approval_id is not None:
+                bridge.approvals.withdraw(approval_id, str(data.get("reason") or "withdrawn"))
+
+    peer.on_notification("link/event", on_event)
+    peer.on_notification("link/withdraw", on_withdraw)
+    peer.on_request("link/approval", on_approval)
+    try:
+        await peer.serve()
+    finally:
+        for approval_id in list(approvals.values()):
+            bridge.approvals.withdraw(approval_id, "the ACP front door went away")
+        await peer.shutdown()
+        for connection, session_id in sessions:
+            bridge.bus.publish(
+                ev.SessionEnded(
+                    connection=connection,
+                    session_id=session_id,
+                    reason="the ACP client's proxy went away",
+                )
+            )
