@@ -155,7 +155,7 @@ class AcpProxy:
             await asyncio.shield(self._started)
         except LaunchError as exc:
             raise RequestError.internal_error({"details": str(exc)}) from None
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - any start failure is this request's answer
             raise RequestError.internal_error(
                 {"details": f"the agent did not start: {type(exc).__name__}: {exc}"}
             ) from None

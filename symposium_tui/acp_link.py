@@ -238,9 +238,7 @@ def is_hello(line: bytes) -> bool:
     return line.startswith(HELLO_PREFIX)
 
 
-async def serve_link(
-    bridge: Any, reader: asyncio.StreamReader, writer: Any, hello: bytes
-) -> None:
+async def serve_link(bridge: Any, reader: asyncio.StreamReader, writer: Any, hello: bytes) -> None:
     """One ACP front door linked into this console: republish its events, decide its approvals
     with this console's broker (its cards), until it goes away."""
     try:

@@ -65,3 +65,8 @@ def frameworks_python() -> str:
     from tests.agents.install import frameworks_python as python
 
     return python()
+
+
+@pytest.fixture(scope="session")
+def acpx_ready() -> None:
+    _install_agent("acpx")

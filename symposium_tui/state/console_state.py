@@ -212,7 +212,11 @@ class ConsoleState:
             if rec.agent == "?":
                 rec.agent = agent_name(agent_key)
         # The committed list as the tracker now holds it (§2.4 step 5), rebuilt from what we saw.
-        if kind == "commit":
+        if kind == "turn":
+            # An ACP session keeps its own history: every earlier turn stands.
+            rec.committed.extend(rec.provisional)
+            committed_len = len(rec.committed)
+        elif kind == "commit":
             rec.committed.extend(rec.provisional)
         elif kind == "new_session":
             rec.committed = []
@@ -299,6 +303,7 @@ class ConsoleState:
             return
         record.outcome = event.outcome
         record.error = event.error
+        record.stop_reason = event.stop_reason
         record.finished_ts = event.ts
         _compact_streamed(record.provisional)
         rec = self.sessions.get(record.key)

@@ -40,6 +40,7 @@ class DecisionRecord:
     error: str | None = None
     finished_ts: float | None = None
     recorded_kind: str | None = None  # replay: what the live bridge decided, when it differs
+    stop_reason: str | None = None  # an ACP turn's stop reason (the ACP front door)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -47,6 +47,7 @@ KIND_WORDS = {
     "commit": "commit",
     "cancel": "cancel",
     "error": "error",
+    "turn": "ACP turn",  # the ACP front door: the client keeps its session, no decision to make
 }
 MAX_LINES_PER_MESSAGE = 6
 MAX_MESSAGES_SHOWN = 200
@@ -447,6 +448,8 @@ class SessionsPane(StatePane):
         if record.recorded_kind:
             kind.append(" *", style=styles.get("error", Style(bold=True)))
         outcome = record.outcome or "…"
+        if record.stop_reason and record.stop_reason not in ("end_turn", "cancelled"):
+            outcome = f"{outcome}: {record.stop_reason}"
         outcome_cell = Text(
             outcome,
             style=styles.get("error", Style())
@@ -650,7 +653,15 @@ class SessionsPane(StatePane):
             f" #{record.index} · request {_json_id(record.request_id)} · {format_clock(record.ts)} · "
             f"{record.outcome or 'in flight'}"
         )
+        if record.stop_reason:
+            head.append(f" · stop reason {record.stop_reason}")
         d = record.decision
+        if record.kind == "turn":  # a stateful ACP session: nothing was routed or replayed
+            rest.append(f"turn {d.get('seq', '?')} · {len(record.provisional)} message(s)\n")
+            rest.append(record.reason, style=muted)
+            if record.error:
+                rest.append(f"\nerror: {record.error}", style=styles.get("error", Style()))
+            return head, rest
         rest.append(
             f"committed {record.committed_len} · provisional {len(record.provisional)} · "
             f"{d.get('candidates', 0)} matching"

@@ -50,6 +50,7 @@ __all__ = [
     "install",
     "install_many",
     "is_installed",
+    "acpx",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -60,6 +61,9 @@ REPO = Path(__file__).resolve().parents[2]
 FAST_AGENT_VERSION = "0.10.46"
 CLAUDE_ACP_VERSION = "0.23.1"  # bundles @anthropic-ai/claude-agent-sdk 0.2.83 = Claude Code 2.1.83
 GEMINI_CLI_VERSION = "0.61.0"
+# The headless ACP client the ACP front door's tests drive (its package.json asks for Node >=
+# 22.13, but it runs on the Node 20 here; npm only warns).
+ACPX_VERSION = "0.19.1"
 
 #: Not an agent: the third-party OpenAI *client* frameworks the OpenAI front door is tested with
 #: (tests/openai/frameworks/), in a venv of their own so that the project's venv stays lean.
@@ -70,6 +74,7 @@ AGENTS = {
     "claude": f"@zed-industries/claude-agent-acp@{CLAUDE_ACP_VERSION}",
     "gemini": f"@google/gemini-cli@{GEMINI_CLI_VERSION}",
     "frameworks": FRAMEWORKS,
+    "acpx": f"acpx@{ACPX_VERSION}",
 }
 DEFAULT_AGENTS = ("fast-agent", "claude")
 
@@ -169,6 +174,7 @@ def _bin(name: str) -> Path:
         "claude": d / "node_modules" / ".bin" / "claude-agent-acp",
         "gemini": d / "node_modules" / ".bin" / "gemini",
         "frameworks": d / "venv" / "bin" / "python",
+        "acpx": d / "node_modules" / ".bin" / "acpx",
     }[name]
 
 
@@ -425,6 +431,17 @@ def fast_agent(
     return AgentLaunch(
         str(_bin("fast-agent")), ["--model", model, "--home", str(home), *extra_args], env
     )
+
+
+def acpx(home: Path) -> AgentLaunch:
+    """acpx, the headless ACP client (an ACP *client*: give it `--agent "<command>"`). ``home``
+    becomes ``$HOME`` (where it keeps its sessions and queue)."""
+    install("acpx")
+    home = Path(home)
+    home.mkdir(parents=True, exist_ok=True)
+    env = _base_env(home)
+    _node_path(env)
+    return AgentLaunch(str(_bin("acpx")), [], env)
 
 
 def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
