@@ -53,6 +53,7 @@ class _Session:
     """What the proxy remembers of one ACP session: only what the console shows."""
 
     id: str
+    cwd: str | None = None  # from session/new, load or resume: relative paths in rules resolve here
     turns: int = 0
     turn: str | None = None  # the running turn's event id (`<session>#<n>`)
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool call id → its state
@@ -223,7 +224,9 @@ class AcpProxy:
             if session_id is None and isinstance(params, dict):
                 session_id = params.get("sessionId")  # load and resume name it in the request
             if isinstance(session_id, str):
-                self._session_started(session_id, method)
+                session = self._session_started(session_id, method)
+                if isinstance(params, dict) and isinstance(params.get("cwd"), str):
+                    session.cwd = params["cwd"]
             return result
         result = await self._request_agent(method, params)
         if method == "session/close" and isinstance(params, dict):
@@ -346,12 +349,14 @@ class AcpProxy:
             raise RequestError.invalid_params({"details": "expected an object"})
         tool_call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
         options = [o for o in params.get("options") or () if isinstance(o, dict)]
+        session = self.sessions.get(str(params.get("sessionId")))
         ctx = ApprovalContext(
             connection=self.name,
             session_id=str(params.get("sessionId")),
             agent=self.agent_label,
             tool_call=tool_call,
             options=options,
+            cwd=session.cwd if session is not None else None,
         )
         answered: dict[str, Any] = {}
 

@@ -200,6 +200,7 @@ class ConsoleLink:
             rule=result.get("rule"),
             reason=result.get("reason"),
             answer=result.get("answer"),
+            who=result.get("who"),
         )
         # The console's broker audited it: one decision, one audit line.
         self.bridge.approvals.settle(approval_id, resolution, audit=False)
@@ -292,6 +293,7 @@ async def serve_link(bridge: Any, reader: asyncio.StreamReader, writer: Any, hel
             "rule": resolution.rule,
             "reason": resolution.reason,
             "answer": resolution.answer,
+            "who": resolution.who,
         }
 
     def on_withdraw(data: Any) -> None:

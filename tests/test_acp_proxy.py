@@ -140,7 +140,8 @@ def audit_lines() -> list[dict[str, Any]]:
     path = Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "audit.jsonl"
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [line for line in lines if line.get("type", "decision") == "decision"]
 
 
 # --- the protocol surface, unchanged -----------------------------------------------------------------
@@ -398,7 +399,7 @@ async def test_a_deny_rule_answers_before_anyone_is_asked():
     assert client.permission_asked == []
     assert result.field_meta["permission"] == {"outcome": "selected", "optionId": "no"}
     (line,) = audit_lines()
-    assert line["resolver"] == "policy" and line["rule"].startswith("rule 1: deny")
+    assert line["resolver"] == "policy" and line["rule"].startswith("rule 1") and "deny" in line["rule"]
 
 
 # --- with a console -------------------------------------------------------------------------------------
