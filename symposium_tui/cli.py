@@ -616,14 +616,15 @@ def cmd_acp(args: argparse.Namespace) -> int:
 
     from bridge.acp_proxy import serve_stdio
     from symposium_tui.acp_link import ConsoleLink
-    from symposium_tui.host import build_bridge
+    from symposium_tui.host import build_hosted
 
     async def main() -> int:
-        bridge = build_bridge(
+        hosted = build_hosted(
             cwd=args.cwd, event_log=args.event_log, bridge_options=bridge_options(args)
         )
-        if getattr(bridge, "settings_error", None):
-            print(f"symposium-tui: {bridge.settings_error}", file=sys.stderr)
+        if hosted.settings_error:
+            print(f"symposium-tui: {hosted.settings_error}", file=sys.stderr)
+        bridge = hosted.bridge
         link = ConsoleLink(bridge)
 
         def configure(proxy: Any) -> None:

@@ -410,9 +410,9 @@ class Console:
     does), recording its bus and answering cards as told."""
 
     def __init__(self, tmp_path: Path, answer: str | None = "approve") -> None:
-        from symposium_tui.host import ConsoleHost, build_bridge
+        from symposium_tui.host import ConsoleHost, build_hosted
 
-        self.bridge = build_bridge(cwd=str(tmp_path))
+        self.bridge = build_hosted(cwd=str(tmp_path)).bridge
         self.host = ConsoleHost(self.bridge)
         self.events: list[ev.Event] = []
         self.answer = answer
