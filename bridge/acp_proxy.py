@@ -370,7 +370,14 @@ class AcpProxy:
                 return ClientChoice(option if isinstance(option, str) else "")
             return ClientChoice(None)
 
-        resolution = await self.bridge.approvals.request(ctx, ask_client=ask_client)
+        try:
+            resolution = await self.bridge.approvals.request(ctx, ask_client=ask_client)
+        except Exception:  # noqa: BLE001 - fail closed: the agent learns it was denied
+            log.exception("%s: the approval broker failed; denying", self.name)
+            reject = next((o for o in options if o.get("kind") == "reject_once"), None)
+            if reject is None:
+                return {"outcome": {"outcome": "cancelled"}}
+            return {"outcome": {"outcome": "selected", "optionId": reject.get("optionId")}}
         log.info(
             "%s/%s: permission for %r → %s (%s%s)",
             self.name,
