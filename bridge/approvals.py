@@ -221,8 +221,10 @@ class ConsoleHandle:
             approval_id, answer, resolver="console", who=self.name, reason=reason
         )
 
-    def detach(self) -> None:
-        self.broker.detach(self)
+    def detach(self, reason: str | None = None) -> None:
+        """Stop answering; what only this console held is denied, with `reason` (else "console
+        NAME went away") as what the agent and the client are told."""
+        self.broker.detach(self, reason)
 
 
 class ApprovalBroker:
@@ -265,7 +267,7 @@ class ApprovalBroker:
             approval.consoles.add(handle.id)
         return handle
 
-    def detach(self, handle: ConsoleHandle) -> None:
+    def detach(self, handle: ConsoleHandle, reason: str | None = None) -> None:
         if self.consoles.pop(handle.id, None) is None:
             return
         for approval in list(self.pending.values()):
@@ -276,7 +278,9 @@ class ApprovalBroker:
                 # Nobody else can answer it now: fail closed.
                 self._resolve(
                     approval,
-                    self._denied(approval.ctx, "default", f"console {handle.name} went away"),
+                    self._denied(
+                        approval.ctx, "default", reason or f"console {handle.name} went away"
+                    ),
                 )
 
     # decisions --------------------------------------------------------------------------------------

@@ -49,6 +49,7 @@ TAB_TITLES = {
     "chat": "Chat",
 }
 APP_NAME = "Symposium"
+CLOSED = "the console was closed"  # what the agent and the client hear about cards left pending
 
 
 class BridgeEvent(Message):
@@ -171,6 +172,7 @@ class SymposiumApp(App[int]):
         self._unsubscribe: Callable[[], None] | None = None
         self._return_to: tuple[str, Widget | None] | None = None
         self._shut_down = False
+        self._quit_confirmed = False
         self._chat: ChatPane | None = None  # kept for shutdown: the DOM may be gone by then
         if hosted is not None:
             self._take_settings(hosted)
@@ -388,16 +390,30 @@ class SymposiumApp(App[int]):
             self.post_message(BridgeEvent(event))
 
     async def action_quit(self) -> None:
+        """Ctrl+Q. With cards pending, ask first: leaving denies them."""
+        pending = len(self.queue.pending) if self._alive() else 0
+        if pending and not self._quit_confirmed:
+            from symposium_tui.screens.confirm import ConfirmQuit
+
+            if not isinstance(self.screen, ConfirmQuit):
+                self.push_screen(ConfirmQuit(pending), self._quit_answered)
+            return
         # While the screen is still up, so the chat can let its agent finish.
-        await self.shutdown()
+        await self.shutdown(reason=CLOSED)
         self.exit()
+
+    async def _quit_answered(self, leave: bool | None) -> None:
+        if leave:
+            self._quit_confirmed = True
+            await self.action_quit()
 
     async def on_unmount(self) -> None:
         await self.shutdown()
 
-    async def shutdown(self) -> None:
+    async def shutdown(self, reason: str | None = None) -> None:
         """Leave the bridge as we found it: the console detaches (pending approvals it alone held are
-        denied, failing closed) and the chat's connection closes once its agent has finished."""
+        denied, failing closed, with `reason`) and the chat's connection closes once its agent has
+        finished."""
         if self._shut_down:
             return
         self._shut_down = True
@@ -406,7 +422,7 @@ class SymposiumApp(App[int]):
             self._unsubscribe = None
         if self.handle is not None:
             handle, self.handle = self.handle, None
-            handle.detach()
+            handle.detach(reason)
         if self.links is not None:
             await self.links.stop()
         state = self.console_state

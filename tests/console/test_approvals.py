@@ -336,15 +336,26 @@ async def test_v_shows_the_whole_request_and_its_keys_still_answer(make_app, ask
         assert (await task).outcome == "allow_once"
 
 
-async def test_quitting_with_cards_pending_denies_them(make_app, asker):
+async def test_quitting_with_cards_pending_asks_first_then_denies_them_as_closed(make_app, asker):
+    from symposium_tui.screens.confirm import ConfirmQuit
+
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         task = asker.ask(run_call())
         await pending_card(pilot)
         await pilot.press("ctrl+q")
-    resolution = await task
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmQuit), what="the question")
+        text = str(app.screen.query_one("#confirm-quit-text").render())
+        assert "1 approval is waiting" in text and "denies it" in text
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmQuit))
+        assert app.is_running and not task.done(), "staying answers nothing"
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmQuit))
+        await pilot.press("y")
+        resolution = await task
     assert (resolution.outcome, resolution.resolver) == ("reject_once", "default")
-    assert "went away" in resolution.reason
+    assert resolution.reason == "the console was closed"
 
 
 async def test_approvals_pending_before_the_console_started_get_cards(make_app, asker, bridge):
