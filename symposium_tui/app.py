@@ -924,12 +924,15 @@ async def _run_console(
 
     servers: list[Any] = []
 
+    hosts: list[Any] = []
+
     async def connect() -> tuple[Hosted, ConsoleHost | None]:
         from symposium_tui.host import ConsoleHost, build_hosted
 
         hosted = build_hosted(cwd=cwd, event_log=event_log, bridge_options=bridge_options)
         bridge = hosted.bridge
         host = ConsoleHost(bridge)
+        hosts.append(host)  # known to the lifeline before the app has it
         # Held for the app until it attaches its own handle: a relayed request that asks
         # permission in between is a card waiting for the queue, not "no console attached".
         host.early_handle = bridge.approvals.attach(console_name())  # type: ignore[attr-defined]
@@ -966,14 +969,16 @@ async def _run_console(
         import logging
 
         logging.getLogger(__name__).warning("leaving (%s): denying what this console holds", why)
-        for handle in (getattr(app, "handle", None), getattr(app.host, "early_handle", None)):
+        host = app.host if app.host is not None else (hosts[0] if hosts else None)
+        for handle in (getattr(app, "handle", None), getattr(host, "early_handle", None)):
             if handle is not None:
                 handle.detach()
-        if app.host is not None:
-            app.host.abandon()
+        if host is not None:
+            host.abandon()
 
     def socket_path() -> Any:
-        return app.host.path if app.host is not None else None
+        host = app.host if app.host is not None else (hosts[0] if hosts else None)
+        return host.path if host is not None else None
 
     def last_resort() -> None:
         """From the deadline thread, the event loop stuck: audit what is still pending as denied

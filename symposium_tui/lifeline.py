@@ -112,7 +112,11 @@ class Lifeline:
             return
         # The event loop did not finish in time (the terminal blocks it): what can be done
         # without it, then leave. Relayed clients see their connection close (→ -32000).
-        path = self.socket_path()
+        log.warning("the console did not finish within %.1f s: leaving now", self.deadline)
+        try:
+            path = self.socket_path()
+        except Exception:
+            path = None
         if path is not None:
             with contextlib.suppress(OSError):
                 path.unlink()

@@ -88,3 +88,43 @@ async def test_a_console_on_a_stalled_terminal_still_leaves_when_killed(tmp_path
             proc.kill()
             proc.wait()
         os.close(master)
+
+
+async def test_a_terminal_that_hangs_up_without_a_signal_ends_the_console(tmp_path):
+    """The console's terminal closes but no SIGHUP comes (the pty is not its controlling
+    terminal, as under some multiplexers and `script` set-ups): the hang-up on stdin itself is
+    noticed, and the console leaves, removing its socket."""
+    config, runtime = tmp_path / "config", tmp_path / "run"
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {
+        **os.environ,
+        "SYMPOSIUM_CONFIG_DIR": str(config),
+        "SYMPOSIUM_RUNTIME_DIR": str(runtime),
+        "TERM": "xterm-256color",
+    }
+    proc = subprocess.Popen(
+        [SCRIPT, "console", "--no-mouse"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,  # a session of its own, with no controlling terminal
+    )
+    os.close(slave)
+    try:
+        async with asyncio.timeout(30):
+            while not (runtime / "console.sock").exists():
+                if select.select([master], [], [], 0)[0]:
+                    os.read(master, 65536)
+                await asyncio.sleep(0.02)
+        os.close(master)  # the terminal goes away
+        master = -1
+        await asyncio.wait_for(asyncio.to_thread(proc.wait), 30)
+        assert not (runtime / "console.sock").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if master >= 0:
+            os.close(master)
