@@ -154,6 +154,9 @@ class SymposiumApp(App[int]):
         self.hosted = hosted
         self._connect = connect
         self.settings_store: SettingsStore | None = None
+        from symposium_tui.state.fatigue import FatigueStats
+
+        self.fatigue = FatigueStats()  # approvals per pattern; suggests rules, never applies them
         self.settings_error: str | None = None
         self.settings: Settings | None = None
         self.console_state = state
@@ -445,8 +448,17 @@ class SymposiumApp(App[int]):
             return
         if event.type == "approval_requested":
             self.queue.add(ApprovalInfo.from_event(event))
+            self.fatigue.requested(event.approval_id, event.agent, event.tool_call, event.ts)
         elif event.type == "approval_resolved":
             self.queue.resolve(event)
+            worth = self.fatigue.resolved(event.approval_id, event.outcome, event.resolver, event.ts)
+            if worth is not None:
+                self.notify(
+                    f"Approved {worth.in_a_row} times in a row: {worth.key}. A rule could answer "
+                    "these: Approval stats (command palette) proposes one for you to edit.",
+                    title="Rule suggested",
+                    timeout=10,
+                )
         elif event.type == "link_state":
             if event.state == "up":
                 self.notify(f"Attached to {event.host}.", timeout=3)
@@ -470,12 +482,18 @@ class SymposiumApp(App[int]):
     @on(ApprovalCard.Propose)
     def _propose_rule(self, message: ApprovalCard.Propose) -> None:
         """The card's "always for this pattern": edit the proposed rule; saved, it approves."""
-        from symposium_tui.screens.pattern import PatternRuleScreen
-
         info = message.card.info
         rule = info.proposal()
-        if rule is None:
-            return
+        if rule is not None:
+            self.propose_rule(
+                rule,
+                info.pattern_scope() or "",
+                lambda: self.queue.answer(info.approval_id, "approve"),
+            )
+
+    def propose_rule(self, rule: Any, scope: str, then: Callable[[], Any] | None = None) -> None:
+        """Show a proposed rule for editing; save it when the person does (then run `then`)."""
+        from symposium_tui.screens.pattern import PatternRuleScreen
 
         def saved(edited: Any) -> None:
             if edited is None:
@@ -492,9 +510,15 @@ class SymposiumApp(App[int]):
                 return
             self.settings_changed(settings)
             self.notify(f"Saved rule {len(settings.rules)}: {edited.describe()}.")
-            self.queue.answer(info.approval_id, "approve")
+            if then is not None:
+                then()
 
-        self.push_screen(PatternRuleScreen(rule, info.pattern_scope() or ""), saved)
+        self.push_screen(PatternRuleScreen(rule, scope), saved)
+
+    def action_approval_stats(self) -> None:
+        from symposium_tui.screens.fatigue import ApprovalStatsScreen
+
+        self.push_screen(ApprovalStatsScreen())
 
     @on(ApprovalCard.View)
     def _view_card(self, message: ApprovalCard.View) -> None:
@@ -741,6 +765,11 @@ class SymposiumApp(App[int]):
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield SystemCommand(
             "Approvals: go to the queue", "Jump to the oldest pending card (F2)", self.action_queue
+        )
+        yield SystemCommand(
+            "Approvals: stats per pattern",
+            "How often each pattern was asked and approved; rules suggested after a run",
+            self.action_approval_stats,
         )
         yield SystemCommand(
             "Approvals: approve once",

@@ -458,3 +458,68 @@ async def test_escape_on_the_proposed_rule_saves_nothing_and_the_card_stays(make
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, PatternRuleScreen))
         assert store.load().rules == [] and not task.done() and card.state == "pending"
+
+
+async def test_approval_fatigue_is_counted_per_pattern_and_a_run_suggests_a_rule_never_applied(
+    make_app, asker, store
+):
+    from textual.widgets import DataTable
+
+    from symposium_tui.screens.fatigue import ApprovalStatsScreen
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    app = make_app(linger=0.0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        denied = asker.ask(run_call("git status", call_id="c0"))
+        card = await pending_card(pilot)
+        await pilot.press("d", "enter")  # denied: no run yet
+        await denied
+        for i, command in enumerate(["git status -s", "git status", "git status -b", "git status", "git status ."], 1):
+            task = asker.ask(run_call(command, call_id=f"c{i}"))
+            await wait_for(pilot, lambda: any(c.state == "pending" for c in app.queue.pending))
+            card = next(c for c in app.queue.pending if c.state == "pending")
+            card.focus()
+            await pilot.press("a")
+            assert (await task).outcome == "allow_once"
+            suggested = [n for n in app._notifications if n.title == "Rule suggested"]
+            assert bool(suggested) == (i == 5), i
+        stats = app.fatigue.patterns["commands starting `git status` by claude-code"]
+        assert (stats.asked, stats.approved, stats.denied, stats.in_a_row) == (6, 5, 1, 5)
+        assert len(stats.seconds) == 6 and stats.median_seconds is not None
+        assert store.load().rules == [], "a suggestion is never applied on its own"
+        app.action_approval_stats()
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ApprovalStatsScreen)
+            and bool(app.screen.query("#stats-table"))
+            and app.screen.query_one("#stats-table", DataTable).row_count == 1,
+        )
+        table = app.screen.query_one("#stats-table", DataTable)
+        row = table.get_row("commands starting `git status` by claude-code")
+        assert row[1:5] == ["6", "5", "1", "5"] and row[6] == "suggested (r)"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: store.load().rules != [])
+        (rule,) = store.load().rules
+        assert rule.command == ("git status",) and rule.agent == "claude-code"
+
+
+def test_a_denial_ends_a_run_of_approvals() -> None:
+    from symposium_tui.state.fatigue import FatigueStats
+
+    stats = FatigueStats(threshold=2)
+    call = run_call("ls -la")
+    events = [("approve", None), ("approve", "suggest"), ("deny", None), ("approve", None), ("approve", "suggest")]
+    for i, (answer, expect) in enumerate(events):
+        stats.requested(str(i), "a", call, ts=10.0 * i)
+        outcome = "allow_once" if answer == "approve" else "reject_once"
+        worth = stats.resolved(str(i), outcome, "console", ts=10.0 * i + 1.5)
+        assert (worth is not None) == (expect == "suggest"), i
+    stats.requested("p", "a", call, ts=0.0)
+    assert stats.resolved("p", "allow_once", "policy", ts=1.0) is None  # not a person: not counted
+    (row,) = stats.rows()
+    assert (row.key, row.asked, row.approved, row.denied, row.in_a_row) == (
+        "commands starting `ls` by a", 6, 4, 1, 2
+    )
+    assert row.median_seconds == 1.5
