@@ -558,7 +558,8 @@ class ApprovalBroker:
             rule = resolution.rule or ""
             kind = "rule" if rule.startswith("rule") else rule.replace(" ", "_") or "policy"
             return {"kind": kind, "rule": resolution.rule}
-        return {"kind": "default", "reason": resolution.reason}
+        kind = "timeout" if resolution.resolver == "timeout" else "default"
+        return {"kind": kind, "reason": resolution.reason}
 
     def tool_outcome(
         self, connection: str, session_id: str, tool_call_id: str, status: str

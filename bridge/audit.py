@@ -225,8 +225,11 @@ def verify(path: str | os.PathLike[str], *, head: str | None = None) -> Verifica
             if seq != expected_seq:
                 what = (
                     f"expected entry {expected_seq} here: "
-                    + ("entries removed before it" if isinstance(seq, int) and seq > expected_seq
-                       else "entries reordered or repeated")  # fmt: skip
+                    + (
+                        "entries removed before it"
+                        if isinstance(seq, int) and seq > expected_seq
+                        else "entries reordered or repeated"
+                    )  # fmt: skip
                 )
                 result.problems.append(Problem(lineno, seq, what))
             if record.get("prev") != prev:

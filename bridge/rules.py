@@ -269,9 +269,7 @@ def _skip_env(words: Sequence[str]) -> int | None:
                 i += 1
             elif w in ("-u", "--unset"):
                 i += 2
-            elif w.startswith("--unset="):
-                i += 1
-            elif _is_assignment(w):
+            elif w.startswith("--unset=") or _is_assignment(w):
                 i += 1
             elif w == "--":
                 i += 1
@@ -291,7 +289,11 @@ def _is_assignment(word: str) -> bool:
 
 
 def _simple(
-    words: tuple[str, ...], writes: tuple[str, ...], parts: list[Part], opaque: list[str], depth: int
+    words: tuple[str, ...],
+    writes: tuple[str, ...],
+    parts: list[Part],
+    opaque: list[str],
+    depth: int,
 ) -> None:
     i = _skip_env(words)
     if i is None:
@@ -644,7 +646,9 @@ class Rule:
                 if not isinstance(data[key], str):
                     raise RuleError(f"expected a string, not {_describe(data[key])}", key)
                 if not data[key]:
-                    raise RuleError("must not be empty (leave the field out to match anything)", key)
+                    raise RuleError(
+                        "must not be empty (leave the field out to match anything)", key
+                    )
         command = data.get("command")
         if command is not None:
             if isinstance(command, str):
@@ -997,7 +1001,11 @@ def propose_rule(req: Request) -> Rule | None:
             )
     if req.title:
         return Rule(
-            "allow", agent=req.agent or None, kind=req.kind or None, title=req.title, match=[example]
+            "allow",
+            agent=req.agent or None,
+            kind=req.kind or None,
+            title=req.title,
+            match=[example],
         )
     return None
 

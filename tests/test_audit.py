@@ -40,7 +40,9 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 def write_log(path: Path, n: int = 5) -> list[dict]:
     log = AuditLog(path)
-    written = [log.append({"type": "decision", "ts": 1000.0 + i, "title": f"call {i}"}) for i in range(n)]
+    written = [
+        log.append({"type": "decision", "ts": 1000.0 + i, "title": f"call {i}"}) for i in range(n)
+    ]
     log.close()
     return written
 
@@ -116,7 +118,9 @@ def test_truncation_is_caught_with_a_recorded_head(tmp_path: Path) -> None:
     assert cut.returncode == 1 and f"not at {head}" in cut.stderr  # …but not the one recorded
 
 
-def test_older_unchained_lines_are_counted_and_the_chain_continues_from_them(tmp_path: Path) -> None:
+def test_older_unchained_lines_are_counted_and_the_chain_continues_from_them(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "audit.jsonl"
     path.write_text('{"ts": 1, "outcome": "allow_once"}\n')
     log = AuditLog(path)
@@ -130,7 +134,9 @@ async def test_decisions_record_request_decider_args_hash_and_the_tools_outcome(
     tmp_path: Path,
 ) -> None:
     log = AuditLog(tmp_path / "audit.jsonl")
-    policy = Policy(rules=[Rule("deny", command="rm", reason="no deletes"), Rule("allow", command="ls")])
+    policy = Policy(
+        rules=[Rule("deny", command="rm", reason="no deletes"), Rule("allow", command="ls")]
+    )
     broker = ApprovalBroker(ev.EventBus(), policy=policy, audit=log)
 
     def ctx(command: str, call_id: str) -> ApprovalContext:
@@ -138,7 +144,12 @@ async def test_decisions_record_request_decider_args_hash_and_the_tools_outcome(
             "c1",
             "s1",
             "claude",
-            {"toolCallId": call_id, "title": command, "kind": "execute", "rawInput": {"command": command}},
+            {
+                "toolCallId": call_id,
+                "title": command,
+                "kind": "execute",
+                "rawInput": {"command": command},
+            },
             OPTIONS,
         )
 
@@ -146,7 +157,9 @@ async def test_decisions_record_request_decider_args_hash_and_the_tools_outcome(
     await broker.request(ctx("ls -la", "t2"))
     handle = broker.attach("tty1")
     asked = asyncio.Event()
-    task = asyncio.ensure_future(broker.request(ctx("make", "t3"), on_pending=lambda _: asked.set()))
+    task = asyncio.ensure_future(
+        broker.request(ctx("make", "t3"), on_pending=lambda _: asked.set())
+    )
     await asked.wait()
     handle.answer(next(iter(broker.pending)), "approve")
     await task
@@ -229,14 +242,27 @@ def test_rules_check_runs_every_example_and_names_the_lines(tmp_path: Path) -> N
 def test_rules_explain_a_command_and_a_json_request(tmp_path: Path) -> None:
     path = tmp_path / "settings.toml"
     path.write_text(SETTINGS)
-    out = cli("rules", "explain", "--file", str(path), "--agent", "claude", "--", "git status && rm -rf /")
+    out = cli(
+        "rules", "explain", "--file", str(path), "--agent", "claude", "--", "git status && rm -rf /"
+    )
     assert out.returncode == 0, out.stderr
     assert "verdict: deny" in out.stdout
-    assert "decided by: rule 1 (line 4): deny agent=claude command=git push --force or rm" in out.stdout
+    assert (
+        "decided by: rule 1 (line 4): deny agent=claude command=git push --force or rm"
+        in out.stdout
+    )
     assert "reason told to the agent: history is shared" in out.stdout
     assert "claude is on bypass, but a deny rule beats bypass" in out.stdout
     assert "rm -rf /: deny" in out.stdout and "git status: allow" in out.stdout
-    request = {"agent": "gemini", "title": "x", "kind": "execute", "rawInput": {"command": "git diff; make"}}
+    request = {
+        "agent": "gemini",
+        "title": "x",
+        "kind": "execute",
+        "rawInput": {"command": "git diff; make"},
+    }
     out = cli("rules", "explain", "--file", str(path), "--json", json.dumps(request))
     explained = json.loads(out.stdout)
-    assert explained["verdict"] == "ask" and [p["action"] for p in explained["parts"]] == ["allow", None]
+    assert explained["verdict"] == "ask" and [p["action"] for p in explained["parts"]] == [
+        "allow",
+        None,
+    ]

@@ -41,7 +41,7 @@ DENY_RM = Rule("deny", command="rm", reason="we never delete here")
         "A=1 B=2 ls",
         "env A=1 -u B git status",
         "sh -c 'ls && git status'",
-        "bash -lc \"git diff | grep x\"",
+        'bash -lc "git diff | grep x"',
     ],
 )
 def test_a_command_is_allowed_when_every_part_is_allowed(command: str) -> None:
@@ -64,7 +64,7 @@ def test_a_command_is_allowed_when_every_part_is_allowed(command: str) -> None:
         "env A=1 rm x",
         "/bin/rm x",  # a deny rule's first word also matches by basename
         "if true; then rm x; fi",
-        "echo \"$(rm a)\"",
+        'echo "$(rm a)"',
     ],
 )
 def test_a_command_is_denied_when_any_part_is_denied(command: str) -> None:
@@ -84,7 +84,7 @@ def test_a_command_is_denied_when_any_part_is_denied(command: str) -> None:
         "$CMD status",  # the command name is only known when it runs
         "$(which git) status",
         "echo ${x:-$(id)}",  # a substitution bashlex leaves inside ${…}
-        "sh -c \"$SCRIPT\"",  # a shell script only known when it runs
+        'sh -c "$SCRIPT"',  # a shell script only known when it runs
         "env -S 'ls' x",  # an env option we do not model
         "{rm,-rf,x}",  # brace expansion makes the command name when it runs
         "/bin/r? x",  # so does a glob
@@ -365,7 +365,9 @@ def test_examples_are_checked() -> None:
         "does not match its example 'git stash'",
         "matches 'git status', listed under not_match",
     ]
-    table = Rule("deny", agent="claude*", url="https://x.example/", match=[{"url": "https://x.example/a"}])
+    table = Rule(
+        "deny", agent="claude*", url="https://x.example/", match=[{"url": "https://x.example/a"}]
+    )
     assert table.check_examples() == []
 
 

@@ -1,4 +1,4 @@
-""""Always for this pattern": the rule a card proposes, shown for editing before it is saved.
+""" "Always for this pattern": the rule a card proposes, shown for editing before it is saved.
 
 The rule is built from the request (`bridge.rules.propose_rule`: `git status -s` → allow the
 command prefix `git status`; a file edit → allow edits inside that directory; a fetch → URLs under

@@ -33,9 +33,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bridge import rules as rules_mod  # noqa: E402
-from bridge.approvals import ApprovalContext, Policy  # noqa: E402
-from bridge.rules import Rule  # noqa: E402
+from bridge import rules as rules_mod
+from bridge.approvals import ApprovalContext, Policy
+from bridge.rules import Rule
 
 OPTIONS = [
     {"optionId": "a", "name": "Allow", "kind": "allow_once"},
@@ -59,18 +59,36 @@ def build_rules(n: int, root: Path, rng: random.Random) -> list[Rule]:
         agent = rng.choice([None, None, None, "claude-*", "gemini", f"bot-{rng.randint(0, 50)}"])
         if r < 0.55:
             action = "deny" if rng.random() < 0.2 else "allow"
-            prefix = f"{rng.choice(progs)} {rng.choice(subs)}" if rng.random() < 0.7 else rng.choice(progs)
+            prefix = (
+                f"{rng.choice(progs)} {rng.choice(subs)}"
+                if rng.random() < 0.7
+                else rng.choice(progs)
+            )
             out.append(Rule(action, agent=agent, kind="execute", command=prefix))
         elif r < 0.75:
             kind = rng.choice(KINDS)
             word = rng.choice(subs + progs[:40])
             if rng.random() < 0.5:
-                out.append(Rule(rng.choice(["allow", "deny", "ask"]), agent=agent, kind=kind, title=f"*{word}*{rng.randint(0, 99)}"))
+                out.append(
+                    Rule(
+                        rng.choice(["allow", "deny", "ask"]),
+                        agent=agent,
+                        kind=kind,
+                        title=f"*{word}*{rng.randint(0, 99)}",
+                    )
+                )
             else:
                 out.append(Rule("deny", agent=agent, kind=kind, title_regex=rf"\b{word}\d{{3}}\b"))
         elif r < 0.9:
             kind = rng.choice(["edit", "read", "delete", "move"])
-            out.append(Rule(rng.choice(["allow", "deny"]), agent=agent, kind=kind, path=str(root / f"p{rng.randint(0, 300)}")))
+            out.append(
+                Rule(
+                    rng.choice(["allow", "deny"]),
+                    agent=agent,
+                    kind=kind,
+                    path=str(root / f"p{rng.randint(0, 300)}"),
+                )
+            )
         else:
             out.append(Rule(rng.choice(["allow", "deny"]), agent=agent, kind="fetch", url=f"https://h{rng.randint(0, 200)}.example/d{rng.randint(0, 9)}/"))  # fmt: skip
     return out
@@ -84,13 +102,25 @@ def build_requests(root: Path, rng: random.Random, n: int = 200) -> list[Approva
         agent = rng.choice(["claude-code", "gemini", "bot-7", "codex"])
         if r < 0.5:
             if rng.random() < 0.5:
-                command = f"{rng.choice(progs)} {rng.choice(['status', 'build', 'x', '--help'])} -v f{i}"
+                command = (
+                    f"{rng.choice(progs)} {rng.choice(['status', 'build', 'x', '--help'])} -v f{i}"
+                )
             else:
                 command = f"cd src && {rng.choice(progs)} test f{i} | grep -v ok"
-            call = {"toolCallId": f"t{i}", "title": command, "kind": "execute", "rawInput": {"command": command}}
+            call = {
+                "toolCallId": f"t{i}",
+                "title": command,
+                "kind": "execute",
+                "rawInput": {"command": command},
+            }
         elif r < 0.7:
             path = str(root / f"p{rng.randint(0, 400)}" / f"f{i}.py")
-            call = {"toolCallId": f"t{i}", "title": f"Edit {path}", "kind": "edit", "locations": [{"path": path}]}
+            call = {
+                "toolCallId": f"t{i}",
+                "title": f"Edit {path}",
+                "kind": "edit",
+                "locations": [{"path": path}],
+            }
         elif r < 0.8:
             url = f"https://h{rng.randint(0, 300)}.example/d{rng.randint(0, 9)}/page{i}"
             call = {"toolCallId": f"t{i}", "title": url, "kind": "fetch", "rawInput": {"url": url}}
