@@ -328,3 +328,39 @@ async def test_after_the_console_goes_away_nothing_is_answered_twice(tmp_path):
     ids = [json.dumps(m["id"]) for m in answered()]
     assert sorted(ids) == sorted(["null", "null", "null", "77", "78", "79"]), ids
     assert not [m for m in client.unsolicited if m.get("error", {}).get("code") == -32000]
+
+
+async def test_after_a_console_that_took_over_goes_away_nothing_is_answered_twice(tmp_path):
+    """The same when the console started after the endpoint (the switch hands it the traffic)."""
+    client = await LmClient.start("--cwd", str(tmp_path))
+    console = None
+    try:
+        first = await client.chat([user("Hello")])  # served headless
+        assert first.error is None
+        console = await ConsoleProcess.start("hold", tmp_path)
+        held = client.chat_start([user(ASK)])  # the switch hands this to the console
+        await console.wait_for("APPROVAL")
+        for line in (
+            '{"jsonrpc":"2.0","id":{"a":1},"method":"lm/provideTokenCount","params":{}}',
+            '{"jsonrpc":"2.0","id":1.5,"method":"lm/provideTokenCount","params":{}}',
+            '{"jsonrpc":"2.0","id":79,"method":"no/such/method"}',
+        ):
+            client.send_raw(line + "\n")
+
+        def answered() -> list:
+            return [m for m in client.unsolicited if "error" in m]
+
+        async with asyncio.timeout(20):
+            while len(answered()) < 3:
+                await asyncio.sleep(0.02)
+        await console.stop(signal.SIGTERM)
+        resp = await asyncio.wait_for(held, 20)
+        assert resp.error is not None and resp.error["code"] == -32000
+        nxt = await client.chat([user("Hello again")])  # served headless once more
+        assert nxt.error is None and nxt.text
+    finally:
+        await client.close()
+        if console is not None:
+            await console.stop()
+    ids = sorted(json.dumps(m["id"]) for m in answered())
+    assert ids == ["79", "null", "null"], ids
