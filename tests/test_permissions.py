@@ -328,3 +328,40 @@ async def test_a_result_for_an_unknown_exchange_starts_a_session_with_replay_and
     assert "[The conversation so far, replayed" in resp.text
     assert "Tool read_file (call toolu_gone) returned: file text" in resp.text
     assert resp.text.endswith("[Continue from the tool results above.]")
+
+
+async def test_a_deny_rules_reason_is_told_to_the_agent_at_its_next_prompt_and_shown_to_the_client(
+    tmp_path,
+):
+    """The headless endpoint applies the settings' rules; the rule's reason reaches the client in
+    the reply and the agent as text at the start of its next prompt (the echo agent repeats it)."""
+    import os
+    from pathlib import Path
+
+    config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text(
+        '[[rules]]\naction = "deny"\ntitle = "deploy"\nreason = "deploys go through CI"\n'
+    )
+    client = await LmClient.start("--cwd", str(tmp_path))
+    try:
+        agent = echo_agent()
+        first = await client.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
+        assert first.tool_calls == [], "a rule decided: VS Code is not asked"
+        notice = "The user denied `deploy`: deploys go through CI"
+        assert f"> {notice}" in first.text and first.text.endswith("OUTCOME: reject_once")
+        second = await client.chat(
+            [user("permit deploy"), first.as_assistant(), user("hello")],
+            agent=agent,
+            tools=[AGENT_ACTION],
+        )
+        assert second.text == f"ECHO: {notice} hello"
+        third = await client.chat(
+            [user("permit deploy"), first.as_assistant(), user("hello"), second.as_assistant(),
+             user("again")],  # fmt: skip
+            agent=agent,
+            tools=[AGENT_ACTION],
+        )
+        assert third.text == "ECHO: again", "told once"
+    finally:
+        await client.close()
