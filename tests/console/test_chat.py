@@ -182,3 +182,18 @@ async def test_a_message_while_the_agent_replies_is_not_sent(make_app):
         await pilot.press(*"more", "enter")
         assert chat_input.value == "more"  # kept, not sent
         assert [m.role for m in app.chat.messages] == ["user"]
+
+
+async def test_a_reason_typed_on_the_card_is_shown_in_the_reply_and_told_to_the_agent(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to delete the database")
+        await wait_for(pilot, lambda: app.queue.pending)
+        await pilot.press("f2", "d", *"use the backup first", "enter")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        reply = transcript(app)[-1][1]
+        assert "The user denied `delete the database`: use the backup first" in reply
+        assert reply.endswith("Permission denied (reject_once). I did not run delete the database.")
+        waiting = [s.deny_notices for s in app.bridge.all_sessions()]
+        assert ["The user denied `delete the database`: use the backup first"] in waiting
