@@ -347,7 +347,8 @@ class AcpProxy:
         """The broker decides; without a console the client's own UI is asked, unchanged."""
         if not isinstance(params, dict):
             raise RequestError.invalid_params({"details": "expected an object"})
-        tool_call = params.get("toolCall") if isinstance(params.get("toolCall"), dict) else {}
+        raw_call = params.get("toolCall")
+        tool_call: dict[str, Any] = raw_call if isinstance(raw_call, dict) else {}
         options = [o for o in params.get("options") or () if isinstance(o, dict)]
         session = self.sessions.get(str(params.get("sessionId")))
         ctx = ApprovalContext(

@@ -30,8 +30,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from bridge import events as ev
-from bridge.audit import AuditLog, args_hash  # noqa: F401  (AuditLog: imported from here too)
+from bridge.audit import AuditLog, args_hash
 from bridge.rules import Decision, Request, Rule, RuleSet
+from bridge.tasks import TaskSet
 
 if TYPE_CHECKING:
     from bridge.settings import Settings
@@ -248,6 +249,7 @@ class ApprovalBroker:
         self.pending: dict[str, PendingApproval] = {}
         self.consoles: dict[int, ConsoleHandle] = {}
         self._console_ids = itertools.count(1)
+        self._tasks = TaskSet()  # the VS Code round trips in flight
         # approved calls waiting for their outcome: (connection, session, tool call id) → approval
         self._approved: dict[tuple[str, str, str], str] = {}
 
@@ -326,7 +328,7 @@ class ApprovalBroker:
                     self.timeout, self._time_out, approval
                 )
         elif ask_client is not None:
-            asyncio.ensure_future(self._ask_client(approval, ask_client))
+            self._tasks.start(self._ask_client(approval, ask_client))
         else:
             self._resolve(
                 approval,

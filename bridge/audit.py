@@ -223,13 +223,10 @@ def verify(path: str | os.PathLike[str], *, head: str | None = None) -> Verifica
                     Problem(lineno, seq, "its content does not match its hash (edited)")
                 )
             if seq != expected_seq:
-                what = (
-                    f"expected entry {expected_seq} here: "
-                    + (
-                        "entries removed before it"
-                        if isinstance(seq, int) and seq > expected_seq
-                        else "entries reordered or repeated"
-                    )  # fmt: skip
+                what = f"expected entry {expected_seq} here: " + (
+                    "entries removed before it"
+                    if isinstance(seq, int) and seq > expected_seq
+                    else "entries reordered or repeated"
                 )
                 result.problems.append(Problem(lineno, seq, what))
             if record.get("prev") != prev:

@@ -28,6 +28,7 @@ def settle_heap() -> None:
     import gc
 
     import acp  # noqa: F401
+
     import bridge.agents.eliza  # noqa: F401
 
     gc.freeze()
@@ -279,7 +280,7 @@ class ConnectionCore:
                     connection=self.name,
                     request_id=stream.request_id,
                     session_id=stream.session.id if stream.session else None,
-                    outcome=outcome,  # type: ignore[arg-type]
+                    outcome=outcome,  # type: ignore[arg-type]  # one of complete/cancelled/error, typed str by callers
                     error=error,
                 )
             )

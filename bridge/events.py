@@ -13,7 +13,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from typing import IO, Any, Literal, Union
+from typing import IO, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -152,25 +152,24 @@ class RunStarted(Event):
     pid: int = 0
 
 
-AnyEvent = Union[
-    RunStarted,
-    RequestReceived,
-    HistoryDecided,
-    PartStreamed,
-    RequestFinished,
-    SessionStarted,
-    SessionEnded,
-    AgentStderr,
-    ToolCallSeen,
-    ClientToolCall,
-    ApprovalRequested,
-    ApprovalResolved,
-    ErrorRaised,
-]
+AnyEvent = (
+    RunStarted
+    | RequestReceived
+    | HistoryDecided
+    | PartStreamed
+    | RequestFinished
+    | SessionStarted
+    | SessionEnded
+    | AgentStderr
+    | ToolCallSeen
+    | ClientToolCall
+    | ApprovalRequested
+    | ApprovalResolved
+    | ErrorRaised
+)
 
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.model_fields["type"].default: cls  # type: ignore[misc]
-    for cls in AnyEvent.__args__  # type: ignore[attr-defined]
+    cls.model_fields["type"].default: cls for cls in AnyEvent.__args__
 }
 
 

@@ -334,16 +334,16 @@ def _extend_chain(h: int, keys: list[Any]) -> int:
 
 class _Session:
     __slots__ = (
-        "sid",
         "agent_key",
-        "created_seq",
+        "bucket",
+        "chain",
         "committed",
         "committed_keys",
-        "chain",
-        "provisional",
+        "created_seq",
         "prov_keys",
+        "provisional",
         "reply",
-        "bucket",
+        "sid",
     )
 
     def __init__(self, sid: str, agent_key: str, created_seq: int) -> None:
@@ -537,7 +537,7 @@ class HistoryTracker:
                     found.append(m)
         # Something committed: one probe per distinct committed length, by the chain of that prefix.
         for L in self._lengths.get(agent_key, ()):
-            if L > n:
+            if n < L:
                 continue
             bucket = self._buckets.get((agent_key, L, chain[L]))
             if not bucket:

@@ -33,7 +33,7 @@ class RpcError(Exception):
 class Incoming:
     """One decoded line. (A plain class: `dataclasses` costs milliseconds on the start-up path.)"""
 
-    __slots__ = ("kind", "method", "id", "params", "error")
+    __slots__ = ("error", "id", "kind", "method", "params")
 
     def __init__(
         self,

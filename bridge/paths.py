@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 
 def config_dir() -> Path:
@@ -71,7 +72,7 @@ def make_private_dir(path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def open_private(path: str | os.PathLike[str], *, binary: bool = False, append: bool = True):  # type: ignore[no-untyped-def]
+def open_private(path: str | os.PathLike[str], *, binary: bool = False, append: bool = True) -> Any:
     """Open `path` for appending (or truncating), created 0600 — an existing file of ours is made
     0600 too — in a directory made private by `make_private_dir` when it is missing. Refuses a
     symlink at `path` (O_NOFOLLOW)."""
@@ -83,7 +84,9 @@ def open_private(path: str | os.PathLike[str], *, binary: bool = False, append: 
     try:
         if os.fstat(fd).st_uid == os.getuid():
             os.fchmod(fd, 0o600)
-        return os.fdopen(fd, "ab" if binary else "a", **({} if binary else {"encoding": "utf-8"}))
+        if binary:
+            return os.fdopen(fd, "ab")
+        return os.fdopen(fd, "a", encoding="utf-8")
     except BaseException:
         os.close(fd)
         raise

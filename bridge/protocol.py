@@ -8,7 +8,7 @@ Unknown keys are ignored everywhere, as upstream's serde parsing does.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -92,7 +92,7 @@ class ToolResultPart(_Wire):
     result: OpaqueJson  # required on the wire (no default); null accepted
 
 
-ContentPart = Annotated[Union[TextPart, ToolCallPart, ToolResultPart], Field(discriminator="type")]
+ContentPart = Annotated[TextPart | ToolCallPart | ToolResultPart, Field(discriminator="type")]
 
 
 class Message(_Wire):
@@ -154,14 +154,14 @@ class ExternalAgent(_Wire):
     """An agent reached through an ACP McpServer-shaped launch description."""
 
     kind: Literal["external"] = "external"
-    server: Union[StdioServer, HttpServer, SseServer]
+    server: StdioServer | HttpServer | SseServer
     id: str | None = None
 
 
-AgentSpec = Union[ElizaAgent, ClaudeCodeAgent, ExternalAgent]
+AgentSpec = ElizaAgent | ClaudeCodeAgent | ExternalAgent
 
 _SERVER_ADAPTER: TypeAdapter[Any] = TypeAdapter(
-    Annotated[Union[StdioServer, HttpServer, SseServer], Field(discriminator="type")]
+    Annotated[StdioServer | HttpServer | SseServer, Field(discriminator="type")]
 )
 
 
@@ -171,7 +171,8 @@ def _parse_server(raw: Any, where: str) -> StdioServer | HttpServer | SseServer:
     data = dict(raw)
     data.setdefault("type", "stdio")  # stdio is the untagged fallback of ACP's McpServer
     try:
-        return _SERVER_ADAPTER.validate_python(data)
+        server: StdioServer | HttpServer | SseServer = _SERVER_ADAPTER.validate_python(data)
+        return server
     except ValidationError as exc:
         raise ValueError(describe_validation_error(exc, prefix=where)) from None
 
@@ -256,7 +257,7 @@ class TokenCountParams(_Wire):
 
 
 class CancelParams(_Wire):
-    requestId: Union[StrictInt, str]  # as request ids are: `true` or `1.0` never name request 1
+    requestId: StrictInt | str  # as request ids are: `true` or `1.0` never name request 1
 
 
 class ChatInformationParams(_Wire):

@@ -62,9 +62,9 @@ def sensitive_key(name: Any) -> bool:
 
 def _redact_env(env: Any) -> Any:
     if isinstance(env, dict):
-        return {k: REDACTED for k in env}
+        return dict.fromkeys(env, REDACTED)
     if isinstance(env, list):
-        out = []
+        out: list[Any] = []
         for item in env:
             if isinstance(item, dict) and "value" in item:
                 out.append({**item, "value": REDACTED})

@@ -122,12 +122,14 @@ class ToolCallTracker:
 
 def _status(update: Any) -> str | None:
     status = _get(update, "status")
-    return getattr(status, "value", status)
+    value: str | None = getattr(status, "value", status)
+    return value
 
 
 def _kind(update: Any) -> str | None:
     kind = _get(update, "kind")
-    return getattr(kind, "value", kind)
+    value: str | None = getattr(kind, "value", kind)
+    return value
 
 
 # --- prompts -----------------------------------------------------------------------------------

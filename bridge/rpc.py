@@ -165,10 +165,10 @@ class JsonRpcPeer:
     async def serve(self, preread: list[bytes] | None = None) -> None:
         """Handle messages until the input ends; then wait for handlers still running."""
         try:
-            for line in preread or ():
-                if self.intercept is not None and await self.intercept(line):
+            for early in preread or ():
+                if self.intercept is not None and await self.intercept(early):
                     continue
-                self._dispatch(line, traced=True)
+                self._dispatch(early, traced=True)
             while True:
                 try:
                     line = await self._read_line()
@@ -254,11 +254,11 @@ class JsonRpcPeer:
             except Exception:
                 log.exception("%s: notification %s failed", self.name, msg.method)
             return
-        handler = self._requests.get(msg.method or "")
-        if handler is None:
+        request_handler = self._requests.get(msg.method or "")
+        if request_handler is None:
             self.send(error_response(msg.id, METHOD_NOT_FOUND, f"Method not found: {msg.method}"))
             return
-        self._spawn(self._answer(handler, msg.method or "", msg.id, msg.params))
+        self._spawn(self._answer(request_handler, msg.method or "", msg.id, msg.params))
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)

@@ -516,7 +516,9 @@ class Rule:
             try:
                 tokens = tuple(shlex.split(text))
             except ValueError as exc:
-                raise RuleError(f"cannot read the command prefix {text!r}: {exc}", "command")
+                raise RuleError(
+                    f"cannot read the command prefix {text!r}: {exc}", "command"
+                ) from None
             if not tokens:
                 raise RuleError("a command prefix must not be empty", "command")
             self._prefixes.append(tokens)
@@ -615,7 +617,7 @@ class Rule:
         if not self.facets_match(req):
             return False
         if not self._prefixes or req.command is None:
-            return not self._prefixes or req.command is None and _example_without_command(req)
+            return not self._prefixes or (req.command is None and _example_without_command(req))
         parsed = req.parsed
         assert parsed is not None
         if self.action == "allow":
@@ -827,7 +829,7 @@ class RuleSet:
                         hit = cand
             if hit is not None:
                 index, rule = hit
-                return Decision(action, rule, rule.label(index), f"{action} by {rule.label(index)}")  # type: ignore[arg-type]
+                return Decision(action, rule, rule.label(index), f"{action} by {rule.label(index)}")
         allow = self._by_action["allow"]
         hit = allow.first_whole(req)
         if hit is not None:
@@ -883,7 +885,7 @@ class RuleSet:
                         continue
                     cand = self._by_action[action].first_part(req, part)
                     if cand is not None:
-                        verdict = PartVerdict(part.text, action, cand[1].label(cand[0]))  # type: ignore[arg-type]
+                        verdict = PartVerdict(part.text, action, cand[1].label(cand[0]))
                         break
                 decision.parts.append(verdict or PartVerdict(part.text, None, "no rule"))
         return decision

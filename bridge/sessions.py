@@ -39,6 +39,7 @@ from bridge.render import (
     replay_parts,
     turn_prompt,
 )
+from bridge.tasks import TaskSet
 from bridge.tool_results import agent_action_approved, describe_received, tool_result_text
 
 if TYPE_CHECKING:
@@ -278,6 +279,7 @@ class AgentSession:
         self.process: Any = None
         self._closer: Callable[[], Awaitable[None]] | None = None
         self.turn: Turn | None = None
+        self._tasks = TaskSet()  # its turns and cancel notifications: referenced while they run
         self.waiting: list[RoundTrip] = []
         self._turn_ids = 0
         self._lock = asyncio.Lock()
@@ -430,7 +432,7 @@ class AgentSession:
         self._turn_ids += 1
         turn = Turn(id=self._turn_ids, stream=stream, has_agent_action=has_agent_action)
         self.turn = turn
-        asyncio.ensure_future(self._run_turn(turn, prompt, context))
+        self._tasks.start(self._run_turn(turn, prompt, context))
         return turn
 
     async def _run_turn(self, turn: Turn, prompt: str, context: str | None = None) -> None:
@@ -516,7 +518,7 @@ class AgentSession:
         for approval_id in turn.approvals:
             self.core.approvals.withdraw(approval_id, "the turn was cancelled")
         if self.conn is not None and self.acp_session_id is not None and not turn.done.is_set():
-            asyncio.ensure_future(self._send_cancel())
+            self._tasks.start(self._send_cancel())
 
     async def _send_cancel(self) -> None:
         with contextlib.suppress(Exception):
@@ -531,7 +533,7 @@ class AgentSession:
             self._cancel_turn(turn)
         try:
             await asyncio.wait_for(turn.done.wait(), self.core.drain_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             log.warning(
                 "session %s: the agent did not end a cancelled turn; restarting it", self.id
             )
@@ -735,7 +737,8 @@ class AgentSession:
                 "parameters": parameters,
             },
         )
-        return await rt.future
+        answer: tuple[bool, str] | bool | None = await rt.future
+        return answer
 
     def _unique_call_id(self, agent_id: str) -> str:
         """The agent's id for the call, unless this session used it already (fast-agent says
@@ -909,9 +912,9 @@ class AgentSession:
             (rt, part) for rt, part in turn.deferred if any(rt is w for w in self.waiting)
         ]
         while turn.deferred and (not turn.one_call or turn.shown == 0):
-            rt, part = turn.deferred.pop(0)
+            rt, deferred_part = turn.deferred.pop(0)
             self.waiting = [w for w in self.waiting if w is not rt]
-            self._await_client(turn, rt, part)
+            self._await_client(turn, rt, deferred_part)
         return True
 
     def _abandon_waiting(self) -> None:
@@ -970,7 +973,9 @@ class AgentSession:
         self._secrets = agent.secrets  # launch() redacts them from stderr already
         self.process = agent.process
         self._closer = None if agent.process is not None else agent.close
-        self.conn = acp.connect_to_agent(_AcpClient(self), agent.writer, agent.reader)
+        # The SDK looks the client's methods up by name; ours leaves out the optional ones.
+        client = _AcpClient(self)
+        self.conn = acp.connect_to_agent(client, agent.writer, agent.reader)  # type: ignore[arg-type]
         init = await asyncio.wait_for(
             self._until_agent_exits(
                 self.conn.initialize(

@@ -64,13 +64,13 @@ if TYPE_CHECKING:
     from bridge.approvals import Policy
 
 __all__ = [
+    "NEW_FILE_HEADER",
     "AgentConfig",
     "McpServerConfig",
     "Preferences",
     "Settings",
     "SettingsError",
     "SettingsStore",
-    "NEW_FILE_HEADER",
 ]
 
 NEW_FILE_HEADER = (
@@ -969,7 +969,6 @@ class SettingsStore:
         values = _rule_values(rule)
 
         def mutate(doc: tomlkit.TOMLDocument) -> None:
-            import tomlkit
 
             if "rules" not in doc:
                 aot = tomlkit.aot()

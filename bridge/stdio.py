@@ -124,7 +124,7 @@ def _open_audit_log() -> Any:
     """The audit log next to the settings (the same file the console appends to): the headless
     endpoint's decisions — VS Code's answers to `symposium-agent-action` included — are recorded
     too. A log that cannot be opened is reported, never fatal."""
-    from bridge.approvals import AuditLog
+    from bridge.audit import AuditLog
     from bridge.paths import config_dir
 
     try:

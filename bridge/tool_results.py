@@ -21,8 +21,9 @@ def _part_text(part: Any) -> str | None:
         return part
     if isinstance(part, dict) and part.get("type") in (None, "text"):
         for key in ("value", "text"):
-            if isinstance(part.get(key), str):
-                return part[key]
+            value = part.get(key)
+            if isinstance(value, str):
+                return value
     return None
 
 

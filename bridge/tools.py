@@ -35,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,8 +55,8 @@ from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from bridge.httpguard import GuardPolicy, HttpGuard
-from bridge.tool_results import tool_result_text  # noqa: F401  (re-exported)
 from bridge.protocol import ToolDefinition
+from bridge.tool_results import tool_result_text
 
 __all__ = [
     "CLAUDE_TOOL_PREFIX",
@@ -78,7 +78,7 @@ _MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 """Largest JSON-RPC message accepted (HTTP body or one stdio line): tool arguments can carry files."""
 _TOKEN_LINE_TIMEOUT = 10.0
 """How long a unix-socket peer has to present its token line."""
-_GRACEFUL_SHUTDOWN = 1.0
+_GRACEFUL_SHUTDOWN = 1  # seconds
 """uvicorn's grace for connections still open after every endpoint has been torn down."""
 _DRAIN_TIMEOUT = 1.0
 """How long an endpoint being closed waits for cancelled calls' answers to reach its clients."""
@@ -116,7 +116,7 @@ class ToolResult:
     is_error: bool = False
 
 
-ToolCallHandler = Callable[[str, dict], Awaitable[ToolResult]]
+ToolCallHandler = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 """`(unprefixed tool name, arguments) -> result`; may wait as long as the client takes."""
 
 
@@ -412,7 +412,7 @@ def _version() -> str:
 
 class _UvicornServer(uvicorn.Server):
     # uvicorn would take over SIGINT/SIGTERM for the whole process; the bridge owns its signals.
-    def capture_signals(self) -> contextlib.AbstractContextManager[None]:  # type: ignore[override]
+    def capture_signals(self) -> contextlib.AbstractContextManager[None]:  # type: ignore[override]  # uvicorn's is a generator context manager; any context manager does
         return contextlib.nullcontext()
 
 
@@ -612,7 +612,7 @@ class ClientToolServer:
         finally:
             self._closing.discard(ep)
 
-    def http_server(self, key: str) -> dict:
+    def http_server(self, key: str) -> dict[str, Any]:
         """The ACP `McpServer` (http) to offer in `session/new`."""
         ep = self._endpoints[key]
         if self.port is None:
@@ -625,7 +625,7 @@ class ClientToolServer:
             "headers": [],
         }
 
-    def stdio_server(self, key: str) -> dict:
+    def stdio_server(self, key: str) -> dict[str, Any]:
         """The ACP `McpServer` (stdio) to offer in `session/new`: the shim, relaying to our socket."""
         ep = self._endpoints[key]
         if self.socket_path is None:
@@ -703,7 +703,7 @@ class ClientToolServer:
 
     # HTTP ---------------------------------------------------------------------------------------------------
 
-    async def _asgi(self, scope: dict, receive: Any, send: Any) -> None:
+    async def _asgi(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return  # no lifespan (disabled) and no websockets (ws="none")
         parts = scope.get("path", "").split("/")
@@ -731,12 +731,12 @@ class ClientToolServer:
             exchange.close()
 
     async def _serve_get(
-        self, ep: _Endpoint, session_id: str, scope: dict, receive: Any, send: Any
+        self, ep: _Endpoint, session_id: str, scope: dict[str, Any], receive: Any, send: Any
     ) -> None:
         """The standing GET stream of a handshake-era HTTP session, where list_changed travels."""
         counted = False
 
-        async def watch(message: dict) -> None:
+        async def watch(message: MutableMapping[str, Any]) -> None:
             nonlocal counted
             if (
                 message["type"] == "http.response.start"
@@ -846,10 +846,10 @@ async def _serve_stdio_framing(
         tg.cancel_scope.cancel()
 
 
-def _header(scope: dict, name: bytes) -> str | None:
+def _header(scope: dict[str, Any], name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key.lower() == name:
-            return value.decode("latin-1")
+            return bytes(value).decode("latin-1")
     return None
 
 

@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -72,7 +72,7 @@ class TraceWriter:
         from bridge.paths import make_private_dir, open_private_fd
 
         directory = make_private_dir(dir)
-        started = datetime.now(timezone.utc)
+        started = datetime.now(UTC)
         self.path = directory / f"vscodelm-{started:%Y%m%d-%H%M%S}.log"
         self._fd: int | None = open_private_fd(self.path)  # 0600: whole conversations
         self._second = -1
@@ -260,7 +260,8 @@ def replay_trace(
                 steps.append(_replay_request(state, msg.get("id"), rec.time, msg.get("params")))
             # lm/cancel: nothing; the provisional exchange is kept, as upstream does (§2.5)
             continue
-        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        raw_params = msg.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         if method == "lm/responsePart":
             sid = state.routed.get(_id_key(params.get("requestId")))
             if sid is not None:
@@ -310,7 +311,7 @@ def _event_agent_key(agent: Any) -> str:
 def _rfc3339(ts: Any) -> str:
     try:
         return (
-            datetime.fromtimestamp(float(ts), timezone.utc)
+            datetime.fromtimestamp(float(ts), UTC)
             .isoformat(timespec="microseconds")
             .replace("+00:00", "Z")
         )
@@ -377,10 +378,11 @@ def replay_event_log(
             state.steps[_id_key(rid)] = step
             steps.append(step)
         elif kind == "history_decision":
-            step = state.steps.get(_id_key(rid))
+            recorded_step = state.steps.get(_id_key(rid))
             decision = event.get("decision")
             state.saw_decisions = True
-            if step is not None and isinstance(decision, dict):
+            if recorded_step is not None and isinstance(decision, dict):
+                step = recorded_step
                 step.recorded = decision
                 live_sid = decision.get("session_id")
                 if step.decision is not None and isinstance(live_sid, str):

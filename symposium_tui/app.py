@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
@@ -33,7 +33,7 @@ from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliz
 
 if TYPE_CHECKING:  # the bridge loads after the first frame: its types only for the checker
     from bridge import events as ev
-    from bridge.approvals import ApprovalBroker, ConsoleHandle
+    from bridge.approvals import Answer, ApprovalBroker, ConsoleHandle
     from bridge.core import Bridge
     from symposium_tui.host import ConsoleHost, Hosted
     from symposium_tui.links import LinkSet
@@ -79,13 +79,14 @@ class _ConsoleAnswerer:
             return self.links.answer(approval_id, answer, reason)
         if self.handle is None:
             return False
-        return self.handle.answer(approval_id, answer, reason)
+        # The card offers only the answers the broker knows (ApprovalInfo.offers).
+        return self.handle.answer(approval_id, cast("Answer", answer), reason)
 
     def approve_all(self, connection: str, session_id: str) -> int:
         n = 0
         if self.links is not None:
             n += self.links.approve_all(connection, session_id)
-        if self.handle is not None:
+        if self.handle is not None and self.broker is not None:
             n += self.broker.approve_all(connection, session_id, who=self.handle.name)
         return n
 
@@ -261,7 +262,7 @@ class SymposiumApp(App[int]):
                     elif self._connect is None:
                         yield Static(
                             "This console is attached to "
-                            + ", ".join(self.links.labels())
+                            + ", ".join(self.links.labels() if self.links is not None else ())
                             + ": it answers their approvals. Their sessions, tool calls and "
                             "chat are in a console on each host.",
                             classes="placeholder",
@@ -451,7 +452,9 @@ class SymposiumApp(App[int]):
             self.fatigue.requested(event.approval_id, event.agent, event.tool_call, event.ts)
         elif event.type == "approval_resolved":
             self.queue.resolve(event)
-            worth = self.fatigue.resolved(event.approval_id, event.outcome, event.resolver, event.ts)
+            worth = self.fatigue.resolved(
+                event.approval_id, event.outcome, event.resolver, event.ts
+            )
             if worth is not None:
                 self.notify(
                     f"Approved {worth.in_a_row} times in a row: {worth.key}. A rule could answer "

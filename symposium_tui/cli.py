@@ -409,6 +409,7 @@ def _setup_logging(level: str | None, log_dir: str | None, trace: Any) -> None:
     root = logging.getLogger()
     root.setLevel(numeric)
     fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler: logging.Handler
     if level:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(fmt)
@@ -441,7 +442,7 @@ def _load_bridge() -> None:
 
     import acp  # noqa: F401  (the ACP SDK: needed by the first chat request)
 
-    import bridge.agents.eliza  # noqa: F401
+    import bridge.agents.eliza
     import bridge.stdio  # noqa: F401  (asyncio, pydantic, the core)
 
     # The long-lived objects of those imports need no more collecting: keep them out of the
@@ -598,10 +599,10 @@ def _acp_agent(args: argparse.Namespace) -> Any:
     if args.agent == "claude_code":
         return parse_agent("claude_code")
     from bridge import registry
-    from bridge.paths import read_settings_quietly
+    from bridge.settings import Settings
 
     try:
-        resolved = registry.resolve(args.agent, read_settings_quietly())
+        resolved = registry.resolve(args.agent, Settings.load_quietly())
     except registry.ResolveError as exc:
         print(f"symposium-tui acp: {exc}", file=sys.stderr)
         raise SystemExit(2) from None

@@ -69,8 +69,9 @@ class DemoClock:
 def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
     """The console around a fresh bridge, with demo settings and the demo clock."""
     from bridge import events as ev
-    from bridge.approvals import ApprovalBroker, Rule
+    from bridge.approvals import ApprovalBroker
     from bridge.core import Bridge
+    from bridge.rules import Rule
     from bridge.settings import AgentConfig, SettingsStore
     from symposium_tui.app import SymposiumApp
     from symposium_tui.host import Hosted
@@ -100,11 +101,11 @@ def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
     bus = ev.EventBus()
     clock = DemoClock()
     bus.subscribe(clock.stamp)  # first subscriber: everyone else sees the demo time
-    broker = ApprovalBroker(
-        bus,
-        policy=settings.policy(),
-        persist_bypass=lambda agent: store.set_agent_bypass(agent, True),
-    )
+
+    def persist_bypass(agent: str) -> None:
+        store.set_agent_bypass(agent, True)
+
+    broker = ApprovalBroker(bus, policy=settings.policy(), persist_bypass=persist_bypass)
     bridge = Bridge(cwd=CWD, bus=bus, approvals=broker, idle_timeout=None)
     options: dict[str, Any] = {
         "arm_delay": 0.0,
@@ -115,7 +116,7 @@ def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
     }
     options.update(app_options)
     app = SymposiumApp(Hosted(bridge, store), **options)
-    app.demo_clock = clock  # type: ignore[attr-defined]
+    app.demo_clock = clock  # type: ignore[attr-defined]  # the demo's own clock, read by its scenes
     return app
 
 
@@ -174,7 +175,7 @@ async def play(pilot: Any) -> None:
             content=PARSER_OLD,
         )
     )
-    edit = {
+    edit: dict[str, Any] = {
         "toolCallId": "toolu_02",
         "title": "Edit src/parser.py",
         "kind": "edit",

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
-from bridge.approvals import ApprovalBroker, AuditLog
+from bridge.approvals import ApprovalBroker
+from bridge.audit import AuditLog
 from bridge.core import Bridge
-from bridge.paths import config_dir, runtime_dir
+from bridge.paths import runtime_dir
 from bridge.rpc import LINE_LIMIT
 from bridge.settings import Settings, SettingsError, SettingsStore
 from bridge.vscodelm import serve_connection
@@ -191,7 +192,7 @@ class ConsoleHost:
     async def _someone_listening(self) -> bool:
         try:
             _, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(self.path)), 1.0)
-        except (OSError, asyncio.TimeoutError):
+        except (TimeoutError, OSError):
             return False
         writer.close()
         return True

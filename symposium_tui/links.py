@@ -241,7 +241,7 @@ class HostLink:
                     else:
                         future.set_result(msg.get("result") or {})
         if until is not None and until.exception() is not None:
-            raise until.exception()  # type: ignore[misc]
+            raise until.exception()  # type: ignore[misc]  # checked not None just above
 
     def _requested(self, card: dict[str, Any]) -> None:
         approval_id = card.get("approvalId")

@@ -44,9 +44,8 @@ class ConsoleSwitch:
         return self._writer is not None
 
     async def __call__(self, line: bytes) -> bool:
-        if self._writer is None:
-            if self.peer.busy or not await self._try_connect(line):
-                return False
+        if self._writer is None and (self.peer.busy or not await self._try_connect(line)):
+            return False
         assert self._writer is not None
         is_request, rid = relay._request_id(line)
         if is_request:

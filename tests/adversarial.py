@@ -115,7 +115,7 @@ def _line_classes() -> dict[str, Callable[[random.Random, int], bytes]]:
             {
                 "jsonrpc": rng.choice(["2.0", "1.0", 2, None]),
                 "id": rng.choice([20_000_000 + i, f"s{i}", None, 1.5, [i], {"i": i}, True]),
-                "method": rng.choice(methods + [5, None, ["x"]]),
+                "method": rng.choice([*methods, 5, None, ["x"]]),
                 "params": rng.choice([None, 1, "p", [], {}, {"messages": "no"}, {"requestId": {}}]),
             }
         )
@@ -152,7 +152,7 @@ def _line_classes() -> dict[str, Callable[[random.Random, int], bytes]]:
         return _dumps(
             {
                 "jsonrpc": "2.0",
-                "method": rng.choice(methods + ["$/cancelRequest", "lm/responsePart"]),
+                "method": rng.choice([*methods, "$/cancelRequest", "lm/responsePart"]),
                 "params": _mutate(rng, {"requestId": i, "part": {"type": "text", "value": "x"}}),
             }
         )
@@ -216,7 +216,7 @@ async def fuzz_vscodelm(
         ep.proc.stdin.close()
         try:
             await asyncio.wait_for(ep.proc.wait(), 30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             ep.proc.kill()
             raise
     assert ep.proc.returncode == 0, ep.stderr.decode(errors="replace")[-3000:]
@@ -237,14 +237,14 @@ async def _served_after(ep: Any, n: int, name: str) -> None:
             "agent": {"eliza": {"deterministic": True}},
         }
         await ep.write(line(request(id_, CHAT, params)))
-        await ep.wait_until(lambda: bool(ep.answers(id_)), 60)
+        await ep.wait_until(lambda id_=id_: bool(ep.answers(id_)), 60)
         (answer,) = ep.answers(id_)
         if answer.get("result") == {}:
             assert "".join(p["value"] for p in ep.parts_of(id_)).strip(), "Eliza answered nothing"
             return
         assert "busy" in answer["error"]["message"], answer
         seen = len(ep.messages)
-        await ep.wait_until(lambda: len(ep.messages) > seen, 60)
+        await ep.wait_until(lambda seen=seen: len(ep.messages) > seen, 60)
     raise AssertionError(f"no valid chat served after {name!r}")
 
 

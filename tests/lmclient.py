@@ -229,7 +229,7 @@ class LmClient:
             self.proc.stdin.close()
         try:
             code = await asyncio.wait_for(self.proc.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.proc.kill()
             code = await self.proc.wait()
         with contextlib.suppress(Exception):

@@ -399,7 +399,11 @@ async def test_a_deny_rule_answers_before_anyone_is_asked():
     assert client.permission_asked == []
     assert result.field_meta["permission"] == {"outcome": "selected", "optionId": "no"}
     (line,) = audit_lines()
-    assert line["resolver"] == "policy" and line["rule"].startswith("rule 1") and "deny" in line["rule"]
+    assert (
+        line["resolver"] == "policy"
+        and line["rule"].startswith("rule 1")
+        and "deny" in line["rule"]
+    )
 
 
 # --- with a console -------------------------------------------------------------------------------------

@@ -202,7 +202,7 @@ class Chat:
             raise AssertionError("no answer in time" + self.diagnose()) from exc
         assert resp.error is None, f"request failed: {resp.error}" + self.diagnose()
         assert resp.completed
-        self.messages = messages + [resp.as_assistant()]
+        self.messages = [*messages, resp.as_assistant()]
         return resp
 
     async def say(self, words: str, **kw: Any) -> Response:
@@ -472,29 +472,29 @@ async def test_claude_bash_approved_through_the_agent_action_round_trip_really_r
     bash = ToolUse(
         "Bash", {"command": "touch marker && echo made-marker", "description": "Make a marker file"}
     )
-    async with FakeAnthropic([tool_use(bash), text("Marker made.")]) as api:
-        async with bridge(
-            tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]
-        ) as chat:
-            ask = await chat.say("Make a marker file")
-            # D9: the permission becomes the agent-action tool call; Claude's id is the model's.
-            (action,) = ask.tool_calls
-            assert action == {
-                "type": "tool_call",
-                "toolCallId": bash.id,
-                "toolName": "symposium-agent-action",
-                "parameters": {
-                    "kind": "execute",
-                    "title": bash.input["command"],
-                    "raw_input": bash.input,
-                },
-            }
-            assert not (tmp_path / "work" / "marker").exists()
-            ran = await chat.answer(ask)
-            assert (tmp_path / "work" / "marker").exists()
-            assert ran.text.endswith("Marker made."), ran.text
-            assert "made-marker" in ran.text  # the command's output, rendered in the tool call
-            assert outcome(chat.tap.permissions()[-1][1]) == "allow"
+    async with (
+        FakeAnthropic([tool_use(bash), text("Marker made.")]) as api,
+        bridge(tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]) as chat,
+    ):
+        ask = await chat.say("Make a marker file")
+        # D9: the permission becomes the agent-action tool call; Claude's id is the model's.
+        (action,) = ask.tool_calls
+        assert action == {
+            "type": "tool_call",
+            "toolCallId": bash.id,
+            "toolName": "symposium-agent-action",
+            "parameters": {
+                "kind": "execute",
+                "title": bash.input["command"],
+                "raw_input": bash.input,
+            },
+        }
+        assert not (tmp_path / "work" / "marker").exists()
+        ran = await chat.answer(ask)
+        assert (tmp_path / "work" / "marker").exists()
+        assert ran.text.endswith("Marker made."), ran.text
+        assert "made-marker" in ran.text  # the command's output, rendered in the tool call
+        assert outcome(chat.tap.permissions()[-1][1]) == "allow"
     (result,) = tool_results(api.main_requests[1])
     assert result == {"tool_use_id": bash.id, "is_error": False, "text": "made-marker"}
 
@@ -514,42 +514,40 @@ async def test_claude_bash_denied_never_runs_and_the_model_learns(
         text("Left it alone."),
         text("Still here."),
     ]
-    async with FakeAnthropic(script) as api:
-        async with bridge(
-            tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]
-        ) as chat:
-            # D11: no agent-action tool offered → reject_once at once; the model gets an error
-            # result and its answer streams into the same response.
-            denied = await chat.say("Make a file", tools=[READ_FILE])
-            assert denied.tool_calls == []
-            assert (
-                outcome(chat.tap.permissions()[-1][1]) == "reject"
-            )  # Claude's reject_once option id
-            assert denied.text.endswith("I was not allowed."), denied.text
-            assert not (work / "denied").exists()
-            (result,) = tool_results(api.main_requests[1])
-            assert result["tool_use_id"] == denied_bash.id and result["is_error"]
+    async with (
+        FakeAnthropic(script) as api,
+        bridge(tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]) as chat,
+    ):
+        # D11: no agent-action tool offered → reject_once at once; the model gets an error
+        # result and its answer streams into the same response.
+        denied = await chat.say("Make a file", tools=[READ_FILE])
+        assert denied.tool_calls == []
+        assert outcome(chat.tap.permissions()[-1][1]) == "reject"  # Claude's reject_once option id
+        assert denied.text.endswith("I was not allowed."), denied.text
+        assert not (work / "denied").exists()
+        (result,) = tool_results(api.main_requests[1])
+        assert result["tool_use_id"] == denied_bash.id and result["is_error"]
 
-            # D10: asked through the round trip, then abandoned by a new message.
-            ask = await chat.say("Make another file")
-            (action,) = agent_action_calls(ask)
-            assert action["toolCallId"] == abandoned_bash.id
-            abandoned_prompt = chat.tap.prompt_ids()[-1]
-            moved_on = await chat.say("No, leave it")
-            assert outcome(chat.tap.permissions()[-1][1]) == "cancelled"
-            assert chat.tap.stop_reason(abandoned_prompt) == "cancelled"
-            assert drained_before_next_prompt(chat.tap, abandoned_prompt)
-            after = await chat.say("Anything else?")
-            assert not (work / "abandoned").exists()
-            replies = moved_on.text + after.text
-            if CLAUDE_STALE_STOP_AFTER_CANCEL:  # the adapter's answers lag one turn (see above)
-                assert moved_on.text == "" and after.text.startswith("Left it alone."), (
-                    moved_on.text,
-                    after.text,
-                )
-            else:
-                assert (moved_on.text, after.text) == ("Left it alone.", "Still here.")
-            assert "abandoned" not in replies
+        # D10: asked through the round trip, then abandoned by a new message.
+        ask = await chat.say("Make another file")
+        (action,) = agent_action_calls(ask)
+        assert action["toolCallId"] == abandoned_bash.id
+        abandoned_prompt = chat.tap.prompt_ids()[-1]
+        moved_on = await chat.say("No, leave it")
+        assert outcome(chat.tap.permissions()[-1][1]) == "cancelled"
+        assert chat.tap.stop_reason(abandoned_prompt) == "cancelled"
+        assert drained_before_next_prompt(chat.tap, abandoned_prompt)
+        after = await chat.say("Anything else?")
+        assert not (work / "abandoned").exists()
+        replies = moved_on.text + after.text
+        if CLAUDE_STALE_STOP_AFTER_CANCEL:  # the adapter's answers lag one turn (see above)
+            assert moved_on.text == "" and after.text.startswith("Left it alone."), (
+                moved_on.text,
+                after.text,
+            )
+        else:
+            assert (moved_on.text, after.text) == ("Left it alone.", "Still here.")
+        assert "abandoned" not in replies
 
     # The model learnt: the request after the abandoned call carries its error result.
     after_abandon = next(r for r in api.main_requests if "No, leave it" in last_user_text(r))
@@ -586,7 +584,9 @@ async def test_claude_a_deny_rules_reason_reaches_the_model_the_agent_and_the_cl
             _params, answer = chat.tap.permissions()[-1]
             assert answer is not None and answer["outcome"]["optionId"] == "reject"
             assert answer["_meta"]["symposium"]["reason"] == reason
-            assert answer["_meta"]["symposium"]["decidedBy"] == "rule 1 (line 1): deny command=touch"
+            assert (
+                answer["_meta"]["symposium"]["decidedBy"] == "rule 1 (line 1): deny command=touch"
+            )
             assert not (work / "denied").exists()
             after = await chat.say("What now?")
             assert after.text == "Understood."
@@ -599,45 +599,45 @@ async def test_claude_turn_cancelled_mid_stream_is_drained_and_the_next_turn_is_
     claude_ready: None, tmp_path: Path
 ) -> None:
     long = "x" * 300
-    async with FakeAnthropic(
-        [text(long, chunks=150, delay=0.04), text("fresh answer"), text("third answer")]
-    ) as api:
-        async with bridge(
-            tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]
-        ) as chat:
-            messages = [user("Write a lot")]
-            request_id = "to-be-cancelled"
-            params = {
-                "modelId": "m",
-                "messages": messages,
-                "agent": chat.agent,
-                "options": {"tools": chat.tools},
-            }
-            pending = chat.lm.request("lm/provideLanguageModelChatResponse", params, id_=request_id)
-            await chat.lm.wait_for_parts(request_id, 3, timeout=FIRST_TIMEOUT)
-            chat.lm.cancel(request_id)
-            cancelled = await pending
-            # D14: the request is answered "cancelled"; the agent got session/cancel.
-            assert cancelled.error is not None and "cancelled" in cancelled.error["message"].lower()
-            assert 0 < len(cancelled.text) < len(long) and set(cancelled.text) == {"x"}
-            (prompt_id,) = chat.tap.prompt_ids()
-            chat.first = False
-            chat.messages = messages + [cancelled.as_assistant()]
+    async with (
+        FakeAnthropic(
+            [text(long, chunks=150, delay=0.04), text("fresh answer"), text("third answer")]
+        ) as api,
+        bridge(tmp_path, "claude", claude(tmp_path, api), [AGENT_ACTION, READ_FILE]) as chat,
+    ):
+        messages = [user("Write a lot")]
+        request_id = "to-be-cancelled"
+        params = {
+            "modelId": "m",
+            "messages": messages,
+            "agent": chat.agent,
+            "options": {"tools": chat.tools},
+        }
+        pending = chat.lm.request("lm/provideLanguageModelChatResponse", params, id_=request_id)
+        await chat.lm.wait_for_parts(request_id, 3, timeout=FIRST_TIMEOUT)
+        chat.lm.cancel(request_id)
+        cancelled = await pending
+        # D14: the request is answered "cancelled"; the agent got session/cancel.
+        assert cancelled.error is not None and "cancelled" in cancelled.error["message"].lower()
+        assert 0 < len(cancelled.text) < len(long) and set(cancelled.text) == {"x"}
+        (prompt_id,) = chat.tap.prompt_ids()
+        chat.first = False
+        chat.messages = [*messages, cancelled.as_assistant()]
 
-            nxt = await chat.say("Next question")
-            assert chat.tap.stop_reason(prompt_id) == "cancelled"
-            assert drained_before_next_prompt(chat.tap, prompt_id)
-            third = await chat.say("Third question")
-            assert "x" not in nxt.text + third.text, (
-                "nothing of the cancelled turn leaks into later ones"
+        nxt = await chat.say("Next question")
+        assert chat.tap.stop_reason(prompt_id) == "cancelled"
+        assert drained_before_next_prompt(chat.tap, prompt_id)
+        third = await chat.say("Third question")
+        assert "x" not in nxt.text + third.text, (
+            "nothing of the cancelled turn leaks into later ones"
+        )
+        if CLAUDE_STALE_STOP_AFTER_CANCEL:  # the adapter's answers lag one turn (see above)
+            assert nxt.text == "" and third.text.startswith("fresh answer"), (
+                nxt.text,
+                third.text,
             )
-            if CLAUDE_STALE_STOP_AFTER_CANCEL:  # the adapter's answers lag one turn (see above)
-                assert nxt.text == "" and third.text.startswith("fresh answer"), (
-                    nxt.text,
-                    third.text,
-                )
-            else:
-                assert (nxt.text, third.text) == ("fresh answer", "third answer")
+        else:
+            assert (nxt.text, third.text) == ("fresh answer", "third answer")
     # The model heard of the interruption, and got the next question.
     assert "[Request interrupted by user]" in last_user_text(api.main_requests[1])
     assert "Next question" in last_user_text(api.main_requests[1])
@@ -650,9 +650,10 @@ async def test_gemini_calls_client_tools_through_vscode_tools(
     read = ToolUse("mcp_vscode_tools_read_file", {"path": "a.txt"})
     listing = ToolUse("mcp_vscode_tools_list_dir", {"path": "."})
     async with FakeAnthropic([tool_use(read, listing), text("Gemini is done.", chunks=3)]) as api:
-        launch_of = lambda work: agents.gemini_agent(
-            tmp_path / "home", api.base_url, trusted=[work]
-        )  # noqa: E731
+
+        def launch_of(work):
+            return agents.gemini_agent(tmp_path / "home", api.base_url, trusted=[work])
+
         async with bridge(
             tmp_path, "gemini", launch_of, [AGENT_ACTION, READ_FILE, LIST_DIR]
         ) as chat:

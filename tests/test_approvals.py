@@ -60,7 +60,7 @@ def audit(tmp_path):
 
 
 def audit_lines(audit):
-    return [json.loads(l) for l in audit.path.read_text().splitlines()]
+    return [json.loads(line) for line in audit.path.read_text().splitlines()]
 
 
 async def test_nobody_to_ask_denies_with_reject_once(bus, audit):
@@ -303,6 +303,6 @@ async def test_a_thousand_concurrent_approvals_across_twenty_sessions_each_resol
     assert len(resolved) == 1000 and set(resolved.values()) == {1}
     audit.close()
     lines = audit_lines(audit)
-    assert len(lines) == 1000 and len({l["approval_id"] for l in lines}) == 1000
-    assert {l["session_id"] for l in lines} == {f"s{i}" for i in range(20)}
+    assert len(lines) == 1000 and len({line["approval_id"] for line in lines}) == 1000
+    assert {line["session_id"] for line in lines} == {f"s{i}" for i in range(20)}
     assert not broker.pending

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import itertools
 import json
 import os
 import subprocess
@@ -61,7 +62,7 @@ def test_a_fresh_log_is_chained_across_writers(tmp_path: Path) -> None:
     entries = [json.loads(line) for line in lines(path)]
     assert [e["seq"] for e in entries] == [1, 2, 3, 4, 5, 6]
     assert entries[0]["prev"] == "" and all(
-        b["prev"] == a["hash"] for a, b in zip(entries, entries[1:], strict=False)
+        b["prev"] == a["hash"] for a, b in itertools.pairwise(entries)
     )
     result = audit_mod.verify(path)
     assert result.ok and result.entries == 6 and result.head == entries[-1]["hash"]

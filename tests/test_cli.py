@@ -316,7 +316,7 @@ def test_replay_explains_a_recorded_trace(recorded):
     result = cli("replay", str(recorded["trace"]))
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    paragraphs = [p for p in out.strip().split("\n\n")]
+    paragraphs = list(out.strip().split("\n\n"))
     assert len(paragraphs) == 4, out  # three requests and the summary
     p1, p2, p3, summary = paragraphs
     assert p1.startswith("request 1") and "NEW SESSION" in p1

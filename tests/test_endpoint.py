@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import signal
 from pathlib import Path
 
 import pytest
@@ -285,8 +284,9 @@ async def test_d19_agent_that_fails_to_start_fails_the_request_and_a_retry_start
     marker = tmp_path / "fail-once"
     marker.write_text("x")
     script = tmp_path / "flaky_agent.sh"
-    from tests.lmclient import ECHO_AGENT_SCRIPT
     import sys
+
+    from tests.lmclient import ECHO_AGENT_SCRIPT
 
     script.write_text(
         f"#!/bin/sh\nif [ -f {marker} ]; then rm {marker}; echo 'cannot start: missing credentials' >&2; exit 4; fi\n"
@@ -420,7 +420,9 @@ async def test_session_new_gets_an_absolute_cwd(tmp_path):
         resp = await relative_cwd_client.chat([user("hi")], agent=echo_agent())
         assert resp.error is None
         lines = await until(
-            lambda: [l for l in relative_cwd_client.stderr_lines if "new_session cwd=" in l],
+            lambda: [
+                line for line in relative_cwd_client.stderr_lines if "new_session cwd=" in line
+            ],
             what="the new_session log line",
         )
         assert lines[0].split("new_session cwd=")[1].strip() == str(tmp_path)
@@ -445,14 +447,14 @@ async def test_idle_sessions_are_reaped_and_the_conversation_continues_with_repl
         assert pids
         await until(
             lambda: any(
-                json.loads(l)["type"] == "session_ended" for l in log.read_text().splitlines()
+                json.loads(line)["type"] == "session_ended" for line in log.read_text().splitlines()
             ),
             what="the idle session ended",
         )
         ended = [
-            json.loads(l)
-            for l in log.read_text().splitlines()
-            if json.loads(l)["type"] == "session_ended"
+            json.loads(line)
+            for line in log.read_text().splitlines()
+            if json.loads(line)["type"] == "session_ended"
         ]
         assert ended and "idle" in ended[0]["reason"]
         for pid in pids:
@@ -479,9 +481,9 @@ async def test_agent_limit_stops_the_least_recently_used_idle_agent(tmp_path):
         assert a.text == "ECHO: conversation A" and b.text == "ECHO: conversation B"
         assert len(child_pids(client.proc.pid)) == 1
         ended = [
-            json.loads(l)
-            for l in log.read_text().splitlines()
-            if json.loads(l)["type"] == "session_ended"
+            json.loads(line)
+            for line in log.read_text().splitlines()
+            if json.loads(line)["type"] == "session_ended"
         ]
         assert len(ended) == 1 and "make room" in ended[0]["reason"]
         # Conversation A goes on in a fresh session that hears its history.

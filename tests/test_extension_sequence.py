@@ -113,7 +113,7 @@ async def speak_acp(server: dict[str, Any], text: str = "Hello") -> dict[str, An
         proc.stdin.close()
         try:
             await asyncio.wait_for(proc.wait(), 10)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             proc.kill()
             await proc.wait()
     reply = "".join(
@@ -347,7 +347,7 @@ async def test_chat_with_the_agent_the_extension_builds(tmp_path):
     try:
         # Turn 1: resolve (a subprocess per request, as the extension does), merge the id in front.
         agent = {"id": "elizacp", **resolve(ELIZA_REQUEST)}
-        assert list(agent)[0] == "id"
+        assert next(iter(agent)) == "id"
         first = await client.chat([user("Hello")], agent=agent)
         assert first.error is None, first.error
         assert first.completed and first.order[-2:] == ["complete", "response"]
@@ -368,9 +368,9 @@ async def test_chat_with_the_agent_the_extension_builds(tmp_path):
         d2["kind"] == "commit" and d2["session_id"] == d1["session_id"] and d2["committed_len"] == 2
     )
     started = [
-        json.loads(l)
-        for l in log.read_text().splitlines()
-        if json.loads(l)["type"] == "session_started"
+        json.loads(line)
+        for line in log.read_text().splitlines()
+        if json.loads(line)["type"] == "session_started"
     ]
     assert len(started) == 1
     assert started[0]["pid"], "Eliza ran as the external process the registry named"

@@ -20,8 +20,9 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -158,7 +159,7 @@ class RawEndpoint:
             self.proc.stdin.close()
         try:
             code = await asyncio.wait_for(self.proc.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.proc.kill()
             code = await self.proc.wait()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -362,12 +363,12 @@ def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     out = []
     if isinstance(doc, dict):
         for k, v in doc.items():
-            out.append(prefix + (k,))
-            out.extend(_paths(v, prefix + (k,)))
+            out.append((*prefix, k))
+            out.extend(_paths(v, (*prefix, k)))
     elif isinstance(doc, list):
         for i, v in enumerate(doc):
-            out.append(prefix + (i,))
-            out.extend(_paths(v, prefix + (i,)))
+            out.append((*prefix, i))
+            out.extend(_paths(v, (*prefix, i)))
     return out
 
 
@@ -445,8 +446,10 @@ tools = st.lists(
 def odd_chats(draw: st.DrawFn) -> dict[str, Any]:
     params: dict[str, Any] = {
         "modelId": draw(texts),
-        "messages": [user(f"odd {draw(st.integers(0, 40))}")]
-        + draw(st.lists(messages, max_size=4)),
+        "messages": [
+            user(f"odd {draw(st.integers(0, 40))}"),
+            *draw(st.lists(messages, max_size=4)),
+        ],
         "agent": copy.deepcopy(draw(st.sampled_from(AGENT_FORMS[:3]))),
     }
     if draw(st.booleans()):
@@ -1111,7 +1114,7 @@ async def test_thousands_of_bad_lines_never_kill_one_endpoint(corpus, tmp_path):
         for start in range(0, len(odd), 8):
             batch_lines = odd[start : start + 8]
             await ep.write(b"".join(e.data for e in batch_lines))
-            await ep.wait_until(lambda: all(ep.answers(e.id) for e in batch_lines), 30)
+            await ep.wait_until(lambda batch=batch_lines: all(ep.answers(e.id) for e in batch), 30)
         succeeded = sum(1 for e in odd if "result" in ep.answers(e.id)[0])
         assert succeeded > len(odd) // 2, f"only {succeeded} of {len(odd)} odd chats got through"
         # After all that: a valid chat and a token count still work.
@@ -1332,7 +1335,7 @@ async def test_garbage_first_lines_during_the_fast_path_window(tmp_path):
         )
         assert ep.proc.returncode is None
         await final_chat(ep, "after", "I am still here")
-        verify(ep, corpus + [Expect(CHAT.encode(), "id", id="after", check=lambda a: None)])
+        verify(ep, [*corpus, Expect(CHAT.encode(), "id", id="after", check=lambda a: None)])
         assert "".join(p["value"] for p in ep.parts_of("chat-1")) == ELIZA_HELLO
     finally:
         assert await ep.close() == 0

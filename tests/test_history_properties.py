@@ -236,7 +236,7 @@ class Conversations(RuleBasedStateMachine):
         i = data.draw(st.sampled_from(editable))
         chat.edits += 1
         edited = Message(role="user", content=[TextPart(value=chat.fresh(f"edit {chat.edits}"))])
-        self.send(chat, chat.messages[:i] + [edited], data)
+        self.send(chat, [*chat.messages[:i], edited], data)
 
     @precondition(lambda self: self.chats)
     @rule(data=st.data(), add=st.booleans())

@@ -69,7 +69,7 @@ class ConsoleProcess:
 def audit(config_dir: Path, kind: str = "decision") -> list[dict]:
     """The audit log's entries of one type (decisions, or the tools' reported outcomes)."""
     path = config_dir / "audit.jsonl"
-    entries = [json.loads(l) for l in path.read_text().splitlines()] if path.exists() else []
+    entries = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     return [e for e in entries if e.get("type", "decision") == kind]
 
 

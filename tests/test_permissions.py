@@ -63,7 +63,7 @@ async def test_d9_permission_becomes_an_agent_action_tool_call_and_approval_lets
 async def test_d10_a_new_message_instead_of_the_result_cancels_the_permission_and_prompts_it(
     logged,
 ):
-    first = await ask(logged)
+    await ask(logged)
     second = await logged.chat([user(ASK), user("never mind")], tools=[AGENT_ACTION])
     assert second.error is None
     assert "Permission" not in second.text, (

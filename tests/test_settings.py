@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 import tomlkit
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from bridge.approvals import ApprovalContext, Rule
 from bridge.paths import settings_path

@@ -483,7 +483,7 @@ async def test_fake_anthropic_speaks_messages_api() -> None:
         ctype, raw = await asyncio.to_thread(_post, url, body)
         events = _sse_events(raw)
         assert ctype.startswith("text/event-stream")
-        assert [e for e, _ in events][0] == "message_start" and [e for e, _ in events][-2:] == [
+        assert next(e for e, _ in events) == "message_start" and [e for e, _ in events][-2:] == [
             "message_delta",
             "message_stop",
         ]

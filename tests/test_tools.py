@@ -475,7 +475,8 @@ async def test_stop_returns_promptly_while_clients_hold_streams_and_calls_open(t
             async with anyio.create_task_group() as tg:
 
                 async def call(client: Client) -> None:
-                    with pytest.raises(BaseException):
+                    # the server goes away mid-call: whatever the client raises for that will do
+                    with pytest.raises(BaseException):  # noqa: B017
                         await client.call_tool("read_file", {})
 
                 tg.start_soon(call, http)

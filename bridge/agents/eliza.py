@@ -27,9 +27,9 @@ import os
 import re
 import sys
 import uuid
-from collections.abc import Awaitable
+from collections.abc import AsyncIterator, Awaitable
 from dataclasses import dataclass, field
-from typing import Any, TextIO, TypeVar
+from typing import Any, Literal, TextIO, TypeVar
 
 import acp
 from acp import helpers
@@ -54,14 +54,14 @@ from .memory import memory_stream_pair
 __all__ = [
     "AGENT_NAME",
     "DETERMINISTIC_SEED",
+    "PERMISSION_OPTIONS",
     "ElizaAgent",
     "InMemoryAgent",
     "InMemoryStreams",
-    "PERMISSION_OPTIONS",
     "chunk_reply",
     "connect_in_memory",
-    "start_in_memory",
     "main_stdio",
+    "start_in_memory",
 ]
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,8 @@ AGENT_VERSION = "0.1.0"
 DETERMINISTIC_SEED = 4
 
 #: The options offered by ``ask permission to …``: (option id, name, kind); ids equal kinds.
-PERMISSION_OPTIONS: tuple[tuple[str, str, str], ...] = (
+OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+PERMISSION_OPTIONS: tuple[tuple[str, str, OptionKind], ...] = (
     ("allow_once", "Allow once", "allow_once"),
     ("allow_always", "Always allow", "allow_always"),
     ("reject_once", "Reject", "reject_once"),
@@ -411,7 +412,7 @@ def _error_text(exc: BaseException) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _mcp_client(server: Any, errlog: TextIO | None):  # noqa: ANN202 - mcp types are lazy
+async def _mcp_client(server: Any, errlog: TextIO | None) -> AsyncIterator[Any]:  # mcp: lazy
     from mcp import Client
 
     kind = getattr(server, "type", None)
@@ -422,13 +423,13 @@ async def _mcp_client(server: Any, errlog: TextIO | None):  # noqa: ANN202 - mcp
         if headers:
             import httpx2
 
-            async with httpx2.AsyncClient(
-                headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)
-            ) as http_client:
-                async with Client(
-                    streamable_http_client(server.url, http_client=http_client)
-                ) as client:
-                    yield client
+            async with (
+                httpx2.AsyncClient(
+                    headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)
+                ) as http_client,
+                Client(streamable_http_client(server.url, http_client=http_client)) as client,
+            ):
+                yield client
         else:
             async with Client(server.url) as client:
                 yield client
@@ -514,7 +515,7 @@ class InMemoryStreams:
         self.writer.close()  # the agent reads EOF and stops listening
         try:
             await asyncio.wait_for(asyncio.shield(self.task), 5.0)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.task
@@ -554,7 +555,9 @@ def start_in_memory(*, deterministic: bool = False, chunk_delay: float = 0.0) ->
     """Start an :class:`ElizaAgent` in this loop; return the client's end of its streams."""
     (client_reader, client_writer), (agent_reader, agent_writer) = memory_stream_pair()
     agent = ElizaAgent(deterministic=deterministic, chunk_delay=chunk_delay)
-    task = asyncio.create_task(acp.run_agent(agent, agent_writer, agent_reader), name="eliza.agent")
+    # The SDK looks the agent's methods up by name; Eliza leaves out the optional ones.
+    running = acp.run_agent(agent, agent_writer, agent_reader)  # type: ignore[arg-type]
+    task = asyncio.create_task(running, name="eliza.agent")
     return InMemoryStreams(client_reader, client_writer, agent, task, agent_writer)
 
 
@@ -598,7 +601,7 @@ def main_stdio(argv: list[str] | None = None) -> int:
         deterministic=args.deterministic, chunk_delay=args.chunk_delay, mcp_stderr=sys.stderr
     )
     try:
-        asyncio.run(acp.run_agent(agent))
+        asyncio.run(acp.run_agent(agent))  # type: ignore[arg-type]  # as in connect_in_memory
     except KeyboardInterrupt:
         return 130
     return 0

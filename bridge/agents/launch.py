@@ -57,7 +57,6 @@ async def launch(
         streams = start_in_memory(deterministic=spec.deterministic)
         return LaunchedAgent(streams.writer, streams.reader, None, streams.close)
     from bridge.agents.process import AgentProcess, AgentStartError
-
     from bridge.redact import redact_text
 
     command, args, env = command_for(spec)

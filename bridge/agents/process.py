@@ -47,6 +47,7 @@ class AgentProcess:
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_tail)
         self.proc: asyncio.subprocess.Process | None = None
         self._stderr_task: asyncio.Task[None] | None = None
+        self._watch_task: asyncio.Task[None] | None = None  # sets `exited`, then kills leftovers
         self.exited = asyncio.Event()
         self.mark = secrets.token_hex(12)  # inherited by every descendant, setsid() or not
 
@@ -75,7 +76,7 @@ class AgentProcess:
                 f"could not start agent {self.command!r}: {exc.strerror or exc}"
             ) from exc
         self._stderr_task = asyncio.ensure_future(self._read_stderr())
-        asyncio.ensure_future(self._watch())
+        self._watch_task = asyncio.ensure_future(self._watch())
         assert self.proc.stdin is not None and self.proc.stdout is not None
         return self.proc.stdin, self.proc.stdout
 
@@ -125,7 +126,12 @@ class AgentProcess:
             fd = None
         if fd is not None:
             gone = loop.create_future()
-            loop.add_reader(fd, lambda: gone.done() or gone.set_result(None))
+
+            def leader_gone() -> None:
+                if not gone.done():
+                    gone.set_result(None)
+
+            loop.add_reader(fd, leader_gone)
             try:
                 await gone
             finally:
@@ -176,7 +182,7 @@ class AgentProcess:
             self._signal_group(signal.SIGTERM)
             try:  # the leader's exit, not the pipes' end (a descendant may hold them)
                 await asyncio.wait_for(self.exited.wait(), grace)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         # Whatever the leader did, the group (and descendants that left it) may still hold
         # children and our pipes: make sure they go.
@@ -201,7 +207,7 @@ def _marked_processes(mark: str) -> list[int]:
     """Pids of our own processes whose environment carries `MARK_ENV=mark` (Linux /proc)."""
     needle = f"{MARK_ENV}={mark}".encode()
     me = os.getpid()
-    out = []
+    out: list[int] = []
     try:
         entries = os.listdir("/proc")
     except OSError:

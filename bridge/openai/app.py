@@ -501,6 +501,7 @@ class OpenAIFrontDoor:
         reply = reply_message(ex.parts)
         messages = list(ex.params.messages) + ([reply] if reply is not None else [])
         body = ResponsesEncoder(ex).whole()
+        assert ex.response_id is not None  # set by the encoder above
         self.responses.put(StoredResponse(ex.response_id, principal, messages, body))
 
     def _stored_body(self, encoder: ResponsesEncoder, principal: str) -> Any:

@@ -33,6 +33,7 @@ import fnmatch
 import logging
 import os
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from typing import Any
 from bridge.paths import settings_path
 from bridge.settings import McpServerConfig, Settings, SettingsError
 
-__all__ = ["Catalog", "McpServerConfig", "ELIZA_MODEL", "ELIZA_ALIASES", "list_server_tools"]
+__all__ = ["ELIZA_ALIASES", "ELIZA_MODEL", "Catalog", "McpServerConfig", "list_server_tools"]
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class Catalog:
         path = self.path
         try:
             st = path.stat()
-            key = (str(path), st.st_mtime_ns, st.st_size)
+            key: tuple[str, int | None, int | None] = (str(path), st.st_mtime_ns, st.st_size)
         except OSError:
             key = (str(path), None, None)
         snap = self._snapshot
@@ -203,7 +204,7 @@ async def list_server_tools(server: McpServerConfig) -> list[Any]:
     from mcp import Client
 
     @contextlib.asynccontextmanager
-    async def connect():  # noqa: ANN202
+    async def connect() -> AsyncIterator[Any]:
         if server.type == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -217,19 +218,20 @@ async def list_server_tools(server: McpServerConfig) -> list[Any]:
             from mcp.client.sse import sse_client
 
             async with Client(
-                sse_client(server.url, headers=dict(server.headers) or None)
+                sse_client(server.url or "", headers=dict(server.headers) or None)
             ) as client:
                 yield client
         else:
+            import httpx2
             from mcp.client.streamable_http import streamable_http_client
 
-            import httpx2
-
-            async with httpx2.AsyncClient(
-                headers=dict(server.headers), timeout=httpx2.Timeout(30.0)
-            ) as http:
-                async with Client(streamable_http_client(server.url, http_client=http)) as client:
-                    yield client
+            async with (
+                httpx2.AsyncClient(
+                    headers=dict(server.headers), timeout=httpx2.Timeout(30.0)
+                ) as http,
+                Client(streamable_http_client(server.url or "", http_client=http)) as client,
+            ):
+                yield client
 
     tools: list[Any] = []
     async with connect() as client:

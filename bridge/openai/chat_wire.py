@@ -98,6 +98,8 @@ class ChatEncoder:
         return self._pre + b'{"content":' + _dumps(text).encode() + b"}" + self._post
 
     def _call(self, part: dict[str, Any]) -> bytes:
+        first: dict[str, Any]
+        rest: dict[str, Any]
         if self.legacy:
             if self.calls:
                 return b""  # the legacy form carries one call

@@ -25,7 +25,7 @@ import json
 import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from bridge.openai.errors import OpenAIError, bad_request, unsupported
 from bridge.protocol import Message, TextPart, ToolCallPart, ToolDefinition, ToolResultPart
@@ -39,7 +39,7 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8", "surrogatepass")) / 4)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -125,7 +125,8 @@ def _placeholder(part: dict[str, Any], kind: str) -> str:
         fmt = audio.get("format") if isinstance(audio, dict) else None
         return f"[Audio: {fmt or 'audio'}]"
     if kind in ("file", "input_file"):
-        file = part.get("file") if isinstance(part.get("file"), dict) else part
+        inner = part.get("file")
+        file = inner if isinstance(inner, dict) else part
         return f"[File: {file.get('filename') or file.get('file_id') or 'file'}]"
     return f"[{kind}]"
 
@@ -180,11 +181,13 @@ def _construct(cls: Any, values: dict[str, Any]) -> Any:
 
 
 def text_part(text: str) -> TextPart:
-    return _construct(TextPart, {"type": "text", "value": text})
+    part: TextPart = _construct(TextPart, {"type": "text", "value": text})
+    return part
 
 
 def message(role: str, content: list[Any]) -> Message:
-    return _construct(Message, {"role": role, "content": content})
+    msg: Message = _construct(Message, {"role": role, "content": content})
+    return msg
 
 
 _TEXT_CACHE: OrderedDict[tuple[str, str], Message] = OrderedDict()
@@ -199,7 +202,8 @@ def _text_message(role: str, text: str) -> Message:
     cached = _TEXT_CACHE.get(key)
     if cached is not None:
         content = cached.content
-        if (len(content) == 1 and content[0].value == text) if text else not content:
+        only = content[0] if len(content) == 1 else None
+        if (isinstance(only, TextPart) and only.value == text) if text else not content:
             return cached  # (checked: a shared message must never have been changed)
     made = message(role, [text_part(text)] if text else [])
     if len(text) > _TEXT_CACHE_MAX_CHARS:
@@ -428,7 +432,8 @@ def chat_messages(raw: Any, memory: ReplyMemory) -> tuple[list[Message], int]:
                         f"Missing required parameter: '{where}.function_call.name'.",
                         f"{where}.function_call.name",
                     )
-                args = fc.get("arguments") if isinstance(fc.get("arguments"), str) else ""
+                raw_args = fc.get("arguments")
+                args = raw_args if isinstance(raw_args, str) else ""
                 call_id = memory.legacy_id(fc["name"], args)
                 calls.append(
                     ToolCallPart(

@@ -66,6 +66,7 @@ class Exchange:
         self.on_done: list[Callable[[Exchange], None]] = []
         self.core: Any = None
         self.task: asyncio.Task[None] | None = None
+        self.response_id: str | None = None  # the Responses API's id, once it is encoded
         self.ended = asyncio.Event()  # set once `done`
         self._budget = budget  # UTF-8 bytes of text left (max_tokens × 4)
         self._max_tool_calls = max_tool_calls

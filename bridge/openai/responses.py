@@ -23,14 +23,14 @@ from bridge.openai.convert import (
     ReplyMemory,
     _parse_arguments,
     _text_message,
+    _tool,
     apply_tool_choice,
     check_common,
     content_text,
     message,
-    text_part,
     model_of,
+    text_part,
     tool_options,
-    _tool,
 )
 from bridge.openai.errors import OpenAIError, bad_request, not_found, unsupported
 from bridge.protocol import Message, TextPart, ToolCallPart, ToolResultPart
@@ -111,7 +111,8 @@ def _tools(raw: Any) -> list[Any]:
                 f"Invalid value for '{where}.type': only 'function' tools are supported.",
                 f"{where}.type",
             )
-        fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        inner = tool.get("function")
+        fn = inner if isinstance(inner, dict) else tool
         out.append(_tool(fn.get("name"), fn.get("description"), fn.get("parameters"), where))
     return out
 
@@ -321,7 +322,7 @@ class ResponsesEncoder:
     def __init__(self, exchange: Any) -> None:
         self.exchange = exchange
         self.params: ResponsesParams = exchange.params
-        self.id = getattr(exchange, "response_id", None) or f"resp_{exchange.seq:08x}{_hex()}"
+        self.id = exchange.response_id or f"resp_{exchange.seq:08x}{_hex()}"
         exchange.response_id = self.id
         self.seq = 0
         self.output: list[dict[str, Any]] = []

@@ -67,7 +67,7 @@ def parse_address(value: str | None) -> tuple[str, int]:
 
 
 class _Server(uvicorn.Server):
-    def capture_signals(self) -> contextlib.AbstractContextManager[None]:  # type: ignore[override]
+    def capture_signals(self) -> contextlib.AbstractContextManager[None]:  # type: ignore[override]  # uvicorn's is a generator context manager; any context manager does
         return contextlib.nullcontext()  # the host owns the process's signals
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
@@ -58,7 +59,7 @@ class ApprovalStatsScreen(Screen[None]):
         table = self.query_one("#stats-table", DataTable)
         if not table.row_count:
             return
-        key = str(table.coordinate_to_cell_key((table.cursor_row, 0)).row_key.value)
+        key = str(table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value)
         row = self.app.fatigue.patterns.get(key)  # type: ignore[attr-defined]
         if row is None or row.rule is None:
             self.app.notify("Nothing to propose for this pattern.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -22,7 +22,7 @@ CARD_NOTES = (
 )
 
 
-HelpGroup = tuple[str, list[Binding], list[tuple[str, str]]]
+HelpGroup = tuple[str, list[BindingType], list[tuple[str, str]]]
 """A section of the help: its title, the bindings it lists, and extra (key, description) rows."""
 
 
@@ -72,7 +72,7 @@ class HelpScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         self.query_one("#help").focus()
 
-    def _table(self, bindings: list[Binding], extra: list[tuple[str, str]]) -> Text:
+    def _table(self, bindings: list[BindingType], extra: list[tuple[str, str]]) -> Text:
         rows: list[tuple[str, str]] = []
         for binding in bindings:
             if not isinstance(binding, Binding) or not binding.description:

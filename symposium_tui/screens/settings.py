@@ -16,6 +16,7 @@ from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.coordinate import Coordinate
 from textual.screen import ModalScreen, Screen
 from textual.widgets import (
     Button,
@@ -149,7 +150,7 @@ class AgentsPanel(Vertical):
         table = self.query_one("#agents-table", DataTable)
         if not table.row_count:
             return None
-        key = table.coordinate_to_cell_key((table.cursor_row, 0)).row_key
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key
         return str(key.value)
 
     def action_toggle_bypass(self) -> None:
@@ -194,7 +195,8 @@ def _bypass_cell(settings: Any, agent_id: str) -> str:
     hits = [
         (i, rule.action)
         for i, rule in enumerate(rules, 1)
-        if rule.action != "allow" and (rule.agent is None or fnmatch.fnmatchcase(agent_id, rule.agent))
+        if rule.action != "allow"
+        and (rule.agent is None or fnmatch.fnmatchcase(agent_id, rule.agent))
     ]
     if not hits:
         return "on"
@@ -382,8 +384,9 @@ class SettingsScreen(Screen[None]):
                     "\nFix it in an editor, then press r to reload.",
                 )
             )
-        for panel in (AgentsPanel, RulesPanel, PreferencesPanel):
-            self.query_one(panel).refresh_rows()
+        self.query_one(AgentsPanel).refresh_rows()
+        self.query_one(RulesPanel).refresh_rows()
+        self.query_one(PreferencesPanel).refresh_rows()
 
     @on(TabbedContent.TabActivated, "#settings-tabs")
     def _section(self, event: TabbedContent.TabActivated) -> None:
@@ -566,8 +569,12 @@ class RuleForm(_FormScreen):
                 id="rule-command",
                 compact=True,
             )
-            yield Input(placeholder="URL prefix (e.g. https://docs.rs/)", id="rule-url", compact=True)
-            yield Input(placeholder="reason (told to the agent on deny)", id="rule-reason", compact=True)
+            yield Input(
+                placeholder="URL prefix (e.g. https://docs.rs/)", id="rule-url", compact=True
+            )
+            yield Input(
+                placeholder="reason (told to the agent on deny)", id="rule-reason", compact=True
+            )
             with Horizontal(classes="form-buttons"):
                 yield Button("Add", variant="primary", id="save", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)

@@ -60,7 +60,7 @@ def message_parts(msg: Any) -> tuple[str, list[tuple[str, str]]]:
 
 def message_text(msg: Any) -> str:
     """The message as one string (used to find where two messages first differ)."""
-    role, parts = message_parts(msg)
+    _role, parts = message_parts(msg)
     return "\n".join(text for _, text in parts)
 
 

@@ -99,23 +99,23 @@ class ToolEntry:
     """One tool call, updated in place as its status changes."""
 
     __slots__ = (
-        "seq",
-        "version",
-        "ts",
+        "_haystack",
         "connection",
-        "session_id",
-        "source",
-        "tool_call_id",
-        "title",
-        "kind",
-        "status",
+        "detail",
         "duration",
         "input",
-        "output",
-        "detail",
-        "updated",
         "key",
-        "_haystack",
+        "kind",
+        "output",
+        "seq",
+        "session_id",
+        "source",
+        "status",
+        "title",
+        "tool_call_id",
+        "ts",
+        "updated",
+        "version",
     )
 
     def __init__(

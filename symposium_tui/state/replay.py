@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import re
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from bridge import events as ev
 from bridge.trace import sniff_file
@@ -56,7 +56,8 @@ def _load_trace(state: ConsoleState, path: str | os.PathLike[str]) -> None:
         if msg is None:
             continue
         method = msg.get("method")
-        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        raw_params = msg.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
         if rec.direction == "recv":
             if method == CHAT_METHOD and "id" in msg:
                 step = next(steps, None)
@@ -96,6 +97,7 @@ def _load_trace(state: ConsoleState, path: str | os.PathLike[str]) -> None:
             )
         elif method is None and "id" in msg:
             error = msg.get("error")
+            outcome: Literal["complete", "cancelled", "error"]
             if error is None:
                 outcome = "complete"
             else:
@@ -182,12 +184,13 @@ def _load_event_log(state: ConsoleState, path: str | os.PathLike[str]) -> None:
             if not steps:  # no requests in the log: show what the live bridge decided
                 state.handle(event)
                 continue
-            record = replayed.get(request_key(event.connection, event.request_id))  # type: ignore[attr-defined]
-            live_sid = event.decision.get("session_id")  # type: ignore[attr-defined]
-            if record is not None and isinstance(live_sid, str):
-                if record.recorded_kind is None and event.decision.get("kind") != record.kind:  # type: ignore[attr-defined]
-                    record.recorded_kind = event.decision.get("kind")  # type: ignore[attr-defined]
-                live_to_replayed[(event.connection, live_sid)] = record.session_id
+            assert isinstance(event, ev.HistoryDecided)
+            decided = replayed.get(request_key(event.connection, event.request_id))
+            live_sid = event.decision.get("session_id")
+            if decided is not None and isinstance(live_sid, str):
+                if decided.recorded_kind is None and event.decision.get("kind") != decided.kind:
+                    decided.recorded_kind = event.decision.get("kind")
+                live_to_replayed[(event.connection, live_sid)] = decided.session_id
             continue
         if kind in _SESSION_EVENTS and steps:
             sid = getattr(event, "session_id", None)

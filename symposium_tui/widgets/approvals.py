@@ -276,7 +276,7 @@ class ApprovalCard(Widget, can_focus=True):
             self.card = card
 
     class Propose(Message):
-        """"Always for this pattern": the app shows the proposed rule for editing."""
+        """ "Always for this pattern": the app shows the proposed rule for editing."""
 
         def __init__(self, card: ApprovalCard) -> None:
             super().__init__()
@@ -664,7 +664,7 @@ class ApprovalQueue(VerticalScroll):
         if self._current is None:
             self.set_current(card)
         if self._may_take_focus():
-            self.call_after_refresh(lambda: self._may_take_focus() and self._focus_card(card))
+            self.call_after_refresh(self._focus_if_allowed, card)
         self.post_message(self.Changed(self, len(self.pending), info))
         return card
 
@@ -736,6 +736,10 @@ class ApprovalQueue(VerticalScroll):
             self._current.remove_class("-current")
         self._current = card
         card.add_class("-current")
+
+    def _focus_if_allowed(self, card: ApprovalCard) -> None:
+        if self._may_take_focus():
+            self._focus_card(card)
 
     def _focus_card(self, card: ApprovalCard) -> None:
         """Focus moved to a card by itself: it re-arms."""

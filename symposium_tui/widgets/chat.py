@@ -267,6 +267,7 @@ class ChatPane(Vertical):
                 self._scroll_end()
 
         outcome, error = "complete", None
+        assert self.core is not None  # opened by `send` before the turn starts
         try:
             request = self.core.make_request(request_id, agent.spec, messages, [])
             stream = ResponseStream(request_id, write_part)
@@ -345,9 +346,7 @@ class ChatPane(Vertical):
 
     def _turns_drained(self) -> bool:
         sessions = self.core.sessions if self.core is not None else {}
-        return all(
-            getattr(s, "turn", None) is None or s.turn.done.is_set() for s in sessions.values()
-        )
+        return all(s.turn is None or s.turn.done.is_set() for s in sessions.values())
 
     @staticmethod
     async def _wait(condition: Any, timeout: float) -> None:

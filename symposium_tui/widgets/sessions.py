@@ -424,6 +424,7 @@ class SessionsPane(StatePane):
     def _setup_decision_columns(self) -> None:
         table = self.decisions_table
         table.clear(columns=True)
+        cols: tuple[tuple[str, str], ...]
         if self.all_sessions:
             cols = (
                 ("#", "index"),
@@ -625,7 +626,7 @@ class SessionsPane(StatePane):
         """Update a Static only when what it shows changed (a layout pass costs the whole screen)."""
         if getattr(widget, "_symposium_text", None) == text:
             return
-        widget._symposium_text = text  # type: ignore[attr-defined]
+        widget._symposium_text = text  # type: ignore[attr-defined]  # what it shows, cached on the widget
         widget.update(text, layout=layout)
 
     def _visible_scope_decisions(self) -> list[DecisionRecord]:

@@ -50,7 +50,7 @@ BAD_STATUSES = frozenset({"failed", "reject_once", "reject_always", "cancelled"}
 class ToolFilter:
     """Which entries the log shows: a session, a source or kind, a status, and a search text."""
 
-    __slots__ = ("session", "kind", "status", "search", "_needle")
+    __slots__ = ("_needle", "kind", "search", "session", "status")
 
     def __init__(
         self, session: str = "", kind: str = "", status: str = "", search: str = ""
@@ -76,9 +76,7 @@ class ToolFilter:
             return False
         if self.status and entry.status != self.status:
             return False
-        if self._needle and self._needle not in entry.haystack():
-            return False
-        return True
+        return not (self._needle and self._needle not in entry.haystack())
 
     def describe(self) -> str:
         parts = []
@@ -282,7 +280,7 @@ class ToolLogView(ScrollView, can_focus=True):
         return styles[name]
 
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
+        _scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         row = scroll_y + y
         base = self.rich_style
@@ -530,7 +528,7 @@ class ToolLogPane(StatePane):
         )
         static = self.query_one("#toollog-status", Static)
         if getattr(static, "_symposium_text", None) != status:
-            static._symposium_text = status  # type: ignore[attr-defined]
+            static._symposium_text = status  # type: ignore[attr-defined]  # what it shows, cached on the widget
             static.update(status, layout=False)
 
     # --- details ---------------------------------------------------------------------------------
@@ -568,7 +566,7 @@ class ToolLogPane(StatePane):
         kinds += [(k, k) for k in sorted(state.tool_kinds) if k not in SOURCES]
         wanted = {
             "#filter-session": [("all sessions", "")] + [(s, s) for s in state.tool_sessions],
-            "#filter-kind": [("all kinds", "")] + kinds,
+            "#filter-kind": [("all kinds", ""), *kinds],
             "#filter-status": [("all statuses", "")]
             + [(s, s) for s in sorted(state.tool_statuses)],
         }
@@ -580,7 +578,7 @@ class ToolLogPane(StatePane):
             with select.prevent(Select.Changed):
                 select.set_options(options)
                 select.value = current if any(v == current for _, v in options) else ""
-            select._symposium_options = options  # type: ignore[attr-defined]
+            select._symposium_options = options  # type: ignore[attr-defined]  # what it offers, cached on the widget
 
     def action_toggle_filters(self) -> None:
         bar = self.query_one("#toollog-filters")

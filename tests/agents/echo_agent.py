@@ -86,7 +86,7 @@ class EchoAgent:
                 if delay:
                     try:
                         await asyncio.wait_for(cancelled.wait(), delay)
-                    except asyncio.TimeoutError:
+                    except TimeoutError:
                         pass
             return PromptResponse(stop_reason="cancelled" if cancelled.is_set() else "end_turn")
         if words[:1] == ["foreign"]:  # `foreign N`: N updates for a session that does not exist
@@ -97,7 +97,7 @@ class EchoAgent:
             await self.say(session_id, "done")
             return PromptResponse(stop_reason="end_turn")
         if words[:1] == ["permit"]:
-            kinds = [w for w in words[2:]] or [
+            kinds = list(words[2:]) or [
                 "allow_once",
                 "allow_always",
                 "reject_once",

@@ -46,7 +46,7 @@ import socket
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 __all__ = [
     "FakeAnthropic",
@@ -89,8 +89,8 @@ class ToolTurn:
     delay: float = 0.0
 
 
-Turn = Union[TextTurn, ToolTurn]
-Responder = Callable[[dict[str, Any]], Union[Turn, None, Awaitable[Union[Turn, None]]]]
+Turn = TextTurn | ToolTurn
+Responder = Callable[[dict[str, Any]], Turn | Awaitable[Turn | None] | None]
 
 
 def text(value: str, chunks: int = 1, delay: float = 0.0) -> TextTurn:

@@ -41,6 +41,7 @@ __all__ = [
     "AGENTS",
     "AgentLaunch",
     "InstallError",
+    "acpx",
     "agents_dir",
     "claude_agent",
     "fast_agent",
@@ -50,7 +51,6 @@ __all__ = [
     "install",
     "install_many",
     "is_installed",
-    "acpx",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -298,8 +298,16 @@ def _install_frameworks(dest: Path, log: list[str]) -> None:
     constraints.write_text("\n".join(_FRAMEWORK_CONSTRAINTS.split()) + "\n")
     env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     _run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(constraints)]
-        + FRAMEWORKS.split(),
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "-c",
+            str(constraints),
+            *FRAMEWORKS.split(),
+        ],
         log,
         env=env,
     )
@@ -389,7 +397,7 @@ def install_many(
 
 # -- launching -----------------------------------------------------------------------------------
 def _now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def _base_env(home: Path) -> dict[str, str]:

@@ -36,18 +36,36 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from textual import events  # noqa: E402
-from textual.app import App, ComposeResult  # noqa: E402
-from textual.widgets import Footer, TabbedContent, TabPane  # noqa: E402
+from textual import events
+from textual.app import App, ComposeResult
+from textual.widgets import Footer, TabbedContent, TabPane
 
-from bridge import events as ev  # noqa: E402
-from bridge.core import Bridge  # noqa: E402
-from symposium_tui.state import ConsoleState  # noqa: E402
-from symposium_tui.widgets.sessions import SessionsPane  # noqa: E402
-from symposium_tui.widgets.toollog import ToolLogPane, ToolLogView  # noqa: E402
+from bridge import events as ev
+from bridge.core import Bridge
+from symposium_tui.state import ConsoleState
+from symposium_tui.widgets.sessions import SessionsPane
+from symposium_tui.widgets.toollog import ToolLogPane, ToolLogView
 
 AGENT_KEY = '{"deterministic":false,"kind":"eliza"}'
-WORDS = "the agent reads a file then edits the function and runs the tests again until they pass".split()
+WORDS = [
+    "the",
+    "agent",
+    "reads",
+    "a",
+    "file",
+    "then",
+    "edits",
+    "the",
+    "function",
+    "and",
+    "runs",
+    "the",
+    "tests",
+    "again",
+    "until",
+    "they",
+    "pass",
+]
 
 
 def rss_mb() -> float:
@@ -82,7 +100,7 @@ class Load:
         self.bus = bus
         self.rng = random.Random(7)
         self.conns = [f"vscodelm-{i + 1}" for i in range(connections)]
-        self.session_no = {c: 0 for c in self.conns}
+        self.session_no = dict.fromkeys(self.conns, 0)
         self.request_no = 0
         self.call_no = 0
         self.live: dict[str, dict[str, Any]] = {}  # connection -> {sid, rid, committed, open calls}
@@ -297,7 +315,7 @@ class KeyProbe:
         self.app.post_message(events.Key(key, None))
         try:
             await asyncio.wait_for(self._done.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         ms = lambda t: None if t is None else (t - self.posted) * 1000  # noqa: E731
         return ms(self.handled), ms(self.painted)

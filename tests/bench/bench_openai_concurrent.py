@@ -40,7 +40,7 @@ SYSTEM = {"role": "system", "content": "You are a patient listener."}
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 # --- the server process -----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.bench_openai_common import BridgeServer, RawHttp, bare_session, bench_settings  # noqa: E402
+from tests.bench.bench_openai_common import BridgeServer, RawHttp, bare_session, bench_settings
 
 TARGET_MS = 2.0
 
@@ -39,7 +39,8 @@ def bridge_round_trips(config: Path, n: int) -> list[float]:
         reply = http.read_json()["choices"][0]["message"]["content"]
         times = []
         for i in range(n):
-            messages = messages + [
+            messages = [
+                *messages,
                 {"role": "assistant", "content": reply},
                 {"role": "user", "content": f"q{i}"},
             ]
@@ -60,7 +61,7 @@ async def bare_round_trips(n: int) -> list[float]:
     import acp
     from acp.schema import ClientCapabilities
 
-    client, cwd, cm = bare_session()
+    _client, cwd, cm = bare_session()
     async with cm as (conn, _proc):
         await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities()

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.bench_openai_common import BridgeServer, bench_settings  # noqa: E402
+from tests.bench.bench_openai_common import BridgeServer, bench_settings
 
 TARGET = 2.0
 

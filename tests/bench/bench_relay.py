@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.bench_vscodelm_common import (  # noqa: E402
+from tests.bench.bench_vscodelm_common import (
     SCRIPT,
     Failed,
     LmStdio,

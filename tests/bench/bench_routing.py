@@ -27,13 +27,28 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bridge.history import DecisionKind, HistoryTracker  # noqa: E402
-from bridge.protocol import ChatResponseParams, Message, TextPart, ToolCallPart  # noqa: E402
+from bridge.history import DecisionKind, HistoryTracker
+from bridge.protocol import ChatResponseParams, Message, TextPart
 
 AGENT = '{"deterministic":false,"kind":"eliza"}'
-WORDS = (
-    "the agent reads a file then edits the function and runs tests again until they pass".split()
-)
+WORDS = [
+    "the",
+    "agent",
+    "reads",
+    "a",
+    "file",
+    "then",
+    "edits",
+    "the",
+    "function",
+    "and",
+    "runs",
+    "tests",
+    "again",
+    "until",
+    "they",
+    "pass",
+]
 
 
 def text(rng: random.Random, lo: int = 4, hi: int = 60) -> str:

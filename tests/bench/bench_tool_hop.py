@@ -84,6 +84,7 @@ class HopAgent:
         self.conn: Any = None
         self.urls: dict[str, str] = {"plain": plain_url}
         self.clients: dict[str, Any] = {}
+        self.holders: list[asyncio.Task[Any]] = []  # the tasks holding each client open
         self.stop = asyncio.Event()
 
     def on_connect(self, conn: Any) -> None:
@@ -125,7 +126,7 @@ class HopAgent:
     async def client(self, which: str) -> Any:
         if which not in self.clients:
             ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            asyncio.ensure_future(self._hold(self.urls[which], ready))
+            self.holders.append(asyncio.ensure_future(self._hold(self.urls[which], ready)))
             self.clients[which] = await ready
         return self.clients[which]
 
@@ -228,7 +229,7 @@ def main() -> int:
 
             def bridge_round(i: int) -> tuple[float, float]:
                 rid, t_sent = client.send_chat(
-                    history + [user(f"hop bridge {i}")], agent=agent, tools=tools
+                    [*history, user(f"hop bridge {i}")], agent=agent, tools=tools
                 )
                 history.append(user(f"hop bridge {i}"))
                 reply = client.read_reply(rid)

@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.bench_vscodelm_common import (  # noqa: E402
+from tests.bench.bench_vscodelm_common import (
     ECHO_AGENT,
     SCRIPT,
     Failed,
@@ -267,7 +267,7 @@ def main() -> int:
         f"  added per turn: median {(mb - md) * 1000:.3f} ms; p90 ratio {p90(bridge) / p90(direct):.2f}x"
     )
     early = statistics.median(f for f, _ in first_last) * 1000
-    late = statistics.median(l for _, l in first_last) * 1000
+    late = statistics.median(last for _, last in first_last) * 1000
     print(
         f"  bridge turn, first third vs last third of each conversation (history grows by 2 messages a turn): "
         f"{early:.3f} ms vs {late:.3f} ms"

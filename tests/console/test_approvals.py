@@ -474,7 +474,9 @@ async def test_approval_fatigue_is_counted_per_pattern_and_a_run_suggests_a_rule
         card = await pending_card(pilot)
         await pilot.press("d", "enter")  # denied: no run yet
         await denied
-        for i, command in enumerate(["git status -s", "git status", "git status -b", "git status", "git status ."], 1):
+        for i, command in enumerate(
+            ["git status -s", "git status", "git status -b", "git status", "git status ."], 1
+        ):
             task = asker.ask(run_call(command, call_id=f"c{i}"))
             await wait_for(pilot, lambda: any(c.state == "pending" for c in app.queue.pending))
             card = next(c for c in app.queue.pending if c.state == "pending")
@@ -490,9 +492,11 @@ async def test_approval_fatigue_is_counted_per_pattern_and_a_run_suggests_a_rule
         app.action_approval_stats()
         await wait_for(
             pilot,
-            lambda: isinstance(app.screen, ApprovalStatsScreen)
-            and bool(app.screen.query("#stats-table"))
-            and app.screen.query_one("#stats-table", DataTable).row_count == 1,
+            lambda: (
+                isinstance(app.screen, ApprovalStatsScreen)
+                and bool(app.screen.query("#stats-table"))
+                and app.screen.query_one("#stats-table", DataTable).row_count == 1
+            ),
         )
         table = app.screen.query_one("#stats-table", DataTable)
         row = table.get_row("commands starting `git status` by claude-code")
@@ -510,7 +514,13 @@ def test_a_denial_ends_a_run_of_approvals() -> None:
 
     stats = FatigueStats(threshold=2)
     call = run_call("ls -la")
-    events = [("approve", None), ("approve", "suggest"), ("deny", None), ("approve", None), ("approve", "suggest")]
+    events = [
+        ("approve", None),
+        ("approve", "suggest"),
+        ("deny", None),
+        ("approve", None),
+        ("approve", "suggest"),
+    ]
     for i, (answer, expect) in enumerate(events):
         stats.requested(str(i), "a", call, ts=10.0 * i)
         outcome = "allow_once" if answer == "approve" else "reject_once"
@@ -520,6 +530,10 @@ def test_a_denial_ends_a_run_of_approvals() -> None:
     assert stats.resolved("p", "allow_once", "policy", ts=1.0) is None  # not a person: not counted
     (row,) = stats.rows()
     assert (row.key, row.asked, row.approved, row.denied, row.in_a_row) == (
-        "commands starting `ls` by a", 6, 4, 1, 2
+        "commands starting `ls` by a",
+        6,
+        4,
+        1,
+        2,
     )
     assert row.median_seconds == 1.5

@@ -103,7 +103,7 @@ def test_the_terminal_theme_uses_only_ansi_colours():
 
 
 def test_a_theme_file_with_a_bad_colour_or_field_is_refused_with_its_name():
-    with pytest.raises(ThemeFileError, match="x.toml"):
+    with pytest.raises(ThemeFileError, match=r"x\.toml"):
         parse_theme({"name": "x", "primary": "no such colour"}, "x.toml")
     with pytest.raises(ThemeFileError, match="unknown field"):
         parse_theme({"name": "x", "primary": "#ffffff", "primry": "#000000"}, "x.toml")

@@ -345,7 +345,7 @@ async def test_a_wire_trace_and_an_event_log_replay_into_the_history_the_live_br
             ("user", "why"),
             ("assistant", third.text),
         ]
-        committed, provisional = state.history_at(rec.key, rec.decisions[1])
+        _committed, provisional = state.history_at(rec.key, rec.decisions[1])
         assert texts(provisional) == [("user", "I am sad"), ("assistant", second.text)]
         assert state.name == str(path)
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import openai
-import pytest
-
 from tests.openai.conftest import ServerThread
 
 

@@ -227,7 +227,7 @@ class ToolAgent:
         if words[:1] == ["slow"]:
             try:
                 await asyncio.wait_for(cancelled.wait(), float(words[1]))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             return "" if cancelled.is_set() else "SLOW DONE"
         return f"ECHO: {text}"
