@@ -593,7 +593,7 @@ class RuleForm(_FormScreen):
         command = text("command")
         try:
             rule = Rule(
-                action=str(action),  # type: ignore[arg-type]
+                action=str(action),  # type: ignore[arg-type]  # a bad action raises RuleError, shown below
                 kind=kind if isinstance(kind, str) else None,
                 title=text("title"),
                 agent=text("agent"),
