@@ -357,8 +357,13 @@ async def test_a_deny_rules_reason_is_told_to_the_agent_at_its_next_prompt_and_s
         )
         assert second.text == f"ECHO: {notice} hello"
         third = await client.chat(
-            [user("permit deploy"), first.as_assistant(), user("hello"), second.as_assistant(),
-             user("again")],  # fmt: skip
+            [
+                user("permit deploy"),
+                first.as_assistant(),
+                user("hello"),
+                second.as_assistant(),
+                user("again"),
+            ],
             agent=agent,
             tools=[AGENT_ACTION],
         )
