@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -45,6 +46,7 @@ from bridge.protocol import agent_key, agent_label
 log = logging.getLogger(__name__)
 
 PERMISSION = "session/request_permission"
+UPDATE_LINE = b'{"jsonrpc":"2.0","method":"session/update"'  # how the SDKs write it
 SESSION_OPENERS = ("session/new", "session/load", "session/resume", "session/fork")
 
 
@@ -57,6 +59,109 @@ class _Session:
     turns: int = 0
     turn: str | None = None  # the running turn's event id (`<session>#<n>`)
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool call id → its state
+
+
+class _Params(dict):  # type: ignore[type-arg]
+    """A message's params as received, remembering the line they came in (to forward it as is)."""
+
+    line: bytes | None = None
+
+
+class _LineTransport:
+    """Newline-delimited JSON on asyncio streams, for the SDK's `Connection` (its message-level
+    transport seam): each message is written when it is sent — no queue, future and drain per
+    message as in the SDK's stdio sender, which a proxy forwarding every streamed update pays
+    twice — and a notification forwarded unchanged is written as the very line it arrived as."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._high_water = 1 << 20
+        self._out: list[bytes] = []
+        # Sees each received line first; True when it took the line (the streaming fast lane).
+        self.fast: Callable[[bytes], bool] | None = None
+
+    @property
+    def congested(self) -> bool:
+        transport = self._writer.transport
+        return transport is None or transport.get_write_buffer_size() > self._high_water
+
+    def write_line(self, line: bytes) -> None:
+        """Write a line now, from a loop callback: a peer that went away is not an error here
+        (its connection notices on its own)."""
+        with contextlib.suppress(ConnectionError, RuntimeError, OSError):
+            self._write(line if line.endswith(b"\n") else line + b"\n")
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self._write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
+        await self._maybe_drain()
+
+    async def send_line(self, line: bytes) -> None:
+        self._write(line if line.endswith(b"\n") else line + b"\n")
+        await self._maybe_drain()
+
+    def _write(self, data: bytes) -> None:
+        # Lines written in one turn of the loop go out in one write (a streamed reply is many
+        # small lines); the order is the order of the calls.
+        if self._writer.is_closing():
+            raise ConnectionError("Connection closed")
+        self._out.append(data)
+        if len(self._out) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        data = b"".join(self._out)
+        self._out.clear()
+        with contextlib.suppress(ConnectionError, RuntimeError, OSError):
+            self._writer.write(data)
+
+    async def _maybe_drain(self) -> None:
+        if self._out:
+            self._flush()
+        transport = self._writer.transport
+        if transport is not None and transport.get_write_buffer_size() > self._high_water:
+            await self._writer.drain()  # back-pressure only when the peer falls behind
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                line = exc.partial
+                if not line.strip():
+                    return None
+            except asyncio.LimitOverrunError as exc:
+                chunks = [await self._reader.readexactly(exc.consumed)]
+                while True:  # an oversized message: read it whole
+                    try:
+                        chunks.append(await self._reader.readuntil(b"\n"))
+                        break
+                    except asyncio.LimitOverrunError as more:
+                        chunks.append(await self._reader.readexactly(more.consumed))
+                line = b"".join(chunks)
+            if not line.strip():
+                continue
+            if self.fast is not None and self.fast(line):
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                log.warning("dropped a line that is not JSON: %.200r", line)
+                continue
+            if not isinstance(message, dict):
+                continue
+            params = message.get("params")
+            if "id" not in message and isinstance(params, dict):
+                wrapped = _Params(params)
+                wrapped.line = line
+                message["params"] = wrapped
+            return message
+
+    async def close(self) -> None:
+        if self._out:
+            self._flush()
+        with contextlib.suppress(Exception):
+            self._writer.close()
 
 
 def _text_of(content: Any) -> str:
@@ -108,6 +213,8 @@ class AcpProxy:
         self.client_info: dict[str, Any] | None = None
         self.client: Connection | None = None
         self.agent: Connection | None = None
+        self._client_transport: _LineTransport
+        self._agent_transport: _LineTransport
         self.launched: LaunchedAgent | None = None
         self.sessions: dict[str, _Session] = {}
         self._started: asyncio.Task[None] | None = None
@@ -125,7 +232,8 @@ class AcpProxy:
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Serve the client on (reader, writer) until it closes its end; then stop the agent."""
         self._started = asyncio.ensure_future(self._start_agent())
-        self.client = Connection(self._from_client, writer, reader, listening=False)
+        self._client_transport = _LineTransport(reader, writer)
+        self.client = Connection(self._from_client, self._client_transport, listening=False)
         try:
             await self.client.main_loop()
         finally:
@@ -139,7 +247,9 @@ class AcpProxy:
                 bus.publish(ev.AgentStderr(connection=self.name, session_id=session, line=line))
 
         self.launched = await launch(self.spec, cwd=self.cwd, on_stderr=on_stderr)
-        self.agent = Connection(self._from_agent, self.launched.writer, self.launched.reader)
+        self._agent_transport = _LineTransport(self.launched.reader, self.launched.writer)
+        self._agent_transport.fast = self._fast_update
+        self.agent = Connection(self._from_agent, self._agent_transport)
         if self.launched.process is not None:
             self._watch = asyncio.ensure_future(self._watch_agent(self.launched.process))
 
@@ -195,6 +305,30 @@ class AcpProxy:
             details = self._agent_gone or f"the agent's connection closed: {exc}"
             raise RequestError.internal_error({"details": details}) from None
 
+    def _fast_update(self, line: bytes) -> bool:
+        """The streaming fast lane: a `session/update` goes to the client as the line it came in,
+        from a loop callback — the very place in the loop's FIFO where the SDK would have started
+        a task to forward it, so the order against everything else the agent sent is the same,
+        without a task, a parse (unless someone observes) or a re-serialization per update."""
+        if not line.startswith(UPDATE_LINE) or self._client_transport.congested:
+            return False  # another key order, or a slow client: the general path (with drain)
+        if self.bus.active:
+            try:
+                self._observe(json.loads(line).get("params"))
+            except (ValueError, AttributeError):
+                return False
+        asyncio.get_running_loop().call_soon(self._client_transport.write_line, line)
+        return True
+
+    @staticmethod
+    async def _forward(to: _LineTransport, method: str, params: Any) -> None:
+        """A notification to the other side: the line it came in, when there is one."""
+        line = getattr(params, "line", None)
+        if line is not None:
+            await to.send_line(line)
+        else:
+            await to.send({"jsonrpc": "2.0", "method": method, "params": params})
+
     # --- client → agent ------------------------------------------------------------------------------
 
     async def _from_client(self, method: str, params: Any, is_notification: bool) -> Any:
@@ -204,9 +338,9 @@ class AcpProxy:
                 self.bridge.approvals.withdraw_session(
                     self.name, str(params.get("sessionId")), "the turn was cancelled"
                 )
-            agent = await self._agent_conn()
+            await self._agent_conn()
             with contextlib.suppress(ConnectionError):
-                await agent.send_notification(method, params)
+                await self._forward(self._agent_transport, method, params)
             return None
         if method == "session/prompt":
             return await self._prompt(params)
@@ -334,7 +468,7 @@ class AcpProxy:
             if method == "session/update" and self.bus.active:
                 self._observe(params)
             with contextlib.suppress(ConnectionError):
-                await client.send_notification(method, params)
+                await self._forward(self._client_transport, method, params)
             return None
         if method == PERMISSION:
             return await self._permission(params)
