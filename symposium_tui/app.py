@@ -552,7 +552,15 @@ class SymposiumApp(App[int]):
         return f"({pending}) {APP_NAME} — approval pending" if pending else APP_NAME
 
     def _alert(self, info: ApprovalInfo) -> None:
-        """A new card: ring the bell and flash the terminal title, wherever the person is."""
+        """A new card: a notice on screen wherever the person is (unless the queue or the chat's
+        own banner shows it already), the bell and a flashing terminal title."""
+        if not self._card_in_view(info):
+            self.notify(
+                f"{info.agent} asks permission: {info.title} · F2 to answer",
+                title="Approval",
+                severity="warning",
+                timeout=8,
+            )
         if not self.alert:
             return
         self.bells += 1
@@ -605,6 +613,15 @@ class SymposiumApp(App[int]):
 
     # --- actions ---------------------------------------------------------------------------------------
 
+    def _card_in_view(self, info: ApprovalInfo) -> bool:
+        if len(self.screen_stack) > 1:
+            return False
+        tab = self._active_tab()
+        if tab == "approvals":
+            return True
+        chat = self.chat_pane()
+        return tab == "chat" and chat is not None and chat.connection == info.connection
+
     def _main_screen(self) -> None:
         while len(self.screen_stack) > 1:
             self.pop_screen()
@@ -632,10 +649,17 @@ class SymposiumApp(App[int]):
                 return
 
     def action_queue(self) -> None:
-        """Jump to the oldest pending card; Escape (or answering the last card) comes back."""
+        """Jump to the oldest pending card; Escape (or answering the last card) comes back —
+        to the Settings section it came from, too."""
+        from symposium_tui.screens.settings import SettingsScreen
+
+        settings = next((s for s in self.screen_stack if isinstance(s, SettingsScreen)), None)
+        section = settings.query_one("#settings-tabs", TabbedContent).active if settings else None
         self._main_screen()
         current = self._active_tab()
-        if current != "approvals":
+        if section:
+            self._return_to = (f"settings:{section}", None)
+        elif current != "approvals":
             self._return_to = (current, self.focused)
         self._main.query_one("#tabs", TabbedContent).active = "approvals"
         self.queue.focus_first()
@@ -645,6 +669,11 @@ class SymposiumApp(App[int]):
         if target is None or self._active_tab() != "approvals":
             return
         tab, widget = target
+        if tab.startswith("settings:"):
+            from symposium_tui.screens.settings import SettingsScreen
+
+            self.push_screen(SettingsScreen(tab.partition(":")[2]))
+            return
         self._main.query_one("#tabs", TabbedContent).active = tab
         if widget is not None and widget.is_attached and widget.can_focus:
             widget.focus()

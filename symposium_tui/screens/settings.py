@@ -86,6 +86,9 @@ def _write(
     return True
 
 
+COMMAND_WIDTH = 40  # a longer command is cut (e edits it in full)
+
+
 class AgentsPanel(Vertical):
     app = getters.app(SymposiumApp)
 
@@ -108,7 +111,8 @@ class AgentsPanel(Vertical):
             classes="settings-hint",
         )
         table: DataTable[Any] = DataTable(cursor_type="row", id="agents-table", zebra_stripes=True)
-        table.add_columns("Agent", "Name", "Command", "Bypass")
+        # Bypass before the command: a long command must not push it off an 80-column screen.
+        table.add_columns("Agent", "Bypass", "Name", "Command")
         yield table
 
     def refresh_rows(self) -> None:
@@ -121,9 +125,9 @@ class AgentsPanel(Vertical):
         if "eliza" not in agents:
             table.add_row(
                 "eliza",
+                "on" if "eliza" in bypass else "off",
                 "Eliza (built in)",
                 "(built in)",
-                "on" if "eliza" in bypass else "off",
                 key="eliza",
             )
         for agent_id, agent in agents.items():
@@ -133,9 +137,9 @@ class AgentsPanel(Vertical):
                 command = "(built in)" if agent_id == "eliza" else "(run by the editor)"
             table.add_row(
                 agent_id,
-                agent.name,
-                command,
                 _bypass_cell(settings, agent_id) if agent.bypass else "off",
+                agent.name,
+                command if len(command) <= COMMAND_WIDTH else command[: COMMAND_WIDTH - 1] + "…",
                 key=agent_id,
             )
         if table.row_count:
@@ -367,10 +371,18 @@ class SettingsScreen(Screen[None]):
                 yield PreferencesPanel()
         yield Footer(compact=True)
 
+    def __init__(self, section: str = "agents") -> None:
+        super().__init__()
+        self.section = section
+
     def on_mount(self) -> None:
         self.sub_title = "Settings"
         self.refresh_all()
-        self.query_one("#agents-table").focus()
+        tabs = self.query_one("#settings-tabs", TabbedContent)
+        if self.section != tabs.active:
+            tabs.active = self.section  # its table or list takes the focus when it is shown
+        else:
+            self.query_one("#agents-table").focus()
 
     def refresh_all(self) -> None:
         error = self.query_one("#settings-error", Static)

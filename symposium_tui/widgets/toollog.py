@@ -442,7 +442,13 @@ class ToolLogPane(StatePane):
 
     SHOWS = ("toolcalls",)
     BINDINGS = [
-        Binding("f", "toggle_filters", "Filter"),
+        Binding(
+            "f",
+            "toggle_filters",
+            "Filter",
+            tooltip="Open the filter bar at its search box "
+            "(Shift+Tab: session, kind, status); again to close it",
+        ),
         Binding("slash", "search", "Search"),
         Binding("x", "clear_filters", "Clear filter"),
         Binding("enter", "toggle_details", "Details"),
@@ -586,9 +592,9 @@ class ToolLogPane(StatePane):
             bar.remove_class("-open")
             self.view.focus()
             return
-        bar.add_class("-open")
-        self._refresh_filter_options()
-        self.query_one("#filter-session", Select).focus()
+        # The search box first (what a person pressing "Filter" types into); the session, kind
+        # and status lists are before it (Shift+Tab).
+        self.action_search()
 
     def action_search(self) -> None:
         self.query_one("#toollog-filters").add_class("-open")

@@ -203,7 +203,7 @@ async def test_settings_toggle_an_agents_bypass_in_the_file_and_in_the_live_poli
         await pilot.press("down", "b")
         assert store.load().agents["claude-code"].bypass is True
         assert "claude-code" in app.bridge.approvals.policy.bypass_agents
-        assert "on" in str(table.get_row("claude-code")[-1])
+        assert "on" in str(table.get_row("claude-code")[1])
         resolution = await asker.ask(run_call(), agent="claude-code")
         assert resolution.resolver == "policy"
         await pilot.press("b")
@@ -267,7 +267,7 @@ async def test_a_deny_rule_shadows_a_bypass_on_screen_and_in_the_policy(make_app
         await pilot.press("f4", "r")  # the file was written after the bridge read it: reload
         table = app.screen.query_one("#agents-table", DataTable)
         await wait_for(pilot, lambda: table.row_count == 2)
-        assert str(table.get_row("claude-code")[-1]) == "on, shadowed: rule 1 denies first"
+        assert str(table.get_row("claude-code")[1]) == "on, shadowed: rule 1 denies first"
         hint = str(app.screen.query_one("#rules .settings-hint", Static).render())
         assert "deny > ask > allow" in hint and "bypass" in hint
         denied = await asker.ask(run_call("push to prod"), agent="claude-code")
@@ -374,3 +374,59 @@ async def test_a_bridge_that_cannot_start_ends_the_console_with_the_reason():
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.return_code == 1 or not app.is_running)
     assert app.return_code == 1
+
+
+async def test_the_agents_table_keeps_bypass_in_view_at_80_columns_with_a_long_command(
+    make_app, store
+):
+    long_args = ["--config", "/home/you/a/very/long/path/to/the/agent/configuration.json", "-v"]
+    store.upsert_agent(AgentConfig(id="claude-code", command="npx", args=long_args, bypass=True))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("f4")
+        table = app.screen.query_one("#agents-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2 and app.focused is table)
+        labels = [str(column.label) for column in table.ordered_columns]
+        widths = [column.get_render_width(table) for column in table.ordered_columns]
+        bypass_ends = sum(widths[: labels.index("Bypass") + 1])
+        assert bypass_ends <= table.scrollable_content_region.width, (labels, widths)
+        assert str(table.get_row("claude-code")[labels.index("Bypass")]) == "on"
+
+
+async def test_a_card_arriving_while_settings_is_open_shows_a_notice_and_f2_then_escape_returns(
+    make_app, asker
+):
+    from symposium_tui.screens.settings import SettingsScreen
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("f4", "right_square_bracket")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, SettingsScreen)
+                and app.screen.query_one("#settings-tabs").active == "rules"
+            ),
+        )
+        asker.ask(run_call("make deploy"))
+        await wait_for(
+            pilot,
+            lambda: any("asks permission: make deploy" in n.message for n in app._notifications),
+            what="a notice on the settings screen",
+        )
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.queue.current_card() is app.focused)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen), what="settings back")
+        assert app.screen.query_one("#settings-tabs").active == "rules", "the same section"
+
+
+async def test_a_card_arriving_in_the_queue_itself_needs_no_notice(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        asker.ask(run_call())
+        await wait_for(pilot, lambda: app.queue.pending)
+        assert not any("asks permission" in n.message for n in app._notifications)

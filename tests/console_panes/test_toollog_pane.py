@@ -133,6 +133,8 @@ async def test_the_filter_bar_filters_by_session_kind_and_status_with_the_keyboa
         view = app.query_one(ToolLogView)
         assert len(view.index) == 5
         await pilot.press("f")
+        assert app.query_one("#filter-search", Input).has_focus, "f: type to filter at once"
+        await pilot.press("shift+tab", "shift+tab", "shift+tab")
         session = app.query_one("#filter-session", Select)
         assert session.has_focus
         await pilot.press("enter", "down", "enter")  # the first session of the list
@@ -146,7 +148,7 @@ async def test_the_filter_bar_filters_by_session_kind_and_status_with_the_keyboa
         await pilot.press("x")
         await settle(pilot)
         assert len(view.index) == 5 and view.has_focus
-        await pilot.press("f", "tab", "tab")
+        await pilot.press("f", "shift+tab")
         status = app.query_one("#filter-status", Select)
         assert status.has_focus
         await pilot.press("enter", "down", "down", "enter")  # the second status seen: failed
@@ -185,7 +187,7 @@ async def test_updates_that_stop_matching_leave_the_filtered_view_and_new_matche
     app = toollog_app(state)
     async with app.run_test(size=(80, 24)) as pilot:
         view = app.query_one(ToolLogView)
-        await pilot.press("f", "tab", "tab", "enter", "down", "enter")
+        await pilot.press("f", "shift+tab", "enter", "down", "enter")
         await settle(pilot)
         assert (
             app.query_one("#filter-status", Select).value == "in_progress" and len(view.index) == 3
