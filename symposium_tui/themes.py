@@ -1,6 +1,7 @@
 """Console themes: TOML files turned into Textual `Theme`s.
 
-The bundled files live beside this module (so they ship in the wheel as package data); a user's
+The bundled files are `themes/*.toml` at the top of the source tree; the wheel ships them as
+`symposium_tui/bundled_themes/` (pyproject.toml maps the folder into the package). A user's
 own files are read from `<config dir>/themes/*.toml` and may override a bundled theme by name.
 A theme file holds Textual's colour fields plus a `[variables]` table, which may set Textual's
 variables and the console's own (`card-pending`, `diff-added`, `diff-removed`, `diff-hunk`; see
@@ -16,7 +17,18 @@ from typing import Any
 
 from textual.theme import Theme
 
-BUNDLED_DIR = Path(__file__).parent
+
+
+def bundled_theme_dir() -> Path:
+    """Where the bundled theme files are: inside the package in an installed wheel, else `themes/`
+    beside the packages (a source tree, or an editable install of one)."""
+    installed = Path(__file__).with_name("bundled_themes")
+    if installed.is_dir():
+        return installed
+    return Path(__file__).resolve().parent.parent / "themes"
+
+
+BUNDLED_DIR = bundled_theme_dir()
 DEFAULT_THEME = "symposium-dark"
 
 #: The console's own theme variables and, for themes that leave them out, which of the theme's
