@@ -18,7 +18,6 @@ from typing import Any
 from textual.theme import Theme
 
 
-
 def bundled_theme_dir() -> Path:
     """Where the bundled theme files are: inside the package in an installed wheel, else `themes/`
     beside the packages (a source tree, or an editable install of one)."""
