@@ -81,10 +81,16 @@ class _LineTransport:
         # Sees each received line first; True when it took the line (the streaming fast lane).
         self.fast: Callable[[bytes], bool] | None = None
 
+    def _buffered(self) -> int:
+        transport = self._writer.transport
+        try:
+            return transport.get_write_buffer_size() if transport is not None else 0
+        except NotImplementedError:  # a transport without a buffer (in-memory streams)
+            return 0
+
     @property
     def congested(self) -> bool:
-        transport = self._writer.transport
-        return transport is None or transport.get_write_buffer_size() > self._high_water
+        return self._buffered() > self._high_water
 
     def write_line(self, line: bytes) -> None:
         """Write a line now, from a loop callback: a peer that went away is not an error here
@@ -118,8 +124,7 @@ class _LineTransport:
     async def _maybe_drain(self) -> None:
         if self._out:
             self._flush()
-        transport = self._writer.transport
-        if transport is not None and transport.get_write_buffer_size() > self._high_water:
+        if self._buffered() > self._high_water:
             await self._writer.drain()  # back-pressure only when the peer falls behind
 
     async def receive(self) -> dict[str, Any] | None:
