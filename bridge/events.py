@@ -136,13 +136,6 @@ class ApprovalResolved(Event):
     by: str | None = None  # the console that answered, when one did
 
 
-class ErrorRaised(Event):
-    type: Literal["error"] = "error"
-    message: str
-    request_id: Any = None
-    session_id: str | None = None
-
-
 class RunStarted(Event):
     """The first line a process writes to an event log: one file may hold several runs (each
     `--event-log` opening appends), and connection names and session ids start again in each, so
@@ -165,7 +158,6 @@ AnyEvent = (
     | ClientToolCall
     | ApprovalRequested
     | ApprovalResolved
-    | ErrorRaised
 )
 
 EVENT_TYPES: dict[str, type[Event]] = {

@@ -139,16 +139,6 @@ def user_text(message: Message) -> str:
     return "".join(p.value for p in message.content if isinstance(p, TextPart))
 
 
-def user_prompt(messages: list[Message]) -> str:
-    """Upstream's prompt (reference §3.2): each user message's text, joined with newlines.
-
-    Messages that carry no text (a tool-result-only message) are left out rather than adding an
-    empty line.
-    """
-    texts = [user_text(m) for m in messages if m.role == "user"]
-    return "\n".join(t for t in texts if t)
-
-
 def _compact(value: Any, limit: int = 4000) -> str:
     text = (
         value
@@ -274,9 +264,3 @@ def replay_parts(messages: list[Message], result_text: Any = None) -> tuple[str 
                 lines.append(_result_line(part, names, result_text))
     lines += ["", "[End of the replayed conversation.]"]
     return "\n".join(lines), turn_prompt(current, earlier, result_text)
-
-
-def replay_prompt(messages: list[Message], result_text: Any = None) -> str:
-    """`replay_parts` as one text."""
-    context, current = replay_parts(messages, result_text)
-    return f"{context}\n\n{current}" if context else current

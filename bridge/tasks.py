@@ -1,5 +1,5 @@
 """Owners for background tasks: a task started without a reference can be garbage-collected
-mid-flight, and one nobody tracks can outlive what started it."""
+mid-flight (asyncio keeps only a weak reference to it)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,7 @@ __all__ = ["TaskSet"]
 
 
 class TaskSet:
-    """The background tasks one object started: each is referenced until it finishes, and
-    `cancel_all()` stops those still running when the owner goes away."""
+    """The background tasks one object started, each referenced until it finishes."""
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -22,10 +21,6 @@ class TaskSet:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
-
-    def cancel_all(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
 
     def __len__(self) -> int:
         return len(self._tasks)
