@@ -207,6 +207,7 @@ class PendingApproval:
     created: float = field(default_factory=time.time)
     consoles: set[int] = field(default_factory=set)  # consoles it was offered to
     timer: asyncio.TimerHandle | None = None  # the timeout that denies it
+    held: bool = False  # waits for a console even while none is attached
 
 
 class ConsoleHandle:
@@ -238,6 +239,7 @@ class ApprovalBroker:
         persist_bypass: Callable[[str], None] | None = None,
         hold: bool = False,
         timeout: float | None = None,
+        hold_unasked: bool = False,
     ) -> None:
         self.bus = bus
         self.policy = policy or Policy()
@@ -246,6 +248,9 @@ class ApprovalBroker:
         self.host_name = host_name()  # which machine this broker runs on (audit, remote cards)
         self.hold = hold  # keep approvals pending while no console is attached
         self.timeout = timeout  # seconds an approval waits for a console; None: no limit
+        # Hold only what nobody else could be asked about (a headless endpoint whose client
+        # offered no round trip), instead of denying it at once.
+        self.hold_unasked = hold_unasked
         self.pending: dict[str, PendingApproval] = {}
         self.consoles: dict[int, ConsoleHandle] = {}
         self._console_ids = itertools.count(1)
@@ -274,7 +279,7 @@ class ApprovalBroker:
             return
         for approval in list(self.pending.values()):
             approval.consoles.discard(handle.id)
-            if self.hold:
+            if approval.held:
                 continue  # held for the next console to attach (or the timeout)
             if not approval.consoles and not approval.future.done():
                 # Nobody else can answer it now: fail closed.
@@ -322,13 +327,11 @@ class ApprovalBroker:
                 )
             )
         if self.consoles or self.hold:
-            approval.consoles = set(self.consoles)
-            if self.timeout is not None:
-                approval.timer = asyncio.get_running_loop().call_later(
-                    self.timeout, self._time_out, approval
-                )
+            self._hold(approval, held=self.hold or self.hold_unasked)
         elif ask_client is not None:
             self._tasks.start(self._ask_client(approval, ask_client))
+        elif self.hold_unasked:
+            self._hold(approval, held=True)
         else:
             self._resolve(
                 approval,
@@ -341,6 +344,16 @@ class ApprovalBroker:
         except asyncio.CancelledError:
             self.withdraw(approval.id, "the request was cancelled")
             raise
+
+    def _hold(self, approval: PendingApproval, *, held: bool) -> None:
+        """It waits for the consoles (those attached, and any that attach): until one answers, or
+        the timeout denies it."""
+        approval.consoles = set(self.consoles)
+        approval.held = held
+        if self.timeout is not None:
+            approval.timer = asyncio.get_running_loop().call_later(
+                self.timeout, self._time_out, approval
+            )
 
     async def _ask_client(
         self, approval: PendingApproval, ask_client: Callable[[], Awaitable[Any]]

@@ -518,6 +518,7 @@ def _serve_headless(args: argparse.Namespace, trace: Any, rest: bytes) -> int:
             await core.reset("requests now go to the console")
 
         peer.intercept = ConsoleSwitch(peer, on_switch)
+        _hold_for_consoles(core.bridge)
 
     return stdio.run(
         cwd=args.cwd,
@@ -527,6 +528,40 @@ def _serve_headless(args: argparse.Namespace, trace: Any, rest: bytes) -> int:
         bridge_options=bridge_options(args),
         configure=configure,
     )
+
+
+def _hold_for_consoles(bridge: Any) -> None:
+    """With `approval_timeout` set in the preferences, a headless endpoint holds what it cannot
+    ask anyone about (its client offered no round trip) for a console to attach — `symposium-tui
+    attach` reaches it through its own socket, `<runtime dir>/endpoints/<pid>.sock` — until that
+    timeout denies it. Without the preference it denies at once (decision 11), as VS Code expects
+    of an endpoint nobody watches."""
+    import asyncio
+    import atexit
+
+    from bridge.settings import Settings
+    from symposium_tui.host import ConsoleHost, HostError, endpoints_dir
+
+    preferred = Settings.load_quietly().prefs.approval_timeout
+    if not preferred:
+        return
+    broker = bridge.approvals
+    broker.timeout = float(preferred)
+    broker.hold_unasked = True
+    host = ConsoleHost(bridge, endpoints_dir() / f"{os.getpid()}.sock", consoles_only=True)
+
+    async def start() -> None:
+        try:
+            await host.start()
+        except (HostError, OSError) as exc:
+            import logging
+
+            logging.getLogger(__name__).warning("no socket for consoles: %s", exc)
+            return
+        atexit.register(lambda: host.path.unlink(missing_ok=True))
+
+    bridge.console_socket = host
+    asyncio.ensure_future(start())
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -798,18 +833,23 @@ def cmd_console(args: argparse.Namespace) -> int:
 
 
 def cmd_link(args: argparse.Namespace) -> int:
-    from symposium_tui import relay
+    from bridge.paths import runtime_dir
+    from symposium_tui import linkmux
 
-    sock = relay.connect()
-    if sock is None:
+    runtime = runtime_dir()
+    if not linkmux.sockets(runtime):
         print(
-            f"symposium-tui link: no Symposium bridge runs here (no console socket at "
-            f"{relay.socket_path()}); start `symposium-tui serve` or `symposium-tui`",
+            f"symposium-tui link: no Symposium bridge runs here (no console socket in "
+            f"{runtime}); start `symposium-tui serve` or `symposium-tui`",
             file=sys.stderr,
         )
         return 3
-    relay.pipe(sock)
-    return 0
+    import asyncio
+
+    code = asyncio.run(linkmux.run(runtime))
+    if code == 3:
+        print("symposium-tui link: no Symposium bridge here accepted the console", file=sys.stderr)
+    return code
 
 
 def _targets(args: argparse.Namespace, hosts: list[str]) -> list[Any] | None:

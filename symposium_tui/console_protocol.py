@@ -3,7 +3,7 @@
 A connection to the console socket whose first line is a `console/hello` request speaks this
 protocol instead of vscodelm (`docs/console-protocol.md` is the reference). It is how
 `symposium-tui attach` reaches a bridge — directly on this machine, or through
-`ssh HOST symposium-tui link`, which only copies bytes between its stdio and this socket. The
+`ssh HOST symposium-tui link`, which carries it between its stdio and this socket. The
 connection attaches to the approval broker as one more console: it is sent every pending approval
 and every new one, answers with `console/answer`, and the first answer from any console wins.
 When it goes away it detaches; what it alone could answer is held (by `serve`, until another

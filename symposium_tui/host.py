@@ -159,10 +159,22 @@ def peer_uid(sock: socket.socket) -> int | None:
     return uid
 
 
+def endpoints_dir() -> Path:
+    """Where headless endpoints listen for consoles (`<runtime dir>/endpoints/<pid>.sock`)."""
+    return runtime_dir() / "endpoints"
+
+
 class ConsoleHost:
-    def __init__(self, bridge: Bridge, path: Path | None = None) -> None:
+    """The console socket. With `consoles_only` (a headless endpoint's own socket in
+    `endpoints_dir()`), only the console protocol is served there: it is how a console reaches
+    the approvals a headless endpoint holds, never a way in for VS Code traffic."""
+
+    def __init__(
+        self, bridge: Bridge, path: Path | None = None, *, consoles_only: bool = False
+    ) -> None:
         self.bridge = bridge
         self.path = path or runtime_dir() / "console.sock"
+        self.consoles_only = consoles_only
         self._server: asyncio.AbstractServer | None = None
         self._clients: set[asyncio.Task[Any]] = set()
         self.refused = 0
@@ -219,6 +231,9 @@ class ConsoleHost:
 
             if is_hello(first):
                 await serve_console(self.bridge.approvals, reader, writer, first.rstrip(b"\n"))
+                return
+            if self.consoles_only:
+                self.refused += 1
                 return
             if acp_link.is_hello(first):  # an ACP front door linking in (`symposium-tui acp`)
                 await acp_link.serve_link(self.bridge, reader, writer, first)

@@ -25,6 +25,7 @@ import os
 import random
 import shlex
 import socket
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,9 +70,8 @@ class Target:
         cls, spec: str, *, ssh: str = "ssh", remote_command: str = DEFAULT_REMOTE_COMMAND
     ) -> Target:
         if spec == "local":
-            from bridge.paths import runtime_dir
-
-            return cls("local", socket=runtime_dir() / "console.sock")
+            # The same `link` ssh would run, without ssh: every bridge on this machine.
+            return cls("local", argv=[sys.executable, "-m", "symposium_tui", "link"])
         if not spec or spec.startswith("-") or any(c.isspace() for c in spec):
             raise ValueError(f"not a host: {spec!r} (expected [USER@]HOST or an ssh alias)")
         argv = [*shlex.split(ssh), *SSH_OPTIONS, spec, remote_command]

@@ -200,32 +200,3 @@ def run(
             pass
     result.rest = inbuf
     return result
-
-
-def pipe(sock: socket.socket, *, in_fd: int = 0, out_fd: int = 1) -> None:
-    """`symposium-tui link`: copy bytes both ways between stdio and the socket until either side
-    ends. It understands nothing of what it carries (the console protocol is spoken end to end)."""
-    stdin_open = True
-    try:
-        while True:
-            watch = [sock] + ([in_fd] if stdin_open else [])
-            ready, _, _ = select.select(watch, [], [])
-            if stdin_open and in_fd in ready:
-                chunk = os.read(in_fd, 1 << 16)
-                if not chunk:
-                    stdin_open = False
-                    sock.shutdown(socket.SHUT_WR)
-                else:
-                    sock.sendall(chunk)
-            if sock in ready:
-                chunk = sock.recv(1 << 18)
-                if not chunk:
-                    return
-                _write_all(out_fd, chunk)
-    except OSError:
-        return
-    finally:
-        try:
-            sock.close()
-        except OSError:
-            pass

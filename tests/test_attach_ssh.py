@@ -6,13 +6,14 @@ agent (the built-in Eliza) for something that needs permission; the console's li
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import Counter
 
 import pytest
 
 from symposium_tui.app import SymposiumApp
 from symposium_tui.links import LinkSet
-from tests.lmclient import user
+from tests.lmclient import LmClient, user
 from tests.support.remote import HeadlessConsole, ServeProcess, ssh_target
 from tests.support.sshd import sshd_available, start_sshd
 
@@ -21,6 +22,11 @@ pytestmark = pytest.mark.skipif(
 )
 
 ASK = "ask permission to deploy"
+
+
+def remote_id(card) -> str:
+    """The id the host's broker gave (the console's id is `<link>-<socket>_<id>`)."""
+    return card.approval_id.rsplit("_", 1)[-1]
 
 
 @pytest.fixture
@@ -80,7 +86,7 @@ async def test_a_card_from_another_host_is_answered_through_ssh_and_survives_a_d
         response = await asyncio.wait_for(first, 30)
         assert response.error is None
         assert response.text.endswith("Permission granted (allow_once). I ran deploy.")
-        records = [r for r in serve.audit() if r["approval_id"] == card.approval_id[3:]]
+        records = [r for r in serve.audit() if r["approval_id"] == remote_id(card)]
         assert len(records) == 1, records
         assert (
             records[0]["resolver"] == "console"
@@ -123,7 +129,7 @@ async def test_two_consoles_race_and_each_approval_is_resolved_once(sshd):
         # Each console saw every approval settled once, and names who answered.
         for console in consoles:
             for record in records:
-                (settled,) = console.resolved("h1-" + record["approval_id"])
+                (settled,) = console.resolved("h1-console_" + record["approval_id"])
                 assert "console " + settled.by == record["decider"]["via"]
     finally:
         for console in consoles:
@@ -185,6 +191,40 @@ async def test_serve_holds_an_approval_until_a_console_attaches_over_ssh(sshd):
         await serve.stop()
 
 
+async def test_a_headless_endpoint_holds_what_it_cannot_ask_about_for_a_console_over_ssh(sshd):
+    """No console and no `serve` on devbox: VS Code's own endpoint serves headless. Its client
+    offered no round trip and `approval_timeout` is set, so the approval is held (not denied) and
+    a console attaching through ssh (`link` finds the endpoint's socket) answers it."""
+    devbox = sshd.hosts["devbox"]
+    (devbox.config_dir / "settings.toml").write_text("[preferences]\napproval_timeout = 120\n")
+    client = await LmClient.start("--cwd", str(devbox.root), env=devbox.env())
+    console = None
+    try:
+        chat = client.chat_start([user(ASK)])
+        async with asyncio.timeout(60):
+            while not list((devbox.runtime_dir / "endpoints").glob("*.sock")):
+                await asyncio.sleep(0.02)
+        console = HeadlessConsole([ssh_target(sshd, "devbox")], "alice@laptop").start()
+        card = await console.wait_for(lambda e: e.type == "approval_requested", 60)
+        assert card.host == "devbox" and "_" in card.approval_id
+        assert console.links.answer(card.approval_id, "approve")
+        response = await asyncio.wait_for(chat, 30)
+        assert response.text.endswith("Permission granted (allow_once). I ran deploy.")
+        audit = devbox.config_dir / "audit.jsonl"
+        decisions = [
+            json.loads(line)
+            for line in audit.read_text().splitlines()
+            if json.loads(line).get("type", "decision") == "decision"
+        ]
+        (record,) = decisions
+        assert record["resolver"] == "console" and record["approval_id"] == remote_id(card)
+    finally:
+        if console is not None:
+            await console.stop()
+        await client.close()
+    assert not list((devbox.runtime_dir / "endpoints").glob("*.sock")), "socket removed at exit"
+
+
 async def test_the_attached_console_shows_the_host_on_its_card_and_a_key_answers_it(sshd):
     """The real app (Textual Pilot) attached over ssh to two hosts: one queue, cards say which
     host asks, `a` approves on the right host."""
@@ -198,8 +238,8 @@ async def test_the_attached_console_shows_the_host_on_its_card_and_a_key_answers
                 await asyncio.wait_for(link.wait_up(), 30)
             chat = clients[1].chat_start([user(ASK)])
             async with asyncio.timeout(30):
-                while not app.queue.pending:
-                    await pilot.pause(0.05)
+                while not app.queue.pending or not app.queue.pending[0].border_title:
+                    await pilot.pause(0.05)  # the card arrives, then mounts
             (card,) = app.queue.pending
             assert card.info.host == "ci-box"
             assert "ci-box" in str(card.border_title)

@@ -51,6 +51,11 @@ def stats(values: list[float]) -> str:
     )
 
 
+def host_id(approval_id: str) -> str:
+    """The id in the host's audit log (over `link`, ids are `<socket>_<id>`)."""
+    return approval_id.rsplit("_", 1)[-1]
+
+
 class Console:
     """Links to some hosts, recording when each card and each settlement arrived."""
 
@@ -108,10 +113,10 @@ async def latency(serve: ServeProcess, target: Target, rounds: int) -> dict[str,
         await client.close()
         await console.stop()
     decided = {r["approval_id"]: r["ts"] for r in serve.audit() if r["approval_id"] not in before}
-    keys = [k for k in console.cards if k[1] in decided]
+    keys = [k for k in console.cards if host_id(k[1]) in decided]
     return {
         "card": [console.cards[k] - console.created[k] for k in keys],
-        "answer": [decided[k[1]] - console.sent[k] for k in keys],
+        "answer": [decided[host_id(k[1])] - console.sent[k] for k in keys],
         "round trip": [console.settled_at[k] - console.sent[k] for k in keys],
     }
 
@@ -160,7 +165,7 @@ async def load(serves: list[ServeProcess], sshd: Any, total: int, per_host_paral
         records = [r for r in serve.audit() if r["approval_id"] not in before[name]]
         ids = Counter(r["approval_id"] for r in records)
         twice = [i for i, n in ids.items() if n > 1]
-        seen = {aid for c in consoles for (h, aid) in c.cards if h == name}
+        seen = {host_id(aid) for c in consoles for (h, aid) in c.cards if h == name}
         missing = seen - set(ids)
         by = Counter(r["decider"].get("via", "") for r in records)
         line_ok = len(records) == count and not twice and not missing and answered[name] == count
