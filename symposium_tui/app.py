@@ -452,6 +452,8 @@ class SymposiumApp(App[int]):
             self.fatigue.requested(event.approval_id, event.agent, event.tool_call, event.ts)
         elif event.type == "approval_resolved":
             self.queue.resolve(event)
+            if event.resolver == "link":
+                return  # not settled: only out of reach for now (an attached host's link dropped)
             worth = self.fatigue.resolved(
                 event.approval_id, event.outcome, event.resolver, event.ts
             )

@@ -26,6 +26,7 @@ import random
 import shlex
 import socket
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -388,6 +389,7 @@ class LinkSet:
                     rule=payload.get("rule"),
                     reason=payload.get("reason"),
                     host=link.label,
+                    ts=time.time(),
                 )
             )
         else:
