@@ -560,8 +560,8 @@ def _hold_for_consoles(bridge: Any) -> None:
             return
         atexit.register(lambda: host.path.unlink(missing_ok=True))
 
-    bridge.console_socket = host
-    asyncio.ensure_future(start())
+    bridge.console_socket = host  # keeps the socket (and its server) referenced
+    bridge.console_socket_start = asyncio.ensure_future(start())
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
