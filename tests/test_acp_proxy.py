@@ -242,6 +242,41 @@ async def test_what_no_acp_version_defines_passes_untouched():
     ]
 
 
+async def test_elicitation_reaches_the_client_and_its_answer_the_agent():
+    from acp.stdio import spawn_stdio_connection
+
+    seen: list[tuple[str, Any]] = []
+    completed = asyncio.Event()
+
+    async def handler(method: str, params: Any, is_notification: bool) -> Any:
+        seen.append((method, params))
+        if method == "elicitation/complete":
+            completed.set()
+        if method == "elicitation/create":
+            return {"action": "accept", "content": {"name": "Ada"}, "_meta": {"k": 1}}
+        return None
+
+    argv = [*PROXY, "--", sys.executable, SURFACE, "--raw"]
+    request = {
+        "sessionId": "s",
+        "elicitationId": "e-7",
+        "mode": "form",
+        "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    }
+    async with spawn_stdio_connection(handler, argv[0], *argv[1:], env=dict(os.environ)) as (
+        conn,
+        _,
+    ):
+        answer = await conn.send_request("_surface/elicit", request)
+        await asyncio.wait_for(completed.wait(), 30)
+    assert answer == {
+        "clientAnswered": {"action": "accept", "content": {"name": "Ada"}, "_meta": {"k": 1}}
+    }
+    assert seen[0] == ("elicitation/create", request)
+    assert seen[1] == ("elicitation/complete", {"elicitationId": "e-7"})
+
+
 async def test_session_methods_pass_through():
     client = RecordingClient()
     async with proxied(client) as (conn, _):

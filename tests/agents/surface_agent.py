@@ -339,7 +339,8 @@ class SurfaceAgent:
 
 async def raw_echo() -> None:
     """`--raw`: below the SDK's typed layer — answer every request with what arrived, and send
-    every notification back with an update kind no ACP version defines."""
+    every notification back with an update kind no ACP version defines; `_surface/elicit` asks
+    the client (`elicitation/create`, then `elicitation/complete`) and answers what it said."""
     from acp.connection import Connection
     from acp.stdio import stdio_streams
 
@@ -355,6 +356,12 @@ async def raw_echo() -> None:
                 },
             )
             return None
+        if method == "_surface/elicit":  # ask the client, report what it answered
+            answer = await conn.send_request("elicitation/create", params)
+            await conn.send_notification(
+                "elicitation/complete", {"elicitationId": params.get("elicitationId", "e1")}
+            )
+            return {"clientAnswered": answer}
         return {"method": method, "params": params}
 
     reader, writer = await stdio_streams()
