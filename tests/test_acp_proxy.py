@@ -607,3 +607,14 @@ async def test_eliza_by_name_streams_a_reply():
         u.content.text for u in client.updates if u.session_update == "agent_message_chunk"
     )
     assert text.strip()
+
+
+def test_acp_without_an_agent_says_how_to_name_one():
+    import subprocess
+
+    for argv in ([], ["--agent", "nosuch"]):
+        done = subprocess.run(
+            [*PROXY, *argv], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        )
+        assert done.returncode == 2 and done.stdout == ""
+        assert ("name the agent" in done.stderr) if not argv else ("unknown agent" in done.stderr)
