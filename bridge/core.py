@@ -16,7 +16,7 @@ from typing import Any
 from bridge import events as ev
 from bridge.history import HistoryTracker, MatchPolicy
 from bridge.protocol import Message, ToolDefinition, agent_key, agent_label, parse_agent
-from bridge.sessions import AgentSession, ChatRequest, ResponseStream
+from bridge.sessions import AgentSession, ChatRequest, RequestCancelled, ResponseStream
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,11 @@ def settle_heap() -> None:
 
 
 def _log_failure(task: asyncio.Future[Any]) -> None:
-    if not task.cancelled() and task.exception() is not None:
+    if (
+        not task.cancelled()
+        and task.exception() is not None
+        and not isinstance(task.exception(), RequestCancelled)  # the request's own outcome
+    ):
         log.error("a cancelled request's submission failed", exc_info=task.exception())
 
 

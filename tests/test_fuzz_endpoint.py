@@ -1115,7 +1115,15 @@ async def test_thousands_of_bad_lines_never_kill_one_endpoint(corpus, tmp_path):
             batch_lines = odd[start : start + 8]
             await ep.write(b"".join(e.data for e in batch_lines))
             await ep.wait_until(lambda batch=batch_lines: all(ep.answers(e.id) for e in batch), 30)
-        succeeded = sum(1 for e in odd if "result" in ep.answers(e.id)[0])
+        # Through = answered by an agent, or superseded by a newer request of the same conversation
+        # (several odd chats share their first message; every request prompts its agent, so one
+        # still running when the next of its conversation arrives is cancelled by it).
+        succeeded = sum(
+            1
+            for e in odd
+            if "result" in (answer := ep.answers(e.id)[0])
+            or "superseded" in str(answer.get("error", {}).get("message"))
+        )
         assert succeeded > len(odd) // 2, f"only {succeeded} of {len(odd)} odd chats got through"
         # After all that: a valid chat and a token count still work.
         await final_chat(ep, "after-the-storm", "I feel fine after all that")

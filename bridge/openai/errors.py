@@ -4,16 +4,17 @@
 |---|---|---|
 | 400 | invalid_request_error | bad JSON, a bad field (`param` names it), seed 004's tool rules |
 | 401 | invalid_request_error (`invalid_api_key`) | an API key is set and the request lacks it |
-| 404 | invalid_request_error (`model_not_found`, `not_found`) | unknown model, response, route |
 | 400 | invalid_request_error (`unsupported_parameter`) | a valid OpenAI parameter an agent bridge cannot honour (`n` > 1, `logprobs`, audio, `background`, …); `param` names it |
+| 404 | invalid_request_error (`model_not_found`, `not_found`) | unknown model, response, route |
 | 409 | invalid_request_error (`request_cancelled`, `idempotency_key_reused`) | the agent's turn was cancelled; an `Idempotency-Key` sent again with another body |
 | 500 | server_error (`agent_error`) | the agent session failed (crashed, refused to start, …) |
 | 502 | server_error (`invalid_structured_output`) | the agent's answer did not match `response_format` / `text.format`, also after one repair turn |
 | 503 | server_error (`agents_busy`) | every agent slot is busy (`max_agents`) |
 
 `x-should-retry` tells the `openai` SDK whether retrying can help: never for 4xx (409 included:
-retrying a superseded request would supersede the newer one), and for 5xx only when the failure is
-transient.
+a cancelled turn or a reused idempotency key does not change by asking again), and for 5xx only
+when the failure is transient (not for a 502 `invalid_structured_output`: the agent already had
+its repair turn).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ and with the bridge's `tool_choice` hint."""
 from __future__ import annotations
 
 import json
+import time
 
 import openai
 import pytest
@@ -137,7 +138,10 @@ def test_stop_spanning_streamed_chunks_ends_the_stream_and_the_agents_turn(clien
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == "c0 c1 c2 c"
     assert chunks[-1].choices[0].finish_reason == "stop"
-    assert any(e["event"] == "cancel" for e in read_log(logs["tool"]))
+    deadline = time.monotonic() + 20  # the agent is told to stop once the answer has ended
+    while not any(e["event"] == "cancel" for e in read_log(logs["tool"])):
+        assert time.monotonic() < deadline, "the agent's turn was never cancelled"
+        time.sleep(0.02)
 
 
 # --- parallel_tool_calls: false -----------------------------------------------------------------
