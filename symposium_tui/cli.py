@@ -647,6 +647,12 @@ def _acp_agent(args: argparse.Namespace) -> Any:
 def cmd_acp(args: argparse.Namespace) -> int:
     # stdout is the protocol: logs go to stderr (--log) or a file (--log-dir) only.
     _setup_logging(args.log, args.log_dir, None)
+    if getattr(args, "trace_dir", None):
+        print(
+            "symposium-tui acp: --trace-dir records vscodelm traffic and is ignored here; "
+            "use --event-log FILE for this session's events",
+            file=sys.stderr,
+        )
     spec = _acp_agent(args)
     import asyncio
 
