@@ -26,6 +26,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from bridge.settings import Preferences, Settings, SettingsError, SettingsStore
+from symposium_tui.alerts import TerminalAlerts
 from symposium_tui.links import console_name
 from symposium_tui.themes import DEFAULT_THEME, load_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalInfo, ApprovalQueue
@@ -165,14 +166,10 @@ class SymposiumApp(App[int]):
         self.linger = linger
         self.clock = clock
         self.deterministic_eliza = deterministic_eliza
-        self.alert = alert
         self.host = host
         self.handle: ConsoleHandle | None = None
-        self.terminal_title = ""
         self.pending_count = 0
-        self.bells = 0  # rung for new cards (tests read it: a headless app has no terminal to ring)
-        self._title_pushed = False
-        self._flash_timer: Any = None
+        self.alerts = TerminalAlerts(self, APP_NAME, enabled=alert)
         self._unsubscribe: Callable[[], None] | None = None
         self._return_to: tuple[str, Widget | None] | None = None
         self._shut_down = False
@@ -435,10 +432,7 @@ class SymposiumApp(App[int]):
         chat = self.chat_pane() or self._chat
         if chat is not None:
             await chat.close()
-        if self._flash_timer is not None:
-            self._flash_timer.stop()
-            self._flash_timer = None
-        self._set_title(APP_NAME)  # and the terminal's own title back, where it can
+        self.alerts.restore()  # the terminal's own title back, where it can
 
     # --- bridge events ---------------------------------------------------------------------------------
 
@@ -545,13 +539,7 @@ class SymposiumApp(App[int]):
         chat = self.chat_pane()
         if chat is not None:
             chat.show_pending([c.info for c in self.queue.pending])
-        if pending == 0:
-            self._stop_flash()
-        self._set_title(self._steady_title())
-
-    def _steady_title(self) -> str:
-        pending = self.pending_count
-        return f"({pending}) {APP_NAME} — approval pending" if pending else APP_NAME
+        self.alerts.set_pending(pending)
 
     def _alert(self, info: ApprovalInfo) -> None:
         """A new card: a notice on screen wherever the person is (unless the queue or the chat's
@@ -563,55 +551,16 @@ class SymposiumApp(App[int]):
                 severity="warning",
                 timeout=8,
             )
-        if not self.alert:
-            return
-        self.bells += 1
-        self.bell()
-        self._stop_flash()
-        flashes = iter(range(6))
+        self.alerts.new_card(info.agent, info.title)
 
-        def flash() -> None:
-            n = next(flashes, None)
-            if n is None:
-                self._stop_flash()
-                return
-            self._set_title(
-                f"⚠ {info.agent} asks: {info.title}" if n % 2 == 0 else self._steady_title()
-            )
+    @property
+    def bells(self) -> int:
+        """Bells rung for new cards (a headless app has no terminal to ring)."""
+        return self.alerts.bells
 
-        flash()
-        self._flash_timer = self.set_interval(0.5, flash)
-
-    def _stop_flash(self) -> None:
-        if self._flash_timer is not None:
-            self._flash_timer.stop()
-            self._flash_timer = None
-            self._set_title(self._steady_title())
-
-    def _set_title(self, title: str) -> None:
-        """The terminal's title says when something is pending; otherwise it is left alone."""
-        if title == self.terminal_title:
-            return
-        self.terminal_title = title
-        if title == APP_NAME and not self._title_pushed:
-            return  # nothing pending yet: leave the terminal's own title alone
-        if not self._title_pushed:
-            self._write_terminal(
-                "\x1b[22;2t"
-            )  # save the terminal's own title (xterm and most others)
-            self._title_pushed = True
-        self._write_terminal(f"\x1b]2;{title}\x07")
-        if title == APP_NAME:
-            # Nothing pending any more: give the terminal its own title back where it can (where it
-            # cannot, the title at least no longer claims that something is pending).
-            self._write_terminal("\x1b[23;2t")
-            self._title_pushed = False
-
-    def _write_terminal(self, data: str) -> None:
-        driver = self._driver
-        if driver is not None and not self.is_headless:
-            driver.write(data)
-            driver.flush()
+    @property
+    def terminal_title(self) -> str:
+        return self.alerts.title
 
     # --- actions ---------------------------------------------------------------------------------------
 

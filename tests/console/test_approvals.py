@@ -201,14 +201,7 @@ async def test_a_new_card_rings_the_bell_flashes_the_title_and_counts_in_the_tab
     make_app, asker
 ):
     app = make_app()
-    titles: list[str] = []  # every title the console gave the terminal, in order
-    set_title = app._set_title
-
-    def recording(title: str) -> None:
-        titles.append(title)
-        set_title(title)
-
-    app._set_title = recording  # type: ignore[method-assign]
+    titles = app.alerts.titles  # every title the console gave the terminal, in order
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f3")
         asker.ask(run_call("deploy"), agent="claude-code", session="s1")
