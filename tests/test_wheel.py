@@ -11,6 +11,7 @@ from the installed wheel.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -24,11 +25,27 @@ import pytest
 from tests.lmclient import REPO
 
 
+def _source_copy(dest: Path) -> Path:
+    """The tracked files of this tree (a build in the tree itself would leave `build/` behind,
+    whose stale files a later build could pick up)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = REPO / name
+        if source.is_file():
+            target = dest / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
+    source = _source_copy(tmp_path_factory.mktemp("source"))
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(REPO)],
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(source)],
         capture_output=True,
         text=True,
         timeout=600,
