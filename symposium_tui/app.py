@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Iterable
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -27,6 +26,7 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
 from bridge.settings import Preferences, Settings, SettingsError, SettingsStore
 from symposium_tui.alerts import TerminalAlerts
+from symposium_tui.commands import ConsoleCommands, console_commands
 from symposium_tui.links import console_name
 from symposium_tui.themes import DEFAULT_THEME, load_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalInfo, ApprovalQueue
@@ -95,6 +95,7 @@ class _ConsoleAnswerer:
 class SymposiumApp(App[int]):
     """`symposium-tui`: approve agent tool calls, follow sessions and tool calls, chat."""
 
+    COMMANDS = {ConsoleCommands}  # the command palette (symposium_tui/commands.py)
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = APP_NAME
     BINDINGS = [
@@ -746,105 +747,8 @@ class SymposiumApp(App[int]):
     # --- the command palette ---------------------------------------------------------------------------
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield SystemCommand(
-            "Approvals: go to the queue", "Jump to the oldest pending card (F2)", self.action_queue
-        )
-        yield SystemCommand(
-            "Approvals: stats per pattern",
-            "How often each pattern was asked and approved; rules suggested after a run",
-            self.action_approval_stats,
-        )
-        yield SystemCommand(
-            "Approvals: approve once",
-            "Approve the current card (a)",
-            partial(self.answer_current, "approve"),
-        )
-        yield SystemCommand(
-            "Approvals: deny",
-            "Deny the current card, with a reason (d)",
-            partial(self.answer_current, "deny"),
-        )
-        yield SystemCommand(
-            "Approvals: bypass the agent",
-            "Approve and always allow this agent, saved (b)",
-            partial(self.answer_current, "bypass"),
-        )
-        yield SystemCommand(
-            "Approvals: agent's always allow",
-            "The agent's own allow-always option (A)",
-            partial(self.answer_current, "allow_always"),
-        )
-        yield SystemCommand(
-            "Approvals: agent's always reject",
-            "The agent's own reject-always option (R)",
-            partial(self.answer_current, "reject_always"),
-        )
-        yield SystemCommand(
-            "Approvals: approve all of this session",
-            "Every pending card of the current card's session (s)",
-            self.approve_current_session,
-        )
-        yield SystemCommand(
-            "Approvals: bypass this session",
-            "Allow everything the current session asks until it ends (not saved)",
-            self.bypass_current_session,
-        )
-        yield SystemCommand(
-            "Sessions: show",
-            "Sessions and the history decisions behind them (2)",
-            partial(self.action_show_tab, "sessions"),
-        )
-        yield SystemCommand(
-            "Tool calls: show",
-            "Every tool call, as it happens (3)",
-            partial(self.action_show_tab, "toolcalls"),
-        )
-        yield SystemCommand(
-            "Chat: go to the chat", "Talk to an agent from here (F3)", self.action_chat
-        )
-        yield SystemCommand(
-            "Chat: new conversation",
-            "Start over with the current agent (Ctrl+N in the chat)",
-            self._new_conversation,
-        )
-        chat = self.chat_pane()
-        if chat is not None:
-            yield SystemCommand(
-                "Chat: stop the reply",
-                "Cancel the agent's running turn (Esc in the chat)",
-                chat.action_stop,
-            )
-            for choice in chat.agents:
-                yield SystemCommand(
-                    f"Chat: talk to {choice.label}",
-                    f"Use {choice.label} in the built-in chat",
-                    partial(self._talk_to, choice.key),
-                )
-        yield SystemCommand(
-            "Settings", "Agents, bypass, rules and preferences (F4)", self.action_settings
-        )
-        yield SystemCommand("Help", "Every key, by where it works (F1)", self.action_help)
-        yield SystemCommand(
-            "Theme: choose…",
-            "Preview themes live; Enter keeps one, Esc goes back",
-            self.search_themes,
-        )
-        for name in sorted(self.available_themes):
-            if name.startswith("symposium-") or name in self.theme_sources:
-                yield SystemCommand(
-                    f"Theme: {name}",
-                    "Switch to this theme (remembered)",
-                    partial(self.set_theme, name),
-                    discover=False,
-                )
-        yield SystemCommand(
-            "Quit",
-            "Leave the console (Ctrl+Q); pending approvals it alone holds are denied",
-            self.action_quit,
-        )
-        for command in super().get_system_commands(screen):
-            if command.title not in ("Quit", "Theme"):
-                yield command
+        """The palette's commands (also what Textual's own provider would list)."""
+        return console_commands(self, screen)
 
     def _new_conversation(self) -> None:
         self.action_show_tab("chat")
