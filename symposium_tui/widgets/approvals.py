@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from rich.cells import cell_len
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -275,6 +275,14 @@ class ApprovalCard(Widget, can_focus=True):
             super().__init__()
             self.card = card
 
+    class Step(Message):
+        """Move focus to the card `step` places away in the queue (j/k, ↓/↑)."""
+
+        def __init__(self, card: ApprovalCard, step: int) -> None:
+            super().__init__()
+            self.card = card
+            self.step = step
+
     class Propose(Message):
         """ "Always for this pattern": the app shows the proposed rule for editing."""
 
@@ -522,19 +530,7 @@ class ApprovalCard(Widget, can_focus=True):
         self.post_message(self.Propose(self))
 
     def action_focus_card(self, step: int) -> None:
-        queue = self.queue
-        if queue is not None:
-            queue.focus_neighbour(self, step)
-
-    @property
-    def queue(self) -> ApprovalQueue | None:
-        parent = self.parent
-        return parent if isinstance(parent, ApprovalQueue) else None
-
-    def on_focus(self) -> None:
-        queue = self.queue
-        if queue is not None:
-            queue.set_current(self)
+        self.post_message(self.Step(self, step))
 
     # --- resolution ----------------------------------------------------------------------------------
 
@@ -775,6 +771,16 @@ class ApprovalQueue(VerticalScroll):
         if pending:
             pending[index].focus()
             pending[index].scroll_visible(animate=False)
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        # However a card got focus (a key, a click, Tab), it is the current one.
+        if isinstance(event.widget, ApprovalCard):
+            self.set_current(event.widget)
+
+    @on(ApprovalCard.Step)
+    def _step(self, message: ApprovalCard.Step) -> None:
+        message.stop()
+        self.focus_neighbour(message.card, message.step)
 
     def on_focus(self) -> None:
         # Focus arriving at the queue goes to its current card.
