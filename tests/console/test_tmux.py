@@ -186,7 +186,7 @@ def test_a_person_approves_denies_and_bypasses_from_a_real_terminal(terminal):
     ask(term, "drop the database")
     open_card(term, "drop the database")
     term.keys("d")
-    term.wait_for("Reason for denying")
+    term.wait_for("Reason (optional)")
     term.type("not on a Friday")
     term.keys("Enter")
     term.wait_for("Permission denied (reject_once). I did not run drop the database.")
