@@ -336,8 +336,8 @@ async def test_over_real_stdio_subprocess() -> None:
 @pytest.mark.parametrize(
     ("answer", "expected", "final_status"),
     [
-        ("allow_once", "Permission granted (allow_once). I ran run the tests.", "completed"),
-        ("reject_once", "Permission denied (reject_once). I did not run run the tests.", "failed"),
+        ("allow_once", "Permission granted (allow_once). I ran the tests.", "completed"),
+        ("reject_once", "Permission denied (reject_once). I did not run the tests.", "failed"),
         (None, "Permission request cancelled.", "failed"),
     ],
 )
@@ -591,3 +591,25 @@ async def test_mcp_tools_over_stdio() -> None:
 def test_agent_defaults() -> None:
     agent = ElizaAgent()
     assert agent.deterministic is False and agent.chunk_delay == 0.0
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("allow_always", "Permission granted (allow_always, this session). I ran deploy."),
+        ("reject_always", "Permission denied (reject_always, this session). I did not run deploy."),
+    ],
+)
+async def test_always_holds_for_the_rest_of_the_session(answer: str, expected: str) -> None:
+    client = RecordingClient(answer=answer)
+    handle, _, session_id = await start_session(client)
+    try:
+        _, first = await say(handle, client, session_id, "Ask permission to run the tests")
+        _, second = await say(handle, client, session_id, "Ask permission to deploy")
+        other = (await handle.conn.new_session(cwd=str(REPO), mcp_servers=[])).session_id
+        _, elsewhere = await say(handle, client, other, "Ask permission to deploy")
+    finally:
+        await handle.close()
+    assert first.endswith("the tests.") and second == expected
+    assert len(client.permission_requests) == 2, "asked once per session"
+    assert "this session" not in elsewhere, "another session asks again"

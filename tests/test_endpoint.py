@@ -145,7 +145,7 @@ async def test_tool_call_updates_are_rendered_as_markdown(lm):
     text = resp.text
     assert text.startswith("\u23f3 **run the tests**\n")
     assert "\u274c **run the tests**\n" in text
-    assert text.endswith("Permission denied (reject_once). I did not run run the tests.")
+    assert text.endswith("Permission denied (reject_once). I did not run the tests.")
 
 
 # --- history (D1–D8) -----------------------------------------------------------------------------

@@ -54,7 +54,7 @@ async def test_d9_permission_becomes_an_agent_action_tool_call_and_approval_lets
         tools=[AGENT_ACTION],
     )
     assert second.error is None
-    assert second.text.endswith("Permission granted (allow_once). I ran run the tests.")
+    assert second.text.endswith("Permission granted (allow_once). I ran the tests.")
     assert "\u2705 **run the tests**" in second.text
     (resolved,) = events(logged.event_log, "approval_resolved")
     assert resolved["resolver"] == "vscode" and resolved["outcome"] == "allow_once"
@@ -91,7 +91,7 @@ async def test_d10_continuing_without_the_tool_result_counts_as_not_approved(log
 async def test_d11_without_the_agent_action_tool_the_request_is_denied_and_the_agent_told(lm):
     resp = await lm.chat([user(ASK)])
     assert resp.tool_calls == []
-    assert resp.text.endswith("Permission denied (reject_once). I did not run run the tests.")
+    assert resp.text.endswith("Permission denied (reject_once). I did not run the tests.")
 
 
 async def test_d13_approved_but_no_allow_once_option_answers_cancelled(lm):
@@ -297,7 +297,7 @@ async def test_an_echo_holding_only_the_tool_call_still_approves_and_the_agent_a
         tools=[AGENT_ACTION],
     )
     assert second.error is None and second.completed
-    assert second.text.endswith("Permission granted (allow_once). I ran run the tests.")
+    assert second.text.endswith("Permission granted (allow_once). I ran the tests.")
     (resolved,) = events(logged.event_log, "approval_resolved")
     assert resolved["outcome"] == "allow_once"
     kinds = [d["decision"]["kind"] for d in events(logged.event_log, "history_decision")]

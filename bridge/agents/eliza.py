@@ -160,6 +160,8 @@ class _Session:
     # Set by session/cancel; replaced at the start of every prompt.
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     prompting: bool = False
+    # "allow_always" / "reject_always" once chosen: the rest of the session is not asked again.
+    always: str | None = None
 
 
 class ElizaAgent:
@@ -320,6 +322,28 @@ class ElizaAgent:
                 tool_call_id, title, kind="execute", status="pending", raw_input=raw_input
             ),
         )
+        # "run the tests" is both what is asked and what was (not) done: "I ran the tests".
+        done = title[4:] if title.lower().startswith("run ") else title
+        if session.always is not None:  # the person chose "always" earlier in this session
+            allowed = session.always == "allow_always"
+            await self._client.session_update(
+                session.session_id,
+                helpers.update_tool_call(
+                    tool_call_id,
+                    status="completed" if allowed else "failed",
+                    **(
+                        {
+                            "content": [helpers.tool_content(helpers.text_block(f"Ran {title}"))],
+                            "raw_output": {"ran": title},
+                        }
+                        if allowed
+                        else {}
+                    ),
+                ),
+            )
+            if allowed:
+                return f"Permission granted ({session.always}, this session). I ran {done}."
+            return f"Permission denied ({session.always}, this session). I did not run {done}."
         options = [
             PermissionOption(option_id=oid, name=name, kind=kind)
             for oid, name, kind in PERMISSION_OPTIONS
@@ -348,6 +372,8 @@ class ElizaAgent:
         kind = None
         if isinstance(outcome, AllowedOutcome):
             kind = next((k for oid, _, k in PERMISSION_OPTIONS if oid == outcome.option_id), None)
+        if kind in ("allow_always", "reject_always"):
+            session.always = kind
         if kind is not None and kind.startswith("allow"):
             await self._client.session_update(
                 session.session_id,
@@ -358,7 +384,7 @@ class ElizaAgent:
                     raw_output={"ran": title},
                 ),
             )
-            return f"Permission granted ({kind}). I ran {title}."
+            return f"Permission granted ({kind}). I ran {done}."
         await self._client.session_update(
             session.session_id, helpers.update_tool_call(tool_call_id, status="failed")
         )
@@ -366,8 +392,10 @@ class ElizaAgent:
             raise _Cancelled
         if isinstance(outcome, AllowedOutcome):
             if kind is None:
-                return f"Permission denied (unknown option {outcome.option_id}). I did not run {title}."
-            return f"Permission denied ({kind}). I did not run {title}."
+                return (
+                    f"Permission denied (unknown option {outcome.option_id}). I did not run {done}."
+                )
+            return f"Permission denied ({kind}). I did not run {done}."
         return "Permission request cancelled."
 
     # ---- cancellation helpers --------------------------------------------------------------

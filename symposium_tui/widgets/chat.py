@@ -43,25 +43,29 @@ def agent_choice(config: AgentConfig) -> AgentChoice:
     return AgentChoice(config.id, config.name, config.spawn_spec())
 
 
-def render_agent_text(text: str) -> Text:
-    """Agent output is markdown-ish: `**bold**` shows bold, a fenced block shows indented and
-    dimmed without its fences, everything else as typed."""
-    out = Text()
-    in_code = False
-    first = True
-    for line in text.split("\n"):
-        if line.strip().startswith("```"):
-            in_code = not in_code
-            continue
-        if not first:
-            out.append("\n")
-        first = False
-        if in_code:
-            out.append("  " + line, "dim")
-            continue
-        for k, chunk in enumerate(line.split("**")):
-            out.append(chunk, "bold" if k % 2 else "")
-    return out
+def render_agent_text(text: str) -> Any:
+    """Agent output is markdown: headings, lists, emphasis, inline and fenced code, quotes, links,
+    tables — rendered by Rich (code in the terminal's own colours, so every theme can read it)."""
+    from rich.markdown import Markdown
+
+    return Markdown(
+        _hard_breaks(text), code_theme="ansi_dark", inline_code_theme="ansi_dark", hyperlinks=False
+    )
+
+
+def _hard_breaks(text: str) -> str:
+    """Each line of an agent's reply stays a line (tool-call status lines, a reason, the reply),
+    as a chat shows it: markdown's soft breaks become hard ones, outside fenced code."""
+    out, fenced = [], False
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if not fenced and line.strip() and nxt.strip():
+            line += "  "  # a markdown hard break
+        out.append(line)
+    return "\n".join(out)
 
 
 class ChatMessage(Static):
@@ -76,11 +80,15 @@ class ChatMessage(Static):
         self.text = text
         self.update(self._content())
 
-    def _content(self) -> Text:
+    def _content(self) -> Any:
         if self.kind == "note":
             return Text(self.text, style="italic")
         head = Text(f"{self.who}\n", style="bold")
-        return head + (render_agent_text(self.text) if self.kind == "agent" else Text(self.text))
+        if self.kind == "agent":
+            from rich.console import Group
+
+            return Group(Text(self.who, style="bold"), render_agent_text(self.text))
+        return head + Text(self.text)
 
 
 class ChatPane(Vertical):
@@ -90,6 +98,9 @@ class ChatPane(Vertical):
         Binding("escape", "stop", "Stop reply"),
         Binding("ctrl+n", "new_conversation", "New chat"),
         Binding("ctrl+e", "pick_agent", "Agent", show=False),
+        # The input has no use for these: the conversation scrolls while you type.
+        Binding("pageup", "scroll_log(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_log(1)", "Scroll down", show=False),
     ]
 
     class TurnFinished(Message):
@@ -182,6 +193,15 @@ class ChatPane(Vertical):
         log.remove_children()
         log.mount(ChatMessage("", f"New conversation with {self.agent.label}.", kind="note"))
         self.focus_input()
+
+    def action_scroll_log(self, pages: int) -> None:
+        """PageUp/PageDown from anywhere in the chat (the input keeps the focus). Back at the end,
+        the log follows new text again."""
+        log = self.query_one("#chat-log", VerticalScroll)
+        if pages < 0:
+            log.scroll_page_up(animate=False)
+        else:
+            log.scroll_page_down(animate=False)
 
     def action_pick_agent(self) -> None:
         select = self.query_one("#chat-agent", Select)
@@ -285,6 +305,10 @@ class ChatPane(Vertical):
             self.messages.append(
                 WireMessage.model_validate({"role": "assistant", "content": parts})
             )
+        if outcome != "complete" and "\u23f3" in reply.text and reply.is_attached:
+            # A tool call the stopped turn left pending is not waiting any more (on screen only:
+            # the history keeps exactly what the agent said).
+            reply.set_text(reply.text.replace("\u23f3", "\u23f9"))
         if outcome == "cancelled":
             self._log(ChatMessage("", "Stopped.", kind="note"))
         elif error is not None:

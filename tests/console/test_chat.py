@@ -76,9 +76,7 @@ async def test_a_permission_from_the_chat_is_a_card_in_the_queue_and_approving_l
         await wait_for(pilot, lambda: app.focused is card)
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.chat.busy)
-        assert transcript(app)[-1][1].endswith(
-            "Permission granted (allow_once). I ran run the tests."
-        )
+        assert transcript(app)[-1][1].endswith("Permission granted (allow_once). I ran the tests.")
         assert not banner.display
 
 
@@ -197,3 +195,46 @@ async def test_a_reason_typed_on_the_card_is_shown_in_the_reply_and_told_to_the_
         assert reply.endswith("Permission denied (reject_once). I did not run delete the database.")
         waiting = [s.deny_notices for s in app.bridge.all_sessions()]
         assert ["The user denied `delete the database`: use the backup first"] in waiting
+
+
+async def test_a_stopped_reply_leaves_no_pending_hourglass_on_screen(make_app):
+    app = make_app(linger=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to run the tests")
+        await wait_for(pilot, lambda: app.queue.pending)
+        await wait_for(pilot, lambda: "\u23f3" in transcript(app)[-1][1], what="the pending call")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        shown = [text for kind, text in transcript(app) if kind == "agent"]
+        assert shown and not any("\u23f3" in text for text in shown), shown
+        assert "\u23f3" in str(app.chat.messages[-1].content[0].value), "history kept as said"
+
+
+async def test_page_up_and_down_scroll_the_conversation_while_typing(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        chat_input = await open_chat(pilot)
+        for n in range(6):
+            await say(pilot, f"Hello number {n}")
+            await wait_for(pilot, lambda: not app.chat.busy)
+        log = app.query_one("#chat-log")
+        await wait_for(pilot, lambda: log.max_scroll_y > 0 and log.is_vertical_scroll_end)
+        await pilot.press(*"half typed", "pageup")
+        await wait_for(pilot, lambda: log.scroll_y < log.max_scroll_y, what="scrolled up")
+        assert app.focused is chat_input and chat_input.value == "half typed"
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        await wait_for(pilot, lambda: log.is_vertical_scroll_end, what="back at the end")
+
+
+def test_agent_text_is_rendered_as_markdown():
+    from rich.console import Console
+
+    from symposium_tui.widgets.chat import render_agent_text
+
+    console = Console(width=60, record=True, color_system=None, file=__import__("io").StringIO())
+    console.print(render_agent_text("# Plan\n\n- first *step*\n- `make test`\n\n> quoted"))
+    out = console.export_text()
+    assert "Plan" in out and "# Plan" not in out, "a heading, not its hashes"
+    assert "• first step" in out and "`" not in out and "*" not in out
+    assert "make test" in out and "▌ quoted" in out

@@ -179,7 +179,7 @@ def test_a_person_approves_denies_and_bypasses_from_a_real_terminal(terminal):
     for label in ("a  Approve once", "d  Deny…", "b  Bypass: always allow eliza"):
         assert label in screen, label
     term.keys("a")
-    screen = term.wait_for("Permission granted (allow_once). I ran run the tests.")
+    screen = term.wait_for("Permission granted (allow_once). I ran the tests.")
     assert "no pending approvals" in screen and "Message Eliza" in screen  # back in the chat
 
     # `d` with a reason.

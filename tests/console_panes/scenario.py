@@ -240,7 +240,7 @@ class Script:
 HELLO = "Hello, I have a problem with my tests."
 HELLO_REPLY = ["How do you do. ", "Please state your problem."]
 ASK = "ask permission to run the tests"
-DENIED_REPLY = ["Permission denied (reject_once). ", "I did not run run the tests."]
+DENIED_REPLY = ["Permission denied (reject_once). ", "I did not run the tests."]
 EDITED = "Permission denied. I did not run the tests (edited by the user)."
 WHY = "why not?"
 
