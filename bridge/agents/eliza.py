@@ -326,21 +326,16 @@ class ElizaAgent:
         done = title[4:] if title.lower().startswith("run ") else title
         if session.always is not None:  # the person chose "always" earlier in this session
             allowed = session.always == "allow_always"
-            await self._client.session_update(
-                session.session_id,
-                helpers.update_tool_call(
+            if allowed:
+                update = helpers.update_tool_call(
                     tool_call_id,
-                    status="completed" if allowed else "failed",
-                    **(
-                        {
-                            "content": [helpers.tool_content(helpers.text_block(f"Ran {title}"))],
-                            "raw_output": {"ran": title},
-                        }
-                        if allowed
-                        else {}
-                    ),
-                ),
-            )
+                    status="completed",
+                    content=[helpers.tool_content(helpers.text_block(f"Ran {title}"))],
+                    raw_output={"ran": title},
+                )
+            else:
+                update = helpers.update_tool_call(tool_call_id, status="failed")
+            await self._client.session_update(session.session_id, update)
             if allowed:
                 return f"Permission granted ({session.always}, this session). I ran {done}."
             return f"Permission denied ({session.always}, this session). I did not run {done}."
