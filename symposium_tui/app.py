@@ -114,10 +114,10 @@ class SymposiumApp(App[int]):
         Binding(
             "f4", "settings", "Settings", show=False, tooltip="Agents, bypass, rules, preferences"
         ),
-        Binding("1", "show_tab('approvals')", "Approvals tab", show=False),
-        Binding("2", "show_tab('sessions')", "Sessions tab", show=False),
-        Binding("3", "show_tab('toolcalls')", "Tool calls tab", show=False),
-        Binding("4", "show_tab('chat')", "Chat tab", show=False),
+        Binding("1", "show_tab('approvals')", "Approvals tab (not while typing)", show=False),
+        Binding("2", "show_tab('sessions')", "Sessions tab (not while typing)", show=False),
+        Binding("3", "show_tab('toolcalls')", "Tool calls tab (not while typing)", show=False),
+        Binding("4", "show_tab('chat')", "Chat tab (not while typing)", show=False),
         Binding(
             "escape",
             "go_back",

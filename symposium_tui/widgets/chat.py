@@ -97,7 +97,8 @@ class ChatPane(Vertical):
     BINDINGS = [
         Binding("escape", "stop", "Stop reply"),
         Binding("ctrl+n", "new_conversation", "New chat"),
-        Binding("ctrl+e", "pick_agent", "Agent", show=False),
+        # Priority: the input would take Ctrl+E as "end of line" (End does that too).
+        Binding("ctrl+e", "pick_agent", "Agent", show=False, priority=True),
         # The input has no use for these: the conversation scrolls while you type.
         Binding("pageup", "scroll_log(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_log(1)", "Scroll down", show=False),

@@ -238,3 +238,14 @@ def test_agent_text_is_rendered_as_markdown():
     assert "Plan" in out and "# Plan" not in out, "a heading, not its hashes"
     assert "• first step" in out and "`" not in out and "*" not in out
     assert "make test" in out and "▌ quoted" in out
+
+
+async def test_ctrl_e_picks_the_agent_from_the_chat_input(make_app):
+    from textual.widgets import Select
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await pilot.press(*"half", "ctrl+e")
+        select = app.query_one("#chat-agent", Select)
+        await wait_for(pilot, lambda: select.expanded, what="the agent list open")
