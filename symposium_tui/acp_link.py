@@ -28,12 +28,15 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
 from bridge.approvals import ApprovalContext, Resolution
 from bridge.rpc import LINE_LIMIT, JsonRpcPeer
 from symposium_tui import relay
+
+if TYPE_CHECKING:
+    from bridge.core import Bridge
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +55,7 @@ def _dumps(message: dict[str, Any]) -> bytes:
 class ConsoleLink:
     """Attached to the proxy's bridge: forwards its events, hands its approvals to the console."""
 
-    def __init__(self, bridge: Any, proxy: Any = None, path: Path | None = None) -> None:
+    def __init__(self, bridge: Bridge, proxy: Any = None, path: Path | None = None) -> None:
         self.bridge = bridge
         self.proxy = proxy
         self.path = path or relay.socket_path()
@@ -239,7 +242,9 @@ def is_hello(line: bytes) -> bool:
     return line.startswith(HELLO_PREFIX)
 
 
-async def serve_link(bridge: Any, reader: asyncio.StreamReader, writer: Any, hello: bytes) -> None:
+async def serve_link(
+    bridge: Bridge, reader: asyncio.StreamReader, writer: Any, hello: bytes
+) -> None:
     """One ACP front door linked into this console: republish its events, decide its approvals
     with this console's broker (its cards), until it goes away."""
     try:
