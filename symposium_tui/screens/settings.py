@@ -377,7 +377,12 @@ class SettingsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sub_title = "Settings"
-        self.refresh_all()
+        # What changed elsewhere since the console last read the file (Bypass on a card, an
+        # editor, another console) is shown without a manual reload: read it now, then whenever
+        # the file changes while this screen is open.
+        self._stamp = self._file_stamp()
+        self._load(quiet=True)
+        self.set_interval(1.0, self._check_file)
         tabs = self.query_one("#settings-tabs", TabbedContent)
         if self.section != tabs.active:
             tabs.active = self.section  # its table or list takes the focus when it is shown
@@ -413,17 +418,38 @@ class SettingsScreen(Screen[None]):
         tabs.active = self.SECTIONS[index]
 
     def action_reload(self) -> None:
+        self._load(quiet=False)
+
+    def _file_stamp(self) -> tuple[int, int] | None:
+        store = self.app.settings_store
+        try:
+            st = store.path.stat() if store is not None else None
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size) if st is not None else None
+
+    def _check_file(self) -> None:
+        stamp = self._file_stamp()
+        if stamp != self._stamp:
+            self._stamp = stamp
+            self._load(quiet=True)
+
+    def _load(self, *, quiet: bool) -> None:
         store = self.app.settings_store
         if store is None:
+            self.refresh_all()
             return
         try:
             settings = store.load()
         except SettingsError as exc:
             self.app.settings_error = str(exc)
-            self.app.notify(str(exc), severity="error", timeout=8)
+            if not quiet:
+                self.app.notify(str(exc), severity="error", timeout=8)
         else:
+            self.app.settings_error = None
             self.app.settings_changed(settings)
-            self.app.notify("Settings reloaded.")
+            if not quiet:
+                self.app.notify("Settings reloaded.")
         self.refresh_all()
 
     def action_close(self) -> None:

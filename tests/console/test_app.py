@@ -430,3 +430,31 @@ async def test_a_card_arriving_in_the_queue_itself_needs_no_notice(make_app, ask
         asker.ask(run_call())
         await wait_for(pilot, lambda: app.queue.pending)
         assert not any("asks permission" in n.message for n in app._notifications)
+
+
+async def test_settings_shows_a_bypass_given_on_a_card_and_an_edit_made_by_another_process(
+    make_app, store, asker, config_dir
+):
+    from bridge.settings import SettingsStore
+
+    store.upsert_agent(AgentConfig(id="claude-code", command="npx", args=["claude-code-acp"]))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        task = asker.ask(run_call(), agent="claude-code")
+        await wait_for(pilot, lambda: app.queue.pending)
+        await pilot.press("f2", "b")
+        await task
+        assert store.load().agents["claude-code"].bypass is True
+        await pilot.press("f4")
+        table = app.screen.query_one("#agents-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count == 2)
+        assert str(table.get_row("claude-code")[1]) == "on", "the card's bypass, no reload"
+        # Someone else (an editor, another console) changes the file while Settings is open.
+        SettingsStore(config_dir / "settings.toml").set_agent_bypass("claude-code", False)
+        await wait_for(
+            pilot,
+            lambda: str(table.get_row("claude-code")[1]) == "off",
+            what="the file's change on screen",
+        )
+        assert "claude-code" not in app.bridge.approvals.policy.bypass_agents
