@@ -107,7 +107,7 @@ def console_commands(app: SymposiumApp, screen: Screen) -> Iterable[SystemComman
         if name.startswith("symposium-") or name in app.theme_sources:
             yield SystemCommand(
                 f"Theme: {name}",
-                "Switch to this theme (remembered)",
+                "The theme in use" if name == app.theme else "Switch to this theme (remembered)",
                 partial(app.set_theme, name),
                 discover=False,
             )

@@ -49,7 +49,10 @@ class ThemePicker(ModalScreen[str | None]):
             n for n in app.available_themes if n.startswith("symposium-") or n in app.theme_sources
         )
         others = sorted(n for n in app.available_themes if n not in ours)
-        options = [Option(name, id=name) for name in ours + others]
+        options = [
+            Option(f"{name}  ✓ current" if name == self.original else name, id=name)
+            for name in ours + others
+        ]
         with Vertical():
             yield Static("Theme — ↑/↓ previews, Enter keeps, Esc goes back")
             yield OptionList(*options, id="themes")

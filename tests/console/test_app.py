@@ -458,3 +458,24 @@ async def test_settings_shows_a_bypass_given_on_a_card_and_an_edit_made_by_anoth
             what="the file's change on screen",
         )
         assert "claude-code" not in app.bridge.approvals.policy.bypass_agents
+
+
+async def test_the_theme_list_marks_the_theme_in_use(make_app):
+    from textual.widgets import OptionList
+
+    from symposium_tui.screens.themes import ThemePicker
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.search_themes()
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ThemePicker) and app.screen.query("#themes")
+        )
+        themes = app.screen.query_one("#themes", OptionList)
+        marked = [
+            themes.get_option_at_index(i).id
+            for i in range(themes.option_count)
+            if "current" in str(themes.get_option_at_index(i).prompt)
+        ]
+        assert marked == [app.theme] == ["symposium-dark"]
