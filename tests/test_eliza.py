@@ -255,7 +255,7 @@ async def test_in_memory_chat_streams_a_reply_in_chunks() -> None:
         assert 3 <= len(chunks) <= 6
         assert "".join(chunks) == "How do you do. Please state your problem."
 
-        # Text blocks are joined with a space.
+        # Text blocks are joined (by a line break) and read as one sentence.
         client.clear()
         reference = Eliza(seed=DETERMINISTIC_SEED)
         reference.respond("Hello")
@@ -368,6 +368,26 @@ async def test_ask_permission(answer: str | None, expected: str, final_status: s
     if final_status == "completed":
         assert update.content[0].content.text == "Ran run the tests"
     assert all(u.session_update == "agent_message_chunk" for u in client.updates[2:])
+
+
+async def test_a_command_after_a_notice_block_is_still_carried_out() -> None:
+    """The bridge puts a denial's reason in a block of its own before the person's next text:
+    the command in the following block still starts a line and is carried out."""
+    client = RecordingClient(answer="allow_once")
+    handle, _, session_id = await start_session(client)
+    try:
+        client.clear()
+        blocks = [
+            acp.text_block("The user denied `drop the database`: not on a Friday"),
+            acp.text_block("ask permission to deploy"),
+        ]
+        response = await handle.conn.prompt(session_id=session_id, prompt=blocks)
+    finally:
+        await handle.close()
+    assert response.stop_reason == "end_turn"
+    [(tool_call, _)] = client.permission_requests
+    assert tool_call.title == "deploy"
+    assert client.text() == "Permission granted (allow_once). I ran deploy."
 
 
 async def test_cancel_mid_stream_stops_chunks_and_returns_cancelled() -> None:

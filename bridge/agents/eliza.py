@@ -259,7 +259,9 @@ class ElizaAgent:
         try:
             # A block the client marks as replayed context (`_meta.symposium.replay`) is history,
             # not what the person is saying now: ELIZA answers only the latter.
-            text = " ".join(
+            # Blocks are joined by line breaks: a command starts a line of its own even when
+            # the bridge put a notice (a denial's reason) in a block before the person's text.
+            text = "\n".join(
                 block.text
                 for block in prompt
                 if getattr(block, "type", None) == "text" and not _is_replay(block)
