@@ -305,7 +305,11 @@ class ApprovalBroker:
         UI (a ClientChoice: the option it picked, audited as it is); `on_pending` learns the
         approval id so the
         session can withdraw it if its turn is cancelled."""
-        resolution = self.policy.decide(ctx)
+        try:
+            resolution = self.policy.decide(ctx)
+        except Exception as exc:  # fail closed: rules that cannot be applied approve nothing
+            log.exception("the approval rules could not be applied")
+            resolution = self._denied(ctx, "policy", f"the rules could not be applied: {exc}")
         approval = PendingApproval(
             id=uuid.uuid4().hex[:12], ctx=ctx, future=asyncio.get_running_loop().create_future()
         )

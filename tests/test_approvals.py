@@ -70,6 +70,23 @@ async def test_nobody_to_ask_denies_with_reject_once(bus, audit):
     assert audit_lines(audit)[0]["outcome"] == "reject_once"
 
 
+async def test_rules_that_raise_deny_and_are_audited(bus, audit):
+    """A policy that cannot be applied (a rule's matcher raising, a parser missing) denies at once:
+    the request never waits, and the audit log says why."""
+
+    class BrokenPolicy(Policy):
+        def decide(self, ctx):
+            raise RuntimeError("matcher exploded")
+
+    broker = ApprovalBroker(bus, policy=BrokenPolicy(bypass_agents={"eliza"}), audit=audit)
+    r = await broker.request(ctx())
+    assert (r.outcome, r.option_id, r.resolver) == ("reject_once", "r1", "policy")
+    assert "matcher exploded" in r.reason
+    [entry] = [e for e in audit_lines(audit) if e.get("outcome")]
+    assert entry["outcome"] == "reject_once" and "matcher exploded" in entry["reason"]
+    assert broker.pending == {}
+
+
 async def test_deny_without_a_reject_option_falls_back_to_cancelled(bus):
     broker = ApprovalBroker(bus)
     r = await broker.request(ctx(options=[OPTIONS[0]]))
