@@ -25,6 +25,7 @@ from bridge.jsonrpc import (
     classify,
     dumps,
     error_response,
+    line_limit,
     result_response,
 )
 
@@ -119,8 +120,16 @@ def serve_until_loaded(
     on_recv: Callable[[bytes], None] | None = None,
     on_send: Callable[[bytes], None] | None = None,
     initial: bytes = b"",
+    limit: int | None = None,
 ) -> Handover:
-    """Answer cheap requests from `in_fd` until `loaded` is set or input ends."""
+    """Answer cheap requests from `in_fd` until `loaded` is set or input ends.
+
+    A line over `limit` (default: the endpoint's, `line_limit()`) stops the fast path where it
+    starts: it is handed over unread, so the endpoint proper answers it as it answers every
+    over-long line (once, with its id when that can be recovered), and the fast path never holds
+    more than one limit's worth of input."""
+    if limit is None:
+        limit = line_limit()
     hand = Handover()
     buf = initial
     pending_initial = bool(initial)
@@ -141,6 +150,9 @@ def serve_until_loaded(
             buf += chunk
         while True:
             nl = buf.find(b"\n")
+            if nl > limit or (nl < 0 and len(buf) > limit):
+                hand.rest = buf  # an over-long line: the endpoint proper answers it
+                return hand
             if nl < 0:
                 break
             line, buf = buf[:nl], buf[nl + 1 :]

@@ -7,7 +7,21 @@ answers cheap requests before asyncio and pydantic are even imported.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
+
+LINE_LIMIT = 256 * 1024 * 1024  # one JSON-RPC message per line; long histories are large
+
+
+def line_limit() -> int:
+    """The longest line an endpoint reads (`$SYMPOSIUM_MAX_MESSAGE_BYTES`, default `LINE_LIMIT`);
+    a longer one is answered with an error and skipped, by the start-up fast path too."""
+    try:
+        value = int(os.environ.get("SYMPOSIUM_MAX_MESSAGE_BYTES", ""))
+    except ValueError:
+        return LINE_LIMIT
+    return value if value >= 4096 else LINE_LIMIT
+
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

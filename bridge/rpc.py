@@ -19,6 +19,7 @@ from bridge.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    LINE_LIMIT,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
     SESSION_ERROR,
@@ -32,7 +33,6 @@ from bridge.jsonrpc import (
 
 log = logging.getLogger(__name__)
 
-LINE_LIMIT = 256 * 1024 * 1024  # one JSON-RPC message per line; long histories are large
 _HEAD_BYTES = 64 * 1024  # of an over-long line, kept to find its id
 
 

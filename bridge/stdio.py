@@ -12,25 +12,16 @@ from typing import Any
 
 from bridge import events as ev
 from bridge.core import Bridge
-from bridge.rpc import LINE_LIMIT, FdWriter
+from bridge.jsonrpc import line_limit
+from bridge.rpc import FdWriter
 from bridge.vscodelm import serve_connection
 
 log = logging.getLogger(__name__)
 
 
-def _line_limit() -> int:
-    """The longest line read (`$SYMPOSIUM_MAX_MESSAGE_BYTES`, default `LINE_LIMIT`); a longer one
-    is answered with an error and skipped."""
-    try:
-        value = int(os.environ.get("SYMPOSIUM_MAX_MESSAGE_BYTES", ""))
-    except ValueError:
-        return LINE_LIMIT
-    return value if value >= 4096 else LINE_LIMIT
-
-
 async def _stdio_streams(preread: bytes, eof: bool) -> tuple[asyncio.StreamReader, Any]:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=_line_limit())
+    reader = asyncio.StreamReader(limit=line_limit())
     if preread:
         reader.feed_data(preread)
     if eof:

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
 from bridge.approvals import ApprovalContext, Resolution
-from bridge.rpc import LINE_LIMIT, JsonRpcPeer
+from bridge.jsonrpc import LINE_LIMIT
+from bridge.rpc import JsonRpcPeer
 from symposium_tui import relay
 
 if TYPE_CHECKING:

@@ -28,8 +28,8 @@ from bridge import events as ev
 from bridge.approvals import ApprovalBroker
 from bridge.audit import AuditLog
 from bridge.core import Bridge
+from bridge.jsonrpc import LINE_LIMIT
 from bridge.paths import runtime_dir
-from bridge.rpc import LINE_LIMIT
 from bridge.settings import Settings, SettingsError, SettingsStore
 from bridge.vscodelm import serve_connection
 from symposium_tui.console_protocol import is_hello, serve_console

@@ -19,7 +19,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bridge.rpc import LINE_LIMIT, JsonRpcPeer
+from bridge.jsonrpc import LINE_LIMIT
+from bridge.rpc import JsonRpcPeer
 from symposium_tui import relay
 
 log = logging.getLogger(__name__)

@@ -88,7 +88,9 @@ class RawEndpoint:
         ]
 
     @classmethod
-    async def start(cls, *args: str, cwd: str | None = None) -> RawEndpoint:
+    async def start(
+        cls, *args: str, cwd: str | None = None, env: dict[str, str] | None = None
+    ) -> RawEndpoint:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -99,7 +101,7 @@ class RawEndpoint:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=cwd or str(REPO),
-            env=dict(os.environ),
+            env={**os.environ, **(env or {})},
             limit=256 * 1024 * 1024,
         )
         return cls(proc)
@@ -1492,3 +1494,54 @@ def test_fast_path_in_process_survives_a_hypothesis_corpus():
             assert e.check is not None
             e.check(got[0])
     assert len(answers) == len(expected_null) + sum(1 for e in corpus if e.kind == "id")
+
+
+def test_fast_path_hands_an_over_long_line_over_unread():
+    """A line over the limit during start-up stops the fast path where it starts: what came before
+    is answered, the long line and all after it are handed over for the endpoint proper to answer
+    (once, with its id), and the fast path holds no more than one limit's worth of it."""
+    from bridge.fastpath import serve_until_loaded
+
+    limit = 4096
+    cheap = b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"text":"hi"}}\n'
+    long_line = b'{"jsonrpc":"2.0","id":2,"method":"x","params":"' + b"y" * (limit * 64) + b'"}\n'
+    after = b'{"jsonrpc":"2.0","id":3,"method":"lm/provideTokenCount","params":{"text":"a"}}\n'
+    pipes = _Pipes()
+    writer = pipes.feed(cheap + long_line + after)
+    hand = serve_until_loaded(threading.Event(), in_fd=pipes.in_r, out_fd=pipes.out_w, limit=limit)
+    assert not hand.eof and hand.lines == []
+    assert hand.rest.startswith(long_line[:100])
+    assert len(hand.rest) <= limit + (1 << 16), "the fast path read on past the over-long line"
+    # the writer is blocked on the rest of the long line: drain it so the pipes can close
+    drained = bytearray(hand.rest)
+    while chunk := os.read(pipes.in_r, 1 << 16):
+        drained += chunk
+    writer.join(10)
+    assert bytes(drained) == long_line + after
+    answers = pipes.finish()
+    assert [a["id"] for a in answers] == [1]
+
+
+async def test_an_over_long_first_line_is_answered_once_with_its_id():
+    """Sent before the bridge has loaded (the fast-path window), an over-long line still gets
+    exactly one answer, with its own id, and the endpoint serves what follows."""
+    ep = await RawEndpoint.start(env={"SYMPOSIUM_MAX_MESSAGE_BYTES": "1048576"})
+    try:
+        bulk = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": 77,
+                "method": "lm/provideLanguageModelChatResponse",
+                "params": {"text": "z" * (3 * 1024 * 1024)},
+            }
+        ).encode()
+        count = request(78, TOKENS, {"modelId": "m", "text": "ok"})
+        await ep.write(bulk + b"\n" + line(count))
+        await ep.wait_until(lambda: ep.answers(77) and ep.answers(78), 60)
+        [answer] = ep.answers(77)
+        assert "too long" in answer["error"]["message"]
+        assert "result" in ep.answers(78)[0]
+        assert ep.null_errors == []
+        assert ep.proc.returncode is None
+    finally:
+        await ep.close()
