@@ -199,7 +199,7 @@ class ConsoleHost:
         finally:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)
-        log.info("console listening on %s", self.path)
+        log.debug("console listening on %s", self.path)  # serve prints it once
 
     async def _someone_listening(self) -> bool:
         try:
@@ -303,16 +303,16 @@ async def serve_forever(
     from bridge.core import settle_heap
 
     settle_heap()
-    print(f"symposium-tui: serving on {host.path}", flush=True)
+    print(f"symposium-tui serve: serving on {host.path}", flush=True)
     broker = hosted.bridge.approvals
     if broker.timeout:
         print(
-            f"symposium-tui: approvals wait up to {broker.timeout:g} s for a console "
+            f"symposium-tui serve: approvals wait up to {broker.timeout:g} s for a console "
             "(symposium-tui attach)",
             flush=True,
         )
     if openai is not None:
-        print(f"symposium-tui: OpenAI-compatible API on {openai.url}", flush=True)
+        print(f"symposium-tui serve: OpenAI-compatible API on {openai.url}", flush=True)
     try:
         await stop.wait()
     finally:

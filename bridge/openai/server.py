@@ -141,7 +141,7 @@ class OpenAIServer:
                 self._task.result()
                 raise ServeError("the OpenAI server stopped while starting")
             await asyncio.sleep(0.005)
-        log.info("OpenAI-compatible API on %s", self.url)
+        log.debug("OpenAI-compatible API on %s", self.url)  # its host prints it
 
     async def stop(self) -> None:
         await self.front_door.close()

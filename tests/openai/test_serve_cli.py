@@ -82,3 +82,23 @@ def test_serve_refuses_a_public_address_without_a_key(settings):
         timeout=30,
     )
     assert proc.returncode == 2 and "needs an API key" in proc.stderr
+
+
+def test_serve_prints_each_start_up_line_once_under_its_own_name(settings):
+    port = free_port()
+    proc = start("--openai", f"127.0.0.1:{port}")
+    seen: list[str] = []
+    try:
+        while not seen or "OpenAI-compatible API on" not in seen[-1]:
+            line = proc.stdout.readline()
+            assert line or proc.poll() is None, proc.stderr.read()
+            seen.append(line)
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=15)
+    out = "".join(seen) + out
+    both = out + err
+    for needle in ("serving on", "approvals wait up to", "OpenAI-compatible API on"):
+        assert both.count(needle) == 1, both
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert lines and all(line.startswith("symposium-tui serve: ") for line in lines), out
