@@ -26,7 +26,8 @@ from bridge.fastpath import (
     token_count,
 )
 from bridge.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, SESSION_ERROR, RpcError
-from bridge.protocol import CancelParams, ChatResponseParams, describe_validation_error
+from bridge.prefix_cache import PrefixCache
+from bridge.protocol import CancelParams, describe_validation_error
 from bridge.rpc import JsonRpcPeer
 from bridge.sessions import RequestCancelled, ResponseStream, SessionFailed
 
@@ -37,6 +38,7 @@ class VscodeLmEndpoint:
     def __init__(self, peer: JsonRpcPeer, core: ConnectionCore) -> None:
         self.peer = peer
         self.core = core
+        self.prefixes = PrefixCache()  # validates only what a request adds to a known history
         peer.on_request(CHAT_RESPONSE, self.chat_response)
         peer.on_request(TOKEN_COUNT, self.token_count)
         peer.on_request(CHAT_INFORMATION, self.chat_information)
@@ -52,7 +54,7 @@ class VscodeLmEndpoint:
         if not isinstance(params, dict):
             raise RpcError(INVALID_PARAMS, "Invalid params: expected an object")
         try:
-            parsed = ChatResponseParams.model_validate(params)
+            parsed = self.prefixes.parse(params)
         except ValidationError as exc:
             raise RpcError(
                 INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)
