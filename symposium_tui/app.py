@@ -120,6 +120,14 @@ class SymposiumApp(App[int]):
         Binding("4", "show_tab('chat')", "Chat tab (not while typing)", show=False),
         Binding(
             "escape",
+            "close_keys_panel",
+            "",  # no row in F1's list, whose own Esc row covers closing things
+            priority=True,  # before any widget's own Esc (the chat input, a screen's close)
+            show=False,
+            tooltip="Close the keys panel (palette: Keys) when it is open",
+        ),
+        Binding(
+            "escape",
             "go_back",
             "Back",
             show=False,
@@ -615,6 +623,15 @@ class SymposiumApp(App[int]):
             self._return_to = (current, self.focused)
         self._main.query_one("#tabs", TabbedContent).active = "approvals"
         self.queue.focus_first()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "close_keys_panel":
+            # Only while the panel is open: otherwise Esc (and the footer) stay the screen's.
+            return bool(self.screen.query("HelpPanel"))
+        return super().check_action(action, parameters)
+
+    def action_close_keys_panel(self) -> None:
+        self.action_hide_help_panel()
 
     def action_go_back(self) -> None:
         target, self._return_to = self._return_to, None
