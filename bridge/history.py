@@ -42,7 +42,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from operator import itemgetter
+from operator import is_, itemgetter
 from typing import Any
 
 from bridge.protocol import ContentPart, Message, TextPart, ToolCallPart, ToolResultPart
@@ -281,20 +281,39 @@ def _normalized_parts(msg: Message, role: str) -> tuple[Message, Any]:
     return Message.model_construct(role=msg.role, content=content_out), final
 
 
+_Normalized = tuple[list[Message], list[Any], list[int]]
+
+
 def _normalize_all(
-    messages: list[Message], chain_upto: int = 0
-) -> tuple[list[Message], list[Any], list[int]]:
+    messages: list[Message], chain_upto: int = 0, known: _Normalized | None = None, start: int = 0
+) -> _Normalized:
     """The hot loop of route(): the normalized messages (a new list), their keys, and the hash
     chain of the first `chain_upto` keys (`chain[i]` covers `keys[:i]`), made while the keys are
-    fresh in the cache rather than in a second pass."""
+    fresh in the cache rather than in a second pass.
+
+    `known`: the result for a list whose first `start` messages are these very objects; their
+    normalized forms and keys are taken from it rather than made again."""
     norm = list(messages)
-    keys: list[Any] = []
+    if known is not None and start:
+        k_norm, k_keys, k_chain = known
+        norm[:start] = k_norm[:start]
+        keys: list[Any] = k_keys[:start]
+        upto = min(start, chain_upto)
+        chain = k_chain[: upto + 1]
+        h = chain[-1]
+        for key in keys[len(chain) - 1 : upto]:
+            h = hash((h, key))
+            chain.append(h)
+    else:
+        start = 0
+        keys = []
+        h = _CHAIN_SEED
+        chain = [h]
     add = keys.append
     roles = _ROLES
-    h = _CHAIN_SEED
-    chain = [h]
     extend = chain.append
-    for i, m in enumerate(messages):
+    for i in range(start, len(messages)):
+        m = messages[i]
         content = m.content
         if len(content) == 1 and type(part := content[0]) is TextPart:  # _normalized's fast path
             role = m.role
@@ -392,6 +411,10 @@ class HistoryTracker:
         # agent key -> {committed length (> 0) -> number of sessions}
         self._lengths: dict[str, dict[int, int]] = {}
         self._dirty: set[_Session] = set()
+        # The last routed request's messages and their normalization: a request that repeats
+        # those very objects (the vscodelm door reuses the validated messages of a history it has
+        # seen) is normalized only from where it differs, so a turn's cost stays flat in length.
+        self._last: tuple[list[Message], _Normalized] | None = None
 
     # --- queries ---------------------------------------------------------------------------------
 
@@ -485,7 +508,7 @@ class HistoryTracker:
             self._refresh(s)
 
         lengths = self._lengths.get(agent_key)
-        norm, keys, chain = _normalize_all(messages, max(lengths) if lengths else 0)
+        norm, keys, chain = self._normalize(messages, max(lengths) if lengths else 0)
         n = len(keys)
         if n == 0:
             return self._start(agent_key, norm, keys, 0, "the request has no messages")
@@ -499,6 +522,25 @@ class HistoryTracker:
         if best.cancel:
             return self._cancel(best.session, norm, keys, len(matches))
         return self._extend(best.session, norm, keys, len(matches))
+
+    def _normalize(self, messages: list[Message], chain_upto: int) -> _Normalized:
+        last = self._last
+        start = 0
+        known = None
+        if last is not None:
+            last_messages, known = last
+            n = min(len(messages), len(last_messages))
+            if all(map(is_, messages[:n], last_messages[:n])):
+                start = n
+            else:
+                for a, b in zip(messages, last_messages):
+                    if a is not b:
+                        break
+                    start += 1
+        norm, keys, chain = _normalize_all(messages, chain_upto, known, start)
+        # Copies: the session keeps (and appends to) the lists it is given.
+        self._last = (list(messages), (list(norm), list(keys), list(chain)))
+        return norm, keys, chain
 
     def _route_extend(
         self,

@@ -145,3 +145,50 @@ async def test_endpoint_rejects_a_tampered_message_inside_a_history_it_answered(
     assert "messages.1.content.0.text.value" in resp.error["message"]
     third = await lm.chat([*good, second.as_assistant(), user("And you?")])
     assert third.error is None
+
+
+def _route_both(steps: list[list[int]], pool: list) -> None:
+    """Route each step (indices into `pool`) through a tracker given the very same objects each
+    time and through one given fresh copies: the decisions must be the same."""
+    from bridge.history import HistoryTracker
+    from bridge.protocol import TextPart
+
+    same, fresh = HistoryTracker(), HistoryTracker()
+    for n, step in enumerate(steps):
+        a = same.route("agent", [pool[i] for i in step])
+        b = fresh.route("agent", [pool[i].model_copy(deep=True) for i in step])
+        assert a.to_json() == b.to_json()
+        for tracker, d in ((same, a), (fresh, b)):
+            tracker.record_part(d.session_id, TextPart(value=f"reply {n}"))
+            tracker.complete(d.session_id)
+
+
+def test_the_tracker_normalizes_only_what_follows_a_prefix_of_the_same_objects():
+    from bridge.protocol import Message
+
+    pool = [
+        Message.model_validate(m)
+        for m in [
+            *history(3),
+            text("user", "x"),
+            text("assistant", "reply 0"),
+            text("user", "y"),
+            {
+                "role": "user",
+                "content": [{"type": "text", "value": "a"}, {"type": "text", "value": "b"}],
+            },
+            text("assistant", "edited"),
+            call("c1", {"n": 1}),
+        ]
+    ]
+    _route_both(
+        [
+            [0, 1, 2, 3, 4, 5, 6],
+            [0, 1, 2, 3, 4, 5, 6, 7, 8],  # commits the first exchange, reusing its 7 messages
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 11],  # a different reply: cancels
+            [0, 1, 2, 9],  # an earlier point
+            [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 9, 11, 3],
+        ],
+        pool,
+    )
