@@ -624,6 +624,19 @@ class SymposiumApp(App[int]):
         self._main.query_one("#tabs", TabbedContent).active = "approvals"
         self.queue.focus_first()
 
+    def deliver_screenshot(
+        self,
+        filename: str | None = None,
+        path: str | None = None,
+        time_format: str | None = None,
+    ) -> str | None:
+        """The palette's Screenshot: into ~/Downloads when that exists, else the current directory
+        (Textual's default is ~/Downloads, missing on many servers); Textual then says where."""
+        if path is None and not self.is_web:
+            downloads = Path("~/Downloads").expanduser()
+            path = str(downloads if downloads.is_dir() else Path.cwd())
+        return super().deliver_screenshot(filename, path, time_format)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "close_keys_panel":
             # Only while the panel is open: otherwise Esc (and the footer) stay the screen's.

@@ -26,3 +26,31 @@ async def test_escape_closes_the_keys_panel_wherever_focus_is(make_app):
             await pilot.press("escape")
             await wait_for(pilot, lambda: not app.screen.query(HelpPanel))
             assert app.query_one("#tabs").active == tab  # Esc did nothing else
+
+
+async def test_the_palettes_screenshot_is_saved_where_it_says_without_a_downloads_folder(
+    make_app, tmp_path, monkeypatch
+):
+    from textual.command import CommandPalette
+
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    monkeypatch.setenv("HOME", str(home))  # no ~/Downloads here
+    monkeypatch.chdir(work)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        await pilot.press(*"screenshot")
+        await wait_for(pilot, lambda: app.screen.query_one("CommandList").option_count)
+        await pilot.press("enter")
+        notes = await wait_for(
+            pilot,
+            lambda: [n.message for n in app._notifications if n.title == "Screenshot"],
+            what="a Screenshot notice",
+        )
+    saved = list(work.glob("*.svg"))
+    assert len(saved) == 1 and "<svg" in saved[0].read_text(encoding="utf-8")
+    assert "Saved screenshot to" in notes[0] and str(saved[0]) in notes[0], notes
