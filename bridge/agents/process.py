@@ -49,6 +49,7 @@ class AgentProcess:
         self._stderr_task: asyncio.Task[None] | None = None
         self._watch_task: asyncio.Task[None] | None = None  # sets `exited`, then kills leftovers
         self.exited = asyncio.Event()
+        self._exit_code: int | None = None  # read when the leader exits, before asyncio reaps it
         self.mark = secrets.token_hex(12)  # inherited by every descendant, setsid() or not
 
     @property
@@ -106,6 +107,7 @@ class AgentProcess:
         # Not `proc.wait()`: it also waits for the pipes to close, which a re-parented
         # descendant holding them may never do.
         await self._leader_exit()
+        self._exit_code = _peek_exit_code(self.proc.pid)
         if self._stderr_task is not None:
             # Let the last words of a crashing agent reach the tail before anyone reports it.
             with contextlib.suppress(asyncio.TimeoutError, Exception):
@@ -159,7 +161,11 @@ class AgentProcess:
 
     @property
     def returncode(self) -> int | None:
-        return self.proc.returncode if self.proc else None
+        """The agent's exit code: asyncio's once its child watcher has reaped the process, else
+        the one read when its exit was seen (so a crash is reported with its code at once)."""
+        if self.proc is None:
+            return None
+        return self.proc.returncode if self.proc.returncode is not None else self._exit_code
 
     def describe_exit(self) -> str:
         code = self.returncode
@@ -197,6 +203,20 @@ class AgentProcess:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, sig)
+
+
+def _peek_exit_code(pid: int) -> int | None:
+    """The exit status of our exited child `pid`, read without reaping it (asyncio's child
+    watcher still does): the code it exited with, or minus the signal that killed it."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except (ChildProcessError, OSError, AttributeError):
+        return None  # already reaped (asyncio has the code) or not ours
+    if info is None:
+        return None
+    if info.si_code == os.CLD_EXITED:
+        return info.si_status
+    return -info.si_status
 
 
 class AgentStartError(Exception):
