@@ -16,6 +16,7 @@ from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.coordinate import Coordinate
 from textual.screen import ModalScreen, Screen
 from textual.widgets import (
@@ -87,6 +88,16 @@ def _write(
 
 
 COMMAND_WIDTH = 40  # a longer command is cut (e edits it in full)
+
+
+class TickBox(Checkbox):
+    """A checkbox whose state is a shape, not only a colour: X when on, blank when off
+    (Textual's shows X either way, which NO_COLOR and monochrome terminals cannot tell apart)."""
+
+    @property
+    def _button(self) -> Content:
+        self.BUTTON_INNER = "X" if self.value else " "
+        return super()._button
 
 
 class AgentsPanel(Vertical):
@@ -283,7 +294,7 @@ class PreferencesPanel(VerticalScroll):
             )
         with Horizontal(classes="pref-row"):
             yield Label("Mouse", classes="pref-label")
-            yield Checkbox(
+            yield TickBox(
                 "Capture the mouse (next start; off suits SSH)", id="pref-mouse", compact=True
             )
         yield Static("", id="pref-path", classes="settings-hint")
@@ -529,7 +540,7 @@ class AgentForm(_FormScreen):
                 id="agent-description",
                 compact=True,
             )
-            yield Checkbox(
+            yield TickBox(
                 "Bypass: always allow this agent",
                 bool(a and a.bypass),
                 id="agent-bypass",

@@ -54,3 +54,22 @@ async def test_the_palettes_screenshot_is_saved_where_it_says_without_a_download
     saved = list(work.glob("*.svg"))
     assert len(saved) == 1 and "<svg" in saved[0].read_text(encoding="utf-8")
     assert "Saved screenshot to" in notes[0] and str(saved[0]) in notes[0], notes
+
+
+async def test_a_checkbox_on_and_off_differ_in_shape_not_only_colour(make_app, monkeypatch):
+    from textual.widgets import Checkbox
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        await pilot.press("f4")
+        box = await wait_for(pilot, lambda: app.screen.query("#pref-mouse").first(Checkbox))
+        box.value = False
+        await pilot.pause()
+        off = box.render().plain
+        box.value = True
+        await pilot.pause()
+        on = box.render().plain
+    assert off != on, (off, on)
+    assert off.replace("X", " ") == off and "X" in on
