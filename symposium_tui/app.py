@@ -674,6 +674,8 @@ class SymposiumApp(App[int]):
     def help_groups(self) -> list[HelpGroup]:
         """Every key, grouped by where it works, read from the bindings themselves."""
         from symposium_tui.screens.settings import AgentsPanel, RulesPanel, SettingsScreen
+        from symposium_tui.widgets.sessions import SessionsPane
+        from symposium_tui.widgets.toollog import ToolLogPane, ToolLogView
 
         return [
             (
@@ -690,6 +692,8 @@ class SymposiumApp(App[int]):
                 ApprovalCard.BINDINGS + ApprovalQueue.BINDINGS,
                 [("enter", "(in the deny reason) Deny, with the reason if one was typed")],
             ),
+            ("Sessions (2)", list(SessionsPane.BINDINGS), []),
+            ("Tool calls (3)", ToolLogPane.BINDINGS + ToolLogView.BINDINGS, []),
             ("In the chat", list(ChatPane.BINDINGS), [("enter", "Send the message")]),
             (
                 "Settings (F4)",

@@ -181,12 +181,17 @@ class SessionsPane(StatePane):
 
     SHOWS = ("sessions", "decisions")
     BINDINGS = [
-        Binding("left_square_bracket", "scrub(-1)", "Earlier"),
-        Binding("right_square_bracket", "scrub(1)", "Later"),
-        Binding("a", "toggle_all", "All/this session"),
-        Binding("o", "open_file", "Open trace"),
-        Binding("c", "close_file", "Live"),
-        Binding("escape", "cancel_open", "Cancel", show=False),
+        Binding("left_square_bracket", "scrub(-1)", "Earlier", tooltip="The decision before"),
+        Binding("right_square_bracket", "scrub(1)", "Later", tooltip="The decision after"),
+        Binding(
+            "a",
+            "toggle_all",
+            "All/this session",
+            tooltip="Every session's decisions, or this one's",
+        ),
+        Binding("o", "open_file", "Open trace", tooltip="Replay an event log file"),
+        Binding("c", "close_file", "Live", tooltip="Back to the live bridge (after o)"),
+        Binding("escape", "cancel_open", "Cancel", show=False, tooltip="Close the open-a-file bar"),
     ]
 
     COMPONENT_CLASSES = {

@@ -451,8 +451,10 @@ class ToolLogPane(StatePane):
         ),
         Binding("slash", "search", "Search"),
         Binding("x", "clear_filters", "Clear filter"),
-        Binding("enter", "toggle_details", "Details"),
-        Binding("escape", "close", "Close", show=False),
+        Binding("enter", "toggle_details", "Details", tooltip="The selected call in full"),
+        Binding(
+            "escape", "close", "Close", show=False, tooltip="Close the details or the filter bar"
+        ),
     ]
 
     DEFAULT_CSS = """

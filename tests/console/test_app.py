@@ -61,6 +61,10 @@ async def test_f1_shows_every_key_and_closes_with_escape(make_app):
             "Bypass on/off for the agent",
             "New rule",
             "arming delay",
+            "Sessions (2)",
+            "Replay an event log file",
+            "Tool calls (3)",
+            "Close the details or the filter bar",
         ):
             assert expected in text, expected
         await pilot.press("escape")
