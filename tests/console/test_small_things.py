@@ -73,3 +73,32 @@ async def test_a_checkbox_on_and_off_differ_in_shape_not_only_colour(make_app, m
         on = box.render().plain
     assert off != on, (off, on)
     assert off.replace("X", " ") == off and "X" in on
+
+
+async def test_the_terminal_theme_shows_the_row_cursor_of_an_unfocused_table(make_app, store):
+    from textual.widgets import DataTable
+
+    from bridge.settings import AgentConfig
+
+    store.upsert_agent(AgentConfig(id="claude-code", command="npx", args=["claude-code-acp"]))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        app.theme = "symposium-terminal"
+        await pilot.press("f4")
+        table = app.screen.query_one("#agents-table", DataTable)
+        await wait_for(pilot, lambda: app.focused is table and table.row_count >= 2)
+        table.move_cursor(row=0)
+        table.blur()
+        await wait_for(pilot, lambda: app.focused is not table)
+        await pilot.pause()
+        header = 1 if table.show_header else 0
+
+        def styles(row: int) -> set:
+            return {
+                (s.bgcolor, s.reverse, s.underline, s.bold)
+                for seg in table.render_line(header + row)
+                if (s := seg.style) is not None
+            }
+
+        assert styles(0) != styles(1), "the unfocused cursor row looks like any other row"
