@@ -195,5 +195,156 @@ async def test_every_key_the_help_lists_does_something_where_the_help_says(make_
         await wait_for(pilot, lambda: not chat.messages, what="ctrl+n")
 
     listed = listed_keys(app)
+    # every section of the help is walked, here or in the two tests below
+    assert set(listed) == {*WALKED, "On an approval card", "Settings (F4)"}
     for title in WALKED:
         assert listed[title] <= walked[title], (title, listed[title] - walked[title])
+
+
+async def test_every_card_key_the_help_lists_answers_or_moves_on_the_card(make_app, asker, store):
+    from symposium_tui.screens.detail import ApprovalDetailScreen
+    from symposium_tui.screens.pattern import PatternRuleScreen
+    from symposium_tui.widgets.approvals import ApprovalCard
+
+    group = "On an approval card"
+    app = make_app()
+    walked: set[str] = set()
+    async with app.run_test(size=SIZE) as pilot:
+
+        async def press(key: str) -> None:
+            walked.add(key)
+            await pilot.press(key)
+
+        def card() -> ApprovalCard | None:
+            return app.focused if isinstance(app.focused, ApprovalCard) else None
+
+        async def first_card():
+            await wait_for(pilot, lambda: app.queue.pending)
+            await wait_for(  # focus again until the card is mounted and takes it
+                pilot, lambda: app.queue.focus_first() and card() is app.queue.pending[0]
+            )
+            return app.queue.pending[0]
+
+        tasks = [asker.ask(run_call(f"request {n}", f"c{n}"), session=f"s{n}") for n in range(3)]
+        await wait_for(pilot, lambda: len(app.queue.pending) == 3)
+        cards = list(app.queue.pending)
+        await pilot.press("f2")
+        await first_card()
+        for key, expected in (("down", 1), ("up", 0), ("j", 1), ("k", 0), ("end", 2), ("home", 0)):
+            await press(key)
+            await wait_for(pilot, lambda e=expected: card() is cards[e], what=key)
+        for key, screen in (("v", ApprovalDetailScreen), ("p", PatternRuleScreen)):
+            await press(key)
+            await wait_for(pilot, lambda s=screen: isinstance(app.screen, s), what=key)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda s=screen: not isinstance(app.screen, s))
+        await first_card()
+        await press("d")
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "deny-reason")
+        await press("escape")  # back to the card: nothing answered
+        await wait_for(pilot, lambda: card() is cards[0], what="escape")
+        assert not tasks[0].done()
+        await pilot.press("d")
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "deny-reason")
+        await press("enter")
+        assert (await tasks[0]).outcome.startswith("reject")
+        for key, outcome, task in (("a", "allow_once", tasks[1]), ("A", "allow_always", tasks[2])):
+            await first_card()
+            await press(key)
+            assert (await task).outcome == outcome, key
+        task = asker.ask(run_call("never", "c9"), session="s9")
+        await first_card()
+        await press("R")
+        assert (await task).outcome == "reject_always"
+        same = [asker.ask(run_call(f"same {n}", f"d{n}"), session="s10") for n in range(2)]
+        await wait_for(pilot, lambda: len(app.queue.pending) == 2)
+        await first_card()
+        await press("s")
+        assert [(await t).outcome for t in same] == ["allow_once", "allow_once"]
+        task = asker.ask(run_call("last", "c10"), session="s11")
+        await first_card()
+        await press("b")
+        assert (await task).outcome == "allow_once"
+        assert store.load().agents["claude-code"].bypass is True
+
+    listed = listed_keys(app)[group]
+    assert listed <= walked, listed - walked
+
+
+async def test_every_settings_key_the_help_lists_changes_the_settings_or_opens_a_form(
+    make_app, store
+):
+    from bridge.approvals import Rule
+    from bridge.settings import AgentConfig
+    from symposium_tui.screens.settings import AgentForm, RuleForm
+
+    for agent in ("claude-code", "gemini", "codex"):
+        store.upsert_agent(AgentConfig(id=agent, command="npx"))
+    for title in ("one *", "two *", "three *"):
+        store.add_rule(Rule("allow", title=title))
+    group = "Settings (F4)"
+    app = make_app()
+    walked: set[str] = set()
+    async with app.run_test(size=SIZE) as pilot:
+
+        async def press(key: str) -> None:
+            walked.add(key)
+            await pilot.press(key)
+
+        def settings() -> bool:
+            return isinstance(app.screen, SettingsScreen)
+
+        await wait_for(pilot, lambda: app.chat_pane() is not None)
+        for key in ("escape", "f4"):
+            await pilot.press("f4")
+            await wait_for(pilot, settings)
+            await press(key)
+            await wait_for(pilot, lambda: not settings(), what=key)
+        await pilot.press("f4")
+        await wait_for(pilot, settings)
+        screen = app.screen
+        await press("r")
+        await wait_for(
+            pilot, lambda: any(n.message == "Settings reloaded." for n in app._notifications)
+        )
+        agents = screen.query_one("#agents-table", DataTable)
+        await wait_for(pilot, lambda: app.focused is agents and agents.row_count >= 4)
+
+        async def on_row(table: DataTable, key: str) -> None:
+            table.move_cursor(row=table.get_row_index(key))
+            await wait_for(pilot, lambda: table.cursor_row == table.get_row_index(key))
+
+        await on_row(agents, "claude-code")
+        await press("b")
+        await wait_for(pilot, lambda: store.load().agents["claude-code"].bypass, what="b")
+        await press("space")
+        await wait_for(pilot, lambda: not store.load().agents["claude-code"].bypass, what="space")
+        for key in ("e", "n"):
+            await press(key)
+            await wait_for(pilot, lambda: isinstance(app.screen, AgentForm), what=key)
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: app.screen is screen)
+            agents.focus()
+        for key, agent in (("x", "gemini"), ("delete", "codex")):
+            await on_row(agents, agent)
+            await press(key)
+            await wait_for(pilot, lambda a=agent: a not in store.load().agents, what=key)
+        tabs = screen.query_one("#settings-tabs")
+        await press("right_square_bracket")
+        await wait_for(pilot, lambda: tabs.active == "rules", what="]")
+        rules = screen.query_one("#rules-table", DataTable)
+        rules.focus()
+        await wait_for(pilot, lambda: app.focused is rules and rules.row_count == 3)
+        await press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, RuleForm), what="n")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        rules.focus()
+        for key, left in (("x", 2), ("delete", 1)):
+            await press(key)
+            await wait_for(pilot, lambda n=left: len(store.load().rules) == n, what=key)
+        await press("left_square_bracket")
+        await wait_for(pilot, lambda: tabs.active == "agents", what="[")
+
+    listed = listed_keys(app)[group]
+    assert listed <= walked, listed - walked
