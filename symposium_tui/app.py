@@ -176,6 +176,7 @@ class SymposiumApp(App[int]):
         self.clock = clock
         self.deterministic_eliza = deterministic_eliza
         self.host = host
+        self.openai_urls: list[str] = []  # the OpenAI-compatible API this console serves, if any
         self.handle: ConsoleHandle | None = None
         self.pending_count = 0
         self.alerts = TerminalAlerts(self, APP_NAME, enabled=alert)
@@ -361,6 +362,15 @@ class SymposiumApp(App[int]):
         if self._active_tab() == "chat":
             self.chat.focus_input()
 
+    def serving(self) -> list[str]:
+        """What this console serves, as lines for the empty queue: its socket, the OpenAI API."""
+        lines = []
+        path = getattr(self.host, "path", None)
+        if path is not None:
+            lines.append(f"Console socket: {path}")
+        lines.extend(f"OpenAI-compatible API: {url}" for url in self.openai_urls)
+        return lines
+
     def _post_link_event(self, event: Any) -> None:
         self.post_message(BridgeEvent(event))
 
@@ -374,6 +384,7 @@ class SymposiumApp(App[int]):
         state = self._state()
         if not state.attached:
             state.attach()
+        self.queue.show_serving(self.serving())
         for pending in list(broker.pending.values()):
             self.queue.add(ApprovalInfo.from_pending(pending))
         self._update_pending(len(self.queue.pending))
@@ -900,6 +911,7 @@ async def _run_console(
                 )
                 await server.start()
                 servers.append(server)
+                app.openai_urls.append(server.url)
         except BaseException:
             await host.stop()
             await hosted.close()

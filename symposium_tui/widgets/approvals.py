@@ -582,6 +582,15 @@ def describe_resolution(event: Any, *, mine: str | None, agent: str) -> str:
     return f"{event.resolver}: {outcome}{reason}"
 
 
+EMPTY_QUEUE = (
+    "No pending approvals.\n\n"
+    "When an agent asks permission for a tool call, its card appears here, the bell rings and "
+    "the terminal title flashes; F2 brings you here from anywhere.\n\n"
+    "F3 talks to an agent in the built-in chat · F1 lists every key · Ctrl+P finds any action · "
+    "Ctrl+Q quits."
+)
+
+
 class ApprovalQueue(VerticalScroll):
     """The cards, oldest first. Posts `Changed` whenever the number of pending cards changes."""
 
@@ -622,14 +631,14 @@ class ApprovalQueue(VerticalScroll):
         self._generation = 0  # distinguishes a card that came back from the one it replaces
 
     def compose(self) -> ComposeResult:
-        yield Static(
-            "No pending approvals.\n\n"
-            "When an agent asks permission for a tool call, its card appears here, the bell rings and "
-            "the terminal title flashes; F2 brings you here from anywhere.\n\n"
-            "F3 talks to an agent in the built-in chat · F1 lists every key · Ctrl+P finds any action · "
-            "Ctrl+Q quits.",
-            id="queue-empty",
+        yield Static(EMPTY_QUEUE, id="queue-empty")
+
+    def show_serving(self, lines: list[str]) -> None:
+        """Under the empty queue's text: the socket and addresses this console serves."""
+        text = EMPTY_QUEUE + "".join(
+            f"\n\n{line}" if i == 0 else f"\n{line}" for i, line in enumerate(lines)
         )
+        self.query_one("#queue-empty", Static).update(text)
 
     # --- what is in it -----------------------------------------------------------------------------
 

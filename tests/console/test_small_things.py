@@ -102,3 +102,25 @@ async def test_the_terminal_theme_shows_the_row_cursor_of_an_unfocused_table(mak
             }
 
         assert styles(0) != styles(1), "the unfocused cursor row looks like any other row"
+
+
+def test_the_empty_queue_shows_the_socket_and_the_openai_address_it_serves(tmp_path):
+    import socket
+
+    import pytest
+
+    from tests.console.test_tmux import TMUX, Terminal
+
+    if TMUX is None:
+        pytest.skip("tmux is not installed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    term = Terminal(tmp_path)
+    try:
+        term.start("console", "--no-mouse", "--openai", f"127.0.0.1:{port}")
+        term.wait_for(f"OpenAI-compatible API: http://127.0.0.1:{port}/v1")
+        screen = term.wait_for("Console socket:")
+        assert "/run/console.s" in screen  # the test's runtime dir (a long path wraps)
+    finally:
+        term.close()
