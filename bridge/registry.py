@@ -36,11 +36,14 @@ def self_command(subcommand: list[str]) -> tuple[str, list[str]]:
     return sys.executable, ["-m", "symposium_tui", *subcommand]
 
 
+BUILTIN_NAME = "Eliza (built in)"  # as the chat, settings and Eliza's own agentInfo name it
+
+
 def builtin_agents() -> list[dict[str, Any]]:
     return [
         {
             "id": ELIZA_ID,
-            "name": "ElizACP",
+            "name": BUILTIN_NAME,
             "version": "1.0.0",
             "description": "The classic ELIZA psychotherapist, built into Symposium TUI as an ACP agent",
             "distribution": {"symposium": {"subcommand": "eliza"}},

@@ -740,7 +740,9 @@ def cmd_config(args: argparse.Namespace) -> int:
     out = ["files:"]
     for what, (where, note) in _files(settings).items():
         out.append(f"  {what + ':':<12} {where}" + (f"  ({note})" if note else ""))
-    out.append("agents:" if settings.agents else "agents: none configured (built in: elizacp)")
+    out.append(
+        "agents:" if settings.agents else "agents: none configured (Eliza (built in), id elizacp)"
+    )
     for agent_id, agent in settings.agents.items():
         label = agent_id if agent.name == agent_id else f"{agent_id} ({agent.name})"
         run = (

@@ -205,8 +205,13 @@ def test_a_broken_settings_file_does_not_break_the_registry():
 )
 @pytest.mark.parametrize("via_module", [False, True])
 async def test_resolve_eliza_gives_a_command_that_is_eliza_over_stdio(arg, via_module):
+    from bridge.registry import BUILTIN_NAME
+
     server = resolve(arg, via_module=via_module)
-    assert server["name"] == "ElizACP"
+    # The extension's own name for it when it sends one, else the one the console shows.
+    assert server["name"] == (
+        arg.get("name", BUILTIN_NAME) if isinstance(arg, dict) else BUILTIN_NAME
+    )
     assert server["env"] == []
     assert os.path.isabs(server["command"]), server  # the extension spawns it from anywhere
     assert server["args"][-1] == "eliza"
