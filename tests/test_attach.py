@@ -160,7 +160,9 @@ def _hello_exchange(path: Path, lines: list[dict]) -> list[dict]:
             buf += chunk
             while b"\n" in buf:
                 line, buf = buf.split(b"\n", 1)
-                out.append(json.loads(line))
+                msg = json.loads(line)
+                if "method" not in msg:  # the answers; a card announced meanwhile is not one
+                    out.append(msg)
         return out
 
 

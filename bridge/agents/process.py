@@ -108,6 +108,13 @@ class AgentProcess:
         # descendant holding them may never do.
         await self._leader_exit()
         self._exit_code = _peek_exit_code(self.proc.pid)
+        if self._exit_code is None:
+            # asyncio's child watcher reaped it first (in its thread): the code reaches the
+            # process object by a callback already on its way to this loop.
+            for _ in range(100):
+                if self.proc.returncode is not None:
+                    break
+                await asyncio.sleep(0.01)
         if self._stderr_task is not None:
             # Let the last words of a crashing agent reach the tail before anyone reports it.
             with contextlib.suppress(asyncio.TimeoutError, Exception):
