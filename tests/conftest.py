@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.lmclient import LmClient
+from tests.support.lmclient import LmClient
 
 
 @pytest.fixture(autouse=True)

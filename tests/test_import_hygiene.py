@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from tests.lmclient import REPO
+from tests.support.lmclient import REPO
 
 HEAVY = (
     "asyncio",

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lmclient import REPO
+from tests.support.lmclient import REPO
 
 
 def _source_copy(dest: Path) -> Path:

@@ -66,7 +66,7 @@ GEMINI_CLI_VERSION = "0.61.0"
 ACPX_VERSION = "0.19.1"
 
 #: Not an agent: the third-party OpenAI *client* frameworks the OpenAI front door is tested with
-#: (tests/openai/frameworks/), in a venv of their own so that the project's venv stays lean.
+#: (tests/bridge/openai/frameworks/), in a venv of their own so that the project's venv stays lean.
 FRAMEWORKS = "openai-agents==0.24.0 langchain-openai==1.7.3 pydantic-ai-slim[openai]==2.68.0"
 
 AGENTS = {

@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from symposium_tui.links import HostLink, Target  # noqa: E402
-from tests.lmclient import user  # noqa: E402
+from tests.support.lmclient import user  # noqa: E402
 from tests.support.remote import ServeProcess  # noqa: E402
 from tests.support.sshd import start_sshd  # noqa: E402
 

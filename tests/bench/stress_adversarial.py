@@ -1,7 +1,7 @@
 """The full adversarial pass: 100,000 fuzzed lines into `symposium-tui vscodelm` and 10,000
 malformed HTTP requests into the OpenAI API (loopback only), class by class; zero process deaths
 and a valid request served after each class (the suite runs the same code with smaller counts,
-`tests/openai/test_adversarial.py`).
+`tests/bridge/openai/test_adversarial.py`).
 
     .venv/bin/python tests/bench/stress_adversarial.py [LINES] [REQUESTS]
 
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 
 async def _chat_latency(cwd: str) -> float:
-    from tests.lmclient import LmClient, user
+    from tests.support.lmclient import LmClient, user
 
     lm = await LmClient.start("--cwd", cwd)
     try:
@@ -45,8 +45,8 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="symposium-stress-"))
     os.environ.setdefault("SYMPOSIUM_CONFIG_DIR", str(home / "config"))
     os.environ.setdefault("SYMPOSIUM_RUNTIME_DIR", str(home / "run"))
-    from tests.adversarial import fuzz_openai, fuzz_vscodelm
-    from tests.openai.conftest import ServerThread
+    from tests.bridge.openai.conftest import ServerThread
+    from tests.support.adversarial import fuzz_openai, fuzz_vscodelm
 
     before = asyncio.run(_chat_latency(str(home)))
     started = time.monotonic()

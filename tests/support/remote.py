@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from symposium_tui.links import LinkSet, Target
-from tests.lmclient import REPO, LmClient
+from tests.support.lmclient import REPO, LmClient
 from tests.support.sshd import FakeHost
 
 

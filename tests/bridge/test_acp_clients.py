@@ -1,0 +1,269 @@
+"""Real ACP clients nobody here wrote, through `symposium-tui acp`, to real agents.
+
+The client is `acpx` (npm, installed by tests/agents/install.py): it spawns
+`symposium-tui acp …` as its agent exactly as it would spawn any ACP agent, and with
+`--format json` prints every JSON-RPC message it sends and receives, which is what these tests
+read. Behind the proxy: the built-in Eliza, fast-agent (its `passthrough` model) and Claude Code's
+ACP adapter talking to the suite's scripted fake Anthropic API (the only fake: the remote model
+API cannot run here). A console, where one is needed, is the real ConsoleHost on its unix socket in
+this process (tests/bridge/test_acp_proxy.py's `Console`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bridge import events as ev
+from tests.agents import install as agents
+from tests.agents.fake_anthropic import FakeAnthropic, ToolUse, text, tool_use
+from tests.bridge.test_acp_proxy import Console, audit_lines
+
+PROXY = [sys.executable, "-m", "symposium_tui", "acp"]
+RUN_TIMEOUT = 240.0  # a cold Claude Code start on a loaded 2-core machine is slow
+
+
+@dataclass
+class AcpxRun:
+    code: int
+    messages: list[dict[str, Any]]
+    stderr: str
+
+    def methods(self) -> list[str]:
+        return [m["method"] for m in self.messages if "method" in m]
+
+    def updates(self, kind: str) -> list[dict[str, Any]]:
+        return [
+            m["params"]["update"]
+            for m in self.messages
+            if m.get("method") == "session/update"
+            and m["params"]["update"].get("sessionUpdate") == kind
+        ]
+
+    def text(self) -> str:
+        return "".join(u["content"].get("text", "") for u in self.updates("agent_message_chunk"))
+
+    def stop_reasons(self) -> list[str]:
+        return [
+            m["result"]["stopReason"]
+            for m in self.messages
+            if isinstance(m.get("result"), dict) and "stopReason" in m["result"]
+        ]
+
+
+def acpx_env(home: Path, extra: dict[str, str] | None = None) -> tuple[str, dict[str, str]]:
+    launch = agents.acpx(home)
+    env = dict(launch.env)
+    for key in ("SYMPOSIUM_CONFIG_DIR", "SYMPOSIUM_RUNTIME_DIR", "SYMPOSIUM_TEST_AGENTS_DIR"):
+        if key in os.environ:
+            env[key] = os.environ[key]
+    env.update(extra or {})
+    return launch.command, env
+
+
+async def acpx(
+    home: Path, agent: list[str], *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> AcpxRun:
+    command, full_env = acpx_env(home, env)
+    proc = await asyncio.create_subprocess_exec(
+        command,
+        "--format",
+        "json",
+        "--agent",
+        shlex.join(agent),
+        *args,
+        cwd=str(cwd),
+        env=full_env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), RUN_TIMEOUT)
+    messages = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+    return AcpxRun(proc.returncode or 0, messages, err.decode())
+
+
+# --- the built-in Eliza and fast-agent -----------------------------------------------------------------
+
+
+@pytest.mark.agents
+async def test_acpx_talks_to_eliza_through_the_proxy(acpx_ready: None, tmp_path: Path) -> None:
+    run = await acpx(
+        tmp_path / "home", [*PROXY, "--agent", "elizacp"], "exec", "Hello, I feel sad", cwd=tmp_path
+    )
+    assert run.code == 0, run.stderr
+    assert run.methods()[:3] == ["initialize", "session/new", "session/prompt"]
+    (init,) = [m for m in run.messages if m.get("id") == 0 and "result" in m]
+    assert init["result"]["agentInfo"]["name"] == "symposium-eliza"
+    assert run.text().strip() and run.stop_reasons() == ["end_turn"]
+
+
+@pytest.mark.agents
+async def test_acpx_answers_elizas_permission_when_no_console_runs(
+    acpx_ready: None, tmp_path: Path
+) -> None:
+    run = await acpx(
+        tmp_path / "home",
+        [*PROXY, "--agent", "elizacp"],
+        "--approve-all",
+        "exec",
+        "ask permission to run the tests",
+        cwd=tmp_path,
+    )
+    assert run.code == 0, run.stderr
+    assert "session/request_permission" in run.methods()  # forwarded to the client's own UI
+    assert "Permission granted" in run.text()
+    (line,) = audit_lines()
+    assert (line["resolver"], line["outcome"]) == ("client", "allow_once")
+    assert line["connection"].startswith("acpx-")
+
+
+@pytest.mark.agents
+async def test_acpx_talks_to_fast_agent_through_the_proxy(
+    acpx_ready: None, fast_agent_ready: None, tmp_path: Path
+) -> None:
+    launch = agents.fast_agent(tmp_path / "fa-home")
+    run = await acpx(
+        tmp_path / "home",
+        [*PROXY, "--", *launch.argv],
+        "exec",
+        "echo me through the proxy",
+        cwd=tmp_path,
+        env={k: v for k, v in launch.env.items() if k not in ("HOME", "PATH")},
+    )
+    assert run.code == 0, run.stderr
+    assert "echo me through the proxy" in run.text()
+    assert run.stop_reasons() == ["end_turn"]
+
+
+# --- Claude Code's ACP adapter, its Bash tool, the fake model API ------------------------------------
+
+
+def claude_env(tmp_path: Path, base_url: str) -> tuple[list[str], dict[str, str]]:
+    launch = agents.claude_agent(tmp_path / "home", base_url)
+    env = {k: v for k, v in launch.env.items() if k not in ("HOME", "PATH")}
+    env["PATH"] = launch.env["PATH"]
+    return [*PROXY, "--", *launch.argv], env
+
+
+def bash_marker() -> ToolUse:
+    return ToolUse("Bash", {"command": "echo ran > marker.txt", "description": "Write a marker"})
+
+
+@pytest.mark.agents
+async def test_claude_bash_approved_from_a_console_card(
+    acpx_ready: None, claude_ready: None, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    async with (
+        FakeAnthropic([tool_use(bash_marker()), text("Done.")]) as api,
+        Console(tmp_path, answer="approve") as console,
+    ):
+        agent, env = claude_env(tmp_path, api.base_url)
+        run = await acpx(tmp_path / "home", agent, "exec", "Write a marker", cwd=work, env=env)
+    assert run.code == 0, run.stderr
+    assert "session/request_permission" not in run.methods()  # the console answered
+    assert (work / "marker.txt").read_text().strip() == "ran"
+    (card,) = console.of(ev.ApprovalRequested)
+    assert card.tool_call["rawInput"]["command"] == "echo ran > marker.txt"
+    assert card.connection.startswith("acpx-")
+    (resolved,) = console.of(ev.ApprovalResolved)
+    assert (resolved.resolver, resolved.outcome) == ("console", "allow_once")
+    assert any(s.connection == card.connection for s in console.of(ev.SessionStarted))
+    assert [f.stop_reason for f in console.of(ev.RequestFinished)] == ["end_turn"]
+
+
+@pytest.mark.agents
+async def test_claude_bash_denied_by_a_rule(
+    acpx_ready: None, claude_ready: None, tmp_path: Path
+) -> None:
+    config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text('[[rules]]\naction = "deny"\nkind = "execute"\n')
+    work = tmp_path / "work"
+    work.mkdir()
+    async with FakeAnthropic([tool_use(bash_marker()), text("Understood.")]) as api:
+        agent, env = claude_env(tmp_path, api.base_url)
+        run = await acpx(
+            tmp_path / "home", agent, "--approve-all", "exec", "Write a marker", cwd=work, env=env
+        )
+    assert run.code == 0, run.stderr
+    assert "session/request_permission" not in run.methods()  # the rule answered first
+    assert not (work / "marker.txt").exists()
+    lines = audit_lines()
+    assert len(lines) == 1, (lines, run.messages, run.stderr)
+    (line,) = lines
+    assert line["resolver"] == "policy" and "deny" in line["rule"]
+
+
+@pytest.mark.agents
+async def test_claude_bash_forwarded_to_the_client_without_a_console(
+    acpx_ready: None, claude_ready: None, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    async with FakeAnthropic([tool_use(bash_marker()), text("Done.")]) as api:
+        agent, env = claude_env(tmp_path, api.base_url)
+        run = await acpx(
+            tmp_path / "home", agent, "--approve-all", "exec", "Write a marker", cwd=work, env=env
+        )
+    assert run.code == 0, run.stderr
+    (asked,) = [m for m in run.messages if m.get("method") == "session/request_permission"]
+    assert asked["params"]["toolCall"]["rawInput"]["command"] == "echo ran > marker.txt"
+    assert (work / "marker.txt").read_text().strip() == "ran"
+    (line,) = audit_lines()
+    assert line["resolver"] == "client" and line["outcome"] in ("allow_once", "allow_always")
+
+
+@pytest.mark.agents
+async def test_acpx_cancels_a_turn_and_the_console_sees_it(
+    acpx_ready: None, claude_ready: None, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    home = tmp_path / "home"
+    async with (
+        FakeAnthropic([text("x" * 400, chunks=200, delay=0.1)]) as api,
+        Console(tmp_path) as console,
+    ):
+        agent, env = claude_env(tmp_path, api.base_url)
+        made = await acpx(home, agent, "--ttl", "5", "sessions", "new", cwd=work, env=env)
+        assert made.code == 0, made.stderr
+        command, full_env = acpx_env(home, env)
+        prompt = await asyncio.create_subprocess_exec(
+            command,
+            "--format",
+            "json",
+            "--ttl",
+            "5",
+            "--agent",
+            shlex.join(agent),
+            "prompt",
+            "Write a long answer",
+            cwd=str(work),
+            env=full_env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        await console.until(lambda: console.of(ev.PartStreamed), RUN_TIMEOUT)
+        cancelled = await acpx(home, agent, "cancel", cwd=work, env=env)
+        assert cancelled.code == 0, cancelled.stderr
+        out, err = await asyncio.wait_for(prompt.communicate(), RUN_TIMEOUT)
+        await console.until(lambda: console.of(ev.RequestFinished), RUN_TIMEOUT)
+        await acpx(home, agent, "sessions", "close", cwd=work, env=env)
+    lines = [json.loads(line) for line in out.decode().splitlines() if line.startswith("{")]
+    assert any(m.get("method") == "session/cancel" for m in lines), err.decode()
+    stops = [m["result"]["stopReason"] for m in lines if "stopReason" in (m.get("result") or {})]
+    assert stops == ["cancelled"]
+    (finished,) = console.of(ev.RequestFinished)
+    assert (finished.outcome, finished.stop_reason) == ("cancelled", "cancelled")

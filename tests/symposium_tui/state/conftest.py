@@ -1,0 +1,14 @@
+"""Fixtures for the console state's tests: a real in-process bridge (the built-in Eliza behind it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bridge.core import Bridge
+
+
+@pytest.fixture
+async def bridge(tmp_path):
+    b = Bridge(cwd=str(tmp_path), idle_timeout=None)
+    yield b
+    await b.close()

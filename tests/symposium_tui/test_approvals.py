@@ -1,0 +1,542 @@
+"""The approval queue, driven with keys as a person would: every answer, the arming delay, focus,
+the alerts, approve-all, and cards that leave because someone else settled them."""
+
+from __future__ import annotations
+
+from textual.widgets import Input
+
+from symposium_tui.widgets.approvals import ApprovalCard
+from tests.support.console import ONCE_OPTIONS, edit_call, run_call, wait_for
+
+SIZE = (80, 24)
+
+
+async def pending_card(pilot, n=1):
+    await wait_for(pilot, lambda: len(pilot.app.queue.pending) >= n, what=f"{n} pending card(s)")
+    await pilot.pause()
+    return pilot.app.queue.pending[n - 1]
+
+
+async def test_a_card_shows_who_asks_what_with_the_input_the_diff_and_the_offered_options(
+    make_app, asker
+):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        asker.ask(
+            edit_call("src/calc.py"), agent="claude-code", session="s7", connection="vscodelm-3"
+        )
+        card = await pending_card(pilot)
+        assert "claude-code" in str(card.border_title) and "s7" in str(card.border_title)
+        assert "vscodelm-3" in str(card.border_title)
+        text = " ".join(str(s.render()) for s in card.query("Static"))
+        assert "Edit src/calc.py" in text and "[edit]" in text
+        assert (
+            "file_path: src/calc.py" in text and "old_string: |" in text
+        )  # the input, pretty-printed
+        assert "-    return a - b" in text and "+    return a + b" in text  # the diff
+        assert "@@ -1,2 +1,2 @@" in text
+        for label in (
+            "Approve once",
+            "Deny…",
+            "Bypass: always allow claude-code",
+            "Always allow (agent's rule)",
+            "Always reject (agent's rule)",
+            "Approve session",
+        ):
+            assert label in text
+
+
+async def test_a_approves_once_and_the_card_says_so_then_leaves(make_app, asker):
+    app = make_app(linger=0.05)
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call())
+        card = await pending_card(pilot)
+        assert app.focused is card
+        await pilot.press("a")
+        resolution = await task
+        assert (resolution.outcome, resolution.resolver, resolution.answer) == (
+            "allow_once",
+            "console",
+            "approve",
+        )
+        assert "Approved once" in card.outcome_text
+        await wait_for(pilot, lambda: not card.is_attached, what="the card to leave")
+        assert app.queue.query_one("#queue-empty").display
+
+
+async def test_d_then_a_reason_and_enter_denies_with_that_reason(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call("rm -rf build"))
+        card = await pending_card(pilot)
+        await pilot.press("d")
+        reason = card.query_one("#deny-reason", Input)
+        assert app.focused is reason
+        await pilot.press(*"use make clean", "enter")
+        resolution = await task
+        assert (resolution.outcome, resolution.reason) == ("reject_once", "use make clean")
+        assert "Denied: use make clean" in card.outcome_text
+
+
+async def test_d_then_escape_goes_back_to_the_card_and_enter_denies_without_a_reason(
+    make_app, asker
+):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call())
+        card = await pending_card(pilot)
+        await pilot.press("d", *"not", "escape")
+        await wait_for(pilot, lambda: card.state == "pending" and not card.query(".card-reason"))
+        assert not task.done(), "Esc answered nothing"
+        assert card.has_focus, "the card, not the reason input, has the keys again"
+        footer = " ".join(
+            b.binding.description for b in app.active_bindings.values() if b.binding.show
+        )
+        assert "Back to the card" not in footer and "Approve" in footer
+        await pilot.press("d", "enter")
+        resolution = await task
+        assert (resolution.outcome, resolution.reason) == ("reject_once", None)
+
+
+async def test_b_bypasses_the_agent_saves_it_and_its_next_request_needs_no_card(
+    make_app, asker, store
+):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        first = asker.ask(run_call(), agent="claude-code")
+        card = await pending_card(pilot)
+        await pilot.press("b")
+        assert (await first).outcome == "allow_once"
+        assert "claude-code is always allowed" in card.outcome_text
+        assert store.load().agents["claude-code"].bypass is True
+        second = await asker.ask(run_call("again"), agent="claude-code")
+        assert (second.resolver, second.outcome) == ("policy", "allow_once")
+        assert not app.queue.pending
+
+
+async def test_the_agents_own_always_options_are_A_and_R(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        allow = asker.ask(run_call("one"), session="s1")
+        await pending_card(pilot)
+        await pilot.press("A")
+        assert (await allow).outcome == "allow_always"
+        reject = asker.ask(run_call("two"), session="s2")
+        await wait_for(
+            pilot, lambda: app.queue.pending and app.queue.pending[0].info.session_id == "s2"
+        )
+        await pilot.press("R")
+        assert (await reject).outcome == "reject_always"
+
+
+async def test_keys_the_agent_did_not_offer_are_hidden_and_do_nothing(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call(), options=ONCE_OPTIONS)
+        card = await pending_card(pilot)
+        shown = {
+            b.binding.key
+            for b in app.screen.active_bindings.values()
+            if b.binding.show and b.enabled
+        }
+        assert {"a", "d", "b"} <= shown
+        assert card.check_action("answer", ("allow_always",)) is False  # False: hidden
+        assert card.check_action("answer", ("reject_always",)) is False
+        legend = str(card.query_one(".card-keys").render())
+        assert "agent's rule" not in legend
+        await pilot.press("A", "R")
+        assert not task.done() and card.state == "pending"
+
+
+async def test_a_card_ignores_keys_until_it_is_armed(make_app, asker):
+    app = make_app(arm_delay=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call())
+        card = await pending_card(pilot)
+        assert not card.armed and "arming" in str(card.query_one(".card-keys").render())
+        assert card.check_action("answer", ("approve",)) is None  # shown, dimmed
+        await pilot.press("a", "d", "b")
+        assert not task.done() and card.state == "pending"
+        card.arm_delay = 0.05
+        card.rearm()
+        await wait_for(pilot, lambda: card.armed, what="the card to arm")
+        await pilot.press("a")
+        assert (await task).outcome == "allow_once"
+
+
+async def test_focus_moving_to_the_next_card_by_itself_rearms_it(make_app, asker):
+    app = make_app(arm_delay=0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        first = asker.ask(run_call("one"), session="s1")
+        second = asker.ask(run_call("two"), session="s2")
+        await pending_card(pilot, 2)
+        app.queue.arm_delay = 3600
+        for card in app.queue.pending:
+            card.arm_delay = 3600
+        await pilot.press("a")  # answers the first; focus moves to the second, which re-arms
+        assert (await first).outcome == "allow_once"
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.focused, ApprovalCard) and app.focused.info.session_id == "s2",
+        )
+        await pilot.press("a")  # a double press meant for the first card
+        assert not second.done()
+
+
+async def test_a_new_card_never_takes_focus_from_the_chat_input(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        chat_input = app.query_one("#chat-input", Input)
+        await wait_for(pilot, lambda: app.focused is chat_input)
+        task = asker.ask(run_call())
+        await pending_card(pilot)
+        await pilot.press("a", "b", "d")
+        assert app.focused is chat_input
+        assert chat_input.value == "abd"
+        assert not task.done()
+
+
+async def test_a_new_card_rings_the_bell_flashes_the_title_and_counts_in_the_tab_and_header(
+    make_app, asker
+):
+    app = make_app()
+    titles = app.alerts.titles  # every title the console gave the terminal, in order
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        asker.ask(run_call("deploy"), agent="claude-code", session="s1")
+        await pending_card(pilot)
+        asker.ask(run_call("migrate"), agent="claude-code", session="s2")
+        await pending_card(pilot, 2)
+        assert app.bells == 2
+        # The title flashes what is asked (the steady title alone would not do), then settles.
+        assert "⚠ claude-code asks: deploy" in titles
+        assert "⚠ claude-code asks: migrate" in titles
+        tab = app.query_one("#tabs").get_tab("approvals")
+        assert str(tab.label) == "Approvals (2)"
+        assert app.sub_title == "2 pending approvals"
+        await wait_for(
+            pilot,
+            lambda: app.terminal_title == "(2) Symposium — approval pending",
+            what="steady title",
+        )
+        banner = app.query_one("#chat-banner")
+        assert not banner.display  # the chat's own requests only
+
+
+async def test_s_approves_every_pending_card_of_that_session_only(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        a1 = asker.ask(run_call("one"), session="s1")
+        a2 = asker.ask(run_call("two"), session="s1")
+        other = asker.ask(run_call("three"), session="s2")
+        await pending_card(pilot, 3)
+        await pilot.press("s")
+        assert (await a1).outcome == "allow_once" and (await a2).outcome == "allow_once"
+        assert not other.done()
+        assert [c.info.session_id for c in app.queue.pending] == ["s2"]
+
+
+async def test_a_withdrawn_card_says_so_and_leaves_the_queue(make_app, asker, bridge):
+    app = make_app(linger=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        asker.ask(run_call())
+        card = await pending_card(pilot)
+        bridge.approvals.withdraw(card.info.approval_id, "the turn was cancelled")
+        await wait_for(pilot, lambda: card.state == "resolved")
+        assert card.outcome_text == "↶ Withdrawn: the turn was cancelled"
+        assert app.queue.pending == []
+        await wait_for(
+            pilot, lambda: str(app.query_one("#tabs").get_tab("approvals").label) == "Approvals"
+        )
+        card_id = card.info.approval_id
+        app.queue.linger = 0
+        app.queue._drop(card)
+        await pilot.pause()
+        assert app.queue.card(card_id) is None
+
+
+async def test_a_card_answered_by_another_console_says_so(make_app, asker, bridge):
+    app = make_app(linger=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        other = bridge.approvals.attach("laptop")
+        asker.ask(run_call())
+        card = await pending_card(pilot)
+        other.answer(card.info.approval_id, "deny")
+        await wait_for(pilot, lambda: card.state == "resolved")
+        assert card.outcome_text.startswith("Answered by laptop: reject_once")
+        await pilot.press("a")  # too late: nothing happens, nothing breaks
+        other.detach()
+
+
+async def test_f2_jumps_from_the_chat_to_the_queue_and_answering_the_last_card_goes_back(
+    make_app, asker
+):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")
+        chat_input = app.query_one("#chat-input", Input)
+        await pilot.press(*"half-typed")
+        task = asker.ask(run_call())
+        card = await pending_card(pilot)
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        assert app.query_one("#tabs").active == "approvals"
+        await pilot.press("a")
+        await task
+        await wait_for(pilot, lambda: app.focused is chat_input, what="focus back in the chat")
+        assert app.query_one("#tabs").active == "chat" and chat_input.value == "half-typed"
+
+
+async def test_escape_in_the_queue_goes_back_to_where_f2_came_from(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.action_show_tab("toolcalls")
+        await pilot.pause()
+        asker.ask(run_call())
+        card = await pending_card(pilot)
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.query_one("#tabs").active == "toolcalls")
+        assert card.state == "pending"
+
+
+async def test_up_and_down_move_between_cards(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        asker.ask(run_call("one"), session="s1")
+        asker.ask(run_call("two"), session="s2")
+        first = await pending_card(pilot)
+        second = await pending_card(pilot, 2)
+        assert app.focused is first
+        await pilot.press("down")
+        assert (
+            app.focused is second
+            and second.has_class("-current")
+            and not first.has_class("-current")
+        )
+        await pilot.press("up")
+        assert app.focused is first
+
+
+async def test_v_shows_the_whole_request_and_its_keys_still_answer(make_app, asker):
+    long_input = {"command": "\n".join(f"echo {n}" for n in range(40))}
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(
+            {"toolCallId": "t", "title": "long script", "kind": "execute", "rawInput": long_input}
+        )
+        card = await pending_card(pilot)
+        assert "more lines (v views all)" in str(card.query_one(".card-input").render())
+        await pilot.press("v")
+        from symposium_tui.screens.detail import ApprovalDetailScreen
+
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalDetailScreen))
+        shown = " ".join(str(s.render()) for s in app.screen.query("Static"))
+        assert "echo 39" in shown
+        await pilot.press("a")
+        assert (await task).outcome == "allow_once"
+
+
+async def test_quitting_with_cards_pending_asks_first_then_denies_them_as_closed(make_app, asker):
+    from symposium_tui.screens.confirm import ConfirmQuit
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call())
+        await pending_card(pilot)
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmQuit), what="the question")
+        text = str(app.screen.query_one("#confirm-quit-text").render())
+        assert "1 approval is waiting" in text and "denies it" in text
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmQuit))
+        assert app.is_running and not task.done(), "staying answers nothing"
+        await pilot.press("ctrl+q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmQuit))
+        await pilot.press("y")
+        resolution = await task
+    assert (resolution.outcome, resolution.resolver) == ("reject_once", "default")
+    assert resolution.reason == "the console was closed"
+
+
+async def test_approvals_pending_before_the_console_started_get_cards(make_app, asker, bridge):
+    holder = bridge.approvals.attach("earlier")  # someone holds it, so it waits
+    task = asker.ask(run_call())
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        card = await pending_card(pilot)
+        await pilot.press("a")
+        assert (await task).outcome == "allow_once"
+        assert card.state == "resolved"
+    holder.detach()
+
+
+async def test_an_editors_agent_asking_permission_waits_for_the_card_and_goes_on_when_approved(
+    make_app, bridge
+):
+    """The editor's side, as VS Code's relay drives it: a chat on a connection of its own."""
+    import asyncio
+
+    from bridge.protocol import Message
+    from bridge.sessions import ResponseStream
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        editor = bridge.open_connection("vscodelm")
+        parts = []
+        request = editor.make_request(
+            "r1",
+            {"eliza": {"deterministic": True}},
+            [
+                Message.model_validate(
+                    {
+                        "role": "user",
+                        "content": [{"type": "text", "value": "ask permission to format the code"}],
+                    }
+                )
+            ],
+            [],
+        )
+        stream = ResponseStream("r1", parts.append)
+        turn = asyncio.ensure_future(editor.chat(request, stream))
+        card = await pending_card(pilot)
+        assert card.info.connection == editor.name and card.info.title == "format the code"
+        assert not turn.done()
+        await pilot.press("a")
+        await asyncio.wait_for(turn, 10)
+        assert "".join(p["value"] for p in parts).endswith(
+            "Permission granted (allow_once). I ran format the code."
+        )
+
+
+async def test_p_proposes_a_rule_for_the_pattern_edits_it_saves_it_and_approves(
+    make_app, asker, store
+):
+    from textual.widgets import TextArea
+
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        task = asker.ask(run_call("git status -s"))
+        card = await pending_card(pilot)
+        legend = str(card.query_one(".card-keys").render())
+        # the scope is on the card before the key is pressed
+        assert "Always allow commands starting `git status` by claude-code" in legend
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        editor = app.screen.query_one("#pattern-rule", TextArea)
+        assert 'command = "git status"' in editor.text
+        assert '{agent = "claude-code", kind = "execute", command = "git status -s"}' in editor.text
+        editor.text = editor.text.replace('command = "git status"', 'command = "git diff"')
+        await pilot.press("ctrl+s")  # its own example fails: shown, nothing saved
+        error = app.screen.query_one("#pattern-error")
+        await wait_for(pilot, lambda: "does not match its example" in str(error.render()))
+        assert store.load().rules == [] and not task.done()
+        editor.text = editor.text.replace('command = "git diff"', 'command = "git"')
+        await pilot.press("ctrl+s")
+        resolution = await task
+        assert (resolution.outcome, resolution.answer) == ("allow_once", "approve")
+        (rule,) = store.load().rules
+        assert (rule.action, rule.agent, rule.command) == ("allow", "claude-code", ("git",))
+        assert rule.match == [
+            {"agent": "claude-code", "kind": "execute", "command": "git status -s"}
+        ]
+        again = await asker.ask(run_call("git log --oneline", call_id="call-3"))
+        assert (again.resolver, again.outcome) == ("policy", "allow_once")
+
+
+async def test_escape_on_the_proposed_rule_saves_nothing_and_the_card_stays(make_app, asker, store):
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        task = asker.ask(edit_call("/tmp/project/src/calc.py"))
+        card = await pending_card(pilot)
+        assert "edit inside /tmp/project/src" in str(card.query_one(".card-keys").render())
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, PatternRuleScreen))
+        assert store.load().rules == [] and not task.done() and card.state == "pending"
+
+
+async def test_approval_fatigue_is_counted_per_pattern_and_a_run_suggests_a_rule_never_applied(
+    make_app, asker, store
+):
+    from textual.widgets import DataTable
+
+    from symposium_tui.screens.fatigue import ApprovalStatsScreen
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    app = make_app(linger=0.0)
+    async with app.run_test(size=(120, 30)) as pilot:
+        denied = asker.ask(run_call("git status", call_id="c0"))
+        card = await pending_card(pilot)
+        await pilot.press("d", "enter")  # denied: no run yet
+        await denied
+        for i, command in enumerate(
+            ["git status -s", "git status", "git status -b", "git status", "git status ."], 1
+        ):
+            task = asker.ask(run_call(command, call_id=f"c{i}"))
+            await wait_for(pilot, lambda: any(c.state == "pending" for c in app.queue.pending))
+            card = next(c for c in app.queue.pending if c.state == "pending")
+            card.focus()
+            await pilot.press("a")
+            assert (await task).outcome == "allow_once"
+            suggested = [n for n in app._notifications if n.title == "Rule suggested"]
+            assert bool(suggested) == (i == 5), i
+        stats = app.fatigue.patterns["commands starting `git status` by claude-code"]
+        assert (stats.asked, stats.approved, stats.denied, stats.in_a_row) == (6, 5, 1, 5)
+        assert len(stats.seconds) == 6 and stats.median_seconds is not None
+        assert store.load().rules == [], "a suggestion is never applied on its own"
+        app.action_approval_stats()
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalStatsScreen)
+                and bool(app.screen.query("#stats-table"))
+                and app.screen.query_one("#stats-table", DataTable).row_count == 1
+            ),
+        )
+        table = app.screen.query_one("#stats-table", DataTable)
+        row = table.get_row("commands starting `git status` by claude-code")
+        assert row[1:5] == ["6", "5", "1", "5"] and row[6] == "suggested (r)"
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: store.load().rules != [])
+        (rule,) = store.load().rules
+        assert rule.command == ("git status",) and rule.agent == "claude-code"
+
+
+def test_a_denial_ends_a_run_of_approvals() -> None:
+    from symposium_tui.state.fatigue import FatigueStats
+
+    stats = FatigueStats(threshold=2)
+    call = run_call("ls -la")
+    events = [
+        ("approve", None),
+        ("approve", "suggest"),
+        ("deny", None),
+        ("approve", None),
+        ("approve", "suggest"),
+    ]
+    for i, (answer, expect) in enumerate(events):
+        stats.requested(str(i), "a", call, ts=10.0 * i)
+        outcome = "allow_once" if answer == "approve" else "reject_once"
+        worth = stats.resolved(str(i), outcome, "console", ts=10.0 * i + 1.5)
+        assert (worth is not None) == (expect == "suggest"), i
+    stats.requested("p", "a", call, ts=0.0)
+    assert stats.resolved("p", "allow_once", "policy", ts=1.0) is None  # not a person: not counted
+    (row,) = stats.rows()
+    assert (row.key, row.asked, row.approved, row.denied, row.in_a_row) == (
+        "commands starting `ls` by a",
+        6,
+        4,
+        1,
+        2,
+    )
+    assert row.median_seconds == 1.5

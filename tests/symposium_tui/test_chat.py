@@ -1,0 +1,251 @@
+"""The built-in chat: a front door like VS Code, through the same bridge — replies stream in, the
+whole conversation goes with every turn, approvals use the same cards, a reply can be stopped."""
+
+from __future__ import annotations
+
+import sys
+
+from textual.widgets import Input
+
+from bridge import events as ev
+from bridge.settings import AgentConfig
+from tests.support.console import wait_for
+
+SIZE = (80, 24)
+
+
+async def open_chat(pilot):
+    await pilot.pause()
+    await pilot.press("f3")
+    chat_input = pilot.app.query_one("#chat-input", Input)
+    await wait_for(pilot, lambda: pilot.app.focused is chat_input, what="the chat input focused")
+    return chat_input
+
+
+async def say(pilot, text, *, type_it=False):
+    """Send a message: typed key by key, or (quicker) put in the input, then Enter."""
+    chat = pilot.app.chat
+    before = len(chat.messages)
+    if type_it:
+        await pilot.press(*text)
+    else:
+        pilot.app.query_one("#chat-input", Input).value = text
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: len(chat.messages) > before, what="the message to be sent")
+
+
+def transcript(app):
+    return [(m.kind, m.text) for m in app.chat.query("ChatMessage") if m.display]
+
+
+async def test_talking_to_eliza_streams_her_reply_and_keeps_the_whole_conversation(
+    make_app, bridge
+):
+    decisions = []
+    bridge.bus.subscribe(
+        lambda e: decisions.append(e.decision["kind"]) if isinstance(e, ev.HistoryDecided) else None
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "Hello", type_it=True)
+        await wait_for(pilot, lambda: not app.chat.busy)
+        assert ("agent", "How do you do. Please state your problem.") in transcript(app)
+        await say(pilot, "I am doing well, thanks!")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        assert ("agent", "Do you believe it is normal to be doing well thanks?") in transcript(app)
+        assert [m.role for m in app.chat.messages] == ["user", "assistant", "user", "assistant"]
+        assert decisions == ["new_session", "commit"]  # the second turn extended the first session
+
+
+async def test_a_permission_from_the_chat_is_a_card_in_the_queue_and_approving_lets_eliza_go_on(
+    make_app,
+):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to run the tests")
+        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        assert card.info.connection == app.chat.connection and card.info.agent == "eliza"
+        banner = app.query_one("#chat-banner")
+        await wait_for(pilot, lambda: banner.display)
+        assert "eliza asks permission: run the tests" in str(banner.render()) and "F2" in str(
+            banner.render()
+        )
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        assert transcript(app)[-1][1].endswith("Permission granted (allow_once). I ran the tests.")
+        assert not banner.display
+
+
+async def test_a_denied_permission_is_reported_by_the_agent(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to delete the database")
+        await wait_for(pilot, lambda: app.queue.pending)
+        await pilot.press("f2", "d", "enter")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        assert transcript(app)[-1][1].endswith(
+            "Permission denied (reject_once). I did not run delete the database."
+        )
+
+
+async def test_escape_stops_a_running_reply_and_its_card_is_withdrawn(make_app):
+    app = make_app(linger=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to run the tests")
+        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        assert app.chat.check_action("stop", ()) is True
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        assert transcript(app)[-1] == ("note", "Stopped.")
+        await wait_for(pilot, lambda: card.state == "resolved")
+        assert card.outcome_text.startswith("↶ Withdrawn")
+        assert app.chat.check_action("stop", ()) is False  # nothing to stop: hidden
+
+
+async def test_the_next_message_after_a_stopped_reply_starts_clean(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to run the tests")
+        await wait_for(pilot, lambda: app.queue.pending)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        await say(pilot, "Hello")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        kind, text = transcript(app)[-1]
+        assert kind == "agent" and text and "Permission" not in text
+
+
+async def test_ctrl_n_starts_a_new_conversation(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "Hello")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.chat.messages == []
+        assert transcript(app) == [("note", "New conversation with Eliza (built in).")]
+        await say(pilot, "Hello")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        assert transcript(app)[-1] == ("agent", "How do you do. Please state your problem.")
+
+
+async def test_a_configured_agent_is_offered_and_talked_to_over_stdio(make_app, store):
+    store.upsert_agent(
+        AgentConfig(
+            id="eliza-proc",
+            name="Eliza (process)",
+            command=sys.executable,
+            args=["-m", "symposium_tui", "eliza", "--deterministic"],
+        )
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        assert [a.key for a in app.chat.agents] == ["eliza", "eliza-proc"]
+        app.chat.choose_agent("eliza-proc")
+        await pilot.pause()
+        assert "Message Eliza (process)" in app.query_one("#chat-input", Input).placeholder
+        await say(pilot, "Hello")
+        await wait_for(pilot, lambda: not app.chat.busy, timeout=30)
+        assert transcript(app)[-1] == ("agent", "How do you do. Please state your problem.")
+
+
+async def test_an_agent_that_cannot_start_is_reported_in_the_chat(make_app, store):
+    store.upsert_agent(AgentConfig(id="broken", command="/nonexistent/agent"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        app.chat.choose_agent("broken")
+        await say(pilot, "Hello")
+        await wait_for(pilot, lambda: not app.chat.busy, timeout=30)
+        kind, text = transcript(app)[-1]
+        assert kind == "note" and text.startswith("The agent failed:")
+        assert app.focused is app.query_one("#chat-input")
+
+
+async def test_a_message_while_the_agent_replies_is_not_sent(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        chat_input = await open_chat(pilot)
+        await say(pilot, "ask permission to run the tests")
+        await wait_for(pilot, lambda: app.queue.pending)
+        await pilot.press(*"more", "enter")
+        assert chat_input.value == "more"  # kept, not sent
+        assert [m.role for m in app.chat.messages] == ["user"]
+
+
+async def test_a_reason_typed_on_the_card_is_shown_in_the_reply_and_told_to_the_agent(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to delete the database")
+        await wait_for(pilot, lambda: app.queue.pending)
+        await pilot.press("f2", "d", *"use the backup first", "enter")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        reply = transcript(app)[-1][1]
+        assert "The user denied `delete the database`: use the backup first" in reply
+        assert reply.endswith("Permission denied (reject_once). I did not run delete the database.")
+        waiting = [s.deny_notices for s in app.bridge.all_sessions()]
+        assert ["The user denied `delete the database`: use the backup first"] in waiting
+
+
+async def test_a_stopped_reply_leaves_no_pending_hourglass_on_screen(make_app):
+    app = make_app(linger=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to run the tests")
+        await wait_for(pilot, lambda: app.queue.pending)
+        await wait_for(pilot, lambda: "\u23f3" in transcript(app)[-1][1], what="the pending call")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        shown = [text for kind, text in transcript(app) if kind == "agent"]
+        assert shown and not any("\u23f3" in text for text in shown), shown
+        assert "\u23f3" in str(app.chat.messages[-1].content[0].value), "history kept as said"
+
+
+async def test_page_up_and_down_scroll_the_conversation_while_typing(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        chat_input = await open_chat(pilot)
+        for n in range(6):
+            await say(pilot, f"Hello number {n}")
+            await wait_for(pilot, lambda: not app.chat.busy)
+        log = app.query_one("#chat-log")
+        await wait_for(pilot, lambda: log.max_scroll_y > 0 and log.is_vertical_scroll_end)
+        await pilot.press(*"half typed", "pageup")
+        await wait_for(pilot, lambda: log.scroll_y < log.max_scroll_y, what="scrolled up")
+        assert app.focused is chat_input and chat_input.value == "half typed"
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        await wait_for(pilot, lambda: log.is_vertical_scroll_end, what="back at the end")
+
+
+def test_agent_text_is_rendered_as_markdown():
+    from rich.console import Console
+
+    from symposium_tui.widgets.chat import render_agent_text
+
+    console = Console(width=60, record=True, color_system=None, file=__import__("io").StringIO())
+    console.print(render_agent_text("# Plan\n\n- first *step*\n- `make test`\n\n> quoted"))
+    out = console.export_text()
+    assert "Plan" in out and "# Plan" not in out, "a heading, not its hashes"
+    assert "• first step" in out and "`" not in out and "*" not in out
+    assert "make test" in out and "▌ quoted" in out
+
+
+async def test_ctrl_e_picks_the_agent_from_the_chat_input(make_app):
+    from textual.widgets import Select
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await pilot.press(*"half", "ctrl+e")
+        select = app.query_one("#chat-agent", Select)
+        await wait_for(pilot, lambda: select.expanded, what="the agent list open")
