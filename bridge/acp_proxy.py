@@ -213,7 +213,7 @@ class AcpProxy:
         self.spec = spec
         self.agent_label = agent_label(spec)
         self.agent_key = agent_key(spec)
-        self.cwd = cwd or bridge.cwd
+        self.cwd = cwd or bridge.config.cwd
         self.name = bridge.connection_name("acp")
         self.client_info: dict[str, Any] | None = None
         self.client: Connection | None = None

@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import os
 from typing import Any
 
 from bridge import events as ev
+from bridge.config import BridgeConfig
 from bridge.history import HistoryTracker, MatchPolicy
 from bridge.protocol import Message, ToolDefinition, agent_key, agent_label, parse_agent
 from bridge.sessions import AgentSession, ChatRequest, RequestCancelled, ResponseStream
@@ -46,23 +46,13 @@ def _log_failure(task: asyncio.Future[Any]) -> None:
 class Bridge:
     def __init__(
         self,
+        config: BridgeConfig | None = None,
         *,
-        cwd: str | None = None,
         bus: ev.EventBus | None = None,
-        drain_timeout: float = 10.0,
-        start_timeout: float = 60.0,
-        tool_batch_window: float = 0.05,
-        tool_batch_limit: float = 2.0,
         approvals: Any = None,
-        idle_timeout: float | None = 1800.0,
-        max_agents: int | None = 16,
     ) -> None:
-        self.cwd = os.path.abspath(cwd or os.getcwd())  # ACP wants an absolute cwd (decision 10)
+        self.config = config or BridgeConfig()
         self.bus = bus or ev.EventBus()
-        self.drain_timeout = drain_timeout
-        self.start_timeout = start_timeout
-        self.tool_batch_window = tool_batch_window
-        self.tool_batch_limit = tool_batch_limit
         if approvals is None:
             from bridge.approvals import ApprovalBroker
 
@@ -72,8 +62,6 @@ class Bridge:
         self._ids = itertools.count(1)
         self.tool_server: Any = None
         self._tool_server_lock = asyncio.Lock()
-        self.idle_timeout = idle_timeout
-        self.max_agents = max_agents
         self._reaper: asyncio.Task[None] | None = None
 
     def all_sessions(self) -> list[AgentSession]:
@@ -84,37 +72,39 @@ class Bridge:
 
     async def make_room_for_agent(self, starting: AgentSession) -> None:
         """Keep at most `max_agents` agents running: stop the least recently used idle one."""
-        if self.max_agents is None:
+        max_agents = self.config.max_agents
+        if max_agents is None:
             return
         running = [s for s in self.running_agents() if s is not starting]
-        if len(running) < self.max_agents:
+        if len(running) < max_agents:
             return
         idle = sorted((s for s in running if s.is_idle), key=lambda s: s.last_active)
         if not idle:
             from bridge.sessions import SessionFailed
 
             raise SessionFailed(
-                f"too many agent sessions are busy (the limit is {self.max_agents}); try again when one finishes"
+                f"too many agent sessions are busy (the limit is {max_agents}); try again when one finishes"
             )
         victim = idle[0]
         await victim.core.session_died(
-            victim, f"stopped to make room for a new agent (limit {self.max_agents})"
+            victim, f"stopped to make room for a new agent (limit {max_agents})"
         )
 
     def session_activity(self) -> None:
-        if self.idle_timeout is not None and self._reaper is None:
+        if self.config.idle_timeout is not None and self._reaper is None:
             self._reaper = asyncio.ensure_future(self._reap_idle())
 
     async def _reap_idle(self) -> None:
-        assert self.idle_timeout is not None
-        period = max(0.05, min(self.idle_timeout / 4, 30.0))
+        idle_timeout = self.config.idle_timeout
+        assert idle_timeout is not None
+        period = max(0.05, min(idle_timeout / 4, 30.0))
         import time
 
         while True:
             await asyncio.sleep(period)
             now = time.monotonic()
             for session in self.all_sessions():
-                if session.is_idle and now - session.last_active >= self.idle_timeout:
+                if session.is_idle and now - session.last_active >= idle_timeout:
                     log.info(
                         "session %s idle for %.0f s: stopping its agent",
                         session.id,
@@ -168,35 +158,16 @@ class ConnectionCore:
         self.policy = policy
         self.tracker = HistoryTracker(policy)
         self.sessions: dict[str, AgentSession] = {}
+        self.config = bridge.config
 
-    # settings shared with sessions
+    # shared with sessions
     @property
     def bus(self) -> ev.EventBus:
         return self.bridge.bus
 
     @property
-    def cwd(self) -> str:
-        return self.bridge.cwd
-
-    @property
-    def drain_timeout(self) -> float:
-        return self.bridge.drain_timeout
-
-    @property
-    def start_timeout(self) -> float:
-        return self.bridge.start_timeout
-
-    @property
-    def tool_batch_window(self) -> float:
-        return self.bridge.tool_batch_window
-
-    @property
     def approvals(self) -> Any:
         return self.bridge.approvals
-
-    @property
-    def tool_batch_limit(self) -> float:
-        return self.bridge.tool_batch_limit
 
     @property
     def tool_server(self) -> Any:

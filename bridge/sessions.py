@@ -532,7 +532,7 @@ class AgentSession:
         if not turn.cancelled:
             self._cancel_turn(turn)
         try:
-            await asyncio.wait_for(turn.done.wait(), self.core.drain_timeout)
+            await asyncio.wait_for(turn.done.wait(), self.core.config.drain_timeout)
         except TimeoutError:
             log.warning(
                 "session %s: the agent did not end a cancelled turn; restarting it", self.id
@@ -661,7 +661,7 @@ class AgentSession:
             tool_call=tool_call.model_dump(mode="json", by_alias=True, exclude_none=True),
             options=[o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options],
             client_tool=str(tool_call.tool_call_id) in self.client_calls,
-            cwd=self.core.cwd,
+            cwd=self.core.config.cwd,
         )
         ask_client = None
         if turn.has_agent_action:
@@ -830,7 +830,7 @@ class AgentSession:
         if turn.handoff is not None:
             turn.handoff.cancel()
         turn.handoff = asyncio.get_running_loop().call_later(
-            self.core.tool_batch_window, self._hand_off, turn
+            self.core.config.tool_batch_window, self._hand_off, turn
         )
 
     def _hand_off(self, turn: Turn) -> None:
@@ -850,8 +850,11 @@ class AgentSession:
         loop = asyncio.get_running_loop()
         if turn.handoff_started is None:
             turn.handoff_started = loop.time()
-        if arrived < announced and loop.time() - turn.handoff_started < self.core.tool_batch_limit:
-            turn.handoff = loop.call_later(self.core.tool_batch_window, self._hand_off, turn)
+        if (
+            arrived < announced
+            and loop.time() - turn.handoff_started < self.core.config.tool_batch_limit
+        ):
+            turn.handoff = loop.call_later(self.core.config.tool_batch_window, self._hand_off, turn)
             return
         turn.handoff_started = None
         stream = turn.stream
@@ -967,7 +970,7 @@ class AgentSession:
                 )
 
         try:
-            agent = await launch(self.spec, cwd=self.core.cwd, on_stderr=on_stderr)
+            agent = await launch(self.spec, cwd=self.core.config.cwd, on_stderr=on_stderr)
         except LaunchError as exc:
             raise SessionFailed(str(exc)) from exc
         self._secrets = agent.secrets  # launch() redacts them from stderr already
@@ -984,7 +987,7 @@ class AgentSession:
                     client_info=Implementation(name="symposium-tui", version="0.1.0"),
                 )
             ),
-            self.core.start_timeout,
+            self.core.config.start_timeout,
         )
         mcp_servers = []
         if request.client_tools:
@@ -993,10 +996,10 @@ class AgentSession:
         new = await asyncio.wait_for(
             self._until_agent_exits(
                 self.conn.new_session(
-                    cwd=self.core.cwd, mcp_servers=mcp_servers, **_client_tool_meta(request)
+                    cwd=self.core.config.cwd, mcp_servers=mcp_servers, **_client_tool_meta(request)
                 )
             ),
-            self.core.start_timeout,
+            self.core.config.start_timeout,
         )
         self.acp_session_id = new.session_id
         log.info(

@@ -367,7 +367,7 @@ class Preferences:
         )
 
     def bridge_options(self) -> dict[str, Any]:
-        """The `Bridge(...)` keyword arguments these preferences set (0 → no limit)."""
+        """The `BridgeConfig(...)` fields these preferences set (0 → no limit)."""
         options: dict[str, Any] = {}
         if self.idle_timeout is not None:
             options["idle_timeout"] = self.idle_timeout or None

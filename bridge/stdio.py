@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from bridge import events as ev
+from bridge.config import BridgeConfig
 from bridge.core import Bridge
 from bridge.jsonrpc import line_limit
 from bridge.rpc import FdWriter
@@ -64,10 +65,9 @@ async def serve_stdio(
     from bridge.approvals import ApprovalBroker
 
     bridge = Bridge(
-        cwd=cwd,
+        BridgeConfig(cwd=cwd or "", **(bridge_options or {})),
         bus=bus,
         approvals=ApprovalBroker(bus, policy=_settings_policy(), audit=audit),
-        **(bridge_options or {}),
     )
     reader, writer = await _stdio_streams(rest, eof)
     loop = asyncio.get_running_loop()

@@ -70,6 +70,7 @@ def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
     """The console around a fresh bridge, with demo settings and the demo clock."""
     from bridge import events as ev
     from bridge.approvals import ApprovalBroker
+    from bridge.config import BridgeConfig
     from bridge.core import Bridge
     from bridge.rules import Rule
     from bridge.settings import AgentConfig, SettingsStore
@@ -106,7 +107,7 @@ def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
         store.set_agent_bypass(agent, True)
 
     broker = ApprovalBroker(bus, policy=settings.policy(), persist_bypass=persist_bypass)
-    bridge = Bridge(cwd=CWD, bus=bus, approvals=broker, idle_timeout=None)
+    bridge = Bridge(BridgeConfig(cwd=CWD, idle_timeout=None), bus=bus, approvals=broker)
     options: dict[str, Any] = {
         "arm_delay": 0.0,
         "linger": 3600.0,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from bridge import events as ev
 from bridge.approvals import ApprovalBroker
 from bridge.audit import AuditLog
+from bridge.config import BridgeConfig
 from bridge.core import Bridge
 from bridge.jsonrpc import LINE_LIMIT
 from bridge.paths import runtime_dir
@@ -130,7 +131,7 @@ def build_hosted(
 
         notifier = Notifier.for_broker(settings.notify, broker)
     options.update(bridge_options or {})
-    bridge = Bridge(cwd=cwd, bus=bus, approvals=broker, **options)
+    bridge = Bridge(BridgeConfig(cwd=cwd or "", **options), bus=bus, approvals=broker)
     return Hosted(bridge, store, settings_error, notifier)
 
 

@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from bridge import events as ev  # noqa: E402
+from bridge.config import BridgeConfig  # noqa: E402
 from bridge.core import Bridge  # noqa: E402
 from bridge.protocol import Message, TextPart  # noqa: E402
 from bridge.sessions import ResponseStream  # noqa: E402
@@ -43,7 +44,7 @@ def ms(values: list[float]) -> str:
 
 
 async def through_bridge(rounds: int) -> tuple[list[float], list[float]]:
-    bridge = Bridge(cwd=tempfile.mkdtemp())
+    bridge = Bridge(BridgeConfig(cwd=tempfile.mkdtemp()))
     handle = bridge.approvals.attach("bench")
     core = bridge.open_connection("bench")
     arrived: dict[Any, float] = {}

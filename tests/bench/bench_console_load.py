@@ -41,6 +41,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Footer, TabbedContent, TabPane
 
 from bridge import events as ev
+from bridge.config import BridgeConfig
 from bridge.core import Bridge
 from symposium_tui.state import ConsoleState
 from symposium_tui.widgets.sessions import SessionsPane
@@ -348,7 +349,7 @@ def describe(label: str, samples: list[float]) -> dict[str, float]:
 async def main(
     seconds: float, rate: int, prefill_n: int, baseline_seconds: float, only: str | None = None
 ) -> None:
-    bridge = Bridge(cwd=os.getcwd(), idle_timeout=None)
+    bridge = Bridge(BridgeConfig(cwd=os.getcwd(), idle_timeout=None))
     state = ConsoleState(bridge)
     state.attach()
     t = time.perf_counter()

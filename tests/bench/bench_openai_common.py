@@ -204,11 +204,12 @@ def bare_session():  # noqa: ANN201
 
 async def _serve(config: str, coalesce: bool) -> None:
     sys.path.insert(0, str(REPO))
+    from bridge.config import BridgeConfig
     from bridge.core import Bridge
     from bridge.openai import OpenAIServer
     from bridge.openai.catalog import Catalog
 
-    bridge = Bridge(cwd=config)
+    bridge = Bridge(BridgeConfig(cwd=config))
     server = OpenAIServer(
         bridge, "127.0.0.1:0", catalog=Catalog(Path(config) / "settings.toml"), coalesce=coalesce
     )

@@ -49,6 +49,7 @@ def percentile(values: list[float], q: float) -> float:
 async def _serve(config: str, think: float) -> None:
     sys.path.insert(0, str(REPO))
     from bridge.agents import eliza
+    from bridge.config import BridgeConfig
     from bridge.core import Bridge, settle_heap
     from bridge.openai import OpenAIServer
     from bridge.openai.catalog import Catalog
@@ -60,7 +61,7 @@ async def _serve(config: str, think: float) -> None:
         return await reply(self, session, text)
 
     eliza.ElizaAgent._reply = thinking
-    bridge = Bridge(cwd=config, max_agents=None)
+    bridge = Bridge(BridgeConfig(cwd=config, max_agents=None))
     server = OpenAIServer(bridge, "127.0.0.1:0", catalog=Catalog(Path(config) / "settings.toml"))
     await server.start()
     settle_heap()

@@ -54,8 +54,9 @@ tags = ["math", "local"]
 class ServerThread:
     """The bridge and its OpenAI server running in their own event loop thread."""
 
-    def __init__(self, cwd: str, **options: Any) -> None:
+    def __init__(self, cwd: str, *, config: dict[str, Any] | None = None, **options: Any) -> None:
         self.cwd = cwd
+        self.config = config or {}  # BridgeConfig fields beyond the tests' defaults
         self.options = options
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(
@@ -71,10 +72,13 @@ class ServerThread:
         self.thread.start()
 
         async def boot() -> None:
+            from bridge.config import BridgeConfig
             from bridge.core import Bridge
             from bridge.openai import OpenAIServer
 
-            self.bridge = Bridge(cwd=self.cwd, tool_batch_window=0.2, drain_timeout=5)
+            self.bridge = Bridge(
+                BridgeConfig(cwd=self.cwd, tool_batch_window=0.2, drain_timeout=5, **self.config)
+            )
             self.server = OpenAIServer(self.bridge, "127.0.0.1:0", **self.options)
             await self.server.start()
 

@@ -87,9 +87,19 @@ def test_500_agent_that_fails_to_start(client):
         )
 
 
-def test_503_when_every_agent_slot_is_busy(server: ServerThread, client):
-    server.bridge.max_agents = 1
-    with openai.OpenAI(base_url=server.url, api_key="x", max_retries=0) as other:
+@pytest.fixture
+def one_slot_server(settings, tmp_path):
+    srv = ServerThread(str(tmp_path), config={"max_agents": 1}, retry_grace=1.0).start()
+    yield srv
+    srv.stop()
+
+
+def test_503_when_every_agent_slot_is_busy(one_slot_server: ServerThread):
+    server = one_slot_server
+    with (
+        openai.OpenAI(base_url=server.url, api_key="unused", max_retries=0, timeout=60) as client,
+        openai.OpenAI(base_url=server.url, api_key="x", max_retries=0) as other,
+    ):
         import threading
 
         result = {}

@@ -57,7 +57,7 @@ async def drive(bridge: Any, *prompts: str) -> tuple[str, Client]:
     await conn.initialize(
         protocol_version=acp.PROTOCOL_VERSION, client_info=Implementation(name="Zed", version="1")
     )
-    session_id = (await conn.new_session(cwd=bridge.cwd, mcp_servers=[])).session_id
+    session_id = (await conn.new_session(cwd=bridge.config.cwd, mcp_servers=[])).session_id
     for text in prompts:
         await conn.prompt(session_id=session_id, prompt=[TextContentBlock(type="text", text=text)])
     await conn.close()
