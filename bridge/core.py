@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
 from bridge.config import BridgeConfig
 from bridge.history import HistoryTracker, MatchPolicy
 from bridge.protocol import Message, ToolDefinition, agent_key, agent_label, parse_agent
 from bridge.sessions import AgentSession, ChatRequest, RequestCancelled, ResponseStream
+
+if TYPE_CHECKING:
+    from bridge.tools import ClientToolServer
 
 log = logging.getLogger(__name__)
 
@@ -60,12 +63,16 @@ class Bridge:
         self.approvals = approvals
         self.connections: dict[str, ConnectionCore] = {}
         self._ids = itertools.count(1)
-        self.tool_server: Any = None
+        self.tool_server: ClientToolServer | None = None
         self._tool_server_lock = asyncio.Lock()
         self._reaper: asyncio.Task[None] | None = None
 
     def all_sessions(self) -> list[AgentSession]:
-        return [s for c in self.connections.values() for s in c.sessions.values()]
+        return [s for _, s in self._sessions()]
+
+    def _sessions(self) -> list[tuple[ConnectionCore, AgentSession]]:
+        """Every session with the connection it belongs to."""
+        return [(c, s) for c in self.connections.values() for s in c.sessions.values()]
 
     def running_agents(self) -> list[AgentSession]:
         return [s for s in self.all_sessions() if s.state in ("starting", "ready")]
@@ -75,18 +82,22 @@ class Bridge:
         max_agents = self.config.max_agents
         if max_agents is None:
             return
-        running = [s for s in self.running_agents() if s is not starting]
+        running = [
+            (c, s)
+            for c, s in self._sessions()
+            if s.state in ("starting", "ready") and s is not starting
+        ]
         if len(running) < max_agents:
             return
-        idle = sorted((s for s in running if s.is_idle), key=lambda s: s.last_active)
+        idle = sorted((cs for cs in running if cs[1].is_idle), key=lambda cs: cs[1].last_active)
         if not idle:
             from bridge.sessions import SessionFailed
 
             raise SessionFailed(
                 f"too many agent sessions are busy (the limit is {max_agents}); try again when one finishes"
             )
-        victim = idle[0]
-        await victim.core.session_died(
+        core, victim = idle[0]
+        await core.session_died(
             victim, f"stopped to make room for a new agent (limit {max_agents})"
         )
 
@@ -103,16 +114,14 @@ class Bridge:
         while True:
             await asyncio.sleep(period)
             now = time.monotonic()
-            for session in self.all_sessions():
+            for core, session in self._sessions():
                 if session.is_idle and now - session.last_active >= idle_timeout:
                     log.info(
                         "session %s idle for %.0f s: stopping its agent",
                         session.id,
                         now - session.last_active,
                     )
-                    await session.core.session_died(
-                        session, f"idle for {now - session.last_active:.0f} s"
-                    )
+                    await core.session_died(session, f"idle for {now - session.last_active:.0f} s")
 
     def connection_name(self, kind: str) -> str:
         """A name no other connection of this process has: `<kind>-<n>`."""
@@ -128,7 +137,7 @@ class Bridge:
         self.connections[name] = conn
         return conn
 
-    async def ensure_tool_server(self) -> Any:
+    async def ensure_tool_server(self) -> ClientToolServer:
         async with self._tool_server_lock:
             if self.tool_server is None:
                 from bridge.tools import ClientToolServer
@@ -150,6 +159,8 @@ class Bridge:
 
 
 class ConnectionCore:
+    """One client connection's conversations; the `SessionHost` of each of its agent sessions."""
+
     def __init__(
         self, bridge: Bridge, name: str, policy: MatchPolicy = MatchPolicy.SUPERSEDE
     ) -> None:
@@ -158,23 +169,20 @@ class ConnectionCore:
         self.policy = policy
         self.tracker = HistoryTracker(policy)
         self.sessions: dict[str, AgentSession] = {}
+        # shared with every connection of the bridge, and given to its sessions
         self.config = bridge.config
+        self.bus = bridge.bus
+        self.approvals = bridge.approvals
 
-    # shared with sessions
-    @property
-    def bus(self) -> ev.EventBus:
-        return self.bridge.bus
-
-    @property
-    def approvals(self) -> Any:
-        return self.bridge.approvals
-
-    @property
-    def tool_server(self) -> Any:
-        return self.bridge.tool_server
-
-    async def ensure_tool_server(self) -> Any:
+    # what its sessions need of the process-wide bridge (SessionHost)
+    async def ensure_tool_server(self) -> ClientToolServer:
         return await self.bridge.ensure_tool_server()
+
+    def session_active(self) -> None:
+        self.bridge.session_activity()
+
+    async def make_room_for_agent(self, starting: AgentSession) -> None:
+        await self.bridge.make_room_for_agent(starting)
 
     def make_request(
         self, request_id: Any, agent: Any, messages: list[Message], tools: list[ToolDefinition]
@@ -233,8 +241,8 @@ class ConnectionCore:
 
     def find_stream(self, request_id: Any) -> ResponseStream | None:
         for session in self.sessions.values():
-            stream = session._stream
-            if stream is not None and stream.request_id == request_id and not stream.done:
+            stream = session.answering(request_id)
+            if stream is not None:
                 return stream
         return None
 

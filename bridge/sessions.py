@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from bridge import events as ev
 from bridge.history import Decision, DecisionKind
@@ -43,7 +43,10 @@ from bridge.tasks import TaskSet
 from bridge.tool_results import agent_action_approved, describe_received, tool_result_text
 
 if TYPE_CHECKING:
-    from bridge.core import ConnectionCore
+    from bridge.approvals import ApprovalBroker
+    from bridge.config import BridgeConfig
+    from bridge.history import HistoryTracker
+    from bridge.tools import ClientToolServer
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,51 @@ class RequestCancelled(Exception):
 
 class SessionFailed(Exception):
     pass
+
+
+class SessionHost(Protocol):
+    """Everything an agent session needs from the connection it serves (`ConnectionCore` is one):
+    the session is given this, never the connection itself or the process-wide bridge."""
+
+    @property
+    def name(self) -> str:
+        """The connection's name: in logs, events and approvals."""
+        ...
+
+    @property
+    def config(self) -> BridgeConfig: ...
+
+    @property
+    def bus(self) -> ev.EventBus: ...
+
+    @property
+    def approvals(self) -> ApprovalBroker: ...
+
+    @property
+    def tracker(self) -> HistoryTracker:
+        """The connection's history: what was streamed, and when a reply is complete."""
+        ...
+
+    async def ensure_tool_server(self) -> ClientToolServer:
+        """The `vscode_tools` MCP server (started the first time a session needs it)."""
+        ...
+
+    def session_active(self) -> None:
+        """A request reached a session (the idle reaper runs while there are sessions)."""
+        ...
+
+    async def make_room_for_agent(self, starting: AgentSession) -> None:
+        """Before `starting` starts its agent: stop an idle one if the limit is reached (raises
+        SessionFailed when every running agent is busy)."""
+        ...
+
+    def request_finished(
+        self, stream: ResponseStream, outcome: str, error: str | None = None
+    ) -> None: ...
+
+    async def session_died(self, session: AgentSession, reason: str) -> None:
+        """The session cannot go on: forget it and close it."""
+        ...
 
 
 # --- the request side ---------------------------------------------------------------------------
@@ -183,7 +231,7 @@ class _AcpClient:
         if self.foreign == 1 or self.foreign % 1000 == 0:
             log.warning(
                 "%s/%s: dropped %d %s for unknown ACP session %r (ours: %r)",
-                self._session.core.name,
+                self._session.host.name,
                 self._session.id,
                 self.foreign,
                 what,
@@ -268,8 +316,8 @@ def _own_mcp_server(server: dict[str, Any], init: Any) -> Any:
 
 
 class AgentSession:
-    def __init__(self, core: ConnectionCore, session_id: str, request: ChatRequest) -> None:
-        self.core = core
+    def __init__(self, host: SessionHost, session_id: str, request: ChatRequest) -> None:
+        self.host = host
         self.id = session_id
         self.spec = request.agent
         self.agent_label = request.agent_label
@@ -287,6 +335,8 @@ class AgentSession:
         self.tool_names = {t.name for t in self.tools}
         self.needs_replay = False
         self._stream: ResponseStream | None = None
+        # the `vscode_tools` server this session's endpoint is registered with, under this key
+        self._tool_server: ClientToolServer | None = None
         self._tool_server_key: str | None = None
         self._tools_changed = False  # the client's tool list changed since the last prompt
         self._restart_for_tools = False
@@ -306,6 +356,13 @@ class AgentSession:
         """No request is being answered (a turn may still wait on the client)."""
         return self._stream is None or self._stream.done
 
+    def answering(self, request_id: Any) -> ResponseStream | None:
+        """The stream of the request with this id, while this session is answering it."""
+        stream = self._stream
+        if stream is not None and stream.request_id == request_id and not stream.done:
+            return stream
+        return None
+
     # --- requests --------------------------------------------------------------------------------
 
     async def submit(
@@ -314,7 +371,7 @@ class AgentSession:
         """Answer one request routed to this session; returns when `stream` is finished."""
         stream.session = self
         self.last_active = time.monotonic()
-        self.core.bridge.session_activity()
+        self.host.session_active()
         previous = self._stream
         self._stream = stream
         if previous is not None and not previous.done:
@@ -360,19 +417,19 @@ class AgentSession:
                 await self._ensure_started(request)
             except SessionFailed as exc:
                 stream.fail(str(exc))
-                await self.core.session_died(self, str(exc))
+                await self.host.session_died(self, str(exc))
                 return
             if stream.done:
                 self._not_delivered(prompt, context)
                 return
             if (
                 self._tools_changed
+                and self._tool_server is not None
                 and self._tool_server_key is not None
-                and self.core.tool_server is not None
             ):
                 # D17: the agent should meet the new tool list in the prompt that brought it.
                 self._tools_changed = False
-                await self.core.tool_server.wait_relisted(self._tool_server_key)
+                await self._tool_server.wait_relisted(self._tool_server_key)
                 if stream.done:
                     self._not_delivered(prompt, context)
                     return
@@ -395,8 +452,8 @@ class AgentSession:
         tools = request.client_tools
         self.tools = tools
         self.tool_names = {t.name for t in tools}
-        if self._tool_server_key is not None and self.core.tool_server is not None:
-            if self.core.tool_server.set_tools(self._tool_server_key, tools):
+        if self._tool_server is not None and self._tool_server_key is not None:
+            if self._tool_server.set_tools(self._tool_server_key, tools):
                 self._tools_changed = True
         elif tools and self.state == "ready":
             # The agent was started without the client-tool server (its first request had no
@@ -407,7 +464,7 @@ class AgentSession:
     def cancel_stream(self, stream: ResponseStream, reason: str = "Request cancelled") -> None:
         """`lm/cancel`, a superseded request or a vanished client: answer it, stop the agent's turn."""
         stream.cancel(reason)
-        self.core.request_finished(stream, "cancelled", reason)
+        self.host.request_finished(stream, "cancelled", reason)
         turn = self.turn
         if turn is not None and turn.stream is stream and not turn.cancelled:
             self._cancel_turn(turn)
@@ -416,9 +473,9 @@ class AgentSession:
         self.last_active = time.monotonic()
         if stream.done:
             return
-        self.core.tracker.complete(self.id)
+        self.host.tracker.complete(self.id)
         stream.complete()
-        self.core.request_finished(stream, "complete")
+        self.host.request_finished(stream, "complete")
 
     # --- turns -------------------------------------------------------------------------------------
 
@@ -451,7 +508,7 @@ class AgentSession:
                 context = None
             log.debug(
                 "%s/%s: turn %d prompts %d characters",
-                self.core.name,
+                self.host.name,
                 self.id,
                 turn.id,
                 len(prompt),
@@ -469,7 +526,7 @@ class AgentSession:
                     }
                 log.debug(
                     "%s/%s: turn %d ended: %s",
-                    self.core.name,
+                    self.host.name,
                     self.id,
                     turn.id,
                     getattr(response, "stop_reason", None),
@@ -497,8 +554,8 @@ class AgentSession:
         if error is not None:
             if stream is not None:
                 stream.fail(error)
-                self.core.request_finished(stream, "error", error)
-            await self.core.session_died(self, error)
+                self.host.request_finished(stream, "error", error)
+            await self.host.session_died(self, error)
             return
         if stream is not None:
             self._flush_backlog(turn, stream)
@@ -516,7 +573,7 @@ class AgentSession:
             )  # ACP: pending permission requests of a cancelled turn answer `cancelled`
         self.waiting.clear()
         for approval_id in turn.approvals:
-            self.core.approvals.withdraw(approval_id, "the turn was cancelled")
+            self.host.approvals.withdraw(approval_id, "the turn was cancelled")
         if self.conn is not None and self.acp_session_id is not None and not turn.done.is_set():
             self._tasks.start(self._send_cancel())
 
@@ -532,7 +589,7 @@ class AgentSession:
         if not turn.cancelled:
             self._cancel_turn(turn)
         try:
-            await asyncio.wait_for(turn.done.wait(), self.core.config.drain_timeout)
+            await asyncio.wait_for(turn.done.wait(), self.host.config.drain_timeout)
         except TimeoutError:
             log.warning(
                 "session %s: the agent did not end a cancelled turn; restarting it", self.id
@@ -595,17 +652,17 @@ class AgentSession:
                 state, text = rendered
                 self._tool_event(update.tool_call_id, state)
                 if state.status in ("completed", "failed"):
-                    self.core.approvals.tool_outcome(
-                        self.core.name, self.id, str(update.tool_call_id), state.status
+                    self.host.approvals.tool_outcome(
+                        self.host.name, self.id, str(update.tool_call_id), state.status
                     )
                 self._emit(turn, {"type": "text", "value": text})
 
     def _tool_event(self, tool_call_id: str, state: Any) -> None:
-        bus = self.core.bus
+        bus = self.host.bus
         if bus.active:
             bus.publish(
                 ev.ToolCallSeen(
-                    connection=self.core.name,
+                    connection=self.host.name,
                     session_id=self.id,
                     tool_call_id=tool_call_id,
                     title=state.title,
@@ -628,13 +685,13 @@ class AgentSession:
         model = (
             TextPart(value=part["value"]) if kind == "text" else ToolCallPart.model_validate(part)
         )
-        self.core.tracker.record_part(self.id, model)
+        self.host.tracker.record_part(self.id, model)
         stream.emit(part)
-        bus = self.core.bus
+        bus = self.host.bus
         if bus.active:
             bus.publish(
                 ev.PartStreamed(
-                    connection=self.core.name,
+                    connection=self.host.name,
                     request_id=stream.request_id,
                     session_id=self.id,
                     part=part,
@@ -655,23 +712,23 @@ class AgentSession:
         if turn is None or turn.cancelled or turn.done.is_set():
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         ctx = ApprovalContext(
-            connection=self.core.name,
+            connection=self.host.name,
             session_id=self.id,
             agent=self.agent_label,
             tool_call=tool_call.model_dump(mode="json", by_alias=True, exclude_none=True),
             options=[o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options],
             client_tool=str(tool_call.tool_call_id) in self.client_calls,
-            cwd=self.core.config.cwd,
+            cwd=self.host.config.cwd,
         )
         ask_client = None
         if turn.has_agent_action:
             ask_client = lambda: self._ask_client(turn, tool_call)  # noqa: E731
-        resolution = await self.core.approvals.request(
+        resolution = await self.host.approvals.request(
             ctx, ask_client=ask_client, on_pending=turn.approvals.append
         )
         log.info(
             "%s/%s: permission for %r → %s (%s%s)",
-            self.core.name,
+            self.host.name,
             self.id,
             ctx.title,
             resolution.outcome,
@@ -768,11 +825,11 @@ class AgentSession:
         from bridge.tools import ToolResult
 
         rt = RoundTrip("tool", call_id, asyncio.get_running_loop().create_future(), tool_name=name)
-        bus = self.core.bus
+        bus = self.host.bus
         if bus.active:
             bus.publish(
                 ev.ClientToolCall(
-                    connection=self.core.name,
+                    connection=self.host.name,
                     session_id=self.id,
                     tool_call_id=call_id,
                     tool_name=name,
@@ -804,7 +861,7 @@ class AgentSession:
         if bus.active:
             bus.publish(
                 ev.ClientToolCall(
-                    connection=self.core.name,
+                    connection=self.host.name,
                     session_id=self.id,
                     tool_call_id=call_id,
                     tool_name=name,
@@ -830,7 +887,7 @@ class AgentSession:
         if turn.handoff is not None:
             turn.handoff.cancel()
         turn.handoff = asyncio.get_running_loop().call_later(
-            self.core.config.tool_batch_window, self._hand_off, turn
+            self.host.config.tool_batch_window, self._hand_off, turn
         )
 
     def _hand_off(self, turn: Turn) -> None:
@@ -852,9 +909,9 @@ class AgentSession:
             turn.handoff_started = loop.time()
         if (
             arrived < announced
-            and loop.time() - turn.handoff_started < self.core.config.tool_batch_limit
+            and loop.time() - turn.handoff_started < self.host.config.tool_batch_limit
         ):
-            turn.handoff = loop.call_later(self.core.config.tool_batch_window, self._hand_off, turn)
+            turn.handoff = loop.call_later(self.host.config.tool_batch_window, self._hand_off, turn)
             return
         turn.handoff_started = None
         stream = turn.stream
@@ -938,7 +995,7 @@ class AgentSession:
             raise SessionFailed("agent session is closed")
         self.state = "starting"
         try:
-            await self.core.bridge.make_room_for_agent(self)
+            await self.host.make_room_for_agent(self)
             await self._start_agent(request)
         except SessionFailed:
             self.state = "dead"
@@ -963,14 +1020,14 @@ class AgentSession:
         from bridge.agents.launch import LaunchError, launch
 
         def on_stderr(line: str) -> None:
-            bus = self.core.bus
+            bus = self.host.bus
             if bus.active:
                 bus.publish(
-                    ev.AgentStderr(connection=self.core.name, session_id=self.id, line=line)
+                    ev.AgentStderr(connection=self.host.name, session_id=self.id, line=line)
                 )
 
         try:
-            agent = await launch(self.spec, cwd=self.core.config.cwd, on_stderr=on_stderr)
+            agent = await launch(self.spec, cwd=self.host.config.cwd, on_stderr=on_stderr)
         except LaunchError as exc:
             raise SessionFailed(str(exc)) from exc
         self._secrets = agent.secrets  # launch() redacts them from stderr already
@@ -987,7 +1044,7 @@ class AgentSession:
                     client_info=Implementation(name="symposium-tui", version="0.1.0"),
                 )
             ),
-            self.core.config.start_timeout,
+            self.host.config.start_timeout,
         )
         mcp_servers = []
         if request.client_tools:
@@ -996,25 +1053,25 @@ class AgentSession:
         new = await asyncio.wait_for(
             self._until_agent_exits(
                 self.conn.new_session(
-                    cwd=self.core.config.cwd, mcp_servers=mcp_servers, **_client_tool_meta(request)
+                    cwd=self.host.config.cwd, mcp_servers=mcp_servers, **_client_tool_meta(request)
                 )
             ),
-            self.core.config.start_timeout,
+            self.host.config.start_timeout,
         )
         self.acp_session_id = new.session_id
         log.info(
             "%s/%s: agent %s started (ACP session %s%s)",
-            self.core.name,
+            self.host.name,
             self.id,
             self.agent_label,
             self.acp_session_id,
             f", pid {self.process.pid}" if self.process else "",
         )
-        bus = self.core.bus
+        bus = self.host.bus
         if bus.active:
             bus.publish(
                 ev.SessionStarted(
-                    connection=self.core.name,
+                    connection=self.host.name,
                     session_id=self.id,
                     agent=self.agent_label,
                     acp_session_id=self.acp_session_id,
@@ -1025,10 +1082,10 @@ class AgentSession:
     async def _client_tool_server(self, init: Any) -> Any:
         from acp.schema import HttpMcpServer, McpServerStdio
 
-        server = await self.core.ensure_tool_server()
-        key = f"{self.core.name}/{self.id}"
+        server = await self.host.ensure_tool_server()
+        key = f"{self.host.name}/{self.id}"
         server.register(key, self.call_client_tool, self.tools)
-        self._tool_server_key = key
+        self._tool_server, self._tool_server_key = server, key
         caps = getattr(getattr(init, "agent_capabilities", None), "mcp_capabilities", None)
         if caps is not None and getattr(caps, "http", False):
             return HttpMcpServer.model_validate(server.http_server(key))
@@ -1041,9 +1098,9 @@ class AgentSession:
         self.acp_session_id = None
         if self.state != "dead":
             self.state = "new"
-        if self._tool_server_key is not None and self.core.tool_server is not None:
-            self.core.tool_server.unregister(self._tool_server_key)
-            self._tool_server_key = None
+        if self._tool_server is not None and self._tool_server_key is not None:
+            self._tool_server.unregister(self._tool_server_key)
+        self._tool_server = self._tool_server_key = None
         if conn is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.close(), 2)
@@ -1057,7 +1114,7 @@ class AgentSession:
         turn = self.turn
         if self._stream is not None and not self._stream.done:
             self._stream.fail(f"agent session closed: {reason}")
-            self.core.request_finished(self._stream, "error", reason)
+            self.host.request_finished(self._stream, "error", reason)
         if turn is not None and not turn.done.is_set():
             turn.cancelled = True
             turn.done.set()

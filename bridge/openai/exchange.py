@@ -239,7 +239,7 @@ class Exchange:
                     parts.append(TextPart(value=p["value"]))
             else:
                 parts.append(ToolCallPart.model_validate(p))
-        session.core.tracker.set_reply(session.id, parts)
+        self.core.tracker.set_reply(session.id, parts)
 
     async def _structured(self, core: Any, request: Any) -> None:
         """Validate the held answer; one repair turn when it does not validate (structured.py)."""
