@@ -45,8 +45,8 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="symposium-stress-"))
     os.environ.setdefault("SYMPOSIUM_CONFIG_DIR", str(home / "config"))
     os.environ.setdefault("SYMPOSIUM_RUNTIME_DIR", str(home / "run"))
-    from tests.bridge.openai.conftest import ServerThread
     from tests.support.adversarial import fuzz_openai, fuzz_vscodelm
+    from tests.support.openai_server import ServerThread
 
     before = asyncio.run(_chat_latency(str(home)))
     started = time.monotonic()

@@ -25,7 +25,7 @@ import pytest
 from bridge import events as ev
 from tests.agents import install as agents
 from tests.agents.fake_anthropic import FakeAnthropic, ToolUse, text, tool_use
-from tests.bridge.test_acp_proxy import Console, audit_lines
+from tests.support.acp_console import Console, audit_lines
 
 PROXY = [sys.executable, "-m", "symposium_tui", "acp"]
 RUN_TIMEOUT = 240.0  # a cold Claude Code start on a loaded 2-core machine is slow

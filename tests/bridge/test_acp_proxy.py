@@ -30,6 +30,7 @@ from acp.schema import (
 )
 
 from bridge import events as ev
+from tests.support.acp_console import Console, audit_lines
 
 REPO = Path(__file__).resolve().parents[2]
 SURFACE = str(REPO / "tests" / "agents" / "surface_agent.py")
@@ -134,14 +135,6 @@ async def initialized(conn: Any, name: str = "sdk-test-client") -> Any:
 
 def prompt(text: str) -> list[TextContentBlock]:
     return [TextContentBlock(type="text", text=text)]
-
-
-def audit_lines() -> list[dict[str, Any]]:
-    path = Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "audit.jsonl"
-    if not path.exists():
-        return []
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [line for line in lines if line.get("type", "decision") == "decision"]
 
 
 # --- the protocol surface, unchanged -----------------------------------------------------------------
@@ -442,57 +435,6 @@ async def test_a_deny_rule_answers_before_anyone_is_asked():
 
 
 # --- with a console -------------------------------------------------------------------------------------
-
-
-class Console:
-    """The real console host on its socket, with a console attached to its broker (what the app
-    does), recording its bus and answering cards as told."""
-
-    def __init__(self, tmp_path: Path, answer: str | None = "approve") -> None:
-        from symposium_tui.host import ConsoleHost, build_hosted
-
-        self.bridge = build_hosted(cwd=str(tmp_path)).bridge
-        self.host = ConsoleHost(self.bridge)
-        self.events: list[ev.Event] = []
-        self.answer = answer
-        self.handle = self.bridge.approvals.attach("test console")
-        self.card = asyncio.Event()
-        self.changed = asyncio.Event()
-        self.bridge.bus.subscribe(self._on_event)
-
-    def _on_event(self, event: ev.Event) -> None:
-        self.events.append(event)
-        self.changed.set()
-        if isinstance(event, ev.ApprovalRequested):
-            self.card.set()
-            if self.answer is not None:
-                asyncio.get_running_loop().call_soon(
-                    self.handle.answer, event.approval_id, self.answer
-                )
-
-    def of(self, kind: type[ev.Event]) -> list[Any]:
-        return [e for e in self.events if isinstance(e, kind)]
-
-    async def until(self, predicate: Any, timeout: float = 60) -> None:
-        async def wait() -> None:
-            while not predicate():
-                self.changed.clear()
-                await self.changed.wait()
-
-        await asyncio.wait_for(wait(), timeout)
-
-    async def __aenter__(self) -> Console:
-        await self.host.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    async def stop(self) -> None:
-        if self.host.running:
-            self.handle.detach()
-            await self.host.stop()
-            await self.bridge.close()
 
 
 async def test_a_console_card_answers_and_the_console_shows_the_session(tmp_path):

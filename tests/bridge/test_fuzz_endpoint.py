@@ -17,7 +17,6 @@ import functools
 import json
 import os
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -28,148 +27,27 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from tests.support.lmclient import REPO, LmClient, echo_agent
+from tests.support.lmclient import LmClient, echo_agent
 from tests.support.lmclient import user as lm_user
+from tests.support.raw_endpoint import (
+    CHAT,
+    ELIZA_HELLO,
+    RawEndpoint,
+    final_chat,
+    id_key,
+    line,
+    reject_constant,
+    request,
+    strict_loads,
+    user,
+)
 
-CHAT = "lm/provideLanguageModelChatResponse"
 TOKENS = "lm/provideTokenCount"
 INFO = "lm/provideLanguageModelChatInformation"
 CANCEL = "lm/cancel"
 
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 INTERNAL_ERROR, SESSION_ERROR, REQUEST_CANCELLED = -32603, -32000, -32800
-
-ELIZA_HELLO = "How do you do. Please state your problem."
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def strict_loads(data: bytes) -> Any:
-    """What a JSON-RPC client accepts: UTF-8 and standard JSON (no NaN/Infinity)."""
-    return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
-
-
-def line(message: Any) -> bytes:
-    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
-
-
-def request(
-    id_: Any, method: str, params: Any = None, *, omit_params: bool = False
-) -> dict[str, Any]:
-    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
-    if not omit_params:
-        msg["params"] = params
-    return msg
-
-
-def user(text: str) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "value": text}]}
-
-
-# --- a raw endpoint process ------------------------------------------------------------------------
-
-
-class RawEndpoint:
-    """`symposium-tui vscodelm` over real pipes, recording every output line as it arrives."""
-
-    def __init__(self, proc: asyncio.subprocess.Process) -> None:
-        self.proc = proc
-        self.messages: list[dict[str, Any]] = []
-        self.bad_output: list[bytes] = []
-        self.by_id: dict[Any, list[dict[str, Any]]] = {}
-        self.null_errors: list[dict[str, Any]] = []
-        self.stderr = bytearray()
-        self._changed = asyncio.Event()
-        self._tasks = [
-            asyncio.ensure_future(self._read()),
-            asyncio.ensure_future(self._read_stderr()),
-        ]
-
-    @classmethod
-    async def start(
-        cls, *args: str, cwd: str | None = None, env: dict[str, str] | None = None
-    ) -> RawEndpoint:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "symposium_tui",
-            *args,
-            "vscodelm",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd or str(REPO),
-            env={**os.environ, **(env or {})},
-            limit=256 * 1024 * 1024,
-        )
-        return cls(proc)
-
-    async def _read(self) -> None:
-        assert self.proc.stdout is not None
-        while raw := await self.proc.stdout.readline():
-            try:
-                msg = strict_loads(raw)
-                assert isinstance(msg, dict)
-            except (ValueError, AssertionError):
-                self.bad_output.append(raw)
-                continue
-            self.messages.append(msg)
-            if "method" not in msg:
-                if msg.get("id") is None:
-                    self.null_errors.append(msg)
-                else:
-                    self.by_id.setdefault(_key(msg["id"]), []).append(msg)
-            self._changed.set()
-        self._changed.set()
-
-    async def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        while chunk := await self.proc.stderr.read(65536):
-            self.stderr += chunk
-
-    async def write(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(data)
-        await self.proc.stdin.drain()
-
-    async def wait_until(self, predicate: Callable[[], bool], timeout: float) -> None:
-        async with asyncio.timeout(timeout):
-            while not predicate():
-                self._changed.clear()
-                if self.proc.stdout is not None and self._tasks[0].done():
-                    raise AssertionError(
-                        f"the endpoint closed its output; stderr:\n{self.stderr.decode(errors='replace')[-3000:]}"
-                    )
-                await self._changed.wait()
-
-    def answers(self, id_: Any) -> list[dict[str, Any]]:
-        return self.by_id.get(_key(id_), [])
-
-    def parts_of(self, id_: Any) -> list[dict[str, Any]]:
-        return [
-            m["params"]["part"]
-            for m in self.messages
-            if m.get("method") == "lm/responsePart"
-            and _key(m["params"].get("requestId")) == _key(id_)
-        ]
-
-    async def close(self, timeout: float = 20) -> int:
-        assert self.proc.stdin is not None
-        if not self.proc.stdin.is_closing():
-            self.proc.stdin.close()
-        try:
-            code = await asyncio.wait_for(self.proc.wait(), timeout)
-        except TimeoutError:
-            self.proc.kill()
-            code = await self.proc.wait()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        return code
-
-
-def _key(id_: Any) -> str:
-    return json.dumps(id_)
 
 
 # --- what each line should produce -------------------------------------------------------------------
@@ -898,7 +776,7 @@ def _random_bytes(data: bytes) -> Expect:
     if not text.strip():
         return Expect(data + b"\n", "none", label="random blank")
     try:
-        value = json.loads(text, parse_constant=_reject_constant)
+        value = json.loads(text, parse_constant=reject_constant)
     except (ValueError, RecursionError):
         return Expect(data + b"\n", "null", (PARSE_ERROR,), label=f"random bytes {data!r}")
     if isinstance(value, dict):
@@ -1003,8 +881,8 @@ def verify(ep: RawEndpoint, corpus: list[Expect]) -> None:
     expected_ids = {}
     for e in corpus:
         if e.kind == "id":
-            assert _key(e.id) not in expected_ids, f"duplicate id in the corpus: {e.id!r}"
-            expected_ids[_key(e.id)] = e
+            assert id_key(e.id) not in expected_ids, f"duplicate id in the corpus: {e.id!r}"
+            expected_ids[id_key(e.id)] = e
     for key, e in expected_ids.items():
         answers = ep.by_id.get(key, [])
         if len(answers) != 1:
@@ -1023,12 +901,12 @@ def verify(ep: RawEndpoint, corpus: list[Expect]) -> None:
     order: dict[str, list[str]] = {}
     for m in ep.messages:
         if m.get("method") in ("lm/responsePart", "lm/responseComplete"):
-            rid = _key(m["params"]["requestId"])
+            rid = id_key(m["params"]["requestId"])
             order.setdefault(rid, []).append(m["method"])
             if rid not in chats:
                 problems.append(f"a notification for a request nobody made: {m!r}"[:300])
         elif "method" not in m and m.get("id") is not None:
-            order.setdefault(_key(m["id"]), []).append("response" if "result" in m else "error")
+            order.setdefault(id_key(m["id"]), []).append("response" if "result" in m else "error")
     for rid, seq in order.items():
         if "lm/responseComplete" in seq:
             if (
@@ -1046,21 +924,6 @@ def verify(ep: RawEndpoint, corpus: list[Expect]) -> None:
 def assert_no_traceback(ep: RawEndpoint) -> None:
     text = ep.stderr.decode(errors="replace")
     assert "Traceback" not in text, text[-5000:]
-
-
-async def final_chat(ep: RawEndpoint, id_: Any, text: str = "Hello") -> None:
-    """A valid chat must still succeed. `text` starts a conversation of its own (a repeated first
-    message would continue an earlier session, where Eliza answers differently)."""
-    params = {"modelId": "m", "messages": [user(text)], "agent": {"eliza": {"deterministic": True}}}
-    await ep.write(line(request(id_, CHAT, params)))
-    await ep.wait_until(lambda: bool(ep.answers(id_)), 30)
-    (answer,) = ep.answers(id_)
-    assert answer.get("result") == {}, answer
-    reply = "".join(p["value"] for p in ep.parts_of(id_))
-    if text == "Hello":
-        assert reply == ELIZA_HELLO
-    else:
-        assert reply.strip(), "Eliza answered nothing"
 
 
 # --- the tests ------------------------------------------------------------------------------------------
@@ -1482,14 +1345,14 @@ def test_fast_path_in_process_survives_a_hypothesis_corpus():
     by_id: dict[str, list[dict[str, Any]]] = {}
     for a in answers:
         if a.get("id") is not None:
-            by_id.setdefault(_key(a["id"]), []).append(a)
+            by_id.setdefault(id_key(a["id"]), []).append(a)
     expected_null = [e for e in corpus if e.kind == "null"]
     assert len(null_answers) == len(expected_null)
     for e, a in zip(expected_null, null_answers):  # written in line order
         assert a["error"]["code"] in e.codes, (e.label, a)
     for e in corpus:
         if e.kind == "id":
-            got = by_id.get(_key(e.id), [])
+            got = by_id.get(id_key(e.id), [])
             assert len(got) == 1, (e.label, got)
             assert e.check is not None
             e.check(got[0])

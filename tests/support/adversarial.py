@@ -187,7 +187,7 @@ async def fuzz_vscodelm(
     total: int, *, seed: int = 9, cwd: str, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """`total` fuzzed lines into one endpoint; returns per-class counts and timings."""
-    from tests.bridge.test_fuzz_endpoint import RawEndpoint, final_chat
+    from tests.support.raw_endpoint import RawEndpoint, final_chat
 
     classes = _line_classes()
     ep = await RawEndpoint.start("--cwd", cwd)
@@ -227,7 +227,7 @@ async def _served_after(ep: Any, n: int, name: str) -> None:
     """A valid chat is served after the class. Valid-shaped fuzz chats may still be running and
     fill the busy-agent cap (answered with an error naming it): then wait for more of them to
     finish — another answer arriving — and ask again."""
-    from tests.bridge.test_fuzz_endpoint import line, request
+    from tests.support.raw_endpoint import line, request
 
     for attempt in range(200):
         id_ = f"after-{n}-{attempt}"
@@ -424,7 +424,7 @@ def _send(port: int, data: bytes) -> bytes:
 def fuzz_openai(
     server: Any, total: int, *, seed: int = 9, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
-    """`total` malformed requests into a running `tests.bridge.openai.conftest.ServerThread`."""
+    """`total` malformed requests into a running `tests.support.openai_server.ServerThread`."""
     from concurrent.futures import ThreadPoolExecutor
 
     import openai

@@ -32,12 +32,16 @@ def utc_clock() -> None:
     time.tzset()
 
 
+def text_message(role: str, text: str) -> Message:
+    return Message.model_validate({"role": role, "content": [{"type": "text", "value": text}]})
+
+
 def user(text: str) -> Message:
-    return Message(role="user", content=[TextPart(value=text)])
+    return text_message("user", text)
 
 
 def assistant(text: str) -> Message:
-    return Message(role="assistant", content=[TextPart(value=text)])
+    return text_message("assistant", text)
 
 
 def wire(msg: Message) -> dict[str, Any]:
@@ -441,10 +445,6 @@ def write_demo_trace(path: Any) -> None:
 
 
 ELIZA_AGENT = {"eliza": {"deterministic": True}}
-
-
-def text_message(role: str, text: str) -> Message:
-    return Message.model_validate({"role": role, "content": [{"type": "text", "value": text}]})
 
 
 class Conversation:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.symposium_tui.test_cli import cli
+from tests.support.cli import cli
 
 
 def test_the_built_in_agent_has_the_chats_name_in_registry_list_and_config(tmp_path):

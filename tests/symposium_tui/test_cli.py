@@ -16,18 +16,10 @@ from typing import Any
 
 import pytest
 
+from tests.support.cli import SCRIPT, cli
 from tests.support.lmclient import REPO, LmClient, user
 
-SCRIPT = Path(sys.executable).with_name("symposium-tui")
 RECORD = re.compile(r"\A\[([^\]]+)\] (recv|send|stderr): (.*)\Z")
-
-
-def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """`symposium-tui ARGS…` through the installed console script."""
-    command = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "symposium_tui"]
-    return subprocess.run(
-        [*command, *args], capture_output=True, text=True, cwd=str(REPO), timeout=timeout
-    )
 
 
 async def spawn(*argv: str, cwd: str | None = None) -> LmClient:

@@ -4,21 +4,15 @@ the agent asks for on that path is a card in the console, answered with a key.""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 
 import pytest
 
-from tests.symposium_tui.test_tmux import TMUX, Terminal
+from tests.support.openai_server import free_port
+from tests.support.tmux import TMUX, Terminal
 
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_console_serves_openai_clients_and_their_approvals_are_cards(tmp_path):

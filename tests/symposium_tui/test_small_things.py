@@ -105,17 +105,14 @@ async def test_the_terminal_theme_shows_the_row_cursor_of_an_unfocused_table(mak
 
 
 def test_the_empty_queue_shows_the_socket_and_the_openai_address_it_serves(tmp_path):
-    import socket
-
     import pytest
 
-    from tests.symposium_tui.test_tmux import TMUX, Terminal
+    from tests.support.openai_server import free_port
+    from tests.support.tmux import TMUX, Terminal
 
     if TMUX is None:
         pytest.skip("tmux is not installed")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     term = Terminal(tmp_path)
     try:
         term.start("console", "--no-mouse", "--openai", f"127.0.0.1:{port}")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 
-from tests.bridge.openai.conftest import ServerThread
 from tests.support.adversarial import fuzz_openai, fuzz_vscodelm
+from tests.support.openai_server import ServerThread
 
 LINES = int(os.environ.get("SYMPOSIUM_FUZZ_LINES", "16000"))
 REQUESTS = int(os.environ.get("SYMPOSIUM_FUZZ_HTTP", "3000"))

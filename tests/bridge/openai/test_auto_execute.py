@@ -8,7 +8,7 @@ import time
 
 import httpx2
 
-from tests.bridge.openai.conftest import ServerThread, read_log
+from tests.support.openai_server import ServerThread, read_log
 
 AUTO = {"tool_execution": "auto"}
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.bridge.openai.conftest import ServerThread
+from tests.support.openai_server import ServerThread
 
 
 def test_models_list_eliza_and_configured_agents(client):

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bridge.openai.conftest import ServerThread
+from tests.support.openai_server import ServerThread
 
 CLI = Path(sys.executable).with_name("llm-comply")
 

@@ -11,7 +11,7 @@ import threading
 
 import openai
 
-from tests.bridge.openai.conftest import ServerThread, read_log
+from tests.support.openai_server import ServerThread, read_log
 
 SYSTEM = {"role": "system", "content": "You are a terse assistant."}
 

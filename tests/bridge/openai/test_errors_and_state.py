@@ -11,7 +11,7 @@ import httpx2
 import openai
 import pytest
 
-from tests.bridge.openai.conftest import ServerThread, read_log
+from tests.support.openai_server import ServerThread, read_log
 
 
 def wait_for(predicate, timeout: float = 10.0) -> bool:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.bridge.openai.conftest import ServerThread, read_log
+from tests.support.openai_server import ServerThread, read_log
 
 pytestmark = pytest.mark.agents
 

@@ -16,8 +16,7 @@ import openai
 import pytest
 
 from bridge.httpguard import GuardPolicy
-from tests.bridge.openai.conftest import ServerThread
-from tests.bridge.openai.test_serve_cli import free_port, start, wait_line
+from tests.support.openai_server import ServerThread, free_port, start, wait_line
 
 
 def raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:

@@ -12,7 +12,7 @@ import time
 import openai
 import pytest
 
-from tests.bridge.openai.conftest import read_log
+from tests.support.openai_server import read_log
 
 HELLO = [{"role": "user", "content": "hello"}]
 WEATHER = {

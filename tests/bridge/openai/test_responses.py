@@ -7,7 +7,7 @@ import json
 import openai
 import pytest
 
-from tests.bridge.openai.conftest import ServerThread, read_log
+from tests.support.openai_server import ServerThread, read_log
 
 WEATHER = {
     "type": "function",

@@ -4,43 +4,12 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 
 import openai
 
-from tests.bridge.openai.conftest import REPO
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "symposium_tui", "serve", *args],
-        cwd=REPO,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-
-
-def wait_line(proc: subprocess.Popen, needle: str, timeout: float = 30) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        line = proc.stdout.readline()
-        if needle in line:
-            return line
-        if not line and proc.poll() is not None:
-            raise AssertionError(f"serve exited {proc.returncode}: {proc.stderr.read()}")
-    raise AssertionError(f"no {needle!r} line")
+from tests.support.openai_server import REPO, free_port, start, wait_line
 
 
 def test_serve_with_openai_and_an_api_key_from_the_environment(settings):

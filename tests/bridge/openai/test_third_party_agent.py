@@ -11,7 +11,7 @@ import pytest
 
 from tests.agents import install as agents
 from tests.agents.fake_anthropic import FakeAnthropic, text, tool_results, tool_use
-from tests.bridge.openai.conftest import ServerThread
+from tests.support.openai_server import ServerThread
 
 WEATHER = {
     "type": "function",

@@ -1,0 +1,121 @@
+"""The console in a real terminal: a tmux server of its own, keys in with `send-keys`, the screen
+back with `capture-pane`."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+TMUX = shutil.which("tmux")
+SCRIPT = str(Path(sys.executable).parent / "symposium-tui")
+
+
+class Terminal:
+    """One tmux server (its own socket) running the console in window 0."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self.socket = f"symposium-test-{uuid.uuid4().hex[:8]}"
+        self.config = home / "config"
+        self.runtime = home / "run"
+        self.target = "console:0"
+
+    def tmux(self, *args: str) -> str:
+        out = subprocess.run(
+            [TMUX, "-L", self.socket, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        return out.stdout
+
+    def start(self, *console_args: str) -> None:
+        """Run the console in window 0 (again, after it exited). Textual draws on the terminal
+        through stderr, so nothing is redirected: whatever it prints after exiting stays visible."""
+        env = {
+            "SYMPOSIUM_CONFIG_DIR": str(self.config),
+            "SYMPOSIUM_RUNTIME_DIR": str(self.runtime),
+            "TERM": "xterm-256color",
+            "COLORTERM": "",
+        }
+        command = " ".join(
+            [
+                "env",
+                *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
+                shlex.quote(SCRIPT),
+                *console_args,
+                ";",
+                "echo",
+                "CONSOLE-EXITED",
+                "$?",
+                ";",
+                "sleep",
+                "600",
+            ]
+        )
+        if self._has_session():
+            self.tmux("respawn-window", "-k", "-t", self.target, command)
+        else:
+            self.tmux(
+                "new-session",
+                "-d",
+                "-x",
+                "80",
+                "-y",
+                "24",
+                "-s",
+                "console",
+                "-c",
+                str(self.home),
+                command,
+            )
+
+    def _has_session(self) -> bool:
+        return (
+            subprocess.run(
+                [TMUX, "-L", self.socket, "has-session", "-t", "console"], capture_output=True
+            ).returncode
+            == 0
+        )
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            self.tmux("send-keys", "-t", self.target, key)
+            time.sleep(0.15)  # a person's pace: one key at a time
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", self.target, "-l", text)
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self.target)
+
+    def show(self, fmt: str, target: str | None = None) -> str:
+        return self.tmux("display-message", "-p", "-t", target or self.target, fmt).strip()
+
+    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} never appeared on the screen:\n{screen}")
+
+    def wait_until_gone(self, text: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text not in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} stayed on the screen:\n{screen}")
+
+    def close(self) -> None:
+        subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True)
