@@ -822,7 +822,7 @@ class RuleSet:
         for action in ("deny", "ask"):
             bucket = self._by_action[action]
             hit = bucket.first_whole(req)
-            if hit is None and parsed is not None:
+            if parsed is not None:  # a command rule earlier in the list comes first
                 for part in parsed.parts:
                     cand = bucket.first_part(req, part)
                     if cand is not None and (hit is None or cand[0] < hit[0]):

@@ -997,21 +997,51 @@ class SettingsStore:
         when the rule there is not that one any more (someone edited the file meanwhile)."""
 
         def mutate(doc: tomlkit.TOMLDocument) -> None:
-            rules = doc.get("rules")
-            if rules is None or not -len(rules) <= index < len(rules):
-                raise IndexError(
-                    f"there is no rule {index} (the file has {0 if rules is None else len(rules)})"
-                )
-            if (
-                expect is not None
-                and Rule.from_dict(dict(rules[index])).to_dict() != expect.to_dict()
-            ):
-                raise ValueError(
-                    f"rule {index} is no longer {expect.describe()!r}; the file changed"
-                )
+            rules = _rules_at(doc, index, expect)
             del rules[index]
             if len(rules) == 0:
                 del doc["rules"]
+
+        return self.update(mutate)
+
+    def replace_rule(self, index: int, rule: Rule, *, expect: Rule | None = None) -> Settings:
+        """Put `rule` in place of the rule at 0-based `index`, editing its entry in place (its
+        comments and its place in the order stay). `expect` as for `remove_rule`."""
+        if rule.action not in ("allow", "ask", "deny"):
+            raise ValueError(f"rule action must be allow, ask or deny, not {rule.action!r}")
+        values = _rule_values(rule)
+
+        def mutate(doc: tomlkit.TOMLDocument) -> None:
+            rules = _rules_at(doc, index, expect)
+            entry = rules[index]
+            for key in [k for k in entry if k not in values]:
+                del entry[key]
+            for key, value in values.items():
+                if key not in entry or _plain(entry[key]) != _plain(value):
+                    entry[key] = value
+
+        return self.update(mutate)
+
+    def move_rule(self, index: int, to: int, *, expect: Rule | None = None) -> Settings:
+        """Move the rule at 0-based `index` to position `to` (rules are tried in order: within one
+        action the first that matches decides, and its reason is the one given). Its entry moves
+        whole, with the comments inside it. `expect` as for `remove_rule`."""
+        import tomlkit
+
+        def mutate(doc: tomlkit.TOMLDocument) -> None:
+            rules = _rules_at(doc, index, expect)
+            if not 0 <= to < len(rules):
+                raise IndexError(f"there is no place {to + 1} (the file has {len(rules)} rules)")
+            if to == index:
+                return
+            entry = rules[index]
+            del rules[index]
+            rules.insert(to, entry)
+            if isinstance(rules, tomlkit.items.AoT):
+                # A blank line between [[rules]] entries, wherever the moved one came from.
+                for n in range(len(rules) - 1):
+                    if not rules[n].as_string().endswith("\n\n"):
+                        rules[n].add(tomlkit.nl())
 
         return self.update(mutate)
 
@@ -1086,6 +1116,19 @@ class SettingsStore:
                 del agents[agent_id]
 
         return self.update(mutate)
+
+
+def _rules_at(doc: tomlkit.TOMLDocument, index: int, expect: Rule | None) -> Any:
+    """The document's rules, after checking there is a rule at `index` (and that it is still
+    `expect`, when given: someone may have edited the file since it was shown)."""
+    rules = doc.get("rules")
+    if rules is None or not 0 <= index < len(rules):
+        raise IndexError(
+            f"there is no rule {index + 1} (the file has {0 if rules is None else len(rules)})"
+        )
+    if expect is not None and Rule.from_dict(dict(rules[index])).to_dict() != expect.to_dict():
+        raise ValueError(f"rule {index + 1} is no longer {expect.describe()!r}; the file changed")
+    return rules
 
 
 def _rule_values(rule: Rule) -> dict[str, Any]:

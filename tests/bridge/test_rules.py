@@ -127,6 +127,19 @@ def test_deny_and_ask_beat_allow_whatever_the_file_order() -> None:
     assert decision.label == "rule 3: deny command=git push --force"
 
 
+def test_within_one_action_the_first_matching_rule_in_the_list_decides() -> None:
+    by_command = Rule("deny", command="rm", reason="use trash instead")
+    by_kind = Rule("deny", kind="execute", reason="nothing runs here")
+    req = Request(agent="claude", kind="execute", title="rm -rf build", command="rm -rf build")
+    for rules, reason in (
+        ([by_command, by_kind], "use trash instead"),
+        ([by_kind, by_command], "nothing runs here"),
+    ):
+        decision = RuleSet(rules).decide(req)
+        assert decision.rule is not None and decision.rule.reason == reason
+        assert decision.label is not None and decision.label.startswith("rule 1:")
+
+
 def test_agent_title_kind_and_regex() -> None:
     rules = RuleSet(
         [

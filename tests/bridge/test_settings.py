@@ -478,6 +478,53 @@ def test_editing_operations_keep_comments():
     assert Settings.load().rules[0] == Rule("deny", kind="delete")
 
 
+def test_a_rule_is_edited_in_place_and_moved_whole_with_its_comments():
+    path = write(
+        EXAMPLE
+        + textwrap.dedent(
+            """
+            # ask before pushing
+            [[rules]]
+            action = "ask"   # a person decides
+            command = "git push"
+            match = ["git push origin main"]
+            """
+        )
+    )
+    store = SettingsStore()
+    first, second, third = Settings.load().rules
+    store.replace_rule(
+        2, Rule("deny", command="git push", reason="frozen", match=["git push"]), expect=third
+    )
+    text = path.read_text()
+    assert 'action = "deny"   # a person decides' in text and 'reason = "frozen"' in text
+    assert text.index("# ask before pushing") < text.index('command = "git push"')
+    edited = Settings.load().rules[2]
+    assert edited == Rule("deny", command="git push", reason="frozen", match=["git push"])
+
+    moved = store.move_rule(1, 0, expect=second)
+    assert moved.rules == [second, first, edited]
+    text = path.read_text()
+    # the moved entry keeps its own comment, and [[rules]] entries stay a blank line apart
+    assert text.index("# never let anyone delete things") < text.index('kind = "read"')
+    assert '[[rules]]   # never let anyone delete things\naction = "deny"' in text
+    assert 'kind = "read"\n\n[[rules]]' in text
+    assert store.move_rule(0, 2, expect=second).rules == [first, edited, second]
+    assert Settings.load().rules == [first, edited, second]
+    assert "# My Symposium settings" in path.read_text()
+
+    before = snapshot(path)
+    with pytest.raises(ValueError, match="rule 1 is no longer"):
+        store.move_rule(0, 1, expect=second)  # the file changed since it was shown
+    with pytest.raises(IndexError, match="no place 4"):
+        store.move_rule(0, 3)
+    with pytest.raises(IndexError, match="no rule 4"):
+        store.replace_rule(3, Rule("allow"))
+    with pytest.raises(SettingsError, match="would break"):
+        store.replace_rule(1, Rule("deny", command="git push", match=["git pull"]))
+    assert snapshot(path) == before
+
+
 def test_inline_rules_and_dotted_agents_are_edited_in_their_own_style():
     path = write('agents.claude.command = "npx"\nrules = [{ action = "allow", kind = "read" }]\n')
     store = SettingsStore()
@@ -760,6 +807,8 @@ OPS = st.one_of(
         st.sampled_from([None, "read", "execute"]),
     ),
     st.tuples(st.just("remove_rule"), st.integers(0, 3), st.none()),
+    st.tuples(st.just("move_rule"), st.integers(0, 3), st.integers(0, 3)),
+    st.tuples(st.just("replace_rule"), st.integers(0, 3), st.sampled_from(["ask", "deny"])),
     st.tuples(st.just("remove_agent"), st.sampled_from(["claude", "x"]), st.none()),
 )
 
@@ -795,6 +844,20 @@ def test_edits_match_a_model(ops):
                 else:
                     with pytest.raises(IndexError):
                         store.remove_rule(a)
+            elif op == "move_rule":
+                if a < len(rules) and b < len(rules):
+                    store.move_rule(a, b, expect=rules[a])
+                    rules.insert(b, rules.pop(a))
+                else:
+                    with pytest.raises(IndexError):
+                        store.move_rule(a, b)
+            elif op == "replace_rule":
+                if a < len(rules):
+                    store.replace_rule(a, Rule(b, title=f"t{a}"), expect=rules[a])
+                    rules[a] = Rule(b, title=f"t{a}")
+                else:
+                    with pytest.raises(IndexError):
+                        store.replace_rule(a, Rule(b))
             elif op == "remove_agent":
                 store.remove_agent(a)
                 bypass.pop(a, None)
