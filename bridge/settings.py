@@ -71,6 +71,7 @@ __all__ = [
     "Settings",
     "SettingsError",
     "SettingsStore",
+    "agent_display_name",
 ]
 
 NEW_FILE_HEADER = (
@@ -745,6 +746,10 @@ class Settings:
     def runnable_agents(self) -> dict[str, AgentConfig]:
         return {agent_id: agent for agent_id, agent in self.agents.items() if agent.runnable}
 
+    def agent_name(self, agent_id: str) -> str:
+        """What a person reads for an agent id (`agent_display_name`)."""
+        return agent_display_name(agent_id, self)
+
     def to_public_dict(self, *, redact_env: bool = True) -> dict[str, Any]:
         """For display (`symposium-tui config --json`): env values are hidden unless asked for."""
         return {
@@ -770,6 +775,23 @@ class Settings:
             ),
             "warnings": list(self.warnings),
         }
+
+
+BUILTIN_AGENT_IDS = ("eliza", "elizacp")  # the chat's and the extension's id for the built-in agent
+
+
+def agent_display_name(agent_id: str, settings: Settings | None = None) -> str:
+    """An agent's name for a person (the id stays the key: rules, bypass, the settings file):
+    the settings' name for it, "Eliza (built in)" for the built-in agent, else the id."""
+    if settings is not None:
+        config = settings.agents.get(agent_id)
+        if config is not None and config.name and config.name != agent_id:
+            return config.name
+    if agent_id in BUILTIN_AGENT_IDS:
+        from bridge.registry import BUILTIN_NAME
+
+        return BUILTIN_NAME
+    return agent_id
 
 
 def rule_problems(

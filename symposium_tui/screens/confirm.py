@@ -46,3 +46,40 @@ class ConfirmQuit(ModalScreen[bool]):
 
     def action_stay(self) -> None:
         self.dismiss(False)
+
+
+class Confirm(ModalScreen[bool]):
+    """A yes/no question before something that cannot be undone from here (removing a rule)."""
+
+    BINDINGS = [
+        Binding("y", "yes", "Yes"),
+        Binding("n,escape", "no", "No"),
+    ]
+
+    DEFAULT_CSS = """
+    Confirm { align: center middle; }
+    Confirm > Vertical {
+        width: 64;
+        max-width: 100%;
+        height: auto;
+        border: round $warning;
+        background: $surface;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, question: str, yes: str) -> None:
+        super().__init__()
+        self.question = question
+        self.yes = yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"{self.question}\n\ny {self.yes} · n or Esc keep it", id="confirm-text")
+        yield Footer()
+
+    def action_yes(self) -> None:
+        self.dismiss(True)
+
+    def action_no(self) -> None:
+        self.dismiss(False)

@@ -112,7 +112,9 @@ class AgentsPanel(Vertical):
         ),
         Binding("n", "new_agent", "New agent"),
         Binding("e", "edit_agent", "Edit"),
-        Binding("x,delete", "remove_agent", "Remove"),
+        Binding(
+            "x,delete", "remove_agent", "Remove", tooltip="Remove the selected agent (asks first)"
+        ),
     ]
 
     def compose(self) -> ComposeResult:
@@ -194,12 +196,21 @@ class AgentsPanel(Vertical):
             self.app.notify(f"Saved agent {agent.id}.")
 
     def action_remove_agent(self) -> None:
+        from symposium_tui.screens.confirm import Confirm
+
         agent_id = self._selected()
         settings = self.app.settings
         if agent_id is None or settings is None or agent_id not in settings.agents:
             return
-        if _write(self, lambda store: store.remove_agent(agent_id)):
-            self.app.notify(f"Removed agent {agent_id}.")
+
+        def answered(yes: bool | None) -> None:
+            if yes and _write(self, lambda store: store.remove_agent(agent_id)):
+                self.app.notify(f"Removed agent {agent_id}.")
+
+        self.app.push_screen(
+            Confirm(f"Remove agent {agent_id} and its settings (its bypass too)?", "remove it"),
+            answered,
+        )
 
 
 def _bypass_cell(settings: Any, agent_id: str) -> str:
@@ -221,20 +232,41 @@ def _bypass_cell(settings: Any, agent_id: str) -> str:
     return f"on, shadowed: rules {', '.join(str(i) for i, _ in hits)} deny/ask first"
 
 
+MOVE = Binding.Group("Move")  # K and J share one footer entry
+
+
 class RulesPanel(Vertical):
     app = getters.app(SymposiumApp)
 
     BINDINGS = [
         Binding("n", "new_rule", "New rule"),
-        Binding("x,delete", "remove_rule", "Remove"),
+        Binding("e", "edit_rule", "Edit", tooltip="Edit the selected rule (Enter does too)"),
+        Binding(
+            "K,shift+up",
+            "move_rule(-1)",
+            "Move up",
+            tooltip="Move the selected rule up: within one action the first matching rule decides",
+            group=MOVE,
+        ),
+        Binding(
+            "J,shift+down",
+            "move_rule(1)",
+            "Move down",
+            tooltip="Move the selected rule down",
+            group=MOVE,
+        ),
+        Binding(
+            "x,delete", "remove_rule", "Remove", tooltip="Remove the selected rule (asks first)"
+        ),
     ]
 
     def compose(self) -> ComposeResult:
         yield Static(
-            "Standing decisions, tried before a card is shown. Every field given must match. "
-            "Precedence: deny > ask > allow, whatever the order; an agent's bypass is an allow, so a "
-            "deny or ask rule still beats it. A command rule checks every part of a shell command "
-            "(allowed only if every part is); a path rule, the files after resolving symlinks.",
+            "Standing decisions, tried in this order before a card is shown; every field a rule "
+            "gives must match. Across actions deny > ask > an agent's bypass > allow, whatever the "
+            "order; within one action the first matching rule decides, and its reason is what the "
+            "agent is told. A command rule checks every part of a shell command; a path rule, the "
+            "files after resolving symlinks.",
             classes="settings-hint",
         )
         table: DataTable[Any] = DataTable(cursor_type="row", id="rules-table", zebra_stripes=True)
@@ -245,37 +277,91 @@ class RulesPanel(Vertical):
         table = self.query_one("#rules-table", DataTable)
         row = table.cursor_row
         table.clear()
-        settings = self.app.settings
-        for i, rule in enumerate(settings.rules if settings is not None else [], 1):
+        for i, rule in enumerate(self._rules(), 1):
             table.add_row(
                 str(i),
                 rule.action,
                 rule.agent or "any",
                 rule.kind or "any",
-                rule.title or "any",
+                rule.title or (f"/{rule.title_regex}/" if rule.title_regex else "any"),
                 rule.path or "any",
                 " or ".join(rule.command) if rule.command else (rule.url or "any"),
                 key=str(i - 1),
             )
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
+        self.refresh_bindings()
+
+    def _rules(self) -> list[Any]:
+        settings = self.app.settings
+        return list(settings.rules) if settings is not None else []
+
+    def _selected(self) -> tuple[int, Any] | None:
+        table = self.query_one("#rules-table", DataTable)
+        rules = self._rules()
+        if not table.row_count or not 0 <= table.cursor_row < len(rules):
+            return None
+        return table.cursor_row, rules[table.cursor_row]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("edit_rule", "remove_rule", "move_rule"):
+            return bool(self._rules())  # nothing to select: only "New rule" is offered
+        return True
+
+    @on(DataTable.RowSelected, "#rules-table")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_edit_rule()
 
     def action_new_rule(self) -> None:
         self.app.push_screen(RuleForm(), self._save_rule)
 
     def _save_rule(self, rule: Any) -> None:
         if rule is not None and _write(self, lambda store: store.add_rule(rule)):
-            self.app.notify(f"Added rule: {rule.describe()}.")
+            self.app.notify(f"Added rule {len(self._rules())}: {rule.describe()}.")
+
+    def action_edit_rule(self) -> None:
+        selected = self._selected()
+        if selected is None:
+            return
+        index, old = selected
+
+        def save(rule: Any) -> None:
+            if rule is not None and _write(
+                self, lambda store: store.replace_rule(index, rule, expect=old)
+            ):
+                self.app.notify(f"Saved rule {index + 1}: {rule.describe()}.")
+
+        self.app.push_screen(RuleForm(old, index + 1), save)
+
+    def action_move_rule(self, step: int) -> None:
+        selected = self._selected()
+        if selected is None:
+            return
+        index, rule = selected
+        to = index + step
+        if not 0 <= to < len(self._rules()):
+            self.app.notify(f"Rule {index + 1} is already {'first' if step < 0 else 'last'}.")
+            return
+        if _write(self, lambda store: store.move_rule(index, to, expect=rule)):
+            self.query_one("#rules-table", DataTable).move_cursor(row=to)
+            self.app.notify(f"Rule {index + 1} is now rule {to + 1}: {rule.describe()}.")
 
     def action_remove_rule(self) -> None:
-        table = self.query_one("#rules-table", DataTable)
-        settings = self.app.settings
-        if not table.row_count or settings is None:
+        from symposium_tui.screens.confirm import Confirm
+
+        selected = self._selected()
+        if selected is None:
             return
-        index = table.cursor_row
-        rule = settings.rules[index]
-        if _write(self, lambda store: store.remove_rule(index, expect=rule)):
-            self.app.notify(f"Removed rule {index + 1}: {rule.describe()}.")
+        index, rule = selected
+
+        def answered(yes: bool | None) -> None:
+            if yes and _write(self, lambda store: store.remove_rule(index, expect=rule)):
+                self.app.notify(f"Removed rule {index + 1}: {rule.describe()}.")
+
+        self.app.push_screen(
+            Confirm(f"Remove rule {index + 1}: {rule.describe()}?", "remove it"), answered
+        )
 
 
 class PreferencesPanel(VerticalScroll):
@@ -332,6 +418,7 @@ class SettingsScreen(Screen[None]):
             "r",
             "reload",
             "Reload",
+            show=False,  # the broken-file banner says to press it; F1 lists it
             tooltip="Read the settings file again (after fixing it by hand)",
         ),
         Binding("left_square_bracket", "switch(-1)", "Prev section", show=False),
@@ -365,6 +452,13 @@ class SettingsScreen(Screen[None]):
     }
     SettingsScreen #pref-theme {
         width: 32;
+    }
+    /* K J Move: spaced like the footer's other keys */
+    SettingsScreen Footer.-compact FooterKey.-grouped {
+        margin: 0 1 0 0;
+    }
+    SettingsScreen Footer.-compact FooterLabel {
+        margin: 0 1 0 0;
     }
     """
 
@@ -491,6 +585,19 @@ class _FormScreen(ModalScreen[Any]):
         height: auto;
         align-horizontal: right;
     }
+    _FormScreen .form-row {
+        height: auto;
+    }
+    _FormScreen .form-label {
+        width: 10;
+        color: $text-muted;
+    }
+    _FormScreen .form-row > Input, _FormScreen .form-row > Select {
+        width: 1fr;
+    }
+    _FormScreen .form-note {
+        padding-left: 10;
+    }
     """
 
     @on(Button.Pressed, "#cancel")
@@ -549,6 +656,7 @@ class AgentForm(_FormScreen):
             with Horizontal(classes="form-buttons"):
                 yield Button("Save", variant="primary", id="save", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#agent-name" if self.agent is not None else "#agent-id").focus()
@@ -590,43 +698,122 @@ class AgentForm(_FormScreen):
         self._save()
 
 
+def _commands_text(commands: tuple[str, ...] | None) -> str:
+    return "; ".join(commands or ())
+
+
+def _split_commands(text: str) -> tuple[str, ...]:
+    """`git status; git log -1` → ("git status", "git log -1"): prefixes apart at an unquoted `;`."""
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=";")
+    lexer.whitespace_split = True
+    prefixes: list[str] = []
+    words: list[str] = []
+    for token in [*lexer, ";"]:  # ValueError on an unbalanced quote
+        if token and set(token) == {";"}:
+            if words:
+                prefixes.append(shlex.join(words))
+            words = []
+        else:
+            words.append(token)
+    return tuple(prefixes)
+
+
 class RuleForm(_FormScreen):
-    """A new approval rule. Leave a field empty to match anything."""
+    """A new approval rule, or one to edit: every field a rule has (leave one empty to match
+    anything). A rule's examples (`match`, `not_match`) are kept and run when it is saved."""
+
+    def __init__(self, rule: Any = None, number: int | None = None) -> None:
+        super().__init__()
+        self.rule = rule
+        self.number = number
 
     def compose(self) -> ComposeResult:
+        r = self.rule
+        kinds = list(TOOL_KINDS)
+        if r is not None and r.kind and r.kind not in kinds:
+            kinds.append(r.kind)
         with Vertical():
-            yield Label("New rule (empty fields match anything)", classes="form-title")
-            yield Select(
-                [("allow", "allow"), ("ask", "ask"), ("deny", "deny")],
-                value="allow",
-                allow_blank=False,
-                id="rule-action",
-                compact=True,
+            yield Label(
+                (f"Rule {self.number}" if r is not None else "New rule")
+                + " · empty fields match anything · Enter saves, Esc cancels",
+                classes="form-title",
             )
-            yield Input(placeholder="agent (pattern, e.g. claude*)", id="rule-agent", compact=True)
-            yield Select(
-                [(k, k) for k in TOOL_KINDS], prompt="kind: any", id="rule-kind", compact=True
-            )
-            yield Input(placeholder="title (pattern, e.g. read *)", id="rule-title", compact=True)
-            yield Input(
-                placeholder="path (a directory the call's files must lie in)",
-                id="rule-path",
-                compact=True,
-            )
-            yield Input(
-                placeholder="command prefix (e.g. git status; every part of a command is checked)",
-                id="rule-command",
-                compact=True,
-            )
-            yield Input(
-                placeholder="URL prefix (e.g. https://docs.rs/)", id="rule-url", compact=True
-            )
-            yield Input(
-                placeholder="reason (told to the agent on deny)", id="rule-reason", compact=True
-            )
+            with Horizontal(classes="form-row"):
+                yield Label("Action", classes="form-label")
+                yield Select(
+                    [("allow", "allow"), ("ask", "ask"), ("deny", "deny")],
+                    value=r.action if r is not None else "allow",
+                    allow_blank=False,
+                    id="rule-action",
+                    compact=True,
+                )
+            with Horizontal(classes="form-row"):
+                yield Label("Agent", classes="form-label")
+                yield Input(
+                    (r.agent or "") if r else "",
+                    placeholder="agent id (a pattern, e.g. claude*)",
+                    id="rule-agent",
+                    compact=True,
+                )
+            yield Static(self._agent_ids(), id="rule-agent-ids", classes="settings-hint form-note")
+            with Horizontal(classes="form-row"):
+                yield Label("Kind", classes="form-label")
+                yield Select(
+                    [(k, k) for k in kinds],
+                    value=r.kind if r is not None and r.kind else Select.NULL,
+                    prompt="any",
+                    id="rule-kind",
+                    compact=True,
+                )
+            for name, label, value, placeholder in (
+                ("title", "Title", r and r.title, "a pattern, e.g. read *"),
+                (
+                    "title-regex",
+                    "Title re",
+                    r and r.title_regex,
+                    "a regular expression, e.g. ^git ",
+                ),
+                ("path", "Path", r and r.path, "a directory the call's files must lie in"),
+                (
+                    "command",
+                    "Commands",
+                    r and _commands_text(r.command),
+                    "prefixes, ; between them (e.g. git status; git diff)",
+                ),
+                ("url", "URL", r and r.url, "a prefix, e.g. https://docs.rs/"),
+                ("reason", "Reason", r and r.reason, "told to the agent when it denies"),
+            ):
+                with Horizontal(classes="form-row"):
+                    yield Label(label, classes="form-label")
+                    yield Input(
+                        value or "", placeholder=placeholder, id=f"rule-{name}", compact=True
+                    )
+            if r is not None and (r.match or r.not_match):
+                yield Static(
+                    f"Examples kept: {len(r.match)} it must match, {len(r.not_match)} it must not; "
+                    "they run when you save (edit them in the settings file).",
+                    classes="settings-hint",
+                )
             with Horizontal(classes="form-buttons"):
-                yield Button("Add", variant="primary", id="save", compact=True)
+                yield Button(
+                    "Save" if r is not None else "Add", variant="primary", id="save", compact=True
+                )
                 yield Button("Cancel", id="cancel", compact=True)
+        yield Footer(compact=True)
+
+    def _agent_ids(self) -> str:
+        """The ids a rule's agent is matched against, each with the name a person knows it by."""
+        from bridge.settings import agent_display_name
+
+        settings = getattr(self.app, "settings", None)
+        ids = ["eliza", *(settings.agents if settings is not None else ())]
+        named = [
+            f"{agent_id} = {agent_display_name(agent_id, settings)}"
+            if agent_display_name(agent_id, settings) != agent_id
+            else agent_id
+            for agent_id in dict.fromkeys(ids)
+        ]
+        return "Agent ids: " + ", ".join(named)
 
     def on_mount(self) -> None:
         self.query_one("#rule-action").focus()
@@ -639,20 +826,41 @@ class RuleForm(_FormScreen):
 
         kind = self.query_one("#rule-kind", Select).value
         action = self.query_one("#rule-action", Select).value
-        command = text("command")
+        old = self.rule
+        command_text = text("command") or ""
+        try:
+            if old is not None and command_text == _commands_text(old.command):
+                commands = old.command  # as written in the file
+            else:
+                commands = _split_commands(command_text) or None
+        except ValueError as exc:
+            self.app.notify(f"command: {exc}", severity="error")
+            return
         try:
             rule = Rule(
                 action=str(action),  # type: ignore[arg-type]  # a bad action raises RuleError, shown below
                 kind=kind if isinstance(kind, str) else None,
                 title=text("title"),
+                title_regex=text("title-regex"),
                 agent=text("agent"),
                 path=text("path"),
-                command=(command,) if command else None,
+                command=commands,
                 url=text("url"),
                 reason=text("reason"),
+                match=list(old.match) if old is not None else [],
+                not_match=list(old.not_match) if old is not None else [],
             )
         except RuleError as exc:
             self.app.notify(f"{exc.field or 'rule'}: {exc.reason}", severity="error")
+            return
+        problems = rule.check_examples()
+        if problems:
+            self.app.notify(
+                "Not saved: the rule " + "; ".join(problems) + ". Change the rule, or its "
+                "examples in the settings file.",
+                severity="error",
+                timeout=8,
+            )
             return
         self.dismiss(rule)
 

@@ -276,6 +276,7 @@ async def test_every_settings_key_the_help_lists_changes_the_settings_or_opens_a
 ):
     from bridge.approvals import Rule
     from bridge.settings import AgentConfig
+    from symposium_tui.screens.confirm import Confirm
     from symposium_tui.screens.settings import AgentForm, RuleForm
 
     for agent in ("claude-code", "gemini", "codex"):
@@ -327,7 +328,9 @@ async def test_every_settings_key_the_help_lists_changes_the_settings_or_opens_a
             agents.focus()
         for key, agent in (("x", "gemini"), ("delete", "codex")):
             await on_row(agents, agent)
-            await press(key)
+            await press(key)  # asks first
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what=key)
+            await pilot.press("y")
             await wait_for(pilot, lambda a=agent: a not in store.load().agents, what=key)
         tabs = screen.query_one("#settings-tabs")
         await press("right_square_bracket")
@@ -340,8 +343,30 @@ async def test_every_settings_key_the_help_lists_changes_the_settings_or_opens_a
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is screen)
         rules.focus()
-        for key, left in (("x", 2), ("delete", 1)):
+        await press("e")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, RuleForm) and app.screen.rule is not None,
+            what="e",
+        )
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen)
+        rules.focus()
+        await wait_for(pilot, lambda: rules.cursor_row == 0)
+
+        def titles() -> list[str | None]:
+            return [rule.title for rule in store.load().rules]
+
+        moved, original = ["two *", "one *", "three *"], ["one *", "two *", "three *"]
+        for key, expected in (("J", moved), ("K", original), ("shift+down", moved)):
             await press(key)
+            await wait_for(pilot, lambda e=expected: titles() == e, what=key)
+        await press("shift+up")
+        await wait_for(pilot, lambda: titles() == original, what="shift+up")
+        for key, left in (("x", 2), ("delete", 1)):
+            await press(key)  # asks first
+            await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what=key)
+            await pilot.press("y")
             await wait_for(pilot, lambda n=left: len(store.load().rules) == n, what=key)
         await press("left_square_bracket")
         await wait_for(pilot, lambda: tabs.active == "agents", what="[")

@@ -1,0 +1,126 @@
+"""The Rules tab of the settings screen: a rule is edited, moved up and down and removed (after a
+question) from the keyboard; each change is written to settings.toml through the settings layer
+and decides the next request at once; a broken file is reported and left as it is."""
+
+from __future__ import annotations
+
+from textual.widgets import DataTable, Input
+
+from bridge.approvals import Rule
+from symposium_tui.screens.confirm import Confirm
+from symposium_tui.screens.settings import RuleForm, SettingsScreen
+from tests.support.console import run_call, wait_for
+
+SIZE = (80, 24)
+BY_KIND = Rule("deny", kind="execute", reason="nothing runs here")
+BY_COMMAND = Rule("deny", command="rm", reason="use trash instead")
+
+
+def notified(app, text: str) -> bool:
+    return any(text in str(n.message) for n in app._notifications)
+
+
+async def rules_tab(pilot, app) -> DataTable:
+    await wait_for(pilot, lambda: app.chat_pane() is not None)
+    await pilot.press("f4")
+    await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
+    await pilot.press("right_square_bracket")
+    table = app.screen.query_one("#rules-table", DataTable)
+    await wait_for(
+        pilot, lambda: app.focused is table and table.row_count == len(app.settings.rules)
+    )
+    return table
+
+
+async def test_moving_a_rule_up_changes_which_rule_decides_and_the_files_order(
+    make_app, store, asker
+):
+    store.add_rule(BY_KIND)
+    store.add_rule(BY_COMMAND)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = await rules_tab(pilot, app)
+        # Both deny `rm -rf build`: the first in the list decides, and its reason is told.
+        denied = await asker.ask(run_call("rm -rf build"))
+        assert (denied.outcome, denied.reason) == ("reject_once", "nothing runs here")
+        assert denied.rule is not None and denied.rule.startswith("rule 1 ")
+
+        footer = " ".join(str(w.render()) for w in app.screen.query("FooterKey, FooterLabel"))
+        assert "e Edit" in footer and "K J Move" in footer, footer
+
+        table.move_cursor(row=1)
+        await wait_for(pilot, lambda: table.cursor_row == 1)
+        await pilot.press("K")
+        await wait_for(pilot, lambda: store.load().rules == [BY_COMMAND, BY_KIND])
+        text = store.path.read_text()
+        assert text.index('command = "rm"') < text.index('kind = "execute"')
+        await wait_for(pilot, lambda: table.cursor_row == 0)  # the cursor stays on the moved rule
+        denied = await asker.ask(run_call("rm -rf build"))
+        assert denied.reason == "use trash instead"
+        assert denied.rule is not None and denied.rule.endswith("deny command=rm")
+
+        await pilot.press("J")  # and back down
+        await wait_for(pilot, lambda: store.load().rules == [BY_KIND, BY_COMMAND])
+        denied = await asker.ask(run_call("rm -rf build"))
+        assert denied.reason == "nothing runs here"
+
+
+async def test_a_rule_is_edited_in_its_form_and_removed_after_a_question(make_app, store, asker):
+    store.add_rule(Rule("deny", command=("rm", "shred"), reason="no deleting", match=["rm x"]))
+    store.add_rule(Rule("allow", kind="read"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = await rules_tab(pilot, app)
+        await pilot.press("enter")  # Enter edits the selected rule, as e does
+        await wait_for(pilot, lambda: isinstance(app.screen, RuleForm))
+        form = app.screen
+        assert form.query_one("#rule-command", Input).value == "rm; shred"
+        assert form.query_one("#rule-reason", Input).value == "no deleting"
+        assert "eliza = Eliza (built in)" in str(form.query_one("#rule-agent-ids").render())
+        form.query_one("#rule-command", Input).value = "rm; shred; git clean"
+        form.query_one("#rule-reason", Input).value = "ask me first"
+        form.query_one("#rule-reason", Input).focus()
+        await pilot.press("enter")
+        edited = Rule(
+            "deny", command=("rm", "shred", "git clean"), reason="ask me first", match=["rm x"]
+        )
+        await wait_for(pilot, lambda: store.load().rules[0] == edited)
+        denied = await asker.ask(run_call("git clean -fdx"))
+        assert (denied.outcome, denied.reason) == ("reject_once", "ask me first")
+
+        # An edit its own examples would fail is not saved: the form says why and stays.
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, RuleForm))
+        app.screen.query_one("#rule-command", Input).value = "shred"
+        app.screen.query_one("#rule-command", Input).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: notified(app, "does not match its example 'rm x'"))
+        assert isinstance(app.screen, RuleForm) and store.load().rules[0] == edited
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
+
+        await pilot.press("x")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("n")  # keep it
+        await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        assert len(store.load().rules) == 2
+        await pilot.press("delete")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: store.load().rules == [Rule("allow", kind="read")])
+        await wait_for(pilot, lambda: table.row_count == 1)
+        assert app.bridge.approvals.policy.rules == [Rule("allow", kind="read")]
+
+
+async def test_a_broken_settings_file_is_reported_and_not_touched_by_a_move(make_app, store):
+    store.add_rule(BY_KIND)
+    store.add_rule(BY_COMMAND)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await rules_tab(pilot, app)
+        broken = store.path.read_bytes() + b"\n[[rules]\n"
+        store.path.write_bytes(broken)
+        await pilot.press("J")
+        await wait_for(pilot, lambda: notified(app, "settings.toml line"))
+        assert store.path.read_bytes() == broken
+        assert app.bridge.approvals.policy.rules == [BY_KIND, BY_COMMAND]
