@@ -107,6 +107,19 @@ class Terminal:
             time.sleep(0.1)
         raise AssertionError(f"{text!r} never appeared on the screen:\n{screen}")
 
+    def wait_for_all(self, *texts: str, timeout: float = 20.0) -> str:
+        """The first screen showing every one of `texts` (parts of a screen can change in
+        separate updates, so each is waited for on the same screen)."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if all(text in screen for text in texts):
+                return screen
+            time.sleep(0.1)
+        missing = [text for text in texts if text not in screen]
+        raise AssertionError(f"{missing!r} never appeared on the screen:\n{screen}")
+
     def wait_until_gone(self, text: str, timeout: float = 20.0) -> str:
         deadline = time.monotonic() + timeout
         screen = ""

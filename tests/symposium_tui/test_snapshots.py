@@ -17,6 +17,7 @@ from textual.widgets import Input
 
 from symposium_tui import demo
 from symposium_tui.app import SymposiumApp
+from symposium_tui.widgets.approvals import ApprovalCard
 from tests.support.console import ONCE_OPTIONS, edit_call, make_hosted, run_call, wait_for
 
 SIZE = (80, 24)
@@ -179,7 +180,17 @@ def test_card_answered_elsewhere(snap_compare):
         other = app.bridge.approvals.attach("laptop")
         await ready(pilot)
         other.answer(next(iter(app.bridge.approvals.pending)), "approve")
-        await settle(pilot, lambda: not app.queue.pending)
+
+        def shown() -> bool:  # the card says who answered, and the title and tab have caught up
+            return (
+                not app.queue.pending
+                and app.sub_title == "no pending approvals"
+                and any(
+                    "Answered by laptop" in card.outcome_text for card in app.query(ApprovalCard)
+                )
+            )
+
+        await settle(pilot, shown)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
