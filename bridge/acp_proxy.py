@@ -61,7 +61,7 @@ class _Session:
     tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool call id → its state
 
 
-class _Params(dict):  # type: ignore[type-arg]
+class _Params(dict[str, Any]):
     """A message's params as received, remembering the line they came in (to forward it as is)."""
 
     line: bytes | None = None

@@ -45,7 +45,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.routing import Route
@@ -71,6 +71,9 @@ from bridge.openai.responses import (
     reply_message,
 )
 from bridge.protocol import ToolCallPart
+
+if TYPE_CHECKING:
+    from bridge.core import Bridge
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +172,7 @@ class OpenAIFrontDoor:
 
     def __init__(
         self,
-        bridge: Any,
+        bridge: Bridge,
         *,
         api_key: str | None = None,
         catalog: Catalog | None = None,
@@ -595,7 +598,7 @@ class OpenAIFrontDoor:
         return routes
 
 
-def create_app(bridge: Any, **options: Any) -> Starlette:
+def create_app(bridge: Bridge, **options: Any) -> Starlette:
     """The ASGI app; `app.state.front_door` is the `OpenAIFrontDoor` (close it on shutdown)."""
     door = OpenAIFrontDoor(bridge, **options)
     app = Starlette(routes=door.routes())

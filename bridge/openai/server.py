@@ -15,12 +15,15 @@ import contextlib
 import logging
 import os
 import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
 from bridge.httpguard import GuardPolicy, HttpGuard, is_loopback
 from bridge.openai.app import create_app
+
+if TYPE_CHECKING:
+    from bridge.core import Bridge
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +77,7 @@ class _Server(uvicorn.Server):
 class OpenAIServer:
     def __init__(
         self,
-        bridge: Any,
+        bridge: Bridge,
         address: str | None = None,
         *,
         api_key: str | None = None,

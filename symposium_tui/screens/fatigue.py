@@ -6,15 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual import on
+from textual import getters, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
+from symposium_tui.app import SymposiumApp
+
 
 class ApprovalStatsScreen(Screen[None]):
+    app = getters.app(SymposiumApp)
+
     BINDINGS = [
         Binding("escape", "close", "Back"),
         Binding("r", "make_rule", "Make a rule…"),
@@ -22,7 +26,7 @@ class ApprovalStatsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header(icon="§")
-        stats = self.app.fatigue  # type: ignore[attr-defined]
+        stats = self.app.fatigue
         yield Static(
             f"How often you were asked, per pattern. After {stats.threshold} approvals in a row a "
             "rule is suggested; r shows it for editing (nothing is applied on its own).",
@@ -40,7 +44,7 @@ class ApprovalStatsScreen(Screen[None]):
     def refresh_rows(self) -> None:
         table = self.query_one("#stats-table", DataTable)
         table.clear()
-        stats = self.app.fatigue  # type: ignore[attr-defined]
+        stats = self.app.fatigue
         for row in stats.rows():
             median = row.median_seconds
             suggest = row.rule is not None and row.in_a_row >= stats.threshold
@@ -60,11 +64,11 @@ class ApprovalStatsScreen(Screen[None]):
         if not table.row_count:
             return
         key = str(table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value)
-        row = self.app.fatigue.patterns.get(key)  # type: ignore[attr-defined]
+        row = self.app.fatigue.patterns.get(key)
         if row is None or row.rule is None:
             self.app.notify("Nothing to propose for this pattern.")
             return
-        self.app.propose_rule(row.rule, row.key)  # type: ignore[attr-defined]
+        self.app.propose_rule(row.rule, row.key)
 
     @on(DataTable.RowSelected)
     def _selected(self) -> None:
