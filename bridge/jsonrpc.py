@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 LINE_LIMIT = 256 * 1024 * 1024  # one JSON-RPC message per line; long histories are large
@@ -91,6 +92,8 @@ def _not_json(name: str) -> Any:
 
 
 _DECODER = json.JSONDecoder(parse_constant=_not_json)
+# The decoder's own value scanner (the C one): what `_DECODER.decode` runs on each value.
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def _valid_id(value: Any) -> bool:
@@ -117,6 +120,18 @@ def classify(line: bytes | str) -> Incoming | None:
         msg = _DECODER.decode(text)  # strict: NaN and Infinity are not JSON
     except (ValueError, RecursionError) as exc:
         return Incoming("invalid", error=error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
+    return classify_message(msg)
+
+
+def scan_value(text: str, index: int) -> tuple[Any, int]:
+    """The JSON value that starts exactly at `text[index]` (no whitespace skipped), decoded as
+    `classify` decodes a line's values, and the index just past it. Raises StopIteration when no
+    value starts there, ValueError (or RecursionError) when it is malformed."""
+    return _SCAN(text, index)
+
+
+def classify_message(msg: Any) -> Incoming:
+    """What `classify` makes of a line that decoded to `msg`."""
     if isinstance(msg, list):
         return Incoming(
             "invalid",

@@ -1,18 +1,38 @@
-"""Validate only what a chat request adds to a conversation the connection has already seen.
+"""Read and validate only what a chat request adds to a conversation the connection has seen.
 
-VS Code sends the whole conversation with every request, so validating every message each time
-(pydantic, about 1.5 µs a message) makes a turn's cost grow with the conversation's length. This
-cache keeps, for the last few requests of one connection, each raw message (the decoded JSON, as
-received) beside the `Message` it validated to. A new request's messages are compared with a cached
-request's raw messages; the longest run of messages that are *exactly* the same reuses the validated
-objects, and only the rest is validated.
+VS Code sends the whole conversation with every request. Decoding the line (JSON) and validating
+every message (pydantic) each time would make a turn's cost grow with the conversation. This module
+recognises, on the raw bytes and before anything is decoded, the part of a request line the
+connection has already read, and reuses what it made of it.
 
-Exactly the same: dict equality (done in C), and, for a message whose content holds anything but
-strings (a tool call's parameters, a tool result), its JSON text too — Python finds `1 == 1.0 ==
-True`, the wire does not. A message that differs in any way (a tampered message inside the prefix
-included) ends the reused run there, so it and everything after it are validated as usual. Any
-failure falls back to validating the whole request, so error messages are exactly those of the
-plain path.
+For the last few chat requests of a connection it keeps the line, where each message of
+`params.messages` ends in it, the decoded messages and their validated `Message`s. A new line
+(`predecode`, which the JSON-RPC peer calls before its own decoding):
+
+1. `"messages"` `:` `[` is looked for (its first occurrence: that this is the request's
+   `params.messages` is proven in step 4, not assumed);
+2. the longest run of a remembered line's leading messages whose bytes are exactly the bytes that
+   follow is found (a memcmp);
+3. the rest of the array is decoded value by value, exactly as the JSON decoder's array loop does
+   it (whitespace, `,`, `]`; the same scanner);
+4. the line with the array's contents replaced by one sentinel token (`NaN`, or `Infinity` when
+   the rest of the line holds the text `NaN`) is decoded by a decoder that turns that token, and
+   only it, into a marker object (the ordinary decoder rejects both tokens). The line is taken
+   only if the token occurs nowhere else in it, is decoded once, and the marker is the one element
+   of the top-level `params.messages`. That proves the array sits where the request's
+   `params.messages` is read from: a look-alike key inside a string (`"x\\"messages\\":["`), a
+   nested `messages`, or a duplicate `messages`/`params` key (the last one wins) all put the
+   marker anywhere else.
+
+The request's messages are then the remembered messages of the run plus the new ones: decoding the
+whole line gives the very same values (the same bytes parsed from the same state). Anything
+doubtful — invalid UTF-8, malformed JSON, a sentinel that cannot be made unique, a new value
+nested deeper than `_MAX_DEPTH` — leaves the line to the ordinary decoder, so every error is
+exactly the plain path's.
+
+The handler's `parse` then validates only the new messages (pydantic validates a list's messages
+one by one, so the reused ones, valid alone before, are valid now) and remembers the request; any
+validation failure re-validates the whole request, so -32602 messages are the plain path's too.
 """
 
 from __future__ import annotations
@@ -23,109 +43,298 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from bridge.fastpath import CHAT_RESPONSE
+from bridge.jsonrpc import Incoming, classify_message, scan_value
 from bridge.protocol import ChatResponseParams, Message
 
 __all__ = ["PrefixCache"]
 
 _MESSAGES = TypeAdapter(list[Message])
-
-
-def _strict(raw: Any) -> str | None:
-    """The JSON text a message must also match, or None when dict equality is already exact
-    (every value in its content is a string)."""
-    if type(raw) is dict:
-        content = raw.get("content")
-        if type(content) is list and all(
-            type(p) is dict and all(type(v) is str for v in p.values()) for p in content
-        ):
-            if all(type(v) is str or v is content for v in raw.values()):
-                return None
-    return json.dumps(raw, sort_keys=True)
+_KEY = b'"messages"'
+_WS = b" \t\n\r"  # JSON's whitespace
+_SENTINELS = ("NaN", "Infinity")
+# A new message nested deeper than this is left to the ordinary decoder: it reads the array's
+# values three levels deeper (the request, its params, the array) and from another frame, so only
+# far from the recursion limit is it sure to decode them as this module did.
+_MAX_DEPTH = 200
+_PENDING = 32  # predecoded requests whose handler has not run yet
 
 
 class _Entry:
-    __slots__ = ("messages", "raw", "strict")
+    """A chat request the connection validated: its line, where its messages are in it, and what
+    they decoded and validated to."""
 
-    def __init__(self, raw: list[Any], messages: list[Message], strict: dict[int, str]) -> None:
+    __slots__ = ("ends", "key", "line", "messages", "raw", "start", "view")
+
+    def __init__(
+        self, line: bytes, start: int, ends: list[int], raw: list[Any], messages: list[Message]
+    ) -> None:
+        self.line = line
+        self.view = memoryview(line)
+        self.start = start  # offset of the first message's first byte
+        self.ends = ends  # offset (from `start`) just past each message
         self.raw = raw
         self.messages = messages
-        self.strict = strict
+        self.key = 0
+
+
+class _Pending:
+    """A predecoded request on its way to the handler."""
+
+    __slots__ = ("base", "ends", "line", "raw", "reused", "start")
+
+    def __init__(
+        self,
+        line: bytes,
+        start: int,
+        ends: list[int],
+        raw: list[Any],
+        base: _Entry | None,
+        reused: int,
+    ) -> None:
+        self.line = line
+        self.start = start
+        self.ends = ends
+        self.raw = raw
+        self.base = base
+        self.reused = reused
 
 
 class PrefixCache:
-    """The validated messages of a connection's recent requests, reused for an exact raw prefix."""
+    """A connection's recent chat requests, recognised again on the bytes of the next one."""
 
     def __init__(self, size: int = 8) -> None:
         self.size = size
         self._entries: OrderedDict[int, _Entry] = OrderedDict()
+        self._pending: OrderedDict[int, _Pending] = OrderedDict()
         self._next = 0
-        self.reused = 0  # messages reused by the last parse (for tests and benchmarks)
+        self._decoder = json.JSONDecoder(parse_constant=self._constant)
+        self._want = ""
+        self._marker: object = None
+        self._hits = 0
+        # For tests and benchmarks: messages the last predecoded line did not decode (None: the
+        # line was left to the ordinary decoder), and messages the last parse did not validate.
+        self.skipped: int | None = None
+        self.reused = 0
+
+    # --- the line ------------------------------------------------------------------------------
+
+    def predecode(self, line: bytes) -> Incoming | None:
+        """What `bridge.jsonrpc.classify(line)` gives, reading only what follows the longest
+        remembered run of messages; None leaves the line to `classify`."""
+        self.skipped = None
+        start = _messages_start(line)
+        if start < 0:
+            return None
+        base, k = self._match(line, start)
+        pos = start + (base.ends[k - 1] if base is not None and k else 0)
+        try:
+            text = line[pos:].decode("utf-8")
+            head = line[:start].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        scanned = _scan_array(text, k > 0)
+        if scanned is None:
+            return None
+        values, ends, close = scanned
+        if not _shallow(text, ends[-1] if ends else 0, values):
+            return None
+        doc = self._decode_around(head, text[close:])
+        if doc is None:
+            return None
+        params = doc["params"]
+        raw = base.raw[:k] + values if base is not None and k else values
+        params["messages"] = raw
+        incoming = classify_message(doc)
+        self.skipped = k
+        if incoming.kind == "request" and incoming.method == CHAT_RESPONSE:
+            offset = pos - start
+            if text.isascii():
+                new_ends = [offset + e for e in ends]
+            else:
+                new_ends = []
+                at = 0
+                for e in ends:
+                    offset += len(text[at:e].encode("utf-8"))
+                    new_ends.append(offset)
+                    at = e
+            known = base.ends[:k] if base is not None and k else []
+            pending = _Pending(line, start, known + new_ends, raw, base, k)
+            self._pending[id(raw)] = pending
+            while len(self._pending) > _PENDING:
+                self._pending.popitem(last=False)
+        return incoming
+
+    def _match(self, line: bytes, start: int) -> tuple[_Entry | None, int]:
+        """The remembered request with the longest run of leading messages whose bytes `line`
+        has at `start`, and the run's length."""
+        best: _Entry | None = None
+        best_k = 0
+        startswith = line.startswith
+        for entry in reversed(self._entries.values()):
+            ends = entry.ends
+            n = len(ends)
+            if n <= best_k:
+                continue
+            view, s = entry.view, entry.start
+            if startswith(view[s : s + ends[-1]], start):
+                k = n
+            elif not startswith(view[s : s + ends[0]], start):
+                continue
+            else:  # the longest matching run: matching is monotonic in the run's length
+                lo, hi = 1, n - 1
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if startswith(view[s : s + ends[mid - 1]], start):
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                k = lo
+            if k > best_k:
+                best, best_k = entry, k
+        return best, best_k
+
+    def _constant(self, name: str) -> Any:
+        if name == self._want and not self._hits:
+            self._hits = 1
+            return self._marker
+        raise ValueError(f"{name} is not valid JSON")
+
+    def _decode_around(self, head: str, tail: str) -> dict[str, Any] | None:
+        """The request decoded from `head` + sentinel + `tail` (`tail` starts at the array's `]`),
+        if the sentinel is provably the one element of its top-level `params.messages`."""
+        for sentinel in _SENTINELS:
+            text = head + sentinel + tail
+            at = len(head)
+            if text.find(sentinel) == at and text.find(sentinel, at + 1) < 0:
+                break
+        else:
+            return None
+        marker = object()
+        self._want, self._marker, self._hits = sentinel, marker, 0
+        try:
+            doc = self._decoder.decode(text)
+        except (ValueError, RecursionError):
+            return None
+        finally:
+            self._marker = None
+        if self._hits != 1 or type(doc) is not dict:
+            return None
+        params = doc.get("params")
+        if type(params) is not dict:
+            return None
+        messages = params.get("messages")
+        if type(messages) is not list or len(messages) != 1 or messages[0] is not marker:
+            return None
+        return doc
+
+    # --- the handler ---------------------------------------------------------------------------
 
     def parse(self, params: dict[str, Any]) -> ChatResponseParams:
-        """`ChatResponseParams.model_validate(params)`, reusing validated messages of an exact
-        prefix. Raises pydantic's ValidationError exactly as `model_validate` does."""
+        """`ChatResponseParams.model_validate(params)`, validating only the messages that follow
+        a remembered run when `params` came from `predecode`. Raises pydantic's ValidationError
+        exactly as `model_validate` does."""
         self.reused = 0
         raw = params.get("messages")
-        if type(raw) is not list or not raw:
+        pending = self._pending.pop(id(raw), None) if type(raw) is list else None
+        if pending is None or pending.raw is not raw:
             return ChatResponseParams.model_validate(params)
-        key, entry, n = self._longest(raw)
-        if n == 0 or entry is None:
-            parsed = ChatResponseParams.model_validate(params)
-            self._remember(raw, parsed.messages, None, 0)
-            return parsed
+        k = pending.reused
+        base = pending.base
         try:
-            rest = dict(params)
-            rest["messages"] = []
-            parsed = ChatResponseParams.model_validate(rest)
-            tail = _MESSAGES.validate_python(raw[n:])
+            if k and base is not None:
+                rest = dict(params)
+                rest["messages"] = []
+                parsed = ChatResponseParams.model_validate(rest)
+                parsed.messages = base.messages[:k] + _MESSAGES.validate_python(raw[k:])
+            else:
+                parsed = ChatResponseParams.model_validate(params)
         except ValueError:  # pydantic's ValidationError: report it as the plain path does
             return ChatResponseParams.model_validate(params)
-        parsed.messages = entry.messages[:n] + tail
-        self.reused = n
-        self._entries.pop(key, None)
-        self._remember(raw, parsed.messages, entry, n)
-        return parsed
-
-    def _longest(self, raw: list[Any]) -> tuple[int, _Entry | None, int]:
-        best: tuple[int, _Entry | None, int] = (-1, None, 0)
-        first = raw[0]
-        for key, entry in reversed(self._entries.items()):
-            old = entry.raw
-            if old[0] != first:
-                continue
-            n = _common(raw, entry)
-            if n > best[2]:
-                best = (key, entry, n)
-                if n == len(raw):
-                    break
-        return best
-
-    def _remember(
-        self, raw: list[Any], messages: list[Message], entry: _Entry | None, n: int
-    ) -> None:
-        strict = {i: s for i, s in entry.strict.items() if i < n} if entry is not None else {}
-        for i in range(n, len(raw)):
-            s = _strict(raw[i])
-            if s is not None:
-                strict[i] = s
+        self.reused = k
+        if base is not None:
+            self._entries.pop(base.key, None)  # superseded by this request, which extends it
+        entry = _Entry(pending.line, pending.start, pending.ends, raw, parsed.messages)
         self._next += 1
-        self._entries[self._next] = _Entry(raw, messages, strict)
+        entry.key = self._next
+        self._entries[entry.key] = entry
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
+        return parsed
 
 
-def _common(raw: list[Any], entry: _Entry) -> int:
-    """How many leading messages of `raw` are exactly those of `entry`."""
-    old = entry.raw
-    n = min(len(raw), len(old))
-    if raw[:n] != old[:n]:
-        i = 0
-        while i < n and raw[i] == old[i]:
-            i += 1
-        n = i
-    for i, s in entry.strict.items():  # in index order
-        if i >= n:
-            break
-        if json.dumps(raw[i], sort_keys=True) != s:
-            return i
-    return n
+def _messages_start(line: bytes) -> int:
+    """The offset of the first byte after `"messages"` `:` `[` and whitespace, or -1."""
+    i = line.find(_KEY)
+    if i < 0:
+        return -1
+    i = _skip(line, i + len(_KEY))
+    if line[i : i + 1] != b":":
+        return -1
+    i = _skip(line, i + 1)
+    if line[i : i + 1] != b"[":
+        return -1
+    return _skip(line, i + 1)
+
+
+def _skip(line: bytes, i: int) -> int:
+    n = len(line)
+    while i < n and line[i] in _WS:
+        i += 1
+    return i
+
+
+def _skip_text(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in " \t\n\r":
+        i += 1
+    return i
+
+
+def _scan_array(text: str, after_value: bool) -> tuple[list[Any], list[int], int] | None:
+    """The values of an array's remaining elements in `text` (which starts at an element when
+    `after_value` is false, else right after one), the index just past each, and the index of
+    the closing `]`; None where the JSON decoder would fail or the array is empty."""
+    values: list[Any] = []
+    ends: list[int] = []
+    i = 0
+    if after_value:
+        i = _skip_text(text, i)
+        c = text[i : i + 1]
+        if c == "]":
+            return values, ends, i
+        if c != ",":
+            return None
+        i = _skip_text(text, i + 1)
+    while True:
+        try:
+            value, i = scan_value(text, i)
+        except (StopIteration, ValueError, RecursionError):
+            return None
+        values.append(value)
+        ends.append(i)
+        i = _skip_text(text, i)
+        c = text[i : i + 1]
+        if c == "]":
+            return values, ends, i
+        if c != ",":
+            return None
+        i = _skip_text(text, i + 1)
+
+
+def _shallow(text: str, end: int, values: list[Any]) -> bool:
+    """No value in `values` (read from `text[:end]`) nests deeper than _MAX_DEPTH; counting the
+    brackets first is usually enough."""
+    if text.count("{", 0, end) + text.count("[", 0, end) <= _MAX_DEPTH:
+        return True
+    for value in values:
+        stack = [(value, 1)]
+        while stack:
+            node, depth = stack.pop()
+            if depth > _MAX_DEPTH:
+                return False
+            if type(node) is dict:
+                stack.extend((v, depth + 1) for v in node.values() if type(v) in (dict, list))
+            elif type(node) is list:
+                stack.extend((v, depth + 1) for v in node if type(v) in (dict, list))
+    return True

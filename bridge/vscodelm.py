@@ -38,7 +38,9 @@ class VscodeLmEndpoint:
     def __init__(self, peer: JsonRpcPeer, core: ConnectionCore) -> None:
         self.peer = peer
         self.core = core
-        self.prefixes = PrefixCache()  # validates only what a request adds to a known history
+        # Reads and validates only what a request adds to a history this connection has seen.
+        self.prefixes = PrefixCache()
+        peer.predecode = self.prefixes.predecode
         peer.on_request(CHAT_RESPONSE, self.chat_response)
         peer.on_request(TOKEN_COUNT, self.token_count)
         peer.on_request(CHAT_INFORMATION, self.chat_information)

@@ -1,60 +1,137 @@
-"""The vscodelm door validates only what a request adds to a history it has seen (bridge.prefix_cache):
-same results and same errors as validating everything, and nothing changed inside the seen prefix
-escapes validation."""
+"""The vscodelm door reads and validates only what a request adds to a history it has seen
+(bridge.prefix_cache), recognising the seen part on the line's bytes before decoding anything.
+
+Whatever it makes of a line is exactly what decoding the whole line gives (`bridge.jsonrpc.classify`)
+— or it leaves the line to that decoder — and its validation gives the plain path's results and
+errors. Nothing changed inside a seen history, no look-alike key and no duplicate key gets past it.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from bridge.jsonrpc import Incoming, classify
 from bridge.prefix_cache import PrefixCache
 from bridge.protocol import ChatResponseParams, describe_validation_error
-from tests.support.lmclient import user
+from tests.support.lmclient import LmClient, Response, echo_agent, user
+from tests.support.waiting import until
+
+CHAT = "lm/provideLanguageModelChatResponse"
+AGENT = {"eliza": {}}
 
 
-def text(role: str, value: str) -> dict:
+def text(role: str, value: str) -> dict[str, Any]:
     return {"role": role, "content": [{"type": "text", "value": value}]}
 
 
-def call(cid: str, params: object) -> dict:
+def call(cid: str, params: object) -> dict[str, Any]:
     part = {"type": "tool_call", "toolCallId": cid, "toolName": "t", "parameters": params}
     return {"role": "assistant", "content": [part]}
 
 
-def history(n: int) -> list[dict]:
+def history(n: int, tag: str = "") -> list[dict[str, Any]]:
     out = []
     for i in range(n):
-        out.append(text("user", f"q{i}"))
-        out.append(text("assistant", f"a{i}"))
+        out.append(text("user", f"{tag}q{i}"))
+        out.append(text("assistant", f"{tag}a{i}"))
     return out
 
 
-def params(messages: list[dict]) -> dict:
-    # Decoded afresh, as every request is: nothing is shared with an earlier request's objects.
-    return json.loads(json.dumps({"modelId": "m", "messages": messages, "agent": {"eliza": {}}}))
+def params_of(messages: list[Any], model: str = "m", agent: Any = AGENT) -> dict[str, Any]:
+    return {"modelId": model, "messages": messages, "agent": agent}
 
 
-def error_of(p: dict, parse) -> str:
-    with pytest.raises(ValidationError) as info:
-        parse(p)
-    return describe_validation_error(info.value)
+def wire(
+    messages: list[Any],
+    rid: Any = 1,
+    *,
+    params: dict[str, Any] | None = None,
+    ascii_only: bool = False,
+    compact: bool = True,
+) -> bytes:
+    """A request line as the extension writes it (JSON.stringify: compact, UTF-8 as is)."""
+    p = params if params is not None else params_of(messages)
+    message = {"jsonrpc": "2.0", "id": rid, "method": CHAT, "params": p}
+    seps = (",", ":") if compact else (", ", ": ")
+    return json.dumps(message, separators=seps, ensure_ascii=ascii_only).encode("utf-8")
 
 
-def test_a_continuation_reuses_the_seen_prefix_and_validates_only_the_new_messages():
+def typed(msg: Incoming | None) -> Any:
+    """Everything about a decoded line, with types (`1`, `1.0` and `true` differ in a repr)."""
+    if msg is None:
+        return None
+    return (msg.kind, msg.method, repr(msg.id), repr(msg.params), repr(msg.error))
+
+
+def feed(cache: PrefixCache, data: bytes) -> int | None:
+    """Hand `data` to the door as the peer does; check the result against decoding the whole
+    line and validating everything. Returns how many messages the door did not decode (None: it
+    left the line to the ordinary decoder)."""
+    got = cache.predecode(data)
+    want = classify(data)
+    if got is not None:
+        assert typed(got) == typed(want)
+    msg = got if got is not None else want
+    if msg is not None and msg.kind == "request" and msg.method == CHAT:
+        assert want is not None
+        if isinstance(msg.params, dict):
+            try:
+                expected = ChatResponseParams.model_validate(want.params)
+            except ValidationError as exc:
+                with pytest.raises(ValidationError) as info:
+                    cache.parse(msg.params)
+                assert describe_validation_error(info.value) == describe_validation_error(exc)
+            else:
+                parsed = cache.parse(msg.params)
+                assert repr(parsed.model_dump()) == repr(expected.model_dump())
+    return cache.skipped if got is not None else None
+
+
+# --- continuations --------------------------------------------------------------------------------
+
+
+def test_a_continuation_is_read_and_validated_only_from_where_the_seen_history_ends():
     cache = PrefixCache()
     first = [*history(5), text("user", "next")]
-    cache.parse(params(first))
+    assert feed(cache, wire(first)) == 0
     assert cache.reused == 0
     second = [*first, text("assistant", "reply"), text("user", "more")]
-    parsed = cache.parse(params(second))
+    assert feed(cache, wire(second, 2)) == len(first)
     assert cache.reused == len(first)
-    assert parsed == ChatResponseParams.model_validate(params(second))
+    third = [*second, text("assistant", "again"), text("user", "last")]
+    assert feed(cache, wire(third, 3)) == len(second)
+    assert cache.reused == len(second)
 
 
-def test_the_result_equals_plain_validation_for_edits_regenerations_and_other_conversations():
+def test_a_request_with_another_id_model_or_agent_reuses_the_same_history():
+    cache = PrefixCache()
+    seen = [*history(4), text("user", "go")]
+    feed(cache, wire(seen, 1))
+    again = [*seen, text("assistant", "r"), text("user", "y")]
+    other = params_of(again, model="another-model", agent={"eliza": {"deterministic": True}})
+    assert feed(cache, wire(again, "req-7", params=other)) == len(seen)
+    msg = cache.predecode(wire(again, 99, params=other))
+    assert msg is not None and msg.id == 99 and msg.params["modelId"] == "another-model"
+
+
+def test_a_regenerate_reuses_all_and_an_empty_history_is_left_to_the_decoder():
+    cache = PrefixCache()
+    seen = [*history(3), text("user", "go")]
+    feed(cache, wire(seen))
+    assert feed(cache, wire(seen, 2)) == len(seen)  # the same request again: nothing new
+    assert feed(cache, wire(seen[:-2], 3)) == len(seen) - 2
+    assert feed(cache, wire([], 4)) is None
+
+
+def test_edits_regenerations_and_other_conversations_equal_decoding_everything():
     cache = PrefixCache()
     base = [*history(4), text("user", "x")]
     variants = [
@@ -66,67 +143,332 @@ def test_the_result_equals_plain_validation_for_edits_regenerations_and_other_co
         [text("user", "another conversation")],
         [*base, text("assistant", "r"), text("user", "y"), text("user", "z")],
     ]
-    for messages in variants:
-        assert cache.parse(params(messages)) == ChatResponseParams.model_validate(params(messages))
+    for i, messages in enumerate(variants):
+        assert feed(cache, wire(messages, i)) is not None
 
 
-def test_a_tampered_message_inside_the_seen_prefix_is_validated_and_rejected():
+def test_interleaved_conversations_each_reuse_their_own_history():
+    cache = PrefixCache()
+    a = [text("user", "conversation a"), *history(3)]
+    b = [text("user", "conversation b"), *history(3)]
+    feed(cache, wire(a))
+    feed(cache, wire(b))
+    assert feed(cache, wire([*a, text("user", "a2")])) == len(a)
+    assert feed(cache, wire([*b, text("user", "b2")])) == len(b)
+
+
+# --- a changed history --------------------------------------------------------------------------
+
+
+def test_one_changed_byte_inside_the_seen_history_is_read_again_from_that_message():
     cache = PrefixCache()
     seen = [*history(10), text("user", "go")]
-    cache.parse(params(seen))
+    feed(cache, wire(seen))
+    edited = copy.deepcopy(seen)
+    edited[7]["content"][0]["value"] = "a3!"  # was "a3"
+    edited += [text("assistant", "r"), text("user", "y")]
+    assert feed(cache, wire(edited, 2)) == 7
+    assert cache.reused == 7
+
+
+def test_a_tampered_message_inside_the_seen_history_gets_the_plain_paths_error():
+    cache = PrefixCache()
+    seen = [*history(10), text("user", "go")]
+    feed(cache, wire(seen))
     tampered = [*copy.deepcopy(seen), text("assistant", "r"), text("user", "y")]
     tampered[7]["content"][0] = {"type": "bogus", "value": "x"}
-    message = error_of(params(tampered), cache.parse)
-    assert message.startswith("messages.7.content.0")
-    assert message == error_of(params(tampered), ChatResponseParams.model_validate)
+    assert feed(cache, wire(tampered, 2)) == 7
+    msg = cache.predecode(wire(tampered, 3))
+    assert msg is not None
+    with pytest.raises(ValidationError) as info:
+        cache.parse(msg.params)
+    assert describe_validation_error(info.value).startswith("messages.7.content.0")
 
 
 def test_a_malformed_new_message_gets_the_plain_paths_error_naming_its_field():
     cache = PrefixCache()
     seen = [*history(10), text("user", "go")]
-    cache.parse(params(seen))
+    feed(cache, wire(seen))
     bad = [*seen, {"role": "assistant", "content": [{"type": "tool_call", "toolCallId": "a"}]}]
-    message = error_of(params(bad), cache.parse)
-    assert "messages.21.content.0.tool_call.toolName" in message
-    assert message == error_of(params(bad), ChatResponseParams.model_validate)
+    assert feed(cache, wire(bad, 2)) == len(seen)  # `feed` compares the errors
+    msg = cache.predecode(wire(bad, 3))
+    assert msg is not None
+    with pytest.raises(ValidationError) as info:
+        cache.parse(msg.params)
+    assert "messages.21.content.0.tool_call.toolName" in describe_validation_error(info.value)
     # A bad field outside the messages is reported with the message errors, as before.
-    both = params(bad)
-    del both["modelId"]
-    assert error_of(both, cache.parse) == error_of(both, ChatResponseParams.model_validate)
+    no_model = params_of(bad)
+    del no_model["modelId"]
+    assert feed(cache, wire(bad, 4, params=no_model)) == len(seen)
 
 
-def test_tool_values_equal_in_python_but_not_on_the_wire_are_not_reused():
-    # 1 == 1.0 == True in Python; the history keys tell `true` from 1, so must the cache.
+def test_tool_values_equal_in_python_but_not_on_the_wire_are_read_again():
+    # 1 == 1.0 == True in Python; the history keys tell `true` from 1, and so does the door.
     cache = PrefixCache()
-    seen = [text("user", "hi"), call("c1", {"flag": 1}), text("user", "go")]
-    cache.parse(params(seen))
+    feed(cache, wire([text("user", "hi"), call("c1", {"flag": 1}), text("user", "go")]))
     changed = [text("user", "hi"), call("c1", {"flag": True}), text("user", "go")]
-    parsed = cache.parse(params(changed))
-    assert cache.reused == 1
-    assert parsed.messages[1].content[0].parameters == {"flag": True}
+    assert feed(cache, wire(changed, 2)) == 1
+    msg = cache.predecode(wire(changed, 3))
+    assert msg is not None
+    parsed = cache.parse(msg.params)
     assert type(parsed.messages[1].content[0].parameters["flag"]) is bool
 
 
-def test_a_message_with_an_extra_field_is_validated_again_and_still_accepted():
+def test_the_same_messages_written_differently_are_read_again():
     cache = PrefixCache()
-    seen = history(3)
-    cache.parse(params(seen))
-    extra = copy.deepcopy(seen)
-    extra[2]["note"] = "ignored"
-    assert cache.parse(params(extra)) == ChatResponseParams.model_validate(params(extra))
-    assert cache.reused == 2
+    seen = [*history(3), text("user", "café 😀")]
+    feed(cache, wire(seen))
+    assert feed(cache, wire(seen, 2, compact=False)) == 0  # other whitespace: other bytes
+    assert feed(cache, wire(seen, 3, ascii_only=True)) == 6  # é escaped: differs from message 6
+    assert feed(cache, wire([*seen, text("user", "x")], 4, ascii_only=True)) == len(seen)
 
 
-def test_interleaved_conversations_each_reuse_their_own_prefix():
+# --- escapes and non-ASCII -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+def test_escapes_and_non_ascii_text_are_read_as_the_decoder_reads_them(ascii_only):
     cache = PrefixCache()
-    a = [text("user", "conversation a"), *history(3)]
-    b = [text("user", "conversation b"), *history(3)]
-    cache.parse(params(a))
-    cache.parse(params(b))
-    cache.parse(params([*a, text("user", "a2")]))
-    assert cache.reused == len(a)
-    cache.parse(params([*b, text("user", "b2")]))
-    assert cache.reused == len(b)
+    values = ['quote " and \\ backslash', "caf\u00e9 \U0001f600", "nul \x00 \t\n", "\u00e9\u00e9"]
+    if ascii_only:
+        values.append("lone \ud800 half")  # UTF-8 cannot carry it: only ever written escaped
+    messages = [text("user", "start")]
+    feed(cache, wire(messages, 0, ascii_only=ascii_only))
+    for turn, value in enumerate(values, 1):
+        # Each line reuses all of the last one: the offsets past multi-byte characters were right.
+        seen = len(messages)
+        messages = [*messages, text("assistant", value), text("user", f"{value} {turn}")]
+        assert feed(cache, wire(messages, turn, ascii_only=ascii_only)) == seen
+
+
+# --- look-alike and duplicate keys ------------------------------------------------------------------
+
+
+def _line_of(params_json: str, rid: int = 5) -> bytes:
+    return (
+        '{"jsonrpc":"2.0","id":'
+        + str(rid)
+        + ',"method":"'
+        + CHAT
+        + '","params":'
+        + params_json
+        + "}"
+    ).encode()
+
+
+def _seen_cache() -> tuple[PrefixCache, list[dict[str, Any]], str]:
+    cache = PrefixCache()
+    seen = [*history(5), text("user", "go")]
+    feed(cache, wire(seen))
+    continued = [*seen, text("assistant", "r"), text("user", "y")]
+    return cache, continued, json.dumps(continued, separators=(",", ":"))
+
+
+def test_a_look_alike_messages_key_before_the_real_one_is_not_taken():
+    cache, _, seen_json = _seen_cache()
+    other = json.dumps([text("user", "other")], separators=(",", ":"))
+    # The key `x"messages` is written `"x\"messages"`: its bytes hold `"messages":[`.
+    fake = _line_of('{"x\\"messages":' + seen_json + ',"modelId":"m","messages":' + other + "}")
+    assert b'"messages":[' + seen_json[1:].encode() in fake
+    assert cache.predecode(fake) is None
+    assert feed(cache, fake) is None
+    assert classify(fake).params["messages"] == [text("user", "other")]
+    # A nested `messages` before the real one.
+    nested = _line_of(
+        '{"agent":{"messages":' + seen_json + '},"modelId":"m","messages":' + other + "}"
+    )
+    assert cache.predecode(nested) is None
+    assert feed(cache, nested) is None
+
+
+def test_duplicate_messages_or_params_keys_are_left_to_the_decoder_last_one_wins():
+    cache, continued, seen_json = _seen_cache()
+    other = json.dumps([text("user", "other")], separators=(",", ":"))
+    lines = [
+        _line_of('{"modelId":"m","messages":' + seen_json + ',"messages":' + other + "}"),
+        _line_of('{"modelId":"m","messages":' + other + ',"messages":' + seen_json + "}"),
+        _line_of(
+            '{"modelId":"m","messages":'
+            + seen_json
+            + '},"params":{"modelId":"m","messages":'
+            + other
+            + "}"
+        ),
+    ]
+    for data in lines:
+        assert cache.predecode(data) is None
+        assert feed(cache, data) is None
+    assert classify(lines[0]).params["messages"] == [text("user", "other")]
+    assert classify(lines[1]).params["messages"] == continued
+
+
+def test_a_seen_history_followed_by_garbage_gets_the_decoders_parse_error():
+    cache, continued, _ = _seen_cache()
+    prefix = wire(continued)
+    # Right after the seen messages (the comma that followed them in the line is cut too).
+    cut = prefix.index(b',{"role":"assistant","content":[{"type":"text","value":"r"}')
+    new = json.dumps(text("user", "new"), separators=(",", ":")).encode()
+    for tail in (
+        *(b",x]}}", b",,]}}", b",", b", ", b',{"role":"user"}', b",]", b",]}}}", b"x]}}"),
+        *(b"x," + new + b"]}}", b"x" + new + b"]}}", new + b"]}}", b" " + new + b"]}}"),
+        *(b"," + new + b"x]}}", b"," + new + b"x" + new + b"]}}", b"," + new + new + b"]}}"),
+    ):
+        data = prefix[:cut] + tail
+        assert cache.predecode(data) is None
+        msg = classify(data)
+        assert msg is not None and msg.kind == "invalid"
+        assert msg.error is not None and msg.error["error"]["code"] == -32700
+
+
+def test_the_sentinel_text_elsewhere_in_the_line_is_no_obstacle_and_no_loophole():
+    cache, continued, _ = _seen_cache()
+    # The text NaN outside the messages (a model name): the other sentinel is used.
+    assert feed(cache, wire(continued, 2, params=params_of(continued, model="NaN"))) == 11
+    # Both sentinels' text outside the messages: left to the decoder, still right.
+    both = params_of(continued, model="NaN Infinity")
+    assert feed(cache, wire(continued, 3, params=both)) is None
+    # A real NaN token anywhere is the decoder's parse error, never a value.
+    for token_line in (
+        wire([*continued, text("user", "z")], 4).replace(b'"z"', b"NaN"),
+        wire(continued, 5).replace(b'"modelId":"m"', b'"modelId":NaN'),
+        wire(continued, 6).replace(b'"modelId":"m"', b'"modelId":-Infinity'),
+    ):
+        assert cache.predecode(token_line) is None
+        msg = classify(token_line)
+        assert msg is not None and msg.error is not None
+        assert msg.error["error"]["code"] == -32700
+
+
+def test_a_new_message_nested_too_deeply_is_left_to_the_decoder():
+    cache, continued, _ = _seen_cache()
+    deep: Any = "bottom"
+    for _ in range(300):
+        deep = [deep]
+    message = {**text("user", "deep"), "extra": deep}
+    assert feed(cache, wire([*continued, message], 2)) is None
+    assert feed(cache, wire([*continued, text("user", "fine")], 3)) == 11
+
+
+# --- property: random conversations, random edits of the line --------------------------------------
+
+_VALUES = st.text(alphabet=st.sampled_from(list('ab "\\\u00e9\U0001f600\ud800\x00\n:,[]{}NaN')))
+_MESSAGES = st.one_of(
+    st.builds(text, st.sampled_from(["user", "assistant"]), _VALUES),
+    st.builds(
+        call,
+        st.sampled_from(["c1", "c2"]),
+        st.dictionaries(
+            st.sampled_from(["n", "f"]), st.one_of(st.integers(-3, 3), st.booleans(), _VALUES)
+        ),
+    ),
+)
+_EDIT = st.tuples(st.integers(0, 10**6), st.binary(max_size=3), st.integers(0, 3))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    start=st.lists(_MESSAGES, min_size=1, max_size=6),
+    steps=st.lists(
+        st.tuples(
+            st.sampled_from(["extend", "truncate", "edit", "bytes"]),
+            st.lists(_MESSAGES, max_size=3),
+            _EDIT,
+            st.booleans(),
+            st.sampled_from(["m", "NaN", "Infinity", "NaN Infinity", "-"]),
+        ),
+        max_size=8,
+    ),
+)
+def test_whatever_the_line_the_door_gives_what_decoding_it_whole_gives(start, steps):
+    cache = PrefixCache()
+    messages = list(start)
+    feed(cache, wire(messages, 0, ascii_only=True))
+    for n, (kind, new, (where, data, cut), ascii_only, model) in enumerate(steps, 1):
+        if kind == "extend":
+            messages = messages + new
+        elif kind == "truncate":
+            messages = messages[: max(1, len(messages) - cut)]
+        elif kind == "edit" and new:
+            messages = [*messages[: where % len(messages)], *new]
+        lone = "\ud800" in json.dumps(messages, ensure_ascii=False)
+        line = wire(messages, n, params=params_of(messages, model), ascii_only=ascii_only or lone)
+        if kind == "bytes":  # a few bytes replaced anywhere: usually inside a seen history
+            at = where % len(line)
+            line = line[:at] + data + line[at + cut :]
+        feed(cache, line)
+
+
+# --- the endpoint ---------------------------------------------------------------------------------
+
+
+def _send_line(lm: LmClient, rid: int, data: bytes) -> asyncio.Future[Response]:
+    """Write one raw request line with id `rid` and get its response as `request` does."""
+    lm._pending[rid] = Response(rid)
+    fut: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
+    lm._done[rid] = fut
+    lm.send_raw(data + b"\n")
+    return fut
+
+
+async def test_endpoint_answers_look_alike_and_duplicate_keys_as_decoding_the_whole_line_does(
+    tmp_path,
+):
+    lm = await LmClient.start("--cwd", str(tmp_path))
+    try:
+        echo = echo_agent()
+        first = await lm.chat([user("one")], agent=echo)
+        assert first.text == "ECHO: one"
+        seen = [user("one"), first.as_assistant(), user("two")]
+        second = await lm.chat(seen, agent=echo)
+        assert second.text == "ECHO: two"
+        history_json = json.dumps([*seen, second.as_assistant(), user("three")])
+        params = '"modelId":"m","agent":' + json.dumps(echo)
+        other = json.dumps([user("other")])
+        fake = (
+            '{"jsonrpc":"2.0","id":100,"method":"'
+            + CHAT
+            + '","params":{"x\\"messages":'
+            + history_json
+            + ","
+            + params
+            + ',"messages":'
+            + other
+            + "}}"
+        )
+        resp = await asyncio.wait_for(_send_line(lm, 100, fake.encode()), 30)
+        assert resp.error is None and resp.text == "ECHO: other"
+        dup = (
+            '{"jsonrpc":"2.0","id":101,"method":"'
+            + CHAT
+            + '","params":{'
+            + params
+            + ',"messages":'
+            + history_json
+            + ',"messages":'
+            + json.dumps([user("dup")])
+            + "}}"
+        )
+        resp = await asyncio.wait_for(_send_line(lm, 101, dup.encode()), 30)
+        assert resp.error is None and resp.text == "ECHO: dup"
+        # The seen history followed by garbage: the decoder's own parse error, id null.
+        garbage = (
+            '{"jsonrpc":"2.0","id":102,"method":"'
+            + CHAT
+            + '","params":{'
+            + params
+            + ',"messages":'
+            + history_json[:-1]
+            + ",}x"
+        ).encode()
+        expected = classify(garbage)
+        assert expected is not None and expected.error is not None
+        lm.send_raw(garbage + b"\n")
+        await until(lambda: expected.error in lm.unsolicited, what="the parse error")
+        # And the conversation carries on from its history.
+        third = await lm.chat([*seen, second.as_assistant(), user("three")], agent=echo)
+        assert third.error is None and third.text == "ECHO: three"
+    finally:
+        await lm.close()
 
 
 async def test_endpoint_rejects_a_tampered_message_inside_a_history_it_answered(lm):
@@ -145,6 +487,23 @@ async def test_endpoint_rejects_a_tampered_message_inside_a_history_it_answered(
     assert "messages.1.content.0.text.value" in resp.error["message"]
     third = await lm.chat([*good, second.as_assistant(), user("And you?")])
     assert third.error is None
+
+
+async def test_endpoint_answers_an_over_long_continuation_with_its_id_and_carries_on(tmp_path):
+    lm = await LmClient.start("--cwd", str(tmp_path), env={"SYMPOSIUM_MAX_MESSAGE_BYTES": "65536"})
+    try:
+        echo = echo_agent()
+        first = await lm.chat([user("one")], agent=echo)
+        seen = [user("one"), first.as_assistant(), user("x" * 70_000)]
+        resp = await lm.chat(seen, agent=echo)
+        assert resp.error == {"code": -32600, "message": "Invalid request: message too long"}
+        again = await lm.chat([user("one"), first.as_assistant(), user("two")], agent=echo)
+        assert again.error is None and again.text == "ECHO: two"
+    finally:
+        await lm.close()
+
+
+# --- the history tracker, given the same message objects -------------------------------------------
 
 
 def _route_both(steps: list[list[int]], pool: list) -> None:
