@@ -246,10 +246,11 @@ class AcpProxy:
 
     async def _start_agent(self) -> None:
         def on_stderr(line: str) -> None:
-            bus = self.bus
-            if bus.active:
+            def event() -> ev.Event:
                 session = next(reversed(self.sessions), "") if self.sessions else ""
-                bus.publish(ev.AgentStderr(connection=self.name, session_id=session, line=line))
+                return ev.AgentStderr(connection=self.name, session_id=session, line=line)
+
+            self.bus.publish(event)
 
         self.launched = await launch(self.spec, cwd=self.cwd, on_stderr=on_stderr)
         self._agent_transport = _LineTransport(self.launched.reader, self.launched.writer)
@@ -384,26 +385,27 @@ class AcpProxy:
         turn = f"{session_id}#{session.turns}"
         session.turn = turn
         bus = self.bus
-        if bus.active:
+
+        def decided() -> ev.Event:
             text = _prompt_text(params.get("prompt"))
-            bus.publish(
-                ev.HistoryDecided(
-                    connection=self.name,
-                    request_id=turn,
-                    decision={
-                        "seq": session.turns,
-                        "session_id": session_id,
-                        "kind": "turn",
-                        "agent_key": self.agent_key,
-                        "committed_len": 0,
-                        "new_messages": [
-                            {"role": "user", "content": [{"type": "text", "value": text}]}
-                        ],
-                        "reason": f"session/prompt from {self.client_name}: the ACP session "
-                        "keeps its own history",
-                    },
-                )
+            return ev.HistoryDecided(
+                connection=self.name,
+                request_id=turn,
+                decision={
+                    "seq": session.turns,
+                    "session_id": session_id,
+                    "kind": "turn",
+                    "agent_key": self.agent_key,
+                    "committed_len": 0,
+                    "new_messages": [
+                        {"role": "user", "content": [{"type": "text", "value": text}]}
+                    ],
+                    "reason": f"session/prompt from {self.client_name}: the ACP session "
+                    "keeps its own history",
+                },
             )
+
+        bus.publish(decided)
         outcome, error, stop = "error", None, None
         try:
             result = await self._request_agent("session/prompt", params)
@@ -420,17 +422,16 @@ class AcpProxy:
             if session.turn == turn:
                 session.turn = None
             self.bridge.approvals.withdraw_session(self.name, session_id, "the turn ended")
-            if bus.active:
-                bus.publish(
-                    ev.RequestFinished(
-                        connection=self.name,
-                        request_id=turn,
-                        session_id=session_id,
-                        outcome=outcome,  # type: ignore[arg-type]
-                        error=error,
-                        stop_reason=stop,
-                    )
+            bus.publish(
+                lambda: ev.RequestFinished(
+                    connection=self.name,
+                    request_id=turn,
+                    session_id=session_id,
+                    outcome=outcome,  # type: ignore[arg-type]
+                    error=error,
+                    stop_reason=stop,
                 )
+            )
 
     @property
     def client_name(self) -> str:
@@ -441,18 +442,18 @@ class AcpProxy:
         session = self.sessions.get(session_id)
         if session is None:
             session = self.sessions[session_id] = _Session(session_id)
-        bus = self.bus
-        if bus.active:
+
+        def started() -> ev.Event:
             process = self.launched.process if self.launched is not None else None
-            bus.publish(
-                ev.SessionStarted(
-                    connection=self.name,
-                    session_id=session_id,
-                    agent=self.agent_label,
-                    acp_session_id=session_id,
-                    pid=process.pid if process is not None else None,
-                )
+            return ev.SessionStarted(
+                connection=self.name,
+                session_id=session_id,
+                agent=self.agent_label,
+                acp_session_id=session_id,
+                pid=process.pid if process is not None else None,
             )
+
+        self.bus.publish(started)
         log.info("%s: ACP session %s (%s)", self.name, session_id, how)
         return session
 
@@ -460,9 +461,9 @@ class AcpProxy:
         if self.sessions.pop(session_id, None) is None:
             return
         self.bridge.approvals.withdraw_session(self.name, session_id, reason)
-        bus = self.bus
-        if bus.active:
-            bus.publish(ev.SessionEnded(connection=self.name, session_id=session_id, reason=reason))
+        self.bus.publish(
+            lambda: ev.SessionEnded(connection=self.name, session_id=session_id, reason=reason)
+        )
 
     # --- agent → client ------------------------------------------------------------------------------
 

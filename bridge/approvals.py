@@ -319,17 +319,16 @@ class ApprovalBroker:
         self.pending[approval.id] = approval
         if on_pending is not None:
             on_pending(approval.id)
-        if self.bus.active:
-            self.bus.publish(
-                ev.ApprovalRequested(
-                    connection=ctx.connection,
-                    approval_id=approval.id,
-                    session_id=ctx.session_id,
-                    agent=ctx.agent,
-                    tool_call=ctx.tool_call,
-                    options=ctx.options,
-                )
+        self.bus.publish(
+            lambda: ev.ApprovalRequested(
+                connection=ctx.connection,
+                approval_id=approval.id,
+                session_id=ctx.session_id,
+                agent=ctx.agent,
+                tool_call=ctx.tool_call,
+                options=ctx.options,
             )
+        )
         if self.consoles or self.hold:
             self._hold(approval, held=self.hold or self.hold_unasked)
         elif ask_client is not None:
@@ -507,21 +506,20 @@ class ApprovalBroker:
         self, approval: PendingApproval, resolution: Resolution, *, audit: bool = True
     ) -> None:
         ctx = approval.ctx
-        if self.bus.active:
-            self.bus.publish(
-                ev.ApprovalResolved(
-                    connection=ctx.connection,
-                    approval_id=approval.id,
-                    session_id=ctx.session_id,
-                    agent=ctx.agent,
-                    outcome=resolution.outcome,
-                    option_id=resolution.option_id,
-                    resolver=resolution.resolver,
-                    rule=resolution.rule,
-                    reason=resolution.reason,
-                    by=resolution.who,
-                )
+        self.bus.publish(
+            lambda: ev.ApprovalResolved(
+                connection=ctx.connection,
+                approval_id=approval.id,
+                session_id=ctx.session_id,
+                agent=ctx.agent,
+                outcome=resolution.outcome,
+                option_id=resolution.option_id,
+                resolver=resolution.resolver,
+                rule=resolution.rule,
+                reason=resolution.reason,
+                by=resolution.who,
             )
+        )
         if self.audit is not None and audit:
             raw = ctx.tool_call.get("rawInput")
             try:

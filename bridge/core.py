@@ -210,13 +210,11 @@ class ConnectionCore:
             decision.session_id,
             decision.reason,
         )
-        bus = self.bus
-        if bus.active:
-            bus.publish(
-                ev.HistoryDecided(
-                    connection=self.name, request_id=request.request_id, decision=decision.to_json()
-                )
+        self.bus.publish(
+            lambda: ev.HistoryDecided(
+                connection=self.name, request_id=request.request_id, decision=decision.to_json()
             )
+        )
         session = self.sessions.get(decision.session_id)
         if session is None:
             session = AgentSession(self, decision.session_id, request)
@@ -256,27 +254,28 @@ class ConnectionCore:
     def request_finished(
         self, stream: ResponseStream, outcome: str, error: str | None = None
     ) -> None:
-        bus = self.bus
-        if bus.active:
-            bus.publish(
-                ev.RequestFinished(
-                    connection=self.name,
-                    request_id=stream.request_id,
-                    session_id=stream.session.id if stream.session else None,
-                    outcome=outcome,  # type: ignore[arg-type]  # one of complete/cancelled/error, typed str by callers
-                    error=error,
-                )
+        self.bus.publish(
+            lambda: ev.RequestFinished(
+                connection=self.name,
+                request_id=stream.request_id,
+                session_id=stream.session.id if stream.session else None,
+                outcome=outcome,  # type: ignore[arg-type]  # one of complete/cancelled/error, typed str by callers
+                error=error,
             )
+        )
 
     async def session_died(self, session: AgentSession, reason: str) -> None:
         """A dead session is forgotten: its conversation's next request starts a fresh one."""
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
         self.tracker.remove(session.id)
-        bus = self.bus
-        if bus.active:
-            bus.publish(ev.SessionEnded(connection=self.name, session_id=session.id, reason=reason))
+        self._session_ended(session.id, reason)
         await session.close(reason)
+
+    def _session_ended(self, session_id: str, reason: str) -> None:
+        self.bus.publish(
+            lambda: ev.SessionEnded(connection=self.name, session_id=session_id, reason=reason)
+        )
 
     async def reset(self, reason: str) -> None:
         """Forget every session (their agents are stopped); the connection stays open."""
@@ -285,10 +284,7 @@ class ConnectionCore:
         self.tracker = HistoryTracker(self.policy)
         await asyncio.gather(*(s.close(reason) for s in sessions), return_exceptions=True)
         for s in sessions:
-            if self.bus.active:
-                self.bus.publish(
-                    ev.SessionEnded(connection=self.name, session_id=s.id, reason=reason)
-                )
+            self._session_ended(s.id, reason)
 
     async def close(self) -> None:
         sessions = list(self.sessions.values())
@@ -297,10 +293,5 @@ class ConnectionCore:
             *(s.close("connection closed") for s in sessions), return_exceptions=True
         )
         for s in sessions:
-            if self.bus.active:
-                self.bus.publish(
-                    ev.SessionEnded(
-                        connection=self.name, session_id=s.id, reason="connection closed"
-                    )
-                )
+            self._session_ended(s.id, "connection closed")
         self.bridge.connections.pop(self.name, None)

@@ -2,8 +2,9 @@
 
 The core publishes; the console, the JSONL event log, the replay tool and tests subscribe. The core
 never calls a widget. Publishing is synchronous and subscribers must be quick (the console posts a
-message, the log appends a line). Building an event costs a few microseconds, so hot paths check
-`bus.active` before constructing one.
+message, the log appends a line). Building an event costs a few microseconds, so publishers hand
+the bus a function that builds it, `bus.publish(lambda: SomeEvent(...))`: the bus calls it only
+when someone listens.
 """
 
 from __future__ import annotations
@@ -179,6 +180,8 @@ class EventBus:
 
     @property
     def active(self) -> bool:
+        """Someone listens. Publishers need not ask (`publish` does); this is for work beyond
+        building the event that is only worth doing for a listener (parsing a line to observe it)."""
         return bool(self._subscribers)
 
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
@@ -190,8 +193,15 @@ class EventBus:
 
         return unsubscribe
 
-    def publish(self, event: Event) -> None:
-        for fn in tuple(self._subscribers):
+    def publish(self, event: Event | Callable[[], Event]) -> None:
+        """Give the event to every subscriber; with none, do nothing. `event` may be a function
+        that builds it: it is called only when someone listens."""
+        subscribers = self._subscribers
+        if not subscribers:
+            return
+        if not isinstance(event, Event):
+            event = event()
+        for fn in tuple(subscribers):
             try:
                 fn(event)
             except Exception:  # a broken subscriber must never break the bridge

@@ -658,20 +658,18 @@ class AgentSession:
                 self._emit(turn, {"type": "text", "value": text})
 
     def _tool_event(self, tool_call_id: str, state: Any) -> None:
-        bus = self.host.bus
-        if bus.active:
-            bus.publish(
-                ev.ToolCallSeen(
-                    connection=self.host.name,
-                    session_id=self.id,
-                    tool_call_id=tool_call_id,
-                    title=state.title,
-                    kind=state.kind,
-                    status=state.status,
-                    raw_input=state.raw_input,
-                    content="".join(state.content) or None,
-                )
+        self.host.bus.publish(
+            lambda: ev.ToolCallSeen(
+                connection=self.host.name,
+                session_id=self.id,
+                tool_call_id=tool_call_id,
+                title=state.title,
+                kind=state.kind,
+                status=state.status,
+                raw_input=state.raw_input,
+                content="".join(state.content) or None,
             )
+        )
 
     def _emit(self, turn: Turn, part: dict[str, Any]) -> None:
         stream = turn.stream
@@ -687,16 +685,14 @@ class AgentSession:
         )
         self.host.tracker.record_part(self.id, model)
         stream.emit(part)
-        bus = self.host.bus
-        if bus.active:
-            bus.publish(
-                ev.PartStreamed(
-                    connection=self.host.name,
-                    request_id=stream.request_id,
-                    session_id=self.id,
-                    part=part,
-                )
+        self.host.bus.publish(
+            lambda: ev.PartStreamed(
+                connection=self.host.name,
+                request_id=stream.request_id,
+                session_id=self.id,
+                part=part,
             )
+        )
 
     def _flush_backlog(self, turn: Turn, stream: ResponseStream) -> None:
         backlog, turn.backlog = turn.backlog, []
@@ -825,17 +821,15 @@ class AgentSession:
         from bridge.tools import ToolResult
 
         rt = RoundTrip("tool", call_id, asyncio.get_running_loop().create_future(), tool_name=name)
-        bus = self.host.bus
-        if bus.active:
-            bus.publish(
-                ev.ClientToolCall(
-                    connection=self.host.name,
-                    session_id=self.id,
-                    tool_call_id=call_id,
-                    tool_name=name,
-                    arguments=arguments,
-                )
+        self.host.bus.publish(
+            lambda: ev.ClientToolCall(
+                connection=self.host.name,
+                session_id=self.id,
+                tool_call_id=call_id,
+                tool_name=name,
+                arguments=arguments,
             )
+        )
         self._await_client(
             turn,
             rt,
@@ -858,18 +852,17 @@ class AgentSession:
             )
         else:
             outcome = ToolResult(text=tool_result_text(result))
-        if bus.active:
-            bus.publish(
-                ev.ClientToolCall(
-                    connection=self.host.name,
-                    session_id=self.id,
-                    tool_call_id=call_id,
-                    tool_name=name,
-                    arguments=arguments,
-                    status="failed" if outcome.is_error else "completed",
-                    result=outcome.text,
-                )
+        self.host.bus.publish(
+            lambda: ev.ClientToolCall(
+                connection=self.host.name,
+                session_id=self.id,
+                tool_call_id=call_id,
+                tool_name=name,
+                arguments=arguments,
+                status="failed" if outcome.is_error else "completed",
+                result=outcome.text,
             )
+        )
         return outcome
 
     def _await_client(self, turn: Turn, rt: RoundTrip, part: dict[str, Any]) -> None:
@@ -1020,11 +1013,9 @@ class AgentSession:
         from bridge.agents.launch import LaunchError, launch
 
         def on_stderr(line: str) -> None:
-            bus = self.host.bus
-            if bus.active:
-                bus.publish(
-                    ev.AgentStderr(connection=self.host.name, session_id=self.id, line=line)
-                )
+            self.host.bus.publish(
+                lambda: ev.AgentStderr(connection=self.host.name, session_id=self.id, line=line)
+            )
 
         try:
             agent = await launch(self.spec, cwd=self.host.config.cwd, on_stderr=on_stderr)
@@ -1067,17 +1058,15 @@ class AgentSession:
             self.acp_session_id,
             f", pid {self.process.pid}" if self.process else "",
         )
-        bus = self.host.bus
-        if bus.active:
-            bus.publish(
-                ev.SessionStarted(
-                    connection=self.host.name,
-                    session_id=self.id,
-                    agent=self.agent_label,
-                    acp_session_id=self.acp_session_id,
-                    pid=self.process.pid if self.process else None,
-                )
+        self.host.bus.publish(
+            lambda: ev.SessionStarted(
+                connection=self.host.name,
+                session_id=self.id,
+                agent=self.agent_label,
+                acp_session_id=self.acp_session_id,
+                pid=self.process.pid if self.process else None,
             )
+        )
 
     async def _client_tool_server(self, init: Any) -> Any:
         from acp.schema import HttpMcpServer, McpServerStdio

@@ -62,17 +62,15 @@ class VscodeLmEndpoint:
                 INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)
             ) from None
         core = self.core
-        bus = core.bus
-        if bus.active:
-            bus.publish(
-                ev.RequestReceived(
-                    connection=core.name,
-                    request_id=request_id,
-                    agent=params.get("agent"),
-                    messages=params.get("messages") or [],
-                    tools=[t.name for t in parsed.options.tools],
-                )
+        core.bus.publish(
+            lambda: ev.RequestReceived(
+                connection=core.name,
+                request_id=request_id,
+                agent=params.get("agent"),
+                messages=params.get("messages") or [],
+                tools=[t.name for t in parsed.options.tools],
             )
+        )
         try:
             request = core.make_request(
                 request_id, parsed.agent, parsed.messages, parsed.options.tools

@@ -275,17 +275,15 @@ class OpenAIFrontDoor:
             # A session's MCP servers are fixed when it starts: auto-execute conversations get
             # sessions of their own.
             request.agent_key += "|mcp:" + json.dumps(request.mcp_servers, sort_keys=True)
-        bus = core.bus
-        if bus.active:
-            bus.publish(
-                ev.RequestReceived(
-                    connection=core.name,
-                    request_id=ex.request_id,
-                    agent=agent,
-                    messages=[m.model_dump(mode="json") for m in params.messages],
-                    tools=[t.name for t in params.tools],
-                )
+        core.bus.publish(
+            lambda: ev.RequestReceived(
+                connection=core.name,
+                request_id=ex.request_id,
+                agent=agent,
+                messages=[m.model_dump(mode="json") for m in params.messages],
+                tools=[t.name for t in params.tools],
             )
+        )
         self.exchanges[key] = ex
         self.exchanges.move_to_end(key)
         self._prune()
