@@ -28,6 +28,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.markup import escape
 from textual.message import Message
+from textual.reactive import var
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Input, Static
@@ -256,6 +257,15 @@ class ApprovalCard(Widget, can_focus=True):
         "approval-card--key",
     }
 
+    state: var[str] = var("pending", init=False, bindings=True)
+    """pending → reason (typing a deny reason) → resolved; the keys and the footer follow it."""
+
+    armed: var[bool] = var(True, init=False, bindings=True)
+    """False for the arming delay: the keys are shown dimmed and ignored."""
+
+    outcome_text: var[str] = var("", init=False)
+    """How the request was settled, once it was (the card's status line)."""
+
     class Decided(Message):
         """The person answered this card."""
 
@@ -301,9 +311,7 @@ class ApprovalCard(Widget, can_focus=True):
         super().__init__(id=id)
         self.info = info
         self.arm_delay = arm_delay
-        self.armed = arm_delay <= 0
-        self.state = "pending"  # pending → reason (typing a deny reason) → resolved
-        self.outcome_text = ""
+        self.set_reactive(ApprovalCard.armed, arm_delay <= 0)  # drawn by on_mount
         self._arm_timer: Timer | None = None
         self._clock = clock or (lambda ts: time.strftime("%H:%M:%S", time.localtime(ts)))
 
@@ -353,6 +361,19 @@ class ApprovalCard(Widget, can_focus=True):
 
     def on_resize(self) -> None:
         self._render_keys()
+
+    def watch_state(self, state: str) -> None:
+        self.set_class(state == "resolved", "-resolved")
+        if self.is_mounted:
+            self._render_keys()
+
+    def watch_armed(self) -> None:
+        if self.is_mounted:
+            self._render_keys()
+
+    def watch_outcome_text(self) -> None:
+        if self.is_mounted:
+            self._render_status()
 
     def _theme_changed(self, theme: Any) -> None:
         # The diff and key colours are Rich styles read from the theme's CSS: read them again.
@@ -449,17 +470,13 @@ class ApprovalCard(Widget, can_focus=True):
             self._arm_timer.stop()
             self._arm_timer = None
         if self.arm_delay <= 0:
-            self._set_armed(True)
+            self.armed = True
             return
-        self._set_armed(False)
-        self._arm_timer = self.set_timer(self.arm_delay, lambda: self._set_armed(True))
+        self.armed = False
+        self._arm_timer = self.set_timer(self.arm_delay, self._arm)
 
-    def _set_armed(self, armed: bool) -> None:
-        if armed != self.armed:
-            self.armed = armed
-            if self.is_mounted:
-                self._render_keys()
-                self.refresh_bindings()
+    def _arm(self) -> None:
+        self.armed = True
 
     # --- keys ----------------------------------------------------------------------------------------
 
@@ -487,7 +504,6 @@ class ApprovalCard(Widget, can_focus=True):
         self.post_message(self.Decided(self, answer))
 
     def action_deny(self) -> None:
-        self.state = "reason"
         reason = Input(
             placeholder="Reason (optional) · Enter denies · Esc back to the card",
             id="deny-reason",
@@ -495,19 +511,16 @@ class ApprovalCard(Widget, can_focus=True):
             compact=True,
         )
         self.mount(reason, before=self.query_one(".card-status"))
-        self._render_keys()
-        self.refresh_bindings()
+        self.state = "reason"
         reason.focus()
 
     def cancel_reason(self) -> None:
         """Back out of typing a deny reason without answering."""
         if self.state != "reason":
             return
-        self.state = "pending"
         for reason in self.query(".card-reason"):
             reason.remove()
-        self._render_keys()
-        self.refresh_bindings()
+        self.state = "pending"
         self.focus()
 
     def action_back_to_card(self) -> None:
@@ -535,17 +548,13 @@ class ApprovalCard(Widget, can_focus=True):
     # --- resolution ----------------------------------------------------------------------------------
 
     def mark_resolved(self, text: str) -> None:
-        self.state = "resolved"
-        self.outcome_text = text
         self.can_focus = False
-        self.add_class("-resolved")
         for reason in self.query(".card-reason"):
             reason.remove()
         if self._arm_timer is not None:
             self._arm_timer.stop()
-        self._render_keys()
-        self._render_status()
-        self.refresh_bindings()
+        self.outcome_text = text
+        self.state = "resolved"
 
 
 def describe_resolution(event: Any, *, mine: str | None, agent: str) -> str:
@@ -611,6 +620,9 @@ class ApprovalQueue(VerticalScroll):
     class Emptied(Message):
         """The last card left."""
 
+    current: var[ApprovalCard | None] = var(None, init=False)
+    """The card the queue is on (marked `-current`: its details and keys are shown)."""
+
     def __init__(
         self,
         answerer: Answerer | None = None,
@@ -627,7 +639,6 @@ class ApprovalQueue(VerticalScroll):
         self.clock = clock
         self._cards: dict[str, ApprovalCard] = {}
         self._mine: dict[str, str] = {}  # approval id → the answer this console gave
-        self._current: ApprovalCard | None = None
         self._generation = 0  # distinguishes a card that came back from the one it replaces
 
     def compose(self) -> ComposeResult:
@@ -666,8 +677,8 @@ class ApprovalQueue(VerticalScroll):
         self._cards[info.approval_id] = card
         self.query_one("#queue-empty").display = False
         self.mount(card)
-        if self._current is None:
-            self.set_current(card)
+        if self.current is None:
+            self.current = card
         if self._may_take_focus():
             self.call_after_refresh(self._focus_if_allowed, card)
         self.post_message(self.Changed(self, len(self.pending), info))
@@ -704,10 +715,10 @@ class ApprovalQueue(VerticalScroll):
                 self._focus_card(following)
             else:
                 self.focus()
-        elif self._current is card:
+        elif self.current is card:
             following = self._next_pending(card)
             if following is not None:
-                self.set_current(following)
+                self.current = following
         if self.linger > 0:
             self.set_timer(self.linger, lambda: self._drop(card))
         else:
@@ -716,11 +727,11 @@ class ApprovalQueue(VerticalScroll):
     def _drop(self, card: ApprovalCard) -> None:
         if self._cards.get(card.info.approval_id) is card:
             del self._cards[card.info.approval_id]
-        if self._current is card:
-            self._current = None
+        if self.current is card:
+            self.current = None
             remaining = self.pending
             if remaining:
-                self.set_current(remaining[0])
+                self.current = remaining[0]
         card.remove()
         if not self._cards:
             self.query_one("#queue-empty").display = True
@@ -736,11 +747,11 @@ class ApprovalQueue(VerticalScroll):
 
     # --- focus ---------------------------------------------------------------------------------------
 
-    def set_current(self, card: ApprovalCard) -> None:
-        if self._current is not None and self._current is not card:
-            self._current.remove_class("-current")
-        self._current = card
-        card.add_class("-current")
+    def watch_current(self, old: ApprovalCard | None, new: ApprovalCard | None) -> None:
+        if old is not None:
+            old.remove_class("-current")
+        if new is not None:
+            new.add_class("-current")
 
     def _focus_if_allowed(self, card: ApprovalCard) -> None:
         if self._may_take_focus():
@@ -752,7 +763,7 @@ class ApprovalQueue(VerticalScroll):
             return
         card.rearm()
         card.focus()
-        self.set_current(card)
+        self.current = card
         card.scroll_visible(animate=False)
 
     def focus_first(self) -> bool:
@@ -762,7 +773,7 @@ class ApprovalQueue(VerticalScroll):
             self.focus()
             return False
         pending[0].focus()
-        self.set_current(pending[0])
+        self.current = pending[0]
         pending[0].scroll_visible(animate=False)
         return True
 
@@ -784,7 +795,7 @@ class ApprovalQueue(VerticalScroll):
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         # However a card got focus (a key, a click, Tab), it is the current one.
         if isinstance(event.widget, ApprovalCard):
-            self.set_current(event.widget)
+            self.current = event.widget
 
     @on(ApprovalCard.Step)
     def _step(self, message: ApprovalCard.Step) -> None:
@@ -793,8 +804,8 @@ class ApprovalQueue(VerticalScroll):
 
     def on_focus(self) -> None:
         # Focus arriving at the queue goes to its current card.
-        if self._current is not None and self._current.state != "resolved":
-            self._current.focus()
+        if self.current is not None and self.current.state != "resolved":
+            self.current.focus()
 
     # --- answers ---------------------------------------------------------------------------------------
 
@@ -835,7 +846,7 @@ class ApprovalQueue(VerticalScroll):
         for card in self.pending:
             if focused is card or (focused is not None and card in focused.ancestors):
                 return card
-        if self._current is not None and self._current.state != "resolved":
-            return self._current
+        if self.current is not None and self.current.state != "resolved":
+            return self.current
         pending = self.pending
         return pending[0] if pending else None

@@ -18,6 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Input, Label, Select, Static
 
 if TYPE_CHECKING:
@@ -104,6 +105,9 @@ class ChatPane(Vertical):
         Binding("pagedown", "scroll_log(1)", "Scroll down", show=False),
     ]
 
+    request_id: var[str | None] = var(None, init=False, bindings=True)
+    """The turn the agent is answering; the state line and Esc ("Stop reply") follow it."""
+
     class TurnFinished(Message):
         def __init__(self, request_id: str, outcome: str, text: str) -> None:
             super().__init__()
@@ -118,7 +122,6 @@ class ChatPane(Vertical):
         self.agent = self.agents[0]
         self.messages: list[Any] = []
         self.core: ConnectionCore | None = None
-        self.request_id: str | None = None
         self._ids = itertools.count(1)
 
     @property
@@ -250,7 +253,7 @@ class ChatPane(Vertical):
         if self.core is None:
             self.core = self.bridge.open_connection("chat")
         request_id = f"chat-{next(self._ids)}"
-        self.request_id = request_id
+        self.request_id = request_id  # the state line says so; Esc stops it
         self.messages.append(
             WireMessage.model_validate(
                 {"role": "user", "content": [{"type": "text", "value": text}]}
@@ -259,8 +262,6 @@ class ChatPane(Vertical):
         self._log(ChatMessage("you", text, kind="user"))
         reply = ChatMessage(self.agent.label, "", kind="agent")
         self._log(reply)
-        self._set_state("replying… Esc stops")
-        self.refresh_bindings()
         self.run_worker(
             self._turn(request_id, self.agent, list(self.messages), reply),
             group="chat",
@@ -318,8 +319,6 @@ class ChatPane(Vertical):
             reply.display = False
         if self.request_id == request_id:
             self.request_id = None
-        self._set_state("")
-        self.refresh_bindings()
         self.post_message(self.TurnFinished(request_id, outcome, "".join(text)))
 
     def _log(self, message: ChatMessage) -> None:
@@ -331,9 +330,9 @@ class ChatPane(Vertical):
         for log in self.query("#chat-log").results(VerticalScroll):
             log.call_after_refresh(log.scroll_end, animate=False)
 
-    def _set_state(self, text: str) -> None:
+    def watch_request_id(self, request_id: str | None) -> None:
         for state in self.query("#chat-state").results(Static):
-            state.update(text)
+            state.update("replying… Esc stops" if request_id is not None else "")
 
     # --- approvals -------------------------------------------------------------------------------------
 

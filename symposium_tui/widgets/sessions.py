@@ -15,7 +15,7 @@ its replayed decisions the same way; `c` goes back to the live bridge.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.style import Style
 from rich.text import Text
@@ -23,6 +23,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import var
 from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import RowDoesNotExist
 
@@ -194,6 +195,15 @@ class SessionsPane(StatePane):
         Binding("escape", "cancel_open", "Cancel", show=False, tooltip="Close the open-a-file bar"),
     ]
 
+    state: var[ConsoleState] = var(cast("ConsoleState", None), init=False, bindings=True)
+    """The source shown: the live bridge's state, or one replayed from a file ("Live" goes back)."""
+
+    all_sessions: var[bool] = var(False, init=False)
+    """The timeline shows every session's decisions, not only the selected session's."""
+
+    file_bar_open: var[bool] = var(False, init=False, bindings=True)
+    """The open-a-file bar is shown (Esc closes it)."""
+
     COMPONENT_CLASSES = {
         "sessions--heading",
         "sessions--muted",
@@ -270,7 +280,6 @@ class SessionsPane(StatePane):
         self.as_of: DecisionRecord | None = (
             None  # None: the latest decision of the selected session
         )
-        self.all_sessions = False
         self._session_cells: dict[str, tuple[Any, ...]] = {}
         self._decision_cells: dict[str, tuple[Any, ...]] = {}
         self._decision_scope: Any = None
@@ -591,12 +600,15 @@ class SessionsPane(StatePane):
         )
         self._set(decision_view, head)
         self._set(self.query_one("#sessions-reason", Static), rest)
-        if (
-            shown_record is not None
+        cancel = (
+            shown_record
+            if shown_record is not None
             and shown_record.kind == "cancel"
             and shown_record in session_decisions
-        ):
-            d = shown_record.decision
+            else None
+        )
+        if cancel is not None:
+            d = cancel.decision
             mismatch = d.get("mismatch_index")
             self._set(
                 self.query_one("#evidence-expected", Static),
@@ -613,9 +625,7 @@ class SessionsPane(StatePane):
                     f"received #{mismatch} (request)", d.get("received"), d.get("expected"), styles
                 ),
             )
-            evidence.add_class("-cancel")
-        else:
-            evidence.remove_class("-cancel")
+        evidence.set_class(cancel is not None, "-cancel")
         if shown_record is not None and shown_record in session_decisions:
             committed, provisional = self.state.history_at(key, shown_record)
         else:
@@ -780,29 +790,32 @@ class SessionsPane(StatePane):
 
     def action_toggle_all(self) -> None:
         self.all_sessions = not self.all_sessions
-        self.query_one("#sessions-bottom").set_class(self.all_sessions, "-all")
-        self.query_one("#sessions-bar").set_class(self.all_sessions, "-all")
+
+    def watch_all_sessions(self, all_sessions: bool) -> None:
+        self.query_one("#sessions-bottom").set_class(all_sessions, "-all")
+        self.query_one("#sessions-bar").set_class(all_sessions, "-all")
         self.as_of = None
         self._shown = None
         self._update_decisions_table()
         self._update_detail()
 
     def action_open_file(self) -> None:
-        bar = self.query_one("#sessions-open")
-        bar.add_class("-open")
+        self.file_bar_open = True
         self.query_one("#sessions-open-path", Input).focus()
 
     def action_cancel_open(self) -> None:
-        bar = self.query_one("#sessions-open")
-        if bar.has_class("-open"):
-            bar.remove_class("-open")
+        if self.file_bar_open:
+            self.file_bar_open = False
             self.sessions_table.focus()
+
+    def watch_file_bar_open(self, file_bar_open: bool) -> None:
+        self.query_one("#sessions-open").set_class(file_bar_open, "-open")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "close_file":
             return self.state is not self.live_state
         if action == "cancel_open":  # otherwise escape belongs to the app
-            return self.is_attached and self.query_one("#sessions-open").has_class("-open")
+            return self.is_attached and self.file_bar_open
         return True
 
     def action_close_file(self) -> None:
@@ -831,7 +844,7 @@ class SessionsPane(StatePane):
         self.notify(f"Cannot open {path}: {message}", title="Replay", severity="error")
 
     def _loaded(self, state: ConsoleState) -> None:
-        self.query_one("#sessions-open").remove_class("-open")
+        self.file_bar_open = False
         self.show_state(state)
         self.decisions_table.focus()
         self.notify(
@@ -849,7 +862,6 @@ class SessionsPane(StatePane):
         table.clear()
         self._session_cells.clear()
         self._decision_scope = None
-        self.refresh_bindings()
         self.refresh_from_state()
 
 

@@ -24,6 +24,7 @@ from textual.cache import LRUCache
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import Input, Select, Static
@@ -457,6 +458,12 @@ class ToolLogPane(StatePane):
         ),
     ]
 
+    details_open: var[bool] = var(False, init=False, bindings=True)
+    """The details panel shows the selected call in full."""
+
+    filters_open: var[bool] = var(False, init=False, bindings=True)
+    """The filter bar is shown."""
+
     DEFAULT_CSS = """
     ToolLogPane {
         height: 1fr;
@@ -516,7 +523,7 @@ class ToolLogPane(StatePane):
 
     def update_from_state(self) -> None:
         self.view.sync()
-        if self.query_one("#toollog-filters").has_class("-open"):
+        if self.filters_open:
             self._refresh_filter_options()
         self._update_status()
 
@@ -544,7 +551,7 @@ class ToolLogPane(StatePane):
     @on(ToolLogView.CursorMoved)
     def _cursor_moved(self, message: ToolLogView.CursorMoved) -> None:
         self._update_status()
-        if self.query_one("#toollog-details").has_class("-open"):
+        if self.details_open:
             self._show_details(message.entry)
 
     def _show_details(self, entry: ToolEntry | None) -> None:
@@ -552,9 +559,11 @@ class ToolLogPane(StatePane):
         self.query_one("#toollog-detail-text", Static).update(body)
 
     def action_toggle_details(self) -> None:
-        details = self.query_one("#toollog-details")
-        details.toggle_class("-open")
-        if details.has_class("-open"):
+        self.details_open = not self.details_open
+
+    def watch_details_open(self, details_open: bool) -> None:
+        self.query_one("#toollog-details").set_class(details_open, "-open")
+        if details_open:
             self._show_details(self.view.selected)
             self.call_after_refresh(self._keep_cursor_visible)
 
@@ -589,17 +598,19 @@ class ToolLogPane(StatePane):
             select._symposium_options = options  # type: ignore[attr-defined]  # what it offers, cached on the widget
 
     def action_toggle_filters(self) -> None:
-        bar = self.query_one("#toollog-filters")
-        if bar.has_class("-open") and not self.view.filter.active:
-            bar.remove_class("-open")
+        if self.filters_open and not self.view.filter.active:
+            self.filters_open = False
             self.view.focus()
             return
         # The search box first (what a person pressing "Filter" types into); the session, kind
         # and status lists are before it (Shift+Tab).
         self.action_search()
 
+    def watch_filters_open(self, filters_open: bool) -> None:
+        self.query_one("#toollog-filters").set_class(filters_open, "-open")
+
     def action_search(self) -> None:
-        self.query_one("#toollog-filters").add_class("-open")
+        self.filters_open = True
         self._refresh_filter_options()
         search = self.query_one("#filter-search", Input)
         search.focus()
@@ -613,7 +624,7 @@ class ToolLogPane(StatePane):
         search = self.query_one("#filter-search", Input)
         with search.prevent(Input.Changed):
             search.value = ""
-        self.query_one("#toollog-filters").remove_class("-open")
+        self.filters_open = False
         self._apply_filter()
         self.view.focus()
 
@@ -621,10 +632,10 @@ class ToolLogPane(StatePane):
         """What escape closes: the details, or the filter bar (leaving it if a filter is set)."""
         if not self.is_attached:
             return None
-        if self.query_one("#toollog-details").has_class("-open"):
+        if self.details_open:
             return "details"
-        bar = self.query_one("#toollog-filters")
-        if bar.has_class("-open"):
+        if self.filters_open:
+            bar = self.query_one("#toollog-filters")
             focused = self.app.focused
             if not self.view.filter.active or (
                 focused is not None and bar in focused.ancestors_with_self
@@ -640,9 +651,9 @@ class ToolLogPane(StatePane):
     def action_close(self) -> None:
         target = self._escape_target()
         if target == "details":
-            self.query_one("#toollog-details").remove_class("-open")
+            self.details_open = False
         elif target == "bar" and not self.view.filter.active:
-            self.query_one("#toollog-filters").remove_class("-open")
+            self.filters_open = False
         self.view.focus()
 
     def _apply_filter(self) -> None:
