@@ -11,7 +11,6 @@ the command palette (Ctrl+P).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -356,7 +355,7 @@ class SymposiumApp(App[int]):
             await pane.query(".starting").remove()
             await pane.mount(self._pane(tab))
         self._attach_bridge()
-        early = getattr(self.host, "early_handle", None)
+        early = self.host.early_handle if self.host is not None else None
         if early is not None:
             early.detach()  # what it held is offered to this console's own handle now
         if self._active_tab() == "chat":
@@ -806,201 +805,6 @@ class SymposiumApp(App[int]):
         chat = self.chat_pane()
         if chat is not None:
             chat.choose_agent(key)
-
-
-def run_console(
-    *,
-    cwd: str | None = None,
-    mouse: bool = True,
-    event_log: str | None = None,
-    bridge_options: dict[str, Any] | None = None,
-    openai: str | None = None,
-    api_key: str | None = None,
-    allowed_hosts: Any = (),
-    allowed_origins: Any = (),
-) -> int:
-    """`symposium-tui` / `symposium-tui console`: the app first, then the bridge and the console
-    socket right after its first frame (so the console shows up as fast as a bare Textual app).
-    With `openai` ("HOST:PORT") the same bridge also serves the OpenAI-compatible API."""
-    import asyncio
-
-    return asyncio.run(
-        _run_console(
-            cwd=cwd,
-            mouse=mouse,
-            event_log=event_log,
-            bridge_options=bridge_options,
-            openai=openai,
-            api_key=api_key,
-            allowed_hosts=tuple(allowed_hosts),
-            allowed_origins=tuple(allowed_origins),
-        )
-    )
-
-
-def _another_console_listening() -> str | None:
-    """The socket path when a console already answers on it (a cheap check before drawing)."""
-    import socket
-
-    from bridge.paths import runtime_dir
-
-    path = runtime_dir() / "console.sock"
-    if not path.exists():
-        return None
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    probe.settimeout(1.0)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        return None  # stale: the host replaces it
-    finally:
-        probe.close()
-    return str(path)
-
-
-async def _run_console(
-    *,
-    cwd: str | None,
-    mouse: bool,
-    event_log: str | None,
-    bridge_options: dict[str, Any] | None = None,
-    openai: str | None = None,
-    api_key: str | None = None,
-    allowed_hosts: tuple[str, ...] = (),
-    allowed_origins: tuple[str, ...] = (),
-) -> int:
-    import asyncio
-    import sys
-
-    taken = _another_console_listening()
-    if taken is not None:
-        print(
-            f"symposium-tui: another Symposium console is already running (socket {taken})",
-            file=sys.stderr,
-        )
-        return 1
-    preferences = Settings.load_quietly().prefs
-    if not preferences.mouse:
-        mouse = False
-
-    servers: list[Any] = []
-
-    hosts: list[Any] = []
-
-    async def connect() -> tuple[Hosted, ConsoleHost | None]:
-        from symposium_tui.host import ConsoleHost, build_hosted
-
-        hosted = build_hosted(cwd=cwd, event_log=event_log, bridge_options=bridge_options)
-        bridge = hosted.bridge
-        host = ConsoleHost(bridge)
-        hosts.append(host)  # known to the lifeline before the app has it
-        # Held for the app until it attaches its own handle: a relayed request that asks
-        # permission in between is a card waiting for the queue, not "no console attached".
-        host.early_handle = bridge.approvals.attach(console_name())  # type: ignore[attr-defined]
-        try:
-            await host.start()
-            if openai:
-                from bridge.openai import OpenAIServer
-
-                server = OpenAIServer(
-                    bridge,
-                    openai,
-                    api_key=api_key,
-                    allowed_hosts=allowed_hosts,
-                    allowed_origins=allowed_origins,
-                )
-                await server.start()
-                servers.append(server)
-                app.openai_urls.append(server.url)
-        except BaseException:
-            await host.stop()
-            await hosted.close()
-            raise
-        from bridge.core import settle_heap
-
-        settle_heap()  # after the first frame: the console is drawn before this runs
-        return hosted, host
-
-    app = SymposiumApp(connect=connect, arm_delay=preferences.arm_delay)
-    # A closed SSH session (SIGHUP, or the terminal reporting a hang-up) or a `kill` (SIGTERM):
-    # what this console held is denied and its socket removed at once, then it leaves as Ctrl+Q
-    # does — within 2 seconds whatever the terminal does (symposium_tui/lifeline.py).
-    from symposium_tui.lifeline import Lifeline
-
-    def fail_closed(why: str) -> None:
-        import logging
-
-        logging.getLogger(__name__).warning("leaving (%s): denying what this console holds", why)
-        host = app.host if app.host is not None else (hosts[0] if hosts else None)
-        for handle in (getattr(app, "handle", None), getattr(host, "early_handle", None)):
-            if handle is not None:
-                handle.detach()
-        if host is not None:
-            host.abandon()
-
-    def socket_path() -> Any:
-        host = app.host if app.host is not None else (hosts[0] if hosts else None)
-        return host.path if host is not None else None
-
-    def last_resort() -> None:
-        """From the deadline thread, the event loop stuck: audit what is still pending as denied
-        (it is: nobody will ever approve it), then kill the agents we started."""
-        import time as time_
-
-        bridge = app.hosted.bridge if app.hosted is not None else None
-        broker = getattr(bridge, "approvals", None)
-        audit = getattr(broker, "audit", None)
-        for approval in list(getattr(broker, "pending", {}).values()):
-            if audit is None or approval.future.done():
-                continue
-            ctx = approval.ctx
-            with contextlib.suppress(Exception):
-                audit.append(
-                    {
-                        "type": "decision",
-                        "ts": time_.time(),
-                        "approval_id": approval.id,
-                        "connection": ctx.connection,
-                        "session_id": ctx.session_id,
-                        "agent": ctx.agent,
-                        "tool_call_id": ctx.tool_call.get("toolCallId"),
-                        "title": ctx.title,
-                        "kind": ctx.kind,
-                        "outcome": "reject_once",
-                        "resolver": "default",
-                        "reason": "the console went away: its terminal closed (forced exit)",
-                    }
-                )
-        for core in list(getattr(bridge, "connections", {}).values()):
-            for session in list(getattr(core, "sessions", {}).values()):
-                process = getattr(session, "process", None)
-                if process is not None:
-                    process.kill_now()
-
-    lifeline = Lifeline(
-        asyncio.get_running_loop(),
-        fail_closed,
-        app.exit,
-        socket_path=socket_path,
-        kill_agents=last_resort,
-    )
-    lifeline.install()
-    try:
-        await app.run_async(mouse=mouse)
-    finally:
-        lifeline.uninstall()
-        for server in servers:
-            await server.stop()
-        if app.host is not None:
-            await app.host.stop()
-        if app.hosted is not None:
-            await app.hosted.close()
-        lifeline.finished.set()
-    if servers:
-        print(
-            f"symposium-tui: served the OpenAI-compatible API on {servers[0].url}", file=sys.stderr
-        )
-    return app.return_code or 0
 
 
 def run_attached(targets: list[Any], *, mouse: bool = True) -> int:

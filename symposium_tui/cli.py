@@ -9,7 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # types only: importing this module costs the standard library alone
+    from bridge.core import ConnectionCore
+    from bridge.rpc import JsonRpcPeer
+    from symposium_tui.host import ConsoleHost
 
 LOG_LEVELS = ("error", "warn", "warning", "info", "debug", "trace")
 
@@ -511,14 +516,19 @@ def _serve_headless(args: argparse.Namespace, trace: Any, rest: bytes) -> int:
         return 0  # the client left before asking anything the fast path could not answer
     loaded.wait()
     from bridge import stdio
+    from symposium_tui.host import hold_for_consoles
     from symposium_tui.switch import ConsoleSwitch
 
-    def configure(peer: Any, core: Any) -> None:
+    held: list[ConsoleHost] = []  # the endpoint's socket for consoles, kept while it serves
+
+    def configure(peer: JsonRpcPeer, core: ConnectionCore) -> None:
         async def on_switch() -> None:
             await core.reset("requests now go to the console")
 
         peer.intercept = ConsoleSwitch(peer, on_switch)
-        _hold_for_consoles(core.bridge)
+        host = hold_for_consoles(core.bridge)
+        if host is not None:
+            held.append(host)
 
     return stdio.run(
         cwd=args.cwd,
@@ -528,40 +538,6 @@ def _serve_headless(args: argparse.Namespace, trace: Any, rest: bytes) -> int:
         bridge_options=bridge_options(args),
         configure=configure,
     )
-
-
-def _hold_for_consoles(bridge: Any) -> None:
-    """With `approval_timeout` set in the preferences, a headless endpoint holds what it cannot
-    ask anyone about (its client offered no round trip) for a console to attach — `symposium-tui
-    attach` reaches it through its own socket, `<runtime dir>/endpoints/<pid>.sock` — until that
-    timeout denies it. Without the preference it denies at once (decision 11), as VS Code expects
-    of an endpoint nobody watches."""
-    import asyncio
-    import atexit
-
-    from bridge.settings import Settings
-    from symposium_tui.host import ConsoleHost, HostError, endpoints_dir
-
-    preferred = Settings.load_quietly().prefs.approval_timeout
-    if not preferred:
-        return
-    broker = bridge.approvals
-    broker.timeout = float(preferred)
-    broker.hold_unasked = True
-    host = ConsoleHost(bridge, endpoints_dir() / f"{os.getpid()}.sock", consoles_only=True)
-
-    async def start() -> None:
-        try:
-            await host.start()
-        except (HostError, OSError) as exc:
-            import logging
-
-            logging.getLogger(__name__).warning("no socket for consoles: %s", exc)
-            return
-        atexit.register(lambda: host.path.unlink(missing_ok=True))
-
-    bridge.console_socket = host  # keeps the socket (and its server) referenced
-    bridge.console_socket_start = asyncio.ensure_future(start())
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -826,7 +802,7 @@ def _preference_lines(table: dict[str, Any]) -> list[str]:
 
 def cmd_console(args: argparse.Namespace) -> int:
     _setup_logging(args.log, args.log_dir, None)
-    from symposium_tui.app import run_console
+    from symposium_tui.host import run_console
 
     return run_console(
         cwd=args.cwd,

@@ -10,11 +10,17 @@ line is a `console/hello`: then it is a console attaching (`symposium_tui.consol
 reached through `symposium-tui attach` and `symposium-tui link`), or a `link/hello`: an ACP front
 door linking in (`symposium_tui.acp_link`). Peers of another uid are refused
 (checked by the kernel's peer credentials), and nothing listens on TCP.
+
+`run_console()` is the console process from start to exit: the app's first frame, then the hosted
+bridge and its socket, the lifeline that fails closed when the terminal goes, and the clean-up.
+The bridge is imported where it is built, not with this module: the console draws its first frame
+before pydantic and the core are loaded.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import logging
 import os
@@ -24,18 +30,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bridge import events as ev
-from bridge.approvals import ApprovalBroker
-from bridge.audit import AuditLog
-from bridge.config import BridgeConfig
-from bridge.core import Bridge
 from bridge.jsonrpc import LINE_LIMIT
 from bridge.paths import runtime_dir
 from bridge.settings import Settings, SettingsError, SettingsStore
-from bridge.vscodelm import serve_connection
-from symposium_tui.console_protocol import is_hello, serve_console
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from bridge.approvals import ConsoleHandle
+    from bridge.audit import AuditLog
+    from bridge.core import Bridge
     from bridge.openai import OpenAIServer
     from symposium_tui.notify import Notifier
 
@@ -93,6 +97,12 @@ def build_hosted(
     `hold` keeps approvals pending while no console is attached (`serve`); `approval_timeout`
     (else the `approval_timeout` preference, else 600 s when holding) denies what no console
     answered in time."""
+    from bridge import events as ev
+    from bridge.approvals import ApprovalBroker
+    from bridge.audit import AuditLog
+    from bridge.config import BridgeConfig
+    from bridge.core import Bridge
+
     bus = ev.EventBus()
     if event_log:
         bus.subscribe(ev.JsonlEventLog(event_log))
@@ -179,6 +189,10 @@ class ConsoleHost:
         self._server: asyncio.AbstractServer | None = None
         self._clients: set[asyncio.Task[Any]] = set()
         self.refused = 0
+        # The console's handle on the broker while the app has none yet (`run_console`): a
+        # relayed request that asks permission in between waits for the queue.
+        self.early_handle: ConsoleHandle | None = None
+        self._starting: asyncio.Task[None] | None = None
 
     @property
     def running(self) -> bool:
@@ -201,6 +215,21 @@ class ConsoleHost:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)
         log.debug("console listening on %s", self.path)  # serve prints it once
+
+    def start_soon(self) -> None:
+        """`start()` from synchronous code on the running loop, without waiting for it. A socket
+        that cannot be made is logged and the process serves on without it; one that was made is
+        removed when the process exits."""
+
+        async def start() -> None:
+            try:
+                await self.start()
+            except (HostError, OSError) as exc:
+                log.warning("no socket for consoles: %s", exc)
+                return
+            atexit.register(lambda: self.path.unlink(missing_ok=True))
+
+        self._starting = asyncio.ensure_future(start())
 
     async def _someone_listening(self) -> bool:
         try:
@@ -228,7 +257,9 @@ class ConsoleHost:
                 first = b""
             if not first:
                 return  # a probe: someone checking that a console is running
+            from bridge.vscodelm import serve_connection
             from symposium_tui import acp_link
+            from symposium_tui.console_protocol import is_hello, serve_console
 
             if is_hello(first):
                 await serve_console(self.bridge.approvals, reader, writer, first.rstrip(b"\n"))
@@ -283,6 +314,24 @@ class ConsoleHost:
                 self.path.unlink()
 
 
+def hold_for_consoles(bridge: Bridge) -> ConsoleHost | None:
+    """With `approval_timeout` set in the preferences, a headless endpoint holds what it cannot
+    ask anyone about (its client offered no round trip) for a console to attach — `symposium-tui
+    attach` reaches it through its own socket, `<runtime dir>/endpoints/<pid>.sock` — until that
+    timeout denies it. Without the preference it denies at once (decision 11), as VS Code expects
+    of an endpoint nobody watches, and no socket is made (None). The caller keeps the returned
+    host (its socket, starting) referenced while the endpoint serves."""
+    preferred = Settings.load_quietly().prefs.approval_timeout
+    if not preferred:
+        return None
+    broker = bridge.approvals
+    broker.timeout = float(preferred)
+    broker.hold_unasked = True
+    host = ConsoleHost(bridge, endpoints_dir() / f"{os.getpid()}.sock", consoles_only=True)
+    host.start_soon()
+    return host
+
+
 async def serve_forever(
     hosted: Hosted, host: ConsoleHost, openai: OpenAIServer | None = None
 ) -> None:
@@ -321,3 +370,195 @@ async def serve_forever(
             await openai.stop()
         await host.stop()
         await hosted.close()
+
+
+# --- the console process ----------------------------------------------------------------------------
+
+
+def run_console(
+    *,
+    cwd: str | None = None,
+    mouse: bool = True,
+    event_log: str | None = None,
+    bridge_options: dict[str, Any] | None = None,
+    openai: str | None = None,
+    api_key: str | None = None,
+    allowed_hosts: Iterable[str] = (),
+    allowed_origins: Iterable[str] = (),
+) -> int:
+    """`symposium-tui` / `symposium-tui console`: the app first, then the bridge and the console
+    socket right after its first frame (so the console shows up as fast as a bare Textual app).
+    With `openai` ("HOST:PORT") the same bridge also serves the OpenAI-compatible API."""
+    return asyncio.run(
+        _run_console(
+            cwd=cwd,
+            mouse=mouse,
+            event_log=event_log,
+            bridge_options=bridge_options,
+            openai=openai,
+            api_key=api_key,
+            allowed_hosts=tuple(allowed_hosts),
+            allowed_origins=tuple(allowed_origins),
+        )
+    )
+
+
+def _another_console_listening() -> str | None:
+    """The socket path when a console already answers on it (a cheap check before drawing)."""
+    path = runtime_dir() / "console.sock"
+    if not path.exists():
+        return None
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        return None  # stale: the host replaces it
+    finally:
+        probe.close()
+    return str(path)
+
+
+async def _run_console(
+    *,
+    cwd: str | None,
+    mouse: bool,
+    event_log: str | None,
+    bridge_options: dict[str, Any] | None = None,
+    openai: str | None = None,
+    api_key: str | None = None,
+    allowed_hosts: tuple[str, ...] = (),
+    allowed_origins: tuple[str, ...] = (),
+) -> int:
+    import sys
+
+    from symposium_tui.app import SymposiumApp
+    from symposium_tui.lifeline import Lifeline
+    from symposium_tui.links import console_name
+
+    taken = _another_console_listening()
+    if taken is not None:
+        print(
+            f"symposium-tui: another Symposium console is already running (socket {taken})",
+            file=sys.stderr,
+        )
+        return 1
+    preferences = Settings.load_quietly().prefs
+    if not preferences.mouse:
+        mouse = False
+
+    servers: list[OpenAIServer] = []
+    hosts: list[ConsoleHost] = []
+
+    async def connect() -> tuple[Hosted, ConsoleHost | None]:
+        hosted = build_hosted(cwd=cwd, event_log=event_log, bridge_options=bridge_options)
+        bridge = hosted.bridge
+        host = ConsoleHost(bridge)
+        hosts.append(host)  # known to the lifeline before the app has it
+        # Held for the app until it attaches its own handle: a relayed request that asks
+        # permission in between is a card waiting for the queue, not "no console attached".
+        host.early_handle = bridge.approvals.attach(console_name())
+        try:
+            await host.start()
+            if openai:
+                from bridge.openai import OpenAIServer
+
+                server = OpenAIServer(
+                    bridge,
+                    openai,
+                    api_key=api_key,
+                    allowed_hosts=allowed_hosts,
+                    allowed_origins=allowed_origins,
+                )
+                await server.start()
+                servers.append(server)
+                app.openai_urls.append(server.url)
+        except BaseException:
+            await host.stop()
+            await hosted.close()
+            raise
+        from bridge.core import settle_heap
+
+        settle_heap()  # after the first frame: the console is drawn before this runs
+        return hosted, host
+
+    app = SymposiumApp(connect=connect, arm_delay=preferences.arm_delay)
+
+    def current_host() -> ConsoleHost | None:
+        return app.host if app.host is not None else (hosts[0] if hosts else None)
+
+    # A closed SSH session (SIGHUP, or the terminal reporting a hang-up) or a `kill` (SIGTERM):
+    # what this console held is denied and its socket removed at once, then it leaves as Ctrl+Q
+    # does — within 2 seconds whatever the terminal does (symposium_tui/lifeline.py).
+    def fail_closed(why: str) -> None:
+        log.warning("leaving (%s): denying what this console holds", why)
+        host = current_host()
+        for handle in (app.handle, host.early_handle if host is not None else None):
+            if handle is not None:
+                handle.detach()
+        if host is not None:
+            host.abandon()
+
+    def socket_path() -> Path | None:
+        host = current_host()
+        return host.path if host is not None else None
+
+    def last_resort() -> None:
+        """From the deadline thread, the event loop stuck: audit what is still pending as denied
+        (it is: nobody will ever approve it), then kill the agents we started."""
+        import time
+
+        bridge = app.hosted.bridge if app.hosted is not None else None
+        if bridge is None:
+            return
+        broker = bridge.approvals
+        audit = broker.audit
+        for approval in list(broker.pending.values()):
+            if audit is None or approval.future.done():
+                continue
+            ctx = approval.ctx
+            with contextlib.suppress(Exception):
+                audit.append(
+                    {
+                        "type": "decision",
+                        "ts": time.time(),
+                        "approval_id": approval.id,
+                        "connection": ctx.connection,
+                        "session_id": ctx.session_id,
+                        "agent": ctx.agent,
+                        "tool_call_id": ctx.tool_call.get("toolCallId"),
+                        "title": ctx.title,
+                        "kind": ctx.kind,
+                        "outcome": "reject_once",
+                        "resolver": "default",
+                        "reason": "the console went away: its terminal closed (forced exit)",
+                    }
+                )
+        for session in bridge.all_sessions():
+            if session.process is not None:
+                session.process.kill_now()
+
+    lifeline = Lifeline(
+        asyncio.get_running_loop(),
+        fail_closed,
+        app.exit,
+        socket_path=socket_path,
+        kill_agents=last_resort,
+    )
+    lifeline.install()
+    try:
+        await app.run_async(mouse=mouse)
+    finally:
+        lifeline.uninstall()
+        for server in servers:
+            await server.stop()
+        if app.host is not None:
+            await app.host.stop()
+        if app.hosted is not None:
+            await app.hosted.close()
+        lifeline.finished.set()
+    if servers:
+        print(
+            f"symposium-tui: served the OpenAI-compatible API on {servers[0].url}", file=sys.stderr
+        )
+    return app.return_code or 0

@@ -169,3 +169,13 @@ def test_mcp_shim_is_standard_library_only():
     """Spawned once per agent session that wants a stdio MCP server: it must start fast."""
     result = loaded_after("import bridge.mcp_shim")
     assert not_stdlib(result["top"]) == [], result["top"]
+
+
+def test_the_console_process_draws_before_the_bridge_is_imported():
+    """`symposium-tui` imports the console process (`symposium_tui.host.run_console`) and the app,
+    draws the first frame, and only then builds the bridge: neither module loads the core,
+    pydantic or the ACP SDK."""
+    result = loaded_after("import symposium_tui.host, symposium_tui.app")
+    for heavy in ("pydantic", "pydantic_core", "acp", "mcp", "mcp_types"):
+        assert heavy not in result["top"], f"the console's entry imported {heavy}"
+    assert not [m for m in result["modules"] if m in ("bridge.core", "bridge.events")]
