@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
 from bridge.approvals import ApprovalContext, Resolution
-from bridge.jsonrpc import LINE_LIMIT
-from bridge.rpc import JsonRpcPeer
+from bridge.jsonrpc import line_limit
+from bridge.rpc import JsonRpcPeer, OverlongLine, read_line
 from symposium_tui import relay
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class ConsoleLink:
         if probe == self._failed_probe or st.st_uid != os.getuid():
             return
         try:
-            reader, writer = await asyncio.open_unix_connection(str(self.path), limit=LINE_LIMIT)
+            reader, writer = await asyncio.open_unix_connection(str(self.path), limit=line_limit())
         except OSError:
             self._failed_probe = probe
             return
@@ -165,9 +165,9 @@ class ConsoleLink:
     async def _read(self, reader: asyncio.StreamReader) -> None:
         try:
             while True:
-                try:
-                    line = await reader.readline()
-                except ValueError:
+                line = await read_line(reader)
+                if isinstance(line, OverlongLine):
+                    self._overlong(line)
                     continue
                 if not line:
                     break
@@ -180,6 +180,19 @@ class ConsoleLink:
         except (ConnectionError, OSError):
             pass
         self._gone()
+
+    def _overlong(self, line: OverlongLine) -> None:
+        """A line from the console too long to read: skipped whole. When it answered an approval
+        still waiting (its first bytes show the id), that approval is denied, once, here."""
+        known, link_id = line.id()
+        log.warning(
+            "the console sent a message longer than %d bytes: dropped (id %s)",
+            line.limit,
+            repr(link_id) if known else "unknown",
+        )
+        if known and link_id in self._waiting:
+            message = f"its answer was longer than {line.limit} bytes"
+            self._answered({"id": link_id, "error": {"message": message}})
 
     def _answered(self, msg: dict[str, Any]) -> None:
         approval_id = self._waiting.pop(msg["id"], None) if isinstance(msg["id"], int) else None

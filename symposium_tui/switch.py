@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from bridge.jsonrpc import LINE_LIMIT
-from bridge.rpc import JsonRpcPeer
+from bridge.jsonrpc import INTERNAL_ERROR, line_limit
+from bridge.rpc import JsonRpcPeer, OverlongLine, read_line
 from symposium_tui import relay
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class ConsoleSwitch:
         if not is_request:
             return False
         try:
-            reader, writer = await asyncio.open_unix_connection(str(self.path), limit=LINE_LIMIT)
+            reader, writer = await asyncio.open_unix_connection(str(self.path), limit=line_limit())
         except OSError:
             self._failed_probe = probe
             return False
@@ -89,9 +89,9 @@ class ConsoleSwitch:
     async def _read(self, reader: asyncio.StreamReader) -> None:
         try:
             while True:
-                try:
-                    line = await reader.readline()
-                except ValueError:
+                line = await read_line(reader)
+                if isinstance(line, OverlongLine):
+                    self._overlong(line)
                     continue
                 if not line:
                     break
@@ -103,6 +103,33 @@ class ConsoleSwitch:
         except (ConnectionError, OSError):
             pass
         self._console_gone()
+
+    def _overlong(self, line: OverlongLine) -> None:
+        """A line from the console too long to read: skipped whole. When it answered a request
+        that is still waiting (its first bytes show the id), that request is answered once, with
+        an error, here."""
+        known, rid = line.id()
+        log.warning(
+            "the console sent a message longer than %d bytes: dropped (id %s)",
+            line.limit,
+            repr(rid) if known else "unknown",
+        )
+        if not known or self._pending.pop(relay._key(rid), None) is None:
+            return
+        self.peer.send_raw(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "error": {
+                        "code": INTERNAL_ERROR,
+                        "message": f"The Symposium console's answer to this request was longer "
+                        f"than {line.limit} bytes; it was dropped",
+                    },
+                },
+                separators=(",", ":"),
+            ).encode()
+        )
 
     def _console_gone(self) -> None:
         if self._writer is None:

@@ -537,6 +537,61 @@ async def test_a_cancelled_turn_withdraws_its_card(tmp_path):
     assert client.permission_asked == []
 
 
+async def test_an_over_long_answer_from_the_console_is_skipped_whole_and_the_next_line_decides(
+    tmp_path, monkeypatch
+):
+    """The proxy reads the console's answers with its size limit. An answer over it is read past
+    to its end: the approval it answered (its id shows in its first bytes) is denied, once, as a
+    failed console; one whose id does not show is dropped and its tail — here a whole answer
+    after the padding — is never read as an answer; the line after it decides."""
+    limit = 1024 * 1024  # the reader takes it in several reads, so a tail would be seen
+    monkeypatch.setenv("SYMPOSIUM_MAX_MESSAGE_BYTES", str(limit))
+    runtime = Path(os.environ["SYMPOSIUM_RUNTIME_DIR"])
+    runtime.mkdir(parents=True, exist_ok=True)
+    asked: list[Any] = []
+
+    def answer(link_id: int, outcome: str, option: str, reason: str) -> bytes:
+        result = {"outcome": outcome, "optionId": option, "resolver": "console", "reason": reason}
+        return json.dumps({"jsonrpc": "2.0", "id": link_id, "result": result}).encode() + b"\n"
+
+    async def console(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            msg = json.loads(line)
+            if msg.get("method") != "link/approval":
+                continue
+            asked.append(msg["id"])
+            if len(asked) == 1:  # over the limit, its id in its first bytes
+                writer.write(answer(msg["id"], "allow_once", "yes", "x" * limit))
+            else:  # over the limit, its id out of sight; then the line that decides
+                writer.write(b" " * (limit + limit // 2))
+                writer.write(answer(msg["id"], "allow_once", "yes", "the tail"))
+                writer.write(answer(msg["id"], "reject_once", "no", "the valid line"))
+            await writer.drain()
+
+    server = await asyncio.start_unix_server(
+        console, path=str(runtime / "console.sock"), limit=4 * limit
+    )
+    try:
+        client = RecordingClient(permission="always")
+        async with proxied(client) as (conn, _):
+            await initialized(conn)
+            sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+            first = await asyncio.wait_for(
+                conn.prompt(session_id=sid, prompt=prompt("permission")), 60
+            )
+            second = await asyncio.wait_for(
+                conn.prompt(session_id=sid, prompt=prompt("permission")), 60
+            )
+    finally:
+        server.close()
+    assert len(asked) == 2 and client.permission_asked == []  # the console was asked both times
+    assert first.field_meta["permission"] == {"outcome": "selected", "optionId": "no"}
+    assert second.field_meta["permission"] == {"outcome": "selected", "optionId": "no"}
+    (failed,) = audit_lines()  # the console's own answers are audited by the console
+    assert failed["resolver"] == "default" and failed["outcome"] == "reject_once"
+    assert f"its answer was longer than {limit} bytes" in failed["reason"]
+
+
 async def test_eliza_by_name_streams_a_reply():
     client = RecordingClient()
     async with proxied(client, [*PROXY, "--agent", "elizacp"]) as (conn, _):

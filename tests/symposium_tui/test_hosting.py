@@ -364,3 +364,57 @@ async def test_after_a_console_that_took_over_goes_away_nothing_is_answered_twic
             await console.stop()
     ids = sorted(json.dumps(m["id"]) for m in answered())
     assert ids == ["79", "null", "null"], ids
+
+
+async def test_an_over_long_line_from_a_console_is_skipped_whole_and_what_follows_is_relayed(
+    tmp_path, runtime_dir
+):
+    """The switch reads the console's lines with the endpoint's size limit. A line over it is read
+    past to its end: the request it answered (its id shows in its first bytes) gets one error, a
+    line whose id does not show is dropped, and the tail of neither ever reaches VS Code as a
+    message of its own; the line after it is relayed as it is."""
+    limit = 1024 * 1024  # the reader takes it in several reads, so a tail would be seen
+    client = await LmClient.start(
+        "--cwd", str(tmp_path), env={"SYMPOSIUM_MAX_MESSAGE_BYTES": str(limit)}
+    )
+    relayed: list[dict] = []
+    server = None
+
+    async def console(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while len(relayed) < 2:
+            line = await reader.readline()
+            if not line:
+                return
+            relayed.append(json.loads(line))
+        long_id, tailed_id = relayed[0]["id"], relayed[1]["id"]
+        # Over the limit, its id in its first bytes.
+        writer.write(b'{"jsonrpc":"2.0","id":%d,"result":"' % long_id + b"x" * limit + b'"}\n')
+        # Over the limit, its id out of sight: what follows the padding is a whole response.
+        tail = {"jsonrpc": "2.0", "id": tailed_id, "result": "the tail"}
+        writer.write(b" " * (limit + limit // 2) + json.dumps(tail).encode() + b"\n")
+        valid = {"jsonrpc": "2.0", "id": tailed_id, "result": "the valid line"}
+        writer.write(json.dumps(valid).encode() + b"\n")
+        await writer.drain()
+        await reader.read()  # until the endpoint goes
+
+    try:
+        first = await client.chat([user("Hello")])  # served headless: the switch is in place
+        assert first.error is None
+        runtime_dir.mkdir(parents=True, exist_ok=True)
+        server = await asyncio.start_unix_server(
+            console, path=str(runtime_dir / "console.sock"), limit=limit
+        )
+        counted = client.request("lm/provideTokenCount", {"modelId": "m", "text": "abcd"})
+        tailed = client.request("lm/provideTokenCount", {"modelId": "m", "text": "efgh"})
+        long_answer = await asyncio.wait_for(counted, 30)
+        answer = await asyncio.wait_for(tailed, 30)
+        assert [m["method"] for m in relayed] == ["lm/provideTokenCount"] * 2
+        assert long_answer.error is not None and long_answer.error["code"] == -32603
+        assert "longer than 1048576 bytes" in long_answer.error["message"]
+        assert answer.error is None and answer.result == "the valid line"
+    finally:
+        await client.close()
+        if server is not None:
+            server.close()
+    assert long_answer.order == ["response"] and answer.order == ["response"]
+    assert client.unsolicited == []
