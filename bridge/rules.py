@@ -1012,8 +1012,8 @@ def propose_rule(req: Request) -> Rule | None:
     return None
 
 
-def scope_text(rule: Rule) -> str:
-    """One line for the card: what "always" would allow."""
+def scope_text(rule: Rule, agent_name: str | None = None) -> str:
+    """One line for the card: what "always" would allow (the agent by `agent_name` when given)."""
     bits = []
     if rule.command:
         bits.append("commands starting " + ", ".join(f"`{c}`" for c in rule.command))
@@ -1023,5 +1023,5 @@ def scope_text(rule: Rule) -> str:
         bits.append(f"{rule.kind or 'anything'} inside {rule.path}")
     if rule.title and not rule.path and not rule.url:
         bits.append(f"{rule.kind or 'calls'} titled “{rule.title}”")
-    who = f" by {rule.agent}" if rule.agent else ""
+    who = f" by {agent_name or rule.agent}" if rule.agent else ""
     return "always allow " + "; ".join(bits) + who

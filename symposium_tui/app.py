@@ -565,12 +565,12 @@ class SymposiumApp(App[int]):
         own banner shows it already), the bell and a flashing terminal title."""
         if not self._card_in_view(info):
             self.notify(
-                f"{info.agent} asks permission: {info.title} · F2 to answer",
+                f"{info.agent_display} asks permission: {info.title} · F2 to answer",
                 title="Approval",
                 severity="warning",
                 timeout=8,
             )
-        self.alerts.new_card(info.agent, info.title)
+        self.alerts.new_card(info.agent_display, info.title)
 
     @property
     def bells(self) -> int:
@@ -726,7 +726,7 @@ class SymposiumApp(App[int]):
             self.notify("No approval is pending.")
             return
         if not card.info.offers(answer):
-            self.notify(f"{card.info.agent} did not offer that answer.", severity="warning")
+            self.notify(f"{card.info.agent_display} did not offer that answer.", severity="warning")
             return
         if answer == "deny":
             self.action_queue()
@@ -760,7 +760,7 @@ class SymposiumApp(App[int]):
         self.bridge.approvals.policy.session_bypass.add((info.connection, info.session_id))
         n = self.queue.approve_session(info.connection, info.session_id)
         self.notify(
-            f"Session {info.session_id} of {info.agent} is allowed everything until it ends "
+            f"Session {info.session_id} of {info.agent_display} is allowed everything until it ends "
             f"(not saved); approved {n} pending."
         )
 

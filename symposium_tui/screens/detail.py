@@ -42,7 +42,8 @@ class ApprovalDetailScreen(ModalScreen[None]):
         with VerticalScroll(id="detail"):
             yield Static(
                 Text.assemble(
-                    (info.agent, "bold"), f" · session {info.session_id} ({info.connection})"
+                    (info.agent_display, "bold"),
+                    f" · session {info.session_id} ({info.connection})",
                 )
             )
             yield Static(Text.assemble(("⚠ " + info.title, "bold"), f"  [{info.kind}]"))

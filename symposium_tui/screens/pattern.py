@@ -62,14 +62,26 @@ class PatternRuleScreen(ModalScreen[Any]):
         with Vertical():
             yield Label(f"New rule: {self.scope}", classes="form-title", id="pattern-scope")
             yield Static(
-                "Edit it as it will be in the settings file. Deny and ask rules still beat it.",
+                "Edit it as it will be in the settings file. Deny and ask rules still beat it."
+                + self._agent_note(),
                 classes="settings-hint",
+                id="pattern-hint",
             )
             yield TextArea(rule_toml(self.rule), language=None, id="pattern-rule")
             yield Static("", id="pattern-error")
             with Horizontal(classes="form-buttons"):
                 yield Button("Save and approve (^S)", variant="primary", id="save", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
+
+    def _agent_note(self) -> str:
+        """The rule names the agent by its id: say who that is."""
+        from bridge.settings import agent_display_name
+
+        agent = getattr(self.rule, "agent", None)
+        if not agent:
+            return ""
+        name = agent_display_name(agent, getattr(self.app, "settings", None))
+        return f' agent = "{agent}" is {name}.' if name != agent else ""
 
     def on_mount(self) -> None:
         self.query_one("#pattern-rule", TextArea).focus()

@@ -65,6 +65,16 @@ class ApprovalInfo:
     options: list[dict[str, Any]]
     received: float = field(default_factory=time.time)
     host: str | None = None  # the machine that asks, for a card from an attached host
+    agent_name: str = ""  # the agent's name for a person; `agent` stays the id rules match
+
+    @property
+    def agent_display(self) -> str:
+        """What a person reads: the agent's name ("Eliza (built in)"), never only its id."""
+        if self.agent_name:
+            return self.agent_name
+        from bridge.settings import agent_display_name
+
+        return agent_display_name(self.agent)
 
     @classmethod
     def from_event(cls, event: Any) -> ApprovalInfo:
@@ -127,7 +137,7 @@ class ApprovalInfo:
             return None
         from bridge.rules import scope_text
 
-        return scope_text(rule)
+        return scope_text(rule, self.agent_display)
 
     def input_text(self) -> str | None:
         raw = self.tool_call.get("rawInput")
@@ -352,7 +362,10 @@ class ApprovalCard(Widget, can_focus=True):
     def _head(self) -> str:
         i = self.info
         where = f"{i.host} · " if i.host else ""
-        return f"{where}{i.agent} · {i.session_id} ({i.connection}) · {self._clock(i.received)}"
+        return (
+            f"{where}{i.agent_display} · {i.session_id} ({i.connection}) · "
+            f"{self._clock(i.received)}"
+        )
 
     def _title(self) -> Text:
         return Text.assemble(
@@ -422,7 +435,7 @@ class ApprovalCard(Widget, can_focus=True):
         if i.offers("deny"):
             items.append(("d", "Deny…"))
         if i.offers("bypass"):
-            items.append(("b", f"Bypass: always allow {i.agent}"))
+            items.append(("b", f"Bypass: always allow {i.agent_display}"))
         for answer, key_name, default in (
             ("allow_always", "A", "Always allow"),
             ("reject_always", "R", "Always reject"),
@@ -667,6 +680,10 @@ class ApprovalQueue(VerticalScroll):
                 return None
             self._drop(old)  # back again (a host's link reconnected): the settled card leaves now
             self._generation += 1
+        if not info.agent_name:
+            from bridge.settings import agent_display_name
+
+            info.agent_name = agent_display_name(info.agent, getattr(self.app, "settings", None))
         suffix = f"-{self._generation}" if self._generation else ""
         card = ApprovalCard(
             info,
@@ -705,7 +722,9 @@ class ApprovalQueue(VerticalScroll):
         had_focus = card.has_focus or card.has_focus_within
         card.mark_resolved(
             describe_resolution(
-                event, mine=self._mine.pop(event.approval_id, None), agent=card.info.agent
+                event,
+                mine=self._mine.pop(event.approval_id, None),
+                agent=card.info.agent_display,
             )
         )
         self.post_message(self.Changed(self, len(self.pending)))

@@ -347,7 +347,7 @@ class ChatPane(Vertical):
             banner.update(
                 Text.assemble(
                     ("⚠ ", "bold"),
-                    (first.agent, "bold"),
+                    (first.agent_display, "bold"),
                     " asks permission: ",
                     (first.title, "bold"),
                     more,

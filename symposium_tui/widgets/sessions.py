@@ -27,6 +27,7 @@ from textual.reactive import var
 from textual.widgets import DataTable, Input, Static
 from textual.widgets.data_table import RowDoesNotExist
 
+from bridge.settings import agent_display_name
 from symposium_tui.state import (
     ConsoleState,
     DecisionRecord,
@@ -400,7 +401,7 @@ class SessionsPane(StatePane):
         )
         return (
             rec.label,
-            rec.agent,
+            agent_display_name(rec.agent, getattr(self.app, "settings", None)),
             state_cell,
             str(len(rec.committed)),
             str(len(rec.provisional)),

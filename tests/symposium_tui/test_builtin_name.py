@@ -22,3 +22,44 @@ def test_the_built_in_agent_has_the_chats_name_in_registry_list_and_config(tmp_p
     )
     assert config.returncode == 0, config.stderr
     assert name in config.stdout
+
+
+async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_the_key(
+    make_app, store, asker
+):
+    from textual.widgets import DataTable
+
+    from bridge.settings import AgentConfig
+    from tests.support.console import run_call, wait_for
+
+    store.upsert_agent(AgentConfig(id="claude-code", name="Claude Code", command="npx"))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.chat_pane() is not None)
+        await pilot.press("f3", *"ask permission to run the tests", "enter")
+        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        assert card.info.agent == "eliza"  # the id: what rules and bypass match
+        assert str(card.border_title).startswith("Eliza (built in) · ")
+        assert "always allow Eliza (built in)" in str(card.query_one(".card-keys").render())
+        banner = app.query_one("#chat-banner")
+        await wait_for(pilot, lambda: banner.display)
+        assert "Eliza (built in) asks permission" in str(banner.render())
+
+        other = asker.ask(run_call("deploy"), agent="claude-code")
+        await wait_for(pilot, lambda: len(app.queue.pending) == 2)
+        assert str(app.queue.pending[1].border_title).startswith("Claude Code · ")
+
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        await pilot.press("b")  # bypass is saved under the id
+        await wait_for(pilot, lambda: "eliza" in store.load().agents)
+        assert store.load().agents["eliza"].bypass
+        assert "Eliza (built in) is always allowed" in card.outcome_text
+        app.bridge.approvals.withdraw(app.queue.pending[0].info.approval_id, "test over")
+        await other
+
+        await pilot.press("2")
+        table = app.query_one("#sessions-table", DataTable)
+        await wait_for(pilot, lambda: table.row_count >= 1)
+        agents = {str(table.get_row_at(n)[1]) for n in range(table.row_count)}
+        assert "Eliza (built in)" in agents and "eliza" not in agents

@@ -69,9 +69,9 @@ async def test_a_permission_from_the_chat_is_a_card_in_the_queue_and_approving_l
         assert card.info.connection == app.chat.connection and card.info.agent == "eliza"
         banner = app.query_one("#chat-banner")
         await wait_for(pilot, lambda: banner.display)
-        assert "eliza asks permission: run the tests" in str(banner.render()) and "F2" in str(
+        assert "Eliza (built in) asks permission: run the tests" in str(
             banner.render()
-        )
+        ) and "F2" in str(banner.render())
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.focused is card)
         await pilot.press("a")

@@ -32,7 +32,7 @@ def ask(term: Terminal, what: str) -> str:
     """Type a request for permission into the chat and wait for the card's notice."""
     term.type(f"ask permission to {what}")
     term.keys("Enter")
-    return term.wait_for(f"eliza asks permission: {what}")
+    return term.wait_for(f"Eliza (built in) asks permission: {what}")
 
 
 def open_card(term: Terminal, what: str) -> str:
@@ -58,14 +58,14 @@ def test_a_person_approves_denies_and_bypasses_from_a_real_terminal(terminal):
     term.wait_for_all("Approvals (1)", "1 pending approval")
     flags = term.tmux("list-windows", "-t", "console", "-F", "#{window_index}:#{window_bell_flag}")
     assert "0:1" in flags.split(), f"no bell from the console window: {flags!r}"
-    assert "eliza asks: run the tests" in term.show(
+    assert "Eliza (built in) asks: run the tests" in term.show(
         "#{pane_title}"
     ) or "approval pending" in term.show("#{pane_title}")
     term.tmux("select-window", "-t", "console:0")
 
     # `a`: approve once — the card shows every answer, then the agent continues.
     screen = open_card(term, "run the tests")
-    for label in ("a  Approve once", "d  Deny…", "b  Bypass: always allow eliza"):
+    for label in ("a  Approve once", "d  Deny…", "b  Bypass: always allow Eliza (built in)"):
         assert label in screen, label
     term.keys("a")
     # Back in the chat with nothing pending (the title and the chat can update separately).
@@ -153,9 +153,9 @@ def test_p_on_a_card_saves_a_rule_for_the_pattern_and_the_next_request_needs_no_
     ask(term, "git status -s")
     screen = open_card(term, "git status -s")
     # the scope is on the card before the key is pressed
-    assert "p  Always allow commands starting `git status` by eliza" in screen
+    assert "p  Always allow commands starting `git status` by Eliza (built in)" in screen
     term.keys("p")
-    screen = term.wait_for("New rule: always allow commands starting `git status` by eliza")
+    screen = term.wait_for("New rule: always allow commands starting `git status` by Eliza")
     assert 'command = "git status"' in screen
     term.keys("C-s")
     term.wait_for("Permission granted (allow_once). I ran git status -s.")

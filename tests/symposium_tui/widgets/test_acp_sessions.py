@@ -82,7 +82,7 @@ async def test_an_acp_session_is_listed_under_the_clients_name_with_its_turns(br
         table = app.query_one("#sessions-table", DataTable)
         (row,) = [table.get_row_at(i) for i in range(table.row_count)]
         assert row[0].startswith("zed-")  # named after the client's clientInfo
-        assert row[1] == "eliza"
+        assert row[1] == "Eliza (built in)"  # the id is `eliza`
         decisions = app.query_one("#decisions-table", DataTable)
         assert decisions.row_count == 2
         kinds = [decisions.get_row_at(i)[1].plain for i in range(2)]

@@ -57,7 +57,7 @@ async def test_every_session_of_every_connection_is_listed_and_its_row_updated_i
         first_row = table.get_row_at(0)
         assert (
             first_row[0] == f"{vscode.name}/s1"
-            and first_row[1] == "eliza"
+            and first_row[1] == "Eliza (built in)"
             and first_row[2].plain == "idle"
         )
         await vscode.send([u1, r1, text_message("user", "more")])
