@@ -105,6 +105,9 @@ class ChatPane(Vertical):
         Binding("pagedown", "scroll_log(1)", "Scroll down", show=False),
     ]
 
+    agent: var[AgentChoice] = var(eliza_choice, init=False)
+    """The agent the next turn goes to; the picker and the input's placeholder follow it."""
+
     request_id: var[str | None] = var(None, init=False, bindings=True)
     """The turn the agent is answering; the state line and Esc ("Stop reply") follow it."""
 
@@ -119,7 +122,7 @@ class ChatPane(Vertical):
         super().__init__(id=id)
         self.bridge = bridge
         self.agents = list(agents)
-        self.agent = self.agents[0]
+        self.set_reactive(ChatPane.agent, self.agents[0])  # composed with it
         self.messages: list[Any] = []
         self.core: ConnectionCore | None = None
         self._ids = itertools.count(1)
@@ -162,14 +165,26 @@ class ChatPane(Vertical):
         return f"Message {self.agent.label} · Enter sends"
 
     def set_agents(self, agents: list[AgentChoice]) -> None:
-        """The configured agents changed (settings screen)."""
+        """The configured agents changed (settings screen). The chat keeps its agent while it is
+        still configured, else goes back to the first (the built-in Eliza)."""
         self.agents = list(agents)
-        keys = {a.key for a in agents}
-        if self.agent.key not in keys:
-            self.agent = self.agents[0]
         select = self.query_one("#chat-agent", Select)
-        select.set_options([(a.label, a.key) for a in self.agents])
-        select.value = self.agent.key
+        keep = self.agent.key in {a.key for a in agents}
+        # New options reset the picker's value: not a person's choice, so no Changed (which
+        # would switch the agent to the first option and back, endlessly).
+        with select.prevent(Select.Changed):
+            select.set_options([(a.label, a.key) for a in self.agents])
+            if keep:
+                select.value = self.agent.key
+        if not keep:
+            self.agent = self.agents[0]
+
+    def watch_agent(self, agent: AgentChoice) -> None:
+        select = self.query_one("#chat-agent", Select)
+        if select.value != agent.key:
+            with select.prevent(Select.Changed):
+                select.value = agent.key
+        self.query_one("#chat-input", Input).placeholder = self._placeholder()
 
     def focus_input(self) -> None:
         self.query_one("#chat-input", Input).focus()
@@ -224,10 +239,6 @@ class ChatPane(Vertical):
         if choice is None or choice == self.agent:
             return
         self.agent = choice
-        select = self.query_one("#chat-agent", Select)
-        if select.value != key:
-            select.value = key
-        self.query_one("#chat-input", Input).placeholder = self._placeholder()
         note = f"Now talking to {choice.label}."
         if self.messages:
             note += " It receives the conversation so far."

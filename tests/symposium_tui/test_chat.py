@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from textual.widgets import Input
+from textual.widgets import Input, Select
 
 from bridge import events as ev
 from bridge.settings import AgentConfig
@@ -156,6 +156,40 @@ async def test_a_configured_agent_is_offered_and_talked_to_over_stdio(make_app, 
         await say(pilot, "Hello")
         await wait_for(pilot, lambda: not app.chat.busy, timeout=30)
         assert transcript(app)[-1] == ("agent", "How do you do. Please state your problem.")
+
+
+async def test_a_settings_change_keeps_the_chats_agent_and_says_nothing(make_app, store):
+    """Saving the settings (here: another agent added) gives the picker new options; the agent
+    the chat talks to stays, and no "Now talking to …" is written for a choice nobody made."""
+    for agent_id in ("claude", "gemini"):
+        store.upsert_agent(AgentConfig(id=agent_id, command="/nonexistent/agent"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        chat_input = await open_chat(pilot)
+        app.chat.choose_agent("claude")
+        await pilot.pause()
+        before = transcript(app)
+        app.settings_changed(store.upsert_agent(AgentConfig(id="codex", command="/x")))
+        await pilot.pause()  # every message the change caused has been handled
+        assert [a.key for a in app.chat.agents] == ["eliza", "claude", "gemini", "codex"]
+        assert app.chat.agent.key == "claude"
+        assert app.query_one("#chat-agent", Select).value == "claude"
+        assert "Message claude" in chat_input.placeholder
+        assert transcript(app) == before
+
+
+async def test_when_the_settings_drop_the_chats_agent_it_goes_back_to_eliza(make_app, store):
+    store.upsert_agent(AgentConfig(id="claude", command="/nonexistent/agent"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        chat_input = await open_chat(pilot)
+        app.chat.choose_agent("claude")
+        await pilot.pause()
+        app.settings_changed(store.remove_agent("claude"))
+        await pilot.pause()
+        assert app.chat.agent.key == "eliza"
+        assert app.query_one("#chat-agent", Select).value == "eliza"
+        assert chat_input.placeholder.startswith("Message Eliza (built in)")
 
 
 async def test_an_agent_that_cannot_start_is_reported_in_the_chat(make_app, store):
