@@ -39,6 +39,7 @@ because that message is what decision 6 requires a match to share.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -340,6 +341,7 @@ def message_key(msg: Message) -> Any:
 
 
 _CHAIN_SEED = 0x5EED
+_RECENT = 8  # requests whose normalization `route` may reuse
 
 
 def _extend_chain(h: int, keys: list[Any]) -> int:
@@ -411,10 +413,13 @@ class HistoryTracker:
         # agent key -> {committed length (> 0) -> number of sessions}
         self._lengths: dict[str, dict[int, int]] = {}
         self._dirty: set[_Session] = set()
-        # The last routed request's messages and their normalization: a request that repeats
-        # those very objects (the vscodelm door reuses the validated messages of a history it has
-        # seen) is normalized only from where it differs, so a turn's cost stays flat in length.
-        self._last: tuple[list[Message], _Normalized] | None = None
+        # Recent requests' messages and their normalization: a request that repeats one's very
+        # objects (the vscodelm door reuses the validated messages of a history it has seen) is
+        # normalized only from where it differs, so a turn's cost stays flat in length. Several,
+        # because a connection carries several conversations at once.
+        self._recent: OrderedDict[int, tuple[list[Message], _Normalized]] = OrderedDict()
+        self._recent_seq = 0
+        self.reused = 0  # messages whose normalization the last route took over (tests, benchmarks)
 
     # --- queries ---------------------------------------------------------------------------------
 
@@ -524,22 +529,37 @@ class HistoryTracker:
         return self._extend(best.session, norm, keys, len(matches))
 
     def _normalize(self, messages: list[Message], chain_upto: int) -> _Normalized:
-        last = self._last
+        """`_normalize_all` of `messages`, taking what it can from the recent request that shares
+        the longest run of leading message objects with them. The lists returned are remembered:
+        callers hand sessions copies."""
         start = 0
-        known = None
-        if last is not None:
-            last_messages, known = last
-            n = min(len(messages), len(last_messages))
-            if all(map(is_, messages[:n], last_messages[:n])):
-                start = n
-            else:
-                for a, b in zip(messages, last_messages):
-                    if a is not b:
-                        break
-                    start += 1
+        known: _Normalized | None = None
+        used = 0
+        if messages:
+            first = messages[0]
+            for seq, (seen, normalized) in reversed(self._recent.items()):
+                n = min(len(messages), len(seen))
+                if n <= start or seen[0] is not first:
+                    continue
+                if all(map(is_, messages[:n], seen[:n])):
+                    common = n
+                else:
+                    common = 0
+                    for a, b in zip(messages, seen):
+                        if a is not b:
+                            break
+                        common += 1
+                if common > start:
+                    start, known, used = common, normalized, seq
         norm, keys, chain = _normalize_all(messages, chain_upto, known, start)
-        # Copies: the session keeps (and appends to) the lists it is given.
-        self._last = (list(messages), (list(norm), list(keys), list(chain)))
+        self.reused = start
+        if used and start == len(self._recent[used][0]):
+            del self._recent[used]  # this request extends it: it has nothing more to offer
+        self._recent_seq += 1
+        # A copy of `messages`: the caller's list may change after this returns.
+        self._recent[self._recent_seq] = (list(messages), (norm, keys, chain))
+        while len(self._recent) > _RECENT:
+            self._recent.popitem(last=False)
         return norm, keys, chain
 
     def _route_extend(
@@ -612,8 +632,8 @@ class HistoryTracker:
     ) -> Decision:
         self._next_sid += 1
         s = _Session(f"s{self._next_sid}", agent_key, self._seq)
-        s.provisional = norm
-        s.prov_keys = keys
+        s.provisional = list(norm)  # copies: the session appends; `_normalize` keeps the lists
+        s.prov_keys = list(keys)
         self._sessions[s.sid] = s
         self._index(s)
         if why is None:
@@ -647,7 +667,9 @@ class HistoryTracker:
         if p:
             kind = DecisionKind.COMMIT
             s.committed.extend(s.provisional)
-            s.committed_keys.extend(pk)
+            # The request's own keys (equal to `pk`: that is the match): the next request reuses
+            # these very objects, so comparing the committed prefix costs an identity check each.
+            s.committed_keys.extend(keys[L : L + p])
             s.chain = _extend_chain(s.chain, pk)
             what = (
                 f"request extends the provisional exchange of {s.sid} "

@@ -551,3 +551,84 @@ def test_the_tracker_normalizes_only_what_follows_a_prefix_of_the_same_objects()
         ],
         pool,
     )
+
+
+def test_the_tracker_reuses_each_interleaved_conversations_own_normalization():
+    from bridge.history import HistoryTracker
+    from bridge.protocol import Message, TextPart
+
+    a = [Message.model_validate(m) for m in [text("user", "conversation a"), *history(3)]]
+    b = [Message.model_validate(m) for m in [text("user", "conversation b"), *history(3)]]
+    tracker = HistoryTracker()
+    replies = {}
+    for conversation in (a, b):
+        d = tracker.route("agent", conversation)
+        tracker.record_part(d.session_id, TextPart(value="reply"))
+        tracker.complete(d.session_id)
+        replies[d.session_id] = d
+    for conversation in (a, b, a):
+        reply = Message.model_validate(text("assistant", "reply"))
+        conversation += [reply, Message.model_validate(text("user", "more"))]
+        d = tracker.route("agent", conversation)
+        assert d.kind.value == "commit"
+        assert tracker.reused == len(conversation) - 2  # all but what this request added
+        tracker.record_part(d.session_id, TextPart(value="reply"))
+        tracker.complete(d.session_id)
+    # And the same decisions as a tracker given fresh copies every time.
+    pool = [*a, *b]
+    first_a = list(range(len(a) - 4))
+    first_b = list(range(len(a), len(a) + len(b) - 2))
+    _route_both([first_a, first_b, list(range(len(a) - 2)), [*first_b, len(a) + len(b) - 2]], pool)
+
+
+# --- the JSON-RPC peer's hook ---------------------------------------------------------------------
+
+
+class _Out:
+    def __init__(self) -> None:
+        self.data = b""
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    async def drain(self) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
+async def _serve(lines: list[bytes], predecode) -> list[dict[str, Any]]:
+    from bridge.rpc import JsonRpcPeer
+
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"".join(line + b"\n" for line in lines))
+    reader.feed_eof()
+    out = _Out()
+    peer = JsonRpcPeer(reader, out)
+
+    async def echo(params: Any, request_id: Any) -> Any:
+        return params
+
+    peer.on_request("echo", echo)
+    peer.predecode = predecode
+    await peer.serve()
+    await peer.shutdown()
+    return [json.loads(x) for x in out.data.splitlines()]
+
+
+async def test_the_peer_takes_a_front_doors_decoding_and_falls_back_to_its_own():
+    line = b'{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1}}'
+    mine = Incoming("request", method="echo", id=1, params={"decoded": "by the door"})
+    assert await _serve([line], lambda data: mine) == [
+        {"jsonrpc": "2.0", "id": 1, "result": {"decoded": "by the door"}}
+    ]
+
+    def declines(data: bytes) -> None:
+        return None
+
+    def breaks(data: bytes) -> Incoming:
+        raise RuntimeError("a bug")
+
+    for predecode in (declines, breaks):
+        assert await _serve([line], predecode) == [{"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}]
