@@ -20,8 +20,56 @@ from bridge.vscodelm import serve_connection
 log = logging.getLogger(__name__)
 
 
+# glibc's mallopt parameters (malloc.h).
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+def keep_heap(mmap_threshold: int = 16 << 20, trim_threshold: int = 32 << 20) -> bool:
+    """Keep freed memory in the process rather than handing it back to the kernel at once.
+
+    By default glibc serves each allocation over 128 KiB with a fresh `mmap` (asyncio reads a pipe
+    or socket into a new 256 KiB buffer every time) and returns the top of the heap to the kernel
+    once 128 KiB of it is free. A long conversation's request line is hundreds of KiB, decoded
+    and copied a few times, so every request page-faulted its whole size again (~120 faults and
+    ~0.3 ms a request at 2,000 messages here; `tests/bench/bench_history_length.py`). Allocations
+    up to `mmap_threshold` now come from the heap and up to `trim_threshold` of free heap is kept.
+    Returns whether the allocator took the settings (glibc on Linux; elsewhere nothing changes)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # no C library symbols, or no mallopt (not glibc)
+        return False
+    return bool(
+        mallopt(_M_MMAP_THRESHOLD, mmap_threshold) and mallopt(_M_TRIM_THRESHOLD, trim_threshold)
+    )
+
+
+def widen_pipe(fd: int, size: int = 1 << 20) -> bool:
+    """Let a pipe on `fd` hold `size` bytes (Linux; 64 KiB by default): a client that writes a
+    long conversation's request line then does it in one go, and the endpoint reads it in one or
+    two reads instead of being woken for every 64 KiB. Returns whether it was widened (a socket,
+    as Node gives its children, or a limit on pipe sizes leaves it as it is)."""
+    import fcntl
+
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setsize is None:
+        return False
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        fcntl.fcntl(fd, setsize, size)
+    except OSError:  # EPERM: over /proc/sys/fs/pipe-max-size or the user's pipe allowance
+        return False
+    return True
+
+
 async def _stdio_streams(preread: bytes, eof: bool) -> tuple[asyncio.StreamReader, Any]:
     loop = asyncio.get_running_loop()
+    widen_pipe(0)
     reader = asyncio.StreamReader(limit=line_limit())
     if preread:
         reader.feed_data(preread)
@@ -56,6 +104,7 @@ async def serve_stdio(
     bridge_options: dict[str, Any] | None = None,
     configure: Any = None,
 ) -> int:
+    keep_heap()
     bus = ev.EventBus()
     log_sink = None
     if event_log:
