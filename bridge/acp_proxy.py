@@ -42,6 +42,7 @@ from bridge.agents.launch import LaunchedAgent, LaunchError, launch
 from bridge.approvals import ApprovalContext, ClientChoice
 from bridge.core import Bridge
 from bridge.protocol import agent_key, agent_label
+from bridge.tasks import TaskSupervisor
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +228,8 @@ class AcpProxy:
         # Awaited before a session is opened: the console link checks for a console there.
         self.before_session: Callable[[], Awaitable[None]] | None = None
         self._watch: asyncio.Task[None] | None = None
+        # The agent's start, its exit watcher and the client round trips: they end with the proxy.
+        self._tasks = TaskSupervisor(f"ACP proxy {self.name}")
 
     @property
     def bus(self) -> ev.EventBus:
@@ -236,7 +239,7 @@ class AcpProxy:
 
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Serve the client on (reader, writer) until it closes its end; then stop the agent."""
-        self._started = asyncio.ensure_future(self._start_agent())
+        self._started = self._tasks.start(self._start_agent(), name="start the agent")
         self._client_transport = _LineTransport(reader, writer)
         self.client = Connection(self._from_client, self._client_transport, listening=False)
         try:
@@ -257,7 +260,9 @@ class AcpProxy:
         self._agent_transport.fast = self._fast_update
         self.agent = Connection(self._from_agent, self._agent_transport)
         if self.launched.process is not None:
-            self._watch = asyncio.ensure_future(self._watch_agent(self.launched.process))
+            self._watch = self._tasks.start(
+                self._watch_agent(self.launched.process), name="agent exit watcher"
+            )
 
     async def _watch_agent(self, process: Any) -> None:
         await process.exited.wait()
@@ -297,6 +302,7 @@ class AcpProxy:
         if self.client is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.client.close(), 2)
+        await self._tasks.close()
 
     async def _request_agent(self, method: str, params: Any) -> Any:
         agent = await self._agent_conn()
@@ -512,7 +518,9 @@ class AcpProxy:
             return ClientChoice(None)
 
         try:
-            resolution = await self.bridge.approvals.request(ctx, ask_client=ask_client)
+            resolution = await self.bridge.approvals.request(
+                ctx, ask_client=ask_client, tasks=self._tasks
+            )
         except Exception:  # noqa: BLE001 - fail closed: the agent learns it was denied
             log.exception("%s: the approval broker failed; denying", self.name)
             reject = next((o for o in options if o.get("kind") == "reject_once"), None)

@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from bridge import events as ev
 from bridge.audit import AuditLog, args_hash
 from bridge.rules import Decision, Request, Rule, RuleSet
-from bridge.tasks import TaskSet
 
 if TYPE_CHECKING:
     from bridge.settings import Settings
+    from bridge.tasks import TaskSupervisor
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +254,6 @@ class ApprovalBroker:
         self.pending: dict[str, PendingApproval] = {}
         self.consoles: dict[int, ConsoleHandle] = {}
         self._console_ids = itertools.count(1)
-        self._tasks = TaskSet()  # the VS Code round trips in flight
         # approved calls waiting for their outcome: (connection, session, tool call id) → approval
         self._approved: dict[tuple[str, str, str], str] = {}
 
@@ -298,13 +297,16 @@ class ApprovalBroker:
         *,
         ask_client: Callable[[], Awaitable[Any]] | None = None,
         on_pending: Callable[[str], None] | None = None,
+        tasks: TaskSupervisor | None = None,
     ) -> Resolution:
         """Decide one permission request. `ask_client` asks the client: the VS Code round trip
         (True: approved, False: denied, None: abandoned/cancelled; or `(approved, what was
         received)` so the audit log says what the client sent), or an ACP client's own permission
-        UI (a ClientChoice: the option it picked, audited as it is); `on_pending` learns the
-        approval id so the
+        UI (a ClientChoice: the option it picked, audited as it is), run as a task of `tasks`
+        (the asker's: it ends when the asker closes); `on_pending` learns the approval id so the
         session can withdraw it if its turn is cancelled."""
+        if ask_client is not None and tasks is None:
+            raise TypeError("ask_client needs the TaskSupervisor that owns the round trip")
         try:
             resolution = self.policy.decide(ctx)
         except Exception as exc:  # fail closed: rules that cannot be applied approve nothing
@@ -332,7 +334,10 @@ class ApprovalBroker:
         if self.consoles or self.hold:
             self._hold(approval, held=self.hold or self.hold_unasked)
         elif ask_client is not None:
-            self._tasks.start(self._ask_client(approval, ask_client))
+            assert tasks is not None
+            tasks.start(
+                self._ask_client(approval, ask_client), name=f"ask the client {approval.id}"
+            )
         elif self.hold_unasked:
             self._hold(approval, held=True)
         else:
@@ -366,6 +371,9 @@ class ApprovalBroker:
             approved = await ask_client()
             if isinstance(approved, tuple):  # (approved?, what the client sent, for the audit)
                 approved, received = approved
+        except asyncio.CancelledError:  # its owner closed before the client answered
+            self.withdraw(approval.id, "the asker closed before the client answered")
+            raise
         except Exception as exc:  # fail closed
             log.exception("the client round trip failed")
             self._resolve(

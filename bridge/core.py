@@ -8,6 +8,7 @@ history tracker and agent sessions. Front doors translate their wire format into
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,8 @@ from bridge import events as ev
 from bridge.config import BridgeConfig
 from bridge.history import HistoryTracker, MatchPolicy
 from bridge.protocol import Message, ToolDefinition, agent_key, agent_label, parse_agent
-from bridge.sessions import AgentSession, ChatRequest, RequestCancelled, ResponseStream
+from bridge.sessions import AgentSession, ChatRequest, ResponseStream
+from bridge.tasks import TaskSupervisor
 
 if TYPE_CHECKING:
     from bridge.tools import ClientToolServer
@@ -35,15 +37,6 @@ def settle_heap() -> None:
     import bridge.agents.eliza  # noqa: F401
 
     gc.freeze()
-
-
-def _log_failure(task: asyncio.Future[Any]) -> None:
-    if (
-        not task.cancelled()
-        and task.exception() is not None
-        and not isinstance(task.exception(), RequestCancelled)  # the request's own outcome
-    ):
-        log.error("a cancelled request's submission failed", exc_info=task.exception())
 
 
 class Bridge:
@@ -65,7 +58,9 @@ class Bridge:
         self._ids = itertools.count(1)
         self.tool_server: ClientToolServer | None = None
         self._tool_server_lock = asyncio.Lock()
+        self._tasks = TaskSupervisor("bridge")  # the idle reaper
         self._reaper: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
 
     def all_sessions(self) -> list[AgentSession]:
         return [s for _, s in self._sessions()]
@@ -102,17 +97,22 @@ class Bridge:
         )
 
     def session_activity(self) -> None:
-        if self.config.idle_timeout is not None and self._reaper is None:
-            self._reaper = asyncio.ensure_future(self._reap_idle())
+        if self.config.idle_timeout is not None and self._reaper is None and not self._tasks.closed:
+            self._reaper = self._tasks.start(self._reap_idle(), name="idle reaper")
 
     async def _reap_idle(self) -> None:
+        """Stop the agents idle for `idle_timeout`, looking every `period`, until the bridge
+        closes (a pass under way ends first: no session is left half closed)."""
         idle_timeout = self.config.idle_timeout
         assert idle_timeout is not None
         period = max(0.05, min(idle_timeout / 4, 30.0))
         import time
 
         while True:
-            await asyncio.sleep(period)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), period)
+            if self._closing.is_set():
+                return
             now = time.monotonic()
             for core, session in self._sessions():
                 if session.is_idle and now - session.last_active >= idle_timeout:
@@ -148,8 +148,10 @@ class Bridge:
             return self.tool_server
 
     async def close(self) -> None:
+        self._closing.set()
         if self._reaper is not None:
-            self._reaper.cancel()
+            await asyncio.wait({self._reaper})
+        await self._tasks.close()
         await asyncio.gather(
             *(c.close() for c in list(self.connections.values())), return_exceptions=True
         )
@@ -219,19 +221,7 @@ class ConnectionCore:
         if session is None:
             session = AgentSession(self, decision.session_id, request)
             self.sessions[decision.session_id] = session
-        # A cancel answers at once, even while the session is still starting its agent: the
-        # submission carries on (the agent comes up for the next request) but is not waited for.
-        submitting = asyncio.ensure_future(session.submit(decision, request, stream))
-        try:
-            await asyncio.wait({submitting, stream.finished}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            submitting.cancel()
-            raise
-        if submitting.done():
-            submitting.result()
-        else:
-            submitting.add_done_callback(_log_failure)
-        await stream.finished
+        await session.answer(decision, request, stream)
 
     def _busy(self, session_id: str) -> bool:
         session = self.sessions.get(session_id)

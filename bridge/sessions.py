@@ -39,7 +39,7 @@ from bridge.render import (
     replay_parts,
     turn_prompt,
 )
-from bridge.tasks import TaskSet
+from bridge.tasks import OwnerClosed, TaskSupervisor
 from bridge.tool_results import agent_action_approved, describe_received, tool_result_text
 
 if TYPE_CHECKING:
@@ -273,6 +273,15 @@ class _AcpClient:
         return None
 
 
+def _log_failure(task: asyncio.Future[Any]) -> None:
+    if (
+        not task.cancelled()
+        and task.exception() is not None
+        and not isinstance(task.exception(), RequestCancelled)  # the request's own outcome
+    ):
+        log.error("a cancelled request's submission failed", exc_info=task.exception())
+
+
 def _names_client_tool(title: str | None, tool_names: set[str]) -> bool:
     """Does an agent's title for a tool call name one of the client's tools?
 
@@ -327,7 +336,8 @@ class AgentSession:
         self.process: Any = None
         self._closer: Callable[[], Awaitable[None]] | None = None
         self.turn: Turn | None = None
-        self._tasks = TaskSet()  # its turns and cancel notifications: referenced while they run
+        # Its submissions, turns, cancel notifications and client round trips: they end with it.
+        self._tasks = TaskSupervisor(f"session {host.name}/{session_id}")
         self.waiting: list[RoundTrip] = []
         self._turn_ids = 0
         self._lock = asyncio.Lock()
@@ -364,6 +374,38 @@ class AgentSession:
         return None
 
     # --- requests --------------------------------------------------------------------------------
+
+    async def answer(
+        self, decision: Decision, request: ChatRequest, stream: ResponseStream
+    ) -> None:
+        """Answer one request routed to this session; returns when `stream` is finished (raising
+        RequestCancelled or SessionFailed when it did not complete).
+
+        A cancel answers at once, even while the agent is still starting: the submission carries
+        on as this session's task (the agent comes up for the next request) but is not waited for.
+        """
+        try:
+            submitting = self._tasks.start(
+                self.submit(decision, request, stream),
+                name=f"submit {stream.request_id!r}",
+                log_failure=False,
+            )
+        except OwnerClosed:
+            stream.fail("agent session is closed")
+            await stream.finished
+            return
+        try:
+            await asyncio.wait({submitting, stream.finished}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            submitting.cancel()
+            raise
+        if not submitting.done():
+            submitting.add_done_callback(_log_failure)
+        elif submitting.cancelled():  # the session closed before it took the request
+            stream.fail("agent session is closed")
+        else:
+            submitting.result()
+        await stream.finished
 
     async def submit(
         self, decision: Decision, request: ChatRequest, stream: ResponseStream
@@ -489,7 +531,7 @@ class AgentSession:
         self._turn_ids += 1
         turn = Turn(id=self._turn_ids, stream=stream, has_agent_action=has_agent_action)
         self.turn = turn
-        self._tasks.start(self._run_turn(turn, prompt, context))
+        self._tasks.start(self._run_turn(turn, prompt, context), name=f"turn {turn.id}")
         return turn
 
     async def _run_turn(self, turn: Turn, prompt: str, context: str | None = None) -> None:
@@ -575,7 +617,7 @@ class AgentSession:
         for approval_id in turn.approvals:
             self.host.approvals.withdraw(approval_id, "the turn was cancelled")
         if self.conn is not None and self.acp_session_id is not None and not turn.done.is_set():
-            self._tasks.start(self._send_cancel())
+            self._tasks.start(self._send_cancel(), name=f"cancel turn {turn.id}")
 
     async def _send_cancel(self) -> None:
         with contextlib.suppress(Exception):
@@ -598,21 +640,28 @@ class AgentSession:
             self.needs_replay = True
 
     async def _until_agent_exits(self, awaitable: Awaitable[Any]) -> Any:
-        """Await an ACP call, but fail as soon as the agent process is gone."""
+        """Await an ACP call, but fail as soon as the agent process is gone. Neither of the two
+        tasks this waits on outlives the call (each is cancelled, and waited for, when it lost)."""
         task = asyncio.ensure_future(awaitable)
         if self.process is None:
             return await task
         exited = asyncio.ensure_future(self.process.exited.wait())
         try:
-            done, _ = await asyncio.wait({task, exited}, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            task.cancel()
-            raise
+            await asyncio.wait({task, exited}, return_when=asyncio.FIRST_COMPLETED)
+            answered = task.done()
         finally:
-            exited.cancel()
-        if task in done:
+            losers = [t for t in (task, exited) if not t.done()]
+            for loser in losers:
+                loser.cancel()
+            if losers:
+                await asyncio.wait(losers)
+            for loser in losers:  # one that failed as it was cancelled: its error is not lost
+                if not loser.cancelled() and loser.exception() is not None:
+                    log.debug(
+                        "%s: an abandoned ACP call failed", self.id, exc_info=loser.exception()
+                    )
+        if answered:
             return task.result()
-        task.cancel()
         raise SessionFailed(self.process.describe_exit())
 
     async def _describe_failure(self, exc: BaseException) -> str:
@@ -720,7 +769,7 @@ class AgentSession:
         if turn.has_agent_action:
             ask_client = lambda: self._ask_client(turn, tool_call)  # noqa: E731
         resolution = await self.host.approvals.request(
-            ctx, ask_client=ask_client, on_pending=turn.approvals.append
+            ctx, ask_client=ask_client, on_pending=turn.approvals.append, tasks=self._tasks
         )
         log.info(
             "%s/%s: permission for %r → %s (%s%s)",
@@ -1112,3 +1161,8 @@ class AgentSession:
         self.waiting.clear()
         self.state = "dead"
         await self._stop_agent(reason)
+        # Whatever still runs for it ends now (a submission still starting the agent, a turn, a
+        # round trip); an agent such a submission had started meanwhile is stopped too.
+        await self._tasks.close()
+        if self.conn is not None or self._closer is not None or self.process is not None:
+            await self._stop_agent(reason)

@@ -22,6 +22,8 @@ import secrets
 import signal
 from collections.abc import Callable, Mapping
 
+from bridge.tasks import TaskSupervisor
+
 log = logging.getLogger(__name__)
 
 STREAM_LIMIT = 64 * 1024 * 1024
@@ -46,6 +48,7 @@ class AgentProcess:
         self._on_stderr = on_stderr
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_tail)
         self.proc: asyncio.subprocess.Process | None = None
+        self._tasks = TaskSupervisor(f"agent process {command}")  # its stderr reader and watcher
         self._stderr_task: asyncio.Task[None] | None = None
         self._watch_task: asyncio.Task[None] | None = None  # sets `exited`, then kills leftovers
         self.exited = asyncio.Event()
@@ -76,8 +79,9 @@ class AgentProcess:
             raise AgentStartError(
                 f"could not start agent {self.command!r}: {exc.strerror or exc}"
             ) from exc
-        self._stderr_task = asyncio.ensure_future(self._read_stderr())
-        self._watch_task = asyncio.ensure_future(self._watch())
+        pid = self.proc.pid
+        self._stderr_task = self._tasks.start(self._read_stderr(), name=f"agent {pid} stderr")
+        self._watch_task = self._tasks.start(self._watch(), name=f"agent {pid} exit watcher")
         assert self.proc.stdin is not None and self.proc.stdout is not None
         return self.proc.stdin, self.proc.stdout
 
@@ -202,8 +206,12 @@ class AgentProcess:
         await self._kill_leftovers()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(proc.wait(), grace)
-        if self._stderr_task is not None:
-            self._stderr_task.cancel()
+        watch = self._watch_task
+        if watch is not None and not watch.done():
+            # The leader is gone (or killed): the watcher sets `exited` and sweeps the leftovers.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(watch), grace)
+        await self._tasks.close()  # the stderr reader, and a watcher that did not end in time
 
     def _signal_group(self, sig: int) -> None:
         if self.proc is None:

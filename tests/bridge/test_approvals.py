@@ -10,6 +10,7 @@ import pytest
 
 from bridge import events as ev
 from bridge.approvals import ApprovalBroker, ApprovalContext, AuditLog, Policy, Rule
+from bridge.tasks import TaskSupervisor
 from tests.support.waiting import until
 
 OPTIONS = [
@@ -274,22 +275,50 @@ async def test_vscode_round_trip_is_asked_only_without_a_console(bus):
         return True
 
     broker = ApprovalBroker(bus)
-    r = await broker.request(ctx(), ask_client=ask_client)
+    session = TaskSupervisor("session")  # the asker owns the round trip
+    r = await broker.request(ctx(), ask_client=ask_client, tasks=session)
     assert (r.outcome, r.resolver) == ("allow_once", "vscode") and asked == [1]
     handle = broker.attach()
-    task = asyncio.ensure_future(broker.request(ctx(), ask_client=ask_client))
+    task = asyncio.ensure_future(broker.request(ctx(), ask_client=ask_client, tasks=session))
     await until(lambda: broker.pending, what="the request waiting for the console")
     assert asked == [1], "with a console attached the console decides"
     handle.answer(next(iter(broker.pending)), "approve")
     assert (await task).resolver == "console"
+    await session.close()
 
 
 async def test_a_failing_round_trip_fails_closed(bus):
     async def broken():
         raise RuntimeError("pipe broke")
 
-    r = await ApprovalBroker(bus).request(ctx(), ask_client=broken)
+    r = await ApprovalBroker(bus).request(ctx(), ask_client=broken, tasks=TaskSupervisor("s"))
     assert r.outcome == "reject_once" and "pipe broke" in r.reason
+
+
+async def test_a_round_trip_its_asker_ends_first_is_withdrawn(bus, audit):
+    asking = asyncio.Event()
+
+    async def never_answers():
+        asking.set()
+        await asyncio.Event().wait()
+
+    broker = ApprovalBroker(bus, audit=audit)
+    session = TaskSupervisor("session")
+    task = asyncio.ensure_future(broker.request(ctx(), ask_client=never_answers, tasks=session))
+    await asking.wait()
+    await session.close()  # the session closed while the client had not answered
+    r = await task
+    assert (r.outcome, r.reason) == ("cancelled", "the asker closed before the client answered")
+    assert broker.pending == {}
+    assert [e["outcome"] for e in audit_lines(audit)] == ["cancelled"]
+
+
+async def test_a_round_trip_needs_an_owner(bus):
+    async def ask_client():
+        return True
+
+    with pytest.raises(TypeError, match="needs the TaskSupervisor"):
+        await ApprovalBroker(bus).request(ctx(), ask_client=ask_client)
 
 
 async def test_a_thousand_concurrent_approvals_across_twenty_sessions_each_resolved_once_and_audited(
