@@ -92,6 +92,17 @@ class ChatMessage(Static):
         return head + Text(self.text)
 
 
+class ChatLog(VerticalScroll):
+    """The conversation. It starts at the top; once it is longer than it can show, it follows its
+    end (anchored: also when the banner takes a line from it) until the person scrolls back.
+    (Anchored while shorter, Textual would draw it at the bottom under empty lines.)"""
+
+    def on_resize(self) -> None:
+        overflows = self.max_scroll_y > 0
+        if overflows != self.is_anchored:
+            self.anchor(overflows)
+
+
 class ChatPane(Vertical):
     """Agent picker, conversation, pending-approval notice and the message input."""
 
@@ -146,7 +157,7 @@ class ChatPane(Vertical):
                 compact=True,
             )
             yield Static("", id="chat-state")
-        with VerticalScroll(id="chat-log"):
+        with ChatLog(id="chat-log"):
             yield ChatMessage(
                 "",
                 "Talk to an agent here, through the same bridge an editor uses. "
@@ -155,11 +166,6 @@ class ChatPane(Vertical):
             )
         yield Static("", id="chat-banner")
         yield Input(placeholder=self._placeholder(), id="chat-input")
-
-    def on_mount(self) -> None:
-        # The log follows the conversation to its end (also when the banner takes a line from it)
-        # until the person scrolls back.
-        self.query_one("#chat-log", VerticalScroll).anchor()
 
     def _placeholder(self) -> str:
         return f"Message {self.agent.label} · Enter sends"

@@ -283,3 +283,25 @@ async def test_ctrl_e_picks_the_agent_from_the_chat_input(make_app):
         await pilot.press(*"half", "ctrl+e")
         select = app.query_one("#chat-agent", Select)
         await wait_for(pilot, lambda: select.expanded, what="the agent list open")
+
+
+async def test_a_short_conversation_starts_at_the_top_and_a_long_one_follows_its_end(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        log = app.query_one("#chat-log")
+        intro = log.children[0]
+        await wait_for(pilot, lambda: intro.region.height > 0)
+        # right under the agent bar (after the message's one-line top margin), not under
+        # empty lines at the bottom of the log
+        assert intro.region.y == log.region.y + 1, (intro.region, log.region)
+        await say(pilot, "Hello")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        assert intro.region.y == log.region.y + 1
+        for n in range(6):
+            await say(pilot, f"Hello number {n}")
+            await wait_for(pilot, lambda: not app.chat.busy)
+        await wait_for(pilot, lambda: log.max_scroll_y > 0 and log.is_vertical_scroll_end)
+        await pilot.press("ctrl+n")  # a new conversation is short again: at the top
+        await wait_for(pilot, lambda: len(log.children) == 1 and log.children[0].region.height)
+        assert log.children[0].region.y == log.region.y + 1
