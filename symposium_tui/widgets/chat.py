@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,40 @@ def _hard_breaks(text: str) -> str:
             line += "  "  # a markdown hard break
         out.append(line)
     return "\n".join(out)
+
+
+# How the bridge renders a tool call's status in the response text (`bridge.render.ToolCallState`).
+_TOOL_LINE = re.compile("(\u23f3|\u2699\ufe0f|\u2705|\u274c|\u2022) \\*\\*(.+)\\*\\*")
+_SETTLED = ("\u2705", "\u274c")  # completed, failed
+
+
+class ToolLines:
+    """A reply as the chat shows it: the response text, except that a tool call is one entry that
+    changes state (⏳ → ✅) where the text has a new line for each state. The history keeps the
+    text as the agent sent it."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self._open: dict[str, int] = {}  # title of a call not settled yet → its piece
+
+    def add(self, piece: str) -> None:
+        m = _TOOL_LINE.fullmatch(piece.split("\n", 1)[0])
+        if m is None:
+            self.pieces.append(piece)
+            return
+        icon, title = m.groups()
+        index = self._open.pop(title, None)
+        if index is None:
+            self.pieces.append(piece)
+            index = len(self.pieces) - 1
+        else:
+            self.pieces[index] = piece
+        if icon not in _SETTLED:
+            self._open[title] = index
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
 
 
 class ChatMessage(Static):
@@ -294,6 +329,7 @@ class ChatPane(Vertical):
 
         parts: list[dict[str, Any]] = []
         text: list[str] = []
+        shown = ToolLines()
 
         def write_part(part: dict[str, Any]) -> None:
             parts.append(part)
@@ -301,8 +337,9 @@ class ChatPane(Vertical):
                 text.append(part.get("value") or "")
             else:
                 text.append(f"\n[tool call {part.get('toolName')}]\n")
+            shown.add(text[-1])
             if reply.is_attached:  # the console may be closing while the agent finishes
-                reply.set_text("".join(text))
+                reply.set_text(shown.text)
                 self._scroll_end()
 
         outcome, error = "complete", None

@@ -305,3 +305,21 @@ async def test_a_short_conversation_starts_at_the_top_and_a_long_one_follows_its
         await pilot.press("ctrl+n")  # a new conversation is short again: at the top
         await wait_for(pilot, lambda: len(log.children) == 1 and log.children[0].region.height)
         assert log.children[0].region.y == log.region.y + 1
+
+
+async def test_a_tool_call_is_one_line_that_changes_state(make_app):
+    app = make_app(linger=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to run the tests")
+        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        await wait_for(pilot, lambda: "\u23f3" in transcript(app)[-1][1], what="the pending call")
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        reply = transcript(app)[-1][1]
+        lines = [line for line in reply.split("\n") if "run the tests**" in line]
+        assert lines == ["\u2705 **run the tests**"], reply
+        said = "".join(getattr(part, "value", "") for part in app.chat.messages[-1].content)
+        assert "\u23f3 **run the tests**" in said, "the history keeps every state, as sent"
