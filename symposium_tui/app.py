@@ -548,8 +548,11 @@ class SymposiumApp(App[int]):
         self.pending_count = pending
         label = f"{TAB_TITLES['approvals']} ({pending})" if pending else TAB_TITLES["approvals"]
         tabs = self._main.query_one("#tabs", TabbedContent)
-        tabs.get_tab("approvals").label = label
-        tabs.get_tab("approvals").set_class(pending > 0, "-pending")
+        tab = tabs.get_tab("approvals")
+        if tab.label.plain != label:
+            tab.label = label
+            self.call_after_refresh(self._realign_tab_underline, 20)
+        tab.set_class(pending > 0, "-pending")
         self.sub_title = (
             f"{pending} pending approval{'s' * (pending != 1)}"
             if pending
@@ -559,6 +562,22 @@ class SymposiumApp(App[int]):
         if chat is not None:
             chat.show_pending([c.info for c in self.queue.pending])
         self.alerts.set_pending(pending)
+
+    def _realign_tab_underline(self, tries: int) -> None:
+        """After the Approvals tab is relabelled, Textual moves the tab bar's underline, at times
+        before the tab is laid out at its new width, and it stays under the old span: move it
+        again once the tab is as wide as its label (checked over the next few refreshes)."""
+        from rich.cells import cell_len
+        from textual.widgets import Tabs
+
+        if not self._alive():
+            return
+        tabbed = self._main.query_one("#tabs", TabbedContent)
+        tab = tabbed.get_tab("approvals")
+        if tab.virtual_region.shrink(tab.styles.gutter).width == cell_len(tab.label.plain):
+            tabbed.query_one(Tabs)._highlight_active(animate=False)
+        elif tries > 0:
+            self.call_after_refresh(self._realign_tab_underline, tries - 1)
 
     def _alert(self, info: ApprovalInfo) -> None:
         """A new card: a notice on screen wherever the person is (unless the queue or the chat's
