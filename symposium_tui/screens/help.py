@@ -18,7 +18,9 @@ INTRO = (
 CARD_NOTES = (
     "A card ignores its keys until it has been on screen for a moment (the arming delay), and "
     "again whenever focus moves to it by itself, so a key meant for something else never answers "
-    "it. Bypass saves “always allow <agent>” in the settings; A and R are the agent's own rules."
+    "it. Three ways not to be asked again: b bypasses the agent (everything it asks, saved in the "
+    "settings), A is the agent's own “always allow” (the agent decides its scope; nothing is saved "
+    "here), p saves a rule for requests like this one."
 )
 
 

@@ -222,21 +222,22 @@ class ApprovalCard(Widget, can_focus=True):
             "b",
             "answer('bypass')",
             "Bypass",
-            tooltip="Approve, and always allow this agent from now on (saved in the settings)",
+            tooltip="Bypass the agent: approve, and every later request of this agent too, without "
+            "a card (saved in the settings; deny and ask rules still apply; F4 turns it off)",
         ),
         Binding(
             "A",
             "answer('allow_always')",
-            "Always",
-            show=False,
-            tooltip="The agent's own allow-always option (its scope is the agent's), when offered",
+            "Agent's always",
+            tooltip="The agent's own “always allow”, when it offers one: the agent decides what it "
+            "covers and for how long (Eliza: the rest of the session); nothing is saved here",
         ),
         Binding(
             "R",
             "answer('reject_always')",
-            "Never",
+            "Agent's never",
             show=False,
-            tooltip="The agent's own reject-always option, when offered",
+            tooltip="The agent's own “always reject”, when it offers one (the agent keeps it)",
         ),
         Binding(
             "s",
@@ -248,10 +249,10 @@ class ApprovalCard(Widget, can_focus=True):
         Binding(
             "p",
             "propose",
-            "Pattern",
-            show=False,
-            tooltip="Always allow this pattern: a rule built from the request, shown for editing, "
-            "saved with the request as its first example (the card says the scope)",
+            "Rule…",
+            tooltip="A rule for requests like this one (the card says which, e.g. commands "
+            "starting `git status`): shown for editing, saved in the settings with this request "
+            "as its first example, then this request is approved",
         ),
         Binding("v", "view", "View", show=False, tooltip="The whole request, full screen"),
         Binding("escape", "back_to_card", "Back to the card"),
@@ -435,19 +436,20 @@ class ApprovalCard(Widget, can_focus=True):
         if i.offers("deny"):
             items.append(("d", "Deny…"))
         if i.offers("bypass"):
-            items.append(("b", f"Bypass: always allow {i.agent_display}"))
+            items.append(("b", f"Bypass: allow all {i.agent_display} asks (saved)"))
         for answer, key_name, default in (
             ("allow_always", "A", "Always allow"),
             ("reject_always", "R", "Always reject"),
         ):
             option = i.option(ANSWER_KIND[answer])
             if option is not None:
-                items.append((key_name, f"{option.get('name') or default} (agent's rule)"))
+                name = option.get("name") or default
+                items.append((key_name, f"{name} (agent keeps it)"))
         if i.offers("approve"):
             items.append(("s", "Approve session"))
         scope = i.pattern_scope()
         if scope is not None and i.offers("approve"):
-            items.append(("p", scope[0].upper() + scope[1:] + "…"))
+            items.append(("p", f"Rule: {scope}…"))
         # Pack whole items into lines: an item never breaks between its key and its label.
         width = max(20, self.content_region.width or 76)
         text = Text()

@@ -51,8 +51,8 @@ async def test_f1_shows_every_key_and_closes_with_escape(make_app):
         for expected in (
             "Approve once",
             "Deny;",
-            "always allow this agent",
-            "agent's own allow-always",
+            "Bypass the agent",
+            "The agent's own “always allow”",
             "Approve every pending card of this card's session",
             "Jump to the oldest pending approval",
             "Stop reply",

@@ -38,9 +38,9 @@ async def test_a_card_shows_who_asks_what_with_the_input_the_diff_and_the_offere
         for label in (
             "Approve once",
             "Deny…",
-            "Bypass: always allow claude-code",
-            "Always allow (agent's rule)",
-            "Always reject (agent's rule)",
+            "Bypass: allow all claude-code asks (saved)",
+            "Always allow (agent keeps it)",
+            "Always reject (agent keeps it)",
             "Approve session",
         ):
             assert label in text
@@ -143,7 +143,7 @@ async def test_keys_the_agent_did_not_offer_are_hidden_and_do_nothing(make_app, 
         assert card.check_action("answer", ("allow_always",)) is False  # False: hidden
         assert card.check_action("answer", ("reject_always",)) is False
         legend = str(card.query_one(".card-keys").render())
-        assert "agent's rule" not in legend
+        assert "agent keeps it" not in legend
         await pilot.press("A", "R")
         assert not task.done() and card.state == "pending"
 
@@ -424,7 +424,7 @@ async def test_p_proposes_a_rule_for_the_pattern_edits_it_saves_it_and_approves(
         card = await pending_card(pilot)
         legend = str(card.query_one(".card-keys").render())
         # the scope is on the card before the key is pressed
-        assert "Always allow commands starting `git status` by claude-code" in legend
+        assert "Rule: always allow commands starting `git status` by claude-code" in legend
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
         editor = app.screen.query_one("#pattern-rule", TextArea)
@@ -540,3 +540,36 @@ def test_a_denial_ends_a_run_of_approvals() -> None:
         2,
     )
     assert row.median_seconds == 1.5
+
+
+async def test_the_three_ways_not_to_be_asked_again_are_told_apart_on_the_card_footer_and_f1(
+    make_app, asker
+):
+    """b (bypass the agent, saved), A (the agent's own always, kept by the agent) and p (a rule
+    for requests like this one) each say what they keep, where a newcomer looks."""
+    from symposium_tui.screens.help import HelpScreen
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        asker.ask(run_call("git status -s"))
+        card = await pending_card(pilot)
+        legend = str(card.query_one(".card-keys").render())
+        for said in (
+            "b  Bypass: allow all claude-code asks (saved)",
+            "A  Always allow (agent keeps it)",
+            "p  Rule: always allow commands starting `git status` by claude-code…",
+        ):
+            assert said in legend, legend
+        footer = " ".join(str(k.render()) for k in app.screen.query("FooterKey"))
+        for said in ("b Bypass", "A Agent's always", "p Rule…", "f2 Queue"):
+            assert said in footer, footer
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        text = " ".join(str(s.render()) for s in app.screen.query("Static"))
+        for said in (
+            "every later request of this agent too",
+            "the agent decides what it covers and for how long",
+            "A rule for requests like this one",
+            "Three ways not to be asked again",
+        ):
+            assert said in text, said

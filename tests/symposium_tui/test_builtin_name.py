@@ -40,7 +40,7 @@ async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_th
         card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
         assert card.info.agent == "eliza"  # the id: what rules and bypass match
         assert str(card.border_title).startswith("Eliza (built in) · ")
-        assert "always allow Eliza (built in)" in str(card.query_one(".card-keys").render())
+        assert "allow all Eliza (built in) asks" in str(card.query_one(".card-keys").render())
         banner = app.query_one("#chat-banner")
         await wait_for(pilot, lambda: banner.display)
         assert "Eliza (built in) asks permission" in str(banner.render())

@@ -65,7 +65,11 @@ def test_a_person_approves_denies_and_bypasses_from_a_real_terminal(terminal):
 
     # `a`: approve once — the card shows every answer, then the agent continues.
     screen = open_card(term, "run the tests")
-    for label in ("a  Approve once", "d  Deny…", "b  Bypass: always allow Eliza (built in)"):
+    for label in (
+        "a  Approve once",
+        "d  Deny…",
+        "b  Bypass: allow all Eliza (built in) asks (saved)",
+    ):
         assert label in screen, label
     term.keys("a")
     # Back in the chat with nothing pending (the title and the chat can update separately).
@@ -153,7 +157,7 @@ def test_p_on_a_card_saves_a_rule_for_the_pattern_and_the_next_request_needs_no_
     ask(term, "git status -s")
     screen = open_card(term, "git status -s")
     # the scope is on the card before the key is pressed
-    assert "p  Always allow commands starting `git status` by Eliza (built in)" in screen
+    assert "p  Rule: always allow commands starting `git status` by Eliza (built in)" in screen
     term.keys("p")
     screen = term.wait_for("New rule: always allow commands starting `git status` by Eliza")
     assert 'command = "git status"' in screen
