@@ -286,27 +286,35 @@ _Normalized = tuple[list[Message], list[Any], list[int]]
 
 
 def _normalize_all(
-    messages: list[Message], chain_upto: int = 0, known: _Normalized | None = None, start: int = 0
+    messages: list[Message],
+    chain_upto: int = 0,
+    known: _Normalized | None = None,
+    start: int = 0,
+    own: bool = False,
 ) -> _Normalized:
     """The hot loop of route(): the normalized messages (a new list), their keys, and the hash
     chain of the first `chain_upto` keys (`chain[i]` covers `keys[:i]`), made while the keys are
     fresh in the cache rather than in a second pass.
 
     `known`: the result for a list whose first `start` messages are these very objects; their
-    normalized forms and keys are taken from it rather than made again."""
-    norm = list(messages)
+    normalized forms and keys are taken from it rather than made again. `own`: nothing else holds
+    the lists of `known`, so they are cut to `start` and extended rather than copied."""
     if known is not None and start:
         k_norm, k_keys, k_chain = known
-        norm[:start] = k_norm[:start]
-        keys: list[Any] = k_keys[:start]
         upto = min(start, chain_upto)
-        chain = k_chain[: upto + 1]
+        if own:
+            norm, keys, chain = k_norm, k_keys, k_chain
+            del norm[start:], keys[start:], chain[upto + 1 :]
+        else:
+            norm, keys, chain = k_norm[:start], k_keys[:start], k_chain[: upto + 1]
+        norm += messages[start:]
         h = chain[-1]
         for key in keys[len(chain) - 1 : upto]:
             h = hash((h, key))
             chain.append(h)
     else:
         start = 0
+        norm = list(messages)
         keys = []
         h = _CHAIN_SEED
         chain = [h]
@@ -541,7 +549,7 @@ class HistoryTracker:
                 n = min(len(messages), len(seen))
                 if n <= start or seen[0] is not first:
                     continue
-                if all(map(is_, messages[:n], seen[:n])):
+                if all(map(is_, messages, seen)):  # pairs up the first n
                     common = n
                 else:
                     common = 0
@@ -551,13 +559,21 @@ class HistoryTracker:
                         common += 1
                 if common > start:
                     start, known, used = common, normalized, seq
-        norm, keys, chain = _normalize_all(messages, chain_upto, known, start)
+        # A request that extends a remembered one supersedes it: its lists are taken over.
+        superseded = (
+            self._recent.pop(used) if used and start == len(self._recent[used][0]) else None
+        )
+        norm, keys, chain = _normalize_all(
+            messages, chain_upto, known, start, own=superseded is not None
+        )
         self.reused = start
-        if used and start == len(self._recent[used][0]):
-            del self._recent[used]  # this request extends it: it has nothing more to offer
+        if superseded is not None:
+            seen = superseded[0]
+            seen += messages[len(seen) :]
+        else:
+            seen = list(messages)  # a copy: the caller's list may change after this returns
         self._recent_seq += 1
-        # A copy of `messages`: the caller's list may change after this returns.
-        self._recent[self._recent_seq] = (list(messages), (norm, keys, chain))
+        self._recent[self._recent_seq] = (seen, (norm, keys, chain))
         while len(self._recent) > _RECENT:
             self._recent.popitem(last=False)
         return norm, keys, chain

@@ -38,6 +38,7 @@ validation failure re-validates the whole request, so -32602 messages are the pl
 from __future__ import annotations
 
 import json
+from array import array
 from collections import OrderedDict
 from typing import Any
 
@@ -67,7 +68,12 @@ class _Entry:
     __slots__ = ("ends", "key", "line", "messages", "raw", "start", "view")
 
     def __init__(
-        self, line: bytes, start: int, ends: list[int], raw: list[Any], messages: list[Message]
+        self,
+        line: bytes,
+        start: int,
+        ends: array[int],
+        raw: list[Any],
+        messages: list[Message],
     ) -> None:
         self.line = line
         self.view = memoryview(line)
@@ -87,7 +93,7 @@ class _Pending:
         self,
         line: bytes,
         start: int,
-        ends: list[int],
+        ends: array[int],
         raw: list[Any],
         base: _Entry | None,
         reused: int,
@@ -143,7 +149,7 @@ class PrefixCache:
         if doc is None:
             return None
         params = doc["params"]
-        raw = base.raw[:k] + values if base is not None and k else values
+        raw = _head(base.raw, k) + values if base is not None and k else values
         params["messages"] = raw
         incoming = classify_message(doc)
         self.skipped = k
@@ -158,8 +164,9 @@ class PrefixCache:
                     offset += len(text[at:e].encode("utf-8"))
                     new_ends.append(offset)
                     at = e
-            known = base.ends[:k] if base is not None and k else []
-            pending = _Pending(line, start, known + new_ends, raw, base, k)
+            ends_all = base.ends[:k] if base is not None and k else array("q")  # a copy
+            ends_all.extend(new_ends)
+            pending = _Pending(line, start, ends_all, raw, base, k)
             self._pending[id(raw)] = pending
             while len(self._pending) > _PENDING:
                 self._pending.popitem(last=False)
@@ -246,7 +253,7 @@ class PrefixCache:
                 rest = dict(params)
                 rest["messages"] = []
                 parsed = ChatResponseParams.model_validate(rest)
-                parsed.messages = base.messages[:k] + _MESSAGES.validate_python(raw[k:])
+                parsed.messages = _head(base.messages, k) + _MESSAGES.validate_python(raw[k:])
             else:
                 parsed = ChatResponseParams.model_validate(params)
         except ValueError:  # pydantic's ValidationError: report it as the plain path does
@@ -261,6 +268,11 @@ class PrefixCache:
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
         return parsed
+
+
+def _head(seq: Any, k: int) -> Any:
+    """`seq[:k]`, or `seq` itself when that is all of it (concatenation copies it anyway)."""
+    return seq if k == len(seq) else seq[:k]
 
 
 def _messages_start(line: bytes) -> int:
