@@ -632,3 +632,35 @@ async def test_the_peer_takes_a_front_doors_decoding_and_falls_back_to_its_own()
 
     for predecode in (declines, breaks):
         assert await _serve([line], predecode) == [{"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}]
+
+
+# --- the agent a request names ----------------------------------------------------------------------
+
+
+async def test_a_connection_parses_each_agent_once_and_one_spelled_differently_anew(
+    tmp_path, monkeypatch
+):
+    import bridge.core as core_module
+    from bridge.config import BridgeConfig
+    from bridge.core import Bridge
+
+    parsed: list[Any] = []
+    real = core_module.parse_agent
+    monkeypatch.setattr(core_module, "parse_agent", lambda a: parsed.append(a) or real(a))
+    bridge = Bridge(BridgeConfig(cwd=str(tmp_path), idle_timeout=None))
+    core = bridge.open_connection("test")
+    try:
+        first = core.make_request(1, {"eliza": {"deterministic": True}}, [], [])
+        again = core.make_request(2, {"eliza": {"deterministic": True}}, [], [])
+        assert len(parsed) == 1
+        assert again.agent is first.agent and again.agent_key == first.agent_key
+        # Equal in Python (1 == True), not on the wire: parsed on its own.
+        core.make_request(3, {"eliza": {"deterministic": 1}}, [], [])
+        assert len(parsed) == 2
+        # A bad agent is refused every time, never remembered.
+        for request_id in (4, 5):
+            with pytest.raises(ValueError, match=r"agent\.eliza"):
+                core.make_request(request_id, {"eliza": []}, [], [])
+        assert len(parsed) == 4
+    finally:
+        await bridge.close()
