@@ -4,22 +4,35 @@
 
 VS Code sends the whole conversation with every request. One `symposium-tui vscodelm` endpoint
 (stdio, as the extension runs it) carries two conversations with the test echo agent
-(`tests/agents/echo_agent.py`), each turn a full-history request the way VS Code sends it:
+(`tests/agents/echo_agent.py`), each turn a full-history request written as the extension writes
+it (`JSON.stringify`: compact, UTF-8 as is):
 
 - short: a history of 10 messages before its first timed turn;
 - long: a history of `--long` (2,000) messages before its first timed turn.
 
-Both grow by two messages a turn (so the short one ends near 10 + 2*turns). Beside them, the same
-prompts go to the same agent binary through the ACP SDK (`session/prompt`), the baseline for the
-bridge's added time. The three are interleaved turn by turn (the order rotates), after two
-untimed warm-up turns each (agent start-up, and the long history's first request, which starts its
-session and validates all 2,000 messages, are not timed).
+Both grow by two messages a turn (so the short one ends near 10 + 2*turns). Two baselines, in the
+same run:
 
-Turn time: request written -> JSON-RPC response line read (bridge); `session/prompt` returned (SDK).
+- direct: the same prompts to the same agent binary through the ACP SDK (`session/prompt`), the
+  baseline for the bridge's added time;
+- null: the very same request lines written to a process that only takes each line in (off its
+  stdin pipe, set up as the endpoint sets up its own: pipe widened, heap kept) and answers it with
+  one short line, decoding nothing. Its long-minus-short difference is what moving the longer line
+  from the client into a process costs, whatever that process then does with it.
+
+All five are interleaved turn by turn (the order rotates), after two untimed warm-up turns each
+(agent start-up, and the long history's first request, which starts its session and decodes and
+validates all 2,000 messages, are not timed).
+
+Turn time: request written -> JSON-RPC response line read (bridge); `session/prompt` returned (SDK);
+line written -> answer line read (null). The client's own `json.dumps` of the request is off the
+clock; the endpoint's reading and decoding of it is on it.
 
 Targets: median(long turn) / median(short turn) <= 1.15; added time per turn (bridge median minus
-direct median) <= 0.5 ms at both lengths. The client's own `json.dumps` of the request is off the
-clock; the endpoint's `json.loads` of it is on it. Exit code is always 0.
+direct median) <= 0.5 ms at both lengths. Both are also printed net of the longer line's transport
+(null long minus null short). `--endpoint CMD` runs another endpoint command line (A/B a patched
+or older bridge, e.g. `env PYTHONPATH=/path/to/old/tree .venv/bin/python -m symposium_tui
+vscodelm`). Exit code is always 0.
 """
 
 from __future__ import annotations
@@ -27,6 +40,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -38,11 +52,21 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.bench.bench_turn_overhead import Agent, TextClient
-from tests.bench.bench_vscodelm_common import SCRIPT, Failed, LmStdio, assistant, ms, text_of, user
+from tests.bench.bench_vscodelm_common import (
+    SCRIPT,
+    Failed,
+    LmStdio,
+    assistant,
+    load_average,
+    ms,
+    text_of,
+    user,
+)
 
 RATIO_TARGET = 1.15
 ADDED_TARGET_MS = 0.5
 WARMUP = 2
+ANSWER = b'{"jsonrpc":"2.0","id":0,"result":{}}\n'
 
 
 def preloaded(n: int, tag: str) -> list[dict[str, Any]]:
@@ -60,26 +84,95 @@ class Conversation:
         self.client = client
         self.agent = agent
         self.history = history
+        self.prompt = ""
+        self.rid = 0
+        self.line = b""
 
-    def turn(self, prompt: str, check: bool = True) -> float:
+    def prepare(self, prompt: str) -> bytes:
+        """The next request's line (encoded off the clock)."""
+        self.prompt = prompt
         self.history.append(user(prompt))
-        reply, seconds = self.client.chat(self.history, agent=self.agent.wire())
+        self.rid, self.line = self.client.encode_chat(self.history, agent=self.agent.wire())
+        return self.line
+
+    def send(self, check: bool = True) -> float:
+        t0 = self.client.write(self.line)
+        reply = self.client.read_reply(self.rid)
         text = text_of(reply.parts)
         # The first request of a preloaded history replays it to the new agent session.
-        if check and text.strip() != self.agent.expected(prompt):
-            raise Failed(f"bridge: unexpected reply {text[:80]!r} to {prompt!r}")
+        if check and text.strip() != self.agent.expected(self.prompt):
+            raise Failed(f"bridge: unexpected reply {text[:80]!r} to {self.prompt!r}")
         self.history.append(assistant(reply.parts))
+        return reply.done_at - t0
+
+    def turn(self, prompt: str, check: bool = True) -> float:
+        self.prepare(prompt)
+        return self.send(check)
+
+
+class NullEndpoint:
+    """This script run with `--null`: it takes lines in and answers each with one short line."""
+
+    def __init__(self, cwd: str, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--null"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+        )
+
+    def send(self, line: bytes) -> float:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        t0 = time.perf_counter()
+        self.proc.stdin.write(line)
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        seconds = time.perf_counter() - t0
+        if answer != ANSWER:
+            raise Failed(f"null endpoint: unexpected answer {answer[:80]!r}")
         return seconds
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=15)
+
+
+def serve_null() -> None:
+    """Read stdin's lines whole and answer each; decode nothing."""
+    from bridge.stdio import keep_heap, widen_pipe
+
+    widen_pipe(0)
+    keep_heap()
+    pending: list[bytes] = []
+    while chunk := os.read(0, 1 << 20):
+        start = 0
+        while (nl := chunk.find(b"\n", start)) >= 0:
+            pending.append(chunk[start:nl])
+            line = b"".join(pending)
+            pending.clear()
+            if line:
+                os.write(1, ANSWER)
+            start = nl + 1
+        if start < len(chunk):
+            pending.append(chunk[start:])
 
 
 async def run_repeat(
-    turns: int, long_len: int, cwd: str, env: dict[str, str], times: dict[str, list[float]]
+    endpoint: list[str],
+    turns: int,
+    long_len: int,
+    cwd: str,
+    env: dict[str, str],
+    times: dict[str, list[float]],
 ) -> None:
     import acp
     from acp.schema import ClientCapabilities
 
     agent = Agent("echo", cwd)
-    client = LmStdio([SCRIPT, "vscodelm"], cwd=cwd, env=env)
+    client = LmStdio(endpoint, cwd=cwd, env=env, compact=True)
+    null = NullEndpoint(cwd, env)
     sdk = TextClient()
     try:
         short = Conversation(client, agent, preloaded(10, "short"))
@@ -110,19 +203,24 @@ async def run_repeat(
                 short.turn(f"warm-up {i}", check=i > 0)
                 long.turn(f"warm-up {i}", check=i > 0)
                 await direct(f"warm-up {i}")
+                null.send(short.line)
+                null.send(long.line)
+            order = ("short", "long", "direct", "null short", "null long")
             for i in range(turns):
                 prompt = f"q{i}"
-                order = ("short", "long", "direct")
-                order = order[i % 3 :] + order[: i % 3]
-                for which in order:
+                lines = {"null short": short.prepare(prompt), "null long": long.prepare(prompt)}
+                for which in order[i % 5 :] + order[: i % 5]:
                     if which == "direct":
-                        times["direct"].append(await direct(prompt))
+                        times[which].append(await direct(prompt))
                     elif which == "short":
-                        times["short"].append(short.turn(prompt))
+                        times[which].append(short.send())
+                    elif which == "long":
+                        times[which].append(long.send())
                     else:
-                        times["long"].append(long.turn(prompt))
+                        times[which].append(null.send(lines[which]))
     finally:
         client.close()
+        null.close()
 
 
 def main() -> int:
@@ -130,11 +228,23 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=30, help="timed turns per repeat, each way")
     parser.add_argument("--repeats", type=int, default=3, help="fresh endpoint and agents")
     parser.add_argument("--long", type=int, default=2000, help="the long history's length")
+    parser.add_argument(
+        "--endpoint",
+        default=f"{SCRIPT} vscodelm",
+        help="the endpoint command line (default: the venv's symposium-tui vscodelm)",
+    )
+    parser.add_argument("--null", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.null:
+        serve_null()
+        return 0
+    endpoint = shlex.split(args.endpoint)
     if not os.path.exists(SCRIPT):
         print(f"history length: {SCRIPT} not found (is the project installed in this venv?)")
         return 0
-    times: dict[str, list[float]] = {"short": [], "long": [], "direct": []}
+    keys = ("short", "long", "direct", "null short", "null long")
+    times: dict[str, list[float]] = {k: [] for k in keys}
+    load_before = load_average()
     with tempfile.TemporaryDirectory(prefix="bench-history-") as cwd:
         env = {
             **os.environ,
@@ -142,32 +252,43 @@ def main() -> int:
             "SYMPOSIUM_CONFIG_DIR": os.path.join(cwd, "config"),
         }
         for r in range(args.repeats):
-            asyncio.run(run_repeat(args.turns, args.long, cwd, env, times))
+            asyncio.run(run_repeat(endpoint, args.turns, args.long, cwd, env, times))
             last = {k: v[-args.turns :] for k, v in times.items()}
             print(
                 f"  repeat {r + 1}: short {ms(last['short'])}; long {ms(last['long'])}; "
                 f"direct {ms(last['direct'])}",
                 flush=True,
             )
-    short, long, direct = (statistics.median(times[k]) for k in ("short", "long", "direct"))
-    ratio = long / short
-    added_short = (short - direct) * 1000
-    added_long = (long - direct) * 1000
+    med = {k: statistics.median(v) for k, v in times.items()}
+    short, long, direct = med["short"], med["long"], med["direct"]
+    transport = med["null long"] - med["null short"]
     print(
         f"history length ({args.turns} turns x {args.repeats} repeats each, interleaved; echo agent)"
     )
     print(f"  short (10-message history, +2 a turn):         {ms(times['short'])}")
     print(f"  long ({args.long}-message history, +2 a turn):     {ms(times['long'])}")
     print(f"  direct (ACP SDK client -> same agent binary):  {ms(times['direct'])}")
-    ok_ratio = "ok" if ratio <= RATIO_TARGET else "OVER TARGET"
+    print(f"  null, short lines (taken in, not decoded):     {ms(times['null short'])}")
+    print(f"  null, long lines:                              {ms(times['null long'])}")
+    print(f"  {load_before} before, {load_average()} after")
     print(
-        f"history length: long/short turn ratio {ratio:.2f}x (target <= {RATIO_TARGET:g}x) {ok_ratio}"
+        f"history length: taking in the long line instead of the short one costs any process "
+        f"{transport * 1000:.3f} ms (null endpoint)"
     )
-    for name, added in (("short", added_short), ("long", added_long)):
+    ratio = long / short
+    net_ratio = (long - transport) / short
+    verdict = "ok" if ratio <= RATIO_TARGET else "OVER TARGET"
+    print(
+        f"history length: long/short turn ratio {ratio:.2f}x (target <= {RATIO_TARGET:g}x) "
+        f"{verdict}; net of taking in the longer line {net_ratio:.2f}x"
+    )
+    for name, bridge, extra in (("short", short, 0.0), ("long", long, transport)):
+        added = (bridge - direct) * 1000
         verdict = "ok" if added <= ADDED_TARGET_MS else "OVER TARGET"
+        net = f"; net of taking in the longer line {added - extra * 1000:.3f} ms" if extra else ""
         print(
             f"history length: added per turn at the {name} history {added:.3f} ms "
-            f"(target <= {ADDED_TARGET_MS:g} ms) {verdict}"
+            f"(target <= {ADDED_TARGET_MS:g} ms) {verdict}{net}"
         )
     return 0
 

@@ -109,8 +109,16 @@ class LmStdio:
     returns them (before parsing)."""
 
     def __init__(
-        self, argv: list[str] | None = None, *, cwd: str, env: dict[str, str] | None = None
+        self,
+        argv: list[str] | None = None,
+        *,
+        cwd: str,
+        env: dict[str, str] | None = None,
+        compact: bool = False,
     ) -> None:
+        # compact: write requests as the extension does (`JSON.stringify`: no spaces, UTF-8 as is).
+        self.separators = (",", ":") if compact else None
+        self.ensure_ascii = not compact
         self.proc = subprocess.Popen(
             argv or [SCRIPT, "vscodelm"],
             stdin=subprocess.PIPE,
@@ -128,6 +136,34 @@ class LmStdio:
         for line in self.proc.stderr:
             self.stderr_tail.append(line.decode(errors="replace").rstrip())
 
+    def encode_chat(
+        self,
+        messages: list[dict[str, Any]],
+        agent: Any = ECHO,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> tuple[int, bytes]:
+        """One chat request's line (with its newline) and its id."""
+        self.next_id += 1
+        params: dict[str, Any] = {"modelId": "m", "messages": messages, "agent": agent}
+        if tools is not None:
+            params["options"] = {"tools": tools, "toolMode": "auto"}
+        message = {
+            "jsonrpc": "2.0",
+            "id": self.next_id,
+            "method": "lm/provideLanguageModelChatResponse",
+            "params": params,
+        }
+        text = json.dumps(message, separators=self.separators, ensure_ascii=self.ensure_ascii)
+        return self.next_id, (text + "\n").encode()
+
+    def write(self, data: bytes) -> float:
+        """Write an encoded line; returns the perf_counter right before the write."""
+        assert self.proc.stdin is not None
+        t0 = time.perf_counter()
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+        return t0
+
     def send_chat(
         self,
         messages: list[dict[str, Any]],
@@ -136,26 +172,8 @@ class LmStdio:
     ) -> tuple[int, float]:
         """Write one chat request; returns its id and the perf_counter right before the write (the
         request is encoded first, off the clock)."""
-        assert self.proc.stdin is not None
-        self.next_id += 1
-        params: dict[str, Any] = {"modelId": "m", "messages": messages, "agent": agent}
-        if tools is not None:
-            params["options"] = {"tools": tools, "toolMode": "auto"}
-        data = (
-            json.dumps(
-                {
-                    "jsonrpc": "2.0",
-                    "id": self.next_id,
-                    "method": "lm/provideLanguageModelChatResponse",
-                    "params": params,
-                }
-            )
-            + "\n"
-        ).encode()
-        t0 = time.perf_counter()
-        self.proc.stdin.write(data)
-        self.proc.stdin.flush()
-        return self.next_id, t0
+        rid, data = self.encode_chat(messages, agent, tools)
+        return rid, self.write(data)
 
     def read_reply(self, rid: int) -> Reply:
         """Read lines until the response to `rid`."""
