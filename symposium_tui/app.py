@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 from textual import on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
@@ -251,6 +252,14 @@ class SymposiumApp(App[int]):
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return variable_defaults(self.current_theme)
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header's title, then the sub-title in the theme's muted colour (Textual draws it
+        dim, which some terminals make too faint to read)."""
+        if not sub_title:
+            return Content(title)
+        muted = "$text-muted"
+        return Content.assemble(Content(title), (" — ", muted), Content(sub_title).stylize(muted))
 
     # --- layout ------------------------------------------------------------------------------------------
 

@@ -4,8 +4,8 @@ The bundled files are `themes/*.toml` at the top of the source tree; the wheel s
 `symposium_tui/bundled_themes/` (pyproject.toml maps the folder into the package). A user's
 own files are read from `<config dir>/themes/*.toml` and may override a bundled theme by name.
 A theme file holds Textual's colour fields plus a `[variables]` table, which may set Textual's
-variables and the console's own (`card-pending`, `diff-added`, `diff-removed`, `diff-hunk`; see
-`APP_VARIABLES`). A broken file is reported and skipped, never fatal.
+variables and the console's own (`card-pending`, `card-pending-text`, `diff-added`, `diff-removed`,
+`diff-hunk`; see `APP_VARIABLES`). A broken file is reported and skipped, never fatal.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ DEFAULT_THEME = "symposium-dark"
 #: colours stands in (Posting's pattern: app-specific variables with fallbacks).
 APP_VARIABLES: dict[str, str] = {
     "card-pending": "warning",
+    "card-pending-text": "background",  # text on a card-pending background (keys, the chat banner)
     "diff-added": "success",
     "diff-removed": "error",
     "diff-hunk": "secondary",

@@ -428,8 +428,9 @@ class SettingsScreen(Screen[None]):
     DEFAULT_CSS = """
     SettingsScreen #settings-error {
         display: none;
-        background: $error 30%;
-        color: $text;
+        background: $surface;
+        color: $text-error;
+        border-left: thick $error;
         padding: 0 1;
     }
     SettingsScreen #settings-tabs {
