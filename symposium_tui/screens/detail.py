@@ -65,6 +65,12 @@ class ApprovalDetailScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#detail").focus()
+        # The card's keys work here too: this footer follows its arming and its state.
+        self.watch(self.card, "armed", self._card_changed, init=False)
+        self.watch(self.card, "state", self._card_changed, init=False)
+
+    def _card_changed(self) -> None:
+        self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer":

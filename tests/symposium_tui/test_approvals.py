@@ -339,6 +339,33 @@ async def test_v_shows_the_whole_request_and_its_keys_still_answer(make_app, ask
         assert (await task).outcome == "allow_once"
 
 
+async def test_the_full_view_of_an_arming_card_shows_its_keys_usable_once_it_is_armed(
+    make_app, asker
+):
+    from textual.widgets._footer import FooterKey
+
+    from symposium_tui.screens.detail import ApprovalDetailScreen
+
+    app = make_app(arm_delay=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call())
+        card = await pending_card(pilot)
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalDetailScreen))
+
+        def approve_key_enabled() -> bool | None:
+            keys = [k for k in app.screen.query(FooterKey) if k.key == "a"]
+            return not keys[0].has_class("-disabled") if keys else None
+
+        await wait_for(pilot, lambda: approve_key_enabled() is False, what="a dimmed Approve")
+        card.arm_delay = 0.05
+        card.rearm()
+        await wait_for(pilot, lambda: card.armed, what="the card to arm")
+        await wait_for(pilot, lambda: approve_key_enabled() is True, what="Approve usable")
+        await pilot.press("a")
+        assert (await task).outcome == "allow_once"
+
+
 async def test_quitting_with_cards_pending_asks_first_then_denies_them_as_closed(make_app, asker):
     from symposium_tui.screens.confirm import ConfirmQuit
 
