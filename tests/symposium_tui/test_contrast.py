@@ -91,6 +91,8 @@ SCREENS = (
     "confirm-quit",
     "notices",
     "approvals-answered",
+    "approvals-arming",
+    "card-detail-arming",
 )
 
 # xterm's default palette: what "the 16 colours" and "the terminal's default colours" look like.
@@ -301,6 +303,7 @@ async def tour(pilot: Any) -> AsyncIterator[str]:
     from textual.widgets._toast import Toast
     from textual.widgets._tooltip import Tooltip
 
+    from bridge.approvals import ApprovalContext
     from symposium_tui.screens.confirm import Confirm, ConfirmQuit
     from symposium_tui.screens.detail import ApprovalDetailScreen
     from symposium_tui.screens.fatigue import ApprovalStatsScreen
@@ -460,6 +463,25 @@ async def tour(pilot: Any) -> AsyncIterator[str]:
     app.action_show_tab("approvals")  # answering the last card went back to where F2 came from
     await shown("the answered cards", tab("approvals"))
     yield "approvals-answered"
+    # A card that has just arrived, whose keys wait to arm (the demo arms its cards at once).
+    broker = app.bridge.approvals
+    app.queue.arm_delay = 3600
+    run = {"toolCallId": "toolu_03", "title": "Run the tests", "kind": "execute"}
+    options = [{"optionId": "allow", "name": "Allow", "kind": "allow_once"}]
+    context = ApprovalContext("vscodelm-9", "s1", "claude-code", run, options)
+    asked = asyncio.ensure_future(broker.request(context))
+    await shown(
+        "a card not armed yet",
+        lambda: (new := app.queue.current_card()) is not None and new.has_class("-unarmed"),
+    )
+    yield "approvals-arming"
+    await pilot.press("v")
+    await shown("the card in full, not armed yet", on(ApprovalDetailScreen))
+    yield "card-detail-arming"
+    await pilot.press("escape")
+    for approval_id in list(broker.pending):
+        broker.withdraw(approval_id, "the tour is over")
+    await asked
 
 
 async def render_all(config_dir: Path, theme: str, *, where: bool = False) -> list[Render]:
