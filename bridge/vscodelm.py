@@ -144,14 +144,17 @@ async def serve_connection(
 ) -> None:
     """Serve one vscodelm connection until its input ends, then close its agent sessions.
 
-    `configure(peer, core)` may install an interceptor on the peer (see symposium_tui.switch)."""
+    `configure(peer, core)` may install an interceptor on the peer (see symposium_tui.switch) and
+    return what to await when the connection ends (an `async def` taking nothing): what it started
+    ends with the connection, before the agent sessions close."""
     core = bridge.open_connection(kind)
     peer = JsonRpcPeer(reader, writer, name=core.name, on_recv=on_recv, on_send=on_send)
     VscodeLmEndpoint(peer, core)
-    if configure is not None:
-        configure(peer, core)
+    closing = configure(peer, core) if configure is not None else None
     try:
         await peer.serve(preread)
     finally:
         await peer.shutdown(shutdown_message)
+        if closing is not None:
+            await closing()
         await core.close()

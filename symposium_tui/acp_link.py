@@ -34,6 +34,7 @@ from bridge import events as ev
 from bridge.approvals import ApprovalContext, Resolution
 from bridge.jsonrpc import line_limit
 from bridge.rpc import JsonRpcPeer, OverlongLine, read_line
+from bridge.tasks import TaskSupervisor
 from symposium_tui import relay
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ class ConsoleLink:
         self.proxy = proxy
         self.path = path or relay.socket_path()
         self._writer: asyncio.StreamWriter | None = None
-        self._reader_task: asyncio.Task[None] | None = None
+        self._tasks = TaskSupervisor("console link")  # the reader of the console's answers
         self._handle: Any = None
         self._unsubscribe: Any = None
         self._ids = itertools.count(1)
@@ -74,7 +75,7 @@ class ConsoleLink:
 
     async def check(self) -> None:
         """Attach to a console if one is running now (cheap when there is none)."""
-        if self._writer is not None:
+        if self._writer is not None or self._tasks.closed:
             return
         try:
             st = os.stat(self.path)
@@ -87,6 +88,9 @@ class ConsoleLink:
             reader, writer = await asyncio.open_unix_connection(str(self.path), limit=line_limit())
         except OSError:
             self._failed_probe = probe
+            return
+        if self._tasks.closed:  # closed while this connected
+            writer.close()
             return
         self._writer = writer
         writer.write(_dumps({"jsonrpc": "2.0", "method": HELLO, "params": self._hello()}))
@@ -105,7 +109,7 @@ class ConsoleLink:
         self._unsubscribe = self.bridge.bus.subscribe(self._on_event)
         for approval in list(self.bridge.approvals.pending.values()):
             self._ask(approval.id, approval.ctx)
-        self._reader_task = asyncio.ensure_future(self._read(reader))
+        self._tasks.start(self._read(reader), name="console reader")
 
     def _hello(self) -> dict[str, Any]:
         info = getattr(self.proxy, "client_info", None) or {}
@@ -238,8 +242,9 @@ class ConsoleLink:
             self._handle = None
 
     async def close(self) -> None:
-        if self._reader_task is not None:
-            self._reader_task.cancel()
+        """Detach from the console (what it alone was asked is denied); the reader of its answers
+        has ended when this returns."""
+        await self._tasks.close()
         self._gone()
 
 

@@ -12,9 +12,10 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types only: importing this module costs the standard library alone
+    from collections.abc import Awaitable, Callable
+
     from bridge.core import ConnectionCore
     from bridge.rpc import JsonRpcPeer
-    from symposium_tui.host import ConsoleHost
 
 LOG_LEVELS = ("error", "warn", "warning", "info", "debug", "trace")
 
@@ -516,19 +517,6 @@ def _serve_headless(args: argparse.Namespace, trace: Any, rest: bytes) -> int:
         return 0  # the client left before asking anything the fast path could not answer
     loaded.wait()
     from bridge import stdio
-    from symposium_tui.host import hold_for_consoles
-    from symposium_tui.switch import ConsoleSwitch
-
-    held: list[ConsoleHost] = []  # the endpoint's socket for consoles, kept while it serves
-
-    def configure(peer: JsonRpcPeer, core: ConnectionCore) -> None:
-        async def on_switch() -> None:
-            await core.reset("requests now go to the console")
-
-        peer.intercept = ConsoleSwitch(peer, on_switch)
-        host = hold_for_consoles(core.bridge)
-        if host is not None:
-            held.append(host)
 
     return stdio.run(
         cwd=args.cwd,
@@ -536,8 +524,30 @@ def _serve_headless(args: argparse.Namespace, trace: Any, rest: bytes) -> int:
         trace=trace,
         event_log=args.event_log,
         bridge_options=bridge_options(args),
-        configure=configure,
+        configure=configure_endpoint,
     )
+
+
+def configure_endpoint(peer: JsonRpcPeer, core: ConnectionCore) -> Callable[[], Awaitable[None]]:
+    """The headless endpoint's connection: handed to a console that starts later (the switch),
+    and, with `approval_timeout` set, a socket for consoles to reach what it holds. Both end with
+    the connection (what this returns is awaited then)."""
+    from symposium_tui.host import hold_for_consoles
+    from symposium_tui.switch import ConsoleSwitch
+
+    async def on_switch() -> None:
+        await core.reset("requests now go to the console")
+
+    switch = ConsoleSwitch(peer, on_switch)
+    peer.intercept = switch
+    host = hold_for_consoles(core.bridge)  # the endpoint's socket for consoles, or None
+
+    async def close() -> None:
+        await switch.close()
+        if host is not None:
+            await host.stop()
+
+    return close
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import tempfile
@@ -221,8 +222,11 @@ async def play(pilot: Any) -> None:
         options,
     )
     await broker.request(read)  # settled by the "allow read inside the project" rule
-    app.demo_edit = asyncio.ensure_future(
-        broker.request(ApprovalContext(conn, sid, "claude-code", edit, options))
+    app.run_worker(  # the app's: it ends with the app at the latest
+        broker.request(ApprovalContext(conn, sid, "claude-code", edit, options)),
+        name="the edit's approval",
+        group="demo",
+        exit_on_error=False,
     )
     await _until(lambda: len(app.queue.pending) == 1, pilot)
 
@@ -321,9 +325,10 @@ async def shutdown(app: Any) -> None:
     broker = app.bridge.approvals
     for approval_id in list(broker.pending):
         broker.withdraw(approval_id, "the demo ended")
-    task = getattr(app, "demo_edit", None)
-    if task is not None:
-        await asyncio.gather(task, return_exceptions=True)
+    for worker in list(app.workers):
+        if worker.group == "demo":
+            with contextlib.suppress(Exception):  # withdrawn just above: nothing to report
+                await worker.wait()
     deadline = time.monotonic() + 5
     while (
         _chat_busy(app) and time.monotonic() < deadline

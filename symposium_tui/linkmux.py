@@ -10,6 +10,9 @@ Approval ids are made unique across sockets (`<socket>_<id>`); answers go back t
 approval came from; `approveSession` goes to all. When a socket's bridge ends, the approvals it
 held are reported settled (`default`, "the endpoint ended"): its agent is gone with it. Each bridge
 still settles each of its approvals once — this only routes.
+
+When the console's end goes (stdin closes), everything the mux started ends with it: the watcher,
+each socket's reader, and requests still waiting for a bridge's answer.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import os
 import sys
 from pathlib import Path
 from typing import Any
+
+from bridge.tasks import TaskSupervisor
 
 SEP = "_"
 LINE_LIMIT = 256 * 1024 * 1024
@@ -107,18 +112,16 @@ class Mux:
         self.upstreams: dict[str, Upstream] = {}
         self.hello: dict[str, Any] | None = None
         self.host = ""
-        self._tasks: set[asyncio.Task[Any]] = set()
+        # Each socket's reader, the watcher for new sockets, and the console's requests in flight.
+        self._tasks = TaskSupervisor("link")
 
     def send(self, message: dict[str, Any]) -> None:
+        if self._tasks.closed:
+            return  # the console is gone: nobody reads this
         self.out.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
-
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
     async def connect(self, name: str, path: Path) -> list[dict[str, Any]] | dict[str, Any]:
         """Attach to one bridge: its pending cards (ids made global), or its error."""
@@ -127,9 +130,12 @@ class Mux:
             reader, writer = await asyncio.open_unix_connection(str(path), limit=LINE_LIMIT)
         except OSError as exc:
             return {"code": -32000, "message": f"{path}: {exc.strerror or exc}"}
+        if self._tasks.closed:  # the console went while this connected
+            writer.close()
+            return {"code": -32000, "message": "the console is gone"}
         upstream = Upstream(self, name, reader, writer)
         self.upstreams[name] = upstream
-        self._spawn(upstream.read())
+        self._tasks.start(upstream.read(), name=f"reader of {name}")
         answer = await upstream.request("console/hello", self.hello)
         if "error" in answer:
             self.upstreams.pop(name, None)
@@ -145,6 +151,8 @@ class Mux:
         return cards
 
     def gone(self, upstream: Upstream) -> None:
+        with contextlib.suppress(Exception):
+            upstream.writer.close()
         if self.upstreams.get(upstream.name) is not upstream:
             return
         del self.upstreams[upstream.name]
@@ -195,8 +203,17 @@ class Mux:
             return False
         result = {"protocol": params.get("protocol"), "host": self.host, "pending": pending}
         self.send({"jsonrpc": "2.0", "id": rid, "result": result})
-        self._spawn(self.watch())
+        self._tasks.start(self.watch(), name="watcher")
         return True
+
+    def request(self, rid: Any, method: str, params: Any) -> None:
+        """A request from the console, answered when its bridge (or every bridge) has."""
+        self._tasks.start(self.on_request(rid, method, params), name=f"{method} {rid!r}")
+
+    async def close(self) -> None:
+        """The console is gone: the watcher, every socket's reader (each socket closed) and the
+        requests in flight end before this returns."""
+        await self._tasks.close()
 
     async def on_request(self, rid: Any, method: str, params: Any) -> None:
         if method == "console/answer" and isinstance(params, dict):
@@ -211,7 +228,7 @@ class Mux:
             answers = await asyncio.gather(
                 *(u.request(method, params) for u in list(self.upstreams.values()))
             )
-            n = sum(int((a.get("result") or {}).get("approved") or 0) for a in answers)
+            n = sum(_approved(a.get("result")) for a in answers)
             self.send({"jsonrpc": "2.0", "id": rid, "result": {"approved": n}})
         else:
             self.send(
@@ -221,6 +238,11 @@ class Mux:
                     "error": {"code": -32601, "message": f"Method not found: {method}"},
                 }
             )
+
+
+def _approved(result: Any) -> int:
+    approved = result.get("approved") if isinstance(result, dict) else None
+    return approved if isinstance(approved, int) else 0
 
 
 def _outcome(answer: dict[str, Any]) -> dict[str, Any]:
@@ -240,20 +262,33 @@ async def _stdio() -> tuple[asyncio.StreamReader, Any]:
 
 async def run(runtime: Path) -> int:
     reader, writer = await _stdio()
+    return await serve(runtime, reader, writer)
+
+
+async def serve(runtime: Path, reader: asyncio.StreamReader, writer: Any) -> int:
+    """The console protocol on `reader`/`writer`, fanned out to every socket here, until the
+    console's end closes; 3 when no bridge here accepted its hello."""
     mux = Mux(runtime, writer)
     attached = False
-    while line := await reader.readline():
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(msg, dict) or "id" not in msg or not isinstance(msg.get("method"), str):
-            continue
-        if msg["method"] == "console/hello" and not attached:
-            attached = await mux.on_hello(msg["id"], msg.get("params"))
-            if not attached:
-                await writer.drain()
-                return 3
-        elif attached:
-            mux._spawn(mux.on_request(msg["id"], msg["method"], msg.get("params")))
-    return 0
+    try:
+        while line := await reader.readline():
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if (
+                not isinstance(msg, dict)
+                or "id" not in msg
+                or not isinstance(msg.get("method"), str)
+            ):
+                continue
+            if msg["method"] == "console/hello" and not attached:
+                attached = await mux.on_hello(msg["id"], msg.get("params"))
+                if not attached:
+                    await writer.drain()
+                    return 3
+            elif attached:
+                mux.request(msg["id"], msg["method"], msg.get("params"))
+        return 0
+    finally:
+        await mux.close()

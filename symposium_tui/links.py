@@ -33,6 +33,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from bridge.tasks import OwnerClosed, TaskSupervisor
+
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
@@ -125,14 +127,18 @@ class HostLink:
         self._writer: Any = None
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
+        # The link's loop and the reader of its ssh's stderr: a failure is logged, and `stop()`
+        # ends both (and the ssh) before it returns.
+        self._tasks = TaskSupervisor(f"link to {self.label}")
         self._task: asyncio.Task[None] | None = None
         self._up = asyncio.Event()
 
     # --- running ------------------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.ensure_future(self.run())
+        """Run the link (connect, reconnect with backoff) until `stop()`; once only."""
+        if self._task is None and not self._tasks.closed:
+            self._task = self._tasks.start(self.run(), name="connection")
 
     async def wait_up(self) -> None:
         await self._up.wait()
@@ -170,10 +176,17 @@ class HostLink:
 
     async def _session(self) -> None:
         reader, writer = await self._open()
+        proc = self.proc
         stderr_task = None
-        if self.proc is not None and self.proc.stderr is not None:
-            stderr_task = asyncio.ensure_future(self._read_stderr(self.proc.stderr))
+        if proc is not None and proc.stderr is not None:
+            try:
+                stderr_task = self._tasks.start(self._read_stderr(proc.stderr), name="ssh stderr")
+            except OwnerClosed:  # stopped while the ssh started: it goes at once
+                self.proc = None
+                await _end(proc, at_once=True)
+                raise asyncio.CancelledError from None
         self._writer = writer
+        stopping = False
         try:
             hello = self._request(
                 "console/hello", {"protocol": PROTOCOL_VERSION, "console": self.name}
@@ -189,18 +202,19 @@ class HostLink:
                 self._requested(card)
             self._up.set()
             await self._read(reader)
+        except asyncio.CancelledError:
+            stopping = True  # the link is stopping: its ssh gets no grace
+            raise
         finally:
             self._writer = None
             with contextlib.suppress(Exception):
                 writer.close()
-            proc, self.proc = self.proc, None
             if proc is not None:
-                if proc.returncode is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        proc.terminate()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(proc.wait(), 5)
-            if stderr_task is not None:
+                await _end(proc, at_once=stopping)
+                self.proc = None
+            if stderr_task is not None and not stopping:
+                # Its last lines say why the link ended. A grandchild holding stderr open is not
+                # waited for long (the reader is cancelled); a reader that failed was logged.
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(stderr_task, 1)
 
@@ -321,15 +335,33 @@ class HostLink:
         return n
 
     async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        proc = self.proc
-        if proc is not None and proc.returncode is None:
+        """End the link: its loop and stderr reader are cancelled and waited for, its ssh killed;
+        nothing of it runs when this returns."""
+        await self._tasks.close()
+        self._task = None
+        proc, self.proc = self.proc, None
+        if proc is not None:  # stopped before its session took charge of it
+            await _end(proc, at_once=True)
+
+
+async def _end(proc: asyncio.subprocess.Process, *, at_once: bool) -> None:
+    """End a link's process: SIGTERM and up to 5 s to exit (ssh says goodbye), or at once a
+    SIGKILL; either way it has exited (and been reaped) when this returns."""
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            if at_once:
+                proc.kill()
+            else:
+                proc.terminate()
+    try:
+        await asyncio.wait_for(proc.wait(), 5)
+    except TimeoutError:
+        pass
+    finally:
+        if proc.returncode is None:  # deaf to SIGTERM, or the link stopped while it waited
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
+            await proc.wait()
 
 
 def _ignore_result(future: asyncio.Future[Any]) -> None:
@@ -356,8 +388,8 @@ class LinkSet:
             link.start()
 
     async def stop(self) -> None:
-        for link in self.links:
-            await link.stop()
+        """Stop every link; none of their tasks or processes is left when this returns."""
+        await asyncio.gather(*(link.stop() for link in self.links))
 
     def labels(self) -> list[str]:
         return [link.label for link in self.links]

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from bridge.settings import NotifyConfig
+from bridge.tasks import TaskSupervisor
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class Notifier:
         self._queue: deque[tuple[str, str, str]] = deque()  # (approval id, agent, title)
         self._pending: set[str] = set()
         self._wake: asyncio.Event | None = None
+        self._tasks = TaskSupervisor("notifier")  # the one runner; a failure is logged
         self._task: asyncio.Task[None] | None = None
         self._tokens = float(config.burst)
         self._refilled = clock()
@@ -60,17 +62,26 @@ class Notifier:
             self._pending.discard(event.approval_id)
 
     def card(self, approval_id: str, agent: str, title: str) -> None:
+        if self._tasks.closed:
+            return
         self._pending.add(approval_id)
         self._queue.append((approval_id, agent, title))
         if self._task is None:
             try:
-                loop = asyncio.get_running_loop()
+                asyncio.get_running_loop()
             except RuntimeError:
                 return
             self._wake = asyncio.Event()
-            self._task = loop.create_task(self._run())
+            self._task = self._tasks.start(self._run(), name="runner")
+            self._task.add_done_callback(self._ended)
         assert self._wake is not None
         self._wake.set()
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        # Only a failure ends the runner before `close()` (logged by the supervisor): the next
+        # card starts a new one.
+        if self._task is task:
+            self._task = None
 
     async def _run(self) -> None:
         assert self._wake is not None
@@ -115,7 +126,7 @@ class Notifier:
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=asyncio.subprocess.PIPE,
             )
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument
             log.warning("notify command %r could not start: %s", argv[0], exc)
             return
         self.runs += 1
@@ -141,8 +152,7 @@ class Notifier:
             )
 
     async def close(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        """No more commands: a command still running is killed, and the runner has ended when
+        this returns."""
+        await self._tasks.close()
+        self._task = None

@@ -21,6 +21,7 @@ from typing import Any
 
 from bridge.jsonrpc import INTERNAL_ERROR, line_limit
 from bridge.rpc import JsonRpcPeer, OverlongLine, read_line
+from bridge.tasks import TaskSupervisor
 from symposium_tui import relay
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ class ConsoleSwitch:
         self._failed_probe: tuple[int, int] | None = (
             None  # (inode, mtime_ns) of a socket that refused us
         )
-        self._reader_task: asyncio.Task[None] | None = None
+        self._tasks = TaskSupervisor("console switch")  # the reader of the console's answers
 
     @property
     def relaying(self) -> bool:
@@ -62,6 +63,8 @@ class ConsoleSwitch:
         return True
 
     async def _try_connect(self, line: bytes) -> bool:
+        if self._tasks.closed:
+            return False
         # The stat first: with no console (the usual case) it settles the question without
         # parsing the line, which carries the whole conversation.
         try:
@@ -79,9 +82,12 @@ class ConsoleSwitch:
         except OSError:
             self._failed_probe = probe
             return False
+        if self._tasks.closed:  # closed while this connected
+            writer.close()
+            return False
         log.info("a console is running: relaying to it from now on")
         self._writer = writer
-        self._reader_task = asyncio.ensure_future(self._read(reader))
+        self._tasks.start(self._read(reader), name="console reader")
         with contextlib.suppress(Exception):
             await self.on_switch()
         return True
@@ -155,8 +161,9 @@ class ConsoleSwitch:
             )
 
     async def close(self) -> None:
-        if self._reader_task is not None:
-            self._reader_task.cancel()
+        """Stop relaying (the endpoint's connection ended): the reader of the console's answers
+        has ended when this returns, and nothing more is relayed."""
+        await self._tasks.close()
         if self._writer is not None:
             with contextlib.suppress(Exception):
                 self._writer.close()
