@@ -99,7 +99,9 @@ class SymposiumApp(App[int]):
     CSS_PATH = Path(__file__).with_name("app.tcss")  # absolute: subclasses elsewhere find it too
     TITLE = APP_NAME
     BINDINGS = [
-        Binding("f1", "help", "Help", tooltip="This list of keys"),
+        # F1–F4 go to their place from anywhere (priority: also from a modal screen, or while
+        # typing), never close it, and wait while a form or a question is open (check_action).
+        Binding("f1", "help", "Help", priority=True, tooltip="This list of keys"),
         Binding(
             "question_mark",
             "help",
@@ -108,11 +110,20 @@ class SymposiumApp(App[int]):
             tooltip="This list of keys (when not typing)",
         ),
         Binding(
-            "f2", "queue", "Queue", tooltip="Jump to the oldest pending approval; Esc comes back"
+            "f2",
+            "queue",
+            "Queue",
+            priority=True,
+            tooltip="Jump to the oldest pending approval; Esc comes back",
         ),
-        Binding("f3", "chat", "Chat", show=False, tooltip="The built-in chat"),
+        Binding("f3", "chat", "Chat", show=False, priority=True, tooltip="The built-in chat"),
         Binding(
-            "f4", "settings", "Settings", show=False, tooltip="Agents, bypass, rules, preferences"
+            "f4",
+            "settings",
+            "Settings",
+            show=False,
+            priority=True,
+            tooltip="Agents, bypass, rules, preferences; Esc comes back",
         ),
         Binding("1", "show_tab('approvals')", "Approvals tab (not while typing)", show=False),
         Binding("2", "show_tab('sessions')", "Sessions tab (not while typing)", show=False),
@@ -182,6 +193,7 @@ class SymposiumApp(App[int]):
         self.alerts = TerminalAlerts(self, APP_NAME, enabled=alert)
         self._unsubscribe: Callable[[], None] | None = None
         self._return_to: tuple[str, Widget | None] | None = None
+        self._settings_from: tuple[str, Widget | None] | None = None  # where F4 opened Settings
         self._shut_down = False
         self._quit_confirmed = False
         self._chat: ChatPane | None = None  # kept for shutdown: the DOM may be gone by then
@@ -676,6 +688,10 @@ class SymposiumApp(App[int]):
         return super().deliver_screenshot(filename, path, time_format)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("help", "queue", "chat", "settings") and getattr(
+            self.screen, "HOLDS_KEYS", False
+        ):
+            return False  # a form or a question is open: answer it (or Esc) first
         if action == "close_keys_panel":
             # Only while the panel is open: otherwise Esc (and the footer) stay the screen's.
             return bool(self.screen.query("HelpPanel"))
@@ -741,11 +757,39 @@ class SymposiumApp(App[int]):
         ]
 
     def action_settings(self) -> None:
+        """F4, from anywhere: Settings (open already: it comes back on top, as it was). Like every
+        F-key it goes somewhere and never closes anything; Esc there returns to where F4 came from."""
         from symposium_tui.screens.settings import SettingsScreen
 
-        if not isinstance(self.screen, SettingsScreen):
-            self._main_screen()
-            self.push_screen(SettingsScreen())
+        settings = next((s for s in self.screen_stack if isinstance(s, SettingsScreen)), None)
+        if settings is not None:
+            for _ in self.screen_stack[self.screen_stack.index(settings) + 1 :]:
+                self.pop_screen()
+            return
+        self._settings_from = (self._active_tab(), self._main.focused)
+        self._main_screen()
+        self.push_screen(SettingsScreen())
+
+    def close_settings(self, screen: Screen) -> None:
+        """Esc on Settings: back to the tab, and the widget, F4 came from (also after a visit to
+        the queue with F2 in between)."""
+        if self.screen is not screen:
+            return
+        self.pop_screen()
+        target, self._settings_from = self._settings_from, None
+        if target is not None:
+            self.call_after_refresh(self._back_to, *target)
+
+    def _back_to(self, tab: str, widget: Widget | None) -> None:
+        if not self._alive() or len(self.screen_stack) > 1:
+            return
+        self._main.query_one("#tabs", TabbedContent).active = tab
+        if widget is not None and widget.is_attached and widget.can_focus:
+            widget.focus()
+        elif tab == "chat" and self.chat_pane() is not None:
+            self.chat.focus_input()
+        elif tab == "approvals":
+            self.queue.focus_first()
 
     def answer_current(self, answer: str) -> None:
         """Answer the current card (from the command palette: a deliberate choice, no arming)."""

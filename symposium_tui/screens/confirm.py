@@ -10,6 +10,8 @@ from textual.widgets import Footer, Static
 
 
 class ConfirmQuit(ModalScreen[bool]):
+    HOLDS_KEYS = True  # F1–F4 wait until it is answered or cancelled
+
     BINDINGS = [
         Binding("y,ctrl+q", "leave", "Quit and deny them"),
         Binding("n,escape", "stay", "Stay"),
@@ -50,6 +52,8 @@ class ConfirmQuit(ModalScreen[bool]):
 
 class Confirm(ModalScreen[bool]):
     """A yes/no question before something that cannot be undone from here (removing a rule)."""
+
+    HOLDS_KEYS = True  # F1–F4 wait until it is answered or cancelled
 
     BINDINGS = [
         Binding("y", "yes", "Yes"),

@@ -30,7 +30,8 @@ HelpGroup = tuple[str, list[BindingType], list[tuple[str, str]]]
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [
-        Binding("escape,f1,q,question_mark", "dismiss", "Close"),
+        # Not F1: an F-key goes somewhere and never closes anything (F1 again: still here).
+        Binding("escape,q,question_mark", "dismiss", "Close"),
     ]
 
     DEFAULT_CSS = """
@@ -68,7 +69,12 @@ class HelpScreen(ModalScreen[None]):
                 if title == "On an approval card":
                     yield Static(Text(CARD_NOTES, style="italic"))
             yield Static(
-                Text("Esc, F1 or q closes this screen.", style="italic"), classes="help-title"
+                Text(
+                    "Esc or q closes this screen. F1–F4 always take you to their place and never "
+                    "close one; Esc goes back.",
+                    style="italic",
+                ),
+                classes="help-title",
             )
 
     def on_mount(self) -> None:

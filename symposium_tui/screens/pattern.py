@@ -20,6 +20,8 @@ from textual.widgets import Button, Label, Static, TextArea
 
 
 class PatternRuleScreen(ModalScreen[Any]):
+    HOLDS_KEYS = True  # F1–F4 wait until it is answered or cancelled
+
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+s", "save", "Save and approve", priority=True),

@@ -413,7 +413,7 @@ class SettingsScreen(Screen[None]):
     app = getters.app(SymposiumApp)
 
     BINDINGS = [
-        Binding("escape,f4", "close", "Back"),
+        Binding("escape", "close", "Back", tooltip="Back to where F4 came from"),
         Binding(
             "r",
             "reload",
@@ -464,11 +464,12 @@ class SettingsScreen(Screen[None]):
     """
 
     SECTIONS = ("agents", "rules", "preferences")
+    AUTO_FOCUS = None  # on_mount focuses the section shown
 
     def compose(self) -> ComposeResult:
         yield Header(icon="§")
         yield Static("", id="settings-error")
-        with TabbedContent(id="settings-tabs"):
+        with TabbedContent(id="settings-tabs", initial=self.section):
             with TabPane("Agents", id="agents"):
                 yield AgentsPanel()
             with TabPane("Rules", id="rules"):
@@ -489,11 +490,11 @@ class SettingsScreen(Screen[None]):
         self._stamp = self._file_stamp()
         self._load(quiet=True)
         self.set_interval(1.0, self._check_file)
-        tabs = self.query_one("#settings-tabs", TabbedContent)
-        if self.section != tabs.active:
-            tabs.active = self.section  # its table or list takes the focus when it is shown
-        else:
-            self.query_one("#agents-table").focus()
+        # The section's own table (or list) has the focus, never a widget of a hidden section:
+        # keys go to what is shown, and coming back to this screen does not switch sections.
+        for widget in self.query_one(f"#{self.section}", TabPane).query("DataTable, Select"):
+            widget.focus()
+            break
 
     def refresh_all(self) -> None:
         error = self.query_one("#settings-error", Static)
@@ -559,11 +560,13 @@ class SettingsScreen(Screen[None]):
         self.refresh_all()
 
     def action_close(self) -> None:
-        self.dismiss()
+        self.app.close_settings(self)
 
 
 class _FormScreen(ModalScreen[Any]):
     """A centred modal form with Save / Cancel buttons; Esc or Cancel dismisses with None."""
+
+    HOLDS_KEYS = True  # F1–F4 wait until it is answered or cancelled
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 

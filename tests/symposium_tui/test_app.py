@@ -427,6 +427,52 @@ async def test_a_card_arriving_while_settings_is_open_shows_a_notice_and_f2_then
         assert app.screen.query_one("#settings-tabs").active == "rules", "the same section"
 
 
+async def test_f_keys_go_somewhere_and_never_close_and_escape_goes_back_to_where_f4_came_from(
+    make_app, asker
+):
+    """F4 after a visit to the queue that came back to Settings keeps Settings open (it used to
+    close it); Esc then returns to the tab and the widget F4 was pressed in, not the queue."""
+    from symposium_tui.screens.help import HelpScreen
+    from symposium_tui.screens.settings import SettingsScreen
+
+    def settings_on(section: str) -> bool:
+        return (
+            isinstance(app.screen, SettingsScreen)
+            and app.screen.query_one("#settings-tabs").active == section
+        )
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot)
+        chat_input = app.query_one("#chat-input")
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: app.focused is chat_input)
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: settings_on("agents"))
+        await pilot.press("right_square_bracket")
+        await wait_for(pilot, lambda: settings_on("rules"))
+        task = asker.ask(run_call("make deploy"))
+        await wait_for(pilot, lambda: app.queue.pending)
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.queue.current_card() is app.focused)
+        await pilot.press("a")  # the last card answered: back to Settings, by itself
+        await task
+        await wait_for(pilot, lambda: settings_on("rules"), what="settings back")
+        rules = app.screen.query_one("#rules-table")
+        await wait_for(pilot, lambda: app.focused is rules, what="keys go to the rules shown")
+        await pilot.press("f4")  # Settings is where F4 goes: it stays
+        await pilot.press("f1")  # help on top of Settings…
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("f1")  # …F1 again: still the help
+        await pilot.press("f4")  # F4 from the help: Settings, as it was
+        await wait_for(pilot, lambda: settings_on("rules"), what="F4 from the help")
+        assert [type(s) for s in app.screen_stack][1:] == [SettingsScreen]
+        await pilot.press("escape")  # back to where F4 came from: the chat, typing
+        await wait_for(pilot, lambda: len(app.screen_stack) == 1)
+        await wait_for(pilot, lambda: app.focused is chat_input, what="the chat input again")
+        assert app.query_one("#tabs").active == "chat"
+
+
 async def test_a_card_arriving_in_the_queue_itself_needs_no_notice(make_app, asker):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
