@@ -10,21 +10,27 @@ Precedence (never file order across actions): **deny > ask > allow**. An agent's
 allow: a matching deny or ask rule still beats it. Within one action the first rule in the file is
 the one reported.
 
-Shell commands are parsed with `bashlex` (a port of bash's own grammar), never split with a regex:
-every simple command of a pipeline, a `&&`/`||`/`;` list, a subshell, a `{ …; }` group, a loop or
-an `if`, a `$(…)`/backtick substitution and a `<(…)` process substitution is checked on its own.
+Shell commands are parsed by `bridge.shell` (with `bashlex`, a port of bash's own grammar), never
+split with a regex: every simple command of a pipeline, a `&&`/`||`/`;` list, a subshell, a
+`{ …; }` group, a loop or an `if`, a `$(…)`/backtick substitution and a `<(…)` process
+substitution is checked on its own, and so is the command a wrapper runs (`sudo git push` is
+`sudo git push` and `git push`).
 
 * a command rule that **denies** (or asks) matches when *any* part matches; its first word also
   matches by basename (`deny rm` catches `/bin/rm -rf x`);
 * **allow** needs *every* part allowed (each by some allow rule); the first word must be written
-  exactly as the rule writes it (`allow git status` does not allow `./git status`);
+  exactly as the rule writes it (`allow git status` does not allow `./git status`). A harmless
+  wrapper (`timeout 5`, `nice`, `time`, `nohup`, `env`, …) needs nothing of its own; a
+  privileged one (`sudo`, `doas`, `su`, `runuser`, `pkexec`, `chroot`) needs an allow rule of
+  its own as well (`allow sudo`), unless one prefix names both (`allow sudo apt update`); `xargs
+  cmd` appends arguments, so only a prefix its written words already cover allows it;
 * a part that writes to a file by redirection (`> f`, `>> f`, `&> f`; not `/dev/null` or `>&2`)
   is never allowed by a command rule — the redirect is a file write the prefix does not describe;
-* leading `NAME=value` assignments and `env [-i] [-u NAME] [NAME=value …] cmd …` are the command
-  `cmd …`; `sh|bash|dash|zsh [-opts] -c 'script'` is the commands of `script` (parsed the same way);
-  other wrappers (`sudo`, `xargs`, `nohup`, `timeout`, …) are matched as themselves;
 * what cannot be known is **ask**: a script bashlex cannot parse, a command name that is itself an
-  expansion (`$CMD`, `$(which rm)`), a substitution hidden in `${…}` or a dynamic `sh -c` script.
+  expansion (`$CMD`, `$(which rm)`), a substitution hidden in `${…}`, a dynamic `sh -c` script, a
+  wrapper option that is not known. When a deny or ask rule *might* match it (`git $SUB` or
+  `xargs git` against `deny git push`; anything unknowable against any deny command rule) the
+  verdict is an ask that beats bypass, as a deny would.
 
 Rules may carry their own tests, `match = [...]` and `not_match = [...]`: example requests (a string
 is the rule's main field — its command, URL, path or title — a table gives any of `agent`, `kind`,
@@ -39,11 +45,16 @@ import os
 import posixpath
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import urlsplit
+
+from bridge.shell import GLOB_CHARS as _GLOB_CHARS
+from bridge.shell import ParsedCommand as ParsedCommand
+from bridge.shell import Part as Part
+from bridge.shell import parse_cached
+from bridge.shell import parse_command as parse_command
 
 Action = Literal["allow", "ask", "deny"]
 ACTIONS: tuple[str, ...] = ("allow", "ask", "deny")
@@ -61,11 +72,8 @@ RULE_KEYS = (
     "not_match",
 )
 EXAMPLE_KEYS = ("agent", "kind", "title", "command", "path", "url")
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
-HARMLESS_REDIRECT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 PATH_KEYS = ("path", "file_path", "filePath", "notebook_path", "abs_path", "directory", "cwd")
 URL_KEYS = ("url", "uri", "href")
-MAX_SHELL_DEPTH = 4
 
 
 class RuleError(ValueError):
@@ -79,238 +87,8 @@ class RuleError(ValueError):
 
 # --- shell commands -------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class Part:
-    """One simple command: its words (quotes removed), and whether it redirects output to a file."""
-
-    words: tuple[str, ...]
-    writes: tuple[str, ...] = ()
-
-    @property
-    def text(self) -> str:
-        return shlex.join(self.words) + "".join(f" > {shlex.quote(w)}" for w in self.writes)
-
-
-@dataclass(frozen=True)
-class ParsedCommand:
-    parts: tuple[Part, ...]
-    opaque: tuple[str, ...] = ()  # why some of it cannot be known (→ ask)
-
-
-class _Opaque(Exception):
-    pass
-
-
-def parse_command(source: str | Sequence[str]) -> ParsedCommand:
-    """Every simple command `source` runs. A list is an argv (`["bash", "-lc", "…"]` included)."""
-    parts: list[Part] = []
-    opaque: list[str] = []
-    if isinstance(source, str):
-        _parse_script(source, parts, opaque, 0)
-    else:
-        _simple(tuple(source), (), parts, opaque, 0)
-    return ParsedCommand(tuple(parts), tuple(opaque))
-
-
-@lru_cache(maxsize=4096)
-def _parse_cached(source: str) -> ParsedCommand:
-    return parse_command(source)
-
-
-# A script made of these characters only is one simple command whose words POSIX quote removal
-# gives exactly as bash would (no operator, expansion, glob, brace, comment, escape or newline):
-# shlex splits it in microseconds where bashlex takes a few hundred.
-_PLAIN_SCRIPT = re.compile(r"[A-Za-z0-9_./=:@%+,\-'\" ]*")
-
-
-def _parse_script(script: str, parts: list[Part], opaque: list[str], depth: int) -> None:
-    if depth > MAX_SHELL_DEPTH:
-        opaque.append("shells nested too deep")
-        return
-    if not script.strip():
-        return
-    if _PLAIN_SCRIPT.fullmatch(script):
-        try:
-            words = shlex.split(script)
-        except ValueError:
-            pass  # an unbalanced quote: bashlex says why
-        else:
-            if words:
-                if _GLOB_CHARS & set(words[0]) or "{" in words[0]:
-                    opaque.append(f"the command name {words[0]!r} is only known when it runs")
-                    return
-                _simple(tuple(words), (), parts, opaque, depth)
-            return
-    import bashlex  # ~40 ms: only when a command is really looked at
-    import bashlex.errors
-
-    try:
-        trees = bashlex.parse(script)
-    except (bashlex.errors.ParsingError, NotImplementedError, AssertionError, IndexError) as exc:
-        opaque.append(f"cannot parse the command: {exc}")
-        return
-    except Exception as exc:  # bashlex raises assorted errors on odd input: fail to "ask"
-        opaque.append(f"cannot parse the command: {exc}")
-        return
-    for tree in trees:
-        _walk(tree, parts, opaque, depth, script)
-
-
-def _word_text(src: str, word: Any) -> str:
-    """A word with its quotes removed, from the source text: bashlex keeps the quotes of some
-    words (`'r''m'` stays `r''m`), and a deny rule must see `rm`."""
-    raw = src[word.pos[0] : word.pos[1]]
-    try:
-        tokens = shlex.split(raw)
-    except ValueError:
-        return str(word.word)
-    if len(tokens) == 1:
-        return tokens[0]
-    return "" if not tokens and raw else str(word.word)
-
-
-def _walk(node: Any, parts: list[Part], opaque: list[str], depth: int, src: str) -> None:
-    kind = node.kind
-    if kind == "command":
-        _command(node, parts, opaque, depth, src)
-        return
-    if kind in ("commandsubstitution", "processsubstitution"):
-        _walk(node.command, parts, opaque, depth, src)
-        return
-    if kind == "word":
-        _word_expansions(node, parts, opaque, depth, src)
-        return
-    for child in getattr(node, "parts", None) or getattr(node, "list", None) or ():
-        _walk(child, parts, opaque, depth, src)
-
-
-def _word_expansions(word: Any, parts: list[Part], opaque: list[str], depth: int, src: str) -> None:
-    """Commands hidden in a word: `$(…)`, backticks, `<(…)`, and `${…}` bashlex leaves unparsed."""
-    for child in getattr(word, "parts", None) or ():
-        if child.kind in ("commandsubstitution", "processsubstitution"):
-            _walk(child.command, parts, opaque, depth, src)
-        elif child.kind == "parameter" and ("$(" in child.value or "`" in child.value):
-            opaque.append(f"a command inside ${{{child.value}}}")
-        elif child.kind not in ("parameter", "tilde"):
-            _walk(child, parts, opaque, depth, src)
-
-
-def _is_dynamic(word: Any) -> bool:
-    return any(
-        child.kind in ("parameter", "commandsubstitution", "processsubstitution")
-        for child in getattr(word, "parts", None) or ()
-    )
-
-
-def _command(node: Any, parts: list[Part], opaque: list[str], depth: int, src: str) -> None:
-    words: list[Any] = []
-    writes: list[str] = []
-    for child in node.parts:
-        if child.kind == "word":
-            words.append(child)
-            _word_expansions(child, parts, opaque, depth, src)
-        elif child.kind == "assignment":
-            _word_expansions(child, parts, opaque, depth, src)
-        elif child.kind == "redirect":
-            target = child.output
-            if hasattr(target, "kind") and target.kind == "word":
-                _word_expansions(target, parts, opaque, depth, src)
-                text = _word_text(src, target)
-                if child.type in (">", ">>", ">|", "&>", "&>>", "<>", ">&") and not (
-                    text in HARMLESS_REDIRECT_TARGETS or text.isdigit()
-                ):
-                    writes.append(text)
-        else:
-            _walk(child, parts, opaque, depth, src)
-    if not words:
-        return  # assignments only
-    if _is_dynamic(words[0]):
-        opaque.append(f"the command name {words[0].word!r} is only known when it runs")
-        return
-    plain = [_word_text(src, w) for w in words]
-    if _GLOB_CHARS & set(plain[0]) or "{" in plain[0]:  # `/bin/r?`, `{rm,-rf,x}` expand when run
-        opaque.append(f"the command name {plain[0]!r} is only known when it runs")
-        return
-    script_index = _shell_script_index(plain)
-    if script_index is not None:
-        script_word = words[script_index]
-        if _is_dynamic(script_word):
-            opaque.append(f"a shell runs a script only known when it runs: {script_word.word!r}")
-        else:
-            _parse_script(plain[script_index], parts, opaque, depth + 1)
-        return
-    _simple(tuple(plain), tuple(writes), parts, opaque, depth)
-
-
-def _shell_script_index(plain: list[str]) -> int | None:
-    """The index of the `script` word of `[env …] sh [-opts] -c script …`, else None."""
-    i = _skip_env(plain)
-    if i is None or i >= len(plain) or posixpath.basename(plain[i]) not in SHELLS:
-        return None
-    j = i + 1
-    while j < len(plain) and plain[j].startswith("-") and plain[j] != "--":
-        if "c" in plain[j][1:] and not plain[j].startswith("--"):
-            return j + 1 if j + 1 < len(plain) else None
-        j += 1
-    return None
-
-
-def _skip_env(words: Sequence[str]) -> int | None:
-    """Index of the real command after leading assignments and `env …`; None if it is unclear."""
-    i = 0
-    while i < len(words) and _is_assignment(words[i]):
-        i += 1
-    if i < len(words) and posixpath.basename(words[i]) == "env":
-        i += 1
-        while i < len(words):
-            w = words[i]
-            if w in ("-i", "--ignore-environment", "-"):
-                i += 1
-            elif w in ("-u", "--unset"):
-                i += 2
-            elif w.startswith("--unset=") or _is_assignment(w):
-                i += 1
-            elif w == "--":
-                i += 1
-                break
-            elif w.startswith("-"):
-                return None  # an env option we do not model (-S, -C, …)
-            else:
-                break
-    return i
-
-
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
-
-
-def _is_assignment(word: str) -> bool:
-    return bool(_ASSIGNMENT.match(word))
-
-
-def _simple(
-    words: tuple[str, ...],
-    writes: tuple[str, ...],
-    parts: list[Part],
-    opaque: list[str],
-    depth: int,
-) -> None:
-    i = _skip_env(words)
-    if i is None:
-        opaque.append(f"an env option that is not understood: {shlex.join(words)}")
-        return
-    words = words[i:]
-    if not words:
-        return
-    if posixpath.basename(words[0]) in SHELLS:
-        j = 1
-        while j < len(words) and words[j].startswith("-") and words[j] != "--":
-            if "c" in words[j][1:] and not words[j].startswith("--"):
-                if j + 1 < len(words):
-                    _parse_script(words[j + 1], parts, opaque, depth + 1)
-                return
-            j += 1
-    parts.append(Part(words, writes))
+# What a command runs (every simple command, wrappers unwrapped) is bridge.shell's business.
+NO, MIGHT, YES = 0, 1, 2  # whether a deny or ask rule matches: MIGHT when it cannot be known
 
 
 # --- requests -------------------------------------------------------------------------------------
@@ -382,7 +160,7 @@ class Request:
             return None
         if self._parsed is None:
             self._parsed = (
-                _parse_cached(self.command)
+                parse_cached(self.command)
                 if isinstance(self.command, str)
                 else parse_command(self.command)
             )
@@ -465,9 +243,6 @@ def url_prefix_matches(rule: tuple[str, str, str], url: tuple[str, str, str]) ->
 
 
 # --- rules ----------------------------------------------------------------------------------------
-
-
-_GLOB_CHARS = frozenset("*?[")
 
 
 def _compile_glob(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
@@ -596,20 +371,46 @@ class Rule:
                 return False
         return True
 
-    def part_matches(self, part: Part) -> bool:
-        """Whether this command rule's prefix covers one simple command."""
+    def part_matches(self, part: Part, reach: int | None = None) -> bool:
+        """Whether this rule covers one command: an allow rule's prefix as the words are written
+        (longer than `reach` words when given), a deny or ask rule's for certain."""
+        if self.action != "allow":
+            return self.part_verdict(part) == YES
         words = part.words
         for prefix in self._prefixes:
-            if len(words) < len(prefix):
+            if len(words) < len(prefix) or (reach is not None and len(prefix) <= reach):
                 continue
-            first = words[0]
-            if not _token_matches(prefix[0], first) and not (
-                self.action != "allow" and _token_matches(prefix[0], posixpath.basename(first))
-            ):
-                continue
-            if all(_token_matches(p, w) for p, w in zip(prefix[1:], words[1:], strict=False)):
+            if all(_token_matches(p, w) for p, w in zip(prefix, words, strict=False)):
                 return True
         return False
+
+    def part_verdict(self, part: Part) -> int:
+        """A deny or ask rule against one command: YES, NO, or MIGHT when words only known when it
+        runs (`git $SUB`, `xargs git`) could make it match."""
+        words = part.words
+        best = NO
+        for prefix in self._prefixes:
+            first = words[0]
+            if not _token_matches(prefix[0], first) and not _token_matches(
+                prefix[0], posixpath.basename(first)
+            ):
+                continue
+            verdict = _match_rest(prefix, part)
+            if verdict == YES:
+                return YES
+            best = max(best, verdict)
+        return best
+
+    def command_verdict(self, parsed: ParsedCommand) -> int:
+        """A deny or ask rule against a whole command: YES if any part matches; MIGHT if what cannot
+        be known could match."""
+        best = MIGHT if parsed.opaque else NO
+        for part in parsed.parts:
+            verdict = self.part_verdict(part)
+            if verdict == YES:
+                return YES
+            best = max(best, verdict)
+        return best
 
     def matches(self, req: Request) -> bool:
         """Whether this rule, alone, applies to the request: an allow rule must cover every part of
@@ -621,12 +422,15 @@ class Rule:
         parsed = req.parsed
         assert parsed is not None
         if self.action == "allow":
-            return (
-                not parsed.opaque
-                and bool(parsed.parts)
-                and all(not p.writes and self.part_matches(p) for p in parsed.parts)
-            )
-        return any(self.part_matches(p) for p in parsed.parts)
+            if parsed.opaque or not parsed.parts:
+                return False
+
+            def find(part: Part, reach: int | None) -> tuple[int, Rule] | None:
+                return (0, self) if self.part_matches(part, reach) else None
+
+            _, first, missing = allow_walk(parsed.parts, find)
+            return first is not None and not missing
+        return self.command_verdict(parsed) == YES
 
     # settings -------------------------------------------------------------------------------------
 
@@ -758,6 +562,76 @@ def _token_matches(pattern: str, word: str) -> bool:
     return pattern == word
 
 
+def _match_rest(prefix: tuple[str, ...], part: Part) -> int:
+    """A deny or ask prefix against a command whose first word it matches: each further word of
+    the prefix at its place. A word only known when it runs may become anything (even several
+    words or none): MIGHT. Words the command runs out of: MIGHT when arguments are added when it
+    runs (`xargs git`), else NO."""
+    words = part.words
+    for k in range(1, len(prefix)):
+        if k >= len(words):
+            return MIGHT if part.open_args or part.unknown else NO
+        if k in part.unknown:
+            return MIGHT
+        if not _token_matches(prefix[k], words[k]):
+            return NO
+    return YES
+
+
+Find = Callable[[Part, "int | None"], "tuple[int, Rule] | None"]
+
+
+def allow_walk(
+    parts: Iterable[Part], find: Find
+) -> tuple[list[PartVerdict], tuple[int, Rule] | None, bool]:
+    """Allow rules against every part: (each part's verdict, the first rule used, whether some
+    part is not allowed). A harmless wrapper needs nothing (the command it runs decides); a
+    privileged one needs an allow rule of its own as well; a rule whose prefix also names the
+    command a wrapper runs (`allow sudo apt update`) covers that command too. A part that writes
+    to a file by redirection is never allowed by a prefix."""
+    parts = list(parts)
+    verdicts: list[PartVerdict] = []
+    first: tuple[int, Rule] | None = None
+    missing = False
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if part.writes:
+            missing = True
+            verdicts.append(PartVerdict(part.text, None, "writes to a file by redirection"))
+            i += 1
+            continue
+        if part.role != "command" and part.reach is not None:
+            cand = find(part, part.reach)
+            if cand is not None:
+                covered = parts[i : i + 1 + part.chain]
+                label = cand[1].label(cand[0])
+                verdicts.extend(PartVerdict(p.text, "allow", label, p.role) for p in covered)
+                first = first if first is not None and first[0] <= cand[0] else cand
+                i += len(covered)
+                continue
+        if part.role == "wrapper":
+            verdicts.append(
+                PartVerdict(part.text, None, "a wrapper: the command it runs decides", "wrapper")
+            )
+            i += 1
+            continue
+        cand = find(part, None)
+        if cand is None:
+            missing = True
+            why = (
+                "a privileged wrapper: it needs an allow rule"
+                if part.role == "privileged"
+                else "no rule"
+            )
+            verdicts.append(PartVerdict(part.text, None, why, part.role))
+        else:
+            verdicts.append(PartVerdict(part.text, "allow", cand[1].label(cand[0]), part.role))
+            first = first if first is not None and first[0] <= cand[0] else cand
+        i += 1
+    return verdicts, first, missing
+
+
 def _describe(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -782,6 +656,7 @@ class PartVerdict:
     part: str
     action: Action | None
     rule: str | None
+    role: str = "command"  # a wrapper part: "wrapper" or "privileged" (bridge.shell.Part.role)
 
 
 @dataclass
@@ -830,6 +705,21 @@ class RuleSet:
             if hit is not None:
                 index, rule = hit
                 return Decision(action, rule, rule.label(index), f"{action} by {rule.label(index)}")
+        if parsed is not None:
+            # What cannot be known goes to a person when a deny or ask rule could match it — even
+            # for an agent on bypass: otherwise `$CMD push` would get past `deny git push`.
+            for action in ("deny", "ask"):
+                might = self._by_action[action].first_might(req, parsed)
+                if might is not None:
+                    index, rule = might
+                    label = rule.label(index)
+                    unknown = "; ".join(parsed.opaque) or "; ".join(
+                        f"`{p.text}` {'gets more arguments' if p.open_args else 'has words'} "
+                        "only known when it runs"
+                        for p in parsed.parts
+                        if (p.open_args or p.unknown) and rule.part_verdict(p) == MIGHT
+                    )
+                    return Decision("ask", None, label, f"ask: {label} might match ({unknown})")
         allow = self._by_action["allow"]
         hit = allow.first_whole(req)
         if hit is not None:
@@ -837,24 +727,11 @@ class RuleSet:
             return Decision("allow", rule, rule.label(index), f"allowed by {rule.label(index)}")
         if parsed is None:
             return Decision(None, why="no rule matches")
-        verdicts: list[PartVerdict] = []
-        first: tuple[int, Rule] | None = None
-        missing = False
-        for part in parsed.parts:
-            cand = None if part.writes else allow.first_part(req, part)
-            if cand is None:
-                missing = True
-                verdicts.append(
-                    PartVerdict(
-                        part.text,
-                        None,
-                        "writes to a file by redirection" if part.writes else "no rule",
-                    )
-                )
-            else:
-                verdicts.append(PartVerdict(part.text, "allow", cand[1].label(cand[0])))
-                if first is None:
-                    first = cand
+
+        def find(part: Part, reach: int | None) -> tuple[int, Rule] | None:
+            return allow.first_part(req, part, reach)
+
+        verdicts, first, missing = allow_walk(parsed.parts, find)
         if parsed.opaque:
             return Decision(None, why="ask: " + "; ".join(parsed.opaque), parts=verdicts)
         if missing or first is None:
@@ -864,7 +741,7 @@ class RuleSet:
                 parts=verdicts,
             )
         index, rule = first
-        labels = sorted({v.rule for v in verdicts if v.rule})
+        labels = sorted({v.rule for v in verdicts if v.rule and v.action == "allow"})
         return Decision(
             "allow",
             rule,
@@ -885,9 +762,16 @@ class RuleSet:
                         continue
                     cand = self._by_action[action].first_part(req, part)
                     if cand is not None:
-                        verdict = PartVerdict(part.text, action, cand[1].label(cand[0]))
+                        verdict = PartVerdict(part.text, action, cand[1].label(cand[0]), part.role)
                         break
-                decision.parts.append(verdict or PartVerdict(part.text, None, "no rule"))
+                if verdict is None:
+                    why = (
+                        "a wrapper: the command it runs decides"
+                        if part.role == "wrapper"
+                        else "no rule"
+                    )
+                    verdict = PartVerdict(part.text, None, why, part.role)
+                decision.parts.append(verdict)
         return decision
 
     def check(self) -> list[tuple[int, Rule, str]]:
@@ -908,6 +792,7 @@ class _Bucket:
         self.whole_kind: dict[str, list[tuple[int, Rule]]] = {}
         self.cmd_first: dict[str, list[tuple[int, Rule]]] = {}
         self.cmd_wild: list[tuple[int, Rule]] = []
+        self.cmd_all: list[tuple[int, Rule]] = []
         self._merged: dict[str, list[tuple[int, Rule]]] = {}
 
     def add(self, index: int, rule: Rule) -> None:
@@ -918,6 +803,7 @@ class _Bucket:
                 self.whole_any.append((index, rule))
             self._merged.clear()
             return
+        self.cmd_all.append((index, rule))
         firsts = {p[0] for p in rule._prefixes}
         if any(_GLOB_CHARS & set(f) for f in firsts):
             self.cmd_wild.append((index, rule))
@@ -936,7 +822,7 @@ class _Bucket:
                 return index, rule
         return None
 
-    def first_part(self, req: Request, part: Part) -> tuple[int, Rule] | None:
+    def _candidates(self, part: Part) -> list[tuple[int, Rule]]:
         first = part.words[0]
         cands = self.cmd_first.get(first, [])
         base = posixpath.basename(first)
@@ -944,13 +830,33 @@ class _Bucket:
             cands = cands + [c for c in self.cmd_first.get(base, []) if c[1].action != "allow"]
         if self.cmd_wild:
             cands = cands + self.cmd_wild
+        return cands
+
+    def first_part(
+        self, req: Request, part: Part, reach: int | None = None
+    ) -> tuple[int, Rule] | None:
         best: tuple[int, Rule] | None = None
-        for index, rule in cands:
+        for index, rule in self._candidates(part):
             if best is not None and index >= best[0]:
                 continue
-            if rule.part_matches(part) and rule.facets_match(req):
+            if rule.part_matches(part, reach) and rule.facets_match(req):
                 best = (index, rule)
         return best
+
+    def first_might(self, req: Request, parsed: ParsedCommand) -> tuple[int, Rule] | None:
+        """The first deny or ask command rule that might match what cannot be known."""
+        if parsed.opaque:
+            cands = self.cmd_all
+        else:
+            unsure = [p for p in parsed.parts if p.open_args or p.unknown]
+            if not unsure:
+                return None
+            by_index = {c[0]: c for p in unsure for c in self._candidates(p)}
+            cands = [by_index[k] for k in sorted(by_index)]
+        for index, rule in cands:
+            if rule.facets_match(req) and rule.command_verdict(parsed) == MIGHT:
+                return index, rule
+        return None
 
 
 # --- "always for this pattern" ----------------------------------------------------------------------
@@ -972,6 +878,26 @@ def command_prefix(part: Part) -> str:
     return shlex.join(keep)
 
 
+def _proposed_prefixes(parts: tuple[Part, ...]) -> Iterable[str]:
+    """A prefix per command; a harmless wrapper needs none, a privileged one is named with the
+    command it runs (`sudo apt update`), or as written when it runs a script."""
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if part.role == "wrapper":
+            i += 1
+        elif part.role == "privileged" and part.reach is not None:
+            wrapper = shlex.join(part.words[: part.reach])
+            yield wrapper + " " + command_prefix(Part(part.words[part.reach :]))
+            i += 1 + part.chain
+        elif part.role == "privileged":
+            yield shlex.join(part.words)
+            i += 1
+        else:
+            yield command_prefix(part)
+            i += 1
+
+
 def propose_rule(req: Request) -> Rule | None:
     """The rule "always allow this pattern" proposes for a request, with it as its first example."""
     example = req.to_example()
@@ -979,7 +905,7 @@ def propose_rule(req: Request) -> Rule | None:
     if parsed is not None:
         if parsed.opaque or not parsed.parts or any(p.writes for p in parsed.parts):
             return None
-        prefixes = tuple(dict.fromkeys(command_prefix(p) for p in parsed.parts))
+        prefixes = tuple(dict.fromkeys(_proposed_prefixes(parsed.parts)))
         return Rule("allow", agent=req.agent or None, command=prefixes, match=[example])
     if req.urls:
         split = split_url(req.urls[0])

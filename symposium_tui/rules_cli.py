@@ -130,7 +130,8 @@ def _explain(args: argparse.Namespace) -> int:
     if bypass and decision.action in ("deny", "ask"):
         print(f"note: {request.agent} is on bypass, but a {decision.action} rule beats bypass")
     for part in decision.parts:
-        print(f"  {part.part}: {part.action or 'no allow'} — {part.rule or 'no rule'}")
+        status = part.action or ("wrapper" if part.role == "wrapper" else "no allow")
+        print(f"  {part.part}: {status} — {part.rule or 'no rule'}")
     return 0
 
 

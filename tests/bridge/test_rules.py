@@ -39,7 +39,7 @@ DENY_RM = Rule("deny", command="rm", reason="we never delete here")
         "ls 2>&1 | grep x",
         "ls > /dev/null",
         "A=1 B=2 ls",
-        "env A=1 -u B git status",
+        "env -u B A=1 git status",
         "sh -c 'ls && git status'",
         'bash -lc "git diff | grep x"',
     ],
@@ -78,21 +78,34 @@ def test_a_command_is_denied_when_any_part_is_denied(command: str) -> None:
         "ls `id`",
         "echo hi > notes.txt",  # a write by redirection is never allowed by a prefix
         "ls >> log",
+        "sh -c 'ls' > out",  # …nor a shell whose script is allowed
         "./ls",  # allow needs the first word exactly as written
         "git push",
-        "echo 'unterminated",  # cannot be parsed → ask
+    ],
+)
+def test_what_is_not_every_part_allowed_is_left_to_a_person(command: str) -> None:
+    assert run(command, ALLOW_GIT, DENY_RM) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'unterminated",  # cannot be parsed
         "$CMD status",  # the command name is only known when it runs
         "$(which git) status",
         "echo ${x:-$(id)}",  # a substitution bashlex leaves inside ${…}
         'sh -c "$SCRIPT"',  # a shell script only known when it runs
-        "env -S 'ls' x",  # an env option we do not model
+        "env -S 'ls $X' x",  # an env -S string with expansions
+        "env A=1 -u B git status",  # env runs a command named `-u`
         "{rm,-rf,x}",  # brace expansion makes the command name when it runs
         "/bin/r? x",  # so does a glob
         "ls; /bin/r* x",
     ],
 )
-def test_what_is_not_every_part_allowed_or_cannot_be_known_is_asked(command: str) -> None:
-    assert run(command, ALLOW_GIT, DENY_RM) is None
+def test_what_cannot_be_known_is_asked_when_a_deny_rule_might_match_it(command: str) -> None:
+    # an ask that beats bypass (the deny rule might match), not just "no rule decides"
+    assert run(command, ALLOW_GIT, DENY_RM) == "ask"
+    assert run(command, ALLOW_GIT) is None
 
 
 def test_quoting_and_escapes_are_undone_before_matching() -> None:
@@ -154,6 +167,209 @@ def test_agent_title_kind_and_regex() -> None:
     assert rules.decide(Request(agent="a", kind="other", title="PUSH to stage")).action == "allow"
 
 
+# --- wrappers: the command a wrapper runs is checked too -------------------------------------------
+
+DENY_PUSH = Rule("deny", command="git push", reason="open a PR instead")
+WRAPPED_PUSHES = [
+    "sudo git push",
+    "sudo -u deploy -H git push origin",
+    "sudo --user=deploy -- git push",
+    "sudo A=1 git push",
+    "doas -u deploy git push",
+    "su -c 'git push' deploy",
+    "su - deploy -c 'git push'",
+    "runuser -u deploy -- git push",
+    "pkexec --user deploy git push",
+    "chroot /srv/jail git push",
+    "chroot --userspec=1000:1000 /srv/jail /usr/bin/git push",
+    "timeout 5 git push",
+    "timeout -s KILL -k 1 5m git push",
+    "timeout --signal=KILL 5 git push",
+    "nohup git push &",
+    "nice git push",
+    "nice -n 5 git push",
+    "nice -5 git push",
+    "nice --adjustment=5 git push",
+    "time git push",
+    "time -p git push",
+    "ls && time git push | cat",  # bash's `time` keyword, which bashlex cannot parse by itself
+    "/usr/bin/time -o /dev/null git push",
+    "xargs git push",
+    "xargs -0 -n 1 git push",
+    "xargs -I {} git push {}",
+    "command git push",
+    "command -p git push",
+    "builtin eval 'git push'",
+    "exec git push",
+    "exec -a x git push",
+    "stdbuf -o0 git push",
+    "stdbuf --output=L -e 0 git push",
+    "env -i git push",
+    "env -i -u HOME -C /tmp A=1 git push",
+    "env --ignore-environment --chdir=/tmp git push",
+    "env -S 'git push' origin",
+    "setsid -f git push",
+    "ionice -c 3 git push",
+    "taskset -c 0 git push",
+    "eval 'git push'",
+    'eval git "push"',
+    "watch -n 1 git push",
+    "watch -x git push",
+    "flock /tmp/lock git push",
+    "flock -w 5 /tmp/lock -c 'git push'",
+    "busybox sh -c 'git push'",
+    "sudo timeout 5 nice -n 1 env -i git push",
+    "sudo sh -c 'cd x && git push'",
+]
+
+
+@pytest.mark.parametrize("command", WRAPPED_PUSHES)
+def test_a_deny_rule_sees_the_command_a_wrapper_runs(command: str) -> None:
+    assert run(command, ALLOW_GIT, DENY_PUSH) == "deny"
+
+
+@pytest.mark.parametrize("command", ["sudo git push", "timeout 5 git push", "xargs git push"])
+def test_an_agent_on_bypass_does_not_get_a_wrapped_denied_command_through(command: str) -> None:
+    from bridge.approvals import ApprovalContext, Policy
+
+    options = [
+        {"optionId": "a", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "r", "name": "Reject", "kind": "reject_once"},
+    ]
+    policy = Policy(bypass_agents={"claude"}, rules=[DENY_PUSH])
+    call = {
+        "toolCallId": "t",
+        "title": command,
+        "kind": "execute",
+        "rawInput": {"command": command},
+    }
+    resolution = policy.decide(ApprovalContext("c", "s", "claude", call, options))
+    assert resolution is not None and resolution.outcome == "reject_once"
+    assert resolution.reason == "open a PR instead"
+    # a wrapper option that is not known: a person decides, the bypass does not
+    for unknown in ("sudo -Z git push", "timeout --bogus 5 git push", "xargs git"):
+        call = {
+            "toolCallId": "t",
+            "title": unknown,
+            "kind": "execute",
+            "rawInput": {"command": unknown},
+        }
+        ctx = ApprovalContext("c", "s", "claude", call, options)
+        assert policy.decide(ctx) is None and ctx.asked_by == "rule 1: deny command=git push"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "timeout 5 git status",
+        "nice -n 5 git status",
+        "time git status -s",
+        "nohup git status",
+        "stdbuf -oL git status",
+        "command git status",
+        "env -i git status",
+        "exec git status",
+        "ls | xargs grep -l x",
+        "ls | xargs -0 -I {} grep x {}",
+        "ls | xargs",  # runs echo
+        "timeout 5 sh -c 'git status && ls'",
+    ],
+)
+def test_a_harmless_wrapper_is_transparent_for_allow_rules(command: str) -> None:
+    assert run(command, ALLOW_GIT) == "allow"
+
+
+@pytest.mark.parametrize(
+    ("command", "rules", "expected"),
+    [
+        # a privileged wrapper needs an allow rule of its own and one for what it runs
+        ("sudo git status", [ALLOW_GIT], None),
+        ("sudo git status", [ALLOW_GIT, Rule("allow", command="sudo")], "allow"),
+        ("sudo -u x git status", [ALLOW_GIT, Rule("allow", command="sudo")], "allow"),
+        ("sudo rm x", [ALLOW_GIT, Rule("allow", command="sudo")], None),
+        ("doas git status", [ALLOW_GIT, Rule("allow", command="sudo")], None),
+        ("sudo sh -c 'git status; rm x'", [ALLOW_GIT, Rule("allow", command="sudo")], None),
+        ("sudo sh -c 'git status; ls'", [ALLOW_GIT, Rule("allow", command="sudo")], "allow"),
+        # …or one prefix naming both
+        ("sudo apt update -y", [Rule("allow", command="sudo apt update")], "allow"),
+        ("sudo apt install x", [Rule("allow", command="sudo apt update")], None),
+        ("sudo timeout 5 apt update", [Rule("allow", command="sudo apt update")], None),
+        ("sudo -u bob git status", [Rule("allow", command="sudo -u bob git status")], "allow"),
+        ("su -c 'git status' root", [ALLOW_GIT], None),
+        ("su -c 'git status' root", [ALLOW_GIT, Rule("allow", command="su")], "allow"),
+        ("chroot /jail ls", [ALLOW_GIT], None),
+        ("pkexec ls", [ALLOW_GIT, Rule("allow", command="pkexec")], "allow"),
+        # a harmless wrapper written in a rule covers what it runs
+        ("timeout 5 make", [Rule("allow", command="timeout 5 make")], "allow"),
+        ("timeout 5 make; rm x", [Rule("allow", command="timeout 5 make")], None),
+        # an allow rule for a wrapper alone no longer allows whatever it runs
+        ("timeout 5 rm x", [Rule("allow", command="timeout")], None),
+        ("xargs rm", [Rule("allow", command="xargs")], None),
+        # xargs appends arguments: only a prefix the written words already cover allows it
+        ("xargs git", [ALLOW_GIT], None),
+        ("xargs git status", [ALLOW_GIT], "allow"),
+        ("xargs -I{} git {} status", [ALLOW_GIT], None),
+        ("xargs npm run", [Rule("allow", command="npm run *")], None),
+        # an unknown wrapper option, a wrapper word only known when it runs: never allowed
+        ("sudo -Z git status", [ALLOW_GIT, Rule("allow", command="sudo")], None),
+        ("timeout --bogus 5 git status", [ALLOW_GIT], None),
+        ("sudo $OPT git status", [ALLOW_GIT, Rule("allow", command="sudo")], None),
+        ("timeout $T git status", [ALLOW_GIT], None),
+        ("nice", [Rule("allow", command="nice")], "allow"),  # no command: nice itself
+        ("command -v git", [Rule("allow", command="command -v")], "allow"),
+        ("time -o out.txt git status", [ALLOW_GIT], None),  # time writes out.txt
+    ],
+)
+def test_allow_rules_and_wrappers(command: str, rules: list[Rule], expected: str | None) -> None:
+    assert run(command, *rules) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("git $SUB", "ask"),  # $SUB may be `push`
+        ("git $(echo push)", "ask"),
+        ("xargs git", "ask"),  # its input may add `push`
+        ("echo push | xargs -n1 git", "ask"),
+        ("git log $X", None),  # `log` is not `push`, whatever $X is
+        ("xargs git log", None),
+        ("xargs ls", None),
+    ],
+)
+def test_words_only_known_when_it_runs_are_asked_when_a_deny_rule_might_match(
+    command: str, expected: str | None
+) -> None:
+    assert run(command, DENY_PUSH) == expected
+
+
+def test_the_commands_find_exec_runs_are_parts_too() -> None:
+    deny_rm = Rule("deny", command="rm -rf")
+    allow_find = Rule("allow", command="find")
+    assert run("find . -name '*.o' -exec rm -rf {} +", allow_find, deny_rm) == "deny"
+    assert run("find . -execdir sh -c 'rm -rf x' \\;", allow_find, deny_rm) == "deny"
+    assert run("find . -exec git {} push \\;", DENY_PUSH) == "ask"  # `{}` is a file name
+    assert run("find . -exec rm {} +", allow_find) is None  # `allow find` does not allow rm
+    assert run("find . -exec grep -l x {} +", allow_find, ALLOW_GIT) == "allow"
+    assert run("sudo find . -exec rm {} +", allow_find, Rule("allow", command="sudo find")) is None
+
+
+def test_a_deny_rule_for_a_wrapper_itself_still_matches() -> None:
+    assert run("sudo -u x ls", ALLOW_GIT, Rule("deny", command="sudo")) == "deny"
+    assert run("timeout 5 ls", ALLOW_GIT, Rule("deny", command="timeout")) == "deny"
+    assert run("env -i ls", ALLOW_GIT, Rule("deny", command="env")) == "deny"
+
+
+def test_explain_shows_the_wrapper_and_the_command_it_runs() -> None:
+    rules = RuleSet([ALLOW_GIT, Rule("allow", command="sudo")])
+    decision = rules.explain(Request(kind="execute", command="timeout 5 sudo git status"))
+    assert decision.action == "allow"
+    assert [(p.part, p.action, p.role) for p in decision.parts] == [
+        ("timeout 5 sudo git status", None, "wrapper"),
+        ("sudo git status", "allow", "privileged"),
+        ("git status", "allow", "command"),
+    ]
+
+
 # --- property tests ----------------------------------------------------------------------------
 
 ALLOWED = {("git", "status"), ("git", "diff"), ("ls",), ("grep",)}
@@ -161,6 +377,10 @@ DENIED = {("rm",), ("git", "push")}
 PROGRAMS = [("git", "status"), ("git", "diff"), ("git", "push"), ("ls",), ("grep",), ("rm",),
             ("make",), ("curl",)]  # fmt: skip
 WORD = st.text(alphabet="abcxyz-._/ $`'\"\\*;|&()", min_size=1, max_size=8)
+HARMLESS = ["timeout 5", "timeout -s KILL 1m", "nice -n 5", "nohup", "/usr/bin/time -p",
+            "command", "stdbuf -o0", "env -i", "xargs", "xargs -0 -n 1", "exec"]  # fmt: skip
+PRIVILEGED = ["sudo", "sudo -u bob --", "doas", "pkexec --user bob", "chroot /jail"]
+ELEVATED = ("<a privileged wrapper: never allowed by these rules>",)
 
 
 def quote_word(word: str, style: int) -> str:
@@ -185,6 +405,11 @@ def simple_commands(draw: st.DrawFn) -> tuple[list[tuple[str, ...]], str]:
         else:
             text = "A=$(echo x) " + text
             commands.append(("echo",))
+    for _ in range(draw(st.integers(0, 2))):  # wrappers: the command they run is the oracle's
+        wrapper = draw(st.sampled_from(HARMLESS + PRIVILEGED))
+        text = f"{wrapper} {text}"
+        if wrapper in PRIVILEGED:
+            commands.append(ELEVATED)
     if draw(st.integers(0, 4)) == 0:
         text += " 2>/dev/null"
     return commands, text
@@ -267,18 +492,17 @@ PLAIN = st.text(alphabet="abz019_./=:@%+,- '\"", max_size=30)
 def test_the_quick_split_of_plain_commands_agrees_with_bashlex(text: str) -> None:
     import bashlex
 
-    from bridge import rules
+    from bridge import shell
 
     fast = parse_command(text)
-    parts: list = []
-    opaque: list = []
+    parser = shell._Parser()
     try:
         trees = bashlex.parse(text)
     except Exception:
         return  # an unbalanced quote: both sides ask
     for tree in trees:
-        rules._walk(tree, parts, opaque, 0, text)
-    assert [p.words for p in fast.parts] == [p.words for p in parts] or fast.opaque
+        parser.walk(tree, 0, text)
+    assert [p.words for p in fast.parts] == [p.words for p in parser.parts] or fast.opaque
 
 
 # --- paths --------------------------------------------------------------------------------------
@@ -431,6 +655,12 @@ def test_proposals_from_requests(tmp_path) -> None:
     assert rule.check_examples() == []
     rule = propose_rule(Request(agent="a", kind="execute", command="npm run build && ls -la"))
     assert rule is not None and rule.command == ("npm run build", "ls")
+    rule = propose_rule(Request(agent="a", kind="execute", command="timeout 5 git status -s"))
+    assert rule is not None and rule.command == ("git status",)  # a harmless wrapper: no prefix
+    rule = propose_rule(Request(agent="a", kind="execute", command="sudo -u x apt update -y"))
+    assert rule is not None and rule.command == ("sudo -u x apt update",)
+    assert rule.check_examples() == []
+    assert run("sudo -u x apt install evil", rule) is None
     target = tmp_path / "src" / "a.py"
     target.parent.mkdir()
     rule = propose_rule(Request(agent="a", kind="edit", title="Edit", paths=(str(target),)))
