@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 import uuid
@@ -273,13 +274,20 @@ class _AcpClient:
         return None
 
 
-def _log_failure(task: asyncio.Future[Any]) -> None:
-    if (
-        not task.cancelled()
-        and task.exception() is not None
-        and not isinstance(task.exception(), RequestCancelled)  # the request's own outcome
-    ):
-        log.error("a cancelled request's submission failed", exc_info=task.exception())
+def _log_failure(stream: ResponseStream, task: asyncio.Future[Any]) -> None:
+    """A submission that went on after its request was answered (cancelled, or its session
+    closed) has ended: a failure of its own is logged. Ending with the request's outcome — the
+    very exception its stream was finished with, which the submission waits on last — is not one:
+    the client already has that answer."""
+    if task.cancelled():
+        return
+    exc = task.exception()
+    if exc is None:
+        return
+    outcome = stream.finished
+    if outcome.done() and not outcome.cancelled() and outcome.exception() is exc:
+        return
+    log.error("a request's submission failed after the request was answered", exc_info=exc)
 
 
 def _names_client_tool(title: str | None, tool_names: set[str]) -> bool:
@@ -400,7 +408,7 @@ class AgentSession:
             submitting.cancel()
             raise
         if not submitting.done():
-            submitting.add_done_callback(_log_failure)
+            submitting.add_done_callback(functools.partial(_log_failure, stream))
         elif submitting.cancelled():  # the session closed before it took the request
             stream.fail("agent session is closed")
         else:

@@ -251,3 +251,88 @@ async def test_a_session_closed_while_the_client_is_asked_cancels_the_approval_a
         ]
     finally:
         await bridge.close()
+
+
+# --- a request's submission, once the request has its answer --------------------------------------
+
+
+def errors(caplog: Any) -> list[str]:
+    return [f"{r.name}: {r.getMessage()}" for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_closing_a_session_while_its_agent_starts_logs_no_error(tmp_path, caplog):
+    """The request fails "agent session closed": its answer, not a failure of its submission."""
+    gate = tmp_path / "gate"
+    bridge = Bridge(BridgeConfig(cwd=str(tmp_path), idle_timeout=None))
+    core = bridge.open_connection("test")
+    request = core.make_request(1, echo_agent("--start-gate", str(gate)), [user("hi")], [])
+    chat = asyncio.ensure_future(core.chat(request, ResponseStream(1, lambda part: None)))
+    try:
+        with caplog.at_level(logging.DEBUG):
+            await until(lambda: (tmp_path / "gate.starting").exists(), "the agent starting")
+            await core.close()
+            with pytest.raises(SessionFailed, match="agent session closed: connection closed"):
+                await chat
+            await bridge.close()
+        assert errors(caplog) == []
+    finally:
+        gate.touch()
+        await bridge.close()
+
+
+async def test_closing_a_session_mid_turn_logs_no_error(tmp_path, caplog):
+    bridge = Bridge(BridgeConfig(cwd=str(tmp_path), idle_timeout=None))
+    core = bridge.open_connection("test")
+    parts: list[dict[str, Any]] = []
+    request = core.make_request(1, echo_agent(), [user("stream 1000 0.05")], [])
+    chat = asyncio.ensure_future(core.chat(request, ResponseStream(1, parts.append)))
+    try:
+        with caplog.at_level(logging.DEBUG):
+            await until(lambda: bool(parts), "the reply streaming")
+            await core.close()
+            with pytest.raises(SessionFailed, match="agent session closed: connection closed"):
+                await chat
+            await bridge.close()
+        assert errors(caplog) == []
+    finally:
+        await bridge.close()
+
+
+async def test_a_submission_that_fails_after_its_request_was_answered_is_logged(
+    tmp_path, caplog, monkeypatch, lost_exceptions
+):
+    """A cancel answers at once while the agent starts; should the submission then fail for a
+    reason of its own (a bug, here), that is logged, with its traceback."""
+    from bridge.sessions import AgentSession, RequestCancelled
+
+    started = AgentSession._ensure_started
+
+    async def then_a_bug(self: AgentSession, request: Any) -> None:
+        await started(self, request)
+        raise KeyError("a bug after the agent started")
+
+    monkeypatch.setattr(AgentSession, "_ensure_started", then_a_bug)
+    gate = tmp_path / "gate"
+    bridge = Bridge(BridgeConfig(cwd=str(tmp_path), idle_timeout=None))
+    core = bridge.open_connection("test")
+    request = core.make_request(1, echo_agent("--start-gate", str(gate)), [user("hi")], [])
+    chat = asyncio.ensure_future(core.chat(request, ResponseStream(1, lambda part: None)))
+    try:
+        with caplog.at_level(logging.DEBUG):
+            await until(lambda: (tmp_path / "gate.starting").exists(), "the agent starting")
+            assert core.cancel(1, "Request cancelled: stopped")
+            with pytest.raises(RequestCancelled):
+                await chat
+            gate.touch()
+            await until(lambda: errors(caplog), "the failure logged")
+        (record,) = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert record.name == "bridge.sessions"
+        assert "submission" in record.getMessage()
+        assert record.exc_info is not None and isinstance(record.exc_info[1], KeyError)
+    finally:
+        gate.touch()
+        await core.close()
+        await bridge.close()
+    gc.collect()
+    await asyncio.sleep(0)
+    assert lost_exceptions == []
