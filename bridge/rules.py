@@ -17,7 +17,9 @@ substitution is checked on its own, and so is the command a wrapper runs (`sudo 
 `sudo git push` and `git push`).
 
 * a command rule that **denies** (or asks) matches when *any* part matches; its first word also
-  matches by basename (`deny rm` catches `/bin/rm -rf x`);
+  matches by basename (`deny rm` catches `/bin/rm -rf x`), and its further words match with
+  options skipped between them (`deny git push` catches `git -C dir push`, not `git log --grep
+  push`; see `_match_rest`);
 * **allow** needs *every* part allowed (each by some allow rule); the first word must be written
   exactly as the rule writes it (`allow git status` does not allow `./git status`). A harmless
   wrapper (`timeout 5`, `nice`, `time`, `nohup`, `env`, …) needs nothing of its own; a
@@ -562,20 +564,68 @@ def _token_matches(pattern: str, word: str) -> bool:
     return pattern == word
 
 
+def _is_option(word: str) -> bool:
+    return len(word) > 1 and word.startswith("-") and word != "--"
+
+
 def _match_rest(prefix: tuple[str, ...], part: Part) -> int:
-    """A deny or ask prefix against a command whose first word it matches: each further word of
-    the prefix at its place. A word only known when it runs may become anything (even several
-    words or none): MIGHT. Words the command runs out of: MIGHT when arguments are added when it
-    runs (`xargs git`), else NO."""
+    """A deny or ask prefix against a command whose first word it matches: the prefix's further
+    words in order, with options in between skipped — an option (`-C`, `--no-pager`), the word
+    right after an option (its possible argument: `-C dir`), and `--`; after `--` nothing is an
+    option. Any other word in between ends the match: `git -C dir push` is a `git push`,
+    `git log --grep push` is not. A word of the prefix that is itself an option (`--force`)
+    matches wherever it sits after the word before it. A word only known when it runs may be
+    anything, even several words or none: MIGHT (skipped in an option's argument place, it does
+    not make a YES uncertain). Words the command runs out of: MIGHT when arguments are added when
+    it runs (`xargs git`), else NO."""
     words = part.words
-    for k in range(1, len(prefix)):
-        if k >= len(words):
-            return MIGHT if part.open_args or part.unknown else NO
-        if k in part.unknown:
-            return MIGHT
-        if not _token_matches(prefix[k], words[k]):
-            return NO
-    return YES
+    unknown = part.unknown
+    size = len(prefix)
+    if size == 1:
+        return YES
+    if not unknown and not any(w[:1] == "-" for w in words[1:]):
+        # nothing can be skipped: the words at their places (the common case, and the fast one)
+        if len(words) < size:
+            return MIGHT if part.open_args else NO
+        return YES if all(map(_token_matches, prefix[1:], words[1:size])) else NO
+    best = NO
+    # states: (next prefix word, the previous word is an option, after `--`) → YES or MIGHT
+    states: dict[tuple[int, bool, bool], int] = {(1, False, False): YES}
+    for i in range(1, len(words)):
+        word = words[i]
+        nxt: dict[tuple[int, bool, bool], int] = {}
+        for (j, after_option, ended), sure in states.items():
+            want = prefix[j]
+            if i in unknown:
+                best = max(best, MIGHT)  # it may be the rest of the prefix
+                if after_option and not ended:
+                    _add(nxt, (j, False, ended), sure)  # an option's argument, whatever it is
+                _add(nxt, (j, True, ended), MIGHT)  # an option, or nothing
+                continue
+            option = not ended and _is_option(word)
+            ends = ended or word == "--"
+            if _token_matches(want, word) and not (ended and _is_option(want)):
+                if j + 1 == size:
+                    best = max(best, sure)
+                    if best == YES:
+                        return YES
+                else:
+                    _add(nxt, (j + 1, option, ends), sure)
+            if option or ends != ended or after_option or (_is_option(want) and not ended):
+                _add(nxt, (j, option, ends), sure)  # skipped
+        states = nxt
+        if not states:
+            break
+    if states and (part.open_args or unknown):
+        best = max(best, MIGHT)
+    return best
+
+
+def _add(
+    states: dict[tuple[int, bool, bool], int], state: tuple[int, bool, bool], sure: int
+) -> None:
+    if states.get(state, NO) < sure:
+        states[state] = sure
 
 
 Find = Callable[[Part, "int | None"], "tuple[int, Rule] | None"]

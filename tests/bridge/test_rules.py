@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import shlex
 
@@ -165,6 +166,67 @@ def test_agent_title_kind_and_regex() -> None:
     assert rules.decide(Request(agent="gemini", kind="read", title="x")).action is None
     assert rules.decide(Request(agent="a", kind="other", title="Push to PROD")).action == "deny"
     assert rules.decide(Request(agent="a", kind="other", title="PUSH to stage")).action == "allow"
+
+
+# --- options between a deny rule's words -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rule", "command", "expected"),
+    [
+        ("git push", "git -C dir push --force", "deny"),
+        ("git push", "git -c core.sshCommand=x push", "deny"),
+        ("git push", "git --git-dir=x --work-tree y push origin", "deny"),
+        ("git push", "git --no-pager push", "deny"),
+        ("git push", "git -C a -C b push", "deny"),
+        ("git push", 'git -C "$DIR" push', "deny"),  # an option's argument, whatever it is
+        ("git push", "sudo git -C d push", "deny"),
+        ("git push", "cd x && git --no-pager -C .. push", "deny"),
+        ("docker rm", "docker --context prod rm web", "deny"),
+        ("docker rm", "docker -H ssh://x rm -f web", "deny"),
+        ("kubectl delete", "kubectl -n prod delete pod x", "deny"),
+        ("kubectl delete", "kubectl --namespace=prod --context x delete pod x", "deny"),
+        # a word of the rule that is an option matches wherever it sits after the word before it
+        ("git push --force", "git push origin main --force", "deny"),
+        ("git push --force", "git -C d push -v origin --force", "deny"),
+        ("rm -rf", "rm -v x -rf", "deny"),
+        # a skipped word that is neither an option nor right after one ends the match
+        ("git push", "git log --grep push", None),
+        ("git push", "git log push", None),
+        ("git push", "git -C dir status push", None),
+        ("git push", "git stash push", None),
+        ("kubectl delete", "kubectl get pods -o name delete", None),
+        ("git push --force", "git push origin -- --force", None),  # after `--`: a file name
+        ("git push --force", "git push --force-with-lease", None),
+        # a word only known when it runs may be the subcommand: a person decides
+        ("git push", "git $SUB", "ask"),
+        ("git push", "git --no-pager $SUB", "ask"),
+        ("git push", "git $OPTS push", "ask"),
+    ],
+)
+def test_a_deny_rule_matches_across_options_between_its_words(
+    rule: str, command: str, expected: str | None
+) -> None:
+    assert run(command, Rule("deny", command=rule)) == expected
+    ask = run(command, Rule("ask", command=rule))
+    assert ask == ("ask" if expected else None)
+
+
+@pytest.mark.parametrize(
+    ("command", "as_written"),
+    [
+        ("git -C dir push", "git push"),
+        ("git --no-pager push", "git push"),
+        ("git -c x=y status", "git status"),
+        ("git -C . status -s", "git status -s"),
+    ],
+)
+def test_allow_rules_stay_exact_prefixes_on_the_words_as_written(
+    command: str, as_written: str
+) -> None:
+    rules = [Rule("allow", command=("git push", "git status"))]
+    assert run(as_written, *rules) == "allow"
+    assert run(command, *rules) is None  # options between the words: a person decides
 
 
 # --- wrappers: the command a wrapper runs is checked too -------------------------------------------
@@ -391,11 +453,16 @@ def quote_word(word: str, style: int) -> str:
     return "".join("\\" + c if not c.isalnum() else c for c in word)  # backslash escapes
 
 
+GIT_OPTIONS = [("-C", "dir"), ("-C", "push"), ("--no-pager",), ("-c", "core.x=y"),
+               ("--git-dir=x",), ("-P",), ("--", )]  # fmt: skip
+
+
 @st.composite
 def simple_commands(draw: st.DrawFn) -> tuple[list[tuple[str, ...]], str]:
     program = draw(st.sampled_from(PROGRAMS))
     args = draw(st.lists(WORD, max_size=3))
-    words = (*program, *args)
+    options = draw(st.lists(st.sampled_from(GIT_OPTIONS), max_size=2)) if len(program) > 1 else []
+    words = (program[0], *(w for o in options for w in o), *program[1:], *args)
     styles = draw(st.lists(st.integers(0, 2), min_size=len(words), max_size=len(words)))
     text = " ".join(quote_word(w, s) for w, s in zip(words, styles, strict=True))
     commands = [words]
@@ -445,8 +512,32 @@ def _allowed(words: tuple[str, ...]) -> bool:
     return any(words[: len(p)] == p for p in ALLOWED | {("echo",)})
 
 
-def _denied(words: tuple[str, ...]) -> bool:
+def _denied_as_written(words: tuple[str, ...]) -> bool:
     return any(words[: len(p)] == p for p in DENIED)
+
+
+def _denied(words: tuple[str, ...]) -> bool:
+    """The rule's words in order, every word skipped between them an option or right after one
+    (not after `--`) — checked by brute force over every choice of places."""
+    for prefix in DENIED:
+        if not words or words[0] != prefix[0]:
+            continue
+        for places in itertools.combinations(range(1, len(words)), len(prefix) - 1):
+            if any(words[k] != w for k, w in zip(places, prefix[1:], strict=True)):
+                continue
+            bounds = (0, *places)
+            end = words.index("--") if "--" in words else len(words)
+
+            def option(k: int, end: int = end) -> bool:
+                return k < end and len(words[k]) > 1 and words[k].startswith("-")
+
+            if all(
+                option(k) or (words[k] == "--" and k == end) or option(k - 1)
+                for a, b in itertools.pairwise(bounds)
+                for k in range(a + 1, b)
+            ):
+                return True
+    return False
 
 
 PROPERTY_RULES = RuleSet(
@@ -466,6 +557,8 @@ def test_allow_implies_every_simple_command_allowed_and_any_deny_denies(
     decision = PROPERTY_RULES.decide(Request(kind="execute", command=line))
     if decision.action == "allow":
         assert all(_allowed(c) for c in commands), (line, commands)
+    if any(_denied_as_written(c) for c in commands):  # never weaker than exact prefixes
+        assert decision.action == "deny", (line, commands, decision)
     if any(_denied(c) for c in commands):
         assert decision.action == "deny", (line, commands, decision)
     if decision.action == "deny":
