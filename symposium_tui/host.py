@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from bridge.jsonrpc import LINE_LIMIT
 from bridge.paths import runtime_dir
 from bridge.settings import Settings, SettingsError, SettingsStore
+from bridge.tasks import TaskSupervisor
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -192,7 +193,7 @@ class ConsoleHost:
         # The console's handle on the broker while the app has none yet (`run_console`): a
         # relayed request that asks permission in between waits for the queue.
         self.early_handle: ConsoleHandle | None = None
-        self._starting: asyncio.Task[None] | None = None
+        self._tasks = TaskSupervisor(f"console socket {self.path}")  # a start under way
 
     @property
     def running(self) -> bool:
@@ -208,18 +209,22 @@ class ConsoleHost:
             self.path.unlink()  # a stale socket left by a console that died
         old_umask = os.umask(0o177)
         try:
+            # Not serving yet: made without a step of the loop in between, so a start cancelled
+            # (by `stop()`) never leaves a listening socket nobody holds.
             self._server = await asyncio.start_unix_server(
-                self._on_client, path=str(self.path), limit=LINE_LIMIT
+                self._on_client, path=str(self.path), limit=LINE_LIMIT, start_serving=False
             )
         finally:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)
+        await self._server.start_serving()
         log.debug("console listening on %s", self.path)  # serve prints it once
 
     def start_soon(self) -> None:
-        """`start()` from synchronous code on the running loop, without waiting for it. A socket
-        that cannot be made is logged and the process serves on without it; one that was made is
-        removed when the process exits."""
+        """`start()` from synchronous code on the running loop, without waiting for it (`stop()`
+        ends a start still under way). A socket that cannot be made is logged and the process
+        serves on without it; one that was made is removed by `stop()`, or when the process exits
+        without it."""
 
         async def start() -> None:
             try:
@@ -229,7 +234,7 @@ class ConsoleHost:
                 return
             atexit.register(lambda: self.path.unlink(missing_ok=True))
 
-        self._starting = asyncio.ensure_future(start())
+        self._tasks.start(start(), name="start")
 
     async def _someone_listening(self) -> bool:
         try:
@@ -300,6 +305,9 @@ class ConsoleHost:
             task.cancel()
 
     async def stop(self) -> None:
+        """No new connection, the socket file removed, every connection ended (a start under way
+        too): nothing of this host runs when this returns."""
+        await self._tasks.close()
         server, self._server = self._server, None
         if server is not None:
             server.close()
@@ -319,8 +327,8 @@ def hold_for_consoles(bridge: Bridge) -> ConsoleHost | None:
     ask anyone about (its client offered no round trip) for a console to attach — `symposium-tui
     attach` reaches it through its own socket, `<runtime dir>/endpoints/<pid>.sock` — until that
     timeout denies it. Without the preference it denies at once (decision 11), as VS Code expects
-    of an endpoint nobody watches, and no socket is made (None). The caller keeps the returned
-    host (its socket, starting) referenced while the endpoint serves."""
+    of an endpoint nobody watches, and no socket is made (None). The returned host's socket is
+    starting; the caller stops it when the endpoint ends."""
     preferred = Settings.load_quietly().prefs.approval_timeout
     if not preferred:
         return None

@@ -344,3 +344,44 @@ async def test_a_notifier_whose_runner_fails_logs_it_and_the_next_card_starts_a_
     assert "no clock" in str(record.exc_info[1])  # type: ignore[index]
     await notifier.close()
     await nothing_lost(lost_exceptions)
+
+
+# --- a headless endpoint's socket for consoles ----------------------------------------------------
+
+
+async def test_stopping_an_endpoints_socket_for_consoles_ends_its_start_and_its_consoles(
+    runtime, tmp_path, lost_exceptions
+):
+    from symposium_tui.host import hold_for_consoles
+
+    config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text("[preferences]\napproval_timeout = 120\n")
+    bus = EventBus()
+    bridge = Bridge(BridgeConfig(cwd=str(tmp_path)), bus=bus, approvals=ApprovalBroker(bus))
+    before = asyncio.all_tasks()
+    # Stopped while its socket is still being made: the start ends, and no socket is left.
+    host = hold_for_consoles(bridge)
+    assert host is not None and host.path.parent == runtime / "endpoints"
+    await host.stop()
+    assert running_since(before) == []
+    assert not host.path.exists()
+    # Stopped with a console attached to it: the console's connection ends, the socket goes.
+    host = hold_for_consoles(bridge)
+    assert host is not None
+    await until(lambda: host.running, what="the socket made")
+    reader, writer = await asyncio.open_unix_connection(str(host.path))
+    hello = {"protocol": 1, "console": "alice@laptop"}
+    writer.write(
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "console/hello", "params": hello}).encode()
+        + b"\n"
+    )
+    answer = json.loads(await asyncio.wait_for(reader.readline(), 30))
+    assert answer["id"] == 1 and answer["result"]["pending"] == []
+    await host.stop()
+    assert running_since(before) == []
+    assert not host.path.exists()
+    assert await asyncio.wait_for(reader.read(), 30) == b"", "the console's connection closed"
+    writer.close()
+    await bridge.close()
+    await nothing_lost(lost_exceptions)
