@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -45,14 +46,126 @@ def agent_choice(config: AgentConfig) -> AgentChoice:
     return AgentChoice(config.id, config.name, config.spawn_spec())
 
 
-def render_agent_text(text: str) -> Any:
+def render_agent_text(text: str, colours: Mapping[str, str] | None = None) -> Any:
     """Agent output is markdown: headings, lists, emphasis, inline and fenced code, quotes, links,
-    tables — rendered by Rich (code in the terminal's own colours, so every theme can read it)."""
+    tables — rendered by Rich in the theme's own text colours (`colours`: the app's theme
+    variables; without them, no colours), which every theme keeps readable at every colour depth.
+    Rich's own markdown and code colours are not: blue links, magenta quotes and headings, dim
+    rules, yellow strings on a light background."""
     from rich.markdown import Markdown
 
-    return Markdown(
-        _hard_breaks(text), code_theme="ansi_dark", inline_code_theme="ansi_dark", hyperlinks=False
+    styles, code = markdown_styles(colours or {})
+    markdown = Markdown(_hard_breaks(text), code_theme=code, hyperlinks=False)
+    return Styled(markdown, styles)
+
+
+def _rich_colour(value: str | None) -> str:
+    """A theme variable's colour as Rich writes it ("ansi_cyan" is Rich's "cyan"); "default"
+    for what is not one colour ("auto 87%")."""
+    if not value or " " in value:
+        return "default"
+    if value.startswith("ansi_"):
+        return value.removeprefix("ansi_")
+    return value[:7] if value.startswith("#") else value  # without an alpha
+
+
+def markdown_styles(colours: Mapping[str, str]) -> tuple[Any, Any]:
+    """Rich's markdown styles and a code theme, in the theme's text colours."""
+    from pygments.token import (
+        Comment,
+        Error,
+        Generic,
+        Keyword,
+        Name,
+        Number,
+        Operator,
+        String,
+        Token,
     )
+    from rich.style import Style
+    from rich.syntax import ANSISyntaxTheme
+    from rich.theme import Theme
+
+    def colour(name: str) -> str:
+        return _rich_colour(colours.get(name))
+
+    primary, secondary, accent = (
+        colour("text-primary"),
+        colour("text-secondary"),
+        colour("text-accent"),
+    )
+    success, warning, error = colour("text-success"), colour("text-warning"), colour("text-error")
+    muted = colour("text-muted")
+    styles = Theme(
+        {
+            "markdown.code": f"bold {accent}",
+            "markdown.code_block": "none",
+            "markdown.block_quote": f"italic {secondary}",
+            "markdown.list": accent,
+            "markdown.item.bullet": f"bold {accent}",
+            "markdown.item.number": accent,
+            "markdown.hr": muted,
+            "markdown.h1": f"bold underline {primary}",
+            "markdown.h2": f"bold underline {primary}",
+            "markdown.h3": f"bold {primary}",
+            "markdown.h4": f"bold italic {primary}",
+            "markdown.h5": "bold italic",
+            "markdown.h6": "italic",
+            "markdown.h7": "italic",
+            "markdown.link": f"bold {primary}",
+            "markdown.link_url": f"underline {muted}",
+            "markdown.table.border": muted,
+            "markdown.table.header": f"bold {primary}",
+            "markdown.kbd": f"bold {warning}",
+        }
+    )
+    code = ANSISyntaxTheme(
+        {
+            Token: Style(),
+            Comment: Style(color=muted, italic=True),
+            Keyword: Style(color=primary, bold=True),
+            Keyword.Type: Style(color=secondary),
+            Operator.Word: Style(color=primary, bold=True),
+            Name.Builtin: Style(color=secondary),
+            Name.Function: Style(color=success),
+            Name.Class: Style(color=success, bold=True),
+            Name.Namespace: Style(color=secondary),
+            Name.Decorator: Style(color=accent),
+            Name.Exception: Style(color=error),
+            Name.Tag: Style(color=primary),
+            Name.Attribute: Style(color=secondary),
+            String: Style(color=warning),
+            Number: Style(color=accent),
+            Generic.Deleted: Style(color=error),
+            Generic.Inserted: Style(color=success),
+            Generic.Heading: Style(bold=True),
+            Generic.Subheading: Style(color=primary, bold=True),
+            Generic.Error: Style(color=error),
+            Error: Style(color=error, underline=True),
+        }
+    )
+    return styles, code
+
+
+class Styled:
+    """A Rich renderable drawn with a Rich theme's styles (markdown looks its styles up by name
+    on the console that draws it)."""
+
+    def __init__(self, renderable: Any, theme: Any) -> None:
+        self.renderable = renderable
+        self.theme = theme
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        with console.use_theme(self.theme):
+            lines = console.render_lines(self.renderable, options, pad=False, new_lines=True)
+        for line in lines:
+            yield from line
+
+    def __rich_measure__(self, console: Any, options: Any) -> Any:
+        from rich.measure import Measurement
+
+        with console.use_theme(self.theme):
+            return Measurement.get(console, options, self.renderable)
 
 
 def _hard_breaks(text: str) -> str:
@@ -110,6 +223,22 @@ class ChatMessage(Static):
         self.who = who
         self.text = text
         self.kind = kind
+        self.colours: dict[str, str] | None = None  # the theme's (an agent's markdown)
+        if kind == "agent":
+            try:
+                self.colours = dict(self.app.theme_variables)
+            except RuntimeError:  # made outside a running app: no colours until mounted
+                pass
+        self.update(self._content())
+
+    def on_mount(self) -> None:
+        if self.kind == "agent":  # drawn in the theme's colours: again when the theme changes
+            self.app.theme_changed_signal.subscribe(self, self._recolour)
+            if self.colours is None:
+                self._recolour()
+
+    def _recolour(self, _theme: Any = None) -> None:
+        self.colours = dict(self.app.theme_variables)
         self.update(self._content())
 
     def set_text(self, text: str) -> None:
@@ -123,7 +252,7 @@ class ChatMessage(Static):
         if self.kind == "agent":
             from rich.console import Group
 
-            return Group(Text(self.who, style="bold"), render_agent_text(self.text))
+            return Group(Text(self.who, style="bold"), render_agent_text(self.text, self.colours))
         return head + Text(self.text)
 
 

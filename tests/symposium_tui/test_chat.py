@@ -274,6 +274,40 @@ def test_agent_text_is_rendered_as_markdown():
     assert "make test" in out and "▌ quoted" in out
 
 
+async def test_an_agents_markdown_is_drawn_in_the_themes_colours_and_follows_a_theme_change(
+    make_app,
+):
+    """Rich's own markdown colours (a blue link, a magenta quote) are unreadable in some themes;
+    a reply's link is the theme's primary text colour, in the theme shown now."""
+    from rich.color import Color
+
+    from symposium_tui.widgets.chat import ChatMessage
+
+    def link_colour(message):
+        for y in range(message.region.height):
+            for segment in message.render_line(y):
+                if "str.partition" in segment.text:
+                    return segment.style.color
+        return None
+
+    def primary():
+        return Color.parse(app.theme_variables["text-primary"][:7])
+
+    app = make_app(theme="symposium-dark")
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        reply = ChatMessage("Claude Code", "see [str.partition](https://x.example)", kind="agent")
+        await app.query_one("#chat-log").mount(reply)
+        await wait_for(pilot, lambda: link_colour(reply) == primary(), what="the dark theme's")
+        dark = primary()
+        app.theme = "symposium-light"
+        await wait_for(
+            pilot,
+            lambda: primary() != dark and link_colour(reply) == primary(),
+            what="the light theme's",
+        )
+
+
 async def test_ctrl_e_picks_the_agent_from_the_chat_input(make_app):
     from textual.widgets import Select
 

@@ -59,6 +59,20 @@ DEPTHS = {
 NORMAL, MUTED = 4.5, 3.0
 DIM = 0.4  # the intensity SGR dim text is measured at
 
+#: An agent's reply with every kind of markdown the chat renders (Rich's own colours for each).
+MARKDOWN = """## Fixed
+1. `parse()` splits at the **first** `=`, *once*
+- see [str.partition](https://docs.python.org/3/library/stdtypes.html)
+
+> values may contain `=`
+
+```python
+key, _, value = line.partition("=")  # 3 parts
+```
+| before | after |
+|---|---|
+| split | partition |"""
+
 #: Every screen the tour shows, in its order.
 SCREENS = (
     "approvals",
@@ -69,6 +83,7 @@ SCREENS = (
     "approval-stats",
     "chat",
     "chat-agents",
+    "chat-markdown",
     "sessions",
     "sessions-all",
     "sessions-open",
@@ -311,6 +326,7 @@ async def tour(pilot: Any) -> AsyncIterator[str]:
     from symposium_tui.screens.pattern import PatternRuleScreen
     from symposium_tui.screens.settings import AgentForm, RuleForm, SettingsScreen
     from symposium_tui.screens.themes import ThemePicker
+    from symposium_tui.widgets.chat import ChatMessage
     from symposium_tui.widgets.sessions import SessionsPane
     from symposium_tui.widgets.toollog import ToolLogPane
     from tests.support.waiting import until
@@ -366,6 +382,10 @@ async def tour(pilot: Any) -> AsyncIterator[str]:
     await shown("the agent list", lambda: app.chat.query_one("#chat-agent", Select).expanded)
     yield "chat-agents"
     await pilot.press("escape")
+    reply = ChatMessage("Claude Code", MARKDOWN, kind="agent")
+    app.chat._log(reply)
+    await shown("an agent's reply in markdown", lambda: reply.region.height > 10)
+    yield "chat-markdown"
     app.action_show_tab("sessions")
     sessions = app.query_one(SessionsPane)
     await shown("the sessions", tab("sessions"))
