@@ -1004,6 +1004,8 @@ class SettingsStore:
                     last = rules[len(rules) - 1]
                     if not last.as_string().endswith("\n\n"):
                         last.add(tomlkit.nl())  # a blank line between [[rules]] entries
+                    if list(doc)[-1] != "rules":
+                        new.add(tomlkit.nl())  # and before the table that follows them
             else:  # rules = [{…}, …]
                 new = tomlkit.inline_table()
                 new.update(values)

@@ -33,7 +33,14 @@ from textual.widgets import (
     TabPane,
 )
 
-from bridge.settings import AgentConfig, Preferences, Settings, SettingsError, SettingsStore
+from bridge.settings import (
+    AgentConfig,
+    Preferences,
+    Settings,
+    SettingsError,
+    SettingsStore,
+    agent_display_name,
+)
 from symposium_tui.app import SymposiumApp
 
 TOOL_KINDS = (
@@ -110,8 +117,8 @@ class AgentsPanel(Vertical):
             "Bypass",
             tooltip="Bypass on/off for the agent: always allow it, or ask again",
         ),
-        Binding("n", "new_agent", "New agent"),
-        Binding("e", "edit_agent", "Edit"),
+        Binding("n", "new_agent", "New agent", tooltip="Add an agent the chat can start"),
+        Binding("e", "edit_agent", "Edit", tooltip="Edit the selected agent (Enter does too)"),
         Binding(
             "x,delete", "remove_agent", "Remove", tooltip="Remove the selected agent (asks first)"
         ),
@@ -139,7 +146,7 @@ class AgentsPanel(Vertical):
             table.add_row(
                 "eliza",
                 "on" if "eliza" in bypass else "off",
-                "Eliza (built in)",
+                agent_display_name("eliza"),
                 "(built in)",
                 key="eliza",
             )
@@ -151,7 +158,7 @@ class AgentsPanel(Vertical):
             table.add_row(
                 agent_id,
                 _bypass_cell(settings, agent_id) if agent.bypass else "off",
-                agent.name,
+                agent_display_name(agent_id, settings),  # a bypass-only entry has no name
                 command if len(command) <= COMMAND_WIDTH else command[: COMMAND_WIDTH - 1] + "…",
                 key=agent_id,
             )
@@ -239,7 +246,7 @@ class RulesPanel(Vertical):
     app = getters.app(SymposiumApp)
 
     BINDINGS = [
-        Binding("n", "new_rule", "New rule"),
+        Binding("n", "new_rule", "New rule", tooltip="Add a rule (at the end of the list)"),
         Binding("e", "edit_rule", "Edit", tooltip="Edit the selected rule (Enter does too)"),
         Binding(
             "K,shift+up",
@@ -318,7 +325,9 @@ class RulesPanel(Vertical):
 
     def _save_rule(self, rule: Any) -> None:
         if rule is not None and _write(self, lambda store: store.add_rule(rule)):
-            self.app.notify(f"Added rule {len(self._rules())}: {rule.describe()}.")
+            added = len(self._rules())
+            self.query_one("#rules-table", DataTable).move_cursor(row=added - 1)  # select it
+            self.app.notify(f"Added rule {added}: {rule.describe()}.")
 
     def action_edit_rule(self) -> None:
         selected = self._selected()

@@ -525,6 +525,16 @@ def test_a_rule_is_edited_in_place_and_moved_whole_with_its_comments():
     assert snapshot(path) == before
 
 
+def test_a_rule_added_before_another_table_is_kept_apart_from_it_by_a_blank_line():
+    path = write('[[rules]]\naction = "allow"\nkind = "read"\n\n[agents.eliza]\nbypass = true\n')
+    SettingsStore().add_rule(Rule("deny", command="rm"))
+    assert path.read_text() == (
+        '[[rules]]\naction = "allow"\nkind = "read"\n\n'
+        '[[rules]]\naction = "deny"\ncommand = "rm"\n\n'
+        "[agents.eliza]\nbypass = true\n"
+    )
+
+
 def test_inline_rules_and_dotted_agents_are_edited_in_their_own_style():
     path = write('agents.claude.command = "npx"\nrules = [{ action = "allow", kind = "read" }]\n')
     store = SettingsStore()

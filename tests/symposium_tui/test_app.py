@@ -59,7 +59,7 @@ async def test_f1_shows_every_key_and_closes_with_escape(make_app):
             "New chat",
             "Command palette",
             "Bypass on/off for the agent",
-            "New rule",
+            "Add a rule",
             "arming delay",
             "Sessions (2)",
             "Replay an event log file",

@@ -55,6 +55,11 @@ async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_th
         await wait_for(pilot, lambda: "eliza" in store.load().agents)
         assert store.load().agents["eliza"].bypass
         assert "Eliza (built in) is always allowed" in card.outcome_text
+        await pilot.press("f4")  # its bypass-only entry in the settings keeps the name
+        agents = await wait_for(pilot, lambda: app.screen.query("#agents-table").first())
+        await wait_for(pilot, lambda: agents.row_count and str(agents.get_row("eliza")[1]) == "on")
+        assert str(agents.get_row("eliza")[2]) == "Eliza (built in)"
+        await pilot.press("escape")
         app.bridge.approvals.withdraw(app.queue.pending[0].info.approval_id, "test over")
         await other
 

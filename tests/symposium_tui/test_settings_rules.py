@@ -124,3 +124,19 @@ async def test_a_broken_settings_file_is_reported_and_not_touched_by_a_move(make
         await wait_for(pilot, lambda: notified(app, "settings.toml line"))
         assert store.path.read_bytes() == broken
         assert app.bridge.approvals.policy.rules == [BY_KIND, BY_COMMAND]
+
+
+async def test_a_new_rule_is_selected_once_added(make_app, store):
+    store.add_rule(BY_KIND)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        table = await rules_tab(pilot, app)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, RuleForm))
+        app.screen.query_one("#rule-command", Input).value = "rm"
+        app.screen.query_one("#rule-command", Input).focus()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: table.row_count == 2)
+        await wait_for(pilot, lambda: table.cursor_row == 1, what="the new rule selected")
+        await pilot.press("K")  # so the next key acts on it
+        await wait_for(pilot, lambda: store.load().rules[0] == Rule("allow", command="rm"))
