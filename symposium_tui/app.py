@@ -520,8 +520,20 @@ class SymposiumApp(App[int]):
 
     @on(ApprovalCard.Propose)
     def _propose_rule(self, message: ApprovalCard.Propose) -> None:
-        """The card's "always for this pattern": edit the proposed rule; saved, it approves."""
-        info = message.card.info
+        self._propose_for(message.card.info)
+
+    def propose_current(self) -> None:
+        """The palette's `p`: the rule the current card proposes."""
+        card = self.queue.current_card()
+        if card is None:
+            self.notify("No approval is pending.")
+        elif card.info.proposal() is None or not card.info.offers("approve"):
+            self.notify("No rule can be proposed for this request.", severity="warning")
+        else:
+            self._propose_for(card.info)
+
+    def _propose_for(self, info: ApprovalInfo) -> None:
+        """The card's "a rule for requests like this one": edit it; saved, it approves."""
         rule = info.proposal()
         if rule is not None:
             self.propose_rule(

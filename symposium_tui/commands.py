@@ -42,13 +42,18 @@ def console_commands(app: SymposiumApp, screen: Screen) -> Iterable[SystemComman
     )
     yield SystemCommand(
         "Approvals: bypass the agent",
-        "Approve and always allow this agent, saved (b)",
+        "Approve, and everything this agent asks from now on; saved in the settings (b)",
         partial(app.answer_current, "bypass"),
     )
     yield SystemCommand(
         "Approvals: agent's always allow",
-        "The agent's own allow-always option (A)",
+        "The agent's own allow-always: the agent decides its scope; nothing saved here (A)",
         partial(app.answer_current, "allow_always"),
+    )
+    yield SystemCommand(
+        "Approvals: rule for requests like this one",
+        "Edit the rule the current card proposes; saved, it approves the card (p)",
+        app.propose_current,
     )
     yield SystemCommand(
         "Approvals: agent's always reject",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -61,7 +62,10 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
-            yield Static(Text("Symposium console — keys", style="bold"), classes="help-title")
+            yield Static(
+                Text.assemble(("Symposium console — keys", "bold"), "  (Esc closes)"),
+                classes="help-title",
+            )
             yield Static(INTRO)
             for title, bindings, extra in self.groups:
                 yield Static(title, classes="help-title")
@@ -80,7 +84,7 @@ class HelpScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         self.query_one("#help").focus()
 
-    def _table(self, bindings: list[BindingType], extra: list[tuple[str, str]]) -> Text:
+    def _table(self, bindings: list[BindingType], extra: list[tuple[str, str]]) -> Table:
         rows: list[tuple[str, str]] = []
         for binding in bindings:
             if not isinstance(binding, Binding) or not binding.description:
@@ -95,11 +99,10 @@ class HelpScreen(ModalScreen[None]):
         rows.extend(
             (self.app.get_key_display(Binding(key, "")), description) for key, description in extra
         )
-        width = max(len(k) for k, _ in rows) + 2
-        text = Text()
-        for n, (keys, description) in enumerate(rows):
-            if n:
-                text.append("\n")
-            text.append(keys.ljust(width), "bold")
-            text.append(description)
-        return text
+        # Two columns: a description that wraps stays in its own column, under its first line.
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True, style="bold")
+        table.add_column(ratio=1)
+        for keys, description in rows:
+            table.add_row(keys, description)
+        return table

@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Static, TextArea
+from textual.widgets import Button, Footer, Label, Static, TextArea
 
 
 class PatternRuleScreen(ModalScreen[Any]):
@@ -74,6 +74,7 @@ class PatternRuleScreen(ModalScreen[Any]):
             with Horizontal(classes="form-buttons"):
                 yield Button("Save and approve (^S)", variant="primary", id="save", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
+        yield Footer(compact=True)  # its own keys, not the card's underneath
 
     def _agent_note(self) -> str:
         """The rule names the agent by its id: say who that is."""

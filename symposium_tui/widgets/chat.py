@@ -274,7 +274,14 @@ class ChatPane(Vertical):
         Binding("escape", "stop", "Stop reply"),
         Binding("ctrl+n", "new_conversation", "New chat"),
         # Priority: the input would take Ctrl+E as "end of line" (End does that too).
-        Binding("ctrl+e", "pick_agent", "Agent", show=False, priority=True),
+        Binding(
+            "ctrl+e",
+            "pick_agent",
+            "Agent",
+            show=False,
+            priority=True,
+            tooltip="Choose the agent to talk to",
+        ),
         # The input has no use for these: the conversation scrolls while you type.
         Binding("pageup", "scroll_log(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_log(1)", "Scroll down", show=False),

@@ -95,3 +95,16 @@ async def wait_for(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or condition}")
         await pilot.pause(0.02)
+
+
+def shown_text(widgets: Any) -> str:
+    """What the widgets show, as plain text (a Rich table included), one line per row."""
+    import io
+
+    from rich.console import Console
+
+    console = Console(width=400, file=io.StringIO(), record=True, color_system=None)
+    for widget in widgets:
+        content = widget.content  # a Rich renderable, or text (Content, str)
+        console.print(content if hasattr(content, "__rich_console__") else str(content))
+    return console.export_text()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from symposium_tui.widgets.approvals import ApprovalCard
-from tests.support.console import ONCE_OPTIONS, edit_call, run_call, wait_for
+from tests.support.console import ONCE_OPTIONS, edit_call, run_call, shown_text, wait_for
 
 SIZE = (80, 24)
 
@@ -592,7 +592,7 @@ async def test_the_three_ways_not_to_be_asked_again_are_told_apart_on_the_card_f
             assert said in footer, footer
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
-        text = " ".join(str(s.render()) for s in app.screen.query("Static"))
+        text = shown_text(app.screen.query("Static"))
         for said in (
             "every later request of this agent too",
             "the agent decides what it covers and for how long",
@@ -600,3 +600,30 @@ async def test_the_three_ways_not_to_be_asked_again_are_told_apart_on_the_card_f
             "Three ways not to be asked again",
         ):
             assert said in text, said
+
+
+async def test_the_palettes_rule_command_opens_the_cards_proposal_with_its_own_footer(
+    make_app, asker
+):
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        asker.ask(run_call("git status -s"))
+        await pending_card(pilot)
+        (command,) = [
+            c
+            for c in app.get_system_commands(app.screen)
+            if c.title == "Approvals: rule for requests like this one"
+        ]
+        command.callback()
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+
+        def footer() -> str:
+            return " ".join(str(k.render()) for k in app.screen.query("FooterKey"))
+
+        await wait_for(pilot, lambda: "esc Cancel" in footer(), what="the screen's own footer")
+        assert "Save and approve" in footer(), footer()
+        assert "Approve" not in footer().replace("Save and approve", ""), footer()
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, PatternRuleScreen))
