@@ -24,7 +24,13 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
-from bridge.settings import Preferences, Settings, SettingsError, SettingsStore
+from bridge.settings import (
+    Preferences,
+    Settings,
+    SettingsError,
+    SettingsStore,
+    agent_display_name,
+)
 from symposium_tui.alerts import TerminalAlerts
 from symposium_tui.commands import ConsoleCommands, console_commands
 from symposium_tui.links import console_name
@@ -483,7 +489,13 @@ class SymposiumApp(App[int]):
             return
         if event.type == "approval_requested":
             self.queue.add(ApprovalInfo.from_event(event))
-            self.fatigue.requested(event.approval_id, event.agent, event.tool_call, event.ts)
+            self.fatigue.requested(
+                event.approval_id,
+                event.agent,
+                event.tool_call,
+                event.ts,
+                agent_display_name(event.agent, self.settings),
+            )
         elif event.type == "approval_resolved":
             self.queue.resolve(event)
             if event.resolver == "link":

@@ -40,8 +40,17 @@ class FatigueStats:
         self.patterns: dict[str, PatternStats] = {}
         self._pending: dict[str, tuple[str, float]] = {}  # approval id → (pattern, asked at)
 
-    def requested(self, approval_id: str, agent: str, tool_call: dict[str, Any], ts: float) -> None:
-        key, rule = pattern_of(agent, tool_call)
+    def requested(
+        self,
+        approval_id: str,
+        agent: str,
+        tool_call: dict[str, Any],
+        ts: float,
+        agent_name: str | None = None,
+    ) -> None:
+        """A card was shown. `agent` is the id the proposed rule keys on; `agent_name`, when
+        given, is how the pattern names the agent to a person."""
+        key, rule = pattern_of(agent, tool_call, agent_name)
         stats = self.patterns.get(key)
         if stats is None:
             stats = self.patterns[key] = PatternStats(key, rule)
@@ -75,7 +84,9 @@ class FatigueStats:
         return sorted(self.patterns.values(), key=lambda s: (-s.asked, s.key))
 
 
-def pattern_of(agent: str, tool_call: dict[str, Any]) -> tuple[str, Any]:
+def pattern_of(
+    agent: str, tool_call: dict[str, Any], agent_name: str | None = None
+) -> tuple[str, Any]:
     try:
         from bridge.rules import Request, propose_rule, scope_text
 
@@ -83,6 +94,6 @@ def pattern_of(agent: str, tool_call: dict[str, Any]) -> tuple[str, Any]:
     except Exception:
         rule = None
     if rule is not None:
-        return scope_text(rule).removeprefix("always allow "), rule
+        return scope_text(rule, agent_name).removeprefix("always allow "), rule
     kind = tool_call.get("kind") or "other"
-    return f"{kind} “{tool_call.get('title') or ''}” by {agent}", None
+    return f"{kind} “{tool_call.get('title') or ''}” by {agent_name or agent}", None

@@ -41,6 +41,8 @@ async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_th
         assert card.info.agent == "eliza"  # the id: what rules and bypass match
         assert str(card.border_title).startswith("Eliza (built in) · ")
         assert "allow all Eliza (built in) asks" in str(card.query_one(".card-keys").render())
+        # the approval stats name the pattern as the card does
+        assert "commands starting `run the` by Eliza (built in)" in app.fatigue.patterns
         banner = app.query_one("#chat-banner")
         await wait_for(pilot, lambda: banner.display)
         assert "Eliza (built in) asks permission" in str(banner.render())
