@@ -42,12 +42,12 @@ def console_commands(app: SymposiumApp, screen: Screen) -> Iterable[SystemComman
     )
     yield SystemCommand(
         "Approvals: bypass the agent",
-        "Approve, and everything this agent asks from now on; saved in the settings (b)",
+        "Approve, and all this agent asks from now on; saved in the settings (b)",
         partial(app.answer_current, "bypass"),
     )
     yield SystemCommand(
         "Approvals: agent's always allow",
-        "The agent's own allow-always: the agent decides its scope; nothing saved here (A)",
+        "The agent's own allow-always; it decides the scope, nothing saved (A)",
         partial(app.answer_current, "allow_always"),
     )
     yield SystemCommand(
