@@ -46,6 +46,7 @@ SOURCES = (AGENT_SOURCE, CLIENT_SOURCE, PERMISSION_SOURCE)
 SOURCE_WORDS = {AGENT_SOURCE: "agent", CLIENT_SOURCE: "client", PERMISSION_SOURCE: "perm"}
 OK_STATUSES = frozenset({"completed", "allow_once", "allow_always"})
 BAD_STATUSES = frozenset({"failed", "reject_once", "reject_always", "cancelled"})
+STATUS_WIDTH = max(map(len, OK_STATUSES | BAD_STATUSES | {"in_progress", "pending"}))
 
 
 class ToolFilter:
@@ -322,7 +323,7 @@ class ToolLogView(ScrollView, can_focus=True):
             (" ", Style()),
             (set_cell_size(entry.kind, 8), Style()),
             (" ", Style()),
-            (set_cell_size(status, 11), status_style),
+            (set_cell_size(status, STATUS_WIDTH), status_style),
             (" ", Style()),
             (
                 set_cell_size(format_duration(entry.duration) if entry.finished else "…", 6),

@@ -277,3 +277,27 @@ async def test_a_theme_change_redraws_the_log_in_the_new_colours():
         await pilot.pause()
         await pilot.pause()
         assert view._style("ok") != before, "status colours follow the theme"
+
+
+async def test_every_status_is_shown_whole_at_80_columns():
+    statuses = ["allow_always", "reject_always", "allow_once", "reject_once", "in_progress"]
+    state = ConsoleState(None)
+    for i, status in enumerate(statuses):
+        state.handle(
+            ev.ToolCallSeen(
+                connection="c",
+                session_id="s1",
+                tool_call_id=f"t{i}",
+                title=f"call {i}",
+                kind="execute",
+                status=status,
+                ts=1_700_000_000.0 + i,
+            )
+        )
+    app = toollog_app(state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, state)
+        lines = screen_lines(app)
+        for i, status in enumerate(statuses):
+            (line,) = [line for line in lines if f"call {i}" in line]
+            assert f" {status} " in line, line
