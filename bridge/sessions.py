@@ -809,7 +809,8 @@ class AgentSession:
         if not denied or not resolution.reason or resolution.resolver not in ("policy", "console"):
             return None
         what = ctx.title or ctx.kind or "the tool call"
-        notice = f"The user denied `{what}`: {resolution.reason}"
+        who = "The user's rules" if resolution.resolver == "policy" else "The user"
+        notice = f"{who} denied `{what}`: {resolution.reason}"
         self.deny_notices.append(notice)
         self._emit(turn, {"type": "text", "value": f"\n\n> {notice}\n\n"})
         return {

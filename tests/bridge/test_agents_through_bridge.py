@@ -579,7 +579,7 @@ async def test_claude_a_deny_rules_reason_reaches_the_model_the_agent_and_the_cl
         ) as chat:
             denied = await chat.say("Make a file")
             assert denied.tool_calls == [], "a rule decided: VS Code is not asked"
-            notice = f"The user denied `cd . && touch denied`: {reason}"
+            notice = f"The user's rules denied `cd . && touch denied`: {reason}"
             assert notice in denied.text and denied.text.endswith("I was not allowed.")
             _params, answer = chat.tap.permissions()[-1]
             assert answer is not None and answer["outcome"]["optionId"] == "reject"

@@ -348,7 +348,7 @@ async def test_a_deny_rules_reason_is_told_to_the_agent_at_its_next_prompt_and_s
         agent = echo_agent()
         first = await client.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
         assert first.tool_calls == [], "a rule decided: VS Code is not asked"
-        notice = "The user denied `deploy`: deploys go through CI"
+        notice = "The user's rules denied `deploy`: deploys go through CI"
         assert f"> {notice}" in first.text and first.text.endswith("OUTCOME: reject_once")
         second = await client.chat(
             [user("permit deploy"), first.as_assistant(), user("hello")],
