@@ -28,6 +28,11 @@ substitution is checked on its own, and so is the command a wrapper runs (`sudo 
   cmd` appends arguments, so only a prefix its written words already cover allows it;
 * a part that writes to a file by redirection (`> f`, `>> f`, `&> f`; not `/dev/null` or `>&2`)
   is never allowed by a command rule — the redirect is a file write the prefix does not describe;
+* a deny or ask **path** rule also matches a shell command run inside its directory, or whose
+  words name a path inside it (`named_paths`: `~`, `$HOME`, braces and globs expanded, relative
+  to the cwd and every `cd`/`-C` directory, symlinks resolved); a word only known when it runs
+  or a longer word with the directory's name in it is a MIGHT. An allow path rule never allows a
+  shell command by itself;
 * what cannot be known is **ask**: a script bashlex cannot parse, a command name that is itself an
   expansion (`$CMD`, `$(which rm)`), a substitution hidden in `${…}`, a dynamic `sh -c` script, a
   wrapper option that is not known. When a deny or ask rule *might* match it (`git $SUB` or
@@ -43,10 +48,13 @@ is the rule's main field — its command, URL, path or title — a table gives a
 from __future__ import annotations
 
 import fnmatch
+import glob
+import itertools
 import os
 import posixpath
 import re
 import shlex
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -110,6 +118,8 @@ class Request:
     _parsed: ParsedCommand | None = field(default=None, repr=False)
     _real: tuple[str, ...] | None = field(default=None, repr=False)
     _urls: tuple[tuple[str, str, str], ...] | None = field(default=None, repr=False)
+    _named: NamedPaths | None = field(default=None, repr=False)
+    _named_in: dict[str, int] = field(default_factory=dict, repr=False)  # root → verdict
 
     @classmethod
     def from_tool_call(
@@ -173,6 +183,15 @@ class Request:
             self._real = tuple(resolve_path(p, self.cwd) for p in self.paths or ())
         return self._real
 
+    def named_paths(self) -> NamedPaths:
+        """The paths the command's words name (for deny path rules)."""
+        if self._named is None:
+            parsed = self.parsed
+            assert parsed is not None
+            raw = self.command if isinstance(self.command, str) else None
+            self._named = named_paths(parsed, raw, self.cwd)
+        return self._named
+
     def split_urls(self) -> tuple[tuple[str, str, str], ...]:
         if self._urls is None:
             self._urls = tuple(u for u in (split_url(u) for u in self.urls or ()) if u is not None)
@@ -208,6 +227,180 @@ def resolve_path(path: str, cwd: str | None = None) -> str:
 
 def inside(real: str, root: str) -> bool:
     return real == root or real.startswith(root.rstrip(os.sep) + os.sep) or root == os.sep
+
+
+@dataclass(frozen=True)
+class NamedPaths:
+    """What a shell command's words name, for deny path rules: `real`, the real paths its words
+    name (`~`, `$HOME`, `{a,b}` braces and globs expanded; relative ones against the session's
+    cwd and every directory it changes to); `maybe`, real paths named inside longer words (a
+    script's text: `python -c "open('/x/y')"`) or in a command that cannot be parsed; `parts`,
+    the path components of words only known when it runs (`$DIR/.ssh/id`) and of such longer
+    words; `cwd`, the session's directory when known; `too_many`, a glob matched more files than
+    are looked at."""
+
+    real: frozenset[str] = frozenset()
+    maybe: frozenset[str] = frozenset()
+    parts: frozenset[str] = frozenset()
+    cwd: str | None = None
+    too_many: bool = False
+
+
+MAX_EXPANSIONS = 256  # brace alternatives, glob matches, directories: beyond it, "might"
+MAX_BRACES = 16  # `{` in one word
+MAX_GLOB_LEVELS = 2  # path components with a glob in one pattern (each level lists directories)
+_TOKEN_SPLIT = re.compile(r"""[\s'"()=:,;<>|&`]+""")
+_HOME_VAR = re.compile(r"\$\{HOME\}|\$HOME(?![A-Za-z0-9_])")
+
+
+def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> NamedPaths:
+    home = os.path.expanduser("~")
+    start = resolve_path(cwd) if cwd else os.getcwd()
+    bases = [start]
+    for directory in parsed.dirs:
+        for text in _expand_words(directory, home) or ():
+            for base in list(bases):
+                if len(bases) < MAX_EXPANSIONS // 16:
+                    bases.append(
+                        os.path.realpath(text) if os.path.isabs(text) else _real_under(base, text)
+                    )
+    bases = list(dict.fromkeys(bases))
+    real: set[str] = set()
+    maybe: set[str] = set()
+    parts: set[str] = set()
+    too_many = False
+
+    def resolve(text: str, into: set[str]) -> None:
+        if os.path.isabs(text):
+            into.add(os.path.realpath(text))
+        else:
+            into.update(_real_under(base, text) for base in bases)
+
+    def fuzzy(text: str) -> None:
+        for token in _TOKEN_SPLIT.split(text):
+            if "/" in token or token.startswith("~"):
+                plain = _HOME_VAR.sub(home, token)
+                plain = os.path.expanduser(plain) if plain.startswith("~") else plain
+                parts.update(c for c in plain.split("/") if c)
+                if "$" not in plain and "`" not in plain:
+                    resolve(plain, maybe)
+
+    for text, dynamic in parsed.words:
+        if not text:
+            continue
+        if text.startswith("-"):  # an option: its attached value (`--file=X`, `-oX`)
+            if "=" in text:
+                names = [text.partition("=")[2]]
+            elif not text.startswith("--") and len(text) > 2:
+                names = [text[2:]]
+            else:
+                names = []
+        else:
+            names = [text]
+            if "=" in text:  # `NAME=value`, `if=value`
+                names.append(text.partition("=")[2])
+        for name in names:
+            expanded = _expand_words(name, home)
+            if expanded is None:  # only known when it runs (or too many braces to expand)
+                too_many = too_many or name.count("{") > MAX_BRACES
+                fuzzy(name)
+                continue
+            too_many = too_many or len(expanded) >= MAX_EXPANSIONS
+            for word in expanded:
+                if _GLOB_CHARS & set(word):
+                    matches, over = _glob(word, bases)
+                    real.update(matches)
+                    too_many = too_many or over
+                resolve(word, real)
+        if dynamic or len(_TOKEN_SPLIT.split(text)) > 1:
+            fuzzy(text)
+    if parsed.opaque and raw:
+        fuzzy(raw)
+        for token in _TOKEN_SPLIT.split(raw):
+            for word in _expand_words(token, home) or ():
+                resolve(word, maybe)
+    return NamedPaths(
+        frozenset(real), frozenset(maybe), frozenset(parts), start if cwd else None, too_many
+    )
+
+
+def _real_under(base: str, name: str) -> str:
+    """os.path.realpath(os.path.join(base, name)) for a real `base`; one lstat for a plain name."""
+    if "/" in name or name in (".", ".."):
+        return os.path.realpath(os.path.join(base, name))
+    path = os.path.join(base, name)
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode):
+            return path
+    except (OSError, ValueError):
+        return path  # not there (yet): nothing to resolve
+    return os.path.realpath(path)
+
+
+def _expand_words(text: str, home: str) -> list[str] | None:
+    """What a word becomes: `$HOME`, `{a,b}` braces and a leading `~` expanded; None when it holds
+    another expansion, only known when it runs."""
+    if "$" in text or "`" in text:
+        text = _HOME_VAR.sub(home, text)
+        if "$" in text or "`" in text:
+            return None
+    if "<(" in text or ">(" in text:
+        return None
+    if text.count("{") > MAX_BRACES:
+        return None  # too many to expand: only its name is looked at
+    words = _expand_braces(text)
+    return [os.path.expanduser(w) if w.startswith("~") else w for w in words]
+
+
+def _expand_braces(text: str) -> list[str]:
+    """`a{b,c}d` → `abd`, `acd` (no ranges), at most MAX_EXPANSIONS words."""
+    start = text.find("{")
+    while start != -1:
+        depth, commas, k = 0, [], start
+        while k < len(text):
+            if text[k] == "{":
+                depth += 1
+            elif text[k] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif text[k] == "," and depth == 1:
+                commas.append(k)
+            k += 1
+        if k < len(text) and commas:
+            bounds = [start, *commas, k]
+            head, tail = text[:start], text[k + 1 :]
+            out: list[str] = []
+            for a, b in itertools.pairwise(bounds):
+                for rest in _expand_braces(head + text[a + 1 : b] + tail):
+                    if len(out) >= MAX_EXPANSIONS:
+                        return out
+                    out.append(rest)
+            return out
+        start = text.find("{", start + 1)
+    return [text]
+
+
+def _glob(pattern: str, bases: list[str]) -> tuple[list[str], bool]:
+    """The real paths a glob matches (as bash would, dot files included), and whether there were
+    more than are looked at."""
+    out: list[str] = []
+    if sum(1 for c in pattern.split("/") if _GLOB_CHARS & set(c)) > MAX_GLOB_LEVELS:
+        return out, True
+    roots: list[str | None] = [None] if os.path.isabs(pattern) else list(bases)
+    for root in roots:
+        try:
+            found = list(
+                itertools.islice(
+                    glob.iglob(pattern, root_dir=root, include_hidden=True), MAX_EXPANSIONS + 1
+                )
+            )
+        except (OSError, ValueError):
+            continue
+        if len(found) > MAX_EXPANSIONS:
+            return out, True
+        out.extend(os.path.realpath(os.path.join(root or "", f)) for f in found)
+    return out, False
 
 
 def split_url(url: str) -> tuple[str, str, str] | None:
@@ -300,6 +493,14 @@ class Rule:
                 raise RuleError("a command prefix must not be empty", "command")
             self._prefixes.append(tokens)
         self._root = resolve_path(self.path) if self.path else None
+        self._root_names = frozenset(
+            n
+            for n in (
+                os.path.basename(self._root or ""),
+                os.path.basename(os.path.normpath(os.path.expanduser(self.path or ""))),
+            )
+            if n not in ("", ".", "..")
+        )
         self._url = None
         if self.url:
             self._url = split_url(self.url)
@@ -341,37 +542,80 @@ class Rule:
 
     def facets_match(self, req: Request) -> bool:
         """Everything but the command. Request fields that are None are not compared."""
+        return self.facets(req) == YES
+
+    def facets(self, req: Request) -> int:
+        """Everything but the command: YES, NO, or (a deny or ask path rule against a shell
+        command) MIGHT when a word only known when it runs could name a path inside."""
         if self.kind and req.kind is not None and req.kind != self.kind:
-            return False
+            return NO
         if self.agent and req.agent is not None:
             if self._agent is not None:
                 if not self._agent.match(req.agent):
-                    return False
+                    return NO
             elif req.agent != self.agent:
-                return False
+                return NO
         if self._title is not None and req.title is not None and not self._title.match(req.title):
-            return False
+            return NO
         if (
             self._title_re is not None
             and req.title is not None
             and not self._title_re.search(req.title)
         ):
-            return False
-        if self._root is not None and req.paths is not None:
-            real = req.real_paths()
-            if not real:
-                return False
-            hits = [inside(p, self._root) for p in real]
-            if not (all(hits) if self.action == "allow" else any(hits)):
-                return False
+            return NO
+        verdict = YES
+        if self._root is not None:
+            if self.action == "allow":
+                if req.command is not None and not self._prefixes:
+                    return NO  # an allow path rule never allows a shell command by itself
+                if req.paths is not None:
+                    real = req.real_paths()
+                    if not real or not all(inside(p, self._root) for p in real):
+                        return NO
+            else:
+                verdict = NO
+                if any(inside(p, self._root) for p in req.real_paths()):
+                    verdict = YES
+                elif req.command is not None:
+                    verdict = self._command_path_verdict(req)
+                elif req.paths is None:
+                    verdict = YES  # an example that names no path: not compared
+                if verdict == NO:
+                    return NO
         if self._url is not None and req.urls is not None:
             urls = req.split_urls()
             if not urls:
-                return False
+                return NO
             hits = [url_prefix_matches(self._url, u) for u in urls]
             if not (all(hits) if self.action == "allow" else any(hits)):
-                return False
-        return True
+                return NO
+        return verdict
+
+    def _command_path_verdict(self, req: Request) -> int:
+        """Whether a shell command names a path inside this (deny or ask) rule's directory: it
+        runs there, or a word names a path inside (YES); a word only known when it runs, or a
+        longer word, names a path with the directory's name in it, or a glob matched too many
+        files to look at (MIGHT)."""
+        root = self._root
+        assert root is not None
+        key = f"{root}\0{' '.join(sorted(self._root_names))}"
+        verdict = req._named_in.get(key)
+        if verdict is None:
+            named = req.named_paths()
+            under = root.rstrip(os.sep) + os.sep
+            ran_inside = named.cwd is not None and inside(named.cwd, root)
+            if ran_inside or root in named.real or any(p.startswith(under) for p in named.real):
+                verdict = YES
+            elif (
+                named.too_many
+                or any(inside(p, root) for p in named.maybe)
+                or not self._root_names.isdisjoint(named.parts)
+            ):
+                verdict = MIGHT
+            else:
+                verdict = NO
+            req._named_in[key] = verdict
+        return verdict
 
     def part_matches(self, part: Part, reach: int | None = None) -> bool:
         """Whether this rule covers one command: an allow rule's prefix as the words are written
@@ -414,6 +658,18 @@ class Rule:
             best = max(best, verdict)
         return best
 
+    def verdict(self, req: Request) -> int:
+        """A deny or ask rule against a request: YES, NO, or MIGHT (what cannot be known could
+        match it)."""
+        facets = self.facets(req)
+        if facets == NO or not self._prefixes:
+            return facets
+        if req.command is None:
+            return facets if _example_without_command(req) else NO
+        parsed = req.parsed
+        assert parsed is not None
+        return min(facets, self.command_verdict(parsed))
+
     def matches(self, req: Request) -> bool:
         """Whether this rule, alone, applies to the request: an allow rule must cover every part of
         a command, a deny or ask rule any part."""
@@ -432,7 +688,7 @@ class Rule:
 
             _, first, missing = allow_walk(parsed.parts, find)
             return first is not None and not missing
-        return self.command_verdict(parsed) == YES
+        return self.verdict(req) == YES
 
     # settings -------------------------------------------------------------------------------------
 
@@ -763,12 +1019,15 @@ class RuleSet:
                 if might is not None:
                     index, rule = might
                     label = rule.label(index)
-                    unknown = "; ".join(parsed.opaque) or "; ".join(
-                        f"`{p.text}` {'gets more arguments' if p.open_args else 'has words'} "
-                        "only known when it runs"
-                        for p in parsed.parts
-                        if (p.open_args or p.unknown) and rule.part_verdict(p) == MIGHT
-                    )
+                    if rule.facets(req) == MIGHT:
+                        unknown = f"a word of the command might name a path inside {rule.path}"
+                    else:
+                        unknown = "; ".join(parsed.opaque) or "; ".join(
+                            f"`{p.text}` {'gets more arguments' if p.open_args else 'has words'} "
+                            "only known when it runs"
+                            for p in parsed.parts
+                            if (p.open_args or p.unknown) and rule.part_verdict(p) == MIGHT
+                        )
                     return Decision("ask", None, label, f"ask: {label} might match ({unknown})")
         allow = self._by_action["allow"]
         hit = allow.first_whole(req)
@@ -843,9 +1102,16 @@ class _Bucket:
         self.cmd_first: dict[str, list[tuple[int, Rule]]] = {}
         self.cmd_wild: list[tuple[int, Rule]] = []
         self.cmd_all: list[tuple[int, Rule]] = []
+        self.rooted_any: list[tuple[int, Rule]] = []  # path rules (no kind): they look at commands
+        self.rooted_kind: dict[str, list[tuple[int, Rule]]] = {}
         self._merged: dict[str, list[tuple[int, Rule]]] = {}
 
     def add(self, index: int, rule: Rule) -> None:
+        if rule._root is not None:
+            if rule.kind:
+                self.rooted_kind.setdefault(rule.kind, []).append((index, rule))
+            else:
+                self.rooted_any.append((index, rule))
         if not rule._prefixes:
             if rule.kind:
                 self.whole_kind.setdefault(rule.kind, []).append((index, rule))
@@ -894,17 +1160,21 @@ class _Bucket:
         return best
 
     def first_might(self, req: Request, parsed: ParsedCommand) -> tuple[int, Rule] | None:
-        """The first deny or ask command rule that might match what cannot be known."""
+        """The first deny or ask rule that might match what cannot be known: a command rule against
+        a command that cannot be known, a path rule against words that might name a path."""
+        by_index: dict[int, tuple[int, Rule]] = {}
         if parsed.opaque:
-            cands = self.cmd_all
+            by_index.update((c[0], c) for c in self.cmd_all)
         else:
-            unsure = [p for p in parsed.parts if p.open_args or p.unknown]
-            if not unsure:
-                return None
-            by_index = {c[0]: c for p in unsure for c in self._candidates(p)}
-            cands = [by_index[k] for k in sorted(by_index)]
-        for index, rule in cands:
-            if rule.facets_match(req) and rule.command_verdict(parsed) == MIGHT:
+            for part in parsed.parts:
+                if part.open_args or part.unknown:
+                    by_index.update((c[0], c) for c in self._candidates(part))
+        if self.rooted_any or self.rooted_kind:
+            by_index.update((c[0], c) for c in self.rooted_any)
+            by_index.update((c[0], c) for c in self.rooted_kind.get(req.kind or "", ()))
+        for index in sorted(by_index):
+            rule = by_index[index][1]
+            if rule.verdict(req) == MIGHT:
                 return index, rule
         return None
 

@@ -67,6 +67,13 @@ class Part:
 class ParsedCommand:
     parts: tuple[Part, ...]
     opaque: tuple[str, ...] = ()  # why some of it cannot be known (→ ask)
+    # Every word the command names — arguments, wrapper options, assignment values, redirect
+    # targets, the words of nested scripts; not a command name without a slash, which is looked up
+    # in PATH — with whether it is only known when it runs; and the
+    # directories it changes to (`cd DIR`, `pushd DIR`, `-C DIR`, `--chdir=DIR`; `~` for a bare
+    # `cd`). What path rules look at.
+    words: tuple[tuple[str, bool], ...] = ()
+    dirs: tuple[str, ...] = ()
 
 
 def parse_command(source: str | Sequence[str]) -> ParsedCommand:
@@ -77,7 +84,12 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     else:
         words = tuple(source)
         parser.simple(words, (False,) * len(words), (), 0)
-    return ParsedCommand(tuple(parser.parts), tuple(parser.opaque))
+    return ParsedCommand(
+        tuple(parser.parts),
+        tuple(parser.opaque),
+        tuple(dict.fromkeys(parser.words)),
+        tuple(dict.fromkeys(parser.dirs)),
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -108,6 +120,8 @@ class _Parser:
     def __init__(self) -> None:
         self.parts: list[Part] = []
         self.opaque: list[str] = []
+        self.words: list[tuple[str, bool]] = []
+        self.dirs: list[str] = []
 
     # scripts ------------------------------------------------------------------------------------
 
@@ -166,11 +180,15 @@ class _Parser:
                 self.expansions(child, depth, src)
             elif child.kind == "assignment":
                 self.expansions(child, depth, src)
+                value = word_text(src, child).partition("=")[2]
+                self.words.append((value, _is_dynamic(child)))
             elif child.kind == "redirect":
                 target = child.output
                 if hasattr(target, "kind") and target.kind == "word":
                     self.expansions(target, depth, src)
                     text = word_text(src, target)
+                    if child.type not in ("<<", "<<-"):  # a here-document's delimiter
+                        self.words.append((text, _is_dynamic(target)))
                     if child.type in (">", ">>", ">|", "&>", "&>>", "<>", ">&") and not (
                         text in HARMLESS_REDIRECT_TARGETS or text.isdigit()
                     ):
@@ -196,6 +214,13 @@ class _Parser:
     ) -> None:
         """`dynamic[i]`: word i holds an expansion (`$X`, `$(…)`), only known when it runs — it may
         even become several words or none."""
+        first = _skip_assignments(words, 0)
+        self.words.extend(
+            (w, d)
+            for k, (w, d) in enumerate(zip(words, dynamic, strict=True))
+            if k != first or "/" in w  # a command name without a slash is looked up in PATH
+        )
+        self.note_dirs(words, dynamic)
         pos = len(self.parts)
         layers: list[tuple[int, Role]] = []
         all_writes = list(writes)
@@ -313,6 +338,24 @@ class _Parser:
         elif default is not None:
             new.append(Part(default, tuple(all_writes), "command", open_args=True))
         self.parts[pos:] = new + nested
+
+    def note_dirs(self, words: tuple[str, ...], dynamic: tuple[bool, ...]) -> None:
+        """The directories a command changes to: `cd DIR`/`pushd DIR` (a bare `cd`: `~`), and the
+        argument of `-C`, `--chdir`, `--directory`, `--cwd` (git, make, tar, env, …)."""
+        i = _skip_assignments(words, 0)
+        if i < len(words) and words[i] in ("cd", "pushd"):
+            args = [k for k in range(i + 1, len(words)) if not words[k].startswith("-")]
+            if not args:
+                self.dirs.append("~")
+            elif not dynamic[args[0]]:
+                self.dirs.append(words[args[0]])
+        for k in range(i + 1, len(words)):
+            word = words[k]
+            if word in ("-C", "--chdir", "--directory", "--cwd") and k + 1 < len(words):
+                if not dynamic[k + 1]:
+                    self.dirs.append(words[k + 1])
+            elif word.startswith(("--chdir=", "--directory=", "--cwd=")) and not dynamic[k]:
+                self.dirs.append(word.partition("=")[2])
 
     def find_exec(
         self, words: tuple[str, ...], dynamic: tuple[bool, ...], i: int, depth: int

@@ -4,11 +4,13 @@
 
 What is timed is `Policy.decide(ctx)` — the broker's whole policy step: the request built from the
 ACP tool call, the command parsed, the rules consulted, the resolution made — for a mix of 200
-requests (simple and compound shell commands, edits with paths, fetches with URLs, reads, other
-calls; some allowed, some denied, most matching nothing, the costly case), each timed on its own.
+requests (simple and compound shell commands, some behind a wrapper such as `sudo` or `timeout 5`
+or with options before a subcommand, edits with paths, fetches with URLs, reads, other calls;
+some allowed, some denied, most matching nothing, the costly case), each timed on its own.
 
 The rule set is a realistic 1,000: command prefix rules over a few hundred programs (allow and
-deny), title globs and regexes, path rules, URL rules, agent-specific rules, most with a kind.
+deny), title globs and regexes, path rules, URL rules, agent-specific rules, most with a kind;
+three deny path rules have none, so they look at the paths every shell command's words name.
 
 Two numbers:
 
@@ -91,6 +93,9 @@ def build_rules(n: int, root: Path, rng: random.Random) -> list[Rule]:
             )
         else:
             out.append(Rule(rng.choice(["allow", "deny"]), agent=agent, kind="fetch", url=f"https://h{rng.randint(0, 200)}.example/d{rng.randint(0, 9)}/"))  # fmt: skip
+    # Directories no call may touch, whatever its kind: these look at every shell command's words.
+    out[-3:] = [Rule("deny", path=str(root / "secrets")), Rule("deny", path="~/.ssh"),
+                Rule("deny", path="/etc/ssl/private")]  # fmt: skip
     return out
 
 
@@ -107,6 +112,12 @@ def build_requests(root: Path, rng: random.Random, n: int = 200) -> list[Approva
                 )
             else:
                 command = f"cd src && {rng.choice(progs)} test f{i} | grep -v ok"
+            shape = rng.random()
+            if shape < 0.15:  # a wrapper, whose command is checked too
+                wrapper = rng.choice(["sudo", "timeout 5", "env -i", "nice -n 5", "xargs"])
+                command = f"{wrapper} {command}"
+            elif shape < 0.25:  # options between a program and its subcommand
+                command = f"git -C dir{i} --no-pager {rng.choice(['push', 'status', 'log'])} x"
             call = {
                 "toolCallId": f"t{i}",
                 "title": command,

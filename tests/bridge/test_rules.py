@@ -638,6 +638,152 @@ def test_a_deny_path_rule_matches_any_path_and_a_symlinked_root(tmp_path) -> Non
     )
 
 
+# --- paths named inside shell commands ------------------------------------------------------------
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A home with ~/.ssh/id_rsa, a project whose `keys` is a symlink to ~/.ssh."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("secret")
+    (home / "project").mkdir()
+    (home / "project" / "keys").symlink_to(home / ".ssh")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+ALLOW_READING = Rule("allow", command=("cat", "ls", "grep", "cp", "python", "echo", "tar", "git"))
+
+
+def in_project(home, command: str, *rules: Rule) -> str | None:
+    deny = Rule("deny", path="~/.ssh", reason="no keys")
+    req = Request.from_tool_call(
+        "a",
+        {"title": command, "kind": "execute", "rawInput": {"command": command}},
+        cwd=str(home / "project"),
+    )
+    return RuleSet([deny, ALLOW_READING, *rules]).decide(req).action
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat ~/.ssh/id_rsa",
+        "cat ../.ssh/id_rsa",  # relative to the session's cwd
+        "cat keys/id_rsa",  # a symlink into ~/.ssh
+        "cat ./x/../../.ssh/id_rsa",
+        "cd ~ && cat .ssh/id_rsa",  # relative to a directory the command changes to
+        "cd .. ; cd .ssh; cat id_rsa",
+        "tar -C ~ -cf x.tar .ssh",
+        "cat $HOME/.ssh/id_rsa",
+        'cat "${HOME}/.ssh/id_rsa"',
+        "cat ~/.ss?/id_rsa",  # a glob, expanded as bash would
+        "cat ~/.{aws,ssh}/id_rsa",  # braces too
+        "cp x ~/.ssh/authorized_keys",
+        "echo key >> ~/.ssh/authorized_keys",  # a redirect target
+        "cat < ~/.ssh/id_rsa",
+        "git --git-dir=~/.ssh/x status",  # an option's value
+        "X=~/.ssh/id_rsa; cat $X",  # an assignment's value
+        "sudo -u bob cat ~/.ssh/id_rsa",
+        "bash -c 'cat ~/.ssh/id_rsa'",
+        "ls ~/.ssh",  # the directory itself
+    ],
+)
+def test_a_shell_command_naming_a_path_inside_a_denied_directory_is_denied(
+    home, command: str
+) -> None:
+    assert in_project(home, command) == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat $D/.ssh/id_rsa",  # only known when it runs, with the directory's name in it
+        "python -c \"print(open('../.ssh/id_rsa').read())\"",  # named inside a longer word
+        "echo 'unterminated ~/.ssh/id_rsa",  # cannot be parsed
+    ],
+)
+def test_a_word_that_might_name_a_path_in_a_denied_directory_is_asked(home, command) -> None:
+    assert in_project(home, command) == "ask"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cat README", "grep ssh notes.txt", "cat ~/.sshx/a", "ls ~/project", "echo .ssh", "ls $D"],
+)
+def test_a_command_that_names_no_denied_path_is_not_stopped(home, command: str) -> None:
+    assert in_project(home, command) == "allow"
+
+
+def test_what_cannot_be_expanded_cheaply_is_asked(home) -> None:
+    assert in_project(home, "cat " + "{a,b}" * 40) == "ask"  # too many braces
+    assert in_project(home, "cat /*/*/*/*/id_rsa") == "ask"  # a glob many levels deep
+    assert in_project(home, "cat ~/*/id_rsa") == "deny"  # one level: expanded, dot files too
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.text(alphabet="~/.{},*?[]$ab ;'\"-=", max_size=40))
+def test_any_text_gets_a_verdict_from_a_deny_path_rule(home, text: str) -> None:
+    assert in_project(home, text) in ("deny", "ask", "allow", None)
+
+
+def test_a_command_run_inside_a_denied_directory_is_denied(home) -> None:
+    deny = Rule("deny", path="~/.ssh")
+    req = Request(agent="a", kind="execute", command="ls", paths=(), cwd=str(home / ".ssh"))
+    assert RuleSet([deny, ALLOW_READING]).decide(req).action == "deny"
+
+
+def test_a_deny_path_rule_with_a_command_needs_both(home) -> None:
+    (home / "important").mkdir()
+    rule = Rule("deny", command="rm", path="~/important")
+    assert in_project(home, "rm -rf ~/important/x", rule) == "deny"
+    assert in_project(home, "rm -rf /tmp/build", rule) is None
+    assert in_project(home, "ls ~/important", rule) == "allow"
+
+
+def test_an_agent_on_bypass_does_not_read_a_denied_directory_through_a_command(home) -> None:
+    from bridge.approvals import ApprovalContext, Policy
+
+    options = [
+        {"optionId": "a", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "r", "name": "Reject", "kind": "reject_once"},
+    ]
+    policy = Policy(bypass_agents={"claude"}, rules=[Rule("deny", path="~/.ssh", reason="keys")])
+
+    def decide(command: str) -> tuple[str | None, str | None]:
+        call = {"toolCallId": "t", "title": command, "kind": "execute",
+                "rawInput": {"command": command, "cwd": str(home / "project")}}  # fmt: skip
+        ctx = ApprovalContext("c", "s", "claude", call, options)
+        resolution = policy.decide(ctx)
+        return (resolution.outcome if resolution else None), ctx.asked_by
+
+    assert decide("cat keys/id_rsa") == ("reject_once", None)
+    assert decide("cat $D/.ssh/id_rsa") == (None, "rule 1: deny path=~/.ssh")
+    assert decide("cat README") == ("allow_once", None)
+
+
+def test_an_allow_path_rule_never_allows_a_shell_command_by_itself(home) -> None:
+    project = str(home / "project")
+    for rule in (Rule("allow", path=project), Rule("allow", kind="execute", path=project)):
+        req = Request(agent="a", kind="execute", command="rm -rf /", paths=(project,), cwd=project)
+        assert RuleSet([rule]).decide(req).action is None
+    edit = Request(agent="a", kind="edit", title="e", paths=(project + "/a.py",))
+    assert RuleSet([Rule("allow", path=project)]).decide(edit).action == "allow"
+
+
+def test_a_deny_path_rules_command_examples_are_checked(home) -> None:
+    rule = Rule(
+        "deny",
+        path="~/.ssh",
+        match=[{"command": "cat ~/.ssh/id_rsa"}],
+        not_match=[{"command": "cat ~/notes"}],
+    )
+    assert rule.check_examples() == []
+
+
 # --- URLs ----------------------------------------------------------------------------------------
 
 
