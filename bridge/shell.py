@@ -399,10 +399,37 @@ def _shell_script(words: Sequence[str], i: int) -> int | None:
     return None
 
 
+_guarded = False
+
+
+def _guard_bashlex() -> None:
+    """bashlex loops forever, taking memory without end, on a `${` whose word has no `}` after it
+    where it misreads the quoting (`x'${'`): its `_paramexpand` finds no `}` (-1) and starts the
+    word over. Such a word is a parse error instead, so the command is unknowable (asked), and an
+    agent cannot hang the approval policy with it."""
+    global _guarded
+    if _guarded:
+        return
+    import bashlex.errors
+    import bashlex.subst
+
+    original = bashlex.subst._paramexpand
+
+    def paramexpand(parserobj: Any, string: str, sindex: int) -> Any:
+        if string[sindex + 1 : sindex + 2] == "{" and string.find("}", sindex + 2) == -1:
+            raise bashlex.errors.ParsingError("bad substitution: no closing '}'", string, sindex)
+        return original(parserobj, string, sindex)
+
+    bashlex.subst._paramexpand = paramexpand
+    _guarded = True
+
+
 def _bashlex_parse(script: str) -> tuple[list[Any], str | None]:
     """bashlex's trees, or why it cannot parse the script. bash's `time` keyword is not implemented
     by bashlex: it is blanked out (it only times the pipeline after it) and the script parsed again."""
     import bashlex
+
+    _guard_bashlex()
 
     try:
         return bashlex.parse(script), None
