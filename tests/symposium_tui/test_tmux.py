@@ -44,7 +44,9 @@ def open_card(term: Terminal, what: str) -> str:
 def test_a_person_approves_denies_and_bypasses_from_a_real_terminal(terminal):
     term = terminal
     term.start("console", "--no-mouse")
-    term.wait_for("no pending approvals")
+    # Ready once the bridge is attached (its socket is shown): keys typed into a console
+    # still starting up on a loaded machine can be lost before they reach it.
+    term.wait_for_all("no pending approvals", "Console socket:")
     assert term.show("#{mouse_any_flag}") == "0", (
         "--no-mouse: the console must not capture the mouse"
     )
@@ -101,7 +103,9 @@ def test_a_person_approves_denies_and_bypasses_from_a_real_terminal(terminal):
     screen = term.wait_for("CONSOLE-EXITED 0")
     assert "Traceback" not in screen
     term.start("console", "--no-mouse")
-    term.wait_for("no pending approvals")
+    # Ready once the bridge is attached (its socket is shown): keys typed into a console
+    # still starting up on a loaded machine can be lost before they reach it.
+    term.wait_for_all("no pending approvals", "Console socket:")
     term.keys("F3")
     term.wait_for("Message Eliza")
     term.type("ask permission to deploy again")
@@ -116,7 +120,9 @@ def test_a_person_approves_denies_and_bypasses_from_a_real_terminal(terminal):
 def test_without_no_mouse_the_console_captures_the_mouse_and_a_second_console_is_refused(terminal):
     term = terminal
     term.start("console")
-    term.wait_for("no pending approvals")
+    # Ready once the bridge is attached (its socket is shown): keys typed into a console
+    # still starting up on a loaded machine can be lost before they reach it.
+    term.wait_for_all("no pending approvals", "Console socket:")
     assert term.show("#{mouse_any_flag}") == "1"
     second = subprocess.run(
         [SCRIPT, "console"],
@@ -151,7 +157,9 @@ def test_without_no_mouse_the_console_captures_the_mouse_and_a_second_console_is
 def test_p_on_a_card_saves_a_rule_for_the_pattern_and_the_next_request_needs_no_card(terminal):
     term = terminal
     term.start("console", "--no-mouse")
-    term.wait_for("no pending approvals")
+    # Ready once the bridge is attached (its socket is shown): keys typed into a console
+    # still starting up on a loaded machine can be lost before they reach it.
+    term.wait_for_all("no pending approvals", "Console socket:")
     term.keys("F3")
     term.wait_for("Message Eliza")
     ask(term, "git status -s")
@@ -208,7 +216,9 @@ async def test_a_console_whose_terminal_goes_away_denies_removes_its_socket_and_
 
     term = terminal
     term.start("console", "--no-mouse")
-    term.wait_for("no pending approvals")
+    # Ready once the bridge is attached (its socket is shown): keys typed into a console
+    # still starting up on a loaded machine can be lost before they reach it.
+    term.wait_for_all("no pending approvals", "Console socket:")
     pid = _console_pid(term)
     deadline = time.monotonic() + 30
     while not (term.runtime / "console.sock").exists():  # it listens right after its first frame
