@@ -22,7 +22,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Header, Static, Tab, TabbedContent, TabPane
 
 from bridge.settings import (
     Preferences,
@@ -96,6 +96,16 @@ class _ConsoleAnswerer:
         if self.handle is not None and self.broker is not None:
             n += self.broker.approve_all(connection, session_id, who=self.handle.name)
         return n
+
+
+def realign_tab_underline(tab: Tab) -> None:
+    """Move the underline of `tab`'s tab bar to under its active tab as the bar is laid out now.
+
+    Textual has no call for this; it moves the underline when a tab is relabelled (that is what
+    `Tab.label` is for), so the tab is given its own label again. The move waits for the next
+    refresh and reads where the active tab is then. Tested in tests/symposium_tui/test_approvals.py
+    (a wrong underline put right by this alone), which fails if Textual stops doing so."""
+    tab.label = tab.label
 
 
 class SymposiumApp(App[int]):
@@ -196,6 +206,9 @@ class SymposiumApp(App[int]):
         self.openai_urls: list[str] = []  # the OpenAI-compatible API this console serves, if any
         self.handle: ConsoleHandle | None = None
         self.pending_count = 0
+        self._relabelled = (
+            False  # the Approvals tab's label changed since its tab bar's last layout
+        )
         self.alerts = TerminalAlerts(self, APP_NAME, enabled=alert)
         self._unsubscribe: Callable[[], None] | None = None
         self._return_to: tuple[str, Widget | None] | None = None
@@ -350,6 +363,7 @@ class SymposiumApp(App[int]):
         return panes.first() if panes else None
 
     def on_mount(self) -> None:
+        self._main.screen_layout_refresh_signal.subscribe(self, self._after_main_layout)
         if self.links is not None:
             self.links.post = self._post_link_event
             self.queue.answerer = _ConsoleAnswerer(links=self.links)
@@ -596,7 +610,7 @@ class SymposiumApp(App[int]):
         tab = tabs.get_tab("approvals")
         if tab.label.plain != label:
             tab.label = label
-            self.call_after_refresh(self._realign_tab_underline, 20)
+            self._relabelled = True
         tab.set_class(pending > 0, "-pending")
         self.sub_title = (
             f"{pending} pending approval{'s' * (pending != 1)}"
@@ -608,21 +622,22 @@ class SymposiumApp(App[int]):
             chat.show_pending([c.info for c in self.queue.pending])
         self.alerts.set_pending(pending)
 
-    def _realign_tab_underline(self, tries: int) -> None:
-        """After the Approvals tab is relabelled, Textual moves the tab bar's underline, at times
-        before the tab is laid out at its new width, and it stays under the old span: move it
-        again once the tab is as wide as its label (checked over the next few refreshes)."""
-        from rich.cells import cell_len
-        from textual.widgets import Tabs
+    def _after_main_layout(self, screen: Screen) -> None:
+        """After the console's screen is laid out: once that layout has the relabelled Approvals
+        tab at its new width, move the tab bar's underline to the shown tab again.
 
-        if not self._alive():
+        Textual moves the underline when a tab is relabelled, but the tab gets its new width in a
+        later layout (the tab asks for it from its own message queue) and the move can come first:
+        the underline then stays under the old span (also under the tabs after it, which the new
+        width shifted), and nothing moves it again. Layouts that came before the tab's own still
+        have the old width and are let pass."""
+        if not self._relabelled or not self._alive():
             return
-        tabbed = self._main.query_one("#tabs", TabbedContent)
-        tab = tabbed.get_tab("approvals")
-        if tab.virtual_region.shrink(tab.styles.gutter).width == cell_len(tab.label.plain):
-            tabbed.query_one(Tabs)._highlight_active(animate=False)
-        elif tries > 0:
-            self.call_after_refresh(self._realign_tab_underline, tries - 1)
+        tab = self._main.query_one("#tabs", TabbedContent).get_tab("approvals")
+        if tab.virtual_region.shrink(tab.styles.gutter).width != tab.label.cell_length:
+            return
+        self._relabelled = False
+        realign_tab_underline(tab)
 
     def _alert(self, info: ApprovalInfo) -> None:
         """A new card: a notice on screen wherever the person is (unless the queue or the chat's

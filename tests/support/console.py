@@ -108,3 +108,38 @@ def shown_text(widgets: Any) -> str:
         content = widget.content  # a Rich renderable, or text (Content, str)
         console.print(content if hasattr(content, "__rich_console__") else str(content))
     return console.export_text()
+
+
+def tab_laid_out(tab: Any) -> bool:
+    """The tab is laid out as wide as its label (a relabelled tab gets its new width at the next
+    layout of its screen, not when the label is set)."""
+    return bool(tab.virtual_region.shrink(tab.styles.gutter).width == tab.label.cell_length)
+
+
+def underline_under_active_tab(tabs: Any) -> bool:
+    """The tab bar's underline spans its active tab's label, as that tab is laid out now (true of a
+    tab bar with no active tab)."""
+    from textual.widgets import Tab
+    from textual.widgets._tabs import Underline
+
+    active = [tab for tab in tabs.query(Tab) if tab.has_class("-active")]
+    if not active:
+        return True
+    underline = tabs.query_one(Underline)
+    span = active[0].virtual_region.shrink(active[0].styles.gutter).column_span
+    return bool((underline.highlight_start, underline.highlight_end) == span)
+
+
+def underlines_caught_up(app: Any) -> bool:
+    """On every screen, every tab bar's active tab is laid out at its label's width and the
+    underline spans it."""
+    from textual.widgets import Tab, Tabs
+
+    for screen in app.screen_stack:
+        for tabs in screen.query(Tabs):
+            active = [tab for tab in tabs.query(Tab) if tab.has_class("-active")]
+            if active and not tab_laid_out(active[0]):
+                return False
+            if not underline_under_active_tab(tabs):
+                return False
+    return True

@@ -3,10 +3,18 @@ the alerts, approve-all, and cards that leave because someone else settled them.
 
 from __future__ import annotations
 
-from textual.widgets import Input
+from textual.widgets import Input, TabbedContent, Tabs
 
 from symposium_tui.widgets.approvals import ApprovalCard
-from tests.support.console import ONCE_OPTIONS, edit_call, run_call, shown_text, wait_for
+from tests.support.console import (
+    ONCE_OPTIONS,
+    edit_call,
+    run_call,
+    shown_text,
+    tab_laid_out,
+    underline_under_active_tab,
+    wait_for,
+)
 
 SIZE = (80, 24)
 
@@ -222,6 +230,90 @@ async def test_a_new_card_rings_the_bell_flashes_the_title_and_counts_in_the_tab
         )
         banner = app.query_one("#chat-banner")
         assert not banner.display  # the chat's own requests only
+
+
+async def test_the_tab_underline_spans_the_shown_tab_as_the_approvals_count_comes_and_goes(
+    make_app, asker, bridge
+):
+    """A count that comes or goes ("Approvals (1)" → "Approvals") changes the tab's width and moves
+    the tabs after it: once the tab bar is laid out with the new label, its underline spans the
+    shown tab (Approvals or one after it), also when the count changed under the settings screen."""
+    app = make_app()
+    asked = 0
+    async with app.run_test(size=SIZE) as pilot:
+        tabbed = app.query_one("#tabs", TabbedContent)
+        approvals = tabbed.get_tab("approvals")
+        tab_bar = tabbed.query_one(Tabs)
+
+        async def change_count(count: int) -> None:
+            nonlocal asked
+            while len(bridge.approvals.pending) < count:
+                asked += 1
+                before = len(bridge.approvals.pending)
+                asker.ask(run_call(f"step {asked}", f"call-{asked}"), session=f"s{asked}")
+                await wait_for(pilot, lambda n=before: len(bridge.approvals.pending) > n)
+            while len(bridge.approvals.pending) > count:
+                bridge.approvals.withdraw(next(iter(bridge.approvals.pending)), "cancelled")
+            await wait_for(pilot, lambda: len(app.queue.pending) == count, what=f"{count} card(s)")
+
+        async def underline_follows(count: int) -> None:
+            label = f"Approvals ({count})" if count else "Approvals"
+            await wait_for(
+                pilot,
+                lambda: approvals.label.plain == label and tab_laid_out(approvals),
+                what=f"the tab laid out as {label!r}",
+            )
+            await wait_for(
+                pilot,
+                lambda: underline_under_active_tab(tab_bar),
+                what=f"the underline under the {tabbed.active} tab after {label!r}",
+            )
+
+        for shown in ("approvals", "chat"):
+            app.action_show_tab(shown)
+            for count in (1, 0, 2, 1, 0, 1, 0):
+                await change_count(count)
+                await underline_follows(count)
+        # Under the settings screen the console's screen is not laid out: the tab gets its width
+        # (and the underline its place) when the person comes back.
+        for shown, count in (("approvals", 1), ("approvals", 0), ("chat", 2), ("chat", 0)):
+            app.action_show_tab(shown)
+            await pilot.press("f4")
+            await wait_for(pilot, lambda: len(app.screen_stack) == 2, what="the settings screen")
+            await change_count(count)
+            sections = app.screen.query_one("#settings-tabs", TabbedContent)
+            for _ in range(3):  # the person goes through the settings meanwhile
+                section = sections.active
+                await pilot.press("right_square_bracket")
+                await wait_for(
+                    pilot, lambda s=sections, was=section: s.active != was, what="the next section"
+                )
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: len(app.screen_stack) == 1, what="back to the console")
+            await underline_follows(count)
+
+
+async def test_giving_a_tab_its_own_label_again_puts_a_wrong_underline_right(make_app):
+    """What the console leans on to put the underline right after a relabel: Textual moves the
+    underline when a tab is relabelled, also to the label it has. If Textual stops doing so, this
+    fails (and the underline could stay under an old label)."""
+    from textual.widgets._tabs import Underline
+
+    from symposium_tui.app import realign_tab_underline
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        tabbed = app.query_one("#tabs", TabbedContent)
+        tab_bar = tabbed.query_one(Tabs)
+        underline = tab_bar.query_one(Underline)
+        await wait_for(pilot, lambda: underline_under_active_tab(tab_bar), what="the underline")
+        underline.highlight_start, underline.highlight_end = 20, 30
+        await pilot.pause()
+        assert not underline_under_active_tab(tab_bar)  # nothing else puts it right
+        realign_tab_underline(tabbed.get_tab("approvals"))
+        await wait_for(
+            pilot, lambda: underline_under_active_tab(tab_bar), what="the underline put right"
+        )
 
 
 async def test_s_approves_every_pending_card_of_that_session_only(make_app, asker):

@@ -18,7 +18,14 @@ from textual.widgets import Input
 from symposium_tui import demo
 from symposium_tui.app import SymposiumApp
 from symposium_tui.widgets.approvals import ApprovalCard
-from tests.support.console import ONCE_OPTIONS, edit_call, make_hosted, run_call, wait_for
+from tests.support.console import (
+    ONCE_OPTIONS,
+    edit_call,
+    make_hosted,
+    run_call,
+    underlines_caught_up,
+    wait_for,
+)
 
 SIZE = (80, 24)
 
@@ -84,29 +91,6 @@ async def settle(pilot: Any, until: Any = None) -> None:
             widget.cursor_blink = False
     await pilot.pause()
     await pilot.pause()
-
-
-def underlines_caught_up(app: Any) -> bool:
-    """Every tab bar's underline spans its active tab as that tab is now laid out, and the tab is
-    as wide as its label (a label that changed, "Approvals (1)" → "Approvals", is laid out and its
-    underline moved a refresh or two later)."""
-    from rich.cells import cell_len
-    from textual.widgets import Tab, Tabs
-    from textual.widgets._tabs import Underline
-
-    for screen in app.screen_stack:
-        for tabs in screen.query(Tabs):
-            active = [tab for tab in tabs.query(Tab) if tab.has_class("-active")]
-            if not active:
-                continue
-            tab = active[0]
-            inner = tab.virtual_region.shrink(tab.styles.gutter)
-            if inner.width != cell_len(tab.label.plain):
-                return False
-            underline = tabs.query_one(Underline)
-            if (underline.highlight_start, underline.highlight_end) != inner.column_span:
-                return False
-    return True
 
 
 def queue_with(*asks: dict[str, Any], **options: Any):
