@@ -206,9 +206,8 @@ class SymposiumApp(App[int]):
         self.openai_urls: list[str] = []  # the OpenAI-compatible API this console serves, if any
         self.handle: ConsoleHandle | None = None
         self.pending_count = 0
-        self._relabelled = (
-            False  # the Approvals tab's label changed since its tab bar's last layout
-        )
+        # The Approvals tab's label changed and the underline has not been put right since.
+        self._relabelled = False
         self.alerts = TerminalAlerts(self, APP_NAME, enabled=alert)
         self._unsubscribe: Callable[[], None] | None = None
         self._return_to: tuple[str, Widget | None] | None = None
