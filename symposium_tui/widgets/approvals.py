@@ -793,9 +793,15 @@ class ApprovalQueue(VerticalScroll):
         if not pending:
             self.focus()
             return False
-        pending[0].focus()
-        self.current = pending[0]
-        pending[0].scroll_visible(animate=False)
+        first = pending[0]
+        self.current = first
+        if not first.is_mounted:
+            # Added a moment ago and still mounting: Textual drops focus given to a widget that
+            # has no screen yet, so this is done again once it is there.
+            self.call_after_refresh(self.focus_first)
+            return True
+        first.focus()
+        first.scroll_visible(animate=False)
         return True
 
     def focus_neighbour(self, card: ApprovalCard, step: int) -> None:

@@ -719,3 +719,19 @@ async def test_the_palettes_rule_command_opens_the_cards_proposal_with_its_own_f
         assert "Approve" not in footer().replace("Save and approve", ""), footer()
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, PatternRuleScreen))
+
+
+async def test_f2_the_moment_a_card_is_added_focuses_it(make_app):
+    """F2 can come in the same moment a card is added, before its mount has finished: the card
+    still ends up focused (focus given to a widget with no screen yet is dropped by Textual)."""
+    from symposium_tui.widgets.approvals import ApprovalInfo
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3")  # the queue out of sight: it must not take the focus by itself
+        await wait_for(pilot, lambda: app.query_one("#tabs").active == "chat")
+        info = ApprovalInfo("a1", "c1", "s1", "eliza", run_call("make deploy"), ONCE_OPTIONS)
+        card = app.queue.add(info)
+        assert card is not None and not card.is_mounted  # the same tick: its mount is under way
+        app.action_queue()
+        await wait_for(pilot, lambda: app.focused is card, what="the new card focused")
