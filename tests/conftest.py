@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
 
 from tests.support.lmclient import LmClient
@@ -12,6 +15,17 @@ def _isolated_dirs(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("SYMPOSIUM_RUNTIME_DIR", str(base / "run"))
     yield
+
+
+@pytest.fixture
+async def lost_exceptions() -> Any:
+    """What reaches the loop's exception handler ("Task exception was never retrieved", ...)."""
+    loop = asyncio.get_running_loop()
+    seen: list[dict[str, Any]] = []
+    previous = loop.get_exception_handler()
+    loop.set_exception_handler(lambda _loop, context: seen.append(context))
+    yield seen
+    loop.set_exception_handler(previous)
 
 
 @pytest.fixture

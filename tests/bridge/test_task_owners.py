@@ -10,7 +10,6 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,6 +23,8 @@ from bridge.render import AGENT_ACTION_TOOL
 from bridge.sessions import ResponseStream, SessionFailed
 from bridge.tasks import OwnerClosed, TaskSupervisor
 from tests.support.lmclient import echo_agent
+from tests.support.tasks import running_since
+from tests.support.waiting import until
 
 ELIZA = {"eliza": {"deterministic": True}}
 AGENT_ACTION = ToolDefinition(
@@ -35,37 +36,6 @@ AGENT_ACTION = ToolDefinition(
 
 def user(text: str) -> Message:
     return Message.model_validate({"role": "user", "content": [{"type": "text", "value": text}]})
-
-
-async def until(condition: Callable[[], bool], what: str, limit: float = 30.0) -> None:
-    """Wait for a state (bounded, so a broken build fails instead of hanging)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + limit
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError(f"never happened: {what}")
-        await asyncio.sleep(0.01)
-
-
-def running_since(before: set[asyncio.Task[Any]], *also_ignored: asyncio.Future[Any]) -> list[str]:
-    """Tasks started since `before` that have not ended, by name and coroutine."""
-    ignored = {asyncio.current_task(), *also_ignored}
-    return sorted(
-        f"{t.get_name()} ({t.get_coro().__qualname__})"  # type: ignore[union-attr]
-        for t in asyncio.all_tasks() - before
-        if t not in ignored and not t.done()
-    )
-
-
-@pytest.fixture
-async def lost_exceptions() -> Any:
-    """What reaches the loop's exception handler ("Task exception was never retrieved", ...)."""
-    loop = asyncio.get_running_loop()
-    seen: list[dict[str, Any]] = []
-    previous = loop.get_exception_handler()
-    loop.set_exception_handler(lambda _loop, context: seen.append(context))
-    yield seen
-    loop.set_exception_handler(previous)
 
 
 # --- the supervisor -------------------------------------------------------------------------------
@@ -82,7 +52,7 @@ async def test_a_failing_background_task_is_logged_with_its_owner_and_never_lost
     with caplog.at_level(logging.ERROR, logger="bridge.tasks"):
         task = tasks.start(fails(), name="turn 1")
         await asyncio.wait({task})
-        await until(lambda: len(tasks) == 0, "the failed task forgotten")
+        await until(lambda: len(tasks) == 0, what="the failed task forgotten")
     del task
     gc.collect()
     await asyncio.sleep(0)  # the loop reports what it collected on its next turn
@@ -176,7 +146,7 @@ async def test_closing_an_agent_process_ends_its_stderr_reader_and_exit_watcher(
     await process.start()
     keeper = 0
     try:
-        await until(lambda: bool(lines), "the agent's stderr read")
+        await until(lambda: bool(lines), what="the agent's stderr read")
         keeper = int(lines[0].split()[1])
         assert len(running_since(before)) == 2  # its stderr reader and its exit watcher
         await process.close()
@@ -211,7 +181,7 @@ async def test_a_session_closed_while_its_agent_starts_leaves_no_task_and_no_age
     request = core.make_request(1, echo_agent("--start-gate", str(gate)), [user("hi")], [])
     chat = asyncio.ensure_future(core.chat(request, stream))
     try:
-        await until(lambda: (tmp_path / "gate.starting").exists(), "the agent starting")
+        await until(lambda: (tmp_path / "gate.starting").exists(), what="the agent starting")
         (session,) = core.sessions.values()
         process = session.process
         assert process is not None and session.state == "starting"
@@ -269,7 +239,7 @@ async def test_closing_a_session_while_its_agent_starts_logs_no_error(tmp_path, 
     chat = asyncio.ensure_future(core.chat(request, ResponseStream(1, lambda part: None)))
     try:
         with caplog.at_level(logging.DEBUG):
-            await until(lambda: (tmp_path / "gate.starting").exists(), "the agent starting")
+            await until(lambda: (tmp_path / "gate.starting").exists(), what="the agent starting")
             await core.close()
             with pytest.raises(SessionFailed, match="agent session closed: connection closed"):
                 await chat
@@ -288,7 +258,7 @@ async def test_closing_a_session_mid_turn_logs_no_error(tmp_path, caplog):
     chat = asyncio.ensure_future(core.chat(request, ResponseStream(1, parts.append)))
     try:
         with caplog.at_level(logging.DEBUG):
-            await until(lambda: bool(parts), "the reply streaming")
+            await until(lambda: bool(parts), what="the reply streaming")
             await core.close()
             with pytest.raises(SessionFailed, match="agent session closed: connection closed"):
                 await chat
@@ -319,12 +289,12 @@ async def test_a_submission_that_fails_after_its_request_was_answered_is_logged(
     chat = asyncio.ensure_future(core.chat(request, ResponseStream(1, lambda part: None)))
     try:
         with caplog.at_level(logging.DEBUG):
-            await until(lambda: (tmp_path / "gate.starting").exists(), "the agent starting")
+            await until(lambda: (tmp_path / "gate.starting").exists(), what="the agent starting")
             assert core.cancel(1, "Request cancelled: stopped")
             with pytest.raises(RequestCancelled):
                 await chat
             gate.touch()
-            await until(lambda: errors(caplog), "the failure logged")
+            await until(lambda: errors(caplog), what="the failure logged")
         (record,) = [r for r in caplog.records if r.levelno >= logging.ERROR]
         assert record.name == "bridge.sessions"
         assert "submission" in record.getMessage()

@@ -28,28 +28,8 @@ from bridge.rpc import JsonRpcPeer
 from symposium_tui import linkmux
 from symposium_tui.links import LinkSet, Target
 from tests.support.lmclient import REPO
+from tests.support.tasks import running_since
 from tests.support.waiting import gone, until
-
-
-def running_since(before: set[asyncio.Task[Any]], *also_ignored: asyncio.Future[Any]) -> list[str]:
-    """Tasks started since `before` that have not ended, by name and coroutine."""
-    ignored = {asyncio.current_task(), *also_ignored}
-    return sorted(
-        f"{t.get_name()} ({t.get_coro().__qualname__})"  # type: ignore[union-attr]
-        for t in asyncio.all_tasks() - before
-        if t not in ignored and not t.done()
-    )
-
-
-@pytest.fixture
-async def lost_exceptions() -> Any:
-    """What reaches the loop's exception handler ("Task exception was never retrieved", ...)."""
-    loop = asyncio.get_running_loop()
-    seen: list[dict[str, Any]] = []
-    previous = loop.get_exception_handler()
-    loop.set_exception_handler(lambda _loop, context: seen.append(context))
-    yield seen
-    loop.set_exception_handler(previous)
 
 
 async def nothing_lost(seen: list[dict[str, Any]]) -> None:
