@@ -51,7 +51,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.bench_turn_overhead import Agent, TextClient
+from tests.bench.bench_turn_overhead import Agent, direct_session
 from tests.bench.bench_vscodelm_common import (
     SCRIPT,
     Failed,
@@ -178,38 +178,13 @@ async def run_repeat(
     times: dict[str, list[float]],
     faults: list[float],
 ) -> None:
-    import acp
-    from acp.schema import ClientCapabilities
-
     agent = Agent("echo", cwd)
     client = LmStdio(endpoint, cwd=cwd, env=env, compact=True)
     null = NullEndpoint(cwd, env)
-    sdk = TextClient()
     try:
         short = Conversation(client, agent, preloaded(10, "short"))
         long = Conversation(client, agent, preloaded(long_len, "long"))
-        async with acp.spawn_agent_process(
-            sdk,
-            agent.command,
-            *agent.args,
-            cwd=cwd,
-            env={**env, **agent.env},
-            transport_kwargs={"stderr": subprocess.DEVNULL, "limit": 64 * 1024 * 1024},
-        ) as (conn, _proc):
-            await conn.initialize(
-                protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities()
-            )
-            session = await conn.new_session(cwd=cwd, mcp_servers=[])
-
-            async def direct(prompt: str) -> float:
-                sdk.text.clear()
-                t0 = time.perf_counter()
-                await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(prompt)])
-                seconds = time.perf_counter() - t0
-                if "".join(sdk.text).strip() != agent.expected(prompt):
-                    raise Failed(f"direct: unexpected reply {''.join(sdk.text)!r} to {prompt!r}")
-                return seconds
-
+        async with direct_session(agent, cwd, env) as (direct, _agent_pid):
             for i in range(WARMUP):
                 short.turn(f"warm-up {i}", check=i > 0)
                 long.turn(f"warm-up {i}", check=i > 0)

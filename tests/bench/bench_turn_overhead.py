@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import shlex
 import statistics
@@ -33,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +120,42 @@ class BridgeConversation:
         return seconds
 
 
+@contextlib.asynccontextmanager
+async def direct_session(
+    agent: Agent, cwd: str, env: dict[str, str]
+) -> AsyncIterator[tuple[Callable[[str], Awaitable[float]], int]]:
+    """The baseline both benchmarks measure against: the bare ACP SDK client driving the same
+    agent binary in one session. Yields a timed turn (checked against the agent's expected reply)
+    and the agent's pid."""
+    import acp
+    from acp.schema import ClientCapabilities
+
+    client = TextClient()
+    async with acp.spawn_agent_process(
+        client,
+        agent.command,
+        *agent.args,
+        cwd=cwd,
+        env={**env, **agent.env},
+        transport_kwargs={"stderr": subprocess.DEVNULL, "limit": 64 * 1024 * 1024},
+    ) as (conn, proc):
+        await conn.initialize(
+            protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities()
+        )
+        session = await conn.new_session(cwd=cwd, mcp_servers=[])
+
+        async def turn(prompt: str) -> float:
+            client.text.clear()
+            t0 = time.perf_counter()
+            await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(prompt)])
+            seconds = time.perf_counter() - t0
+            if "".join(client.text).strip() != agent.expected(prompt):
+                raise Failed(f"direct: unexpected reply {''.join(client.text)!r} to {prompt!r}")
+            return seconds
+
+        yield turn, proc.pid
+
+
 async def run_repeat(
     argv: list[str],
     turns: int,
@@ -129,34 +167,9 @@ async def run_repeat(
     first_last: list[tuple[float, float]],
     agent: Agent,
 ) -> None:
-    import acp
-    from acp.schema import ClientCapabilities
-
-    client = TextClient()
     bridge = BridgeConversation(argv, cwd, env, agent)
     try:
-        async with acp.spawn_agent_process(
-            client,
-            agent.command,
-            *agent.args,
-            cwd=cwd,
-            env={**env, **agent.env},
-            transport_kwargs={"stderr": subprocess.DEVNULL, "limit": 64 * 1024 * 1024},
-        ) as (conn, proc):
-            await conn.initialize(
-                protocol_version=acp.PROTOCOL_VERSION, client_capabilities=ClientCapabilities()
-            )
-            session = await conn.new_session(cwd=cwd, mcp_servers=[])
-
-            async def direct_turn(prompt: str) -> float:
-                client.text.clear()
-                t0 = time.perf_counter()
-                await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(prompt)])
-                seconds = time.perf_counter() - t0
-                if "".join(client.text).strip() != agent.expected(prompt):
-                    raise Failed(f"direct: unexpected reply {''.join(client.text)!r} to {prompt!r}")
-                return seconds
-
+        async with direct_session(agent, cwd, env) as (direct_turn, agent_pid):
             for i in range(WARMUP):
                 bridge.turn(f"warm-up {i}")
                 await direct_turn(f"warm-up {i}")
@@ -165,7 +178,7 @@ async def run_repeat(
             c0 = (
                 cpu_seconds(bridge_pid),
                 sum(map(cpu_seconds, agents)),
-                cpu_seconds(proc.pid),
+                cpu_seconds(agent_pid),
                 time.process_time(),
             )
             b: list[float] = []
@@ -180,7 +193,7 @@ async def run_repeat(
             c1 = (
                 cpu_seconds(bridge_pid),
                 sum(map(cpu_seconds, agents)),
-                cpu_seconds(proc.pid),
+                cpu_seconds(agent_pid),
                 time.process_time(),
             )
             bridge_times += b
