@@ -200,7 +200,12 @@ class ConnectionCore:
         await self.bridge.make_room_for_agent(starting)
 
     def make_request(
-        self, request_id: Any, agent: Any, messages: list[Message], tools: list[ToolDefinition]
+        self,
+        request_id: Any,
+        agent: Any,
+        messages: list[Message],
+        tools: list[ToolDefinition],
+        reuses: tuple[list[Message], int] | None = None,
     ) -> ChatRequest:
         """Validate a front door's chat request (raises ValueError naming the bad field)."""
         try:
@@ -226,12 +231,15 @@ class ConnectionCore:
             agent_label=label,
             messages=messages,
             tools=tools,
+            reuses=reuses,
         )
 
     async def chat(self, request: ChatRequest, stream: ResponseStream) -> None:
         """Route the request and let its session answer it; returns when `stream` is finished
         (raising RequestCancelled or SessionFailed when it did not complete)."""
-        decision = self.tracker.route(request.agent_key, request.messages, self._busy)
+        decision = self.tracker.route(
+            request.agent_key, request.messages, self._busy, request.reuses
+        )
         log.debug(
             "%s: request %r → %s %s: %s",
             self.name,

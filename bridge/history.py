@@ -425,7 +425,10 @@ class HistoryTracker:
         # objects (the vscodelm door reuses the validated messages of a history it has seen) is
         # normalized only from where it differs, so a turn's cost stays flat in length. Several,
         # because a connection carries several conversations at once.
-        self._recent: OrderedDict[int, tuple[list[Message], _Normalized]] = OrderedDict()
+        # Each: the caller's list, the tracker's copy of it as it was, and their normalization.
+        self._recent: OrderedDict[int, tuple[list[Message], list[Message], _Normalized]] = (
+            OrderedDict()
+        )
         self._recent_seq = 0
         self.reused = 0  # messages whose normalization the last route took over (tests, benchmarks)
 
@@ -510,18 +513,24 @@ class HistoryTracker:
         agent_key: str,
         messages: list[Message],
         busy: Callable[[str], bool] | None = None,
+        reuses: tuple[list[Message], int] | None = None,
     ) -> Decision:
         """Decide which session `messages` belongs to and how, apply it, and say why.
 
         `busy(session_id)`: is that session answering a request right now? Under the EXTEND policy
         a busy session is never continued (a request cannot extend an answer it has not seen).
+
+        `reuses=(earlier, k)`: the caller vouches that `messages[:k]` are the very objects
+        `earlier[:k]`, where `earlier` is a list given to an earlier `route` and unchanged since
+        (the vscodelm door knows it of the messages its prefix cache reused). Their normalization
+        is then taken over without comparing them one by one.
         """
         self._seq += 1
         for s in tuple(self._dirty):
             self._refresh(s)
 
         lengths = self._lengths.get(agent_key)
-        norm, keys, chain = self._normalize(messages, max(lengths) if lengths else 0)
+        norm, keys, chain = self._normalize(messages, max(lengths) if lengths else 0, reuses)
         n = len(keys)
         if n == 0:
             return self._start(agent_key, norm, keys, 0, "the request has no messages")
@@ -536,16 +545,28 @@ class HistoryTracker:
             return self._cancel(best.session, norm, keys, len(matches))
         return self._extend(best.session, norm, keys, len(matches))
 
-    def _normalize(self, messages: list[Message], chain_upto: int) -> _Normalized:
+    def _normalize(
+        self,
+        messages: list[Message],
+        chain_upto: int,
+        reuses: tuple[list[Message], int] | None = None,
+    ) -> _Normalized:
         """`_normalize_all` of `messages`, taking what it can from the recent request that shares
-        the longest run of leading message objects with them. The lists returned are remembered:
-        callers hand sessions copies."""
+        the longest run of leading message objects with them (`reuses`: see `route`). The lists
+        returned are remembered: callers hand sessions copies."""
         start = 0
         known: _Normalized | None = None
         used = 0
-        if messages:
+        if messages and reuses is not None:
+            earlier, k = reuses
+            for seq, (origin, seen, normalized) in reversed(self._recent.items()):
+                if origin is earlier:
+                    start = min(k, len(seen), len(messages))
+                    known, used = normalized, seq
+                    break
+        if messages and not used:
             first = messages[0]
-            for seq, (seen, normalized) in reversed(self._recent.items()):
+            for seq, (_, seen, normalized) in reversed(self._recent.items()):
                 n = min(len(messages), len(seen))
                 if n <= start or seen[0] is not first:
                     continue
@@ -561,19 +582,19 @@ class HistoryTracker:
                     start, known, used = common, normalized, seq
         # A request that extends a remembered one supersedes it: its lists are taken over.
         superseded = (
-            self._recent.pop(used) if used and start == len(self._recent[used][0]) else None
+            self._recent.pop(used) if used and start == len(self._recent[used][1]) else None
         )
         norm, keys, chain = _normalize_all(
             messages, chain_upto, known, start, own=superseded is not None
         )
         self.reused = start
         if superseded is not None:
-            seen = superseded[0]
+            seen = superseded[1]
             seen += messages[len(seen) :]
         else:
             seen = list(messages)  # a copy: the caller's list may change after this returns
         self._recent_seq += 1
-        self._recent[self._recent_seq] = (seen, (norm, keys, chain))
+        self._recent[self._recent_seq] = (messages, seen, (norm, keys, chain))
         while len(self._recent) > _RECENT:
             self._recent.popitem(last=False)
         return norm, keys, chain

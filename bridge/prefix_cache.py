@@ -122,6 +122,7 @@ class PrefixCache:
         # line was left to the ordinary decoder), and messages the last parse did not validate.
         self.skipped: int | None = None
         self.reused = 0
+        self._reuses: tuple[ChatResponseParams, list[Message], int] | None = None
 
     # --- the line ------------------------------------------------------------------------------
 
@@ -242,6 +243,7 @@ class PrefixCache:
         a remembered run when `params` came from `predecode`. Raises pydantic's ValidationError
         exactly as `model_validate` does."""
         self.reused = 0
+        self._reuses = None
         raw = params.get("messages")
         pending = self._pending.pop(id(raw), None) if type(raw) is list else None
         if pending is None or pending.raw is not raw:
@@ -260,6 +262,8 @@ class PrefixCache:
             return ChatResponseParams.model_validate(params)
         self.reused = k
         if base is not None:
+            if k:
+                self._reuses = (parsed, base.messages, k)
             self._entries.pop(base.key, None)  # superseded by this request, which extends it
         entry = _Entry(pending.line, pending.start, pending.ends, raw, parsed.messages)
         self._next += 1
@@ -268,6 +272,15 @@ class PrefixCache:
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
         return parsed
+
+    def reuses(self, parsed: ChatResponseParams) -> tuple[list[Message], int] | None:
+        """`(earlier, k)` when the first k messages of `parsed` (the last `parse`'s result) are
+        the very objects that begin `earlier`, the messages of a request parsed before (and never
+        changed: nothing here or downstream writes to a parsed request's list)."""
+        reuses = self._reuses
+        if reuses is None or reuses[0] is not parsed:
+            return None
+        return reuses[1], reuses[2]
 
 
 def _head(seq: Any, k: int) -> Any:

@@ -166,6 +166,10 @@ class ChatRequest:
     # False: at most one client-tool call per response; the agent's other calls wait, each for a
     # later request (OpenAI's `parallel_tool_calls: false`).
     parallel_tool_calls: bool = True
+    # (earlier, k): `messages[:k]` are the very objects `earlier[:k]`, the messages of an earlier
+    # request of this connection (the vscodelm door's prefix cache reused them); the history
+    # tracker then takes their normalization over without comparing them one by one.
+    reuses: tuple[list[Message], int] | None = None
 
     @property
     def has_agent_action(self) -> bool:

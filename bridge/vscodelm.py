@@ -73,7 +73,11 @@ class VscodeLmEndpoint:
         )
         try:
             request = core.make_request(
-                request_id, parsed.agent, parsed.messages, parsed.options.tools
+                request_id,
+                parsed.agent,
+                parsed.messages,
+                parsed.options.tools,
+                self.prefixes.reuses(parsed),
             )
         except ValueError as exc:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None

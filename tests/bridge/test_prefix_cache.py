@@ -111,6 +111,23 @@ def test_a_continuation_is_read_and_validated_only_from_where_the_seen_history_e
     assert cache.reused == len(second)
 
 
+def test_parse_vouches_for_the_very_message_objects_it_reused_and_for_nothing_else():
+    cache = PrefixCache()
+    first_line = wire([*history(3), text("user", "go")])
+    first = cache.parse(cache.predecode(first_line).params)
+    assert cache.reuses(first) is None  # nothing was reused
+    more = [*history(3), text("user", "go"), text("assistant", "r"), text("user", "y")]
+    second = cache.parse(cache.predecode(wire(more, 2)).params)
+    assert cache.reuses(second) == (first.messages, 7)
+    assert all(second.messages[i] is first.messages[i] for i in range(7))
+    assert len(second.messages) == 9
+    # Only the last parse's own result is vouched for.
+    assert cache.reuses(first) is None
+    # A request parsed from plain params (not predecoded) reuses nothing.
+    plain = cache.parse(params_of(more))
+    assert cache.reuses(plain) is None and cache.reuses(second) is None
+
+
 def test_a_request_with_another_id_model_or_agent_reuses_the_same_history():
     cache = PrefixCache()
     seen = [*history(4), text("user", "go")]
@@ -579,6 +596,94 @@ def test_the_tracker_reuses_each_interleaved_conversations_own_normalization():
     first_a = list(range(len(a) - 4))
     first_b = list(range(len(a), len(a) + len(b) - 2))
     _route_both([first_a, first_b, list(range(len(a) - 2)), [*first_b, len(a) + len(b) - 2]], pool)
+
+
+def test_the_tracker_takes_a_vouched_prefix_without_comparing_its_objects():
+    from bridge.history import HistoryTracker
+    from bridge.protocol import Message, TextPart
+
+    def fresh(conversation):
+        return [Message.model_validate(m) for m in conversation]
+
+    first = fresh([*history(3), text("user", "go")])
+    tracker = HistoryTracker()
+    d = tracker.route("agent", first)
+    tracker.record_part(d.session_id, TextPart(value="reply"))
+    tracker.complete(d.session_id)
+    # Equal copies, not the same objects: compared one by one, nothing is taken over...
+    rest = fresh([text("assistant", "reply"), text("user", "more")])
+    copies = [m.model_copy(deep=True) for m in first] + rest
+    d = tracker.route("agent", copies)
+    assert (d.kind.value, tracker.reused) == ("commit", 0)
+    # ...but vouched for by the caller, they are taken over without a look.
+    tracker = HistoryTracker()
+    d = tracker.route("agent", first)
+    tracker.record_part(d.session_id, TextPart(value="reply"))
+    tracker.complete(d.session_id)
+    d = tracker.route("agent", copies, reuses=(first, len(first)))
+    assert (d.kind.value, tracker.reused) == ("commit", len(first))
+
+
+def test_a_vouched_prefix_of_a_list_the_tracker_never_routed_is_compared_as_usual():
+    from bridge.history import HistoryTracker
+    from bridge.protocol import Message, TextPart
+
+    first = [Message.model_validate(m) for m in [*history(2), text("user", "go")]]
+    tracker = HistoryTracker()
+    d = tracker.route("agent", first)
+    tracker.record_part(d.session_id, TextPart(value="reply"))
+    tracker.complete(d.session_id)
+    stranger = [m.model_copy(deep=True) for m in first]  # never routed: its word counts for nothing
+    second = [*first[:3], Message.model_validate(text("user", "other"))]
+    d = tracker.route("agent", second, reuses=(stranger, len(first)))
+    assert tracker.reused == 3  # what comparing the objects finds
+    assert (d.kind.value, d.mismatch_index) == ("cancel", 3)
+
+
+async def test_the_door_hands_the_tracker_the_prefix_its_cache_reused(tmp_path, monkeypatch):
+    from bridge.config import BridgeConfig
+    from bridge.core import Bridge
+    from bridge.history import HistoryTracker
+    from bridge.vscodelm import serve_connection
+
+    vouched: list[Any] = []
+    real = HistoryTracker.route
+
+    def route(self, agent_key, messages, busy=None, reuses=None):
+        vouched.append(None if reuses is None else (len(messages), reuses[1]))
+        return real(self, agent_key, messages, busy, reuses)
+
+    monkeypatch.setattr(HistoryTracker, "route", route)
+    bridge = Bridge(BridgeConfig(cwd=str(tmp_path), idle_timeout=None))
+    reader = asyncio.StreamReader()
+    out = _Out()
+    serving = asyncio.ensure_future(serve_connection(bridge, reader, out))
+
+    def result_of(rid: int) -> Any:
+        for line in out.data.splitlines():
+            msg = json.loads(line)
+            if msg.get("id") == rid and "method" not in msg:
+                return msg
+        return None
+
+    conversation = [*history(2), user("one")]
+    try:
+        for rid, prompt in ((1, None), (2, "two"), (3, "three")):
+            if prompt is not None:
+                conversation += [
+                    text("assistant", f"ECHO: {conversation[-1]['content'][0]['value']}")
+                ]
+                conversation += [user(prompt)]
+            params = params_of(conversation, agent=echo_agent())
+            reader.feed_data(wire(conversation, rid, params=params) + b"\n")
+            reply = await until(lambda rid=rid: result_of(rid), what=f"the answer to {rid}")
+            assert reply == {"jsonrpc": "2.0", "id": rid, "result": {}}
+        reader.feed_eof()
+        await serving
+    finally:
+        serving.cancel()
+        await bridge.close()
+    assert vouched == [None, (7, 5), (9, 7)]
 
 
 # --- the JSON-RPC peer's hook ---------------------------------------------------------------------
