@@ -652,29 +652,34 @@ class AgentSession:
             self.needs_replay = True
 
     async def _until_agent_exits(self, awaitable: Awaitable[Any]) -> Any:
-        """Await an ACP call, but fail as soon as the agent process is gone. Neither of the two
-        tasks this waits on outlives the call (each is cancelled, and waited for, when it lost)."""
+        """Await an ACP call, but fail as soon as the agent process is gone: the call runs as a
+        task of its own, which the agent's exit cancels (this waits for it either way, so it
+        never outlives the call). Watching the exit costs a callback, not a second task."""
         task = asyncio.ensure_future(awaitable)
-        if self.process is None:
+        process = self.process
+        if process is None:
             return await task
-        exited = asyncio.ensure_future(self.process.exited.wait())
+        gone = False
+
+        def agent_gone() -> None:
+            nonlocal gone
+            gone = True
+            task.cancel()
+
+        forget = process.on_exit(agent_gone)
+        if process.exited.is_set():
+            agent_gone()
         try:
-            await asyncio.wait({task, exited}, return_when=asyncio.FIRST_COMPLETED)
-            answered = task.done()
+            return await task
+        except BaseException as exc:
+            current = asyncio.current_task()
+            if not gone or (current is not None and current.cancelling()):
+                raise  # not the exit's doing, or this call itself is being cancelled
+            if not isinstance(exc, asyncio.CancelledError):  # failed as it was cancelled
+                log.debug("%s: an abandoned ACP call failed", self.id, exc_info=exc)
+            raise SessionFailed(process.describe_exit()) from None
         finally:
-            losers = [t for t in (task, exited) if not t.done()]
-            for loser in losers:
-                loser.cancel()
-            if losers:
-                await asyncio.wait(losers)
-            for loser in losers:  # one that failed as it was cancelled: its error is not lost
-                if not loser.cancelled() and loser.exception() is not None:
-                    log.debug(
-                        "%s: an abandoned ACP call failed", self.id, exc_info=loser.exception()
-                    )
-        if answered:
-            return task.result()
-        raise SessionFailed(self.process.describe_exit())
+            forget()
 
     async def _describe_failure(self, exc: BaseException) -> str:
         process = self.process

@@ -52,6 +52,7 @@ class AgentProcess:
         self._stderr_task: asyncio.Task[None] | None = None
         self._watch_task: asyncio.Task[None] | None = None  # sets `exited`, then kills leftovers
         self.exited = asyncio.Event()
+        self._exit_callbacks: set[Callable[[], None]] = set()  # called as `exited` is set
         self._exit_code: int | None = None  # read when the leader exits, before asyncio reaps it
         self.mark = secrets.token_hex(12)  # inherited by every descendant, setsid() or not
 
@@ -124,7 +125,18 @@ class AgentProcess:
             with contextlib.suppress(asyncio.TimeoutError, Exception):
                 await asyncio.wait_for(asyncio.shield(self._stderr_task), 0.5)
         self.exited.set()
+        for callback in tuple(self._exit_callbacks):
+            try:
+                callback()
+            except Exception:
+                log.exception("an exit callback of agent %s failed", self.command)
         await self._kill_leftovers()
+
+    def on_exit(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` when the agent's process is found to have exited (as `exited` is set);
+        returns what takes it back. A callback added after that is never called: check `exited`."""
+        self._exit_callbacks.add(callback)
+        return lambda: self._exit_callbacks.discard(callback)
 
     async def _leader_exit(self) -> None:
         """Return once the agent's own process has exited (whoever still holds its pipes)."""
