@@ -226,7 +226,8 @@ async def fuzz_vscodelm(
 async def _served_after(ep: Any, n: int, name: str) -> None:
     """A valid chat is served after the class. Valid-shaped fuzz chats may still be running and
     fill the busy-agent cap (answered with an error naming it): then wait for more of them to
-    finish — another answer arriving — and ask again."""
+    finish — a message written after that error — and ask again. (Counted from the error's place
+    in the output, not from when this saw it: what they wrote may have come in with it.)"""
     from tests.support.raw_endpoint import line, request
 
     for attempt in range(200):
@@ -243,8 +244,8 @@ async def _served_after(ep: Any, n: int, name: str) -> None:
             assert "".join(p["value"] for p in ep.parts_of(id_)).strip(), "Eliza answered nothing"
             return
         assert "busy" in answer["error"]["message"], answer
-        seen = len(ep.messages)
-        await ep.wait_until(lambda seen=seen: len(ep.messages) > seen, 60)
+        after = next(i for i, m in enumerate(ep.messages) if m is answer) + 1
+        await ep.wait_until(lambda after=after: len(ep.messages) > after, 60)
     raise AssertionError(f"no valid chat served after {name!r}")
 
 
