@@ -663,8 +663,9 @@ class AgentSession:
 
         def agent_gone() -> None:
             nonlocal gone
-            gone = True
-            task.cancel()
+            if not task.done():  # an answer (or error) that came first stands
+                gone = True
+                task.cancel()
 
         forget = process.on_exit(agent_gone)
         if process.exited.is_set():
