@@ -38,9 +38,10 @@ validation failure re-validates the whole request, so -32602 messages are the pl
 from __future__ import annotations
 
 import json
+import re
 from array import array
 from collections import OrderedDict
-from typing import Any
+from typing import Any, AnyStr
 
 from pydantic import TypeAdapter
 
@@ -52,7 +53,9 @@ __all__ = ["PrefixCache"]
 
 _MESSAGES = TypeAdapter(list[Message])
 _KEY = b'"messages"'
-_WS = b" \t\n\r"  # JSON's whitespace
+# JSON's whitespace, skipped as the JSON decoder skips it (`json.decoder.WHITESPACE`).
+_WS_TEXT = re.compile(r"[ \t\n\r]*")
+_WS_BYTES = re.compile(rb"[ \t\n\r]*")
 _SENTINELS = ("NaN", "Infinity")
 # A new message nested deeper than this is left to the ordinary decoder: it reads the array's
 # values three levels deeper (the request, its params, the array) and from another frame, so only
@@ -293,27 +296,20 @@ def _messages_start(line: bytes) -> int:
     i = line.find(_KEY)
     if i < 0:
         return -1
-    i = _skip(line, i + len(_KEY))
+    i = _skip(_WS_BYTES, line, i + len(_KEY))
     if line[i : i + 1] != b":":
         return -1
-    i = _skip(line, i + 1)
+    i = _skip(_WS_BYTES, line, i + 1)
     if line[i : i + 1] != b"[":
         return -1
-    return _skip(line, i + 1)
+    return _skip(_WS_BYTES, line, i + 1)
 
 
-def _skip(line: bytes, i: int) -> int:
-    n = len(line)
-    while i < n and line[i] in _WS:
-        i += 1
-    return i
-
-
-def _skip_text(text: str, i: int) -> int:
-    n = len(text)
-    while i < n and text[i] in " \t\n\r":
-        i += 1
-    return i
+def _skip(whitespace: re.Pattern[AnyStr], s: AnyStr, i: int) -> int:
+    """The index of the first character at or after `i` that is not JSON whitespace."""
+    m = whitespace.match(s, i)
+    assert m is not None  # `*` matches the empty string too
+    return m.end()
 
 
 def _scan_array(text: str, after_value: bool) -> tuple[list[Any], list[int], int] | None:
@@ -323,28 +319,23 @@ def _scan_array(text: str, after_value: bool) -> tuple[list[Any], list[int], int
     values: list[Any] = []
     ends: list[int] = []
     i = 0
-    if after_value:
-        i = _skip_text(text, i)
-        c = text[i : i + 1]
-        if c == "]":
-            return values, ends, i
-        if c != ",":
-            return None
-        i = _skip_text(text, i + 1)
+    scan = not after_value
     while True:
-        try:
-            value, i = scan_value(text, i)
-        except (StopIteration, ValueError, RecursionError):
-            return None
-        values.append(value)
-        ends.append(i)
-        i = _skip_text(text, i)
+        if scan:
+            try:
+                value, i = scan_value(text, i)
+            except (StopIteration, ValueError, RecursionError):
+                return None
+            values.append(value)
+            ends.append(i)
+        scan = True
+        i = _skip(_WS_TEXT, text, i)
         c = text[i : i + 1]
         if c == "]":
             return values, ends, i
         if c != ",":
             return None
-        i = _skip_text(text, i + 1)
+        i = _skip(_WS_TEXT, text, i + 1)
 
 
 def _shallow(text: str, end: int, values: list[Any]) -> bool:
