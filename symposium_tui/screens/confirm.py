@@ -1,4 +1,5 @@
-"""Ctrl+Q with approvals pending: leaving denies them, so the console asks first."""
+"""Yes/no questions before something that cannot be undone from here: removing a rule or an
+agent, or (Ctrl+Q with approvals pending) leaving, which denies them."""
 
 from __future__ import annotations
 
@@ -9,49 +10,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 
-class ConfirmQuit(ModalScreen[bool]):
-    HOLDS_KEYS = True  # F1–F4 wait until it is answered or cancelled
-
-    BINDINGS = [
-        Binding("y,ctrl+q", "leave", "Quit and deny them"),
-        Binding("n,escape", "stay", "Stay"),
-    ]
-
-    DEFAULT_CSS = """
-    ConfirmQuit { align: center middle; }
-    ConfirmQuit > Vertical {
-        width: 60;
-        height: auto;
-        border: round $warning;
-        background: $surface;
-        padding: 0 1;
-    }
-    """
-
-    def __init__(self, pending: int) -> None:
-        super().__init__()
-        self.pending = pending
-
-    def compose(self) -> ComposeResult:
-        cards = "1 approval is" if self.pending == 1 else f"{self.pending} approvals are"
-        with Vertical():
-            yield Static(
-                f"{cards} waiting for an answer. Quitting denies "
-                f"{'it' if self.pending == 1 else 'them'}; the agent and the client are told "
-                "the console was closed.\n\ny quit and deny · n or Esc stay",
-                id="confirm-quit-text",
-            )
-        yield Footer()
-
-    def action_leave(self) -> None:
-        self.dismiss(True)
-
-    def action_stay(self) -> None:
-        self.dismiss(False)
-
-
 class Confirm(ModalScreen[bool]):
-    """A yes/no question before something that cannot be undone from here (removing a rule)."""
+    """A yes/no question; dismissed with True for yes."""
 
     HOLDS_KEYS = True  # F1–F4 wait until it is answered or cancelled
 
@@ -72,14 +32,15 @@ class Confirm(ModalScreen[bool]):
     }
     """
 
-    def __init__(self, question: str, yes: str) -> None:
+    def __init__(self, question: str, yes: str, no: str = "keep it") -> None:
         super().__init__()
         self.question = question
         self.yes = yes
+        self.no = no
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"{self.question}\n\ny {self.yes} · n or Esc keep it", id="confirm-text")
+            yield Static(f"{self.question}\n\ny {self.yes} · n or Esc {self.no}", id="confirm-text")
         yield Footer()
 
     def action_yes(self) -> None:
@@ -87,3 +48,28 @@ class Confirm(ModalScreen[bool]):
 
     def action_no(self) -> None:
         self.dismiss(False)
+
+
+class ConfirmQuit(Confirm):
+    """Ctrl+Q with approvals pending: leaving denies them, so the console asks first (Ctrl+Q
+    again answers yes)."""
+
+    BINDINGS = [
+        Binding("y,ctrl+q", "yes", "Quit and deny them"),
+        Binding("n,escape", "no", "Stay"),
+    ]
+
+    DEFAULT_CSS = """
+    ConfirmQuit > Vertical { width: 60; }
+    """
+
+    def __init__(self, pending: int) -> None:
+        cards = "1 approval is" if pending == 1 else f"{pending} approvals are"
+        super().__init__(
+            f"{cards} waiting for an answer. Quitting denies "
+            f"{'it' if pending == 1 else 'them'}; the agent and the client are told "
+            "the console was closed.",
+            "quit and deny",
+            "stay",
+        )
+        self.pending = pending

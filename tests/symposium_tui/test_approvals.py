@@ -467,7 +467,7 @@ async def test_quitting_with_cards_pending_asks_first_then_denies_them_as_closed
         await pending_card(pilot)
         await pilot.press("ctrl+q")
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmQuit), what="the question")
-        text = str(app.screen.query_one("#confirm-quit-text").render())
+        text = str(app.screen.query_one("#confirm-text").render())
         assert "1 approval is waiting" in text and "denies it" in text
         await pilot.press("n")
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmQuit))
