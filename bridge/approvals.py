@@ -528,44 +528,60 @@ class ApprovalBroker:
                 by=resolution.who,
             )
         )
-        if self.audit is not None and audit:
-            raw = ctx.tool_call.get("rawInput")
-            try:
-                self.audit.append(
-                    {
-                        "type": "decision",
-                        "ts": time.time(),
-                        "approval_id": approval.id,
-                        "connection": ctx.connection,
-                        "session_id": ctx.session_id,
-                        "agent": ctx.agent,
-                        "tool_call_id": ctx.tool_call.get("toolCallId"),
-                        "title": ctx.title,
-                        "kind": ctx.kind,
-                        "request": {
-                            k: ctx.tool_call[k]
-                            for k in ("title", "kind", "rawInput", "locations")
-                            if k in ctx.tool_call
-                        },
-                        "args_sha256": args_hash(raw),
-                        "outcome": resolution.outcome,
-                        "option_id": resolution.option_id,
-                        "resolver": resolution.resolver,
-                        "decider": self._decider(ctx, resolution),
-                        "answer": resolution.answer,
-                        "rule": resolution.rule,
-                        "asked_by": ctx.asked_by,
-                        "reason": resolution.reason,
-                        "host": self.host_name,
-                    }
-                )
-            except Exception:
-                log.exception("audit log write failed")
+        if audit:
+            self._audit_decision(approval, resolution)
         if resolution.outcome in ("allow_once", "allow_always"):
             key = (ctx.connection, ctx.session_id, str(ctx.tool_call.get("toolCallId")))
             self._approved[key] = approval.id
             while len(self._approved) > 4096:
                 self._approved.pop(next(iter(self._approved)))
+
+    def _audit_decision(self, approval: PendingApproval, resolution: Resolution) -> None:
+        """The decision's line in the audit log (what was asked, by whom, and who decided)."""
+        if self.audit is None:
+            return
+        ctx = approval.ctx
+        raw = ctx.tool_call.get("rawInput")
+        try:
+            self.audit.append(
+                {
+                    "type": "decision",
+                    "ts": time.time(),
+                    "approval_id": approval.id,
+                    "connection": ctx.connection,
+                    "session_id": ctx.session_id,
+                    "agent": ctx.agent,
+                    "tool_call_id": ctx.tool_call.get("toolCallId"),
+                    "title": ctx.title,
+                    "kind": ctx.kind,
+                    "request": {
+                        k: ctx.tool_call[k]
+                        for k in ("title", "kind", "rawInput", "locations")
+                        if k in ctx.tool_call
+                    },
+                    "args_sha256": args_hash(raw),
+                    "outcome": resolution.outcome,
+                    "option_id": resolution.option_id,
+                    "resolver": resolution.resolver,
+                    "decider": self._decider(ctx, resolution),
+                    "answer": resolution.answer,
+                    "rule": resolution.rule,
+                    "asked_by": ctx.asked_by,
+                    "reason": resolution.reason,
+                    "host": self.host_name,
+                }
+            )
+        except Exception:
+            log.exception("audit log write failed")
+
+    def audit_pending_as_denied(self, reason: str) -> None:
+        """The event loop is stuck and the process is about to be killed (called from another
+        thread): write every approval still pending to the audit log as denied by default,
+        which it is, since nobody will ever approve it. Nothing else is touched."""
+        for approval in list(self.pending.values()):
+            if approval.future.done():
+                continue
+            self._audit_decision(approval, self._denied(approval.ctx, "default", reason))
 
     @staticmethod
     def _decider(ctx: ApprovalContext, resolution: Resolution) -> dict[str, Any]:

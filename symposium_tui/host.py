@@ -514,34 +514,13 @@ async def _run_console(
     def last_resort() -> None:
         """From the deadline thread, the event loop stuck: audit what is still pending as denied
         (it is: nobody will ever approve it), then kill the agents we started."""
-        import time
-
         bridge = app.hosted.bridge if app.hosted is not None else None
         if bridge is None:
             return
-        broker = bridge.approvals
-        audit = broker.audit
-        for approval in list(broker.pending.values()):
-            if audit is None or approval.future.done():
-                continue
-            ctx = approval.ctx
-            with contextlib.suppress(Exception):
-                audit.append(
-                    {
-                        "type": "decision",
-                        "ts": time.time(),
-                        "approval_id": approval.id,
-                        "connection": ctx.connection,
-                        "session_id": ctx.session_id,
-                        "agent": ctx.agent,
-                        "tool_call_id": ctx.tool_call.get("toolCallId"),
-                        "title": ctx.title,
-                        "kind": ctx.kind,
-                        "outcome": "reject_once",
-                        "resolver": "default",
-                        "reason": "the console went away: its terminal closed (forced exit)",
-                    }
-                )
+        with contextlib.suppress(Exception):
+            bridge.approvals.audit_pending_as_denied(
+                "the console went away: its terminal closed (forced exit)"
+            )
         for session in bridge.all_sessions():
             if session.process is not None:
                 session.process.kill_now()

@@ -185,6 +185,42 @@ async def test_decisions_record_request_decider_args_hash_and_the_tools_outcome(
     assert audit_mod.verify(log.path).ok
 
 
+async def test_a_forced_exit_audits_what_is_pending_as_denied_from_another_thread(
+    tmp_path: Path,
+) -> None:
+    """The console's event loop is stuck and its deadline thread is about to kill the process:
+    every pending approval is written as denied by default, with the same fields as any
+    decision, and nothing is resolved behind the stuck loop's back."""
+    import threading
+
+    log = AuditLog(tmp_path / "audit.jsonl")
+    broker = ApprovalBroker(ev.EventBus(), policy=Policy(), audit=log)
+    broker.attach("tty1")  # a console holds the approval: nobody answers it
+    call = {"toolCallId": "t9", "title": "make", "kind": "execute", "rawInput": {"cmd": "make"}}
+    asked = asyncio.Event()
+    task = asyncio.ensure_future(
+        broker.request(
+            ApprovalContext("c1", "s1", "claude", call, OPTIONS), on_pending=lambda _: asked.set()
+        )
+    )
+    await asked.wait()
+    deadline = threading.Thread(target=broker.audit_pending_as_denied, args=("forced exit",))
+    deadline.start()
+    deadline.join()
+    log.close()
+    (entry,) = audit_mod.read_entries(log.path)
+    assert (entry["type"], entry["outcome"], entry["option_id"]) == (
+        "decision",
+        "reject_once",
+        "r1",
+    )
+    assert entry["decider"] == {"kind": "default", "reason": "forced exit"}
+    assert entry["request"]["rawInput"] == {"cmd": "make"}
+    assert entry["args_sha256"] == audit_mod.args_hash({"cmd": "make"})
+    assert entry["approval_id"] in broker.pending and not task.done()
+    task.cancel()
+
+
 def test_export_since_as_jsonl_and_csv(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     write_log(path)  # ts 1000 … 1004
