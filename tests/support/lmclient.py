@@ -17,6 +17,26 @@ REPO = Path(__file__).resolve().parents[2]
 ELIZA = {"eliza": {"deterministic": True}}
 
 
+async def spawn_endpoint(
+    *args: str, env: dict[str, str] | None = None, cwd: str | None = None
+) -> asyncio.subprocess.Process:
+    """`python -m symposium_tui [args] vscodelm` with its stdio on pipes, as the extension runs it
+    (`env` adds to this process's environment; the line limit is the endpoint's, not the pipe's)."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "symposium_tui",
+        *args,
+        "vscodelm",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+        cwd=cwd or str(REPO),
+        limit=256 * 1024 * 1024,
+    )
+
+
 def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "value": text}]}
 
@@ -95,22 +115,7 @@ class LmClient:
     async def start(
         cls, *args: str, env: dict[str, str] | None = None, cwd: str | None = None
     ) -> LmClient:
-        full_env = dict(os.environ)
-        full_env.update(env or {})
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "symposium_tui",
-            *args,
-            "vscodelm",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=full_env,
-            cwd=cwd or str(REPO),
-            limit=256 * 1024 * 1024,
-        )
-        client = cls(proc)
+        client = cls(await spawn_endpoint(*args, env=env, cwd=cwd))
         client.stderr_lines: list[str] = []
         client._stderr_task = asyncio.ensure_future(client._read_stderr())
         return client

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 from collections.abc import Callable
 from typing import Any
 
-from tests.support.lmclient import REPO
+from tests.support.lmclient import spawn_endpoint
 
 CHAT = "lm/provideLanguageModelChatResponse"
 ELIZA_HELLO = "How do you do. Please state your problem."
@@ -62,20 +60,7 @@ class RawEndpoint:
     async def start(
         cls, *args: str, cwd: str | None = None, env: dict[str, str] | None = None
     ) -> RawEndpoint:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "symposium_tui",
-            *args,
-            "vscodelm",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=cwd or str(REPO),
-            env={**os.environ, **(env or {})},
-            limit=256 * 1024 * 1024,
-        )
-        return cls(proc)
+        return cls(await spawn_endpoint(*args, env=env, cwd=cwd))
 
     async def _read(self) -> None:
         assert self.proc.stdout is not None
