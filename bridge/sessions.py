@@ -889,15 +889,20 @@ class AgentSession:
         from bridge.tools import ToolResult
 
         rt = RoundTrip("tool", call_id, asyncio.get_running_loop().create_future(), tool_name=name)
-        self.host.bus.publish(
-            lambda: ev.ClientToolCall(
-                connection=self.host.name,
-                session_id=self.id,
-                tool_call_id=call_id,
-                tool_name=name,
-                arguments=arguments,
+
+        def publish(**outcome: Any) -> None:  # the call, then (with `outcome`) how it ended
+            self.host.bus.publish(
+                lambda: ev.ClientToolCall(
+                    connection=self.host.name,
+                    session_id=self.id,
+                    tool_call_id=call_id,
+                    tool_name=name,
+                    arguments=arguments,
+                    **outcome,
+                )
             )
-        )
+
+        publish()
         self._await_client(
             turn,
             rt,
@@ -920,17 +925,7 @@ class AgentSession:
             )
         else:
             outcome = ToolResult(text=tool_result_text(result))
-        self.host.bus.publish(
-            lambda: ev.ClientToolCall(
-                connection=self.host.name,
-                session_id=self.id,
-                tool_call_id=call_id,
-                tool_name=name,
-                arguments=arguments,
-                status="failed" if outcome.is_error else "completed",
-                result=outcome.text,
-            )
-        )
+        publish(status="failed" if outcome.is_error else "completed", result=outcome.text)
         return outcome
 
     def _await_client(self, turn: Turn, rt: RoundTrip, part: dict[str, Any]) -> None:
