@@ -37,6 +37,18 @@ async def spawn_endpoint(
     )
 
 
+async def end_endpoint(proc: asyncio.subprocess.Process, timeout: float) -> int:
+    """Close the endpoint's input, as the extension does when it goes away, and wait for it to
+    exit; killed after `timeout` seconds. Its exit code."""
+    if proc.stdin is not None and not proc.stdin.is_closing():
+        proc.stdin.close()
+    try:
+        return await asyncio.wait_for(proc.wait(), timeout)
+    except TimeoutError:
+        proc.kill()
+        return await proc.wait()
+
+
 def user(text: str) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "value": text}]}
 
@@ -230,13 +242,7 @@ class LmClient:
         return resp
 
     async def close(self, timeout: float = 15) -> int:
-        if self.proc.stdin is not None and not self.proc.stdin.is_closing():
-            self.proc.stdin.close()
-        try:
-            code = await asyncio.wait_for(self.proc.wait(), timeout)
-        except TimeoutError:
-            self.proc.kill()
-            code = await self.proc.wait()
+        code = await end_endpoint(self.proc, timeout)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._reader, 5)
         return code

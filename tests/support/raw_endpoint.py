@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from tests.support.lmclient import spawn_endpoint
+from tests.support.lmclient import end_endpoint, spawn_endpoint
 
 CHAT = "lm/provideLanguageModelChatResponse"
 ELIZA_HELLO = "How do you do. Please state your problem."
@@ -112,14 +112,7 @@ class RawEndpoint:
         ]
 
     async def close(self, timeout: float = 20) -> int:
-        assert self.proc.stdin is not None
-        if not self.proc.stdin.is_closing():
-            self.proc.stdin.close()
-        try:
-            code = await asyncio.wait_for(self.proc.wait(), timeout)
-        except TimeoutError:
-            self.proc.kill()
-            code = await self.proc.wait()
+        code = await end_endpoint(self.proc, timeout)
         await asyncio.gather(*self._tasks, return_exceptions=True)
         return code
 
