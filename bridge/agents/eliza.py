@@ -23,11 +23,10 @@ import contextlib
 import json
 import logging
 import math
-import os
 import re
 import sys
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TextIO, TypeVar
 
@@ -48,6 +47,8 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
+from .. import mcp_client
+from ..mcp_client import McpTarget
 from .eliza_script import Eliza
 from .memory import memory_stream_pair
 
@@ -429,74 +430,28 @@ def _discard_result(task: asyncio.Future[Any]) -> None:
 # ---- MCP (imported lazily: the mcp SDK costs about a second to import) ---------------------
 
 
-def _error_text(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    message = str(exc).strip()
-    return message or type(exc).__name__
-
-
-@contextlib.asynccontextmanager
-async def _mcp_client(server: Any, errlog: TextIO | None) -> AsyncIterator[Any]:  # mcp: lazy
-    from mcp import Client
-
+def _target(server: Any) -> McpTarget:
+    """An ACP session's MCP server description as the shared client's target."""
     kind = getattr(server, "type", None)
-    if kind == "http":
-        from mcp.client.streamable_http import streamable_http_client
-
-        headers = {header.name: header.value for header in server.headers or []}
-        if headers:
-            import httpx2
-
-            async with (
-                httpx2.AsyncClient(
-                    headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)
-                ) as http_client,
-                Client(streamable_http_client(server.url, http_client=http_client)) as client,
-            ):
-                yield client
-        else:
-            async with Client(server.url) as client:
-                yield client
-    elif kind == "sse":
-        from mcp.client.sse import sse_client
-
-        headers = {header.name: header.value for header in server.headers or []}
-        async with Client(sse_client(server.url, headers=headers or None)) as client:
-            yield client
-    elif kind == "acp":
+    if kind == "acp":
         raise RuntimeError(
             f"MCP server {server.name} is reached over ACP, which Eliza does not support"
         )
-    else:
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-
-        params = StdioServerParameters(
-            command=server.command,
-            args=list(server.args or []),
-            env={variable.name: variable.value for variable in server.env or []} or None,
-        )
-        with contextlib.ExitStack() as stack:
-            sink = errlog if errlog is not None else stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115
-            async with Client(stdio_client(params, errlog=sink)) as client:
-                yield client
+    if kind in ("http", "sse"):
+        headers = {header.name: header.value for header in server.headers or []}
+        return McpTarget(type=kind, url=server.url, headers=headers)
+    env = {variable.name: variable.value for variable in server.env or []}
+    return McpTarget(type="stdio", command=server.command, args=tuple(server.args or []), env=env)
 
 
 async def _list_tools(server: Any | None, name: str, errlog: TextIO | None) -> str:
     if server is None:
         return f"ERROR: no MCP server named {name}"
     try:
-        async with _mcp_client(server, errlog) as client:
-            tools = []
-            cursor: str | None = None
-            while True:
-                page = await client.list_tools(cursor=cursor)
-                tools.extend(page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    break
+        async with mcp_client.connect(_target(server), errlog) as client:
+            tools = await mcp_client.list_tools(client)
     except Exception as exc:  # noqa: BLE001 - every failure is reported to the user
-        return f"ERROR: {_error_text(exc)}"
+        return f"ERROR: {mcp_client.error_text(exc)}"
     lines = [f"  - {tool.name}: {tool.description or 'No description'}" for tool in tools]
     return "\n".join(["Available tools:", *lines])
 
@@ -513,10 +468,10 @@ async def _call_tool(
     if not isinstance(arguments, dict):
         return "ERROR: tool arguments must be a JSON object"
     try:
-        async with _mcp_client(server, errlog) as client:
+        async with mcp_client.connect(_target(server), errlog) as client:
             result = await client.call_tool(tool, arguments)
     except Exception as exc:  # noqa: BLE001
-        return f"ERROR: {_error_text(exc)}"
+        return f"ERROR: {mcp_client.error_text(exc)}"
     text = "\n".join(part.text for part in result.content if getattr(part, "type", None) == "text")
     return f"ERROR: {text}" if result.is_error else f"OK: {text}"
 

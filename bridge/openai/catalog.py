@@ -28,16 +28,16 @@ agent with a `command`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fnmatch
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from bridge import mcp_client
+from bridge.mcp_client import McpTarget
 from bridge.paths import settings_path
 from bridge.settings import McpServerConfig, Settings, SettingsError
 
@@ -173,7 +173,9 @@ class Catalog:
                 raw = await asyncio.wait_for(list_server_tools(server), self.list_timeout)
             except Exception as exc:  # noqa: BLE001 - one broken server must not hide the others
                 log.warning(
-                    "MCP server %s: cannot list its tools: %s", server.name, _error_text(exc)
+                    "MCP server %s: cannot list its tools: %s",
+                    server.name,
+                    mcp_client.error_text(exc),
                 )
                 return []
             tags = [*server.tags, server.name]
@@ -193,53 +195,14 @@ class Catalog:
             return tools
 
 
-def _error_text(exc: BaseException) -> str:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return str(exc).strip() or type(exc).__name__
-
-
 async def list_server_tools(server: McpServerConfig) -> list[Any]:
-    """tools/list of one server with the official `mcp` client (imported here: it is slow)."""
-    from mcp import Client
-
-    @contextlib.asynccontextmanager
-    async def connect() -> AsyncIterator[Any]:
-        if server.type == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            params = StdioServerParameters(
-                command=server.command or "", args=list(server.args), env=dict(server.env) or None
-            )
-            with open(os.devnull, "w") as sink:
-                async with Client(stdio_client(params, errlog=sink)) as client:
-                    yield client
-        elif server.type == "sse":
-            from mcp.client.sse import sse_client
-
-            async with Client(
-                sse_client(server.url or "", headers=dict(server.headers) or None)
-            ) as client:
-                yield client
-        else:
-            import httpx2
-            from mcp.client.streamable_http import streamable_http_client
-
-            async with (
-                httpx2.AsyncClient(
-                    headers=dict(server.headers), timeout=httpx2.Timeout(30.0)
-                ) as http,
-                Client(streamable_http_client(server.url or "", http_client=http)) as client,
-            ):
-                yield client
-
-    tools: list[Any] = []
-    async with connect() as client:
-        cursor = None
-        while True:
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-    return tools
+    """tools/list of one configured server, every page of it."""
+    if server.type == "stdio":
+        target = McpTarget(
+            type="stdio", command=server.command or "", args=server.args, env=dict(server.env)
+        )
+    else:
+        kind: Literal["sse", "http"] = "sse" if server.type == "sse" else "http"
+        target = McpTarget(type=kind, url=server.url or "", headers=dict(server.headers))
+    async with mcp_client.connect(target) as client:
+        return await mcp_client.list_tools(client)
