@@ -41,7 +41,12 @@ from bridge.render import (
     turn_prompt,
 )
 from bridge.tasks import OwnerClosed, TaskSupervisor
-from bridge.tool_results import agent_action_approved, describe_received, tool_result_text
+from bridge.tool_results import (
+    CLIENT_TOOL_SERVER,
+    agent_action_approved,
+    describe_received,
+    tool_result_text,
+)
 
 if TYPE_CHECKING:
     from bridge.approvals import ApprovalBroker
@@ -50,8 +55,6 @@ if TYPE_CHECKING:
     from bridge.tools import ClientToolServer
 
 log = logging.getLogger(__name__)
-
-CLIENT_TOOL_SERVER = "vscode_tools"
 
 
 class RequestCancelled(Exception):

@@ -1,5 +1,7 @@
-"""What a client tool's result looks like to the agent (fixes reference §8.2 B13).
+"""The client's own tools as the agent meets them: the MCP server's name, and what a client tool's
+result looks like to the agent.
 
+Upstream handed the agent a tool result as VS Code serialized it; here the agent gets its text.
 VS Code sends a `tool_result`'s `result` as its result parts serialized by `JSON.stringify`, e.g.
 `[{"$mid": 21, "value": "file contents"}]`. The agent should see the text, not that JSON.
 Standard library only: the history replay and the sessions use it without the MCP SDK.
@@ -9,6 +11,10 @@ from __future__ import annotations
 
 import json
 from typing import Any
+
+#: The MCP server through which the agent calls the chat client's own tools (`bridge.tools`). Its
+#: name shows in tool titles (`mcp__vscode_tools__…`) and in the notes the OpenAI door writes.
+CLIENT_TOOL_SERVER = "vscode_tools"
 
 
 def _compact(value: Any) -> str:

@@ -29,8 +29,8 @@ from typing import Any, TypeGuard
 
 from bridge.openai.errors import OpenAIError, bad_request, unsupported
 from bridge.protocol import Message, TextPart, ToolCallPart, ToolDefinition, ToolResultPart
+from bridge.tool_results import CLIENT_TOOL_SERVER
 
-CLIENT_TOOL_SERVER = "vscode_tools"
 _JSON_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
 
 
@@ -274,6 +274,36 @@ def _tool(name: Any, description: Any, parameters: Any, where: str) -> ToolDefin
     return ToolDefinition(name=name, description=description or "", inputSchema=parameters)
 
 
+def function_tools(raw: Any, *, flat: bool) -> list[ToolDefinition]:
+    """A request's `tools` array → definitions: each an object of type `function`, its definition
+    under `function` (Chat Completions) or, with `flat`, also beside `type` (the Responses API)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise bad_request("Invalid type for 'tools': expected an array.", "tools")
+    out: list[ToolDefinition] = []
+    for i, tool in enumerate(raw):
+        where = f"tools[{i}]"
+        if not isinstance(tool, dict):
+            raise bad_request(f"Invalid type for '{where}': expected an object.", where)
+        if tool.get("type") != "function":
+            raise bad_request(
+                f"Invalid value for '{where}.type': only 'function' tools are supported.",
+                f"{where}.type",
+            )
+        fn = tool.get("function")
+        if isinstance(fn, dict):
+            where = where if flat else f"{where}.function"
+        elif flat:
+            fn = tool
+        else:
+            raise bad_request(
+                f"Missing required parameter: '{where}.function'.", f"{where}.function"
+            )
+        out.append(_tool(fn.get("name"), fn.get("description"), fn.get("parameters"), where))
+    return out
+
+
 def chat_tools(body: dict[str, Any]) -> tuple[list[ToolDefinition], bool]:
     """`tools` (or legacy `functions`) → definitions, and whether the legacy form was used."""
     tools = body.get("tools")
@@ -284,27 +314,7 @@ def chat_tools(body: dict[str, Any]) -> tuple[list[ToolDefinition], bool]:
         )
     out: list[ToolDefinition] = []
     if tools is not None:
-        if not isinstance(tools, list):
-            raise bad_request("Invalid type for 'tools': expected an array.", "tools")
-        for i, tool in enumerate(tools):
-            where = f"tools[{i}]"
-            if not isinstance(tool, dict):
-                raise bad_request(f"Invalid type for '{where}': expected an object.", where)
-            if tool.get("type") != "function":
-                raise bad_request(
-                    f"Invalid value for '{where}.type': only 'function' tools are supported.",
-                    f"{where}.type",
-                )
-            fn = tool.get("function")
-            if not isinstance(fn, dict):
-                raise bad_request(
-                    f"Missing required parameter: '{where}.function'.", f"{where}.function"
-                )
-            out.append(
-                _tool(
-                    fn.get("name"), fn.get("description"), fn.get("parameters"), f"{where}.function"
-                )
-            )
+        out = function_tools(tools, flat=False)
     elif functions is not None:
         if not isinstance(functions, list):
             raise bad_request("Invalid type for 'functions': expected an array.", "functions")

@@ -23,10 +23,10 @@ from bridge.openai.convert import (
     ReplyMemory,
     _parse_arguments,
     _text_message,
-    _tool,
     apply_tool_choice,
     check_common,
     content_text,
+    function_tools,
     message,
     model_of,
     text_part,
@@ -94,27 +94,6 @@ class ResponsesParams:
     # Chat-shaped fields the exchange machinery reads
     legacy: bool = False
     include_usage: bool = False
-
-
-def _tools(raw: Any) -> list[Any]:
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise bad_request("Invalid type for 'tools': expected an array.", "tools")
-    out = []
-    for i, tool in enumerate(raw):
-        where = f"tools[{i}]"
-        if not isinstance(tool, dict):
-            raise bad_request(f"Invalid type for '{where}': expected an object.", where)
-        if tool.get("type") != "function":
-            raise bad_request(
-                f"Invalid value for '{where}.type': only 'function' tools are supported.",
-                f"{where}.type",
-            )
-        inner = tool.get("function")
-        fn = inner if isinstance(inner, dict) else tool
-        out.append(_tool(fn.get("name"), fn.get("description"), fn.get("parameters"), where))
-    return out
 
 
 def _input_messages(raw: Any, known_calls: set[str]) -> tuple[list[Message], int]:
@@ -267,7 +246,7 @@ def parse_responses(body: Any, store: ResponseStore, principal: str) -> Response
         raise bad_request(
             "Invalid value for 'max_output_tokens': expected an integer >= 1.", "max_output_tokens"
         )
-    tools = _tools(body.get("tools"))
+    tools = function_tools(body.get("tools"), flat=True)
     offered, suffix = apply_tool_choice(tools, body.get("tool_choice"), "tool_choice")
     user = body.get("user") or body.get("safety_identifier")
     if user is not None and not isinstance(user, str):
