@@ -14,6 +14,7 @@ from symposium_tui.state.console_state import ConsoleState, request_key
 from symposium_tui.state.messages import compact_json
 
 if TYPE_CHECKING:
+    from bridge.trace import ReplayStep
     from symposium_tui.state.records import DecisionRecord
 
 __all__ = ["load_file"]
@@ -43,6 +44,28 @@ def _parse_time(stamp: str) -> float:
         return 0.0
 
 
+def _feed_step(
+    state: ConsoleState,
+    conn: str,
+    step: ReplayStep,
+    ts: float,
+    messages: Any,
+    recorded_kind: str | None = None,
+) -> DecisionRecord | None:
+    """One replayed request into the state: its decision with the messages it carried, or the
+    reason it could not be routed."""
+    if step.decision is None:
+        state.feed_error(conn, step.request_id, ts, step.error or "not routed")
+        return None
+    return state.feed_decision(
+        ev.HistoryDecided(
+            connection=conn, request_id=step.request_id, decision=step.decision.to_json(), ts=ts
+        ),
+        messages if isinstance(messages, list) else None,
+        recorded_kind=recorded_kind,
+    )
+
+
 def _load_trace(state: ConsoleState, path: str | os.PathLike[str]) -> None:
     """Replay a wire trace (one connection): decisions from `bridge.trace.replay_trace`, and the
     request's messages and streamed parts read beside it so the history is whole."""
@@ -63,20 +86,7 @@ def _load_trace(state: ConsoleState, path: str | os.PathLike[str]) -> None:
                 step = next(steps, None)
                 if step is None:
                     break
-                ts = _parse_time(rec.time)
-                if step.decision is None:
-                    state.feed_error(conn, step.request_id, ts, step.error or "not routed")
-                    continue
-                messages = params.get("messages")
-                state.feed_decision(
-                    ev.HistoryDecided(
-                        connection=conn,
-                        request_id=step.request_id,
-                        decision=step.decision.to_json(),
-                        ts=ts,
-                    ),
-                    messages if isinstance(messages, list) else None,
-                )
+                _feed_step(state, conn, step, _parse_time(rec.time), params.get("messages"))
             continue
         ts = _parse_time(rec.time)
         if method == "lm/responsePart" and isinstance(params.get("part"), dict):
@@ -156,23 +166,11 @@ def _load_event_log(state: ConsoleState, path: str | os.PathLike[str]) -> None:
             if step is None:
                 continue
             conn = step.connection or str(data.get("connection") or "")
-            ts = float(data.get("ts") or 0.0)
-            if step.decision is None:
-                state.feed_error(conn, step.request_id, ts, step.error or "not routed")
-                continue
-            messages = data.get("messages")
             recorded = step.recorded.get("kind") if isinstance(step.recorded, dict) else None
-            record = state.feed_decision(
-                ev.HistoryDecided(
-                    connection=conn,
-                    request_id=step.request_id,
-                    decision=step.decision.to_json(),
-                    ts=ts,
-                ),
-                messages if isinstance(messages, list) else None,
-                recorded_kind=recorded,
-            )
-            replayed[request_key(conn, step.request_id)] = record
+            ts = float(data.get("ts") or 0.0)
+            record = _feed_step(state, conn, step, ts, data.get("messages"), recorded)
+            if record is not None:
+                replayed[request_key(conn, step.request_id)] = record
             continue
         try:
             event = ev.parse_event(data)
