@@ -6,18 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual import getters, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from symposium_tui.app import SymposiumApp
+from symposium_tui.typed_app import console_app
 
 
 class ApprovalStatsScreen(Screen[None]):
-    app = getters.app(SymposiumApp)
+    app = console_app()
 
     BINDINGS = [
         Binding("escape", "close", "Back"),

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import getters, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -41,7 +41,10 @@ from bridge.settings import (
     SettingsStore,
     agent_display_name,
 )
-from symposium_tui.app import SymposiumApp
+from symposium_tui.typed_app import console_app
+
+if TYPE_CHECKING:
+    from symposium_tui.app import SymposiumApp
 
 TOOL_KINDS = (
     "read",
@@ -108,7 +111,7 @@ class TickBox(Checkbox):
 
 
 class AgentsPanel(Vertical):
-    app = getters.app(SymposiumApp)
+    app = console_app()
 
     BINDINGS = [
         Binding(
@@ -243,7 +246,7 @@ MOVE = Binding.Group("Move")  # K and J share one footer entry
 
 
 class RulesPanel(Vertical):
-    app = getters.app(SymposiumApp)
+    app = console_app()
 
     BINDINGS = [
         Binding("n", "new_rule", "New rule", tooltip="Add a rule (at the end of the list)"),
@@ -374,7 +377,7 @@ class RulesPanel(Vertical):
 
 
 class PreferencesPanel(VerticalScroll):
-    app = getters.app(SymposiumApp)
+    app = console_app()
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="pref-row"):
@@ -419,7 +422,7 @@ class PreferencesPanel(VerticalScroll):
 
 
 class SettingsScreen(Screen[None]):
-    app = getters.app(SymposiumApp)
+    app = console_app()
 
     BINDINGS = [
         Binding("escape", "close", "Back", tooltip="Back to where F4 came from"),

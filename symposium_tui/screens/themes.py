@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from textual import getters, on
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -11,11 +11,11 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from symposium_tui.app import SymposiumApp
+from symposium_tui.typed_app import console_app
 
 
 class ThemePicker(ModalScreen[str | None]):
-    app = getters.app(SymposiumApp)
+    app = console_app()
 
     BINDINGS = [Binding("escape", "cancel", "Keep the old theme")]
 

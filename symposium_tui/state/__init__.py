@@ -12,7 +12,7 @@ Pure Python, no Textual. One module per reason to change:
 - `notify`: how the panes hear that a topic changed (coalesced; `ConsoleState.add_listener`).
 - `messages`: history messages read in either of their shapes (model objects, wire dicts).
 - `formatting`: times and durations as the panes print them.
-- `replay`: `ConsoleState.from_file(path)` — the same stores from a wire trace or a JSONL event log,
+- `replay`: `state_from_file(path)` — the same stores from a wire trace or a JSONL event log,
   replayed through a fresh history tracker, so a file is inspected exactly like a live bridge.
 """
 

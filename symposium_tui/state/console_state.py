@@ -13,7 +13,6 @@ k+1 replaces it).
 from __future__ import annotations
 
 import json
-import os
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -541,20 +540,6 @@ class ConsoleState:
         )
 
     # --- replaying files -------------------------------------------------------------------------
-
-    @classmethod
-    def from_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> ConsoleState:
-        """A state built by replaying a wire trace or a JSONL event log (raises OSError or
-        ValueError when the file cannot be read or is neither)."""
-        from symposium_tui.state.replay import load_file
-
-        state = cls(None, name=os.fspath(path), **kwargs)
-        load_file(state, path)
-        for rec in state.sessions.values():
-            if rec.ended is None and rec.decisions:  # it ran (a trace has no start events)
-                rec.ready = True
-        state.flush()
-        return state
 
     def feed_decision(
         self,

@@ -17,7 +17,19 @@ if TYPE_CHECKING:
     from bridge.trace import ReplayStep
     from symposium_tui.state.records import DecisionRecord
 
-__all__ = ["load_file"]
+__all__ = ["load_file", "state_from_file"]
+
+
+def state_from_file(path: str | os.PathLike[str], **kwargs: Any) -> ConsoleState:
+    """A state built by replaying a wire trace or a JSONL event log (raises OSError or ValueError
+    when the file cannot be read or is neither); `kwargs` go to `ConsoleState`."""
+    state = ConsoleState(None, name=os.fspath(path), **kwargs)
+    load_file(state, path)
+    for rec in state.sessions.values():
+        if rec.ended is None and rec.decisions:  # it ran (a trace has no start events)
+            rec.ready = True
+    state.flush()
+    return state
 
 
 def load_file(state: ConsoleState, path: str | os.PathLike[str]) -> None:

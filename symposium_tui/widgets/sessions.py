@@ -833,8 +833,10 @@ class SessionsPane(StatePane):
 
     @work(thread=True, exclusive=True, group="sessions-replay")
     def _load_file(self, path: str) -> None:
+        from symposium_tui.state.replay import state_from_file  # the tracker: only for a file
+
         try:
-            state = ConsoleState.from_file(path)
+            state = state_from_file(path)
         except (OSError, ValueError) as exc:
             message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             self.app.call_from_thread(self._load_failed, path, message)

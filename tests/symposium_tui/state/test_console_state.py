@@ -11,6 +11,7 @@ import pytest
 from bridge import events as ev
 from bridge.events import JsonlEventLog
 from symposium_tui.state import ConsoleState, ToolCallStore, ToolEntry, message_parts, message_text
+from symposium_tui.state.replay import state_from_file
 from tests.support.lmclient import ELIZA, LmClient, assistant, user
 from tests.support.panes import Conversation, new_commit_cancel, text_message
 from tests.support.waiting import until
@@ -331,7 +332,7 @@ async def test_a_wire_trace_and_an_event_log_replay_into_the_history_the_live_br
         await client.close()
     (trace,) = traces.iterdir()
     for path in (trace, log):
-        state = ConsoleState.from_file(path)
+        state = state_from_file(path)
         assert [(d.kind, d.outcome) for d in state.decisions] == [
             ("new_session", "complete"),
             ("commit", "complete"),
@@ -359,7 +360,7 @@ async def test_an_event_log_without_requests_shows_the_decisions_the_bridge_reco
     conv = Conversation(bridge)
     await new_commit_cancel(conv)
     log.close()
-    state = ConsoleState.from_file(path)
+    state = state_from_file(path)
     assert [d.kind for d in state.decisions] == ["new_session", "commit", "cancel"]
     assert [e.source for e in state.tools] == ["agent", "permission"]
     assert state.sessions[(conv.name, "s1")].agent == "eliza"
@@ -369,9 +370,9 @@ def test_a_file_that_is_neither_a_trace_nor_an_event_log_is_refused(tmp_path):
     path = tmp_path / "notes.txt"
     path.write_text("just some notes\n")
     with pytest.raises(ValueError, match="neither"):
-        ConsoleState.from_file(path)
+        state_from_file(path)
     with pytest.raises(OSError):
-        ConsoleState.from_file(tmp_path / "missing.log")
+        state_from_file(tmp_path / "missing.log")
 
 
 def test_a_request_the_trace_could_not_route_is_an_error_on_the_timeline(tmp_path):
@@ -383,7 +384,7 @@ def test_a_request_the_trace_could_not_route_is_an_error_on_the_timeline(tmp_pat
         "params": {"messages": "nope"},
     }
     path.write_text(f"[2023-11-14T22:13:20.000000Z] recv: {json.dumps(bad)}\n")
-    state = ConsoleState.from_file(path)
+    state = state_from_file(path)
     (record,) = state.decisions
     assert record.kind == "error" and "bad params" in record.reason and record.request_id == 7
 

@@ -11,6 +11,7 @@ import time
 import pytest
 
 from symposium_tui.state import ConsoleState
+from symposium_tui.state.replay import state_from_file
 from symposium_tui.widgets.sessions import SessionsPane
 from tests.support.panes import (
     demo,
@@ -92,7 +93,7 @@ def test_sessions_a_replayed_trace(snap_compare, tmp_path):
     write_demo_trace(trace)
 
     async def open_trace(pilot):
-        pilot.app.query_one(SessionsPane).show_state(ConsoleState.from_file(trace))
+        pilot.app.query_one(SessionsPane).show_state(state_from_file(trace))
         await pilot.pause()
 
     assert snap_compare(sessions_app(ConsoleState(None)), run_before=open_trace, terminal_size=SIZE)
