@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bridge.jsonrpc import LINE_LIMIT
+from bridge.lines import OverlongLine, read_line
 from bridge.paths import runtime_dir
 from bridge.settings import Settings, SettingsError, SettingsStore
 from bridge.tasks import TaskSupervisor
@@ -257,9 +258,13 @@ class ConsoleHost:
         self._clients.add(task)
         try:
             try:
-                first = await reader.readline()
-            except (ValueError, ConnectionError, OSError):
-                first = b""
+                line = await read_line(reader)
+            except (ConnectionError, OSError):
+                line = b""
+            if isinstance(line, OverlongLine):
+                log.warning("refused a connection whose first line is over %d bytes", line.limit)
+                return
+            first = line
             if not first:
                 return  # a probe: someone checking that a console is running
             from bridge.vscodelm import serve_connection

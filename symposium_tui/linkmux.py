@@ -26,10 +26,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bridge.jsonrpc import LINE_LIMIT
+from bridge.lines import OverlongLine, read_line
 from bridge.tasks import TaskSupervisor
 
 SEP = "_"
-LINE_LIMIT = 256 * 1024 * 1024
 WATCH_INTERVAL = 0.5  # how often new endpoint sockets are looked for
 
 
@@ -71,7 +72,10 @@ class Upstream:
 
     async def read(self) -> None:
         try:
-            while line := await self.reader.readline():
+            while line := await read_line(self.reader):
+                if isinstance(line, OverlongLine):
+                    self._overlong(line)
+                    continue
                 try:
                     msg = json.loads(line)
                 except ValueError:
@@ -100,6 +104,15 @@ class Upstream:
             pass
         finally:
             self.mux.gone(self)
+
+    def _overlong(self, line: OverlongLine) -> None:
+        """A line from the bridge over the limit is skipped; an answer the console waits for ends
+        with an error saying so, rather than never."""
+        found, rid = line.id()
+        future = self.waiting.pop(rid, None) if found and isinstance(rid, int) else None
+        if future is not None and not future.done():
+            message = f"the bridge's answer is longer than {line.limit} bytes"
+            future.set_result({"error": {"code": -32000, "message": message}})
 
     def global_id(self, local: str) -> str:
         return f"{self.name}{SEP}{local}"
@@ -271,7 +284,14 @@ async def serve(runtime: Path, reader: asyncio.StreamReader, writer: Any) -> int
     mux = Mux(runtime, writer)
     attached = False
     try:
-        while line := await reader.readline():
+        while line := await read_line(reader):
+            if isinstance(line, OverlongLine):
+                found, rid = line.id()
+                if found and attached:
+                    message = f"request line longer than {line.limit} bytes"
+                    error = {"code": -32600, "message": message}
+                    mux.send({"jsonrpc": "2.0", "id": rid, "error": error})
+                continue
             try:
                 msg = json.loads(line)
             except ValueError:

@@ -33,12 +33,13 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from bridge.jsonrpc import LINE_LIMIT
+from bridge.lines import OverlongLine, read_line
 from bridge.tasks import OwnerClosed, TaskSupervisor
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-LINE_LIMIT = 256 * 1024 * 1024
 DEFAULT_REMOTE_COMMAND = "symposium-tui link"
 SSH_OPTIONS = (
     "-T",  # no terminal: the link's stdio is the protocol
@@ -220,19 +221,23 @@ class HostLink:
 
     async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
         while True:
-            line = await stream.readline()
+            line = await read_line(stream)
             if not line:
                 return
-            text = line.decode(errors="replace").strip()
+            head = line.head + b"\xe2\x80\xa6" if isinstance(line, OverlongLine) else line
+            text = head.decode(errors="replace").strip()
             if text:
                 self.detail = text[:300]
                 log.info("%s: %s", self.label, text)
 
     async def _read(self, reader: asyncio.StreamReader, until: asyncio.Future[Any] | None = None):
         while until is None or not until.done():
-            line = await reader.readline()
+            line = await read_line(reader)
             if not line:
                 raise LinkDown(self.detail or "the link closed")
+            if isinstance(line, OverlongLine):  # skipped whole; what follows it is read as usual
+                log.warning("%s: a line over %d bytes skipped", self.label, line.limit)
+                continue
             try:
                 msg = json.loads(line)
             except ValueError:
