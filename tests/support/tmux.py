@@ -75,6 +75,26 @@ class Terminal:
                 command,
             )
 
+    def record_titles(self) -> Path:
+        """Every title the console's pane is given from now on, a line each in the returned
+        file (tmux's `pane-title-changed` hook), so a title shown for a moment is not missed."""
+        path = self.home / "titles.txt"
+        path.touch()
+        hook = f"run-shell 'echo #{{q:pane_title}} >> {shlex.quote(str(path))}'"
+        self.tmux("set-hook", "-g", "pane-title-changed", hook)
+        return path
+
+    def wait_for_title(self, path: Path, text: str, timeout: float = 20.0) -> list[str]:
+        """The titles recorded until one containing `text` (see `record_titles`)."""
+        deadline = time.monotonic() + timeout
+        titles: list[str] = []
+        while time.monotonic() < deadline:
+            titles = path.read_text(encoding="utf-8").splitlines()
+            if any(text in title for title in titles):
+                return titles
+            time.sleep(0.1)
+        raise AssertionError(f"no title with {text!r}; the titles were: {titles!r}")
+
     def _has_session(self) -> bool:
         return (
             subprocess.run(
