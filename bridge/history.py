@@ -430,6 +430,10 @@ class HistoryTracker:
             OrderedDict()
         )
         self._recent_seq = 0
+        # The session each recent request was routed to: a session's are let go when it is
+        # removed, so the memory of a conversation that ended is freed then, not by some later
+        # request's `route` (where freeing a long conversation's objects cost as much as routing).
+        self._recent_owner: dict[int, str] = {}
         self.reused = 0  # messages whose normalization the last route took over (tests, benchmarks)
 
     # --- queries ---------------------------------------------------------------------------------
@@ -505,6 +509,9 @@ class HistoryTracker:
             return
         self._dirty.discard(s)
         self._unindex(s)
+        for seq in [seq for seq, owner in self._recent_owner.items() if owner == session_id]:
+            self._recent.pop(seq, None)
+            del self._recent_owner[seq]
 
     # --- routing ---------------------------------------------------------------------------------
 
@@ -531,10 +538,20 @@ class HistoryTracker:
 
         lengths = self._lengths.get(agent_key)
         norm, keys, chain = self._normalize(messages, max(lengths) if lengths else 0, reuses)
-        n = len(keys)
-        if n == 0:
-            return self._start(agent_key, norm, keys, 0, "the request has no messages")
+        decision = self._decide(agent_key, norm, keys, chain, busy)
+        self._recent_owner[self._recent_seq] = decision.session_id
+        return decision
 
+    def _decide(
+        self,
+        agent_key: str,
+        norm: list[Message],
+        keys: list[Any],
+        chain: list[int],
+        busy: Callable[[str], bool] | None,
+    ) -> Decision:
+        if not keys:
+            return self._start(agent_key, norm, keys, 0, "the request has no messages")
         matches = self._matches(agent_key, keys, chain)
         if self.policy is MatchPolicy.EXTEND:
             return self._route_extend(agent_key, norm, keys, matches, busy)
@@ -584,6 +601,8 @@ class HistoryTracker:
         superseded = (
             self._recent.pop(used) if used and start == len(self._recent[used][1]) else None
         )
+        if superseded is not None:
+            self._recent_owner.pop(used, None)
         norm, keys, chain = _normalize_all(
             messages, chain_upto, known, start, own=superseded is not None
         )
@@ -596,7 +615,8 @@ class HistoryTracker:
         self._recent_seq += 1
         self._recent[self._recent_seq] = (messages, seen, (norm, keys, chain))
         while len(self._recent) > _RECENT:
-            self._recent.popitem(last=False)
+            seq, _ = self._recent.popitem(last=False)
+            self._recent_owner.pop(seq, None)
         return norm, keys, chain
 
     def _route_extend(

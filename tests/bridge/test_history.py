@@ -572,3 +572,29 @@ def test_extend_never_continues_a_busy_session() -> None:
     assert d.kind is DecisionKind.NEW_SESSION and "still being answered" in d.reason
     e = tracker.route(AGENT, [user("q1"), user("q2")], busy=lambda sid: False)
     assert e.kind is DecisionKind.COMMIT and e.session_id == a.session_id
+
+
+# --- memory: a removed session lets go of its requests ----------------------------------------
+
+
+def test_removing_a_session_frees_its_requests_messages_at_once(tracker):
+    """The tracker remembers recent requests to reuse their normalization; a removed session's
+    requests are let go by `remove`, not kept until later requests of other conversations push
+    them out (where freeing a long conversation cost another conversation's turn)."""
+    import gc
+    import weakref
+
+    gone_messages = [user(f"ended {i}") for i in range(50)]
+    gone = tracker.route(AGENT, gone_messages).session_id
+    other_messages = [user("another conversation")]
+    other = tracker.route(AGENT, other_messages).session_id
+    tracker.record_part(other, TextPart(value="reply"))
+    tracker.complete(other)
+    refs = [weakref.ref(m) for m in gone_messages]
+    del gone_messages
+    tracker.remove(gone)
+    gc.collect()
+    assert [r for r in refs if r() is not None] == []
+    # The other conversation's request is still remembered: its next turn reuses it.
+    d = tracker.route(AGENT, [*other_messages, assistant("reply"), user("more")])
+    assert d.session_id == other and tracker.reused == 1
