@@ -27,12 +27,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.bench.report import pairs, row, spread
+
 REPO = Path(__file__).resolve().parents[2]
 SURFACE = str(REPO / "tests" / "agents" / "surface_agent.py")
 DIRECT = [sys.executable, SURFACE]
 PROXIED = [sys.executable, "-m", "symposium_tui", "acp", "--", sys.executable, SURFACE]
 CHUNKS = 20_000
-ROUNDS = 3
+ROUNDS = 5
 TRIPS = 300
 
 
@@ -124,6 +128,32 @@ async def main() -> None:
         f"  proxy   median {p_med:.3f} ms   p90 {statistics.quantiles(trips['proxy'], n=10)[-1] * 1000:.3f} ms"
     )
     print(f"  added   {added:.3f} ms   target <= 1 ms   {'OK' if added <= 1.0 else 'MISSED'}")
+    _, low, high, n = pairs(rates["proxy"], rates["direct"])
+    row(
+        "ACP proxy streaming, updates/s",
+        baseline="client <-> agent direct",
+        target=">= 0.9x",
+        result=ratio,
+        unit="x",
+        met=ratio >= 0.9,
+        low=low,
+        high=high,
+        samples=n,
+        note="best round of each",
+    )
+    diffs = [(p - d) * 1000 for p, d in zip(trips["proxy"], trips["direct"])]
+    _, low, high, n = spread(diffs)
+    row(
+        "ACP proxy added time per session/prompt",
+        baseline="client <-> agent direct",
+        target="<= 1 ms",
+        result=added,
+        unit="ms",
+        met=added <= 1.0,
+        low=low,
+        high=high,
+        samples=n,
+    )
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from bridge.config import BridgeConfig  # noqa: E402
 from bridge.core import Bridge  # noqa: E402
 from bridge.protocol import Message, TextPart  # noqa: E402
 from bridge.sessions import ResponseStream  # noqa: E402
+from tests.bench.report import row, spread  # noqa: E402
 
 
 def ms(values: list[float]) -> str:
@@ -166,6 +167,22 @@ def main() -> int:
     print(
         f"ratio vs bare SDK: hop 1 {statistics.median(b1) / statistics.median(s1):.2f}x, hop 2 {statistics.median(b2) / statistics.median(s2):.2f}x"
     )
+    for name, bridge, bare in (
+        ("approval hop: request -> card event", b1, s1),
+        ("approval hop: answer -> agent", b2, s2),
+    ):
+        median, low, high, n = spread([x * 1000 for x in bridge])
+        row(
+            name,
+            baseline=f"bare ACP SDK handler ({statistics.median(bare) * 1000:.3f} ms)",
+            target="<= 2 ms",
+            result=median,
+            unit="ms",
+            met=median <= 2.0,
+            low=low,
+            high=high,
+            samples=n,
+        )
     return 0
 
 

@@ -62,6 +62,7 @@ from tests.bench.bench_vscodelm_common import (
     text_of,
     user,
 )
+from tests.bench.report import pairs, row, spread
 
 RATIO_TARGET = 1.15
 ADDED_TARGET_MS = 0.5
@@ -270,6 +271,19 @@ def main() -> int:
     )
     ratio = long / short
     net_ratio = (long - transport) / short
+    _, low, high, n = pairs(times["long"], times["short"])
+    row(
+        f"turn at {args.long} vs 10 messages",
+        baseline="the same endpoint's 10-message turn",
+        target=f"<= {RATIO_TARGET:g}x",
+        result=ratio,
+        unit="x",
+        met=ratio <= RATIO_TARGET,
+        low=low,
+        high=high,
+        samples=n,
+        note=f"net of the longer line's transport {net_ratio:.2f}x",
+    )
     verdict = "ok" if ratio <= RATIO_TARGET else "OVER TARGET"
     print(
         f"history length: long/short turn ratio {ratio:.2f}x (target <= {RATIO_TARGET:g}x) "
@@ -278,6 +292,19 @@ def main() -> int:
     for name, bridge, extra in (("short", short, 0.0), ("long", long, transport)):
         added = (bridge - direct) * 1000
         verdict = "ok" if added <= ADDED_TARGET_MS else "OVER TARGET"
+        diffs = [(b - d) * 1000 for b, d in zip(times[name], times["direct"])]
+        _, low, high, n = spread(diffs)
+        row(
+            f"added time per turn, {10 if name == 'short' else args.long} messages",
+            baseline="direct ACP SDK turn",
+            target=f"<= {ADDED_TARGET_MS:g} ms",
+            result=added,
+            unit="ms",
+            met=added <= ADDED_TARGET_MS,
+            low=low,
+            high=high,
+            samples=n,
+        )
         net = f"; net of taking in the longer line {added - extra * 1000:.3f} ms" if extra else ""
         print(
             f"history length: added per turn at the {name} history {added:.3f} ms "

@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.bench.bench_openai_common import BridgeServer, RawHttp, bare_session, bench_settings
+from tests.bench.report import row, spread
 
 TARGET_MS = 2.0
 
@@ -104,6 +105,18 @@ def main() -> int:
     )
     print(
         f"added latency per request: {added:.3f} ms (target <= {TARGET_MS} ms): {'OK' if added <= TARGET_MS else 'MISSED'}"
+    )
+    _, low, high, n = spread([(b - a) * 1e3 for b, a in zip(bridge, bare)])
+    row(
+        "OpenAI added latency",
+        baseline="bare ACP round trip",
+        target=f"<= {TARGET_MS} ms",
+        result=added,
+        unit="ms",
+        met=added <= TARGET_MS,
+        low=low,
+        high=high,
+        samples=n,
     )
     return 0
 

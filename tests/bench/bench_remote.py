@@ -38,6 +38,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from symposium_tui.links import HostLink, Target  # noqa: E402
+from tests.bench.report import row, spread  # noqa: E402
 from tests.support.lmclient import user  # noqa: E402
 from tests.support.remote import ServeProcess  # noqa: E402
 from tests.support.sshd import start_sshd  # noqa: E402
@@ -224,6 +225,19 @@ async def main() -> None:
             print(f"{label}")
             print(f"     direct socket (baseline): {stats(b)}")
             print(f"     over ssh:                 {stats(s)}   ratio {ratio:.2f}x{target}")
+            if n:
+                median, low, high, count = spread([x * 1000 for x in s])
+                row(
+                    f"approval {key} over ssh",
+                    baseline=f"direct socket ({statistics.median(b) * 1000:.1f} ms)",
+                    target="<= 50 ms",
+                    result=median,
+                    unit="ms",
+                    met=median <= 50,
+                    low=low,
+                    high=high,
+                    samples=count,
+                )
         await load(serves, sshd, args.total, args.parallel)
     finally:
         for serve in serves:

@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bridge.history import DecisionKind, HistoryTracker
 from bridge.protocol import ChatResponseParams, Message, TextPart
+from tests.bench.report import pairs, row
 
 AGENT = '{"deterministic":false,"kind":"eliza"}'
 WORDS = [
@@ -225,6 +226,29 @@ def main() -> int:
     print(
         f"RATIO {args.sessions} sessions / 1 session        {r2:5.2f}x   (target <= 1.20x)  {'OK' if r2 <= 1.2 else 'OVER'}"
     )
+    for figure, baseline, subject, base, ratio, target in (
+        ("routing a 10,000-message request", "json.loads of it", single, loads, r1, 1.0),
+        (
+            f"routing with {args.sessions} live sessions",
+            "1 live session",
+            many,
+            single,
+            r2,
+            1.2,
+        ),
+    ):
+        _, low, high, n = pairs(subject, base)
+        row(
+            figure,
+            baseline=baseline,
+            target=f"<= {target:.2f}x",
+            result=ratio,
+            unit="x",
+            met=ratio <= target,
+            low=low,
+            high=high,
+            samples=n,
+        )
     return 0
 
 

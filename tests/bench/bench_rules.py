@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bridge import rules as rules_mod
 from bridge.approvals import ApprovalContext, Policy
 from bridge.rules import Rule
+from tests.bench.report import row, spread
 
 OPTIONS = [
     {"optionId": "a", "name": "Allow", "kind": "allow_once"},
@@ -182,6 +183,18 @@ def main() -> None:
     cost = m_full - m_empty
     print(f"matching cost of {len(rules)} rules: {cost * 1000:.1f} us "
           f"(target <= 200 us: {'met' if cost <= 0.2 else 'NOT met'}; ratio to target {cost / 0.2:.2f})")  # fmt: skip
+    _, low, high, count = spread([(a - b) * 1000 for a, b in zip(with_rules, without)])
+    row(
+        f"{len(rules):,} rules, per ordinary decision",
+        baseline="no rules",
+        target="<= 200 us",
+        result=cost * 1000,
+        unit="us",
+        met=cost <= 0.2,
+        low=low,
+        high=high,
+        samples=count,
+    )
     commands = [ctx.tool_call["rawInput"]["command"] for ctx in requests
                 if "command" in ctx.tool_call.get("rawInput", {})]  # fmt: skip
     parse_simple, parse_compound = [], []

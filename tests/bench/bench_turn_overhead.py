@@ -54,6 +54,7 @@ from tests.bench.bench_vscodelm_common import (
     text_of,
     user,
 )
+from tests.bench.report import pairs, row
 
 TARGET = 1.1
 WARMUP = 2
@@ -291,6 +292,19 @@ def main() -> int:
     print(
         f"turn overhead: bridge median {mb * 1000:.3f} ms vs direct ACP SDK median {md * 1000:.3f} ms -> ratio "
         f"{ratio:.2f}x (target <= {TARGET:g}x) {verdict}   [p90 {p90(bridge) * 1000:.3f} vs {p90(direct) * 1000:.3f} ms]"
+    )
+    _, low, high, count = pairs(bridge, direct)
+    row(
+        f"turn overhead ({args.agent} agent)",
+        baseline="direct ACP SDK turn",
+        target=f"<= {TARGET:g}x",
+        result=ratio,
+        unit="x",
+        met=ratio <= TARGET,
+        low=low,
+        high=high,
+        samples=count,
+        note=f"adds {(mb - md) * 1000:.3f} ms",
     )
     return 0
 
