@@ -47,7 +47,7 @@ MODEL_INFO = {
 
 
 def token_count(params: Any) -> int:
-    """Reference §1.4: max(1, UTF-8 bytes // 4), answered as a bare integer (decision 4)."""
+    """max(1, UTF-8 bytes // 4), as upstream counts, answered as a bare integer (decision 4)."""
     if not isinstance(params, dict):
         raise RpcError(INVALID_PARAMS, "Invalid params: expected an object with modelId and text")
     for field in ("modelId", "text"):

@@ -1,4 +1,5 @@
-"""The committed/provisional history tracker (reference §2, architecture decisions 5, 6 and 9).
+"""The committed/provisional history tracker (docs/upstream.md, "How upstream's bridge works";
+architecture decisions 5, 6 and 9).
 
 Stateless clients send the whole conversation with every request; agents are stateful sessions.
 For one connection this module keeps the live sessions, each with the part of its conversation
@@ -90,7 +91,7 @@ class Decision:
 
     @property
     def to_prompt(self) -> list[Message]:
-        """The new messages the agent has not received yet (B8)."""
+        """The new messages the agent has not received yet (upstream re-sent them: B8)."""
         return self.new_messages[self.prompt_start :]
 
     def to_json(self) -> dict[str, Any]:
@@ -233,7 +234,8 @@ def _text_key(role: str, text: str) -> Any:
 
 
 def _normalized(msg: Message) -> tuple[Message, Any]:
-    """The message with each run of text parts merged (§2.2), and its canonical key."""
+    """The message with each run of text parts merged (VS Code may echo a reply split
+    differently), and its canonical key."""
     content = msg.content
     role = _ROLES.get(msg.role, msg.role)
     if len(content) == 1:  # the common case: nothing to merge
@@ -339,7 +341,8 @@ def _normalize_all(
 
 
 def normalize_message(msg: Message) -> Message:
-    """Merge each run of consecutive text parts into one (reference §2.2)."""
+    """Merge each run of consecutive text parts into one: nothing else changes (no trimming, no
+    reordering), so a reply VS Code echoes split differently still compares equal."""
     return _normalized(msg)[0]
 
 
@@ -458,7 +461,8 @@ class HistoryTracker:
     # --- the agent's side ------------------------------------------------------------------------
 
     def record_part(self, session_id: str, part: ContentPart) -> None:
-        """The agent streamed `part` into the session's provisional exchange (§2.6).
+        """The agent streamed `part` into the session's provisional exchange (appended to its last
+        message when that is the assistant's, else as a new assistant message).
 
         Parts of one exchange gather in one assistant message, the reply, as the client will echo
         it. An assistant message the client sent at the end of its request is not the reply: the
@@ -672,7 +676,9 @@ class HistoryTracker:
 
     @staticmethod
     def _match_rest(s: _Session, keys: list[Any], L: int) -> _Match | None:
-        """§2.3 steps 2–4 for a session whose committed keys equal keys[:L]."""
+        """Match the rest of a request against a session whose committed keys equal keys[:L]: it
+        extends the provisional exchange (a commit), or differs inside it (a cancel), or —
+        with nothing committed — must at least share the first provisional message."""
         pk = s.prov_keys
         assert pk is not None  # refreshed at the start of route()
         p = len(pk)

@@ -34,7 +34,8 @@ def _part_text(part: Any) -> str | None:
 
 
 def tool_result_text(result: Any) -> str:
-    """The text an agent should see for a `tool_result`'s `result` (fixes §8.2 B13).
+    """The text an agent should see for a `tool_result`'s `result` (upstream passed the JSON on:
+    B13 in docs/upstream.md).
 
     A JSON string is itself; a list of result parts (`[{"$mid": 21, "value": "…"}]`, or
     `{"type": "text", "value"|"text": …}` parts) is their texts joined by newlines, non-text parts
@@ -57,7 +58,7 @@ def tool_result_text(result: Any) -> str:
 
 AGENT_ACTION_APPROVED = "Approved"
 """The one text the extension's `symposium-agent-action` tool returns, and only on approval
-(reference §4: `invoke()` runs only after the user approved). VS Code's Skip hands the caller a
+(the extension's `invoke()` runs only after the person approved). VS Code's Skip hands the caller a
 canned text instead ("The user chose to skip the tool call, …"), which must not approve."""
 
 

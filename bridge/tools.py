@@ -1,6 +1,6 @@
 """The synthetic `vscode_tools` MCP server: the chat client's own tools, offered to the agent.
 
-Reference §3.6, architecture decision 8. One `ClientToolServer` per bridge process hosts one MCP
+Architecture decision 8. One `ClientToolServer` per bridge process hosts one MCP
 endpoint per agent session, reachable two ways:
 
 * streamable HTTP on 127.0.0.1 (uvicorn running in the bridge's own event loop), at
@@ -120,7 +120,7 @@ ToolCallHandler = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 """`(unprefixed tool name, arguments) -> result`; may wait as long as the client takes."""
 
 
-# --- what the agent sees of a client tool result (B13) -------------------------------------------
+# --- what the agent sees of a client tool result (its text, not JSON: B13) ------------------------------------------
 
 
 def _compact(value: Any) -> str:
@@ -131,7 +131,7 @@ def _compact(value: Any) -> str:
 
 
 def _input_schema(schema: Any) -> dict[str, Any]:
-    """MCP requires an object schema; a non-object one (upstream: `{}`, B12) says "any object"."""
+    """MCP requires an object schema; a non-object one (upstream made it `{}`: B12 in docs/upstream.md) says "any object"."""
     if not isinstance(schema, dict):
         return {"type": "object"}
     if "type" not in schema:
@@ -140,7 +140,7 @@ def _input_schema(schema: Any) -> dict[str, Any]:
 
 
 def _canonical(tools: list[types.Tool]) -> dict[str, str]:
-    """What an agent can observe of a tool list, independent of order (B12 compared names only)."""
+    """What an agent can observe of a tool list, independent of order (upstream compared names only: B12)."""
     return {t.name: _compact([t.description, t.input_schema]) for t in tools}
 
 

@@ -1,6 +1,6 @@
 """Wire traces: record them (`--trace-dir`) and replay them through the history tracker offline.
 
-A trace is upstream's format (reference §1.1, decision 2), one wire line per record:
+A trace is upstream's format (architecture decision 2), one wire line per record:
 
     [<RFC3339 UTC time>] <recv|send|stderr>: <line>
 
@@ -258,7 +258,8 @@ def replay_trace(
         if rec.direction == "recv":
             if method == CHAT_METHOD and "id" in msg:
                 steps.append(_replay_request(state, msg.get("id"), rec.time, msg.get("params")))
-            # lm/cancel: nothing; the provisional exchange is kept, as upstream does (§2.5)
+            # lm/cancel: nothing; the provisional exchange is kept, as upstream does (the next
+            # request decides whether it was committed)
             continue
         raw_params = msg.get("params")
         params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}

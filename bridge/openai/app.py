@@ -7,7 +7,7 @@ Routes (each also without the `/v1` prefix):
 | `GET /v1/models`, `GET /v1/models/{id}` | Eliza and the agents configured in the settings file |
 | `POST /v1/chat/completions` | chat, streaming (SSE), tools, legacy functions |
 | `POST /v1/responses`, `GET`/`DELETE /v1/responses/{id}` | the Responses API, `previous_response_id` |
-| `GET /v1/tools` | the configured MCP servers' tools (seed 004), `?tags=a,b&name=get_*` |
+| `GET /v1/tools` | the configured MCP servers' tools (`catalog.py`), `?tags=a,b&name=get_*` |
 | `GET /health` | liveness (no key needed) |
 
 **Connections.** One `ConnectionCore` (one history tracker and its agent sessions) per *principal*,

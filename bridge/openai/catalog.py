@@ -144,7 +144,7 @@ class Catalog:
     async def tools(
         self, *, tags: list[str] | None = None, name: str | None = None
     ) -> list[dict[str, Any]]:
-        """Seed 004's `GET /v1/tools`: every configured server's tools, each tagged with its server's
+        """`GET /v1/tools`: every configured server's tools, each tagged with its server's
         tags and name; `tags` keeps tools having any of them, `name` is a shell-style wildcard."""
         servers = self.mcp_servers()
         listed = await asyncio.gather(*(self._server_tools(s) for s in servers))

@@ -2,7 +2,7 @@
 
 | status | type | when |
 |---|---|---|
-| 400 | invalid_request_error | bad JSON, a bad field (`param` names it), seed 004's tool rules |
+| 400 | invalid_request_error | bad JSON, a bad field (`param` names it), a bad tool definition, `tool_choice` or tool message |
 | 401 | invalid_request_error (`invalid_api_key`) | an API key is set and the request lacks it |
 | 400 | invalid_request_error (`unsupported_parameter`) | a valid OpenAI parameter an agent bridge cannot honour (`n` > 1, `logprobs`, audio, `background`, …); `param` names it |
 | 404 | invalid_request_error (`model_not_found`, `not_found`) | unknown model, response, route |

@@ -4,7 +4,7 @@ The bus publishes on the asyncio loop the console runs, so the handlers below ru
 and need no locks. The panes are told what changed through `symposium_tui.state.notify`.
 
 History snapshots cost nothing extra: a session's committed list only ever grows by appending
-(reference §2.7), so a decision records the committed length it saw and keeps a reference to the
+(committed only grows by whole provisional exchanges), so a decision records the committed length it saw and keeps a reference to the
 provisional list it started; the history "as it was" at decision k is the session's committed
 list cut at that length plus decision k's provisional list (which stops changing once decision
 k+1 replaces it).
@@ -210,7 +210,8 @@ class ConsoleState:
             rec.agent_key = agent_key
             if rec.agent == "?":
                 rec.agent = agent_name(agent_key)
-        # The committed list as the tracker now holds it (§2.4 step 5), rebuilt from what we saw.
+        # The committed list as the tracker now holds it (a commit appends the provisional
+        # exchange; a cancel keeps committed as it was), rebuilt from what we saw.
         if kind == "turn":
             # An ACP session keeps its own history: every earlier turn stands.
             rec.committed.extend(rec.provisional)

@@ -36,7 +36,7 @@ def assistant(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def tool_result(call_id: str, text: str) -> dict[str, Any]:
-    # What the extension sends: VS Code's result parts, JSON-serialized (reference §1.4).
+    # What the extension sends: VS Code's result parts, JSON-serialized.
     return {
         "role": "user",
         "content": [

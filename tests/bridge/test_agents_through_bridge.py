@@ -8,7 +8,7 @@ from the agent definition of the request. Each agent runs under `tests/agents/ac
 relays its stdio unchanged and logs every ACP message, so that a test can check what the agent was
 really sent (the outcome of a permission request, `session/cancel`, the order of a drained turn).
 
-Reference scenarios covered here with real agents: D9 (permission approved through the
+Upstream's scenarios (docs/upstream.md) covered here with real agents: D9 (permission approved through the
 `symposium-agent-action` round trip), D10 (abandoned), D11 (no agent-action tool offered: denied,
 the agent told), D12 (permission for the client's own tool: no round trip), D14 (cancel mid
 stream), D16 (client tool call: `tool_call` part, a non-string result reaches the agent as its
@@ -258,7 +258,7 @@ def agent_action_calls(resp: Response) -> list[dict[str, Any]]:
 
 def drained_before_next_prompt(tap: Tap, cancelled_prompt: Any) -> bool:
     """Was `session/cancel` sent, and the cancelled prompt's stop reason received, before the next
-    `session/prompt` went out (the drain that fixes reference R1)?"""
+    `session/prompt` went out (the drain that fixes upstream's race R1)?"""
     prompt_at = tap.index(
         lambda d, m: (
             d == "to_agent" and m.get("method") == "session/prompt" and m["id"] == cancelled_prompt

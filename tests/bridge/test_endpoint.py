@@ -1,5 +1,5 @@
 """The vscodelm endpoint as a real subprocess over real pipes: protocol, history and rendering
-scenarios of reference §7.1 and §7.2 (D1–D8, D14, D15, D18–D20)."""
+scenarios of upstream's tests and code (D1–D8, D14, D15, D18–D20: docs/upstream.md)."""
 
 from __future__ import annotations
 

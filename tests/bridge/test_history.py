@@ -1,4 +1,5 @@
-"""The committed/provisional history tracker: reference §7.2 D1–D8 under decisions 6 and 9, B8, B14."""
+"""The committed/provisional history tracker: upstream's scenarios D1–D8 under decisions 6 and 9,
+and its bugs B8 and B14 fixed (the ids: docs/upstream.md)."""
 
 from __future__ import annotations
 
@@ -298,7 +299,7 @@ def test_a_hash_chain_collision_is_caught_by_comparing_the_messages(
     assert (d.kind, d.session_id, d.candidates) == (DecisionKind.CANCEL, "s2", 1)
 
 
-# --- normalization and equality (§2.2, decision 9, B14) -----------------------------------------
+# --- normalization and equality (decision 9, B14) ------------------------------------------------
 
 
 def test_normalization_merges_each_run_of_text_parts_and_nothing_else() -> None:

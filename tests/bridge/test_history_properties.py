@@ -3,7 +3,7 @@
 A simulated client keeps several chats (distinct first messages) and, step by step, continues one,
 edits an earlier message, abandons a reply and resends, answers a tool call, or opens a new chat;
 a simulated agent streams random parts between requests (and is sometimes cancelled mid-stream, or
-dies). After every request the decision must agree with a brute-force reading of reference §2.3
+dies). After every request the decision must agree with a brute-force reading of the matching rule (docs/upstream.md, "History")
 under decision 6 over all sessions, and the invariants below must hold.
 """
 
@@ -49,7 +49,7 @@ class Chat:
 
 @dataclass
 class Oracle:
-    """§2.3 + decision 6 + the tie-breaks, evaluated naively over every session."""
+    """The matching rule + decision 6 + the tie-breaks, evaluated naively over every session."""
 
     sessions: list[SessionView] = field(default_factory=list)
 

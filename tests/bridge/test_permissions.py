@@ -1,4 +1,4 @@
-"""Permission requests through the real endpoint (reference §3.5, D9–D13; decision 11), with the
+"""Permission requests through the real endpoint (D9–D13 of docs/upstream.md; decision 11), with the
 built-in Eliza and the test echo agent as the agents asking."""
 
 from __future__ import annotations
@@ -236,7 +236,7 @@ SKIP_TEXT = "The user chose to skip the tool call, they want to proceed without 
     ],
 )
 async def test_only_the_extensions_approved_text_approves_anything_else_denies(lm, label, result):
-    """Reference §1 (tool results are `[{"$mid":…,"value":…}]`) and §3.5/§4: the agent-action tool
+    """VS Code hands tool results as `[{"$mid":…,"value":…}]`, and the agent-action tool
     returns its single text part `Approved` only on approval. Skip's text, an error, empty content
     or any other text is a denial the agent learns about (reject_once), audited with what came."""
     import os
@@ -286,7 +286,7 @@ async def test_the_extensions_approval_shape_approves_and_is_audited(lm):
 
 async def test_an_echo_holding_only_the_tool_call_still_approves_and_the_agent_answers(logged):
     """The extension may echo the assistant message of a response as its tool call alone, without
-    the text streamed before it (reference §1, §3.5): matched by the call's id, the approval goes
+    the text streamed before it: matched by the call's id, the approval goes
     through and the agent's answer comes back — not a cancelled approval and an empty 200."""
     first = await ask(logged)
     (call,) = first.tool_calls

@@ -1,4 +1,4 @@
-"""`bridge.protocol`: the vscodelm wire models (reference §1.3) and the agent forms
+"""`bridge.protocol`: the vscodelm wire models (docs/protocol.md, "Shapes") and the agent forms
 (architecture decision 1), unit by unit."""
 
 from __future__ import annotations
@@ -454,7 +454,7 @@ def test_bad_agents_are_value_errors_naming_the_field(raw, where):
     assert str(exc.value).startswith(where), str(exc.value)
 
 
-# --- agent keys: what two requests' agents are compared by (§2, decision 1) ----------------------------------
+# --- agent keys: what two requests' agents are compared by (decision 1) --------------------------------------
 
 
 def key(raw: Any) -> str:
