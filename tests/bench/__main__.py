@@ -64,6 +64,15 @@ BENCHES = (
             "added time per turn, 2000 messages",
         ),
     ),
+    Bench(
+        "bench_history_length.py",
+        (
+            "turn at 2000 vs 10 messages, 4 conversations",
+            "added time per turn, 10 messages, 4 conversations",
+            "added time per turn, 2000 messages, 4 conversations",
+        ),
+        ("--conversations", "4"),
+    ),
     Bench("bench_openai_latency.py", ("OpenAI added latency",)),
     Bench("bench_openai_stream_raw.py", ("OpenAI raw stream, chunks/s",)),
     Bench(

@@ -178,6 +178,7 @@ async def run_repeat(
     env: dict[str, str],
     times: dict[str, list[float]],
     faults: list[float],
+    conversations: int = 2,
 ) -> None:
     agent = Agent("echo", cwd)
     client = LmStdio(endpoint, cwd=cwd, env=env, compact=True)
@@ -185,10 +186,18 @@ async def run_repeat(
     try:
         short = Conversation(client, agent, preloaded(10, "short"))
         long = Conversation(client, agent, preloaded(long_len, "long"))
+        # More conversations in the same endpoint, each taking an untimed turn every round:
+        # alternately long and short, as a person's several chats would be.
+        others = [
+            Conversation(client, agent, preloaded(long_len if k % 2 == 0 else 10, f"other{k}"))
+            for k in range(conversations - 2)
+        ]
         async with direct_session(agent, cwd, env) as (direct, _agent_pid):
             for i in range(WARMUP):
                 short.turn(f"warm-up {i}", check=i > 0)
                 long.turn(f"warm-up {i}", check=i > 0)
+                for other in others:
+                    other.turn(f"warm-up {i}", check=i > 0)
                 await direct(f"warm-up {i}")
                 null.send(short.line)
                 null.send(long.line)
@@ -197,6 +206,8 @@ async def run_repeat(
             for i in range(turns):
                 prompt = f"q{i}"
                 lines = {"null short": short.prepare(prompt), "null long": long.prepare(prompt)}
+                for other in others:
+                    other.turn(prompt)
                 for which in order[i % 5 :] + order[: i % 5]:
                     if which == "direct":
                         times[which].append(await direct(prompt))
@@ -222,6 +233,13 @@ def main() -> int:
         default=f"{SCRIPT} vscodelm",
         help="the endpoint command line (default: the venv's symposium-tui vscodelm)",
     )
+    parser.add_argument(
+        "--conversations",
+        type=int,
+        default=2,
+        help="conversations in the one endpoint (default 2: the timed short and long; more are "
+        "alternately long and short, each taking an untimed turn every round)",
+    )
     parser.add_argument("--null", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.null:
@@ -242,7 +260,11 @@ def main() -> int:
             "SYMPOSIUM_CONFIG_DIR": os.path.join(cwd, "config"),
         }
         for r in range(args.repeats):
-            asyncio.run(run_repeat(endpoint, args.turns, args.long, cwd, env, times, faults))
+            asyncio.run(
+                run_repeat(
+                    endpoint, args.turns, args.long, cwd, env, times, faults, args.conversations
+                )
+            )
             last = {k: v[-args.turns :] for k, v in times.items()}
             print(
                 f"  repeat {r + 1}: short {ms(last['short'])}; long {ms(last['long'])}; "
@@ -253,7 +275,8 @@ def main() -> int:
     short, long, direct = med["short"], med["long"], med["direct"]
     transport = med["null long"] - med["null short"]
     print(
-        f"history length ({args.turns} turns x {args.repeats} repeats each, interleaved; echo agent)"
+        f"history length ({args.turns} turns x {args.repeats} repeats each, interleaved; echo agent; "
+        f"{args.conversations} conversations in the endpoint)"
     )
     print(f"  short (10-message history, +2 a turn):         {ms(times['short'])}")
     print(f"  long ({args.long}-message history, +2 a turn):     {ms(times['long'])}")
@@ -273,7 +296,8 @@ def main() -> int:
     net_ratio = (long - transport) / short
     _, low, high, n = pairs(times["long"], times["short"])
     row(
-        f"turn at {args.long} vs 10 messages",
+        f"turn at {args.long} vs 10 messages"
+        + (f", {args.conversations} conversations" if args.conversations != 2 else ""),
         baseline="the same endpoint's 10-message turn",
         target=f"<= {RATIO_TARGET:g}x",
         result=ratio,
@@ -295,7 +319,8 @@ def main() -> int:
         diffs = [(b - d) * 1000 for b, d in zip(times[name], times["direct"])]
         _, low, high, n = spread(diffs)
         row(
-            f"added time per turn, {10 if name == 'short' else args.long} messages",
+            f"added time per turn, {10 if name == 'short' else args.long} messages"
+            + (f", {args.conversations} conversations" if args.conversations != 2 else ""),
             baseline="direct ACP SDK turn",
             target=f"<= {ADDED_TARGET_MS:g} ms",
             result=added,
