@@ -265,3 +265,53 @@ async def test_the_attached_console_shows_the_host_on_its_card_and_a_key_answers
             await client.close()
         for s in serves:
             await s.stop()
+
+
+async def test_quitting_an_attached_console_says_the_card_stays_with_the_host_and_it_does(sshd):
+    """Ctrl+Q on a console attached to devbox's `serve` with a card pending: the question says the
+    card stays with devbox (another console may answer it, devbox's timeout denies it) — and after
+    quitting, it does: devbox still holds it and another console answers it."""
+    from symposium_tui.screens.confirm import ConfirmQuit
+
+    devbox = sshd.hosts["devbox"]
+    serve = await ServeProcess.start(devbox, "--approval-timeout", "600")
+    links = LinkSet([ssh_target(sshd, "devbox")], post=lambda e: None)
+    app = SymposiumApp(links=links, arm_delay=0, linger=0)
+    client = await serve.client()
+    other = None
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await asyncio.wait_for(links.links[0].wait_up(), 30)
+            chat = client.chat_start([user(ASK)])
+            async with asyncio.timeout(30):
+                while not app.queue.pending:
+                    await pilot.pause(0.05)
+            await pilot.press("ctrl+q")
+            async with asyncio.timeout(30):
+                while not isinstance(app.screen, ConfirmQuit):
+                    await pilot.pause(0.05)
+            text = " ".join(str(app.screen.query_one("#confirm-text").render()).split())
+            assert "1 approval is waiting for an answer." in text
+            assert "It is from devbox: it stays with that host when you quit." in text
+            assert "Another console attached there may answer it" in text
+            assert "the host's approval timeout denies it" in text
+            assert "Quitting denies" not in text and "quitting denies" not in text
+            await pilot.press("y")
+            async with asyncio.timeout(30):
+                while app.is_running:
+                    await pilot.pause(0.05)
+        await links.stop()
+        assert not chat.done() and serve.audit() == [], "devbox still holds the card"
+        other = HeadlessConsole([ssh_target(sshd, "devbox")], "alice@phone").start()
+        card = await other.wait_for(lambda e: e.type == "approval_requested")
+        assert other.links.answer(card.approval_id, "approve")
+        response = await asyncio.wait_for(chat, 30)
+        assert "Permission granted (allow_once)" in response.text
+        (record,) = serve.audit()
+        assert record["decider"]["said"] == "alice@phone"
+    finally:
+        if other is not None:
+            await other.stop()
+        await links.stop()
+        await client.close()
+        await serve.stop()
