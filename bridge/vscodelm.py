@@ -149,7 +149,7 @@ class VscodeLmEndpoint:
             return
         if self.core.cancel(request_id):
             return
-        if self.peer.unanswered(request_id):
+        if self.peer.unanswered(CHAT_RESPONSE, request_id):
             self._cancelled_early.add(request_id)  # read, not yet started: it ends as it starts
             return
         log.debug("lm/cancel for unknown or finished request %r", request_id)

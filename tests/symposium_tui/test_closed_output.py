@@ -62,6 +62,11 @@ def log_file(tmp_path: Path) -> Path:
         ["--version"],
         ["config"],
         ["registry", "list"],
+        [
+            "registry",
+            "resolve-agent",
+            '{"id": "elizacp", "name": "ElizACP", "distribution": {"symposium": {"subcommand": "eliza"}}}',
+        ],
         ["rules", "check"],
         ["rules", "explain", '{"tool": "Bash", "command": "ls"}'],
         ["audit", "export", "--format", "jsonl"],
