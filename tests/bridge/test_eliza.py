@@ -427,12 +427,12 @@ async def test_cancel_while_permission_is_pending() -> None:
                 session_id=session_id, prompt=[acp.text_block("ask permission to deploy")]
             )
         )
-        await asyncio.wait_for(client.permission_asked.wait(), 5)
+        await asyncio.wait_for(client.permission_asked.wait(), 30)
         await handle.conn.cancel(session_id=session_id)
         client.release_permission.set_result(
             None
         )  # as ACP asks: a cancelled turn's request answers cancelled
-        response = await asyncio.wait_for(turn, 5)
+        response = await asyncio.wait_for(turn, 30)
         assert response.stop_reason == "cancelled"
         assert client.chunks() == []
         assert client.updates[-1].session_update == "tool_call_update"
