@@ -48,6 +48,25 @@ ANSWER_KIND: dict[str, str] = {
     "reject_always": "reject_always",
 }
 
+# The most of a console's reason for its answer that is kept (characters): it is told to the agent,
+# shown on every console and written to the audit log, and a console is text from elsewhere.
+REASON_LIMIT = 2000
+
+
+def capped_reason(reason: str | None) -> str | None:
+    """A console's reason, at most `REASON_LIMIT` characters: a longer one is cut and says how
+    much was cut."""
+    if reason is None or len(reason) <= REASON_LIMIT:
+        return reason
+    return f"{reason[:REASON_LIMIT]}… ({len(reason) - REASON_LIMIT} more characters not kept)"
+
+
+def local_peer() -> dict[str, Any]:
+    """This process, as a socket would report it: a console running inside the bridge's process."""
+    import os
+
+    return {"uid": os.getuid(), "pid": os.getpid(), "host": host_name()}
+
 
 @dataclass
 class ApprovalContext:
@@ -95,7 +114,10 @@ class Resolution:
     rule: str | None = None
     reason: str | None = None
     answer: str | None = None  # the person's answer, when one answered
-    who: str | None = None  # the console (or front door) whose person answered
+    who: str | None = None  # the console (or front door) whose person answered: its own name
+    # The console's process as the operating system reports it (uid, pid, host; for a socket,
+    # SO_PEERCRED): what the audit log records of who answered, never a name a console claimed.
+    peer: dict[str, Any] | None = None
 
 
 @dataclass
@@ -211,16 +233,20 @@ class PendingApproval:
 
 
 class ConsoleHandle:
-    """One attached console: it sees pending approvals and may answer them."""
+    """One attached console: it sees pending approvals and may answer them. `name` is what it
+    calls itself (shown); `peer` is its process as the operating system reports it (audited)."""
 
-    def __init__(self, broker: ApprovalBroker, console_id: int, name: str) -> None:
+    def __init__(
+        self, broker: ApprovalBroker, console_id: int, name: str, peer: dict[str, Any]
+    ) -> None:
         self.broker = broker
         self.id = console_id
         self.name = name
+        self.peer = peer
 
     def answer(self, approval_id: str, answer: Answer, reason: str | None = None) -> bool:
         return self.broker.answer(
-            approval_id, answer, resolver="console", who=self.name, reason=reason
+            approval_id, answer, resolver="console", who=self.name, reason=reason, peer=self.peer
         )
 
     def detach(self, reason: str | None = None) -> None:
@@ -266,8 +292,10 @@ class ApprovalBroker:
 
     # consoles ---------------------------------------------------------------------------------------
 
-    def attach(self, name: str = "console") -> ConsoleHandle:
-        handle = ConsoleHandle(self, next(self._console_ids), name)
+    def attach(self, name: str = "console", peer: dict[str, Any] | None = None) -> ConsoleHandle:
+        """A console attaches: `peer` is its process as its socket reports it (default: this
+        process, for a console running inside it)."""
+        handle = ConsoleHandle(self, next(self._console_ids), name, peer or local_peer())
         self.consoles[handle.id] = handle
         for approval in self.pending.values():
             approval.consoles.add(handle.id)
@@ -421,15 +449,19 @@ class ApprovalBroker:
         resolver: str = "console",
         who: str | None = None,
         reason: str | None = None,
+        peer: dict[str, Any] | None = None,
     ) -> bool:
         """A person's answer. False if the approval is gone (already answered or withdrawn)."""
         approval = self.pending.get(approval_id)
         if approval is None or approval.future.done():
             return False
         ctx = approval.ctx
+        reason = capped_reason(reason)
+        if peer is None and resolver == "console":
+            peer = local_peer()  # a caller in this process (the console's own handle)
         if answer == "cancel":
             resolution = Resolution(
-                "cancelled", None, resolver, answer=answer, reason=reason, who=who
+                "cancelled", None, resolver, answer=answer, reason=reason, who=who, peer=peer
             )
         else:
             outcome, option_id = choose(ctx.options, ANSWER_KIND[answer])
@@ -441,6 +473,7 @@ class ApprovalBroker:
                 reason=reason,
                 rule=f"answered by {who}" if who else None,
                 who=who,
+                peer=peer,
             )
         if answer == "bypass" and resolution.outcome != "cancelled":
             self.policy.bypass_agents.add(ctx.agent)
@@ -458,18 +491,30 @@ class ApprovalBroker:
         approval = self.pending.get(approval_id)
         if approval is None or approval.future.done():
             return False
+        resolution.reason = capped_reason(resolution.reason)
         if resolution.answer == "bypass" and resolution.outcome != "cancelled":
             self.policy.bypass_agents.add(approval.ctx.agent)
         self._resolve(approval, resolution, audit=audit)
         return True
 
-    def approve_all(self, connection: str, session_id: str, *, who: str = "console") -> int:
+    def approve_all(
+        self,
+        connection: str,
+        session_id: str,
+        *,
+        who: str = "console",
+        peer: dict[str, Any] | None = None,
+    ) -> int:
         """Approve every pending approval of one session."""
         n = 0
         for approval in list(self.pending.values()):
             if approval.ctx.connection == connection and approval.ctx.session_id == session_id:
                 n += self.answer(
-                    approval.id, "approve", who=who, reason="approve all for this session"
+                    approval.id,
+                    "approve",
+                    who=who,
+                    reason="approve all for this session",
+                    peer=peer,
                 )
         return n
 
@@ -588,7 +633,18 @@ class ApprovalBroker:
         """Who or what decided: a person (and through which console or front door), a rule (with
         its line), a bypass, or the fail-closed default (a timeout, a console that went away)."""
         if resolution.resolver == "console":
-            return {"kind": "person", "person": _person(), "via": f"console {resolution.who}"}
+            # Who answered is the console's process as its socket reported it (the person is its
+            # uid's login); the name the console gave itself is kept, as what it said.
+            peer = resolution.peer
+            if peer is None:  # decided by a console elsewhere (relayed): nothing seen here
+                return {"kind": "person", "person": None, "via": "console", "said": resolution.who}
+            return {
+                "kind": "person",
+                "person": _login(peer.get("uid")),
+                "via": "console",
+                "peer": peer,
+                "said": resolution.who,
+            }
         if resolution.resolver == "vscode":
             return {"kind": "person", "person": None, "via": f"front door {ctx.connection}"}
         if resolution.resolver == "timeout":
@@ -625,10 +681,13 @@ class ApprovalBroker:
             log.exception("audit log write failed")
 
 
-def _person() -> str | None:
-    import getpass
+def _login(uid: Any) -> str | None:
+    """The login name of a uid (None when it has none)."""
+    import pwd
 
+    if not isinstance(uid, int):
+        return None
     try:
-        return getpass.getuser()
-    except Exception:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
         return None

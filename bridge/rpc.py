@@ -83,6 +83,9 @@ class JsonRpcPeer:
         self._requests: dict[str, RequestHandler] = {}
         self._notifications: dict[str, NotificationHandler] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        # The requests read and not yet answered, by (method, id) (how many of each: a client may
+        # reuse an id), counted from the moment each is read, before its handler has taken a step.
+        self._unanswered: dict[tuple[str, Any], int] = {}
         self._out: list[bytes] = []
         self.closed = False
         # Sees every incoming line first; returns True when it took the line (the stdio endpoint
@@ -95,6 +98,11 @@ class JsonRpcPeer:
         # What requests still running at shutdown are answered (not "cancelled": the client should
         # see that the answer was cut off, not silently drop it).
         self.shutdown_message = "The endpoint shut down before answering this request"
+
+    def unanswered(self, method: str, request_id: Any) -> bool:
+        """A `method` request with this id was read and is not answered yet — its handler may not
+        have started: a cancel read right behind its request finds it here."""
+        return (method, request_id) in self._unanswered
 
     @property
     def busy(self) -> bool:
@@ -252,6 +260,8 @@ class JsonRpcPeer:
         if request_handler is None:
             self.send(error_response(msg.id, METHOD_NOT_FOUND, f"Method not found: {msg.method}"))
             return
+        key = (msg.method or "", msg.id)
+        self._unanswered[key] = self._unanswered.get(key, 0) + 1
         self._spawn(self._answer(request_handler, msg.method or "", msg.id, msg.params))
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
@@ -260,6 +270,14 @@ class JsonRpcPeer:
         task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, handler: RequestHandler, method: str, id_: Any, params: Any) -> None:
+        try:
+            await self._handle(handler, method, id_, params)
+        finally:
+            left = self._unanswered.pop((method, id_), 1) - 1
+            if left:
+                self._unanswered[(method, id_)] = left
+
+    async def _handle(self, handler: RequestHandler, method: str, id_: Any, params: Any) -> None:
         try:
             result = await handler(params, id_)
         except RpcError as exc:

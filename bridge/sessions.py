@@ -399,6 +399,13 @@ class AgentSession:
         A cancel answers at once, even while the agent is still starting: the submission carries
         on as this session's task (the agent comes up for the next request) but is not waited for.
         """
+        # The stream is this session's at once, before anything is awaited: a cancel read right
+        # behind its request (`ConnectionCore.cancel`) finds it even before `submit` has started.
+        stream.session = self
+        previous = self._stream
+        self._stream = stream
+        if previous is not None and not previous.done:
+            self.cancel_stream(previous, "Request cancelled: superseded by a newer request")
         try:
             submitting = self._tasks.start(
                 self.submit(decision, request, stream),
@@ -425,32 +432,31 @@ class AgentSession:
     async def submit(
         self, decision: Decision, request: ChatRequest, stream: ResponseStream
     ) -> None:
-        """Answer one request routed to this session; returns when `stream` is finished."""
-        stream.session = self
+        """Answer one request routed to this session (`answer` made `stream` the session's);
+        returns when `stream` is finished."""
         self.last_active = time.monotonic()
         self.host.session_active()
-        previous = self._stream
-        self._stream = stream
-        if previous is not None and not previous.done:
-            self.cancel_stream(previous, "Request cancelled: superseded by a newer request")
         self._update_tools(request)
 
         if self.waiting:
-            if decision.kind in (
-                DecisionKind.COMMIT,
-                DecisionKind.CONTINUE,
-            ) and self._resolve_waiting(decision, request, stream):
+            # A request cancelled before this took a step delivers nothing: the waiting turn is
+            # given up, as when the cancel comes after its results were delivered.
+            if (
+                not stream.done
+                and decision.kind in (DecisionKind.COMMIT, DecisionKind.CONTINUE)
+                and self._resolve_waiting(decision, request, stream)
+            ):
                 await asyncio.shield(stream.finished)
                 return
             self._abandon_waiting()
 
         async with self._lock:
-            if stream.done:
-                return
-            await self._end_running_turn()
-            if stream.done:
-                return
-            if self._restart_for_tools:
+            # A request cancelled before its turn came (read right behind its cancel, or
+            # superseded while waiting here) still has its prompt worked out below: the agent
+            # never got it, and the next request's prompt carries it (`_not_delivered`).
+            if not stream.done:
+                await self._end_running_turn()
+            if self._restart_for_tools and not stream.done:
                 self._restart_for_tools = False
                 await self._stop_agent("the client offered tools")
                 self.needs_replay = True
@@ -470,6 +476,9 @@ class AgentSession:
                     prompt = f"{undelivered}\n\n{prompt}"
             if request.prompt_suffix:
                 prompt = f"{prompt}\n\n{request.prompt_suffix}"
+            if stream.done:
+                self._not_delivered(prompt, context)
+                return
             try:
                 await self._ensure_started(request)
             except SessionFailed as exc:

@@ -119,6 +119,11 @@ async def serve_stdio(
         approvals=ApprovalBroker(bus, policy=_settings_policy(), audit=audit),
     )
     reader, writer = await _stdio_streams(rest, eof)
+    log.debug(
+        "serving: %d line(s) and %d byte(s) handed over by the start-up fast path",
+        len(preread_lines or ()),
+        len(rest),
+    )
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()
     for sig in (signal.SIGTERM, signal.SIGHUP):

@@ -40,6 +40,10 @@ class VscodeLmEndpoint:
         self.core = core
         # Reads and validates only what a request adds to a history this connection has seen.
         self.prefixes = PrefixCache()
+        # Requests cancelled before their handler took its first step: VS Code sends `lm/cancel`
+        # right behind its request when Stop is pressed at once, and both may be read (from the
+        # start-up fast path's hand-over, or one read of the pipe) before the request's task runs.
+        self._cancelled_early: set[Any] = set()
         peer.predecode = self.prefixes.predecode
         peer.on_request(CHAT_RESPONSE, self.chat_response)
         peer.on_request(TOKEN_COUNT, self.token_count)
@@ -53,6 +57,12 @@ class VscodeLmEndpoint:
         return chat_information(params)
 
     async def chat_response(self, params: Any, request_id: Any) -> dict[str, Any]:
+        try:
+            return await self._chat_response(params, request_id)
+        finally:
+            self._cancelled_early.discard(request_id)
+
+    async def _chat_response(self, params: Any, request_id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
             raise RpcError(INVALID_PARAMS, "Invalid params: expected an object")
         try:
@@ -105,7 +115,14 @@ class VscodeLmEndpoint:
                 notify("lm/responsePart", {"requestId": request_id, "part": part})
 
         stream = ResponseStream(request_id, write_part)
+        if request_id in self._cancelled_early:
+            # Never routed: the agent is not started or prompted for a request already cancelled.
+            stream.cancel()
+            core.request_finished(stream, "cancelled", "Request cancelled")
+            raise RpcError(REQUEST_CANCELLED, "Request cancelled")
         try:
+            # From here until it is answered the request is found by `core.cancel` (its session
+            # holds its stream from the first step of `chat`, before anything is awaited).
             await core.chat(request, stream)
         except RequestCancelled as exc:
             raise RpcError(REQUEST_CANCELLED, str(exc) or "Request cancelled") from None
@@ -130,8 +147,12 @@ class VscodeLmEndpoint:
         except ValidationError:
             log.warning("lm/cancel with bad params: %r", params)
             return
-        if not self.core.cancel(request_id):
-            log.debug("lm/cancel for unknown or finished request %r", request_id)
+        if self.core.cancel(request_id):
+            return
+        if self.peer.unanswered(CHAT_RESPONSE, request_id):
+            self._cancelled_early.add(request_id)  # read, not yet started: it ends as it starts
+            return
+        log.debug("lm/cancel for unknown or finished request %r", request_id)
 
 
 async def serve_connection(

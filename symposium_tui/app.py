@@ -450,13 +450,19 @@ class SymposiumApp(App[int]):
             self.post_message(BridgeEvent(event))
 
     async def action_quit(self) -> None:
-        """Ctrl+Q. With cards pending, ask first: leaving denies them."""
-        pending = len(self.queue.pending) if self._alive() else 0
-        if pending and not self._quit_confirmed:
+        """Ctrl+Q. With cards pending, ask first, saying what leaving does to them: this console's
+        own are denied, an attached host's stay with that host."""
+        cards = self.queue.pending if self._alive() else []
+        if cards and not self._quit_confirmed:
             from symposium_tui.screens.confirm import ConfirmQuit
 
+            own = sum(1 for c in cards if c.info.host is None)
+            held: dict[str, int] = {}
+            for card in cards:
+                if card.info.host is not None:
+                    held[card.info.host] = held.get(card.info.host, 0) + 1
             if not isinstance(self.screen, ConfirmQuit):
-                self.push_screen(ConfirmQuit(pending), self._quit_answered)
+                self.push_screen(ConfirmQuit(own, held), self._quit_answered)
             return
         # While the screen is still up, so the chat can let its agent finish.
         await self.shutdown(reason=CLOSED)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
+import struct
 from typing import Any
 
 from bridge import events as ev
@@ -37,6 +39,41 @@ def is_hello(line: bytes) -> bool:
     """Whether a connection's first line opens the console protocol (cheap: no JSON parse for
     the vscodelm traffic that is most connections)."""
     return _HELLO_MARK in line[:512]
+
+
+def socket_peer(sock: socket.socket | None, host: str) -> dict[str, Any]:
+    """The process at the other end of a unix socket as the kernel reports it (SO_PEERCRED): its
+    uid and pid, and the host (this one: a unix socket is local). A console reached over ssh talks
+    through `symposium-tui link`, started by sshd: the address sshd gave that process
+    (`SSH_CONNECTION`, read from its environment, never from anything the console sent) is kept as
+    `ssh_client`. Unknown fields are None."""
+    peer: dict[str, Any] = {"uid": None, "pid": None, "host": host}
+    if sock is None:
+        return peer
+    try:
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except (OSError, AttributeError):  # not a unix socket, or not Linux
+        return peer
+    pid, uid, _gid = struct.unpack("3i", creds)
+    peer.update(uid=uid, pid=pid)
+    ssh = _ssh_connection(pid)
+    if ssh is not None:
+        peer["ssh_client"] = ssh
+    return peer
+
+
+def _ssh_connection(pid: int) -> str | None:
+    """`client-address client-port` from the SSH_CONNECTION sshd set for process `pid`, if any."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = f.read(1 << 20)
+    except OSError:
+        return None
+    for entry in environ.split(b"\0"):
+        if entry.startswith(b"SSH_CONNECTION="):
+            fields = entry[len(b"SSH_CONNECTION=") :].decode(errors="replace").split()
+            return " ".join(fields[:2]) or None
+    return None
 
 
 def card_of_pending(approval: PendingApproval, host: str) -> dict[str, Any]:
@@ -81,9 +118,12 @@ def resolved_of_event(event: ev.ApprovalResolved) -> dict[str, Any]:
 class ConsoleConnection:
     """One attached console on the host: the broker handle and the bus subscription it holds."""
 
-    def __init__(self, broker: ApprovalBroker, peer: JsonRpcPeer) -> None:
+    def __init__(
+        self, broker: ApprovalBroker, peer: JsonRpcPeer, process: dict[str, Any] | None = None
+    ) -> None:
         self.broker = broker
         self.peer = peer
+        self.process = process  # the console's process, as its socket reported it
         self.handle: Any = None
         self._unsubscribe: Any = None
         peer.on_request(HELLO, self.hello)
@@ -108,7 +148,7 @@ class ConsoleConnection:
         host = self.broker.host_name
         # No await between subscribing and answering: every event after the snapshot is sent
         # after the answer, and none is missed or sent twice.
-        self.handle = self.broker.attach(name[:200])
+        self.handle = self.broker.attach(name[:200], self.process)
         self._unsubscribe = self.broker.bus.subscribe(self._on_event)
         log.info("console %s attached", self.handle.name)
         return {
@@ -147,7 +187,11 @@ class ConsoleConnection:
         connection, session = params.get("connection"), params.get("sessionId")
         if not isinstance(connection, str) or not isinstance(session, str):
             raise RpcError(INVALID_PARAMS, "Invalid params: connection and sessionId are required")
-        return {"approved": self.broker.approve_all(connection, session, who=self.handle.name)}
+        return {
+            "approved": self.broker.approve_all(
+                connection, session, who=self.handle.name, peer=self.handle.peer
+            )
+        }
 
     def close(self) -> None:
         if self._unsubscribe is not None:
@@ -167,7 +211,8 @@ async def serve_console(
 ) -> None:
     """Serve one console-protocol connection (its hello already read) until it closes."""
     peer = JsonRpcPeer(reader, writer, name="console-link")
-    connection = ConsoleConnection(broker, peer)
+    process = socket_peer(writer.get_extra_info("socket"), broker.host_name)
+    connection = ConsoleConnection(broker, peer, process)
     try:
         await peer.serve([first_line])
     finally:

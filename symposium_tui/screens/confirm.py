@@ -1,5 +1,6 @@
 """Yes/no questions before something that cannot be undone from here: removing a rule or an
-agent, or (Ctrl+Q with approvals pending) leaving, which denies them."""
+agent, or (Ctrl+Q with approvals pending) leaving, which denies this console's own and leaves an
+attached host's with that host."""
 
 from __future__ import annotations
 
@@ -51,25 +52,55 @@ class Confirm(ModalScreen[bool]):
 
 
 class ConfirmQuit(Confirm):
-    """Ctrl+Q with approvals pending: leaving denies them, so the console asks first (Ctrl+Q
-    again answers yes)."""
+    """Ctrl+Q with approvals pending: the console says what leaving does to each card and asks
+    first (Ctrl+Q again answers yes). A card of this console's own bridge is denied; a card from
+    an attached host stays with that host, which holds it for another console until its approval
+    timeout denies it."""
 
     BINDINGS = [
-        Binding("y,ctrl+q", "yes", "Quit and deny them"),
+        Binding("y,ctrl+q", "yes", "Quit"),
         Binding("n,escape", "no", "Stay"),
     ]
 
     DEFAULT_CSS = """
-    ConfirmQuit > Vertical { width: 60; }
+    ConfirmQuit > Vertical { width: 64; }
     """
 
-    def __init__(self, pending: int) -> None:
-        cards = "1 approval is" if pending == 1 else f"{pending} approvals are"
+    def __init__(self, own: int, held: dict[str, int] | None = None) -> None:
+        """`own`: cards of this console's own bridge; `held`: cards per attached host."""
+        held = {host: n for host, n in (held or {}).items() if n}
+        total = own + sum(held.values())
+        lines = [f"{_approvals(total)} waiting for an answer."]
+        if own and not held:
+            lines[0] += (
+                f" Quitting denies {'it' if own == 1 else 'them'}; the agent and the client are "
+                "told the console was closed."
+            )
+        elif own:
+            lines.append(
+                f"{_these(own, held)} this console's bridge: quitting denies "
+                f"{'it' if own == 1 else 'them'}; the agent and the client are told the console "
+                "was closed."
+            )
+        for host, n in held.items():
+            lines.append(
+                f"{_these(n, own or len(held) > 1)} {host}: "
+                f"{'it stays' if n == 1 else 'they stay'} with that host when you quit. Another "
+                f"console attached there may answer {'it' if n == 1 else 'them'}; otherwise the "
+                f"host's approval timeout denies {'it' if n == 1 else 'them'}."
+            )
         super().__init__(
-            f"{cards} waiting for an answer. Quitting denies "
-            f"{'it' if pending == 1 else 'them'}; the agent and the client are told "
-            "the console was closed.",
-            "quit and deny",
-            "stay",
+            "\n".join(lines), "quit and deny" if own else "quit (the host keeps them)", "stay"
         )
-        self.pending = pending
+        self.pending = total
+
+
+def _approvals(n: int) -> str:
+    return "1 approval is" if n == 1 else f"{n} approvals are"
+
+
+def _these(n: int, others: object) -> str:
+    """How a line names its cards: "It is from" alone, "The 2 from" beside other lines."""
+    if not others:
+        return "It is from" if n == 1 else "They are from"
+    return f"The {n} from" if n > 1 else "The one from"

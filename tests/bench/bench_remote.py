@@ -168,7 +168,7 @@ async def load(serves: list[ServeProcess], sshd: Any, total: int, per_host_paral
         twice = [i for i, n in ids.items() if n > 1]
         seen = {host_id(aid) for c in consoles for (h, aid) in c.cards if h == name}
         missing = seen - set(ids)
-        by = Counter(r["decider"].get("via", "") for r in records)
+        by = Counter(r["decider"].get("said", "") for r in records)
         line_ok = len(records) == count and not twice and not missing and answered[name] == count
         ok &= line_ok
         print(

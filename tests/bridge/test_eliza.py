@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -400,22 +399,20 @@ async def test_cancel_mid_stream_stops_chunks_and_returns_cancelled() -> None:
         turn = asyncio.create_task(
             handle.conn.prompt(session_id=session_id, prompt=[acp.text_block(line)])
         )
-        await asyncio.wait_for(client.first_chunk.wait(), 5)
-        started = time.perf_counter()
+        await asyncio.wait_for(client.first_chunk.wait(), 30)
         await handle.conn.cancel(session_id=session_id)
-        response = await asyncio.wait_for(turn, 5)
-        elapsed = time.perf_counter() - started
+        response = await asyncio.wait_for(turn, 30)
         assert response.stop_reason == "cancelled"
-        assert elapsed < 0.5
         seen = client.text()
         assert full.startswith(seen) and len(seen) < len(full)
         count = len(client.chunks())
-        await asyncio.sleep(0.2)
-        assert len(client.chunks()) == count  # nothing trickles in after the answer
 
-        # The session carries on normally afterwards.
-        stop, text = await say(handle, client, session_id, "Hello")
-        assert stop == "end_turn" and text
+        # The session carries on normally afterwards, and nothing of the cancelled reply trickles
+        # in after its answer: what comes next is the next reply only.
+        after = await handle.conn.prompt(session_id=session_id, prompt=[acp.text_block("Hello")])
+        assert after.stop_reason == "end_turn"
+        later = client.chunks()[count:]
+        assert later and not set(later) & set(chunk_reply(full)[count:]), later
     finally:
         await handle.close()
 
@@ -430,12 +427,12 @@ async def test_cancel_while_permission_is_pending() -> None:
                 session_id=session_id, prompt=[acp.text_block("ask permission to deploy")]
             )
         )
-        await asyncio.wait_for(client.permission_asked.wait(), 5)
+        await asyncio.wait_for(client.permission_asked.wait(), 30)
         await handle.conn.cancel(session_id=session_id)
         client.release_permission.set_result(
             None
         )  # as ACP asks: a cancelled turn's request answers cancelled
-        response = await asyncio.wait_for(turn, 5)
+        response = await asyncio.wait_for(turn, 30)
         assert response.stop_reason == "cancelled"
         assert client.chunks() == []
         assert client.updates[-1].session_update == "tool_call_update"
@@ -465,6 +462,7 @@ async def demo_mcp_server():
     from mcp.server.mcpserver.exceptions import ToolError
 
     server = MCPServer("demo")
+    slow_started = asyncio.Event()  # the `slow` tool is running: a call is in flight
 
     @server.tool()
     def add(a: int, b: int) -> int:
@@ -473,6 +471,7 @@ async def demo_mcp_server():
 
     @server.tool()
     async def slow(seconds: float) -> str:
+        slow_started.set()
         await asyncio.sleep(seconds)
         return "done"
 
@@ -496,14 +495,14 @@ async def demo_mcp_server():
                 task.result()
             await asyncio.sleep(0.01)
         port = web.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", slow_started
     finally:
         web.should_exit = True
         await asyncio.wait_for(task, 10)
 
 
 async def test_mcp_tools_over_http() -> None:
-    async with demo_mcp_server() as url:
+    async with demo_mcp_server() as (url, slow_started):
         client = RecordingClient()
         demo = HttpMcpServer(type="http", name="demo", url=url, headers=[])
         handle = await connect_in_memory(client)
@@ -537,15 +536,13 @@ async def test_mcp_tools_over_http() -> None:
 
             # A cancel while a tool call is in flight ends the turn at once, with no reply.
             client.clear()
-            prompt = [acp.text_block('use tool demo::slow with {"seconds": 30}')]
+            prompt = [acp.text_block('use tool demo::slow with {"seconds": 3600}')]
             turn = asyncio.create_task(handle.conn.prompt(session_id=session, prompt=prompt))
-            await asyncio.sleep(0.3)
+            await asyncio.wait_for(slow_started.wait(), 30)
             assert not turn.done()
-            started = time.perf_counter()
             await handle.conn.cancel(session_id=session)
-            response = await asyncio.wait_for(turn, 5)
+            response = await asyncio.wait_for(turn, 60)  # the tool would take an hour
             assert response.stop_reason == "cancelled"
-            assert time.perf_counter() - started < 2.5
             assert client.chunks() == []
         finally:
             await handle.close()

@@ -204,7 +204,8 @@ async def prompt(run: Running, session_id: str, words: str, timeout: float = TUR
 @dataclass
 class ToolServer:
     url: str
-    calls: list[tuple[str, dict[str, Any], float, float]]  # (tool, args, started, finished)
+    # (tool, args, whether the other tool was running at the same time)
+    calls: list[tuple[str, dict[str, Any], bool]]
 
     def http(self, name: str = "tools") -> Any:
         from acp.schema import HttpMcpServer
@@ -213,23 +214,33 @@ class ToolServer:
 
 
 @contextlib.asynccontextmanager
-async def tool_server(delay: float = 0.3) -> AsyncIterator[ToolServer]:
+async def tool_server(wait_for_sibling: float = 0.0) -> AsyncIterator[ToolServer]:
     """``add(a, b)`` → ``"sum: <a+b>"`` and ``shout(text)`` → upper case, read-only (Claude runs
-    read-only tools of one message concurrently), each taking ``delay`` s so that overlap can be
-    seen; plain-text results (no structured output)."""
+    read-only tools of one message concurrently); plain-text results (no structured output).
+    With ``wait_for_sibling``, each call waits (at most that many seconds, a limit for a broken
+    run) for the other tool's call to start, and records whether it did while it still ran: two
+    calls run concurrently exactly when each saw the other — no clock compared."""
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
-    calls: list[tuple[str, dict[str, Any], float, float]] = []
+    calls: list[tuple[str, dict[str, Any], bool]] = []
+    started = {"add": asyncio.Event(), "shout": asyncio.Event()}
     server = MCPServer("tools")
     read_only = ToolAnnotations(readOnlyHint=True)
+
+    async def sibling_ran(me: str) -> bool:
+        started[me].set()
+        if not wait_for_sibling:
+            return False
+        other = started["shout" if me == "add" else "add"]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(other.wait(), wait_for_sibling)
+        return other.is_set()
 
     @server.tool(annotations=read_only, structured_output=False)
     async def add(a: int, b: int) -> str:
         """Add two integers."""
-        t0 = time.monotonic()
-        await asyncio.sleep(delay)
-        calls.append(("add", {"a": a, "b": b}, t0, time.monotonic()))
+        calls.append(("add", {"a": a, "b": b}, await sibling_ran("add")))
         # not bare "5": Gemini CLI parses JSON-looking tool text and fails the call unless it is
         # an object ("expected record, received number")
         return f"sum: {a + b}"
@@ -237,18 +248,16 @@ async def tool_server(delay: float = 0.3) -> AsyncIterator[ToolServer]:
     @server.tool(annotations=read_only, structured_output=False)
     async def shout(text: str) -> str:
         """Upper-case a text."""
-        t0 = time.monotonic()
-        await asyncio.sleep(delay)
-        calls.append(("shout", {"text": text}, t0, time.monotonic()))
+        calls.append(("shout", {"text": text}, await sibling_ran("shout")))
         return text.upper()
 
     async with serve_asgi(server.streamable_http_app()) as base:
         yield ToolServer(f"{base}/mcp", calls)
 
 
-def _overlap(calls: list[tuple[str, dict[str, Any], float, float]]) -> bool:
-    (_, _, s1, e1), (_, _, s2, e2) = calls[:2]
-    return s1 < e2 and s2 < e1
+def _overlap(calls: list[tuple[str, dict[str, Any], bool]]) -> bool:
+    """Both calls ran at the same time: each saw the other start before it ended."""
+    return len(calls) >= 2 and all(saw for _, _, saw in calls[:2])
 
 
 # -- fast-agent ----------------------------------------------------------------------------------
@@ -273,7 +282,7 @@ async def test_fast_agent_calls_mcp_tool_after_permission(
     client = RecordingClient()
     launch = agents.fast_agent(tmp_path / "home")
     (tmp_path / "work").mkdir()
-    async with tool_server(delay=0) as tools, running(launch, client, tmp_path / "work") as run:
+    async with tool_server() as tools, running(launch, client, tmp_path / "work") as run:
         session = await run.conn.new_session(
             cwd=str(tmp_path / "work"), mcp_servers=[tools.http("tools")]
         )
@@ -350,7 +359,7 @@ async def test_claude_calls_two_mcp_tools_in_one_message(
     client = RecordingClient()
     (tmp_path / "work").mkdir()
     async with (
-        tool_server() as tools,
+        tool_server(wait_for_sibling=60) as tools,
         FakeAnthropic([tool_use(add, shout), text("Both tools ran.")]) as api,
     ):
         launch = agents.claude_agent(tmp_path / "home", api.base_url)
@@ -414,7 +423,7 @@ async def test_gemini_calls_mcp_tools_and_streams(gemini_ready: None, tmp_path: 
     shout = ToolUse("mcp_tools_shout", {"text": "hey"})
     client = RecordingClient()
     script = [tool_use(add, shout), text("Gemini is done.", chunks=3)]
-    async with tool_server(delay=0) as tools, FakeAnthropic(script) as api:
+    async with tool_server() as tools, FakeAnthropic(script) as api:
         launch = agents.gemini_agent(tmp_path / "home", api.base_url, trusted=[work])
         async with running(launch, client, work) as run:
             print(f"[agents] gemini spawn→initialize {run.init_seconds:.2f} s")

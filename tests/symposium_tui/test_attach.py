@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import pwd
 import socket
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bridge import events as ev
-from bridge.approvals import ApprovalBroker, ApprovalContext
+from bridge.approvals import REASON_LIMIT, ApprovalBroker, ApprovalContext
 from bridge.settings import Settings, SettingsError
 from symposium_tui.links import Target
 from tests.support.lmclient import REPO, user
@@ -199,6 +200,69 @@ async def test_the_console_protocol_is_versioned_and_refuses_another_version(hos
         assert bad_answer["error"]["code"] == -32602
     finally:
         await serve.stop()
+
+
+async def test_an_answer_is_audited_under_the_socket_peer_and_its_reason_is_capped(host):
+    """A console that calls itself someone else and sends a 5 MB reason: the audit entry names
+    the process the socket reports (this test's own: uid, pid, host), keeps the name only as what
+    it said, and keeps at most REASON_LIMIT characters of the reason."""
+    serve = await ServeProcess.start(host)
+    client = await serve.client()
+    writer = None
+    try:
+        chat = client.chat_start([user(ASK)])
+        reader, writer = await asyncio.open_unix_connection(
+            str(host.runtime_dir / "console.sock"), limit=64 * 1024 * 1024
+        )
+
+        def send(msg: dict) -> None:
+            assert writer is not None
+            writer.write(json.dumps(msg).encode() + b"\n")
+
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "console/hello",
+                "params": {"protocol": 1, "console": "root@the-admins-laptop"},
+            }
+        )
+        approval_id = None
+        while approval_id is None:  # the card: in the hello's snapshot, or announced after it
+            msg = json.loads(await asyncio.wait_for(reader.readline(), 30))
+            cards = (msg.get("result") or {}).get("pending") or []
+            if msg.get("method") == "console/approvalRequested":
+                cards = [msg["params"]]
+            approval_id = cards[0]["approvalId"] if cards else None
+        reason = "no deploys on Friday. " + "x" * (5 * 1024 * 1024)
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "console/answer",
+                "params": {"approvalId": approval_id, "answer": "deny", "reason": reason},
+            }
+        )
+        await writer.drain()
+        response = await asyncio.wait_for(chat, 30)
+        assert "Permission granted" not in response.text
+        (record,) = serve.audit()
+    finally:
+        if writer is not None:
+            writer.close()
+        await client.close()
+        await serve.stop()
+    assert record["outcome"] == "reject_once"
+    assert record["decider"] == {
+        "kind": "person",
+        "person": pwd.getpwuid(os.getuid()).pw_name,
+        "via": "console",
+        "peer": {"uid": os.getuid(), "pid": os.getpid(), "host": "devbox"},
+        "said": "root@the-admins-laptop",
+    }
+    kept = record["reason"]
+    assert kept.startswith(reason[:REASON_LIMIT]) and len(kept) < REASON_LIMIT + 100
+    assert kept.endswith(f"({len(reason) - REASON_LIMIT} more characters not kept)")
 
 
 def test_link_without_a_bridge_says_so_and_fails(host):

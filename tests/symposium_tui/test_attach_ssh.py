@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections import Counter
 
 import pytest
@@ -88,10 +89,13 @@ async def test_a_card_from_another_host_is_answered_through_ssh_and_survives_a_d
         assert response.text.endswith("Permission granted (allow_once). I ran deploy.")
         records = [r for r in serve.audit() if r["approval_id"] == remote_id(card)]
         assert len(records) == 1, records
-        assert (
-            records[0]["resolver"] == "console"
-            and records[0]["decider"]["via"] == "console alice@laptop"
-        )
+        assert records[0]["resolver"] == "console"
+        # Who answered, as devbox's socket saw it: the `link` sshd started for the console (its
+        # uid, and the address sshd gave it); the console's own name is only what it said.
+        decider = records[0]["decider"]
+        assert decider["said"] == "alice@laptop"
+        assert decider["peer"]["uid"] == os.getuid() and decider["peer"]["host"] == "devbox"
+        assert decider["peer"]["ssh_client"].startswith("127.0.0.1 ")
         assert records[0]["host"] == "devbox"
     finally:
         await console.stop()
@@ -124,7 +128,7 @@ async def test_two_consoles_race_and_each_approval_is_resolved_once(sshd):
         records = serve.audit()
         assert len(records) == n
         assert len({r["approval_id"] for r in records}) == n
-        winners = Counter(r["decider"]["via"].removeprefix("console ") for r in records)
+        winners = Counter(r["decider"]["said"] for r in records)
         assert set(winners) <= {"alice@laptop", "alice@phone"}
         # Each console saw every approval settled once, and names who answered.
         for console in consoles:
@@ -136,7 +140,7 @@ async def test_two_consoles_race_and_each_approval_is_resolved_once(sshd):
                     lambda e, a=approval_id: e.type == "approval_resolved" and e.approval_id == a
                 )
                 (settled,) = console.resolved(approval_id)
-                assert "console " + settled.by == record["decider"]["via"]
+                assert settled.by == record["decider"]["said"]
     finally:
         for console in consoles:
             await console.stop()
@@ -261,3 +265,53 @@ async def test_the_attached_console_shows_the_host_on_its_card_and_a_key_answers
             await client.close()
         for s in serves:
             await s.stop()
+
+
+async def test_quitting_an_attached_console_says_the_card_stays_with_the_host_and_it_does(sshd):
+    """Ctrl+Q on a console attached to devbox's `serve` with a card pending: the question says the
+    card stays with devbox (another console may answer it, devbox's timeout denies it) — and after
+    quitting, it does: devbox still holds it and another console answers it."""
+    from symposium_tui.screens.confirm import ConfirmQuit
+
+    devbox = sshd.hosts["devbox"]
+    serve = await ServeProcess.start(devbox, "--approval-timeout", "600")
+    links = LinkSet([ssh_target(sshd, "devbox")], post=lambda e: None)
+    app = SymposiumApp(links=links, arm_delay=0, linger=0)
+    client = await serve.client()
+    other = None
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await asyncio.wait_for(links.links[0].wait_up(), 30)
+            chat = client.chat_start([user(ASK)])
+            async with asyncio.timeout(30):
+                while not app.queue.pending:
+                    await pilot.pause(0.05)
+            await pilot.press("ctrl+q")
+            async with asyncio.timeout(30):
+                while not isinstance(app.screen, ConfirmQuit):
+                    await pilot.pause(0.05)
+            text = " ".join(str(app.screen.query_one("#confirm-text").render()).split())
+            assert "1 approval is waiting for an answer." in text
+            assert "It is from devbox: it stays with that host when you quit." in text
+            assert "Another console attached there may answer it" in text
+            assert "the host's approval timeout denies it" in text
+            assert "Quitting denies" not in text and "quitting denies" not in text
+            await pilot.press("y")
+            async with asyncio.timeout(30):
+                while app.is_running:
+                    await pilot.pause(0.05)
+        await links.stop()
+        assert not chat.done() and serve.audit() == [], "devbox still holds the card"
+        other = HeadlessConsole([ssh_target(sshd, "devbox")], "alice@phone").start()
+        card = await other.wait_for(lambda e: e.type == "approval_requested")
+        assert other.links.answer(card.approval_id, "approve")
+        response = await asyncio.wait_for(chat, 30)
+        assert "Permission granted (allow_once)" in response.text
+        (record,) = serve.audit()
+        assert record["decider"]["said"] == "alice@phone"
+    finally:
+        if other is not None:
+            await other.stop()
+        await links.stop()
+        await client.close()
+        await serve.stop()

@@ -27,7 +27,7 @@ def test_console_serves_openai_clients_and_their_approvals_are_cards(tmp_path):
             base_url=f"http://127.0.0.1:{port}/v1", api_key="unused", max_retries=0, timeout=30
         )
         models = None
-        for _ in range(100):  # the bridge starts right after the first frame
+        for _ in range(600):  # the bridge starts right after the first frame (a 60 s limit)
             try:
                 models = client.models.list()
                 break

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 
 import httpx2
@@ -12,6 +13,11 @@ import openai
 import pytest
 
 from tests.support.openai_server import ServerThread, read_log
+from tests.support.waiting import until
+
+
+def agent_events(logs) -> list[str]:
+    return [e["event"] for e in read_log(logs["tool"])]
 
 
 def wait_for(predicate, timeout: float = 10.0) -> bool:
@@ -94,31 +100,31 @@ def one_slot_server(settings, tmp_path):
     srv.stop()
 
 
-def test_503_when_every_agent_slot_is_busy(one_slot_server: ServerThread):
+def test_503_when_every_agent_slot_is_busy(one_slot_server: ServerThread, tmp_path):
     server = one_slot_server
+    gate = tmp_path / "gate"  # the slot's agent answers once the 503 has been seen
     with (
         openai.OpenAI(base_url=server.url, api_key="unused", max_retries=0, timeout=60) as client,
         openai.OpenAI(base_url=server.url, api_key="x", max_retries=0) as other,
     ):
-        import threading
-
         result = {}
         t = threading.Thread(
             target=lambda: result.setdefault(
                 "r",
                 other.chat.completions.create(
-                    model="tool", messages=[{"role": "user", "content": "slow 3"}]
+                    model="tool", messages=[{"role": "user", "content": f"gate {gate}"}]
                 ),
             )
         )
         t.start()
-        assert wait_for(lambda: any(not s.is_idle for s in server.bridge.all_sessions()), 10)
+        assert wait_for(lambda: any(not s.is_idle for s in server.bridge.all_sessions()), 60)
         with pytest.raises(openai.InternalServerError) as info:
             client.chat.completions.create(
                 model="echo", messages=[{"role": "user", "content": "x"}]
             )
         assert info.value.status_code == 503 and info.value.code == "agents_busy"
-        t.join(20)
+        gate.touch()
+        t.join(60)
         assert result["r"].choices[0].message.content == "SLOW DONE"
 
 
@@ -168,24 +174,97 @@ async def raw_post(url: str, path: str, body: dict, headers: dict[str, str] | No
     return reader, writer
 
 
-def test_sdk_retry_after_a_timeout_joins_the_running_exchange(server: ServerThread, logs):
-    with openai.OpenAI(base_url=server.url, api_key="x", max_retries=2, timeout=1.0) as c:
+class TimesOutOnceThePromptArrived(httpx2.BaseTransport):
+    """The SDK's transport, with its first attempt timing out at a moment chosen by state, not by
+    a clock: the attempt is sent, the agent logs that it got the prompt, the connection is closed
+    (as a client's timeout closes it) and the server has seen it go — then the SDK is told the
+    read timed out, and retries. On the retry, the agent's gate opens once the retry has joined
+    the exchange, so the answer can only come to the retry through the running exchange."""
+
+    def __init__(self, server: ServerThread, agent_log, gate) -> None:
+        self.server = server
+        self.agent_log = agent_log
+        self.gate = gate
+        self.inner = httpx2.HTTPTransport()
+        self.attempts = 0
+
+    def _consumers(self) -> int:
+        exchanges = list(self.server.door.exchanges.values())
+        return sum(ex.consumers for ex in exchanges if not ex.done)
+
+    def handle_request(self, request):
+        self.attempts += 1
+        if self.attempts > 1:
+            opener = threading.Thread(target=self._open_gate_once_joined, daemon=True)
+            opener.start()
+            return self.inner.handle_request(request)
+        import socket
+
+        body = request.read()
+        head = [f"{request.method} {request.url.raw_path.decode()} HTTP/1.1"]
+        head += [f"{k}: {v}" for k, v in request.headers.items()]
+        sock = socket.create_connection((request.url.host, request.url.port))
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + body)
+        assert wait_for(
+            lambda: any(e["event"] == "prompt" for e in read_log(self.agent_log)), 60
+        ), "the agent never got the prompt"
+        assert self._consumers() == 1
+        sock.close()  # what the client's timeout does
+        assert wait_for(lambda: self._consumers() == 0, 60), "the server never saw it go"
+        raise httpx2.ReadTimeout("timed out (the test's first attempt)", request=request)
+
+    def _open_gate_once_joined(self) -> None:
+        if wait_for(lambda: self._consumers() == 1, 60):
+            self.gate.touch()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture
+def patient_server(settings, tmp_path):
+    """Holds a disconnected exchange for a retry long enough that only state decides the test."""
+    srv = ServerThread(str(tmp_path), retry_grace=120.0).start()
+    yield srv
+    srv.stop()
+
+
+def test_sdk_retry_after_a_timeout_joins_the_running_exchange(
+    patient_server: ServerThread, logs, tmp_path
+):
+    gate = tmp_path / "gate"
+    transport = TimesOutOnceThePromptArrived(patient_server, logs["tool"], gate)
+    with openai.OpenAI(
+        base_url=patient_server.url,
+        api_key="x",
+        max_retries=1,
+        timeout=60,
+        http_client=httpx2.Client(transport=transport),
+    ) as c:
         r = c.chat.completions.create(
-            model="tool", messages=[{"role": "user", "content": "slow 1.6"}]
+            model="tool", messages=[{"role": "user", "content": f"gate {gate}"}]
         )
+    assert transport.attempts == 2
     assert r.choices[0].message.content == "SLOW DONE"
     events = read_log(logs["tool"])
     assert [e["event"] for e in events] == ["prompt", "done"]  # one prompt, never cancelled
 
 
-async def test_retry_of_a_request_whose_answer_was_missed_replays_it(server: ServerThread, logs):
-    body = {"model": "tool", "messages": [{"role": "user", "content": "slow 0.5"}]}
+async def test_retry_of_a_request_whose_answer_was_missed_replays_it(
+    patient_server: ServerThread, logs, tmp_path
+):
+    server = patient_server
+    gate = tmp_path / "gate"
+    body = {"model": "tool", "messages": [{"role": "user", "content": f"gate {gate}"}]}
     _, writer = await raw_post(
         server.url, "/chat/completions", body, {"x-stainless-retry-count": "0"}
     )
-    await asyncio.sleep(0.2)
+    await until(lambda: agent_events(logs) == ["prompt"], what="the agent's prompt")
+    (exchange,) = server.door.exchanges.values()
     writer.close()  # the client gives up on the first try
-    await asyncio.sleep(0.6)  # the agent finishes while nobody listens
+    await until(lambda: exchange.consumers == 0, what="the server seeing the client go")
+    gate.touch()
+    await until(lambda: exchange.done, what="the agent finishing while nobody listens")
     async with httpx2.AsyncClient(base_url=server.url, timeout=30) as http:
         # an SDK sends the very same bytes again
         retry = await http.post(
@@ -196,7 +275,7 @@ async def test_retry_of_a_request_whose_answer_was_missed_replays_it(server: Ser
     assert (
         retry.status_code == 200 and retry.json()["choices"][0]["message"]["content"] == "SLOW DONE"
     )
-    assert [e["event"] for e in read_log(logs["tool"])] == ["prompt", "done"]
+    assert agent_events(logs) == ["prompt", "done"]
 
 
 def test_disconnect_mid_stream_cancels_the_agents_turn(client, logs):
@@ -207,25 +286,41 @@ def test_disconnect_mid_stream_cancels_the_agents_turn(client, logs):
         if i == 5:
             break
     stream.close()
-    assert wait_for(lambda: any(e["event"] == "cancel" for e in read_log(logs["tool"])), 10)
-    assert wait_for(lambda: any(e.get("stop") == "cancelled" for e in read_log(logs["tool"])), 10)
+    assert wait_for(lambda: any(e["event"] == "cancel" for e in read_log(logs["tool"])), 60)
+    assert wait_for(lambda: any(e.get("stop") == "cancelled" for e in read_log(logs["tool"])), 60)
 
 
 @pytest.mark.parametrize("sdk", [False, True])
-async def test_disconnect_of_a_waiting_request_cancels_the_turn(server: ServerThread, logs, sdk):
-    body = {"model": "tool", "messages": [{"role": "user", "content": f"slow 30 {sdk}"}]}
+async def test_disconnect_of_a_waiting_request_cancels_the_turn(
+    patient_server: ServerThread, logs, sdk
+):
+    """A client that goes away cancels the agent's turn at once — unless it is an SDK, which may
+    retry a request it gave up on: then the turn is held for the retry grace (two minutes on
+    this server, so that the state is seen while it holds)."""
+    server = patient_server
+    body = {"model": "tool", "messages": [{"role": "user", "content": f"slow 600 {sdk}"}]}
     _, writer = await raw_post(
         server.url, "/chat/completions", body, {"x-stainless-retry-count": "0"} if sdk else {}
     )
-    while not any(e["event"] == "prompt" for e in read_log(logs["tool"])):
-        await asyncio.sleep(0.05)
+    await until(lambda: agent_events(logs) == ["prompt"], what="the agent's prompt")
+    (exchange,) = server.door.exchanges.values()
     writer.close()
-    started = time.monotonic()
-    while not any(e["event"] == "cancel" for e in read_log(logs["tool"])):
-        assert time.monotonic() - started < 10
-        await asyncio.sleep(0.02)
-    elapsed = time.monotonic() - started
-    if sdk:  # an SDK may retry a request it gave up on: the turn waits out the grace (1 s here)
-        assert 0.9 < elapsed < 3
+    await until(lambda: exchange.consumers == 0, what="the server seeing the client go")
+    if sdk:
+        assert not exchange.cancelled and exchange.cancel_handle is not None
+        assert "cancel" not in agent_events(logs)
     else:
-        assert elapsed < 0.8
+        assert exchange.cancelled and exchange.cancel_handle is None
+        await until(lambda: "cancel" in agent_events(logs), what="the agent told to stop")
+
+
+async def test_an_sdk_request_nobody_retried_is_cancelled_after_the_grace(
+    server: ServerThread, logs
+):
+    body = {"model": "tool", "messages": [{"role": "user", "content": "slow 600"}]}
+    _, writer = await raw_post(
+        server.url, "/chat/completions", body, {"x-stainless-retry-count": "0"}
+    )
+    await until(lambda: agent_events(logs) == ["prompt"], what="the agent's prompt")
+    writer.close()
+    await until(lambda: "cancel" in agent_events(logs), what="the agent told to stop")

@@ -14,6 +14,7 @@ Prompts (the last line that matters wins):
 - `report usage` anywhere: the turn reports token usage (a `usage_update` with 1234 tokens in
   context, and usage 11 in / 7 out on the prompt response);
 - `stream N` streams N chunks `c<i> `; `slow SECONDS` waits (cancellable), then `SLOW DONE`;
+  `gate PATH` waits (cancellable) until the file PATH exists, then `SLOW DONE`;
 - anything else: `ECHO: <prompt>`.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sys
 import uuid
@@ -224,6 +226,14 @@ class ToolAgent:
                     return ""
                 await self.say(session_id, f"c{i} ")
             return ""
+        if words[:1] == ["gate"]:  # `gate PATH`: waits (cancellable) until PATH exists
+            while not os.path.exists(words[1]):
+                try:
+                    await asyncio.wait_for(cancelled.wait(), 0.02)
+                    return ""
+                except TimeoutError:
+                    pass
+            return "SLOW DONE"
         if words[:1] == ["slow"]:
             try:
                 await asyncio.wait_for(cancelled.wait(), float(words[1]))

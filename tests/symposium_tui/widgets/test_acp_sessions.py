@@ -102,9 +102,10 @@ async def test_an_acp_sessions_tool_calls_and_approvals_are_in_the_tool_log(brid
     async with app.run_test(size=(100, 30)) as pilot:
         view = app.query_one(ToolLogView)
         await drive(bridge, "ask permission to run the tests")
-        state.flush()
-        await pilot.pause(0.05)
-        await pilot.pause()
+        async with asyncio.timeout(30):  # the state's coalesced updates reach the view
+            while len(view.index) < 2:
+                state.flush()
+                await pilot.pause()
         titles = [view.state.tools.get(seq).title for seq in view.index]
         assert titles == ["run the tests", "run the tests"]  # the agent's call, and its approval
         approval = view.state.tools.get(view.index[-1])

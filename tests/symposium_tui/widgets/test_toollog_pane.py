@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input, Select
@@ -54,8 +56,9 @@ async def test_tool_calls_of_a_real_turn_appear_at_the_tail_and_the_log_follows(
         assert view.has_focus, "the log, not a hidden filter, takes the focus"
         conv = Conversation(bridge)
         await conv.send([text_message("user", "ask permission to run the tests")])
-        await pilot.pause(0.05)
-        await settle(pilot)
+        async with asyncio.timeout(30):  # the state's coalesced updates reach the view
+            while len(shown_titles(view)) < 2:
+                await settle(pilot, state)
         assert shown_titles(view) == ["run the tests", "run the tests"]
         assert view.follow and view.cursor == 1 and view.selected.source == "permission"
         text = "\n".join(screen_lines(app))
