@@ -61,6 +61,10 @@ REPO = Path(__file__).resolve().parents[2]
 FAST_AGENT_VERSION = "0.10.46"
 CLAUDE_ACP_VERSION = "0.23.1"  # bundles @anthropic-ai/claude-agent-sdk 0.2.83 = Claude Code 2.1.83
 GEMINI_CLI_VERSION = "0.61.0"
+# The CLIs themselves, run in their own terminal mode (`claude -p`, `codex exec`) by the hook
+# door's tests; both npm packages ship the CLI's own binary.
+CLAUDE_CODE_VERSION = "2.1.332"
+CODEX_VERSION = "0.169.0"
 # The headless ACP client the ACP front door's tests drive (its package.json asks for Node >=
 # 22.13, but it runs on the Node 20 here; npm only warns).
 ACPX_VERSION = "0.19.1"
@@ -75,6 +79,8 @@ AGENTS = {
     "gemini": f"@google/gemini-cli@{GEMINI_CLI_VERSION}",
     "frameworks": FRAMEWORKS,
     "acpx": f"acpx@{ACPX_VERSION}",
+    "claude-code": f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
+    "codex": f"@openai/codex@{CODEX_VERSION}",
 }
 DEFAULT_AGENTS = ("fast-agent", "claude")
 
@@ -175,6 +181,8 @@ def _bin(name: str) -> Path:
         "gemini": d / "node_modules" / ".bin" / "gemini",
         "frameworks": d / "venv" / "bin" / "python",
         "acpx": d / "node_modules" / ".bin" / "acpx",
+        "claude-code": d / "node_modules" / ".bin" / "claude",
+        "codex": d / "node_modules" / ".bin" / "codex",
     }[name]
 
 
