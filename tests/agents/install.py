@@ -44,6 +44,7 @@ __all__ = [
     "acpx",
     "agents_dir",
     "claude_agent",
+    "claude_code",
     "fast_agent",
     "find_python312",
     "frameworks_python",
@@ -460,11 +461,9 @@ def acpx(home: Path) -> AgentLaunch:
     return AgentLaunch(str(_bin("acpx")), [], env)
 
 
-def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
-    """Claude Code through Zed's ACP adapter, talking to ``anthropic_base_url`` (a fake Messages
-    API). ``home`` becomes ``$HOME``; a fresh plugin blocklist is written into it so that Claude
-    Code does not try to fetch one."""
-    install("claude")
+def _claude_env(home: Path, anthropic_base_url: str) -> dict[str, str]:
+    """The environment Claude Code runs in offline: ``$HOME`` is ``home``, with a fresh plugin
+    blocklist written into it so that Claude Code does not try to fetch one."""
     home = Path(home)
     plugins = home / ".claude" / "plugins"
     plugins.mkdir(parents=True, exist_ok=True)
@@ -484,7 +483,20 @@ def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
             "DISABLE_ERROR_REPORTING": "1",
         }
     )
-    return AgentLaunch(str(_bin("claude")), [], env)
+    return env
+
+
+def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
+    """Claude Code through Zed's ACP adapter, talking to ``anthropic_base_url`` (a fake Messages
+    API). ``home`` becomes ``$HOME``."""
+    install("claude")
+    return AgentLaunch(str(_bin("claude")), [], _claude_env(home, anthropic_base_url))
+
+
+def claude_code(home: Path, anthropic_base_url: str) -> AgentLaunch:
+    """The `claude` CLI itself (give it ``-p PROMPT``), talking to ``anthropic_base_url``."""
+    install("claude-code")
+    return AgentLaunch(str(_bin("claude-code")), [], _claude_env(home, anthropic_base_url))
 
 
 def gemini_agent(home: Path, gemini_base_url: str, *, trusted: Sequence[Path] = ()) -> AgentLaunch:
