@@ -318,7 +318,7 @@ def decision(call: HookCall, verdict: str, reason: str) -> Answer:
 
     if call.cli == "gemini":
         if verdict == "ask":  # no such decision: leaving it out hands it to Gemini CLI itself
-            return Answer(json.dumps({"systemMessage": f"symposium: {reason}"}) + "\n")
+            return Answer(json.dumps({"systemMessage": reason}) + "\n")
         return Answer(json.dumps({"decision": verdict, "reason": reason}) + "\n")
     body = {
         "hookSpecificOutput": {
