@@ -82,3 +82,28 @@ async def claude_print(home: Path, project: Path, base_url: str, prompt: str = "
     out, err = await asyncio.wait_for(proc.communicate(), 240)
     assert proc.returncode is not None
     return Run(proc.returncode, out.decode(), err.decode())
+
+
+async def gemini_print(home: Path, project: Path, base_url: str, prompt: str = "go") -> Run:
+    """`gemini -p PROMPT --approval-mode yolo` in `project` (a trusted folder), its model the fake
+    at `base_url`. Print mode offers the shell tool only when the approval mode lets tools run
+    unasked: Gemini CLI's own gate is open, so the hook is the only one deciding."""
+    launch = agents.gemini_agent(home, base_url, trusted=[project])
+    settings = home / ".gemini" / "settings.json"
+    settings.write_text(json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    env = {**launch.env, **symposium_env()}
+    proc = await asyncio.create_subprocess_exec(
+        launch.command,
+        "-p",
+        prompt,
+        "--approval-mode",
+        "yolo",
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 240)
+    assert proc.returncode is not None
+    return Run(proc.returncode, out.decode(), err.decode())
