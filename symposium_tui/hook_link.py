@@ -6,8 +6,10 @@
     hook → console  {"id":1,"method":"hook/decide","params":{connection, session_id, agent,
                      tool_call, cwd, cli}}   before a tool: decided by this console's broker (its
                      rules, then its cards); the answer is the resolution {"outcome","optionId",
-                     "resolver","rule","reason","who"}, or {"outcome":"no_console"} when the rules
-                     leave it to a person and no console is attached (`serve` with nobody attached)
+                     "resolver","rule","reason","who"}; {"outcome":"no_console"} when the rules
+                     leave it to a person and no console is attached (`serve` with nobody
+                     attached), {"outcome":"timeout"} when no card was answered within `wait`
+                     seconds (and `hook_wait`), each with the `hook_no_console` "fallback"
     hook → console  {"method":"hook/event","params":{"event":"post"|"start"|"end", …}}  after a
                      tool (the tool-call log, the outcome's audit line), a session's start or end
 
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from bridge import events as ev
 from bridge.approvals import ApprovalContext
 from bridge.rpc import JsonRpcPeer
+from bridge.settings import Settings
 
 if TYPE_CHECKING:
     from bridge.core import Bridge
@@ -69,6 +72,12 @@ async def serve_hook(bridge: Bridge, reader: asyncio.StreamReader, writer: Any, 
             options=[dict(o) for o in OPTIONS],
             cwd=_text(data.get("cwd")),
         )
+        prefs = Settings.load_quietly().prefs
+        fallback = prefs.hook_no_console
+        wait = data.get("wait")
+        wait = float(wait) if isinstance(wait, int | float) and wait >= 0 else 0.0
+        if prefs.hook_wait is not None:
+            wait = min(wait, prefs.hook_wait)
         _tool_seen(bridge, ctx, "pending")
         if not broker.consoles:
             try:
@@ -76,8 +85,15 @@ async def serve_hook(bridge: Bridge, reader: asyncio.StreamReader, writer: Any, 
             except Exception:
                 decided = "error"  # the broker denies it, audited, below
             if decided is None:  # a person is asked, and nobody is here to ask
-                return {"outcome": "no_console", "asked_by": ctx.asked_by}
-        resolution = await broker.request(ctx, on_pending=waiting.append)
+                return {"outcome": "no_console", "asked_by": ctx.asked_by, "fallback": fallback}
+        request = asyncio.ensure_future(broker.request(ctx, on_pending=waiting.append))
+        try:
+            resolution = await asyncio.wait_for(asyncio.shield(request), wait)
+        except TimeoutError:  # the hook must answer its CLI now: the card is withdrawn
+            for approval_id in waiting:
+                broker.withdraw(approval_id, WITHDRAWN)
+            await request
+            return {"outcome": "timeout", "asked_by": ctx.asked_by, "fallback": fallback}
         if resolution.outcome not in ("allow_once", "allow_always"):
             _tool_seen(bridge, ctx, "failed", resolution.reason or "denied")
         return {

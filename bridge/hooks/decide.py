@@ -19,7 +19,6 @@ process applies the rules itself and appends the decision to the audit log. Stan
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -236,20 +235,15 @@ def _context(call: HookCall, tool_call: dict[str, Any]) -> dict[str, Any]:
 
 def _pre(call: HookCall, reply: _Reply, deadline: float) -> Answer:
     tool_call = clis.tool_call(call)
+    sock = _connect()
+    if sock is not None:  # the console decides (its rules, its cards): no settings read here
+        reply.on_timeout = _fallback(call, "ask", "no console answered in time")
+        return _ask_console(call, sock, tool_call, deadline)
     try:
         settings = _settings()
     except Exception as exc:  # a broken settings file: its rules cannot be applied
         return clis.decision(call, "deny", f"symposium: the settings file is broken: {exc}")
-    prefs = settings.prefs
-    no_console = prefs.hook_no_console
-    wait_until = deadline
-    if prefs.hook_wait is not None:
-        wait_until = min(deadline, time.monotonic() + prefs.hook_wait)
-    sock = _connect()
-    if sock is not None:
-        reply.on_timeout = _fallback(call, no_console, "no console answered in time")
-        return _ask_console(call, sock, tool_call, no_console, wait_until)
-    return _decide_here(call, settings, tool_call, no_console)
+    return _decide_here(call, settings, tool_call, settings.prefs.hook_no_console)
 
 
 def _fallback(call: HookCall, no_console: str, why: str) -> Answer:
@@ -260,15 +254,21 @@ def _fallback(call: HookCall, no_console: str, why: str) -> Answer:
 
 
 def _ask_console(
-    call: HookCall, sock: socket.socket, tool_call: dict[str, Any], no_console: str, until: float
+    call: HookCall, sock: socket.socket, tool_call: dict[str, Any], deadline: float
 ) -> Answer:
-    params = {**_context(call, tool_call), "folder": call.cwd, "cli": call.cli}
+    """The console's broker decides. It knows the settings: how long a card may wait
+    (`hook_wait`, within the time this process has left) and what the fallback is."""
+    params = {
+        **_context(call, tool_call),
+        "cli": call.cli,
+        "wait": max(0.0, deadline - time.monotonic() - 0.1),
+    }
     try:
         _send(sock, _hello(call), {"id": 1, "method": DECIDE, "params": params})
-        result = _read_result(sock, until)
+        result = _read_result(sock, deadline)
     except TimeoutError:
         sock.close()  # the console withdraws the card
-        return _fallback(call, no_console, "no console answered in time")
+        return _fallback(call, "ask", "no console answered in time")
     except (OSError, ValueError) as exc:
         sock.close()
         return clis.decision(
@@ -276,15 +276,16 @@ def _ask_console(
         )
     sock.close()
     outcome = result.get("outcome")
-    reason = result.get("reason") or ""
-    if outcome == "no_console":
-        why = "no console is attached"
+    no_console = "deny" if result.get("fallback") == "deny" else "ask"
+    if outcome in ("no_console", "timeout"):
+        why = "no console answered in time" if outcome == "timeout" else "no console is attached"
         if result.get("asked_by"):
             why += f" ({result['asked_by']} asks a person)"
         return _fallback(call, no_console, why)
     if outcome in ("allow_once", "allow_always"):
         by = result.get("rule") or result.get("resolver") or "the console"
         return clis.decision(call, "allow", f"symposium: allowed by {by}")
+    reason = result.get("reason") or ""
     why = reason or ("denied by " + str(result.get("rule") or result.get("resolver") or "console"))
     return clis.decision(call, "deny", f"symposium: {why}")
 
@@ -408,6 +409,8 @@ def _audit(
 
 
 def _approval_id(call: HookCall) -> str:
+    import hashlib
+
     key = f"{call.cli}\0{call.session_id}\0{call.tool_use_id or os.getpid()}"
     return "hook-" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
