@@ -51,7 +51,9 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-async def serve_hook(bridge: Bridge, reader: asyncio.StreamReader, writer: Any, hello: bytes) -> None:
+async def serve_hook(
+    bridge: Bridge, reader: asyncio.StreamReader, writer: Any, hello: bytes
+) -> None:
     """One hook process: its decision or its event, until it closes its end."""
     try:
         cli = (json.loads(hello).get("params") or {}).get("cli")
@@ -119,7 +121,9 @@ async def serve_hook(bridge: Bridge, reader: asyncio.StreamReader, writer: Any, 
         await peer.shutdown()
 
 
-def _tool_seen(bridge: Bridge, ctx: ApprovalContext, status: str, content: str | None = None) -> None:
+def _tool_seen(
+    bridge: Bridge, ctx: ApprovalContext, status: str, content: str | None = None
+) -> None:
     call = ctx.tool_call
     bridge.bus.publish(
         lambda: ev.ToolCallSeen(

@@ -145,7 +145,9 @@ class HookCall:
 
     @property
     def known_tool(self) -> bool:
-        return self.tool_name in KINDS[self.cli] or mcp_name(self.cli, self.tool_name, {}) is not None
+        return (
+            self.tool_name in KINDS[self.cli] or mcp_name(self.cli, self.tool_name, {}) is not None
+        )
 
 
 def parse(cli: str, data: Any) -> HookCall:
@@ -206,13 +208,12 @@ def mcp_name(cli: str, tool: str, extra: dict[str, Any]) -> tuple[str, str] | No
         return None
     if cli == "gemini":
         ctx = extra.get("mcp_context") or {}
-        server = ctx.get("server_name")
-        name = ctx.get("tool_name")
-        if isinstance(server, str) and isinstance(name, str) and server and name:
-            return server, name
+        named = ctx.get("server_name"), ctx.get("tool_name")
+        if all(isinstance(part, str) and part for part in named):
+            return str(named[0]), str(named[1])
         if tool.startswith("mcp_") and tool.count("_") >= 2:
-            server, _, name = tool[4:].partition("_")
-            return server, name
+            first, _, rest = tool[4:].partition("_")
+            return first, rest
     return None
 
 

@@ -335,7 +335,9 @@ def _decide_here(
         rule_reason = verdict.rule.reason if verdict.rule is not None else None
         return _audited(call, tool_call, "deny", "policy", label, rule_reason or verdict.why)
     if action != "ask" and call.agent in settings.bypass_agents():
-        return _audited(call, tool_call, "allow", "policy", "agent bypass", f"always allow {call.agent}")
+        return _audited(
+            call, tool_call, "allow", "policy", "agent bypass", f"always allow {call.agent}"
+        )
     if action == "allow":
         assert verdict is not None
         return _audited(call, tool_call, "allow", "policy", label or "rule", verdict.why)
@@ -388,12 +390,16 @@ def _audit(
         "tool_call_id": tool_call.get("toolCallId"),
         "title": tool_call.get("title"),
         "kind": tool_call.get("kind"),
-        "request": {k: tool_call[k] for k in ("title", "kind", "rawInput", "locations") if k in tool_call},
+        "request": {
+            k: tool_call[k] for k in ("title", "kind", "rawInput", "locations") if k in tool_call
+        },
         "args_sha256": args_hash(tool_call.get("rawInput")),
         "outcome": outcome,
         "option_id": verdict if verdict in ("allow", "deny") else None,
         "resolver": resolver,
-        "decider": {"kind": kind, "rule": rule} if resolver == "policy" else {"kind": "default", "reason": reason},
+        "decider": {"kind": kind, "rule": rule}
+        if resolver == "policy"
+        else {"kind": "default", "reason": reason},
         "answer": None,
         "rule": rule,
         "asked_by": rule if verdict == "ask" else None,

@@ -146,7 +146,11 @@ def _strip_ours(groups: Any, cli: str) -> tuple[list[Any], int]:
         if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
             out.append(group)
             continue
-        kept = [h for h in group["hooks"] if not (isinstance(h, dict) and is_ours(h.get("command"), cli))]
+        kept = [
+            h
+            for h in group["hooks"]
+            if not (isinstance(h, dict) and is_ours(h.get("command"), cli))
+        ]
         removed += len(group["hooks"]) - len(kept)
         if kept:
             out.append({**group, "hooks": kept})

@@ -160,7 +160,9 @@ async def card_latency(spawns: int, base_ms: float) -> None:
         await bridge.close()
     card = ms(times)
     print("2. hook start -> card in a running console (target <= 50 ms beyond process start)")
-    print(f"   median {card:.1f} ms; python -c pass {base_ms:.1f} ms; beyond it {card - base_ms:.1f} ms")
+    print(
+        f"   median {card:.1f} ms; python -c pass {base_ms:.1f} ms; beyond it {card - base_ms:.1f} ms"
+    )
 
 
 def main() -> int:

@@ -111,7 +111,9 @@ async def test_a_console_card_approves_a_claude_code_call_and_the_console_follow
     assert (started.connection, started.session_id) == (card.connection, card.session_id)
     assert started.agent == f"claude-code in {project}"
     statuses = [
-        t.status for t in console.of(ev.ToolCallSeen) if t.tool_call_id == card.tool_call["toolCallId"]
+        t.status
+        for t in console.of(ev.ToolCallSeen)
+        if t.tool_call_id == card.tool_call["toolCallId"]
     ]
     assert statuses == ["pending", "completed"], "the outcome reaches the tool-call log"
     (decision,) = audit()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
 
 import pytest
@@ -188,3 +187,42 @@ def test_after_the_tool_and_at_session_edges_nothing_is_printed():
         assert (done.returncode, done.stdout) == (0, b""), payload
 
 
+PROBE = """
+import sys
+from symposium_tui.cli import main
+code = main(["hook", "claude"])
+heavy = sorted(
+    name for name in ("pydantic", "acp", "mcp", "textual", "bridge.events", "bridge.approvals")
+    if name in sys.modules
+)
+sys.stderr.write("LOADED " + ",".join(heavy) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("console", [False, True], ids=["no-console", "console"])
+async def test_a_hook_process_loads_neither_the_console_nor_the_acp_sdk_mcp_or_pydantic(
+    tmp_path, console
+):
+    import sys
+
+    write_settings(RULES)
+    payload = json.dumps(pre("claude", "Bash", {"command": "git status"})).encode()
+
+    async def probe() -> tuple[bytes, bytes]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            PROBE,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        return await proc.communicate(payload)
+
+    if console:
+        async with Console(tmp_path, answer=None):
+            out, err = await probe()
+    else:
+        out, err = await probe()
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert b"LOADED \n" in err, err
