@@ -9,8 +9,10 @@ What each CLI sends on stdin (common fields: `session_id`, `cwd`, `hook_event_na
   `PreToolUse` is answered with `{"hookSpecificOutput": {"hookEventName": "PreToolUse",
   "permissionDecision": "allow"|"deny"|"ask", "permissionDecisionReason": …}}`; the reason of a
   deny is what the model is told.
-* Codex — the same event names and the same `PreToolUse` answer (its shell tool is `Bash`, file
+* Codex — the same event names and the same `PreToolUse` deny (its shell tool is `Bash`, file
   edits `apply_patch` with the patch as `tool_input.command`, MCP tools `mcp__server__tool`).
+  It takes no "allow" or "ask" there (either is reported as a failed hook, and the tool runs):
+  those are answered with no decision, which leaves the call to Codex's own approval policy.
 * Gemini CLI — `BeforeTool` / `AfterTool` with `tool_name`, `tool_input` (and `tool_response`
   after), `SessionStart` / `SessionEnd`. A `BeforeTool` is answered with `{"decision": "allow"|
   "deny", "reason": …}`; it has no "ask": leaving the decision out hands it to Gemini CLI itself.
@@ -317,6 +319,11 @@ def decision(call: HookCall, verdict: str, reason: str) -> Answer:
     """A tool-call decision (`verdict`: allow, deny or ask) in the CLI's schema."""
     import json
 
+    if call.cli == "codex" and verdict != "deny":
+        # Codex 0.169 takes only "deny" from a PreToolUse hook: "allow" or "ask" there is a hook
+        # failure, after which the tool runs anyway. No decision leaves it to Codex's own
+        # approval policy, which is what both mean.
+        return Answer("", "", 0)
     if call.cli == "gemini":
         if verdict == "ask":  # no such decision: leaving it out hands it to Gemini CLI itself
             return Answer(json.dumps({"systemMessage": reason}) + "\n")

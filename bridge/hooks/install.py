@@ -11,7 +11,9 @@ this program's `hook CLI`), and `status` says what is installed where.
   `AfterTool` (matcher `.*`), `SessionStart`, `SessionEnd`. Timeouts in milliseconds.
 * Codex: `$CODEX_HOME/config.toml` (default `~/.codex`) or `<cwd>/.codex/config.toml`:
   `[[hooks.PreToolUse]]`, `PostToolUse`, `SessionStart` (edited with tomlkit: comments survive).
-  Codex runs an unmanaged hook only once it is trusted; see `status`.
+  Codex runs an unmanaged hook only once it is trusted: install then records the trust as Codex
+  itself does (`[hooks.state."<key>"] trusted_hash`, with the hash Codex's app-server reports),
+  and `status` says when Codex would skip one.
 """
 
 from __future__ import annotations
@@ -259,7 +261,7 @@ def _toml_strip(doc: Any, cli: str) -> int:
     removed = 0
     for event in list(hooks.keys()):
         groups = hooks[event]
-        if not hasattr(groups, "__iter__"):
+        if event == "state" or not hasattr(groups, "__iter__"):
             continue
         keep = []
         for group in list(groups):
@@ -283,7 +285,7 @@ def _toml_strip(doc: Any, cli: str) -> int:
                     groups.remove(group)
             else:
                 del hooks[event]
-    if not hooks.keys():
+    if not [k for k in hooks if k != "state"] and not hooks.get("state"):
         del doc["hooks"]
     return removed
 
@@ -309,6 +311,8 @@ def _toml_events(cli: str, path: Path) -> list[str]:
         return []
     found = []
     for event, groups in (data.get("hooks") or {}).items():
+        if event == "state":
+            continue
         for group in groups if isinstance(groups, list) else ():
             for hook in group.get("hooks") or ():
                 if is_ours(hook.get("command"), cli):
@@ -319,30 +323,190 @@ def _toml_events(cli: str, path: Path) -> list[str]:
 # --- the command -----------------------------------------------------------------------------------
 
 
+# --- Codex's hook trust ----------------------------------------------------------------------------
+# Codex runs an unmanaged hook only when `[hooks.state."<source>:<event>:<group>:<handler>"]` in
+# the user's config.toml records `trusted_hash` equal to the hook's current hash. The hash is
+# Codex's own: `codex app-server` lists every hook with its key, `currentHash` and `trustStatus`
+# (`hooks/list`), and we record exactly what it reports, as its `/hooks` review does.
+
+
+def codex_hooks(cwd: str) -> list[dict[str, Any]] | None:
+    """Codex's own list of the hooks it sees from `cwd` (None when Codex cannot be run)."""
+    import subprocess
+
+    codex = shutil.which("codex")
+    if codex is None:
+        return None
+    messages = [
+        {
+            "id": 0,
+            "method": "initialize",
+            "params": {"clientInfo": {"name": "symposium-tui", "version": "1"}},
+        },
+        {"method": "initialized"},
+        {"id": 1, "method": "hooks/list", "params": {"cwds": [cwd]}},
+    ]
+    try:
+        proc = subprocess.Popen(
+            [codex, "app-server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+    except OSError:
+        return None
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        proc.stdin.flush()
+        import threading
+
+        timer = threading.Timer(30, proc.kill)
+        timer.start()
+        try:
+            for line in proc.stdout:
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if msg.get("id") == 1:
+                    data = (msg.get("result") or {}).get("data") or []
+                    return [h for entry in data for h in entry.get("hooks") or ()]
+        finally:
+            timer.cancel()
+        return None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _codex_user_config() -> Path:
+    return settings_file("codex", project=False)
+
+
+def codex_trust(cwd: str) -> tuple[int, str | None]:
+    """Record Codex's trust of our hooks as Codex reports them: (how many now trusted, the
+    reason when it could not be done)."""
+    import tomlkit
+
+    hooks = codex_hooks(cwd)
+    if hooks is None:
+        return 0, "Codex could not be run (`codex` on PATH) to record its trust"
+    ours = [h for h in hooks if is_ours(h.get("command"), "codex")]
+    todo = [h for h in ours if h.get("trustStatus") != "trusted" and h.get("currentHash")]
+    if todo:
+        path = _codex_user_config()
+        doc = tomlkit.parse(path.read_text() if path.exists() else "")
+        table = doc.get("hooks")
+        if table is None:
+            table = tomlkit.table(is_super_table=True)
+            doc["hooks"] = table
+        state = table.get("state")
+        if state is None:
+            state = tomlkit.table(is_super_table=True)
+            table["state"] = state
+        for hook in todo:
+            entry = tomlkit.table()
+            entry["trusted_hash"] = hook["currentHash"]
+            state[str(hook["key"])] = entry
+        _write_atomic(path, tomlkit.dumps(doc))
+    return len(ours), None
+
+
+def _codex_untrust(path: Path, removed_keys: list[str]) -> None:
+    """Forget the trust recorded for hooks `uninstall` removed."""
+    import tomlkit
+
+    user = _codex_user_config()
+    if not removed_keys or not user.exists():
+        return
+    doc = tomlkit.parse(user.read_text())
+    state = (doc.get("hooks") or {}).get("state")
+    if state is None:
+        return
+    changed = False
+    for key in removed_keys:
+        if key in state:
+            del state[key]
+            changed = True
+    if changed:
+        if not state:
+            del doc["hooks"]["state"]
+            if not doc["hooks"]:
+                del doc["hooks"]
+        _write_atomic(user, tomlkit.dumps(doc))
+
+
+def _snake(event: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in event).lstrip("_")
+
+
+def _codex_keys(cli: str, path: Path) -> list[str]:
+    """Codex's trust keys of our handlers in `path` (source:event:group:handler)."""
+    import tomllib
+
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, ValueError):
+        return []
+    keys = []
+    for event, groups in (data.get("hooks") or {}).items():
+        if event == "state" or not isinstance(groups, list):
+            continue
+        for gi, group in enumerate(groups):
+            for hi, hook in enumerate(group.get("hooks") or ()):
+                if is_ours(hook.get("command"), cli):
+                    keys.append(f"{path}:{_snake(event)}:{gi}:{hi}")
+    return keys
+
+
 def install(cli: str, project: bool) -> tuple[Path, bool]:
     path = settings_file(cli, project)
+    if cli == "codex":
+        if sorted(_toml_events(cli, path)) == sorted(EVENTS[cli]) and all(
+            command(cli, EVENTS[cli][e]) in path.read_text() for e in EVENTS[cli]
+        ):
+            return path, False
+        _codex_untrust(path, _codex_keys(cli, path))  # what moves is trusted again below
     changed = _toml_install(cli, path) if cli == "codex" else _json_install(cli, path)
     return path, changed
 
 
 def uninstall(cli: str, project: bool) -> tuple[Path, int]:
     path = settings_file(cli, project)
-    removed = _toml_uninstall(cli, path) if cli == "codex" else _json_uninstall(cli, path)
-    return path, removed
+    if cli == "codex":
+        keys = _codex_keys(cli, path)
+        removed = _toml_uninstall(cli, path)
+        _codex_untrust(path, keys)
+        return path, removed
+    return path, _json_uninstall(cli, path)
 
 
-def status_lines(cli: str, project: bool) -> list[str]:
-    path = settings_file(cli, project)
+def status_lines(cli: str, project: bool, cwd: str | None = None) -> list[str]:
+    path = settings_file(cli, project, cwd)
     events = _toml_events(cli, path) if cli == "codex" else _json_events(cli, path)
     scope = "project" if project else "user"
     if not events:
         return [f"{DISPLAY[cli]} ({scope}): not installed in {path}"]
     lines = [f"{DISPLAY[cli]} ({scope}): installed in {path}: {', '.join(events)}"]
     if cli == "codex":
-        lines.append(
-            "  Codex runs a hook only once it is trusted: review it with /hooks in Codex (or run "
-            "with --dangerously-bypass-hook-trust); an untrusted hook is skipped and the tool runs"
-        )
+        hooks = codex_hooks(str(Path(cwd or os.getcwd())))
+        ours = [h for h in hooks or () if is_ours(h.get("command"), "codex")]
+        untrusted = [h for h in ours if h.get("trustStatus") != "trusted"]
+        if hooks is None:
+            lines.append(
+                "  Codex could not be run to check its trust: it runs a hook only once trusted "
+                "(/hooks in Codex); an untrusted hook is skipped and the tool runs"
+            )
+        elif untrusted or not ours:
+            names = ", ".join(str(h.get("eventName")) for h in untrusted) or "all"
+            lines.append(
+                f"  Codex SKIPS these (not trusted: {names}): run `symposium-tui hook install "
+                "codex` again, or trust them with /hooks in Codex"
+            )
+        else:
+            lines.append(f"  Codex trusts them ({len(ours)} hooks)")
     if cli == "gemini":
         lines.append(
             "  Gemini CLI loads project hooks only in a trusted folder (trustedFolders.json)"
@@ -366,6 +530,13 @@ def main(argv: list[str]) -> int:
             path, changed = install(names[0], project)
             word = "installed in" if changed else "already installed in"
             print(f"{DISPLAY[names[0]]}: {word} {path}")
+            if names[0] == "codex":
+                count, why = codex_trust(os.getcwd())
+                print(
+                    f"  trust recorded for {count} hooks in {_codex_user_config()}, as Codex reports them"
+                    if why is None
+                    else f"  {why}: trust the hook with /hooks in Codex, or it is skipped"
+                )
             for line in status_lines(names[0], project)[1:]:
                 print(line)
         elif action == "uninstall":

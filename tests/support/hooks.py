@@ -107,3 +107,47 @@ async def gemini_print(home: Path, project: Path, base_url: str, prompt: str = "
     out, err = await asyncio.wait_for(proc.communicate(), 240)
     assert proc.returncode is not None
     return Run(proc.returncode, out.decode(), err.decode())
+
+
+def codex_env(home: Path, codex_home: Path) -> dict[str, str]:
+    """Codex's environment: `codex` itself on PATH (so `hook install codex` can ask it about its
+    hooks' trust), its home, the fake provider's key, and the isolated symposium directories."""
+    agents.install("codex")
+    bin_dir = str(agents.agents_dir() / "codex" / "node_modules" / ".bin")
+    home.mkdir(parents=True, exist_ok=True)
+    codex_home.mkdir(parents=True, exist_ok=True)
+    return {
+        "HOME": str(home),
+        "CODEX_HOME": str(codex_home),
+        "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
+        "FAKE_KEY": "x",
+        **symposium_env(),
+    }
+
+
+def codex_provider(codex_home: Path, base_url: str) -> None:
+    """Codex's model: the fake Responses API, as a custom provider."""
+    (codex_home / "config.toml").write_text(
+        'model = "gpt-5"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
+        f'base_url = "{base_url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_KEY"\n'
+    )
+
+
+async def codex_exec(env: dict[str, str], project: Path, prompt: str = "go") -> Run:
+    """`codex exec` with Codex's own approvals and sandbox off: the hook is the only gate. Hook
+    trust is NOT bypassed: `hook install codex` must have recorded it."""
+    proc = await asyncio.create_subprocess_exec(
+        "codex",
+        "exec",
+        "--skip-git-repo-check",
+        "--dangerously-bypass-approvals-and-sandbox",
+        prompt,
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 240)
+    assert proc.returncode is not None
+    return Run(proc.returncode, out.decode(), err.decode())
