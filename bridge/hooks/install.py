@@ -297,8 +297,8 @@ def _toml_uninstall(cli: str, path: Path) -> int:
         return 0
     doc = tomlkit.parse(path.read_text())
     removed = _toml_strip(doc, cli)
-    if removed:
-        _write_atomic(path, tomlkit.dumps(doc))
+    if removed:  # the blank line install put before our tables goes with them
+        _write_atomic(path, tomlkit.dumps(doc).rstrip("\n") + "\n")
     return removed
 
 
