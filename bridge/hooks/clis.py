@@ -24,9 +24,12 @@ is the answer when the input cannot even be read (no event is known to answer in
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import dataclass, field
-from typing import Any
+
+# Only names for the type checker: `typing` and `dataclasses` cost milliseconds of a hook's start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from typing import Any
 
 CLIS = ("claude", "codex", "gemini")
 #: The agent label the rules see (a rule's `agent = "claude-code"`), and the cards show.
@@ -117,29 +120,51 @@ _GEMINI_KINDS = {
 KINDS = {"claude": _CLAUDE_KINDS, "codex": _CODEX_KINDS, "gemini": _GEMINI_KINDS}
 
 _PATH_KEYS = ("file_path", "path", "notebook_path", "absolute_path", "dir_path", "directory")
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$", re.M)
-_URL = re.compile(r"https?://[^\s\"'<>]+")
+_PATCH_PATH = r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$"
+_URL = r"https?://[^\s\"'<>]+"
+
+
+def _regex(pattern: str, *, multiline: bool = False) -> re.Pattern[str]:
+    import re  # only for a patch or a URL in a prompt: `re.compile` caches the pattern
+
+    return re.compile(pattern, re.MULTILINE if multiline else 0)
 
 
 class HookInputError(ValueError):
     """Input the hook cannot act on: the reason it blocks with."""
 
 
-@dataclass
 class HookCall:
     """One hook invocation, as read from stdin."""
 
-    cli: str
-    raw_event: str
-    event: str  # PRE, POST, START or END
-    session_id: str
-    cwd: str | None = None
-    tool_name: str = ""
-    tool_input: dict[str, Any] = field(default_factory=dict)
-    tool_use_id: str | None = None
-    tool_response: Any = None
-    failed: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    __slots__ = (
+        "cli",
+        "cwd",
+        "event",
+        "extra",
+        "failed",
+        "raw_event",
+        "session_id",
+        "tool_input",
+        "tool_name",
+        "tool_response",
+        "tool_use_id",
+    )
+
+    def __init__(
+        self, cli: str, raw_event: str, event: str, session_id: str, cwd: str | None = None
+    ) -> None:
+        self.cli = cli
+        self.raw_event = raw_event
+        self.event = event  # PRE, POST, START or END
+        self.session_id = session_id
+        self.cwd = cwd
+        self.tool_name = ""
+        self.tool_input: dict[str, Any] = {}
+        self.tool_use_id: str | None = None
+        self.tool_response: Any = None
+        self.failed = False
+        self.extra: dict[str, Any] = {}
 
     @property
     def agent(self) -> str:
@@ -259,7 +284,7 @@ def tool_call(call: HookCall) -> dict[str, Any]:
             patch = "\n".join(str(p) for p in patch)
         if isinstance(patch, str):
             raw["patch"] = patch
-            paths.extend(m.group(1) for m in _PATCH_PATH.finditer(patch))
+            paths.extend(m.group(1) for m in _regex(_PATCH_PATH, multiline=True).finditer(patch))
         title = "apply_patch " + " ".join(paths)
     if kind in ("edit", "read", "search") and mcp is None:
         for key in _PATH_KEYS:
@@ -274,7 +299,7 @@ def tool_call(call: HookCall) -> dict[str, Any]:
     if kind == "fetch" and mcp is None:
         url = raw.get("url")
         if not isinstance(url, str):
-            found = _URL.search(str(raw.get("prompt") or ""))
+            found = _regex(_URL).search(str(raw.get("prompt") or ""))
             url = found.group(0) if found else None
             if url:
                 raw["url"] = url
@@ -300,13 +325,15 @@ def tool_call(call: HookCall) -> dict[str, Any]:
 # --- answers ----------------------------------------------------------------------------------
 
 
-@dataclass
 class Answer:
     """What the hook process writes and how it exits."""
 
-    stdout: str = ""
-    stderr: str = ""
-    code: int = 0
+    __slots__ = ("code", "stderr", "stdout")
+
+    def __init__(self, stdout: str = "", stderr: str = "", code: int = 0) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+        self.code = code
 
 
 def blocked(reason: str) -> Answer:

@@ -25,10 +25,13 @@ import socket
 import sys
 import threading
 import time
-from typing import Any
 
 from bridge.hooks import clis
 from bridge.hooks.clis import END, POST, PRE, START, Answer, HookCall
+
+TYPE_CHECKING = False  # `typing` costs milliseconds of a hook's start: names for the checker only
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_INPUT = 4 * 1024 * 1024  # bytes of hook input read; more is refused (blocked)
 DEFAULT_TIMEOUT = {"claude": 600.0, "codex": 600.0, "gemini": 60.0}  # each CLI's own default
