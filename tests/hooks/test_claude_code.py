@@ -8,12 +8,15 @@ its hook runner, our hook process, the console host on its unix socket, the audi
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bridge import events as ev
 from tests.agents.fake_anthropic import FakeAnthropic, text, tool_results, tool_use
 from tests.support.acp_console import Console
 from tests.support.hooks import audit, claude_print, hook_install, write_settings
+from tests.support.tmux import TMUX, Terminal
 
 pytestmark = pytest.mark.agents
 
@@ -120,3 +123,34 @@ async def test_a_console_card_approves_a_claude_code_call_and_the_console_follow
     assert (decision["resolver"], decision["outcome"]) == ("console", "allow_once")
     (outcome,) = audit("tool_outcome")
     assert (outcome["approval_id"], outcome["status"]) == (decision["approval_id"], "completed")
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+async def test_a_person_approves_a_claude_code_call_on_a_card_of_the_real_console_in_tmux(
+    tmp_path, project, monkeypatch
+):
+    term = Terminal(tmp_path / "console")
+    monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(term.config))
+    monkeypatch.setenv("SYMPOSIUM_RUNTIME_DIR", str(term.runtime))
+    write_settings(RULES)
+    term.start("console", "--no-mouse")
+    try:
+        await asyncio.to_thread(
+            term.wait_for_all, "no pending approvals", "Console socket:", timeout=60
+        )
+        script = [tool_use("Bash", {"command": "mkdir from-the-card"}), text("Done")]
+        async with FakeAnthropic(script) as api:
+            claude = asyncio.ensure_future(claude_print(tmp_path / "home", project, api.base_url))
+            await asyncio.to_thread(term.wait_for, "Approvals (1)", timeout=120)
+            term.keys("F2")
+            screen = await asyncio.to_thread(term.wait_for, "⚠ mkdir from-the-card")
+            assert "claude-code · " in screen, "the card names the CLI and its session"
+            await asyncio.to_thread(term.wait_until_gone, "(arming…)")
+            term.keys("a")
+            run = await claude
+        assert run.code == 0, run.stderr
+        assert (project / "from-the-card").is_dir(), "the call approved on the card ran"
+        (decision,) = audit()
+        assert (decision["resolver"], decision["outcome"]) == ("console", "allow_once")
+    finally:
+        term.close()
