@@ -170,10 +170,22 @@ def _settings() -> Any:
     return Settings.load()
 
 
-def _socket_path() -> str:
-    from bridge.paths import runtime_dir_path
+def _runtime_dir() -> str:
+    """`bridge.paths.runtime_dir_path()`, without importing `bridge.paths` (and `pathlib`) on the
+    hook's start-up path: the same three places, in the same order."""
+    explicit = os.environ.get("SYMPOSIUM_RUNTIME_DIR")
+    if explicit:
+        return explicit
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg:
+        return os.path.join(xdg, "symposium")
+    import tempfile
 
-    return os.path.join(runtime_dir_path(), "console.sock")
+    return os.path.join(tempfile.gettempdir(), f"symposium-{os.getuid()}")
+
+
+def _socket_path() -> str:
+    return os.path.join(_runtime_dir(), "console.sock")
 
 
 def _connect() -> socket.socket | None:
@@ -425,9 +437,7 @@ def _approval_id(call: HookCall) -> str:
 
 
 def _marker(call: HookCall) -> str:
-    from bridge.paths import runtime_dir_path
-
-    return os.path.join(runtime_dir_path(), "hooks", _approval_id(call))
+    return os.path.join(_runtime_dir(), "hooks", _approval_id(call))
 
 
 def _mark_approved(call: HookCall, approval_id: str) -> None:

@@ -230,3 +230,21 @@ async def test_a_hook_process_loads_neither_the_console_nor_the_acp_sdk_mcp_or_p
         out, err = await probe()
     assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
     assert b"LOADED \n" in err, err
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"SYMPOSIUM_RUNTIME_DIR": "/x/run"},
+        {"SYMPOSIUM_RUNTIME_DIR": "", "XDG_RUNTIME_DIR": "/x/xdg"},
+        {"SYMPOSIUM_RUNTIME_DIR": "", "XDG_RUNTIME_DIR": ""},
+    ],
+    ids=["explicit", "xdg", "temp"],
+)
+def test_the_hook_looks_for_the_console_where_the_console_listens(monkeypatch, env):
+    from bridge.hooks.decide import _runtime_dir
+    from bridge.paths import runtime_dir_path
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert _runtime_dir() == runtime_dir_path()
