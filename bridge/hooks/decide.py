@@ -261,8 +261,14 @@ def _pre(call: HookCall, reply: _Reply, deadline: float) -> Answer:
     return _decide_here(call, settings, tool_call, settings.prefs.hook_no_console)
 
 
+def _fallback_verdict(call: HookCall, no_console: str) -> str:
+    """What a call no rule and no person decided gets: "deny" when so configured, or for a tool
+    this door does not know; else "ask" (the CLI's own prompt)."""
+    return "deny" if no_console == "deny" or not call.known_tool else "ask"
+
+
 def _fallback(call: HookCall, no_console: str, why: str) -> Answer:
-    if no_console == "deny" or not call.known_tool:
+    if _fallback_verdict(call, no_console) == "deny":
         what = "" if call.known_tool else f" (an unknown tool, {call.tool_name!r})"
         return clis.decision(call, "deny", f"symposium: denied{what}: {why}")
     return clis.decision(call, "ask", f"symposium: {why}; {clis.DISPLAY[call.cli]} asks instead")
@@ -359,10 +365,8 @@ def _decide_here(
     why = "no console is running"
     if action == "ask":
         why += f" ({label} asks a person)"
-    answer = _fallback(call, no_console, why)
-    verdict_word = "deny" if '"deny"' in answer.stdout else "ask"
-    _audit(call, tool_call, verdict_word, "default", label, why)
-    return answer
+    _audit(call, tool_call, _fallback_verdict(call, no_console), "default", label, why)
+    return _fallback(call, no_console, why)
 
 
 def _audited(
