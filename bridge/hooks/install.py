@@ -10,7 +10,7 @@ this program's `hook CLI`), and `status` says what is installed where.
 * Gemini CLI: `~/.gemini/settings.json` or `<cwd>/.gemini/settings.json`: `hooks.BeforeTool`,
   `AfterTool` (matcher `.*`), `SessionStart`, `SessionEnd`. Timeouts in milliseconds.
 * Codex: `$CODEX_HOME/config.toml` (default `~/.codex`) or `<cwd>/.codex/config.toml`:
-  `[[hooks.PreToolUse]]`, `PostToolUse`, `SessionStart` (edited with tomlkit: comments survive).
+  `[[hooks.PreToolUse]]`, `PostToolUse`, `SessionStart`, `SessionEnd` (edited with tomlkit: comments survive).
   Codex runs an unmanaged hook only once it is trusted: install then records the trust as Codex
   itself does (`[hooks.state."<key>"] trusted_hash`, with the hash Codex's app-server reports),
   and `status` says when Codex would skip one.
@@ -43,7 +43,7 @@ EVENTS = {
         "SessionEnd": False,
     },
     "gemini": {"BeforeTool": True, "AfterTool": False, "SessionStart": False, "SessionEnd": False},
-    "codex": {"PreToolUse": True, "PostToolUse": False, "SessionStart": False},
+    "codex": {"PreToolUse": True, "PostToolUse": False, "SessionStart": False, "SessionEnd": False},
 }
 TOOL_EVENTS = {"PreToolUse", "PostToolUse", "PostToolUseFailure", "BeforeTool", "AfterTool"}
 
@@ -483,6 +483,24 @@ def uninstall(cli: str, project: bool) -> tuple[Path, int]:
     return path, _json_uninstall(cli, path)
 
 
+def gemini_trusts(folder: Path) -> bool:
+    """Whether Gemini CLI's trustedFolders.json trusts `folder` (itself, or a parent it marks
+    TRUST_PARENT): Gemini CLI loads a project's settings, hooks included, only then."""
+    try:
+        trusted = json.loads((Path.home() / ".gemini" / "trustedFolders.json").read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(trusted, dict):
+        return False
+    for path, level in trusted.items():
+        root = Path(path)
+        if level == "TRUST_FOLDER" and root == folder:
+            return True
+        if level == "TRUST_PARENT" and (root == folder.parent or root in folder.parents):
+            return True
+    return False
+
+
 def status_lines(cli: str, project: bool, cwd: str | None = None) -> list[str]:
     path = settings_file(cli, project, cwd)
     events = _toml_events(cli, path) if cli == "codex" else _json_events(cli, path)
@@ -507,10 +525,15 @@ def status_lines(cli: str, project: bool, cwd: str | None = None) -> list[str]:
             )
         else:
             lines.append(f"  Codex trusts them ({len(ours)} hooks)")
-    if cli == "gemini":
-        lines.append(
-            "  Gemini CLI loads project hooks only in a trusted folder (trustedFolders.json)"
-        )
+    if cli == "gemini" and project:
+        folder = Path(cwd or os.getcwd()).resolve()
+        if gemini_trusts(folder):
+            lines.append(f"  Gemini CLI trusts {folder}: it runs these project hooks")
+        else:
+            lines.append(
+                f"  Gemini CLI SKIPS these: {folder} is not a trusted folder "
+                "(trust it in Gemini CLI, ~/.gemini/trustedFolders.json)"
+            )
     return lines
 
 

@@ -49,10 +49,10 @@ async def run(tmp_path, codex, script, *, console: Console | None = None):
     async with FakeResponses(script) as api:
         codex_provider(tmp_path / "codex-home", api.base_url)
         installed = hook_install("codex", project, env=env)
-        assert "trust recorded for 3 hooks" in installed, installed
+        assert "trust recorded for 4 hooks" in installed, installed
         done = await codex_exec(env, project)
         if console is not None:
-            await console.until(lambda: console.of(ev.SessionStarted))
+            await console.until(lambda: console.of(ev.SessionEnded))
     assert done.code == 0, done.stderr
     return [o["output"] for o in outputs(api.requests[-1])]
 
@@ -103,3 +103,7 @@ async def test_a_console_card_approves_a_codex_command(tmp_path, codex):
     assert card.tool_call["rawInput"]["command"] == "mkdir approved"
     (decision,) = audit()
     assert (decision["resolver"], decision["outcome"]) == ("console", "allow_once")
+    (started,) = console.of(ev.SessionStarted)
+    (ended,) = console.of(ev.SessionEnded)
+    assert started.connection == ended.connection == card.connection
+    assert started.agent == f"codex in {project}"

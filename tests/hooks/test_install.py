@@ -100,3 +100,17 @@ def test_codex_toml_keeps_comments_and_without_codex_status_says_trust_is_unknow
 def test_an_unknown_cli_is_refused(tmp_path):
     done = hook("install", "emacs", cwd=tmp_path, home=tmp_path)
     assert done.returncode == 2
+
+
+def test_status_says_when_gemini_cli_would_skip_project_hooks_in_an_untrusted_folder(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    assert hook("install", "gemini", "--project", cwd=project, home=home).returncode == 0
+    status = hook("status", "gemini", "--project", cwd=project, home=home).stdout
+    assert "Gemini CLI SKIPS these" in status
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "trustedFolders.json").write_text(
+        json.dumps({str(project.resolve()): "TRUST_FOLDER"})
+    )
+    status = hook("status", "gemini", "--project", cwd=project, home=home).stdout
+    assert f"Gemini CLI trusts {project.resolve()}" in status
