@@ -121,6 +121,12 @@ def _failed_answer(reason: str) -> Answer:
     return clis.nothing()
 
 
+class _Oversized(clis.HookInputError):
+    def __init__(self, head: bytes) -> None:
+        super().__init__(f"the hook input is larger than {MAX_INPUT // (1024 * 1024)} MiB: refused")
+        self.head = head
+
+
 def _read_stdin(deadline: float) -> bytes:
     chunks: list[bytes] = []
     size = 0
@@ -129,13 +135,20 @@ def _read_stdin(deadline: float) -> bytes:
         if not chunk:
             return b"".join(chunks)
         size += len(chunk)
-        if size > MAX_INPUT:
-            raise clis.HookInputError(
-                f"the hook input is larger than {MAX_INPUT // (1024 * 1024)} MiB: refused"
-            )
         chunks.append(chunk)
+        if size > MAX_INPUT:
+            raise _Oversized(b"".join(chunks)[:65536])
         if time.monotonic() > deadline:
             raise clis.HookInputError("the hook input did not end in time")
+
+
+def _event_named_in(cli: str, head: bytes) -> str | None:
+    """The event an oversized input names in its first bytes (every CLI writes the event's name
+    before the tool's input and output), or None."""
+    import re
+
+    found = re.search(rb'"hook_event_name"\s*:\s*"(\w+)"', head)
+    return clis.EVENTS[cli].get(found.group(1).decode()) if found else None
 
 
 def _run(cli: str, reply: _Reply, deadline: float) -> Answer:
@@ -148,6 +161,10 @@ def _run(cli: str, reply: _Reply, deadline: float) -> Answer:
         except ValueError as exc:
             raise clis.HookInputError(f"the hook input is not JSON ({exc})") from None
         call = clis.parse(cli, data)
+    except _Oversized as exc:
+        if _event_named_in(cli, exc.head) in (POST, START, END):
+            return clis.nothing()  # after the tool (a large output): nothing left to block
+        return clis.blocked(str(exc))
     except clis.HookInputError as exc:
         return clis.blocked(str(exc))
     _CURRENT["call"] = call

@@ -108,6 +108,14 @@ def test_a_broken_settings_file_denies(tmp_path):
     assert "the settings file is broken" in reason
 
 
+def test_a_huge_tool_output_after_the_tool_is_not_turned_into_a_block():
+    head = b'{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Read","tool_response":"'
+    done = hook("claude", head + b"x" * (10 * 1024 * 1024) + b'"}')
+    assert (done.returncode, done.stdout) == (0, b"")
+    head = head.replace(b"PostToolUse", b"PreToolUse")
+    assert hook("claude", head + b"x" * (10 * 1024 * 1024) + b'"}').returncode == 2
+
+
 def test_a_huge_tool_input_within_the_limit_is_still_decided_by_the_rules():
     write_settings(RULES + '\n[[rules]]\naction = "deny"\nkind = "edit"\nreason = "read only"\n')
     big = pre("claude", "Write", {"file_path": "/tmp/x", "content": "y" * (3 * 1024 * 1024)})
