@@ -51,6 +51,7 @@ class _Reply:
         self.on_timeout: Answer = clis.blocked(
             "the hook did not finish in time (its input was not read)"
         )
+        self.call: HookCall | None = None  # once the input is read
 
     def give(self, answer: Answer) -> bool:
         with self._lock:
@@ -101,19 +102,15 @@ def main(argv: list[str]) -> int:
     try:
         answer = _run(cli, reply, started + seconds)
     except BaseException as exc:  # never a traceback on stdout, never an accidental allow
-        answer = _failed_answer(f"the hook failed: {type(exc).__name__}: {exc}")
+        answer = _failed_answer(reply.call, f"the hook failed: {type(exc).__name__}: {exc}")
     timer.cancel()
     reply.give(answer)
     return answer.code
 
 
-_CURRENT: dict[str, HookCall] = {}
-
-
-def _failed_answer(reason: str) -> Answer:
+def _failed_answer(call: HookCall | None, reason: str) -> Answer:
     """What an error of this process answers: a deny before a tool, nothing after one (it ran
     already), a block when not even the event is known."""
-    call = _CURRENT.get("call")
     if call is None:
         return clis.blocked(reason)
     if call.event == PRE:
@@ -167,7 +164,7 @@ def _run(cli: str, reply: _Reply, deadline: float) -> Answer:
         return clis.blocked(str(exc))
     except clis.HookInputError as exc:
         return clis.blocked(str(exc))
-    _CURRENT["call"] = call
+    reply.call = call
     if call.event == PRE:
         reply.on_timeout = clis.decision(
             call, "deny", "symposium: no decision in time (the hook's timeout)"

@@ -256,3 +256,31 @@ def test_the_hook_looks_for_the_console_where_the_console_listens(monkeypatch, e
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     assert _runtime_dir() == runtime_dir_path()
+
+
+BOOM = """
+import sys
+from bridge.hooks import clis, decide
+
+def boom(call):
+    raise RuntimeError("kaboom")
+
+clis.tool_call = boom  # an exception of the hook's own, while it decides
+sys.exit(decide.main(["claude"]))
+"""
+
+
+def test_an_exception_while_deciding_is_a_deny_with_its_reason_and_no_traceback():
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", BOOM],
+        input=json.dumps(pre("claude", "Bash", {"command": "ls"})).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert answer["permissionDecisionReason"] == "symposium: the hook failed: RuntimeError: kaboom"
+    assert b"Traceback" not in done.stdout + done.stderr
