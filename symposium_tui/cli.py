@@ -887,7 +887,15 @@ def cmd_web(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_hook(args: argparse.Namespace) -> int:
+    """`hook …` after global flags (`--config-dir`, `--runtime-dir`), once they are applied."""
+    from bridge.hooks.command import main as hook_main
+
+    return hook_main(list(args.hook_args))
+
+
 COMMANDS = {
+    "hook": cmd_hook,
     "link": cmd_link,
     "attach": cmd_attach,
     "web": cmd_web,
