@@ -284,3 +284,17 @@ def test_an_exception_while_deciding_is_a_deny_with_its_reason_and_no_traceback(
     assert answer["permissionDecision"] == "deny"
     assert answer["permissionDecisionReason"] == "symposium: the hook failed: RuntimeError: kaboom"
     assert b"Traceback" not in done.stdout + done.stderr
+
+
+def test_global_flags_before_hook_choose_the_settings_it_reads(tmp_path):
+    config = tmp_path / "elsewhere"
+    config.mkdir()
+    (config / "settings.toml").write_text(RULES)
+    done = subprocess.run(
+        [SCRIPT, "--config-dir", str(config), "hook", "claude"],
+        input=json.dumps(pre("claude", "Bash", {"command": "rm -rf x"})).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    word, reason = verdict("claude", done)
+    assert (word, "no deleting" in reason) == ("deny", True)
