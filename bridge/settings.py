@@ -97,6 +97,8 @@ PREFERENCE_TYPES: dict[str, tuple[str, Callable[[Any], bool]]] = {
         "a number of seconds, 0 or more (0: wait for ever)",
         lambda v: _is_number(v) and v >= 0,
     ),
+    "hook_no_console": ('"ask" or "deny"', lambda v: v in ("ask", "deny")),
+    "hook_wait": ("a number of seconds, more than 0", lambda v: _is_number(v) and v > 0),
 }
 NOTIFY_KEYS = ("command", "interval", "burst", "timeout")
 
@@ -353,6 +355,13 @@ class Preferences:
     approval_timeout: float | None = None
     """Seconds an approval waits for a console before it is denied; 0 → for ever; None → the
     default (600 s for `serve`, for ever in the console)."""
+    hook_no_console: str = "ask"
+    """What a CLI's hook (`symposium-tui hook`) answers when the rules leave a call to a person and
+    no console is running, or none answered in time: "ask" hands it to the CLI's own prompt,
+    "deny" refuses it."""
+    hook_wait: float | None = None
+    """Seconds a CLI's hook waits for a console card before answering `hook_no_console`; None →
+    until a little before the timeout `hook install` gave the CLI (docs/hooks.md)."""
 
     @classmethod
     def from_table(cls, table: dict[str, Any]) -> Preferences:
@@ -365,6 +374,8 @@ class Preferences:
             max_agents=table.get("max_agents"),
             replay=table.get("replay"),
             approval_timeout=table.get("approval_timeout"),
+            hook_no_console=table.get("hook_no_console", "ask"),
+            hook_wait=table.get("hook_wait"),
         )
 
     def bridge_options(self) -> dict[str, Any]:

@@ -296,6 +296,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(
         sub,
+        "hook",
+        "the command Claude Code, Codex or Gemini CLI runs around each tool call (docs/hooks.md)",
+        "`hook claude|codex|gemini` answers a CLI's hook on stdin (the rules, then a console's "
+        "card); `hook install|uninstall|status claude|codex|gemini [--project|--user]` manages "
+        "the entries in each CLI's own settings.",
+    )
+    p.add_argument("hook_args", nargs=argparse.REMAINDER, metavar="ARGS")
+
+    p = _command(
+        sub,
         "acp",
         "be an ACP agent for any ACP client (Zed, Toad, JetBrains, acpx), forwarding to the real one",
         "Speak ACP on stdio to an ACP client and forward everything to the agent (--agent NAME "
@@ -877,7 +887,15 @@ def cmd_web(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_hook(args: argparse.Namespace) -> int:
+    """`hook …` after global flags (`--config-dir`, `--runtime-dir`), once they are applied."""
+    from bridge.hooks.command import main as hook_main
+
+    return hook_main(list(args.hook_args))
+
+
 COMMANDS = {
+    "hook": cmd_hook,
     "link": cmd_link,
     "attach": cmd_attach,
     "web": cmd_web,
@@ -919,6 +937,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str] | None) -> int:
+    args_in = sys.argv[1:] if argv is None else argv
+    if args_in[:1] == ["hook"]:  # a CLI's hook: a new process per tool call, so no argparse tree
+        from bridge.hooks.command import main as hook_main
+
+        return hook_main(args_in[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     _use_dirs(args)

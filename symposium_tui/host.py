@@ -8,7 +8,8 @@ file's load error). `ConsoleHost` listens on
 JSON-RPC connection with its own history, exactly as if it were a stdio process — unless its first
 line is a `console/hello`: then it is a console attaching (`symposium_tui.console_protocol`,
 reached through `symposium-tui attach` and `symposium-tui link`), or a `link/hello`: an ACP front
-door linking in (`symposium_tui.acp_link`). Peers of another uid are refused
+door linking in (`symposium_tui.acp_link`), or a `hook/hello`: a CLI's hook asking
+(`symposium_tui.hook_link`). Peers of another uid are refused
 (checked by the kernel's peer credentials), and nothing listens on TCP.
 
 `run_console()` is the console process from start to exit: the app's first frame, then the hosted
@@ -279,6 +280,11 @@ class ConsoleHost:
                 return
             if acp_link.is_hello(first):  # an ACP front door linking in (`symposium-tui acp`)
                 await acp_link.serve_link(self.bridge, reader, writer, first)
+                return
+            from symposium_tui import hook_link
+
+            if hook_link.is_hello(first):  # a CLI's hook (`symposium-tui hook claude|codex|gemini`)
+                await hook_link.serve_hook(self.bridge, reader, writer, first)
                 return
             await serve_connection(
                 self.bridge,

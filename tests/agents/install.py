@@ -44,6 +44,7 @@ __all__ = [
     "acpx",
     "agents_dir",
     "claude_agent",
+    "claude_code",
     "fast_agent",
     "find_python312",
     "frameworks_python",
@@ -61,6 +62,10 @@ REPO = Path(__file__).resolve().parents[2]
 FAST_AGENT_VERSION = "0.10.46"
 CLAUDE_ACP_VERSION = "0.23.1"  # bundles @anthropic-ai/claude-agent-sdk 0.2.83 = Claude Code 2.1.83
 GEMINI_CLI_VERSION = "0.61.0"
+# The CLIs themselves, run in their own terminal mode (`claude -p`, `codex exec`) by the hook
+# door's tests; both npm packages ship the CLI's own binary.
+CLAUDE_CODE_VERSION = "2.1.332"
+CODEX_VERSION = "0.169.0"
 # The headless ACP client the ACP front door's tests drive (its package.json asks for Node >=
 # 22.13, but it runs on the Node 20 here; npm only warns).
 ACPX_VERSION = "0.19.1"
@@ -75,6 +80,8 @@ AGENTS = {
     "gemini": f"@google/gemini-cli@{GEMINI_CLI_VERSION}",
     "frameworks": FRAMEWORKS,
     "acpx": f"acpx@{ACPX_VERSION}",
+    "claude-code": f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
+    "codex": f"@openai/codex@{CODEX_VERSION}",
 }
 DEFAULT_AGENTS = ("fast-agent", "claude")
 
@@ -175,6 +182,8 @@ def _bin(name: str) -> Path:
         "gemini": d / "node_modules" / ".bin" / "gemini",
         "frameworks": d / "venv" / "bin" / "python",
         "acpx": d / "node_modules" / ".bin" / "acpx",
+        "claude-code": d / "node_modules" / ".bin" / "claude",
+        "codex": d / "node_modules" / ".bin" / "codex",
     }[name]
 
 
@@ -452,11 +461,9 @@ def acpx(home: Path) -> AgentLaunch:
     return AgentLaunch(str(_bin("acpx")), [], env)
 
 
-def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
-    """Claude Code through Zed's ACP adapter, talking to ``anthropic_base_url`` (a fake Messages
-    API). ``home`` becomes ``$HOME``; a fresh plugin blocklist is written into it so that Claude
-    Code does not try to fetch one."""
-    install("claude")
+def _claude_env(home: Path, anthropic_base_url: str) -> dict[str, str]:
+    """The environment Claude Code runs in offline: ``$HOME`` is ``home``, with a fresh plugin
+    blocklist written into it so that Claude Code does not try to fetch one."""
     home = Path(home)
     plugins = home / ".claude" / "plugins"
     plugins.mkdir(parents=True, exist_ok=True)
@@ -476,7 +483,20 @@ def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
             "DISABLE_ERROR_REPORTING": "1",
         }
     )
-    return AgentLaunch(str(_bin("claude")), [], env)
+    return env
+
+
+def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
+    """Claude Code through Zed's ACP adapter, talking to ``anthropic_base_url`` (a fake Messages
+    API). ``home`` becomes ``$HOME``."""
+    install("claude")
+    return AgentLaunch(str(_bin("claude")), [], _claude_env(home, anthropic_base_url))
+
+
+def claude_code(home: Path, anthropic_base_url: str) -> AgentLaunch:
+    """The `claude` CLI itself (give it ``-p PROMPT``), talking to ``anthropic_base_url``."""
+    install("claude-code")
+    return AgentLaunch(str(_bin("claude-code")), [], _claude_env(home, anthropic_base_url))
 
 
 def gemini_agent(home: Path, gemini_base_url: str, *, trusted: Sequence[Path] = ()) -> AgentLaunch:

@@ -1,0 +1,564 @@
+"""`symposium-tui hook claude|codex|gemini`: the process a CLI runs before and after each tool.
+
+It reads the hook's JSON on stdin and answers on stdout in the CLI's schema (`bridge.hooks.clis`),
+nothing else. Order, as at every door: the rules (deny > ask > bypass > allow), then a card in a
+running console — this machine's console socket, which is also where `symposium-tui serve` listens
+for consoles attached over ssh — and with no console, or none answering in time, what the
+`hook_no_console` preference says ("ask": the CLI's own prompt; "deny").
+
+Fail closed: all three CLIs run the tool when a hook exits non-zero (other than 2), prints what
+they cannot parse or overruns its timeout. So every error of this process — unreadable or
+oversized input, an unknown event, a broken settings file, a console link that drops, an
+exception — answers a block with its reason, and a watchdog thread answers before the timeout
+the CLI was given (`--timeout`, written by `hook install`) whatever the main thread is doing.
+
+With a console running, the console decides (its rules, its cards) and audits; without one, this
+process applies the rules itself and appends the decision to the audit log. Standard library only
+(bashlex when a shell command meets a command rule): no console, no ACP SDK, no pydantic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+
+from bridge.hooks import clis
+from bridge.hooks.clis import END, POST, PRE, START, Answer, HookCall
+
+TYPE_CHECKING = False  # `typing` costs milliseconds of a hook's start: names for the checker only
+if TYPE_CHECKING:
+    from typing import Any
+
+MAX_INPUT = 4 * 1024 * 1024  # bytes of hook input read; more is refused (blocked)
+DEFAULT_TIMEOUT = {"claude": 600.0, "codex": 600.0, "gemini": 60.0}  # each CLI's own default
+HELLO = "hook/hello"
+DECIDE = "hook/decide"
+EVENT = "hook/event"
+LONG_TEXT = 64 * 1024  # a longer string of the tool input is shortened on its way to a card
+
+
+class _Reply:
+    """The one answer this process gives: written once, by whichever thread gets there first."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.done = False
+        # What the watchdog answers if the deadline comes first: changes as the work goes on.
+        self.on_timeout: Answer = clis.blocked(
+            "the hook did not finish in time (its input was not read)"
+        )
+        self.call: HookCall | None = None  # once the input is read
+
+    def give(self, answer: Answer) -> bool:
+        with self._lock:
+            if self.done:
+                return False
+            self.done = True
+            try:
+                if answer.stderr:
+                    os.write(2, answer.stderr.encode("utf-8", "replace"))
+                data = answer.stdout.encode("utf-8", "replace")
+                while data:
+                    data = data[os.write(1, data) :]
+            except OSError:
+                pass
+            return True
+
+
+def _deadline_seconds(cli: str, argv: list[str]) -> float:
+    """Seconds this process has: the CLI's timeout for it (`--timeout`, else the CLI's default)
+    less a margin to answer in."""
+    timeout = DEFAULT_TIMEOUT[cli]
+    if "--timeout" in argv:
+        try:
+            timeout = float(argv[argv.index("--timeout") + 1])
+        except (IndexError, ValueError):
+            pass
+    margin = min(3.0, max(0.2, timeout * 0.1))
+    return max(0.2, timeout - margin)
+
+
+def main(argv: list[str]) -> int:
+    """The hook process. Returns the exit status; everything it prints goes through `_Reply`."""
+    started = time.monotonic()
+    cli = argv[0] if argv else ""
+    reply = _Reply()
+    if cli not in clis.CLIS:
+        reply.give(clis.blocked(f"unknown CLI {cli!r}: expected one of {', '.join(clis.CLIS)}"))
+        return 2
+    seconds = _deadline_seconds(cli, argv[1:])
+
+    def watchdog() -> None:
+        if reply.give(reply.on_timeout):
+            os._exit(reply.on_timeout.code)
+
+    timer = threading.Timer(max(0.0, seconds - (time.monotonic() - started)), watchdog)
+    timer.daemon = True
+    timer.start()
+    try:
+        answer = _run(cli, reply, started + seconds)
+    except BaseException as exc:  # never a traceback on stdout, never an accidental allow
+        answer = _failed_answer(reply.call, f"the hook failed: {type(exc).__name__}: {exc}")
+    timer.cancel()
+    reply.give(answer)
+    return answer.code
+
+
+def _failed_answer(call: HookCall | None, reason: str) -> Answer:
+    """What an error of this process answers: a deny before a tool, nothing after one (it ran
+    already), a block when not even the event is known."""
+    if call is None:
+        return clis.blocked(reason)
+    if call.event == PRE:
+        return clis.decision(call, "deny", f"symposium: {reason}")
+    return clis.nothing()
+
+
+class _Oversized(clis.HookInputError):
+    def __init__(self, head: bytes) -> None:
+        super().__init__(f"the hook input is larger than {MAX_INPUT // (1024 * 1024)} MiB: refused")
+        self.head = head
+
+
+def _read_stdin(deadline: float) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        chunks.append(chunk)
+        if size > MAX_INPUT:
+            raise _Oversized(b"".join(chunks)[:65536])
+        if time.monotonic() > deadline:
+            raise clis.HookInputError("the hook input did not end in time")
+
+
+def _event_named_in(cli: str, head: bytes) -> str | None:
+    """The event an oversized input names in its first bytes (every CLI writes the event's name
+    before the tool's input and output), or None."""
+    import re
+
+    found = re.search(rb'"hook_event_name"\s*:\s*"(\w+)"', head)
+    return clis.EVENTS[cli].get(found.group(1).decode()) if found else None
+
+
+def _run(cli: str, reply: _Reply, deadline: float) -> Answer:
+    try:
+        raw = _read_stdin(deadline)
+        if not raw.strip():
+            raise clis.HookInputError("the hook input is empty")
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            raise clis.HookInputError(f"the hook input is not JSON ({exc})") from None
+        call = clis.parse(cli, data)
+    except _Oversized as exc:
+        if _event_named_in(cli, exc.head) in (POST, START, END):
+            return clis.nothing()  # after the tool (a large output): nothing left to block
+        return clis.blocked(str(exc))
+    except clis.HookInputError as exc:
+        return clis.blocked(str(exc))
+    reply.call = call
+    if call.event == PRE:
+        reply.on_timeout = clis.decision(
+            call, "deny", "symposium: no decision in time (the hook's timeout)"
+        )
+        return _pre(call, reply, deadline)
+    reply.on_timeout = clis.nothing()  # after the tool, at a session's start or end: no verdict
+    _after(call)
+    return clis.nothing()
+
+
+# --- settings, the console -------------------------------------------------------------------------
+
+
+def _settings() -> Any:
+    from bridge.settings import Settings
+
+    return Settings.load()
+
+
+def _runtime_dir() -> str:
+    """`bridge.paths.runtime_dir_path()`, without importing `bridge.paths` (and `pathlib`) on the
+    hook's start-up path: the same three places, in the same order."""
+    explicit = os.environ.get("SYMPOSIUM_RUNTIME_DIR")
+    if explicit:
+        return explicit
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg:
+        return os.path.join(xdg, "symposium")
+    import tempfile
+
+    return os.path.join(tempfile.gettempdir(), f"symposium-{os.getuid()}")
+
+
+def _socket_path() -> str:
+    return os.path.join(_runtime_dir(), "console.sock")
+
+
+def _connect() -> socket.socket | None:
+    """A connection to the running console (or the `serve` host), or None when there is none."""
+    path = _socket_path()
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if st.st_uid != os.getuid():
+        return None
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(2.0)
+    try:
+        sock.connect(path)
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def _send(sock: socket.socket, *messages: dict[str, Any]) -> None:
+    data = b"".join(
+        json.dumps({"jsonrpc": "2.0", **m}, separators=(",", ":"), default=str).encode() + b"\n"
+        for m in messages
+    )
+    sock.sendall(data)
+
+
+def _hello(call: HookCall) -> dict[str, Any]:
+    return {"method": HELLO, "params": {"cli": call.cli, "pid": os.getpid(), "version": 1}}
+
+
+def connection_name(call: HookCall) -> str:
+    """The console connection a CLI's sessions appear under: the CLI and its working folder."""
+    folder = os.path.basename((call.cwd or "").rstrip("/")) or "/"
+    return f"{call.agent} {folder}"
+
+
+def _shorten(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > LONG_TEXT:
+        return value[:LONG_TEXT] + f"… [{len(value) - LONG_TEXT} more characters]"
+    if isinstance(value, dict):
+        return {k: (v if k in ("command", "patch") else _shorten(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shorten(v) for v in value]
+    return value
+
+
+def _context(call: HookCall, tool_call: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "connection": connection_name(call),
+        "session_id": call.session_id,
+        "agent": call.agent,
+        "tool_call": _shorten(tool_call),
+        "cwd": call.cwd,
+    }
+
+
+# --- before the tool -------------------------------------------------------------------------------
+
+
+def _pre(call: HookCall, reply: _Reply, deadline: float) -> Answer:
+    tool_call = clis.tool_call(call)
+    sock = _connect()
+    if sock is not None:  # the console decides (its rules, its cards): no settings read here
+        reply.on_timeout = _fallback(call, "ask", "no console answered in time")
+        return _ask_console(call, sock, tool_call, deadline)
+    try:
+        settings = _settings()
+    except Exception as exc:  # a broken settings file: its rules cannot be applied
+        return clis.decision(call, "deny", f"symposium: the settings file is broken: {exc}")
+    return _decide_here(call, settings, tool_call, settings.prefs.hook_no_console)
+
+
+def _fallback_verdict(call: HookCall, no_console: str) -> str:
+    """What a call no rule and no person decided gets: "deny" when so configured, or for a tool
+    this door does not know; else "ask" (the CLI's own prompt)."""
+    return "deny" if no_console == "deny" or not call.known_tool else "ask"
+
+
+def _fallback(call: HookCall, no_console: str, why: str) -> Answer:
+    if _fallback_verdict(call, no_console) == "deny":
+        what = "" if call.known_tool else f" (an unknown tool, {call.tool_name!r})"
+        return clis.decision(call, "deny", f"symposium: denied{what}: {why}")
+    return clis.decision(call, "ask", f"symposium: {why}; {clis.DISPLAY[call.cli]} asks instead")
+
+
+def _ask_console(
+    call: HookCall, sock: socket.socket, tool_call: dict[str, Any], deadline: float
+) -> Answer:
+    """The console's broker decides. It knows the settings: how long a card may wait
+    (`hook_wait`, within the time this process has left) and what the fallback is."""
+    params = {
+        **_context(call, tool_call),
+        "cli": call.cli,
+        "wait": max(0.0, deadline - time.monotonic() - 0.1),
+    }
+    try:
+        _send(sock, _hello(call), {"id": 1, "method": DECIDE, "params": params})
+        result = _read_result(sock, deadline)
+    except TimeoutError:
+        sock.close()  # the console withdraws the card
+        return _fallback(call, "ask", "no console answered in time")
+    except (OSError, ValueError) as exc:
+        sock.close()
+        return clis.decision(
+            call, "deny", f"symposium: denied: the console link failed before answering ({exc})"
+        )
+    sock.close()
+    outcome = result.get("outcome")
+    no_console = "deny" if result.get("fallback") == "deny" else "ask"
+    if outcome in ("no_console", "timeout"):
+        why = "no console answered in time" if outcome == "timeout" else "no console is attached"
+        if result.get("asked_by"):
+            why += f" ({result['asked_by']} asks a person)"
+        return _fallback(call, no_console, why)
+    if outcome in ("allow_once", "allow_always"):
+        by = result.get("rule") or result.get("resolver") or "the console"
+        return clis.decision(call, "allow", f"symposium: allowed by {by}")
+    reason = result.get("reason") or ""
+    why = reason or ("denied by " + str(result.get("rule") or result.get("resolver") or "console"))
+    return clis.decision(call, "deny", f"symposium: {why}")
+
+
+def _read_result(sock: socket.socket, until: float) -> dict[str, Any]:
+    buf = b""
+    while True:
+        left = until - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            raise
+        except OSError as exc:
+            raise OSError(f"the console link dropped: {exc}") from None
+        if not chunk:
+            raise OSError("the console link closed")
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            msg = json.loads(line)
+            if isinstance(msg, dict) and msg.get("id") == 1 and "method" not in msg:
+                result = msg.get("result")
+                if not isinstance(result, dict):
+                    error = (msg.get("error") or {}).get("message")
+                    raise ValueError(f"the console failed: {error}")
+                return result
+
+
+def _decide_here(
+    call: HookCall, settings: Any, tool_call: dict[str, Any], no_console: str
+) -> Answer:
+    """No console: the rules, applied here (and audited here)."""
+    from bridge.rules import Request, RuleSet
+
+    request = Request.from_tool_call(call.agent, tool_call, cwd=call.cwd)
+    try:
+        verdict = RuleSet(settings.rules).decide(request) if settings.rules else None
+    except Exception as exc:
+        return _audited(call, tool_call, "deny", "policy", None, f"the rules failed: {exc}")
+    action = verdict.action if verdict is not None else None
+    label = verdict.label if verdict is not None else None
+    if action == "deny":
+        assert verdict is not None
+        rule_reason = verdict.rule.reason if verdict.rule is not None else None
+        return _audited(call, tool_call, "deny", "policy", label, rule_reason or verdict.why)
+    if action != "ask" and call.agent in settings.bypass_agents():
+        return _audited(
+            call, tool_call, "allow", "policy", "agent bypass", f"always allow {call.agent}"
+        )
+    if action == "allow":
+        assert verdict is not None
+        return _audited(call, tool_call, "allow", "policy", label or "rule", verdict.why)
+    why = "no console is running"
+    if action == "ask":
+        why += f" ({label} asks a person)"
+    _audit(call, tool_call, _fallback_verdict(call, no_console), "default", label, why)
+    return _fallback(call, no_console, why)
+
+
+def _audited(
+    call: HookCall,
+    tool_call: dict[str, Any],
+    verdict: str,
+    resolver: str,
+    rule: str | None,
+    reason: str,
+) -> Answer:
+    approval_id = _audit(call, tool_call, verdict, resolver, rule, reason)
+    if verdict == "allow" and approval_id is not None:
+        _mark_approved(call, approval_id)
+    word = "allowed" if verdict == "allow" else "denied"
+    return clis.decision(call, verdict, f"symposium: {word} by {rule or resolver}: {reason}")
+
+
+def _audit(
+    call: HookCall,
+    tool_call: dict[str, Any],
+    verdict: str,
+    resolver: str,
+    rule: str | None,
+    reason: str,
+) -> str | None:
+    """The decision's line in the audit log, with the fields the broker writes for every door."""
+    from bridge.audit import AuditLog, args_hash
+    from bridge.paths import audit_path
+
+    approval_id = _approval_id(call)
+    outcome = {"allow": "allow_once", "deny": "reject_once"}.get(verdict, "cli_prompt")
+    kind = "rule" if (rule or "").startswith("rule") else (rule or "default").replace(" ", "_")
+    record = {
+        "type": "decision",
+        "ts": time.time(),
+        "approval_id": approval_id,
+        "connection": connection_name(call),
+        "session_id": call.session_id,
+        "agent": call.agent,
+        "tool_call_id": tool_call.get("toolCallId"),
+        "title": tool_call.get("title"),
+        "kind": tool_call.get("kind"),
+        "request": {
+            k: tool_call[k] for k in ("title", "kind", "rawInput", "locations") if k in tool_call
+        },
+        "args_sha256": args_hash(tool_call.get("rawInput")),
+        "outcome": outcome,
+        "option_id": verdict if verdict in ("allow", "deny") else None,
+        "resolver": resolver,
+        "decider": {"kind": kind, "rule": rule}
+        if resolver == "policy"
+        else {"kind": "default", "reason": reason},
+        "answer": None,
+        "rule": rule,
+        "asked_by": rule if verdict == "ask" else None,
+        "reason": reason,
+        "host": os.environ.get("SYMPOSIUM_HOST_NAME") or socket.gethostname(),
+    }
+    log = AuditLog(audit_path())
+    try:
+        log.append(record)
+    finally:
+        log.close()
+    return approval_id
+
+
+def _approval_id(call: HookCall) -> str:
+    import hashlib
+
+    key = f"{call.cli}\0{call.session_id}\0{call.tool_use_id or os.getpid()}"
+    return "hook-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def _marker(call: HookCall) -> str:
+    return os.path.join(_runtime_dir(), "hooks", _approval_id(call))
+
+
+def _mark_approved(call: HookCall, approval_id: str) -> None:
+    """Remember, for the `PostToolUse` process, that this process approved the call."""
+    if not call.tool_use_id:
+        return
+    from bridge.paths import make_private_dir
+
+    path = _marker(call)
+    make_private_dir(os.path.dirname(path))
+    with open(path, "w") as fh:
+        fh.write(approval_id)
+
+
+# --- after the tool, sessions ----------------------------------------------------------------------
+
+
+def _after(call: HookCall) -> None:
+    """The outcome of a tool, or a session's start or end: to the console's tool-call log and
+    sessions pane (when one runs), and the outcome to the audit log against its approval."""
+    status = None
+    if call.event == POST:
+        status = "failed" if call.failed else "completed"
+        _outcome_here(call, status)
+    sock = _connect()
+    if sock is None:
+        return
+    params: dict[str, Any] = {
+        "event": {POST: "post", START: "start", END: "end"}[call.event],
+        "connection": connection_name(call),
+        "session_id": call.session_id,
+        "agent": call.agent,
+        "cli": call.cli,
+        "cwd": call.cwd,
+    }
+    if call.event == POST:
+        tool_call = clis.tool_call(call)
+        params.update(
+            tool_call=_shorten(tool_call),
+            status=status,
+            content=_shorten(_response_text(call.tool_response)),
+        )
+    if call.event == END:
+        params["reason"] = call.extra.get("reason") or call.extra.get("trigger") or "ended"
+    try:
+        _send(sock, _hello(call), {"method": EVENT, "params": params})
+        sock.shutdown(socket.SHUT_WR)
+        sock.settimeout(1.0)
+        while sock.recv(4096):  # the console closes its end once it has read ours
+            pass
+    except OSError:
+        pass
+    finally:
+        sock.close()
+
+
+def _response_text(response: Any) -> str:
+    if response is None:
+        return ""
+    if isinstance(response, str):
+        return response
+    if isinstance(response, dict):
+        for key in ("stdout", "output", "llmContent", "returnDisplay", "content"):
+            if isinstance(response.get(key), str) and response[key]:
+                return str(response[key])
+    return json.dumps(response, default=str)
+
+
+def _outcome_here(call: HookCall, status: str) -> None:
+    """A call this process's kind approved without a console: its outcome, audited here."""
+    if not call.tool_use_id:
+        return
+    path = _marker(call)
+    try:
+        with open(path) as fh:
+            approval_id = fh.read().strip()
+        os.unlink(path)
+    except OSError:
+        return
+    from bridge.audit import AuditLog
+    from bridge.paths import audit_path
+
+    log = AuditLog(audit_path())
+    try:
+        log.append(
+            {
+                "type": "tool_outcome",
+                "ts": time.time(),
+                "approval_id": approval_id,
+                "connection": connection_name(call),
+                "session_id": call.session_id,
+                "tool_call_id": call.tool_use_id,
+                "status": status,
+            }
+        )
+    finally:
+        log.close()
+
+
+def run() -> None:
+    """Entry point for `python -m bridge.hooks.decide CLI`."""
+    sys.exit(main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,90 @@
+"""Gemini CLI itself (`gemini -p`, npm `@google/gemini-cli`) with `symposium-tui hook` installed
+by `hook install gemini --project` into a throwaway, trusted project.
+
+Gemini CLI's model is `tests/agents/fake_anthropic.py` speaking the Gemini API: a scripted fake
+of the remote model API on loopback (the real API cannot be reached here). The CLI, its hook
+runner, our hook process, the console host and the audit log are real.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bridge import events as ev
+from tests.agents.fake_anthropic import FakeAnthropic, text, tool_use
+from tests.support.acp_console import Console
+from tests.support.hooks import audit, gemini_print, hook_install, write_settings
+
+pytestmark = pytest.mark.agents
+
+RULES = """
+[[rules]]
+action = "allow"
+command = "touch"
+
+[[rules]]
+action = "deny"
+command = "rm"
+reason = "nothing is deleted in this project"
+"""
+
+
+@pytest.fixture
+def project(tmp_path, gemini_ready):
+    path = tmp_path / "project"
+    path.mkdir()
+    hook_install("gemini", path, "--project")
+    return path
+
+
+def sent_back(api: FakeAnthropic) -> str:
+    """What Gemini CLI sent the model after the tool (its function response), as text."""
+    return json.dumps(api.main_requests[-1]["contents"][-1])
+
+
+async def test_rules_allow_and_deny_gemini_cli_shell_calls(tmp_path, project):
+    write_settings(RULES)
+    (project / "keep.txt").write_text("precious")
+    script = [
+        tool_use("run_shell_command", {"command": "touch made.txt"}),
+        tool_use("run_shell_command", {"command": "rm -f keep.txt"}),
+        text("Done"),
+    ]
+    async with FakeAnthropic(script) as api:
+        run = await gemini_print(tmp_path / "home", project, api.base_url)
+    assert run.code == 0, run.stderr
+    assert (project / "made.txt").exists(), "the call a rule allows runs"
+    assert (project / "keep.txt").read_text() == "precious", "the call a rule denies does not run"
+    assert "nothing is deleted in this project" in sent_back(api), "the model is told why"
+    assert [(d["outcome"], d["agent"]) for d in audit()] == [
+        ("allow_once", "gemini-cli"),
+        ("reject_once", "gemini-cli"),
+    ]
+
+
+async def test_with_no_console_and_deny_configured_an_undecided_call_is_refused(tmp_path, project):
+    write_settings('[preferences]\nhook_no_console = "deny"\n' + RULES)
+    script = [tool_use("run_shell_command", {"command": "mkdir made"}), text("Done")]
+    async with FakeAnthropic(script) as api:
+        run = await gemini_print(tmp_path / "home", project, api.base_url)
+    assert run.code == 0, run.stderr
+    assert not (project / "made").exists()
+    assert "symposium: denied: no console is running" in sent_back(api)
+
+
+async def test_a_console_card_approves_a_gemini_cli_call(tmp_path, project):
+    write_settings(RULES)
+    script = [tool_use("run_shell_command", {"command": "mkdir approved"}), text("Done")]
+    async with Console(tmp_path, answer="approve") as console, FakeAnthropic(script) as api:
+        run = await gemini_print(tmp_path / "home", project, api.base_url)
+        await console.until(lambda: console.of(ev.SessionEnded))
+    assert run.code == 0, run.stderr
+    assert (project / "approved").is_dir(), "the approved call ran"
+    (card,) = console.of(ev.ApprovalRequested)
+    assert (card.agent, card.connection) == ("gemini-cli", "gemini-cli project")
+    assert card.tool_call["rawInput"]["command"] == "mkdir approved"
+    assert [t.status for t in console.of(ev.ToolCallSeen)] == ["pending", "completed"]
+    (decision,) = audit()
+    assert (decision["resolver"], decision["outcome"]) == ("console", "allow_once")

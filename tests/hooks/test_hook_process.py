@@ -1,0 +1,300 @@
+"""`symposium-tui hook CLI` as each CLI runs it: a process fed one hook's JSON on stdin, its answer
+on stdout in that CLI's schema, and nothing else; every error of its own answered as a block."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+
+import pytest
+
+from bridge import events as ev
+from tests.support.acp_console import Console
+from tests.support.hooks import SCRIPT, audit, write_settings
+
+RULES = """
+[[rules]]
+action = "allow"
+command = "git status"
+
+[[rules]]
+action = "deny"
+command = "rm"
+reason = "no deleting"
+"""
+
+
+def pre(cli: str, tool: str, tool_input: dict, **extra) -> dict:
+    event = "BeforeTool" if cli == "gemini" else "PreToolUse"
+    return {
+        "session_id": "s1",
+        "cwd": "/tmp",
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "t1",
+        **extra,
+    }
+
+
+def hook(cli: str, stdin: bytes | str | dict, *args: str) -> subprocess.CompletedProcess[bytes]:
+    data = json.dumps(stdin) if isinstance(stdin, dict) else stdin
+    return subprocess.run(
+        [SCRIPT, "hook", cli, *args],
+        input=data.encode() if isinstance(data, str) else data,
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def verdict(cli: str, done: subprocess.CompletedProcess[bytes]) -> tuple[str, str]:
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    if cli == "gemini":
+        return answer["decision"], answer["reason"]
+    out = answer["hookSpecificOutput"]
+    return out["permissionDecision"], out["permissionDecisionReason"]
+
+
+SHELL = {"claude": "Bash", "codex": "Bash", "gemini": "run_shell_command"}
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_a_rule_allows_or_denies_in_the_clis_own_schema(cli):
+    write_settings(RULES)
+    allowed = hook(cli, pre(cli, SHELL[cli], {"command": "git status"}))
+    if cli == "codex":  # Codex takes only a deny: no decision leaves it to Codex's own policy
+        assert (allowed.returncode, allowed.stdout) == (0, b"")
+    else:
+        assert verdict(cli, allowed)[0] == "allow"
+    word, reason = verdict(cli, hook(cli, pre(cli, SHELL[cli], {"command": "rm -rf /tmp/x"})))
+    assert word == "deny"
+    assert "no deleting" in reason
+
+
+@pytest.mark.parametrize(
+    ("stdin", "reason"),
+    [
+        (b"", "the hook input is empty"),
+        (b"not json", "the hook input is not JSON"),
+        (b"[1, 2]", "not a JSON object"),
+        (json.dumps({"hook_event_name": "Mystery", "session_id": "s"}), "unknown hook event"),
+        (json.dumps({"hook_event_name": "PreToolUse"}), "names no tool_name"),
+        (b'{"x": "' + b"a" * (10 * 1024 * 1024) + b'"}', "larger than 4 MiB"),
+    ],
+    ids=["empty", "not-json", "not-an-object", "unknown-event", "no-tool", "10-MB"],
+)
+def test_input_it_cannot_use_is_blocked_with_exit_status_2_and_nothing_on_stdout(stdin, reason):
+    done = hook("claude", stdin)
+    assert done.returncode == 2
+    assert done.stdout == b""
+    assert reason in done.stderr.decode()
+    assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_an_unknown_tool_is_denied_when_no_rule_and_no_console_decide(cli):
+    write_settings(RULES)
+    word, reason = verdict(cli, hook(cli, pre(cli, "NoSuchTool", {"x": 1})))
+    assert word == "deny"
+    assert "an unknown tool, 'NoSuchTool'" in reason
+
+
+def test_a_broken_settings_file_denies(tmp_path):
+    write_settings("[[rules]]\naction = 'sometimes'\n")
+    word, reason = verdict("claude", hook("claude", pre("claude", "Bash", {"command": "ls"})))
+    assert word == "deny"
+    assert "the settings file is broken" in reason
+
+
+def test_a_huge_tool_output_after_the_tool_is_not_turned_into_a_block():
+    head = b'{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"Read","tool_response":"'
+    done = hook("claude", head + b"x" * (10 * 1024 * 1024) + b'"}')
+    assert (done.returncode, done.stdout) == (0, b"")
+    head = head.replace(b"PostToolUse", b"PreToolUse")
+    assert hook("claude", head + b"x" * (10 * 1024 * 1024) + b'"}').returncode == 2
+
+
+def test_a_huge_tool_input_within_the_limit_is_still_decided_by_the_rules():
+    write_settings(RULES + '\n[[rules]]\naction = "deny"\nkind = "edit"\nreason = "read only"\n')
+    big = pre("claude", "Write", {"file_path": "/tmp/x", "content": "y" * (3 * 1024 * 1024)})
+    word, reason = verdict("claude", hook("claude", big))
+    assert (word, "read only" in reason) == ("deny", True)
+
+
+def test_an_unknown_cli_name_is_a_block():
+    done = subprocess.run([SCRIPT, "hook", "emacs"], input=b"{}", capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout) == (2, b"")
+
+
+async def run_hook(cli: str, payload: dict, *args: str) -> tuple[int, bytes, bytes]:
+    proc = await asyncio.create_subprocess_exec(
+        SCRIPT,
+        "hook",
+        cli,
+        *args,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    out, err = await proc.communicate(json.dumps(payload).encode())
+    assert proc.returncode is not None
+    return proc.returncode, out, err
+
+
+async def test_a_card_not_answered_before_the_hooks_time_is_withdrawn_and_the_fallback_answers(
+    tmp_path,
+):
+    write_settings('[preferences]\nhook_no_console = "deny"\nhook_wait = 1\n' + RULES)
+    async with Console(tmp_path, answer=None) as console:
+        code, out, _ = await run_hook("claude", pre("claude", "Bash", {"command": "make"}))
+        await console.until(lambda: console.of(ev.ApprovalResolved))
+    assert code == 0
+    answer = json.loads(out)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert "no console answered in time" in answer["permissionDecisionReason"]
+    (card,) = console.of(ev.ApprovalRequested)
+    (gone,) = console.of(ev.ApprovalResolved)
+    assert (gone.approval_id, gone.outcome) == (card.approval_id, "cancelled")
+    assert "stopped waiting" in (gone.reason or "")
+    assert not console.bridge.approvals.pending
+
+
+async def test_the_watchdog_answers_before_the_clis_timeout_whatever_the_hook_waits_for(tmp_path):
+    write_settings(RULES)  # hook_no_console defaults to "ask": the CLI's own prompt
+    async with Console(tmp_path, answer=None) as console:
+        code, out, _ = await run_hook(
+            "gemini", pre("gemini", "run_shell_command", {"command": "make"}), "--timeout", "2"
+        )
+        await console.until(lambda: console.of(ev.ApprovalResolved))
+    assert code == 0
+    assert json.loads(out) == {
+        "systemMessage": "symposium: no console answered in time; Gemini CLI asks instead"
+    }
+
+
+async def test_a_rule_decides_through_a_running_console_and_it_audits(tmp_path):
+    write_settings(RULES)
+    async with Console(tmp_path, answer=None) as console:
+        code, out, _ = await run_hook("codex", pre("codex", "Bash", {"command": "rm x"}))
+    assert code == 0
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    assert not console.of(ev.ApprovalRequested), "a rule decided: no card"
+    (decision,) = audit()
+    assert (decision["resolver"], decision["agent"], decision["host"]) == (
+        "policy",
+        "codex",
+        console.bridge.approvals.host_name,
+    )
+
+
+def test_after_the_tool_and_at_session_edges_nothing_is_printed():
+    for payload in (
+        {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"},
+        {**pre("claude", "Bash", {"command": "ls"}), "hook_event_name": "PostToolUse"},
+        {"session_id": "s", "hook_event_name": "SessionEnd", "reason": "exit"},
+    ):
+        done = hook("claude", payload)
+        assert (done.returncode, done.stdout) == (0, b""), payload
+
+
+PROBE = """
+import sys
+from symposium_tui.cli import main
+code = main(["hook", "claude"])
+heavy = sorted(
+    name for name in ("pydantic", "acp", "mcp", "textual", "bridge.events", "bridge.approvals")
+    if name in sys.modules
+)
+sys.stderr.write("LOADED " + ",".join(heavy) + "\\n")
+"""
+
+
+@pytest.mark.parametrize("console", [False, True], ids=["no-console", "console"])
+async def test_a_hook_process_loads_neither_the_console_nor_the_acp_sdk_mcp_or_pydantic(
+    tmp_path, console
+):
+    import sys
+
+    write_settings(RULES)
+    payload = json.dumps(pre("claude", "Bash", {"command": "git status"})).encode()
+
+    async def probe() -> tuple[bytes, bytes]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            PROBE,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        return await proc.communicate(payload)
+
+    if console:
+        async with Console(tmp_path, answer=None):
+            out, err = await probe()
+    else:
+        out, err = await probe()
+    assert json.loads(out)["hookSpecificOutput"]["permissionDecision"] == "allow"
+    assert b"LOADED \n" in err, err
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"SYMPOSIUM_RUNTIME_DIR": "/x/run"},
+        {"SYMPOSIUM_RUNTIME_DIR": "", "XDG_RUNTIME_DIR": "/x/xdg"},
+        {"SYMPOSIUM_RUNTIME_DIR": "", "XDG_RUNTIME_DIR": ""},
+    ],
+    ids=["explicit", "xdg", "temp"],
+)
+def test_the_hook_looks_for_the_console_where_the_console_listens(monkeypatch, env):
+    from bridge.hooks.decide import _runtime_dir
+    from bridge.paths import runtime_dir_path
+
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert _runtime_dir() == runtime_dir_path()
+
+
+BOOM = """
+import sys
+from bridge.hooks import clis, decide
+
+def boom(call):
+    raise RuntimeError("kaboom")
+
+clis.tool_call = boom  # an exception of the hook's own, while it decides
+sys.exit(decide.main(["claude"]))
+"""
+
+
+def test_an_exception_while_deciding_is_a_deny_with_its_reason_and_no_traceback():
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", BOOM],
+        input=json.dumps(pre("claude", "Bash", {"command": "ls"})).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny"
+    assert answer["permissionDecisionReason"] == "symposium: the hook failed: RuntimeError: kaboom"
+    assert b"Traceback" not in done.stdout + done.stderr
+
+
+def test_global_flags_before_hook_choose_the_settings_it_reads(tmp_path):
+    config = tmp_path / "elsewhere"
+    config.mkdir()
+    (config / "settings.toml").write_text(RULES)
+    done = subprocess.run(
+        [SCRIPT, "--config-dir", str(config), "hook", "claude"],
+        input=json.dumps(pre("claude", "Bash", {"command": "rm -rf x"})).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    word, reason = verdict("claude", done)
+    assert (word, "no deleting" in reason) == ("deny", True)

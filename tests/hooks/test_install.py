@@ -1,0 +1,116 @@
+"""`symposium-tui hook install|uninstall|status`: the entries in each CLI's own settings file,
+added once, everything else kept, removed exactly."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.hooks import SCRIPT
+
+
+def hook(*args: str, cwd: Path, home: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "CODEX_HOME": str(home / ".codex"),
+        "PATH": "/usr/bin:/bin",
+    }
+    return subprocess.run(
+        [SCRIPT, "hook", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("cli", "relative", "events"),
+    [
+        (
+            "claude",
+            ".claude/settings.json",
+            ["PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "SessionEnd"],
+        ),
+        (
+            "gemini",
+            ".gemini/settings.json",
+            ["BeforeTool", "AfterTool", "SessionStart", "SessionEnd"],
+        ),
+    ],
+)
+@pytest.mark.parametrize("scope", ["--project", "--user"])
+def test_json_settings_get_our_entries_once_and_lose_exactly_them(
+    tmp_path, cli, relative, events, scope
+):
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    path = (project if scope == "--project" else home) / relative
+    path.parent.mkdir(parents=True)
+    theirs = {
+        "model": "keep me",
+        "hooks": {
+            events[0]: [
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "their-hook"}]}
+            ]
+        },
+    }
+    path.write_text(json.dumps(theirs))
+    assert hook("install", cli, scope, cwd=project, home=home).returncode == 0
+    first = path.read_text()
+    again = hook("install", cli, scope, cwd=project, home=home)
+    assert "already installed" in again.stdout
+    assert path.read_text() == first, "installing twice changes nothing"
+    data = json.loads(first)
+    assert data["model"] == "keep me"
+    assert sorted(data["hooks"]) == sorted(events)
+    commands = [h["command"] for g in data["hooks"][events[0]] for h in g["hooks"]]
+    assert commands[0] == "their-hook"
+    assert commands[1].endswith(f"symposium-tui hook {cli} --timeout 300")
+    status = hook("status", cli, scope, cwd=project, home=home).stdout
+    assert f"installed in {path}" in status
+    assert hook("uninstall", cli, scope, cwd=project, home=home).returncode == 0
+    assert json.loads(path.read_text()) == theirs, "uninstall removes exactly what install added"
+    assert "not installed" in hook("status", cli, scope, cwd=project, home=home).stdout
+
+
+def test_codex_toml_keeps_comments_and_without_codex_status_says_trust_is_unknown(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('# my own comment\nmodel = "o3"  # why\n')
+    done = hook("install", "codex", cwd=project, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "Codex could not be run" in done.stdout, (
+        "no codex on PATH: the person is told to trust it"
+    )
+    text = config.read_text()
+    assert text.startswith('# my own comment\nmodel = "o3"  # why\n')
+    assert "[[hooks.PreToolUse]]" in text
+    assert (
+        "Codex could not be run to check its trust"
+        in hook("status", "codex", cwd=project, home=home).stdout
+    )
+    hook("uninstall", "codex", cwd=project, home=home)
+    assert config.read_text() == '# my own comment\nmodel = "o3"  # why\n'
+
+
+def test_an_unknown_cli_is_refused(tmp_path):
+    done = hook("install", "emacs", cwd=tmp_path, home=tmp_path)
+    assert done.returncode == 2
+
+
+def test_status_says_when_gemini_cli_would_skip_project_hooks_in_an_untrusted_folder(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "project"
+    project.mkdir()
+    assert hook("install", "gemini", "--project", cwd=project, home=home).returncode == 0
+    status = hook("status", "gemini", "--project", cwd=project, home=home).stdout
+    assert "Gemini CLI SKIPS these" in status
+    (home / ".gemini").mkdir(parents=True, exist_ok=True)
+    (home / ".gemini" / "trustedFolders.json").write_text(
+        json.dumps({str(project.resolve()): "TRUST_FOLDER"})
+    )
+    status = hook("status", "gemini", "--project", cwd=project, home=home).stdout
+    assert f"Gemini CLI trusts {project.resolve()}" in status
