@@ -240,7 +240,10 @@ class SurfaceAgent:
         await say(
             session_id,
             helpers.start_tool_call(
-                "bash-1", "Bash: rm -rf build", kind="execute", raw_input={"command": "rm -rf build"}
+                "bash-1",
+                "Bash: rm -rf build",
+                kind="execute",
+                raw_input={"command": "rm -rf build"},
             ),
         )
         options = [
