@@ -78,14 +78,22 @@ def _package_name(spec: str) -> str:
     return spec[:at] if at > 0 else spec
 
 
+_SCRIPT_EXTENSIONS = frozenset(
+    {".js", ".mjs", ".cjs", ".ts", ".mts", ".py", ".pyz", ".rb", ".pl", ".php", ".sh", ".jar"}
+)
+
+
 def _script_name(word: str) -> str:
     """A script's name without its folder and extension (`./agents/main.mjs` → `main`); a
-    package name as it is."""
-    if word.startswith("@") or ("/" not in word and "." not in word):
+    package or module name as it is, without a version (`pkg==1.0` → `pkg`)."""
+    if word.startswith("@") or "/" not in word:
+        stem, ext = os.path.splitext(word)
+        if ext.lower() in _SCRIPT_EXTENSIONS and stem:
+            return stem
         return _package_name(word)
     base = os.path.basename(word.rstrip("/"))
     stem, ext = os.path.splitext(base)
-    return stem if ext and stem else base
+    return stem if ext.lower() in _SCRIPT_EXTENSIONS and stem else base
 
 
 def command_name(argv: list[str]) -> str:

@@ -848,3 +848,20 @@ async def test_an_agent_without_agent_info_is_known_by_its_script(tmp_path):
             await conn.prompt(session_id=sid, prompt=prompt("hello"))
         await console.until(lambda: console.of(ev.SessionStarted))
     assert [s.agent for s in console.of(ev.SessionStarted)] == ["echo_agent"]
+
+
+async def test_the_console_sees_tool_calls_as_the_core_reads_them(tmp_path):
+    """The ACP door reads updates with the core's reader: a diff is shown as the other doors
+    show it (its path and new text), not a shorthand of the door's own."""
+    async with Console(tmp_path) as console:
+        client = RecordingClient()
+        async with proxied(client) as (conn, _):
+            await initialized(conn)
+            sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=prompt("surface"))
+            await console.until(lambda: console.of(ev.RequestFinished))
+    from bridge.acp_updates import tool_content_text
+
+    diff = {"type": "diff", "path": "a.txt", "newText": "new text"}
+    seen = [t.content for t in console.of(ev.ToolCallSeen) if t.content]
+    assert seen and seen[0] == tool_content_text(diff) == "--- a.txt\n+++ a.txt\nnew text"
