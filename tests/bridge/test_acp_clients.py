@@ -407,3 +407,46 @@ async def test_acpx_never_sees_a_permission_asked_for_a_session_it_never_opened(
         "never-created",
     )
     assert line["connection"].startswith("acpx-") and line["agent"] == "surface-agent"
+
+
+# --- Codex beside Claude Code: known by its own name -------------------------------------------------
+
+
+@pytest.mark.agents
+async def test_codex_started_by_node_is_known_as_codex_and_a_node_bypass_covers_nothing(
+    acpx_ready: None, codex_acp_ready: None, tmp_path: Path
+) -> None:
+    """`symposium-tui acp -- node …/codex-acp.js`: the card names Codex by its agentInfo (name and
+    version), and a bypass once saved for `node` is reported and not applied to it."""
+    from tests.agents.fake_openai_responses import FakeResponses, call, say
+
+    config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text("[agents.node]\nbypass = true\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    async with (
+        FakeResponses(
+            [call("exec_command", {"cmd": "echo ran > marker.txt"}), say("Done.")]
+        ) as api,
+        Console(tmp_path, answer="approve") as console,
+    ):
+        launch = agents.codex_agent(tmp_path / "home", api.base_url)
+        script = Path(launch.command).resolve()  # node_modules/.bin/codex-acp → bin/codex-acp.js
+        env = {k: v for k, v in launch.env.items() if k != "HOME"}
+        agent = [*PROXY, "--", "node", str(script)]
+        run = await acpx(tmp_path / "home", agent, "exec", "Write a marker", cwd=work, env=env)
+    assert run.code == 0, run.stderr
+    assert "session/request_permission" not in run.methods()  # the console answered
+    assert (work / "marker.txt").read_text().strip() == "ran"
+    (card,) = console.of(ev.ApprovalRequested)  # asked: the `node` bypass did not apply
+    assert (card.agent, card.agent_version) == ("codex-acp", agents.CODEX_ACP_VERSION)
+    assert card.tool_call["rawInput"]["command"][-1] == "echo ran > marker.txt"
+    (line,) = audit_lines()
+    assert (line["agent"], line["resolver"], line["approval_id"]) == (
+        "codex-acp",
+        "console",
+        card.approval_id,
+    )
+    (outcome,) = tool_outcomes()
+    assert outcome["approval_id"] == card.approval_id and outcome["status"] == "completed"
