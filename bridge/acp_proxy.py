@@ -64,7 +64,6 @@ class _Session:
     turns: int = 0
     turn: str | None = None  # the running turn's event id (`<session>#<n>`)
     tools: ToolCallTracker = field(default_factory=ToolCallTracker)  # its calls not yet ended
-    approved: set[str] = field(default_factory=set)  # approved calls whose outcome is awaited
     notices: list[str] = field(default_factory=list)  # denials, told at the next prompt
 
 
@@ -620,10 +619,9 @@ class AcpProxy:
             resolution.resolver,
             f", {resolution.rule}" if resolution.rule else "",
         )
-        if resolution.resolver == "client" and "result" in answered:
-            self._await_outcome(session, tool_call, resolution)
-            return answered["result"]  # the client's own answer, _meta and all
         self._await_outcome(session, tool_call, resolution)
+        if resolution.resolver == "client" and "result" in answered:
+            return answered["result"]  # the client's own answer, _meta and all
         response: dict[str, Any] = (
             {"outcome": {"outcome": "cancelled"}}
             if resolution.option_id is None
