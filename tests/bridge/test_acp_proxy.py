@@ -634,7 +634,7 @@ async def test_each_decision_through_a_console_is_one_approval_one_name_one_audi
     answer = decision if decision in ("approve", "deny") else None
     async with Console(tmp_path, answer=answer) as console:
         client = RecordingClient(permission="yes")
-        async with proxied(client) as (conn, _):
+        async with proxied(client) as (conn, proc):
             await initialized(conn)
             sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
             pending = asyncio.ensure_future(
@@ -651,7 +651,7 @@ async def test_each_decision_through_a_console_is_one_approval_one_name_one_audi
     (line,) = audit_lines()
     assert line["approval_id"] == card.approval_id
     assert line["connection"] == card.connection
-    assert card.connection == f"sdk-test-client-{card.connection.rsplit('-', 1)[1]}"
+    assert card.connection == f"sdk-test-client-{proc.pid}"  # the proxy's own name
     expected = {
         "approve": ("console", "allow_once"),
         "deny": ("console", "reject_once"),
