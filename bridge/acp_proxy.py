@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
+import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -38,8 +40,10 @@ from acp.connection import Connection
 from acp.exceptions import RequestError
 
 from bridge import events as ev
+from bridge.acp_updates import ToolCallTracker, read_update, record_tool
+from bridge.agent_names import agent_info_name
 from bridge.agents.launch import LaunchedAgent, LaunchError, launch
-from bridge.approvals import ApprovalContext, ClientChoice
+from bridge.approvals import ApprovalContext, ClientChoice, Resolution, denial_notice
 from bridge.core import Bridge
 from bridge.protocol import agent_key, agent_label
 from bridge.tasks import TaskSupervisor
@@ -59,7 +63,8 @@ class _Session:
     cwd: str | None = None  # from session/new, load or resume: relative paths in rules resolve here
     turns: int = 0
     turn: str | None = None  # the running turn's event id (`<session>#<n>`)
-    tools: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool call id → its state
+    tools: ToolCallTracker = field(default_factory=ToolCallTracker)  # its calls not yet ended
+    notices: list[str] = field(default_factory=list)  # denials, told at the next prompt
 
 
 class _Params(dict[str, Any]):
@@ -170,19 +175,6 @@ class _LineTransport:
             self._writer.close()
 
 
-def _text_of(content: Any) -> str:
-    """The text of an ACP content block (or tool-call content item), when it has any."""
-    if not isinstance(content, dict):
-        return ""
-    if content.get("type") == "text":
-        return str(content.get("text") or "")
-    if content.get("type") == "content":
-        return _text_of(content.get("content"))
-    if content.get("type") == "diff":
-        return f"diff {content.get('path', '')}"
-    return ""
-
-
 def _prompt_text(blocks: Any) -> str:
     parts = []
     for block in blocks if isinstance(blocks, list) else ():
@@ -206,16 +198,69 @@ def client_label(info: Any) -> str:
     return name or "acp"
 
 
+_ALLOW_WORDS = frozenset({"allow", "approve", "yes", "accept", "ok", "okay", "proceed", "grant"})
+_REJECT_WORDS = frozenset(
+    {"reject", "deny", "no", "don't", "dont", "decline", "never", "disallow", "refuse", "block"}
+)
+#: Who denied, for the notice the client and the agent get (the client's own answer needs none).
+ACP_DENIERS = {
+    "policy": "The user's rules",
+    "console": "The user",
+    "timeout": "Symposium",
+    "default": "Symposium",
+}
+
+
+def _name_says(name: Any) -> str | None:
+    """ "allow" or "reject" when an option's name says only one of them, else None."""
+    words = set(re.findall(r"[a-z']+", str(name or "").lower()))
+    allow, reject = bool(words & _ALLOW_WORDS), bool(words & _REJECT_WORDS)
+    if allow == reject:
+        return None
+    return "allow" if allow else "reject"
+
+
+def malformed_options(options: Any) -> str | None:
+    """Why a permission request's options cannot be answered safely, or None: options the
+    answer is chosen from by kind and sent back by id must each have one id, used once, and a
+    name that does not say the opposite of its kind."""
+    if not isinstance(options, list) or not options:
+        return "it offers no options"
+    seen: set[str] = set()
+    for n, option in enumerate(options, 1):
+        if not isinstance(option, dict):
+            return f"option {n} is not an object"
+        option_id = option.get("optionId")
+        if not isinstance(option_id, str) or not option_id:
+            return f"option {n} has no optionId"
+        if option_id in seen:
+            return f"optionId {option_id!r} is offered twice"
+        seen.add(option_id)
+        kind, says = str(option.get("kind") or ""), _name_says(option.get("name"))
+        if (
+            says is not None
+            and kind.split("_")[0] in ("allow", "reject")
+            and not kind.startswith(says)
+        ):
+            return f"option {option_id!r} is named {option.get('name')!r} but its kind is {kind!r}"
+    return None
+
+
+_proxies = itertools.count()
+
+
 class AcpProxy:
     """One ACP client connection, proxied to one agent process (or the built-in Eliza)."""
 
     def __init__(self, bridge: Bridge, spec: Any, *, cwd: str | None = None) -> None:
         self.bridge = bridge
         self.spec = spec
-        self.agent_label = agent_label(spec)
+        self.agent_label = agent_label(spec)  # its `agentInfo` name once it has given one
+        self.agent_version: str | None = None
         self.agent_key = agent_key(spec)
         self.cwd = cwd or bridge.config.cwd
-        self.name = bridge.connection_name("acp")
+        self._nth = next(_proxies)
+        self.name = self._connection_name("acp")
         self.client_info: dict[str, Any] | None = None
         self.client: Connection | None = None
         self.agent: Connection | None = None
@@ -228,12 +273,33 @@ class AcpProxy:
         # Awaited before a session is opened: the console link checks for a console there.
         self.before_session: Callable[[], Awaitable[None]] | None = None
         self._watch: asyncio.Task[None] | None = None
+        self._awaited: set[tuple[str, str]] = set()  # (session, call) approved, outcome awaited
         # The agent's start, its exit watcher and the client round trips: they end with the proxy.
         self._tasks = TaskSupervisor(f"ACP proxy {self.name}")
 
     @property
     def bus(self) -> ev.EventBus:
         return self.bridge.bus
+
+    def _connection_name(self, label: str) -> str:
+        """`<client>-<pid>`: the one name of this connection — in this process, in a linked
+        console and in the audit log. Unique on the machine (one client per process; a second
+        proxy in the same process adds its number)."""
+        return f"{label}-{os.getpid()}" + (f"-{self._nth}" if self._nth else "")
+
+    def _learn_agent(self, result: Any) -> None:
+        """An agent started by command line is known by the name its `initialize` gives
+        (`agentInfo`), else by the script or package it runs; one named in the settings keeps
+        its settings id (its rules and bypass are keyed by it)."""
+        from bridge.protocol import ExternalAgent
+
+        name, version = agent_info_name(result)
+        self.agent_version = version
+        if name is not None and isinstance(self.spec, ExternalAgent) and not self.spec.id:
+            self.agent_label = name
+        log.info(
+            "%s: the agent is %s%s", self.name, self.agent_label, f" {version}" * bool(version)
+        )
 
     # --- lifecycle ---------------------------------------------------------------------------------
 
@@ -324,7 +390,7 @@ class AcpProxy:
         without a task, a parse (unless someone observes) or a re-serialization per update."""
         if not line.startswith(UPDATE_LINE) or self._client_transport.congested:
             return False  # another key order, or a slow client: the general path (with drain)
-        if self.bus.active:
+        if self.bus.active or self._awaited:
             try:
                 self._observe(json.loads(line).get("params"))
             except (ValueError, AttributeError):
@@ -359,8 +425,10 @@ class AcpProxy:
         if method == "initialize":
             if isinstance(params, dict) and isinstance(params.get("clientInfo"), dict):
                 self.client_info = params["clientInfo"]
-                self.name = self.bridge.connection_name(client_label(self.client_info))
-            return await self._request_agent(method, params)
+                self.name = self._connection_name(client_label(self.client_info))
+            result = await self._request_agent(method, params)
+            self._learn_agent(result)
+            return result
         if method in SESSION_OPENERS:
             if self.before_session is not None:
                 with contextlib.suppress(Exception):
@@ -387,6 +455,10 @@ class AcpProxy:
         session = self.sessions.get(session_id)
         if session is None:
             session = self._session_started(session_id, "session/prompt")
+        if session.notices and isinstance(params.get("prompt"), list):
+            # Denials since the last prompt, told as the other front doors tell them.
+            notices, session.notices = session.notices, []
+            params["prompt"] = [{"type": "text", "text": "\n".join(notices)}, *params["prompt"]]
         session.turns += 1
         turn = f"{session_id}#{session.turns}"
         session.turn = turn
@@ -466,6 +538,7 @@ class AcpProxy:
     def _session_ended(self, session_id: str, reason: str) -> None:
         if self.sessions.pop(session_id, None) is None:
             return
+        self._awaited = {key for key in self._awaited if key[0] != session_id}
         self.bridge.approvals.withdraw_session(self.name, session_id, reason)
         self.bus.publish(
             lambda: ev.SessionEnded(connection=self.name, session_id=session_id, reason=reason)
@@ -477,7 +550,7 @@ class AcpProxy:
         client = self.client
         assert client is not None
         if is_notification:
-            if method == "session/update" and self.bus.active:
+            if method == "session/update" and (self.bus.active or self._awaited):
                 self._observe(params)
             with contextlib.suppress(ConnectionError):
                 await self._forward(self._client_transport, method, params)
@@ -490,21 +563,31 @@ class AcpProxy:
             raise RequestError.internal_error({"details": f"the client went away: {exc}"}) from None
 
     async def _permission(self, params: Any) -> Any:
-        """The broker decides; without a console the client's own UI is asked, unchanged."""
+        """The broker decides; without a console the client's own UI is asked, unchanged. A
+        request that cannot be answered safely — for a session the client never opened, or with
+        options that are ambiguous — is refused before anyone is asked, and audited."""
         if not isinstance(params, dict):
             raise RequestError.invalid_params({"details": "expected an object"})
         raw_call = params.get("toolCall")
         tool_call: dict[str, Any] = raw_call if isinstance(raw_call, dict) else {}
-        options = [o for o in params.get("options") or () if isinstance(o, dict)]
-        session = self.sessions.get(str(params.get("sessionId")))
+        raw_options = params.get("options")
+        options = (
+            [o for o in raw_options if isinstance(o, dict)] if isinstance(raw_options, list) else []
+        )
+        session_id = str(params.get("sessionId"))
+        session = self.sessions.get(session_id)
         ctx = ApprovalContext(
             connection=self.name,
-            session_id=str(params.get("sessionId")),
+            session_id=session_id,
             agent=self.agent_label,
             tool_call=tool_call,
             options=options,
             cwd=session.cwd if session is not None else None,
+            agent_version=self.agent_version,
         )
+        malformed = malformed_options(raw_options)
+        if malformed is not None or session is None:
+            return self._refuse(ctx, params, malformed)
         answered: dict[str, Any] = {}
 
         async def ask_client() -> ClientChoice:
@@ -536,59 +619,116 @@ class AcpProxy:
             resolution.resolver,
             f", {resolution.rule}" if resolution.rule else "",
         )
+        self._await_outcome(session, tool_call, resolution)
         if resolution.resolver == "client" and "result" in answered:
             return answered["result"]  # the client's own answer, _meta and all
+        response: dict[str, Any] = (
+            {"outcome": {"outcome": "cancelled"}}
+            if resolution.option_id is None
+            else {"outcome": {"outcome": "selected", "optionId": resolution.option_id}}
+        )
+        notice = denial_notice(ctx, resolution, ACP_DENIERS)
+        if notice is not None:
+            session.notices.append(notice)
+            await self._tell_client(session_id, notice, resolution)
+            response["_meta"] = {
+                "symposium": {
+                    "denied": True,
+                    "reason": resolution.reason,
+                    "decidedBy": resolution.rule or resolution.resolver,
+                    "message": notice,
+                }
+            }
+        return response
+
+    def _refuse(self, ctx: ApprovalContext, params: dict[str, Any], malformed: str | None) -> Any:
+        """Deny, audited with what was received: a malformed request with the protocol's
+        invalid-params error (no option can be trusted to mean "reject"), one for a session the
+        client never opened with its reject option."""
+        if malformed is not None:
+            reason = f"malformed permission request: {malformed}"
+        else:
+            reason = (
+                f"permission asked for session {ctx.session_id!r}, which the client never opened"
+            )
+        received = {"sessionId": params.get("sessionId"), "options": params.get("options")}
+        resolution = self.bridge.approvals.refuse(ctx, reason, received)
+        log.warning("%s: %s: denied", self.name, reason)
+        if malformed is not None:
+            raise RequestError.invalid_params({"details": reason})
         if resolution.option_id is None:
             return {"outcome": {"outcome": "cancelled"}}
         return {"outcome": {"outcome": "selected", "optionId": resolution.option_id}}
 
+    def _await_outcome(
+        self, session: _Session, tool_call: dict[str, Any], resolution: Resolution
+    ) -> None:
+        """An approved call's end is read from the agent's updates (for its `tool_outcome`
+        audit line), whether or not anyone watches the stream."""
+        call_id = tool_call.get("toolCallId")
+        if resolution.outcome not in ("allow_once", "allow_always") or not call_id:
+            return
+        if str(call_id) not in session.tools.calls:
+            session.tools.start(tool_call)  # announced before anyone read the stream
+        self._awaited.add((session.id, str(call_id)))
+
+    async def _tell_client(self, session_id: str, notice: str, resolution: Resolution) -> None:
+        """Why a permission was denied, shown to the client as a message update from the proxy
+        (labelled as Symposium's), before the agent's next update."""
+        update = {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": f"\n\n> Symposium: {notice}\n\n"},
+            "_meta": {
+                "symposium": {
+                    "notice": "permission_denied",
+                    "reason": resolution.reason,
+                    "decidedBy": resolution.rule or resolution.resolver,
+                }
+            },
+        }
+        message = {"sessionId": session_id, "update": update}
+        self._observe(message)  # the console shows it in the turn's text too
+        with contextlib.suppress(ConnectionError, OSError):
+            await self._client_transport.send(
+                {"jsonrpc": "2.0", "method": "session/update", "params": message}
+            )
+
     def _observe(self, params: Any) -> None:
-        """Events from one `session/update` (only when someone listens)."""
+        """One `session/update` read into the core's records (`bridge.acp_updates`): the
+        console's events, and the outcome of an approved tool call."""
         if not isinstance(params, dict):
             return
         update = params.get("update")
         if not isinstance(update, dict):
             return
         session_id = str(params.get("sessionId"))
-        kind = update.get("sessionUpdate")
         session = self.sessions.get(session_id)
-        if kind == "agent_message_chunk":
-            if session is not None and session.turn is not None:
-                text = _text_of(update.get("content"))
-                if text:
-                    self.bus.publish(
-                        ev.PartStreamed(
-                            connection=self.name,
-                            request_id=session.turn,
-                            session_id=session_id,
-                            part={"type": "text", "value": text},
-                        )
+        tools = session.tools if session is not None else ToolCallTracker()
+        reading = read_update(update, tools)
+        if reading is None:
+            return
+        if reading.kind == "agent_message_chunk":
+            if session is not None and session.turn is not None and reading.text:
+                turn, text = session.turn, reading.text
+                self.bus.publish(
+                    lambda: ev.PartStreamed(
+                        connection=self.name,
+                        request_id=turn,
+                        session_id=session_id,
+                        part={"type": "text", "value": text},
                     )
-        elif kind in ("tool_call", "tool_call_update"):
-            call_id = str(update.get("toolCallId"))
-            tools = session.tools if session is not None else {}
-            state = tools.setdefault(call_id, {"content": ""})
-            for key in ("title", "kind", "status", "rawInput"):
-                if update.get(key) is not None:
-                    state[key] = update[key]
-            if isinstance(update.get("content"), list):
-                state["content"] = "\n".join(
-                    t for t in (_text_of(c) for c in update["content"]) if t
                 )
-            self.bus.publish(
-                ev.ToolCallSeen(
-                    connection=self.name,
-                    session_id=session_id,
-                    tool_call_id=call_id,
-                    title=state.get("title"),
-                    kind=state.get("kind"),
-                    status=state.get("status"),
-                    raw_input=state.get("rawInput"),
-                    content=state.get("content") or None,
-                )
+        elif reading.tool is not None and reading.tool_call_id is not None:
+            record_tool(
+                reading,
+                connection=self.name,
+                session_id=session_id,
+                bus=self.bus,
+                approvals=self.bridge.approvals,
             )
-            if state.get("status") in ("completed", "failed"):
-                tools.pop(call_id, None)
+            if reading.finished:  # an ended call changes no more: forgotten
+                tools.calls.pop(reading.tool_call_id, None)
+                self._awaited.discard((session_id, reading.tool_call_id))
 
 
 async def serve_stdio(bridge: Bridge, spec: Any, *, configure: Any = None) -> int:

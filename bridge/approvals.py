@@ -82,6 +82,7 @@ class ApprovalContext:
     )
     cwd: str | None = None  # the session's working directory: relative paths resolve against it
     asked_by: str | None = None  # the ask rule that sent it to a person, if one did
+    agent_version: str | None = None  # what the agent says its version is, for the card
 
     @property
     def title(self) -> str:
@@ -326,13 +327,15 @@ class ApprovalBroker:
         ask_client: Callable[[], Awaitable[Any]] | None = None,
         on_pending: Callable[[str], None] | None = None,
         tasks: TaskSupervisor | None = None,
+        approval_id: str | None = None,
     ) -> Resolution:
         """Decide one permission request. `ask_client` asks the client: the VS Code round trip
         (True: approved, False: denied, None: abandoned/cancelled; or `(approved, what was
         received)` so the audit log says what the client sent), or an ACP client's own permission
         UI (a ClientChoice: the option it picked, audited as it is), run as a task of `tasks`
         (the asker's: it ends when the asker closes); `on_pending` learns the approval id so the
-        session can withdraw it if its turn is cancelled."""
+        session can withdraw it if its turn is cancelled. `approval_id` is the id another broker
+        gave this same request (an ACP front door linked to this console): kept unless in use."""
         if ask_client is not None and tasks is None:
             raise TypeError("ask_client needs the TaskSupervisor that owns the round trip")
         try:
@@ -340,8 +343,10 @@ class ApprovalBroker:
         except Exception as exc:  # fail closed: rules that cannot be applied approve nothing
             log.exception("the approval rules could not be applied")
             resolution = self._denied(ctx, "policy", f"the rules could not be applied: {exc}")
+        if approval_id is None or approval_id in self.pending:
+            approval_id = uuid.uuid4().hex[:12]
         approval = PendingApproval(
-            id=uuid.uuid4().hex[:12], ctx=ctx, future=asyncio.get_running_loop().create_future()
+            id=approval_id, ctx=ctx, future=asyncio.get_running_loop().create_future()
         )
         if resolution is not None:
             self._record(approval, resolution)
@@ -357,6 +362,7 @@ class ApprovalBroker:
                 agent=ctx.agent,
                 tool_call=ctx.tool_call,
                 options=ctx.options,
+                agent_version=ctx.agent_version,
             )
         )
         if self.consoles or self.hold:
@@ -581,15 +587,30 @@ class ApprovalBroker:
             while len(self._approved) > 4096:
                 self._approved.pop(next(iter(self._approved)))
 
-    def _audit_decision(self, approval: PendingApproval, resolution: Resolution) -> None:
+    def refuse(self, ctx: ApprovalContext, reason: str, received: Any = None) -> Resolution:
+        """A request refused before anyone is asked (malformed, or for a session its client never
+        opened): denied by default, audited with the reason and what was `received`."""
+        resolution = self._denied(ctx, "default", reason)
+        approval = PendingApproval(
+            id=uuid.uuid4().hex[:12], ctx=ctx, future=asyncio.get_running_loop().create_future()
+        )
+        self._record(approval, resolution, audit=False)
+        self._audit_decision(approval, resolution, received=received)
+        return resolution
+
+    def _audit_decision(
+        self, approval: PendingApproval, resolution: Resolution, *, received: Any = None
+    ) -> None:
         """The decision's line in the audit log (what was asked, by whom, and who decided)."""
         if self.audit is None:
             return
         ctx = approval.ctx
         raw = ctx.tool_call.get("rawInput")
+        extra = {} if received is None else {"received": received}
         try:
             self.audit.append(
-                {
+                extra
+                | {
                     "type": "decision",
                     "ts": time.time(),
                     "approval_id": approval.id,
@@ -679,6 +700,25 @@ class ApprovalBroker:
             )
         except Exception:
             log.exception("audit log write failed")
+
+
+DENIERS = {"policy": "The user's rules", "console": "The user"}
+
+
+def denial_notice(
+    ctx: ApprovalContext, resolution: Resolution, deniers: dict[str, str] = DENIERS
+) -> str | None:
+    """What the agent (and the client) are told of a denial with a reason, when one of
+    `deniers` (resolver → who it is for a person) denied it: "The user's rules denied `Bash: rm
+    -rf build`: <reason>". None for an approval, a withdrawal, or a denial without a reason."""
+    denied = resolution.outcome in ("reject_once", "reject_always") or (
+        resolution.option_id is None and resolution.resolver == "policy"
+    )
+    who = deniers.get(resolution.resolver)
+    if not denied or not resolution.reason or who is None:
+        return None
+    what = ctx.title or ctx.kind or "the tool call"
+    return f"{who} denied `{what}`: {resolution.reason}"
 
 
 def _login(uid: Any) -> str | None:

@@ -122,6 +122,7 @@ class ApprovalRequested(Event):
     agent: str
     tool_call: dict[str, Any]
     options: list[dict[str, Any]]
+    agent_version: str | None = None  # the agent's own word for its version, when it gave one
 
 
 class ApprovalResolved(Event):

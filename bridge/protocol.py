@@ -226,11 +226,19 @@ def agent_key(spec: AgentSpec) -> str:
 
 
 def agent_label(spec: AgentSpec) -> str:
+    """What rules, bypass and the console know the agent by (`bridge.agent_names`)."""
     if isinstance(spec, ElizaAgent):
         return "eliza"
     if isinstance(spec, ClaudeCodeAgent):
         return "claude_code"
-    return spec.id or spec.server.name
+    if spec.id:
+        return spec.id
+    from bridge.agent_names import command_name, is_interpreter
+
+    server = spec.server
+    if isinstance(server, StdioServer) and (not server.name or is_interpreter(server.name)):
+        return command_name([server.command, *server.args])  # never `node`, `npx`, `uv`…
+    return server.name
 
 
 # --- method params ------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Text renderings: ACP updates → response text (reference §3.3), client history → agent prompt.
+"""Text renderings: client history → agent prompt. (ACP updates are read by
+`bridge.acp_updates`, which renders tool calls into response text.)
 
 Pure functions over plain data; no I/O.
 """
@@ -6,130 +7,11 @@ Pure functions over plain data; no I/O.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from bridge.protocol import Message, TextPart, ToolCallPart, ToolResultPart
 
-FENCE = "`" * 10
-STATUS_ICONS = {
-    "pending": "\u23f3",
-    "in_progress": "\u2699\ufe0f",
-    "completed": "\u2705",
-    "failed": "\u274c",
-}
-OTHER_ICON = "\u2022"
 AGENT_ACTION_TOOL = "symposium-agent-action"
-
-
-def _get(obj: Any, name: str, alias: str | None = None) -> Any:
-    if isinstance(obj, dict):
-        if name in obj:
-            return obj[name]
-        return obj.get(alias) if alias else None
-    return getattr(obj, name, None)
-
-
-def content_block_text(block: Any) -> str:
-    """An ACP content block as text (reference §3.3)."""
-    kind = _get(block, "type")
-    if kind == "text":
-        return _get(block, "text") or ""
-    if kind == "image":
-        return f"[Image: {_get(block, 'mime_type', 'mimeType')}]"
-    if kind == "audio":
-        return f"[Audio: {_get(block, 'mime_type', 'mimeType')}]"
-    if kind == "resource_link":
-        return _get(block, "uri") or ""
-    if kind == "resource":
-        resource = _get(block, "resource")
-        return (_get(resource, "uri") or "") if resource is not None else ""
-    return "[Unknown content type]"
-
-
-def tool_content_text(item: Any) -> str:
-    kind = _get(item, "type")
-    if kind == "content":
-        return content_block_text(_get(item, "content"))
-    if kind == "diff":
-        path = _get(item, "path")
-        return f"--- {path}\n+++ {path}\n{_get(item, 'new_text', 'newText') or ''}"
-    if kind == "terminal":
-        return f"[Terminal: {_get(item, 'terminal_id', 'terminalId')}]"
-    return "[Unknown content]"
-
-
-@dataclass
-class ToolCallState:
-    title: str = ""
-    status: str | None = None
-    content: list[str] = field(default_factory=list)
-    kind: str | None = None
-    raw_input: Any = None
-
-    def render(self) -> str:
-        icon = STATUS_ICONS.get(self.status or "", OTHER_ICON)
-        out = f"{icon} **{self.title}**\n"
-        if self.content:
-            body = "".join(self.content)
-            if not body.endswith("\n"):
-                body += "\n"
-            out += f"{FENCE}\n{body}{FENCE}\n"
-        return out
-
-
-class ToolCallTracker:
-    """Tool calls seen in the current turn, rendered anew on every change (reference §3.3)."""
-
-    def __init__(self) -> None:
-        self.calls: dict[str, ToolCallState] = {}
-
-    def start(self, update: Any) -> tuple[ToolCallState, str]:
-        state = ToolCallState(
-            title=_get(update, "title") or "",
-            status=_status(update),
-            content=[tool_content_text(c) for c in (_get(update, "content") or ())],
-            kind=_kind(update),
-            raw_input=_get(update, "raw_input", "rawInput"),
-        )
-        self.calls[_get(update, "tool_call_id", "toolCallId")] = state
-        return state, state.render()
-
-    def update(self, update: Any) -> tuple[ToolCallState, str] | None:
-        state = self.calls.get(_get(update, "tool_call_id", "toolCallId"))
-        if state is None:
-            return None
-        title = _get(update, "title")
-        if title is not None:
-            state.title = title
-        status = _status(update)
-        if status is not None:
-            state.status = status
-        content = _get(update, "content")
-        if content is not None:
-            state.content = [tool_content_text(c) for c in content]
-        kind = _kind(update)
-        if kind is not None:
-            state.kind = kind
-        raw_input = _get(update, "raw_input", "rawInput")
-        if raw_input is not None:
-            state.raw_input = raw_input
-        return state, state.render()
-
-    def clear(self) -> None:
-        self.calls.clear()
-
-
-def _status(update: Any) -> str | None:
-    status = _get(update, "status")
-    value: str | None = getattr(status, "value", status)
-    return value
-
-
-def _kind(update: Any) -> str | None:
-    kind = _get(update, "kind")
-    value: str | None = getattr(kind, "value", kind)
-    return value
 
 
 # --- prompts -----------------------------------------------------------------------------------

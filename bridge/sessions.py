@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bridge import events as ev
+from bridge.acp_updates import ToolCallTracker, read_update, record_tool
 from bridge.history import Decision, DecisionKind
 from bridge.protocol import (
     Message,
@@ -32,14 +33,7 @@ from bridge.protocol import (
     ToolDefinition,
     ToolResultPart,
 )
-from bridge.render import (
-    AGENT_ACTION_TOOL,
-    REPLAY_META,
-    ToolCallTracker,
-    content_block_text,
-    replay_parts,
-    turn_prompt,
-)
+from bridge.render import AGENT_ACTION_TOOL, REPLAY_META, replay_parts, turn_prompt
 from bridge.tasks import OwnerClosed, TaskSupervisor
 from bridge.tool_results import (
     CLIENT_TOOL_SERVER,
@@ -712,43 +706,27 @@ class AgentSession:
         turn = self.turn
         if turn is None or turn.cancelled or turn.done.is_set():
             return  # a cancelled or finished turn's tail: dropped (R1/R2)
-        kind = getattr(update, "session_update", None)
-        if kind == "agent_message_chunk":
-            text = content_block_text(update.content)
-            if text:
-                self._emit(turn, {"type": "text", "value": text})
-        elif kind == "tool_call":
-            state, text = turn.tracker.start(update)
-            self._tool_event(update.tool_call_id, state)
-            if turn.stream is not None and turn.stream.on_agent_tool_call is not None:
-                turn.stream.on_agent_tool_call(update)
-            self._emit(turn, {"type": "text", "value": text})
-        elif kind == "usage_update":
-            turn.usage = (turn.usage or {}) | {"context_tokens": update.used}
-        elif kind == "tool_call_update":
-            rendered = turn.tracker.update(update)
-            if rendered is not None:
-                state, text = rendered
-                self._tool_event(update.tool_call_id, state)
-                if state.status in ("completed", "failed"):
-                    self.host.approvals.tool_outcome(
-                        self.host.name, self.id, str(update.tool_call_id), state.status
-                    )
-                self._emit(turn, {"type": "text", "value": text})
-
-    def _tool_event(self, tool_call_id: str, state: Any) -> None:
-        self.host.bus.publish(
-            lambda: ev.ToolCallSeen(
+        reading = read_update(update, turn.tracker)
+        if reading is None:
+            return
+        if reading.kind == "agent_message_chunk":
+            if reading.text:
+                self._emit(turn, {"type": "text", "value": reading.text})
+        elif reading.kind == "usage_update":
+            if reading.context_tokens is not None:
+                turn.usage = (turn.usage or {}) | {"context_tokens": reading.context_tokens}
+        elif reading.tool is not None:
+            record_tool(
+                reading,
                 connection=self.host.name,
                 session_id=self.id,
-                tool_call_id=tool_call_id,
-                title=state.title,
-                kind=state.kind,
-                status=state.status,
-                raw_input=state.raw_input,
-                content="".join(state.content) or None,
+                bus=self.host.bus,
+                approvals=self.host.approvals,
             )
-        )
+            if reading.kind == "tool_call":
+                if turn.stream is not None and turn.stream.on_agent_tool_call is not None:
+                    turn.stream.on_agent_tool_call(update)
+            self._emit(turn, {"type": "text", "value": reading.rendered})
 
     def _emit(self, turn: Turn, part: dict[str, Any]) -> None:
         stream = turn.stream
@@ -824,15 +802,12 @@ class AgentSession:
         """A denial with a reason reaches the agent three ways: the response's `_meta`, user text
         at the start of this session's next prompt (agents ignore unknown `_meta`), and a line in
         the client's streamed reply."""
-        denied = resolution.outcome in ("reject_once", "reject_always") or (
-            resolution.option_id is None and resolution.resolver == "policy"
-        )
+        from bridge.approvals import denial_notice
+
         # a rule's reason, or the one a person typed (not the bridge's own fail-closed wording)
-        if not denied or not resolution.reason or resolution.resolver not in ("policy", "console"):
+        notice = denial_notice(ctx, resolution)
+        if notice is None:
             return None
-        what = ctx.title or ctx.kind or "the tool call"
-        who = "The user's rules" if resolution.resolver == "policy" else "The user"
-        notice = f"{who} denied `{what}`: {resolution.reason}"
         self.deny_notices.append(notice)
         self._emit(turn, {"type": "text", "value": f"\n\n> {notice}\n\n"})
         return {

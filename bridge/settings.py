@@ -632,6 +632,15 @@ def _settings_from(data: dict[str, Any], path: Path | None, text: str | None = N
     agents = {
         agent_id: _agent_from(agent_id, entry, warnings) for agent_id, entry in agents_raw.items()
     }
+    from bridge.agent_names import is_interpreter
+
+    for agent_id, agent in agents.items():
+        if agent.bypass and is_interpreter(agent_id):
+            warnings.append(
+                f"{format_key(('agents', agent_id, 'bypass'))}: {agent_id!r} names an "
+                "interpreter, not an agent; its bypass would cover every agent it runs and is "
+                "not applied (agents are now known by their own name)"
+            )
     rules_raw = data.get("rules", [])
     if not isinstance(rules_raw, list):
         raise _SchemaError(
@@ -752,7 +761,16 @@ class Settings:
         return Policy(bypass_agents=self.bypass_agents(), rules=list(self.rules))
 
     def bypass_agents(self) -> set[str]:
-        return {agent_id for agent_id, agent in self.agents.items() if agent.bypass}
+        """The agents whose asks are all allowed. A bypass keyed by an interpreter's name (`node`,
+        `npx`, `uv`…) is never one: it would cover every agent started through it (reported
+        at load)."""
+        from bridge.agent_names import is_interpreter
+
+        return {
+            agent_id
+            for agent_id, agent in self.agents.items()
+            if agent.bypass and not is_interpreter(agent_id)
+        }
 
     def runnable_agents(self) -> dict[str, AgentConfig]:
         return {agent_id: agent for agent_id, agent in self.agents.items() if agent.runnable}

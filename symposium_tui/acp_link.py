@@ -7,15 +7,20 @@ approvals only a person can answer — goes over the console socket:
 
     proxy → console  {"method":"link/hello","params":{"kind":"acp","pid":…}}      first line
     proxy → console  {"method":"link/event","params":<event JSON>}               notifications
-    proxy → console  {"id":n,"method":"link/approval","params":{"id","ctx"}}     a request; the
-                     console's broker decides it (its rules, then its cards) and answers with
+    proxy → console  {"id":n,"method":"link/approval","params":{"id","approvalId","ctx"}}
+                     a request; the console's broker decides it (its rules, then its cards) and answers with
                      the resolution: {"outcome","optionId","resolver","rule","reason","answer"}
-    proxy → console  {"method":"link/withdraw","params":{"id","reason"}}          the turn ended
+    proxy → console  {"method":"link/withdraw","params":{"id","reason","outcome","optionId",
+                     "resolver"}}                   decided by the proxy (withdrawn, the client)
 
 The proxy checks for a console (a `stat` of the socket) before each session opens and each prompt,
-so a console started later picks the ACP client up from its next session or turn. A console that
-goes away fails closed: what it was asked and had not answered is denied (audited here, where the
-agent waits); later requests go to the client's own permission UI again.
+so a console started later picks the ACP client up from its next session or turn; one whose socket
+is there but does not accept yet (still starting) is tried again every 0.1 s until it does.
+Approvals keep one id and the connection one name (`<client>-<pid>`) on both ends; each decision
+is audited once, where it was made: a console's answer, rules and timeout by the console, a
+withdrawal or the client's own answer by the proxy (`link/withdraw` carries it to the console).
+A console that goes away fails closed: what it was asked and had not answered is denied (audited
+here, where the agent waits); later requests go to the client's own permission UI again.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ log = logging.getLogger(__name__)
 HELLO = "link/hello"
 HELLO_PREFIX = b'{"jsonrpc":"2.0","method":"link/hello"'
 CONSOLE_GONE = "the console went away before answering"
+RETRIES, RETRY_EVERY = 300, 0.1  # a console that is starting: tried for up to 30 s
 
 
 def _dumps(message: dict[str, Any]) -> bytes:
@@ -67,31 +73,48 @@ class ConsoleLink:
         self._unsubscribe: Any = None
         self._ids = itertools.count(1)
         self._waiting: dict[int, str] = {}  # link request id → the local approval id
-        self._failed_probe: tuple[int, int] | None = None
+        self._lock = asyncio.Lock()  # one attempt to attach at a time
+        self._retry: asyncio.Task[None] | None = None  # retries while a console starts
 
     @property
     def attached(self) -> bool:
         return self._writer is not None
 
     async def check(self) -> None:
-        """Attach to a console if one is running now (cheap when there is none)."""
+        """Attach to a console if one is running now (cheap when there is none). A socket that
+        is there but does not accept yet is a console still starting: it is tried again every
+        0.1 s for a while, and at every check after that, until it accepts."""
         if self._writer is not None or self._tasks.closed:
             return
+        async with self._lock:
+            refused = await self._try_attach()
+        if refused and (self._retry is None or self._retry.done()) and not self._tasks.closed:
+            self._retry = self._tasks.start(self._until_accepting(), name="wait for the console")
+
+    async def _until_accepting(self) -> None:
+        for _ in range(RETRIES):
+            await asyncio.sleep(RETRY_EVERY)
+            async with self._lock:
+                if self._writer is not None or not await self._try_attach():
+                    return  # attached, or the socket is gone
+
+    async def _try_attach(self) -> bool:
+        """Attach if a console accepts; True when its socket is there but refused."""
+        if self._writer is not None or self._tasks.closed:
+            return False
         try:
             st = os.stat(self.path)
         except OSError:
-            return
-        probe = (st.st_ino, st.st_mtime_ns)
-        if probe == self._failed_probe or st.st_uid != os.getuid():
-            return
+            return False
+        if st.st_uid != os.getuid():
+            return False
         try:
             reader, writer = await asyncio.open_unix_connection(str(self.path), limit=line_limit())
         except OSError:
-            self._failed_probe = probe
-            return
+            return True
         if self._tasks.closed:  # closed while this connected
             writer.close()
-            return
+            return False
         self._writer = writer
         writer.write(_dumps({"jsonrpc": "2.0", "method": HELLO, "params": self._hello()}))
         log.info("a console is running: its cards answer this ACP client's approvals")
@@ -110,6 +133,7 @@ class ConsoleLink:
         for approval in list(self.bridge.approvals.pending.values()):
             self._ask(approval.id, approval.ctx)
         self._tasks.start(self._read(reader), name="console reader")
+        return False
 
     def _hello(self) -> dict[str, Any]:
         info = getattr(self.proxy, "client_info", None) or {}
@@ -139,6 +163,8 @@ class ConsoleLink:
             if event.resolver == "policy":  # decided here: the console shows it in its log
                 self._send_event(event)
             else:
+                # Decided here (withdrawn, the client's own answer): the console's card goes,
+                # and the console does not audit it again.
                 for link_id, approval_id in list(self._waiting.items()):
                     if approval_id == event.approval_id:
                         del self._waiting[link_id]
@@ -146,7 +172,13 @@ class ConsoleLink:
                             {
                                 "jsonrpc": "2.0",
                                 "method": "link/withdraw",
-                                "params": {"id": link_id, "reason": event.reason or "withdrawn"},
+                                "params": {
+                                    "id": link_id,
+                                    "reason": event.reason or "withdrawn",
+                                    "outcome": event.outcome,
+                                    "optionId": event.option_id,
+                                    "resolver": event.resolver,
+                                },
                             }
                         )
             return
@@ -162,7 +194,11 @@ class ConsoleLink:
                 "jsonrpc": "2.0",
                 "id": link_id,
                 "method": "link/approval",
-                "params": {"id": link_id, "ctx": dataclasses.asdict(ctx)},
+                "params": {
+                    "id": link_id,
+                    "approvalId": approval_id,
+                    "ctx": dataclasses.asdict(ctx),
+                },
             }
         )
 
@@ -257,6 +293,9 @@ def _reject(ctx: ApprovalContext) -> tuple[str, str | None]:
 # --- the console's end -----------------------------------------------------------------------------
 
 
+_LINKED: set[str] = set()  # the connection names of the front doors linked to this console
+
+
 def is_hello(line: bytes) -> bool:
     return line.startswith(HELLO_PREFIX)
 
@@ -272,15 +311,23 @@ async def serve_link(
         params = {}
     name = f"acp-link-{params.get('pid')}"
     peer = JsonRpcPeer(reader, writer, name=name)
-    names: dict[str, str] = {}  # the proxy's connection names → names unique in this console
+    names: dict[str, str] = {}  # the proxy's connection names → the names used here
     sessions: set[tuple[str, str]] = set()
     approvals: dict[Any, str] = {}  # link id → this broker's approval id
     fields = {f.name for f in dataclasses.fields(ApprovalContext)}
 
     def local(remote: str) -> str:
+        """The proxy's own name (unique on the machine: `<client>-<pid>`), so the console, the
+        proxy and the audit log say the same; renamed only if another link holds it here."""
         if remote not in names:
-            base = remote.rsplit("-", 1)[0] if remote.rsplit("-", 1)[-1].isdigit() else remote
-            names[remote] = bridge.connection_name(base or "acp")
+            name = remote or "acp"
+            if name in _LINKED:
+                name = bridge.connection_name(name)
+                log.warning(
+                    "an ACP front door named %r is linked already: shown as %r", remote, name
+                )
+            _LINKED.add(name)
+            names[remote] = name
         return names[remote]
 
     def on_event(data: Any) -> None:
@@ -306,8 +353,13 @@ async def serve_link(
         def pending(approval_id: str) -> None:
             approvals[link_id] = approval_id
 
+        proposed = data.get("approvalId") if isinstance(data, dict) else None
         try:
-            resolution = await bridge.approvals.request(ctx, on_pending=pending)
+            resolution = await bridge.approvals.request(
+                ctx,
+                on_pending=pending,
+                approval_id=proposed if isinstance(proposed, str) else None,
+            )
         finally:
             approvals.pop(link_id, None)
         return {
@@ -321,10 +373,19 @@ async def serve_link(
         }
 
     def on_withdraw(data: Any) -> None:
+        """The front door decided it (a cancelled turn, its client's own answer): the card goes
+        with that decision, which the front door audited."""
         if isinstance(data, dict):
             approval_id = approvals.get(data.get("id"))
             if approval_id is not None:
-                bridge.approvals.withdraw(approval_id, str(data.get("reason") or "withdrawn"))
+                option_id = data.get("optionId")
+                decided = Resolution(
+                    outcome=str(data.get("outcome") or "cancelled"),
+                    option_id=option_id if isinstance(option_id, str) else None,
+                    resolver=str(data.get("resolver") or "default"),
+                    reason=str(data.get("reason") or "withdrawn"),
+                )
+                bridge.approvals.settle(approval_id, decided, audit=False)
 
     peer.on_notification("link/event", on_event)
     peer.on_notification("link/withdraw", on_withdraw)
@@ -332,9 +393,13 @@ async def serve_link(
     try:
         await peer.serve()
     finally:
+        # The front door audits what it still had pending when it ends (it withdraws them
+        # before it goes): a card still here is only removed.
+        gone = Resolution("cancelled", None, "default", reason="the ACP front door went away")
         for approval_id in list(approvals.values()):
-            bridge.approvals.withdraw(approval_id, "the ACP front door went away")
+            bridge.approvals.settle(approval_id, gone, audit=False)
         await peer.shutdown()
+        _LINKED.difference_update(names.values())
         for connection, session_id in sessions:
             bridge.bus.publish(
                 ev.SessionEnded(

@@ -657,8 +657,13 @@ def cmd_acp(args: argparse.Namespace) -> int:
     from symposium_tui.host import build_hosted
 
     async def main() -> int:
+        # No timeout of its own: a card waits in the linked console, whose timeout denies it
+        # (and audits that, once); without a console the client's own UI is asked.
         hosted = build_hosted(
-            cwd=args.cwd, event_log=args.event_log, bridge_options=bridge_options(args)
+            cwd=args.cwd,
+            event_log=args.event_log,
+            bridge_options=bridge_options(args),
+            approval_timeout=0,
         )
         if hosted.settings_error:
             print(f"symposium-tui: {hosted.settings_error}", file=sys.stderr)

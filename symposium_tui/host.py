@@ -117,6 +117,8 @@ def build_hosted(
     except SettingsError as exc:
         settings_error = str(exc)
         log.error("settings not loaded: %s", exc)
+    for warning in settings.warnings:  # an ignored key, a bypass that is not applied
+        log.warning("settings: %s", warning)
 
     def persist_bypass(agent: str) -> None:
         store.set_agent_bypass(agent, True)

@@ -70,6 +70,11 @@ def gemini_ready() -> None:
 
 
 @pytest.fixture(scope="session")
+def codex_acp_ready() -> None:
+    _install_agent("codex-acp")
+
+
+@pytest.fixture(scope="session")
 def frameworks_python() -> str:
     """The Python of the OpenAI client frameworks' venv (openai-agents, langchain-openai,
     pydantic-ai), installed once."""

@@ -66,6 +66,7 @@ class ApprovalInfo:
     received: float = field(default_factory=time.time)
     host: str | None = None  # the machine that asks, for a card from an attached host
     agent_name: str = ""  # the agent's name for a person; `agent` stays the id rules match
+    agent_version: str | None = None  # the agent's own word for its version, when it gave one
 
     @property
     def agent_display(self) -> str:
@@ -87,6 +88,7 @@ class ApprovalInfo:
             list(event.options),
             event.ts,
             getattr(event, "host", None),
+            agent_version=getattr(event, "agent_version", None),
         )
 
     @classmethod
@@ -100,6 +102,7 @@ class ApprovalInfo:
             dict(ctx.tool_call),
             list(ctx.options),
             pending.created,
+            agent_version=ctx.agent_version,
         )
 
     @property
@@ -364,7 +367,8 @@ class ApprovalCard(Widget, can_focus=True):
         i = self.info
         where = f"{i.host} · " if i.host else ""
         return (
-            f"{where}{i.agent_display} · {i.session_id} ({i.connection}) · "
+            f"{where}{i.agent_display}{f' {i.agent_version}' * bool(i.agent_version)} · "
+            f"{i.session_id} ({i.connection}) · "
             f"{self._clock(i.received)}"
         )
 

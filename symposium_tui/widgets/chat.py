@@ -183,7 +183,7 @@ def _hard_breaks(text: str) -> str:
     return "\n".join(out)
 
 
-# How the bridge renders a tool call's status in the response text (`bridge.render.ToolCallState`).
+# How the bridge renders a tool call's status in the response text (`bridge.acp_updates.ToolCallState`).
 _TOOL_LINE = re.compile("(\u23f3|\u2699\ufe0f|\u2705|\u274c|\u2022) \\*\\*(.+)\\*\\*")
 _SETTLED = ("\u2705", "\u274c")  # completed, failed
 

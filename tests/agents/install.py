@@ -2,7 +2,8 @@
 
 Usage::
 
-    python tests/agents/install.py [fast-agent] [claude] [gemini] [frameworks]   # no names: fast-agent claude
+    python tests/agents/install.py [fast-agent] [claude] [gemini] [frameworks] [acpx] [codex-acp]
+    # no names: fast-agent claude
 
 or from Python::
 
@@ -45,6 +46,7 @@ __all__ = [
     "agents_dir",
     "claude_agent",
     "claude_code",
+    "codex_agent",
     "fast_agent",
     "find_python312",
     "frameworks_python",
@@ -69,6 +71,9 @@ CODEX_VERSION = "0.169.0"
 # The headless ACP client the ACP front door's tests drive (its package.json asks for Node >=
 # 22.13, but it runs on the Node 20 here; npm only warns).
 ACPX_VERSION = "0.19.1"
+# Codex through Zed's ACP adapter: the npm package ships the adapter's binary (with Codex built in)
+# as an optional dependency per platform (`@zed-industries/codex-acp-linux-x64`).
+CODEX_ACP_VERSION = "0.16.0"
 
 #: Not an agent: the third-party OpenAI *client* frameworks the OpenAI front door is tested with
 #: (tests/bridge/openai/frameworks/), in a venv of their own so that the project's venv stays lean.
@@ -82,6 +87,7 @@ AGENTS = {
     "acpx": f"acpx@{ACPX_VERSION}",
     "claude-code": f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
     "codex": f"@openai/codex@{CODEX_VERSION}",
+    "codex-acp": f"@zed-industries/codex-acp@{CODEX_ACP_VERSION}",
 }
 DEFAULT_AGENTS = ("fast-agent", "claude")
 
@@ -184,6 +190,7 @@ def _bin(name: str) -> Path:
         "acpx": d / "node_modules" / ".bin" / "acpx",
         "claude-code": d / "node_modules" / ".bin" / "claude",
         "codex": d / "node_modules" / ".bin" / "codex",
+        "codex-acp": d / "node_modules" / ".bin" / "codex-acp",
     }[name]
 
 
@@ -497,6 +504,39 @@ def claude_code(home: Path, anthropic_base_url: str) -> AgentLaunch:
     """The `claude` CLI itself (give it ``-p PROMPT``), talking to ``anthropic_base_url``."""
     install("claude-code")
     return AgentLaunch(str(_bin("claude-code")), [], _claude_env(home, anthropic_base_url))
+
+
+def codex_agent(home: Path, responses_base_url: str) -> AgentLaunch:
+    """Codex through Zed's ACP adapter, talking to ``responses_base_url`` (a fake Responses API,
+    ``tests/agents/fake_openai_responses.py``) as a custom model provider written into
+    ``$CODEX_HOME/config.toml``; it asks before every command (``approval_policy = "untrusted"``)
+    and may not write without approval (``sandbox_mode = "read-only"``)."""
+    install("codex-acp")
+    home = Path(home)
+    codex_home = home / ".codex"
+    codex_home.mkdir(parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        "\n".join(
+            [
+                'model = "gpt-5-codex"',
+                'model_provider = "fake"',
+                'approval_policy = "untrusted"',
+                'sandbox_mode = "read-only"',
+                "[model_providers.fake]",
+                'name = "fake"',
+                f"base_url = {json.dumps(responses_base_url)}",
+                'wire_api = "responses"',
+                'env_key = "FAKE_OPENAI_API_KEY"',
+                "request_max_retries = 0",
+                "stream_max_retries = 0",
+                "",
+            ]
+        )
+    )
+    env = _base_env(home)
+    _node_path(env)
+    env.update({"CODEX_HOME": str(codex_home), "FAKE_OPENAI_API_KEY": "x"})
+    return AgentLaunch(str(_bin("codex-acp")), [], env)
 
 
 def gemini_agent(home: Path, gemini_base_url: str, *, trusted: Sequence[Path] = ()) -> AgentLaunch:

@@ -7,7 +7,9 @@ and `_meta` everywhere. What a prompt does depends on its text:
 
 * `surface`: one `session/update` of every kind, then the client's `fs/*` and `terminal/*`
   methods and an extension method; the prompt's response `_meta` says what the client answered;
-* `permission`: asks permission for a Bash call and reports the outcome (text and `_meta`);
+* `permission [elsewhere|duplicate|mislabelled]`: asks permission for a Bash call (for another
+  session, or with malformed options), completes or fails the call, and reports the outcome (text
+  and `_meta`);
 * `wait`: streams until cancelled (stop reason `cancelled`);
 * `stream N`: N one-word chunks, then `end_turn` (the benchmark's turn);
 * anything else: one chunk echoing it.
@@ -205,43 +207,14 @@ class SurfaceAgent:
         await self.conn.ext_notification("surface/noted", {"method": method, "params": params})
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
-        text = " ".join(getattr(b, "text", "") for b in prompt).strip()
+        # The command is the last block: a front door may put notices before it.
+        text = (getattr(prompt[-1], "text", "") if prompt else "").strip()
         cancelled = self.cancelled[session_id] = asyncio.Event()
         say = self.conn.session_update
         if text == "surface":
             return await self._surface(session_id, kwargs)
-        if text == "permission":
-            await say(
-                session_id,
-                helpers.start_tool_call(
-                    "bash-1",
-                    "Bash: rm -rf build",
-                    kind="execute",
-                    raw_input={"command": "rm -rf build"},
-                ),
-            )
-            response = await self.conn.request_permission(
-                session_id=session_id,
-                tool_call=ToolCallUpdate(
-                    tool_call_id="bash-1",
-                    title="Bash: rm -rf build",
-                    kind="execute",
-                    raw_input={"command": "rm -rf build"},
-                ),
-                options=[
-                    PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
-                    PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
-                    PermissionOption(option_id="no", name="Reject", kind="reject_once"),
-                ],
-            )
-            outcome = response.outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
-            await say(session_id, helpers.update_agent_message_text(f"permission: {outcome}"))
-            if outcome.get("outcome") == "cancelled":
-                return PromptResponse(stop_reason="cancelled", field_meta={"permission": outcome})
-            return PromptResponse(
-                stop_reason="end_turn",
-                field_meta={"permission": outcome, "responseMeta": response.field_meta},
-            )
+        if text.startswith("permission"):
+            return await self._permission(session_id, text.removeprefix("permission").strip())
         if text == "wait":
             await say(session_id, helpers.update_agent_message_text("waiting"))
             await cancelled.wait()
@@ -253,7 +226,61 @@ class SurfaceAgent:
                 await say(session_id, chunk)
             return PromptResponse(stop_reason="end_turn")
         await say(session_id, helpers.update_agent_message_text(f"echo: {text}"))
-        return PromptResponse(stop_reason="end_turn", field_meta={"promptMeta": kwargs})
+        return PromptResponse(
+            stop_reason="end_turn",
+            field_meta={"promptMeta": kwargs, "prompt": [getattr(b, "text", "") for b in prompt]},
+        )
+
+    async def _permission(self, session_id: str, how: str) -> PromptResponse:
+        """Ask permission for a Bash call and report the outcome; when allowed the call
+        completes, else it fails. `how` makes the request one a client must refuse: `elsewhere`
+        (for a session nobody opened), `duplicate` (one optionId twice), `mislabelled` (an
+        allow option named "Reject")."""
+        say = self.conn.session_update
+        await say(
+            session_id,
+            helpers.start_tool_call(
+                "bash-1",
+                "Bash: rm -rf build",
+                kind="execute",
+                raw_input={"command": "rm -rf build"},
+            ),
+        )
+        options = [
+            PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+            PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
+            PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+        ]
+        if how == "duplicate":
+            options[2] = PermissionOption(option_id="yes", name="Reject", kind="reject_once")
+        elif how == "mislabelled":
+            options[0] = PermissionOption(option_id="yes", name="Reject", kind="allow_once")
+        try:
+            response = await self.conn.request_permission(
+                session_id="never-created" if how == "elsewhere" else session_id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id="bash-1",
+                    title="Bash: rm -rf build",
+                    kind="execute",
+                    raw_input={"command": "rm -rf build"},
+                ),
+                options=options,
+            )
+        except acp.RequestError as exc:
+            await say(session_id, helpers.update_tool_call("bash-1", status="failed"))
+            error = {"code": exc.code, "message": str(exc), "data": exc.data}
+            return PromptResponse(stop_reason="end_turn", field_meta={"permissionError": error})
+        outcome = response.outcome.model_dump(mode="json", by_alias=True, exclude_none=True)
+        allowed = outcome.get("optionId") in ("yes", "always")
+        status = "completed" if allowed else "failed"
+        await say(session_id, helpers.update_tool_call("bash-1", status=status))
+        await say(session_id, helpers.update_agent_message_text(f"permission: {outcome}"))
+        if outcome.get("outcome") == "cancelled":
+            return PromptResponse(stop_reason="cancelled", field_meta={"permission": outcome})
+        return PromptResponse(
+            stop_reason="end_turn",
+            field_meta={"permission": outcome, "responseMeta": response.field_meta},
+        )
 
     async def _surface(self, session_id: str, prompt_meta: dict[str, Any]) -> PromptResponse:
         say = self.conn.session_update

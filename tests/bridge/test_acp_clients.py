@@ -25,7 +25,7 @@ import pytest
 from bridge import events as ev
 from tests.agents import install as agents
 from tests.agents.fake_anthropic import FakeAnthropic, ToolUse, text, tool_use
-from tests.support.acp_console import Console, audit_lines
+from tests.support.acp_console import Console, audit_lines, tool_outcomes
 
 PROXY = [sys.executable, "-m", "symposium_tui", "acp"]
 RUN_TIMEOUT = 240.0  # a cold Claude Code start on a loaded 2-core machine is slow
@@ -267,3 +267,186 @@ async def test_acpx_cancels_a_turn_and_the_console_sees_it(
     assert stops == ["cancelled"]
     (finished,) = console.of(ev.RequestFinished)
     assert (finished.outcome, finished.stop_reason) == ("cancelled", "cancelled")
+
+
+# --- one approval, one name, one audit line; outcomes; the agent's own name; the reason --------------
+
+
+def claude_node_script(tmp_path: Path, base_url: str) -> tuple[list[str], dict[str, str]]:
+    """Claude Code's ACP adapter started as `node <its script>`, the way a launcher would."""
+    agent, env = claude_env(tmp_path, base_url)
+    script = Path(agent[-1]).resolve()  # node_modules/.bin/claude-agent-acp → dist/index.js
+    return [*agent[:-1], "node", str(script)], env
+
+
+@pytest.mark.agents
+async def test_claude_approval_from_a_console_is_one_line_under_the_agents_own_name_with_its_outcome(
+    acpx_ready: None, claude_ready: None, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    async with (
+        FakeAnthropic([tool_use(bash_marker()), text("Done.")]) as api,
+        Console(tmp_path, answer="approve") as console,
+    ):
+        agent, env = claude_node_script(tmp_path, api.base_url)
+        run = await acpx(tmp_path / "home", agent, "exec", "Write a marker", cwd=work, env=env)
+    assert run.code == 0, run.stderr
+    assert (work / "marker.txt").read_text().strip() == "ran"
+    (card,) = console.of(ev.ApprovalRequested)
+    # Known by its initialize agentInfo, never as `node`; its version is on the card.
+    assert card.agent == "@zed-industries/claude-agent-acp"
+    assert card.agent_version == agents.CLAUDE_ACP_VERSION
+    (decision,) = audit_lines()
+    assert decision["approval_id"] == card.approval_id
+    assert decision["connection"] == card.connection and decision["resolver"] == "console"
+    assert decision["agent"] == "@zed-industries/claude-agent-acp"
+    (outcome,) = tool_outcomes()
+    assert outcome["approval_id"] == card.approval_id and outcome["status"] == "completed"
+    assert outcome["tool_call_id"] == decision["tool_call_id"]
+
+
+@pytest.mark.agents
+async def test_claude_approval_cancelled_from_acpx_is_one_line_under_one_name(
+    acpx_ready: None, claude_ready: None, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    home = tmp_path / "home"
+    async with (
+        FakeAnthropic([tool_use(bash_marker()), text("Stopped.")]) as api,
+        Console(tmp_path, answer=None) as console,
+    ):
+        agent, env = claude_env(tmp_path, api.base_url)
+        made = await acpx(home, agent, "--ttl", "5", "sessions", "new", cwd=work, env=env)
+        assert made.code == 0, made.stderr
+        command, full_env = acpx_env(home, env)
+        prompt = await asyncio.create_subprocess_exec(
+            command,
+            "--format",
+            "json",
+            "--ttl",
+            "5",
+            "--agent",
+            shlex.join(agent),
+            "prompt",
+            "Write a marker",
+            cwd=str(work),
+            env=full_env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        await asyncio.wait_for(console.card.wait(), RUN_TIMEOUT)
+        cancelled = await acpx(home, agent, "cancel", cwd=work, env=env)
+        assert cancelled.code == 0, cancelled.stderr
+        await asyncio.wait_for(prompt.communicate(), RUN_TIMEOUT)
+        await console.until(lambda: console.of(ev.ApprovalResolved), RUN_TIMEOUT)
+        await acpx(home, agent, "sessions", "close", cwd=work, env=env)
+    assert not (work / "marker.txt").exists()
+    (card,) = console.of(ev.ApprovalRequested)
+    (resolved,) = console.of(ev.ApprovalResolved)
+    assert resolved.approval_id == card.approval_id and resolved.outcome == "cancelled"
+    (line,) = audit_lines()  # the proxy decided (the turn was cancelled): its line only
+    assert (line["approval_id"], line["connection"]) == (card.approval_id, card.connection)
+    assert (line["resolver"], line["outcome"]) == ("default", "cancelled")
+    assert card.connection.startswith("acpx-")
+
+
+@pytest.mark.agents
+async def test_acpx_shows_why_a_rule_denied_claudes_bash_and_claude_is_told(
+    acpx_ready: None, claude_ready: None, tmp_path: Path
+) -> None:
+    config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text(
+        '[[rules]]\naction = "deny"\nkind = "execute"\nreason = "no shell in this repository"\n'
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    home = tmp_path / "home"
+    async with FakeAnthropic([tool_use(bash_marker()), text("Understood."), text("Ok.")]) as api:
+        agent, env = claude_env(tmp_path, api.base_url)
+        made = await acpx(home, agent, "--ttl", "5", "sessions", "new", cwd=work, env=env)
+        assert made.code == 0, made.stderr
+        run = await acpx(home, agent, "--ttl", "5", "prompt", "Write a marker", cwd=work, env=env)
+        again = await acpx(home, agent, "--ttl", "5", "prompt", "Go on", cwd=work, env=env)
+        await acpx(home, agent, "sessions", "close", cwd=work, env=env)
+    assert run.code == 0 and again.code == 0, (run.stderr, again.stderr)
+    assert not (work / "marker.txt").exists()
+    notice = "The user's rules denied `"
+    chunks = [u["content"].get("text", "") for u in run.updates("agent_message_chunk")]
+    (shown,) = [c for c in chunks if notice in c]
+    assert shown.startswith("\n\n> Symposium: ") and "no shell in this repository" in shown
+    # Claude is told at its next prompt, as on the other doors.
+    last_user = api.main_requests[-1]["messages"][-1]
+    told = json.dumps(last_user["content"])
+    assert "no shell in this repository" in told and "Go on" in told
+
+
+@pytest.mark.agents
+async def test_acpx_never_sees_a_permission_asked_for_a_session_it_never_opened(
+    acpx_ready: None, tmp_path: Path
+) -> None:
+    surface = str(Path(__file__).resolve().parents[1] / "agents" / "surface_agent.py")
+    run = await acpx(
+        tmp_path / "home",
+        [*PROXY, "--", sys.executable, surface],
+        "--approve-all",
+        "exec",
+        "permission elsewhere",
+        cwd=tmp_path,
+    )
+    assert run.code == 0, run.stderr
+    assert "session/request_permission" not in run.methods()
+    assert "'optionId': 'no'" in run.text()  # the agent was denied
+    (line,) = audit_lines()
+    assert (line["resolver"], line["outcome"], line["session_id"]) == (
+        "default",
+        "reject_once",
+        "never-created",
+    )
+    assert line["connection"].startswith("acpx-") and line["agent"] == "surface-agent"
+
+
+# --- Codex beside Claude Code: known by its own name -------------------------------------------------
+
+
+@pytest.mark.agents
+async def test_codex_started_by_node_is_known_as_codex_and_a_node_bypass_covers_nothing(
+    acpx_ready: None, codex_acp_ready: None, tmp_path: Path
+) -> None:
+    """`symposium-tui acp -- node …/codex-acp.js`: the card names Codex by its agentInfo (name and
+    version), and a bypass once saved for `node` is reported and not applied to it."""
+    from tests.agents.fake_openai_responses import FakeResponses, call, say
+
+    config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text("[agents.node]\nbypass = true\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    async with (
+        FakeResponses(
+            [call("exec_command", {"cmd": "echo ran > marker.txt"}), say("Done.")]
+        ) as api,
+        Console(tmp_path, answer="approve") as console,
+    ):
+        launch = agents.codex_agent(tmp_path / "home", api.base_url)
+        script = Path(launch.command).resolve()  # node_modules/.bin/codex-acp → bin/codex-acp.js
+        env = {k: v for k, v in launch.env.items() if k != "HOME"}
+        agent = [*PROXY, "--", "node", str(script)]
+        run = await acpx(tmp_path / "home", agent, "exec", "Write a marker", cwd=work, env=env)
+    assert run.code == 0, run.stderr
+    assert "session/request_permission" not in run.methods()  # the console answered
+    assert (work / "marker.txt").read_text().strip() == "ran"
+    (card,) = console.of(ev.ApprovalRequested)  # asked: the `node` bypass did not apply
+    assert (card.agent, card.agent_version) == ("codex-acp", agents.CODEX_ACP_VERSION)
+    assert card.tool_call["rawInput"]["command"][-1] == "echo ran > marker.txt"
+    (line,) = audit_lines()
+    assert (line["agent"], line["resolver"], line["approval_id"]) == (
+        "codex-acp",
+        "console",
+        card.approval_id,
+    )
+    (outcome,) = tool_outcomes()
+    assert outcome["approval_id"] == card.approval_id and outcome["status"] == "completed"

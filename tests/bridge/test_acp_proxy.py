@@ -30,7 +30,7 @@ from acp.schema import (
 )
 
 from bridge import events as ev
-from tests.support.acp_console import Console, audit_lines
+from tests.support.acp_console import Console, audit_lines, tool_outcomes
 
 REPO = Path(__file__).resolve().parents[2]
 SURFACE = str(REPO / "tests" / "agents" / "surface_agent.py")
@@ -615,3 +615,253 @@ def test_acp_without_an_agent_says_how_to_name_one():
         )
         assert done.returncode == 2 and done.stdout == ""
         assert ("name the agent" in done.stderr) if not argv else ("unknown agent" in done.stderr)
+
+
+# --- one approval, one id, one name, one audit line --------------------------------------------------
+
+
+@pytest.mark.parametrize("decision", ["approve", "deny", "cancel", "timeout"])
+async def test_each_decision_through_a_console_is_one_approval_one_name_one_audit_line(
+    tmp_path, decision
+):
+    """The proxy and the console share the approval's id and the connection's name, and the
+    decision is audited once, by whoever made it: the console (a person's answer, its timeout)
+    or the proxy (the client cancelled the turn)."""
+    if decision == "timeout":
+        config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "settings.toml").write_text("[preferences]\napproval_timeout = 1\n")
+    answer = decision if decision in ("approve", "deny") else None
+    async with Console(tmp_path, answer=answer) as console:
+        client = RecordingClient(permission="yes")
+        async with proxied(client) as (conn, proc):
+            await initialized(conn)
+            sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+            pending = asyncio.ensure_future(
+                conn.prompt(session_id=sid, prompt=prompt("permission"))
+            )
+            await asyncio.wait_for(console.card.wait(), 60)
+            if decision == "cancel":
+                await conn.cancel(session_id=sid)
+            await asyncio.wait_for(pending, 60)
+            await console.until(lambda: console.of(ev.RequestFinished))
+    (card,) = console.of(ev.ApprovalRequested)
+    (resolved,) = console.of(ev.ApprovalResolved)
+    assert resolved.approval_id == card.approval_id
+    (line,) = audit_lines()
+    assert line["approval_id"] == card.approval_id
+    assert line["connection"] == card.connection
+    assert card.connection == f"sdk-test-client-{proc.pid}"  # the proxy's own name
+    expected = {
+        "approve": ("console", "allow_once"),
+        "deny": ("console", "reject_once"),
+        "cancel": ("default", "cancelled"),
+        "timeout": ("timeout", "reject_once"),
+    }[decision]
+    assert (line["resolver"], line["outcome"]) == expected
+    assert client.permission_asked == []
+
+
+# --- tool outcomes ------------------------------------------------------------------------------------
+
+
+async def test_an_approval_given_through_the_acp_door_gets_its_tool_outcome(tmp_path):
+    """Without a console nobody watches the stream, yet the approved call's end is read from
+    the agent's updates and recorded next to the decision."""
+    client = RecordingClient(permission="yes")
+    async with proxied(client) as (conn, _):
+        await initialized(conn)
+        sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+        result = await conn.prompt(session_id=sid, prompt=prompt("permission"))
+    assert result.field_meta["permission"] == {"outcome": "selected", "optionId": "yes"}
+    (decision,) = audit_lines()
+    (outcome,) = tool_outcomes()
+    assert outcome["approval_id"] == decision["approval_id"]
+    assert (outcome["tool_call_id"], outcome["status"]) == ("bash-1", "completed")
+    assert outcome["connection"] == decision["connection"]
+
+
+async def test_a_console_approval_gets_its_tool_outcome_under_the_same_id(tmp_path):
+    async with Console(tmp_path, answer="approve") as console:
+        client = RecordingClient(permission="no")
+        async with proxied(client) as (conn, _):
+            await initialized(conn)
+            sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=prompt("permission"))
+            await console.until(lambda: console.of(ev.RequestFinished))
+    (card,) = console.of(ev.ApprovalRequested)
+    (decision,) = audit_lines()
+    (outcome,) = tool_outcomes()
+    assert decision["approval_id"] == outcome["approval_id"] == card.approval_id
+    assert outcome["status"] == "completed"
+    # The console's tool call log shows the call as the core renders it.
+    ended = [t for t in console.of(ev.ToolCallSeen) if t.status == "completed"]
+    assert [t.tool_call_id for t in ended] == ["bash-1"]
+
+
+# --- a console that is still starting ------------------------------------------------------------------
+
+
+async def test_a_console_still_starting_is_used_as_soon_as_it_accepts(tmp_path, monkeypatch):
+    """The console's socket exists before it accepts (made, then served): a proxy that looked
+    while it did not accept attaches when it does, before the next prompt."""
+    bound, serve = asyncio.Event(), asyncio.Event()
+    real = asyncio.start_unix_server
+
+    async def held_back(*args: Any, **kwargs: Any) -> Any:
+        server = await real(*args, **kwargs)
+        start_serving = server.start_serving
+
+        async def when_told() -> None:
+            await serve.wait()
+            await start_serving()
+
+        server.start_serving = when_told  # type: ignore[method-assign]
+        bound.set()
+        return server
+
+    monkeypatch.setattr(asyncio, "start_unix_server", held_back)
+    console = Console(tmp_path, answer="approve")
+    starting = asyncio.ensure_future(console.host.start())
+    try:
+        await asyncio.wait_for(bound.wait(), 60)
+        client = RecordingClient(permission="no")
+        async with proxied(client) as (conn, _):
+            await initialized(conn)
+            sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+            assert console.of(ev.SessionStarted) == []  # it looked: the socket did not accept
+            serve.set()
+            await asyncio.wait_for(starting, 60)
+            await console.until(lambda: console.of(ev.SessionStarted))  # attached on its own
+            result = await conn.prompt(session_id=sid, prompt=prompt("permission"))
+    finally:
+        serve.set()
+        await console.stop()
+    assert result.field_meta["permission"] == {"outcome": "selected", "optionId": "yes"}
+    assert client.permission_asked == []
+    (line,) = audit_lines()
+    assert line["resolver"] == "console"
+
+
+# --- malformed permission requests ----------------------------------------------------------------------
+
+
+async def test_a_permission_for_a_session_the_client_never_opened_is_denied_and_audited():
+    client = RecordingClient(permission="yes")
+    async with proxied(client) as (conn, _):
+        await initialized(conn)
+        sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+        result = await conn.prompt(session_id=sid, prompt=prompt("permission elsewhere"))
+    assert client.permission_asked == []  # never forwarded
+    assert result.field_meta["permission"] == {"outcome": "selected", "optionId": "no"}
+    (line,) = audit_lines()
+    assert (line["resolver"], line["outcome"]) == ("default", "reject_once")
+    assert line["session_id"] == "never-created" and "never opened" in line["reason"]
+    assert line["received"]["sessionId"] == "never-created"
+
+
+@pytest.mark.parametrize(
+    ("how", "problem"),
+    [
+        ("duplicate", "optionId 'yes' is offered twice"),
+        ("mislabelled", "option 'yes' is named 'Reject' but its kind is 'allow_once'"),
+    ],
+)
+async def test_malformed_permission_options_are_refused_and_audited(how, problem):
+    client = RecordingClient(permission="yes")
+    async with proxied(client) as (conn, _):
+        await initialized(conn)
+        sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+        result = await conn.prompt(session_id=sid, prompt=prompt(f"permission {how}"))
+    assert client.permission_asked == []
+    error = result.field_meta["permissionError"]
+    assert error["code"] == -32602 and problem in json.dumps(error["data"])
+    (line,) = audit_lines()
+    assert line["outcome"] in ("reject_once", "cancelled") and line["resolver"] == "default"
+    assert problem in line["reason"]
+    received = line["received"]["options"]
+    assert [o["optionId"] for o in received] == (
+        ["yes", "always", "yes"] if how == "duplicate" else ["yes", "always", "no"]
+    )
+    assert received[0]["name"] == ("Allow" if how == "duplicate" else "Reject")
+
+
+# --- the reason reaches the client ------------------------------------------------------------------------
+
+
+async def test_a_denial_reason_reaches_the_acp_client_and_the_agent():
+    config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.toml").write_text(
+        '[[rules]]\naction = "deny"\nkind = "execute"\nreason = "no shell in this project"\n'
+    )
+    client = RecordingClient(permission="yes")
+    async with proxied(client) as (conn, _):
+        await initialized(conn)
+        sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+        result = await conn.prompt(session_id=sid, prompt=prompt("permission"))
+        texts = [
+            u.content.text for u in client.updates if u.session_update == "agent_message_chunk"
+        ]
+        later = await conn.prompt(session_id=sid, prompt=prompt("next"))
+    notice = "The user's rules denied `Bash: rm -rf build`: no shell in this project"
+    # The client's stream says why, labelled as Symposium's, before the agent's next words.
+    assert texts[0] == f"\n\n> Symposium: {notice}\n\n"
+    assert texts[1].startswith("permission: ")
+    assert result.field_meta["permission"] == {"outcome": "selected", "optionId": "no"}
+    # The agent is told as on the other doors: the response's _meta and its next prompt.
+    assert result.field_meta["responseMeta"]["symposium"]["message"] == notice
+    assert later.field_meta["prompt"] == [notice, "next"]
+
+
+# --- an agent known by its own name ---------------------------------------------------------------------
+
+
+async def test_an_agent_is_known_by_its_agent_info_not_its_interpreter(tmp_path):
+    """`acp -- python surface_agent.py`: the agent names itself `surface-agent` 1.0; a bypass
+    kept for `python` (what it was recorded as) covers no agent."""
+    config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    interpreter = os.path.basename(sys.executable)
+    (config / "settings.toml").write_text(f'[agents."{interpreter}"]\nbypass = true\n')
+    async with Console(tmp_path, answer="deny") as console:
+        client = RecordingClient(permission="yes")
+        async with proxied(client) as (conn, _):
+            await initialized(conn)
+            sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+            result = await conn.prompt(session_id=sid, prompt=prompt("permission"))
+            await console.until(lambda: console.of(ev.RequestFinished))
+    assert result.field_meta["permission"] == {"outcome": "selected", "optionId": "no"}
+    (card,) = console.of(ev.ApprovalRequested)
+    assert (card.agent, card.agent_version) == ("surface-agent", "1.0")
+    (line,) = audit_lines()
+    assert line["agent"] == "surface-agent" and line["resolver"] == "console"
+
+
+async def test_an_agent_without_agent_info_is_known_by_its_script(tmp_path):
+    echo = str(REPO / "tests" / "agents" / "echo_agent.py")
+    async with Console(tmp_path, answer="approve") as console:
+        client = RecordingClient()
+        async with proxied(client, [*PROXY, "--", sys.executable, echo]) as (conn, _):
+            await initialized(conn)
+            sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=prompt("hello"))
+        await console.until(lambda: console.of(ev.SessionStarted))
+    assert [s.agent for s in console.of(ev.SessionStarted)] == ["echo_agent"]
+
+
+async def test_the_console_sees_tool_calls_as_the_core_reads_them(tmp_path):
+    """The ACP door reads updates with the core's reader: a diff is shown as the other doors
+    show it (its path and new text), not a shorthand of the door's own."""
+    async with Console(tmp_path) as console:
+        client = RecordingClient()
+        async with proxied(client) as (conn, _):
+            await initialized(conn)
+            sid = (await conn.new_session(cwd="/project", mcp_servers=[])).session_id
+            await conn.prompt(session_id=sid, prompt=prompt("surface"))
+            await console.until(lambda: console.of(ev.RequestFinished))
+    from bridge.acp_updates import tool_content_text
+
+    diff = {"type": "diff", "path": "a.txt", "newText": "new text"}
+    seen = [t.content for t in console.of(ev.ToolCallSeen) if t.content]
+    assert seen and seen[0] == tool_content_text(diff) == "--- a.txt\n+++ a.txt\nnew text"

@@ -12,12 +12,21 @@ from typing import Any
 from bridge import events as ev
 
 
-def audit_lines() -> list[dict[str, Any]]:
+def audit_entries() -> list[dict[str, Any]]:
+    """Every line of the audit log: decisions and tool outcomes."""
     path = Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "audit.jsonl"
     if not path.exists():
         return []
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [line for line in lines if line.get("type", "decision") == "decision"]
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def audit_lines() -> list[dict[str, Any]]:
+    """The audit log's decisions."""
+    return [line for line in audit_entries() if line.get("type", "decision") == "decision"]
+
+
+def tool_outcomes() -> list[dict[str, Any]]:
+    return [line for line in audit_entries() if line.get("type") == "tool_outcome"]
 
 
 class Console:

@@ -73,9 +73,15 @@ class Asker:
         session: str = "s1",
         connection: str = "vscodelm-1",
         options: list[dict[str, Any]] | None = None,
+        agent_version: str | None = None,
     ) -> asyncio.Task[Any]:
         ctx = ApprovalContext(
-            connection, session, agent, tool_call or run_call(), options or ELIZA_OPTIONS
+            connection,
+            session,
+            agent,
+            tool_call or run_call(),
+            options or ELIZA_OPTIONS,
+            agent_version=agent_version,
         )
         task = asyncio.ensure_future(self.bridge.approvals.request(ctx))
         self.tasks.append(task)

@@ -126,10 +126,10 @@ def codex_env(home: Path, codex_home: Path) -> dict[str, str]:
 
 
 def codex_provider(codex_home: Path, base_url: str) -> None:
-    """Codex's model: the fake Responses API, as a custom provider."""
+    """Codex's model: the fake Responses API (its `base_url` ends in `/v1`), as a custom provider."""
     (codex_home / "config.toml").write_text(
         'model = "gpt-5"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
-        f'base_url = "{base_url}/v1"\nwire_api = "responses"\nenv_key = "FAKE_KEY"\n'
+        f'base_url = "{base_url}"\nwire_api = "responses"\nenv_key = "FAKE_KEY"\n'
     )
 
 

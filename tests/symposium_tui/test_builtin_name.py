@@ -70,3 +70,18 @@ async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_th
         await wait_for(pilot, lambda: table.row_count >= 1)
         agents = {str(table.get_row_at(n)[1]) for n in range(table.row_count)}
         assert "Eliza (built in)" in agents and "eliza" not in agents
+
+
+async def test_a_card_names_the_agent_by_its_own_name_and_version(make_app, asker):
+    """An ACP agent known by its `agentInfo` (not the `node` that runs it): the card says which
+    agent asks, with the version it gave, and the bypass offered is for that agent alone."""
+    from tests.support.console import run_call, wait_for
+
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.chat_pane() is not None)
+        asker.ask(run_call("deploy"), agent="@zed-industries/codex-acp", agent_version="0.16.0")
+        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        assert str(card.border_title).startswith("@zed-industries/codex-acp 0.16.0 · ")
+        keys = str(card.query_one(".card-keys").render())
+        assert "allow all @zed-industries/codex-acp asks" in keys
