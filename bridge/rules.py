@@ -740,6 +740,8 @@ def read_url(text: str, *, scheme_optional: bool = False) -> UrlView:
     doubt: str | None = None
     if not readings:
         doubt = "not a URL with a host"
+    elif not _URL_START.match(text):
+        doubt = "not an absolute URL (scheme://host/…)"
     elif _URL_ODD.search(text):
         doubt = "whitespace, a control character or a backslash in the URL"
     elif len(_URL_START.findall(text)) > 1:
