@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import gc
 import itertools
 import logging
 import queue
@@ -226,10 +227,20 @@ class RulesThread:
             fn, loop, future = self._queue.get()
             if future.cancelled():
                 continue  # its deadline passed while it waited
+            # No cyclic garbage collection while it decides: parsing a long command allocates
+            # enough to set off a full collection, which holds every thread (the event loop
+            # too) for tens of milliseconds. What it leaves is mostly freed by reference counts
+            # when it returns; the collector runs again after.
+            paused = gc.isenabled()
+            if paused:
+                gc.disable()
             try:
                 result, error = fn(), None
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
                 result, error = None, exc
+            finally:
+                if paused:
+                    gc.enable()
             try:
                 loop.call_soon_threadsafe(_settle, future, result, error)
             except RuntimeError:

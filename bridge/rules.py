@@ -196,6 +196,7 @@ class Request:
     _cmd_urls: tuple[UrlView, ...] | None = field(default=None, repr=False)
     _named: NamedPaths | None = field(default=None, repr=False)
     _named_in: dict[str, int] = field(default_factory=dict, repr=False)  # root → verdict
+    _doubts: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_tool_call(
@@ -279,18 +280,32 @@ class Request:
 
     def path_doubts(self) -> list[str]:
         """Why an allow path rule cannot vouch for this request's paths."""
-        out = [f"a path in `{key}`, which is not a known path field" for key in self.odd_paths]
-        out.extend(
-            f"the path {p[:200]!r} cannot be resolved: {why}"
-            for p, (_, why) in zip(self.paths or (), self.path_readings(), strict=True)
-            if why is not None
-        )
+        out = self._doubts.get("path")
+        if out is None:
+            out = [f"a path in `{key}`, which is not a known path field" for key in self.odd_paths]
+            out.extend(self.unresolved())
+            self._doubts["path"] = out
+        return out
+
+    def unresolved(self) -> list[str]:
+        """The paths that cannot be resolved, each with why."""
+        out = self._doubts.get("unresolved")
+        if out is None:
+            out = [
+                f"the path {p[:200]!r} cannot be resolved: {why}"
+                for p, (_, why) in zip(self.paths or (), self.path_readings(), strict=True)
+                if why is not None
+            ]
+            self._doubts["unresolved"] = out
         return out
 
     def url_doubts(self) -> list[str]:
         """Why an allow URL rule cannot vouch for this request's URLs."""
-        out = [f"a URL in `{key}`, which is not a known URL field" for key in self.odd_urls]
-        out.extend(f"{v.text[:200]!r}: {v.doubt}" for v in self.url_views() if v.doubt)
+        out = self._doubts.get("url")
+        if out is None:
+            out = [f"a URL in `{key}`, which is not a known URL field" for key in self.odd_urls]
+            out.extend(f"{v.text[:200]!r}: {v.doubt}" for v in self.url_views() if v.doubt)
+            self._doubts["url"] = out
         return out
 
     def named_paths(self) -> NamedPaths:
@@ -359,17 +374,16 @@ def resolve_checked(path: str, cwd: str | None = None) -> tuple[tuple[str, ...],
         p = path
     if not os.path.isabs(p):
         p = os.path.join(cwd or os.getcwd(), p)
-    written = os.path.normpath(p)
+    written = real = os.path.normpath(p)
     try:
-        real = os.path.realpath(p, strict=True)
+        real = os.path.realpath(p)  # as far as it exists: it need not exist (yet)
+        os.stat(real)  # a symlink loop or a name too long is left unresolved: stat says so
     except (FileNotFoundError, NotADirectoryError):
-        real = os.path.realpath(p)  # not there (yet): resolved as far as it exists
+        pass
     except OSError as exc:
         why = why or (exc.strerror or str(exc)).lower()
-        real = os.path.realpath(p)
     except ValueError as exc:
         why = why or str(exc)
-        real = written
     return (real,) if real == written else (real, written), why
 
 
@@ -976,7 +990,7 @@ class Rule:
                     verdict = self._command_path_verdict(req)
                 elif req.paths is None:
                     verdict = YES  # an example that names no path: not compared
-                if verdict == NO and any(why is not None for _, why in readings):
+                if verdict == NO and req.unresolved():
                     verdict = MIGHT  # a path that cannot be resolved may name anything
                 if verdict == NO:
                     return NO
@@ -1421,7 +1435,7 @@ class RuleSet:
             if hit is not None:
                 index, rule = hit
                 return Decision(action, rule, rule.label(index), f"{action} by {rule.label(index)}")
-        unresolved = [d for d in req.path_doubts() if "cannot be resolved" in d]
+        unresolved = req.unresolved()
         if parsed is not None or unresolved:
             # What cannot be known goes to a person when a deny or ask rule could match it — even
             # for an agent on bypass: otherwise `$CMD push` would get past `deny git push`.
