@@ -210,6 +210,13 @@ class RulesThread:
         ] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self.paused_gc = False  # the garbage collector is paused for the decision running
+
+    def resume_gc(self) -> None:
+        """The collector runs again (a decision past its deadline does not keep it paused)."""
+        if self.paused_gc:
+            self.paused_gc = False
+            gc.enable()
 
     def run(self, fn: Callable[[], T]) -> asyncio.Future[T]:
         """`fn()`'s result, as a future of the running loop."""
@@ -231,16 +238,15 @@ class RulesThread:
             # enough to set off a full collection, which holds every thread (the event loop
             # too) for tens of milliseconds. What it leaves is mostly freed by reference counts
             # when it returns; the collector runs again after.
-            paused = gc.isenabled()
-            if paused:
+            self.paused_gc = gc.isenabled()
+            if self.paused_gc:
                 gc.disable()
             try:
                 result, error = fn(), None
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
                 result, error = None, exc
             finally:
-                if paused:
-                    gc.enable()
+                self.resume_gc()
             try:
                 loop.call_soon_threadsafe(_settle, future, result, error)
             except RuntimeError:
@@ -440,6 +446,7 @@ class ApprovalBroker:
                 RULES_THREAD.run(lambda: policy.rules_decision(ctx)), self.decision_deadline
             )
         except TimeoutError:
+            RULES_THREAD.resume_gc()
             log.warning("the rules did not decide %r in time: a person is asked", ctx.title)
             return Decision(
                 "ask",

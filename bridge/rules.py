@@ -4,7 +4,9 @@ A rule matches a request's **agent** (glob), **tool kind**, **title** (glob, cas
 regular expression), **shell command** (a command prefix checked against every simple command the
 request runs), **paths** (inside a directory, after resolving `~`, `..` and symlinks) and **URLs**
 (scheme + host + path prefix). Every field a rule gives must match; a rule without fields matches
-everything.
+everything. The paths and URLs are every one the tool call names (`tool_call_targets`); a deny rule
+matches any of them in any reading, an allow rule needs every one plain and covered (see
+docs/rules-urls-paths.md).
 
 Precedence (never file order across actions): **deny > ask > allow**. An agent's bypass is an
 allow: a matching deny or ask rule still beats it. Within one action the first rule in the file is

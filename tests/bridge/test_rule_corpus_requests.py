@@ -10,6 +10,7 @@ to a person: with no console attached and no client to ask, the broker denies it
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import threading
 from dataclasses import dataclass
@@ -500,6 +501,8 @@ async def test_a_decision_past_its_deadline_is_asked_even_on_bypass() -> None:
             await asyncio.sleep(0.01)
         approval = broker.pending[pending[0]]
         assert approval.ctx.asked_by == "ask: the rules did not decide within 0.05 s"
+        assert policy.started.is_set() and not policy.release.is_set()
+        assert gc.isenabled(), "a decision past its deadline does not keep the collector paused"
         handle.answer(pending[0], "deny")
         assert (await task).outcome == "reject_once"
     finally:
