@@ -983,6 +983,8 @@ class Rule:
                         or not all(inside(p, self._root) for p in real)
                     ):
                         return NO
+                if self._url is None and req.urls:
+                    return NO  # it says nothing about URLs: a call that names one is not covered
             else:
                 verdict = NO
                 readings = req.path_readings()
@@ -1008,6 +1010,8 @@ class Rule:
                         or not all(url_allows(self._url, v) for v in views)
                     ):
                         return NO
+                if self._root is None and req.paths:
+                    return NO  # it says nothing about paths: a call that names one is not covered
             elif req.urls is not None or req.command is not None:
                 views = req.url_views() + req.command_url_views()
                 if not any(url_denies(self._url, v) for v in views):

@@ -130,6 +130,7 @@ def run(id: str, command: Any) -> Case:
 
 
 DOCS = "https://docs.python.org/3/"
+PROJECT = "HOME/src/project"
 
 URLS = [
     # the docs the allow rule exists for
@@ -164,6 +165,8 @@ URLS = [
     fetch("another scheme", "ftp://docs.python.org/3/"),
     fetch("a percent-encoded host", "https://docs.pyth%6Fn.org/3/"),
     fetch("not a URL", "see the docs"),
+    Case("a fetch that also names a file", "fetch", {"url": DOCS, "output_file": "/tmp/page.html"}),
+    Case("a read that also fetches", "read", {"file_path": PROJECT + "/a.py", "url": DOCS}),
     Case("a fetch with no URL", "fetch", {"prompt": "anything"}),
     # a denied host, however it is spelled, wherever it is
     denied(fetch("the denied host", "https://evil.example/x")),
@@ -203,8 +206,6 @@ URLS = [
     denied(fetch("metadata in hex", "http://0xa9.0xfe.0xa9.0xfe/latest/")),
     denied(fetch("metadata as one number", "http://2852039166/latest/")),
 ]
-
-PROJECT = "HOME/src/project"
 
 PATHS = [
     # reading and editing inside the project
