@@ -447,7 +447,7 @@ class ApprovalBroker:
             )
         except TimeoutError:
             RULES_THREAD.resume_gc()
-            log.warning("the rules did not decide %r in time: a person is asked", ctx.title)
+            log.warning("the rules did not decide %r in time: a person is asked", ctx.title[:80])
             return Decision(
                 "ask",
                 why=f"ask: the rules did not decide within {self.decision_deadline:g} s",

@@ -18,6 +18,12 @@ with nothing being decided, measured in the same run. For contrast, the stall wh
 is decided on the loop itself (`Policy.decide` called inline, as before the rules thread) is
 reported too.
 
+Then through a real in-process Bridge with the same rules: one session streams 20,000 parts from
+the test echo agent (a real ACP agent in a subprocess) while, on another connection, the built-in
+Eliza asks permission to run the 54 KB command; the stream's longest and p99 gap between parts
+over the decision's span, against a second stream over the same span with nothing decided (the
+agent process shares the machine's cores: on a loaded machine this baseline is noisy).
+
 Targets: the 1 MB command decided (ask) in <= 100 ms; the stream's longest gap while deciding <= 20
 ms; ordinary decisions through the broker reported next to `Policy.decide` alone (the thread hop).
 Wall-clock times; run it alone on the machine.
@@ -27,11 +33,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -40,6 +49,7 @@ from bench_rules import OPTIONS, build_requests, build_rules
 
 from bridge import events as ev
 from bridge.approvals import ApprovalBroker, ApprovalContext, Policy
+from bridge.rules import Rule
 
 HUGE = "git status " + "-s " * 350_000  # ~1 MB
 COMPOUND = "git status && ls; " * 3000  # ~54 KB, parsed by bashlex
@@ -152,6 +162,14 @@ async def main_async(args: argparse.Namespace) -> None:
         f"  for contrast, decided on the loop itself: {inline_time:.0f} ms, "
         f"stream's longest gap {inline_gap:.0f} ms"
     )
+    (base_max, base_p99), (real_max, real_p99) = await through_bridge(rules, args.chunks)
+    print(
+        f"through a real bridge: a session streaming {args.chunks} parts from the echo agent; "
+        f"between two parts while another session's 54 KB command is decided: longest "
+        f"{real_max:.1f} ms (target <= 20 ms: {'met' if real_max <= 20 else 'NOT met'}), p99 "
+        f"{real_p99:.2f} ms; over the same span with nothing decided: longest {base_max:.1f} ms, "
+        f"p99 {base_p99:.2f} ms"
+    )
     print(
         f"ordinary decisions through the broker: median {statistics.median(via_broker):.0f} us "
         f"(Policy.decide alone: {statistics.median(direct):.0f} us; the thread hop and the "
@@ -159,10 +177,84 @@ async def main_async(args: argparse.Namespace) -> None:
     )
 
 
+ECHO_AGENT = {
+    "name": "echo",
+    "command": sys.executable,
+    "args": [str(Path(__file__).resolve().parents[1] / "agents" / "echo_agent.py")],
+    "env": [],
+}
+
+
+async def through_bridge(
+    rules: list[Rule], chunks: int
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """An in-process Bridge with the rules: one session streams `chunks` parts from the test echo
+    agent (a real ACP agent in a subprocess) while, on another connection, the built-in Eliza asks
+    permission to run the 54 KB command (decided on the rules thread; asked, so denied at once
+    with no console). The stream's longest gap between two parts over the span of the decision,
+    and over the same span of a second stream with nothing decided."""
+    from bridge.config import BridgeConfig
+    from bridge.core import Bridge
+    from bridge.protocol import Message, TextPart
+    from bridge.sessions import ResponseStream
+
+    bridge = Bridge(BridgeConfig(cwd=tempfile.mkdtemp()))
+    bridge.approvals.policy.set_rules(rules)
+    streaming = bridge.open_connection("streaming")
+    asking = bridge.open_connection("asking")
+    ids = iter(range(1_000_000))
+
+    def user(text: str) -> list[Message]:
+        return [Message(role="user", content=[TextPart(value=text)])]
+
+    async def chat(core: Any, agent: Any, text: str, on_part: Any = None) -> None:
+        rid = next(ids)
+        stream = ResponseStream(rid, on_part or (lambda part: None))
+        await core.chat(core.make_request(rid, agent, user(text), []), stream)
+
+    async def gap(during: Any) -> tuple[float, float]:
+        times: list[float] = []
+        task = asyncio.ensure_future(
+            chat(
+                streaming,
+                ECHO_AGENT,
+                f"stream {chunks}",
+                lambda _p: times.append(time.perf_counter()),
+            )
+        )
+        while len(times) < 200:
+            await asyncio.sleep(0.001)
+        t0 = time.perf_counter()
+        await during()
+        t1 = time.perf_counter()
+        await task
+        inside = [t for t in times if t0 <= t <= t1]
+        assert len(inside) > 10, "the stream ended before the decision did: use more --chunks"
+        gaps = sorted(b - a for a, b in itertools.pairwise(inside))
+        return gaps[-1] * 1000, gaps[int(len(gaps) * 0.99)] * 1000
+
+    try:
+        await chat(streaming, ECHO_AGENT, "stream 10")  # start the echo agent
+        await chat(asking, {"eliza": {"deterministic": True}}, "hello")  # and Eliza
+        span: list[float] = []
+
+        async def decide() -> None:
+            t0 = time.perf_counter()
+            await chat(asking, {"eliza": {"deterministic": True}}, "ask permission to " + COMPOUND)
+            span.append(time.perf_counter() - t0)
+
+        during = await gap(decide)
+        baseline = await gap(lambda: asyncio.sleep(span[0]))
+    finally:
+        await bridge.close()
+    return baseline, during
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rules", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--chunks", type=int, default=20000, help="parts the echo agent streams")
     asyncio.run(main_async(ap.parse_args()))
 
 
