@@ -327,15 +327,24 @@ class Request:
         return self._urls
 
     def command_url_views(self) -> tuple[UrlView, ...]:
-        """The URLs a shell command's text names (`curl https://…`) and the text values that are
-        URLs: for deny and ask rules."""
+        """The URLs a shell command names — in its text (`curl https://…`), and its words that
+        read as a host (`curl evil.example/x`, `ssh user@evil.example`, `scp f host:dir`) — and
+        the text values that are URLs: for deny and ask rules."""
         if self._cmd_urls is None:
             views = [read_url(u) for u in self.text_urls]
-            if self.command is not None and self.too_long() is None:
+            parsed = self.parsed
+            if self.command is not None and parsed is not None and self.too_long() is None:
                 text = self.command if isinstance(self.command, str) else " ".join(self.command)
                 for m in itertools.islice(_URL_START.finditer(text), MAX_URL_CANDIDATES):
                     end = _URL_END.search(text, m.end())
                     views.append(read_url(text[m.start() : end.start() if end else len(text)]))
+                words = [w for p in parsed.parts for w in p.words[1:]]
+                words.extend(w for w, _ in parsed.words)
+                hosts = (w for w in dict.fromkeys(words) if _HOSTISH.match(w))
+                for word in itertools.islice(hosts, MAX_URL_CANDIDATES):
+                    host, _, path = word.rpartition("@")[2].replace(":", "/", 1).partition("/")
+                    reading = ("https", _normal_host(host), "", "/" + path)
+                    views.append(UrlView(word, frozenset({reading}), "a host in a command"))
             self._cmd_urls = tuple(views)
         return self._cmd_urls
 
@@ -448,7 +457,9 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
             break
         if value[:5].lower() == "file:":
             paths.append(unquote(urlsplit(value.strip()).path) or value)
-            if name not in PATH_KEYS and name not in URL_KEYS:
+            if name in URL_KEYS:
+                urls.append(value)  # `file://host/…` names a host too
+            elif name not in PATH_KEYS:
                 odd_paths.append(key)
         elif name in URL_KEYS:
             urls.append(value)
@@ -668,6 +679,8 @@ DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": 
 MAX_URL_CANDIDATES = 32  # the pieces of one text value that are read as URLs
 _URL_START = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2}")
 _URL_PREFIX = re.compile(r"\s*(?:(?i:https?|wss?|ftp):|[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2})")
+# a command word that names a host: `evil.example`, `evil.example/x`, `user@evil.example:dir`
+_HOSTISH = re.compile(r"(?:[^@/:\s]+@)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\.?(?:[:/].*)?$")
 _URL_END = re.compile(r"[\s'\"<>`|;&()]")  # where a URL in a shell command's text ends
 _URL_ODD = re.compile(r"[\x00-\x20\x7f\\]")
 _ENCODED_SEP = re.compile(r"%(?:2f|5c|2e)", re.IGNORECASE)
@@ -817,11 +830,10 @@ def url_denies(rule: UrlReading, view: UrlView) -> bool:
     or a subdomain of it — whatever the scheme and port — with a path under the rule's (compared
     percent-decoded and case-folded as well)."""
     base = _host_glob(rule[1])[0]
-    folded = _fold_path(rule[3])
     for _scheme, host, _port, path in view.readings:
         if host != base and not host.endswith("." + base):
             continue
-        if _path_under(path, rule[3]) or _path_under(_fold_path(path), folded):
+        if _path_under(path, rule[3]) or _path_under(_fold_path(path), _fold_path(rule[3])):
             return True
     return False
 
