@@ -388,14 +388,20 @@ class ApprovalBroker:
         session can withdraw it if its turn is cancelled."""
         if ask_client is not None and tasks is None:
             raise TypeError("ask_client needs the TaskSupervisor that owns the round trip")
-        try:
-            resolution = self.policy.resolve(ctx, await self._rules_decision(ctx))
-        except Exception as exc:  # fail closed: rules that cannot be applied approve nothing
-            log.exception("the approval rules could not be applied")
-            resolution = self._denied(ctx, "policy", f"the rules could not be applied: {exc}")
         approval = PendingApproval(
             id=uuid.uuid4().hex[:12], ctx=ctx, future=asyncio.get_running_loop().create_future()
         )
+        try:
+            resolution = self.policy.resolve(ctx, await self._rules_decision(ctx))
+        except asyncio.CancelledError:  # cancelled while the rules decided: audited as such
+            self._record(
+                approval,
+                Resolution("cancelled", None, "default", reason="the request was cancelled"),
+            )
+            raise
+        except Exception as exc:  # fail closed: rules that cannot be applied approve nothing
+            log.exception("the approval rules could not be applied")
+            resolution = self._denied(ctx, "policy", f"the rules could not be applied: {exc}")
         if resolution is not None:
             self._record(approval, resolution)
             return resolution

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 import os
 import threading
 from dataclasses import dataclass
@@ -427,7 +428,6 @@ def test_respelling_a_denied_url_never_allows_it(home, url: str, key: str) -> No
 
 def test_the_browsers_reading_agrees_with_node_on_the_corpus_urls() -> None:
     """The WHATWG reading (ada_url) is the one Node's `new URL()` gives, on the corpus's URLs."""
-    import json
     import shutil
     import subprocess
 
@@ -489,6 +489,33 @@ async def test_a_slow_rule_decision_runs_off_the_event_loop() -> None:
     policy.release.set()
     r = await task
     assert (r.outcome, r.resolver) == ("allow_once", "policy")
+
+
+async def test_a_request_cancelled_while_the_rules_decide_is_audited_as_cancelled(
+    tmp_path,
+) -> None:
+    from bridge.audit import AuditLog
+
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    policy = SlowPolicy(rules=Settings.parse(SETTINGS).rules)
+    broker = ApprovalBroker(ev.EventBus(), policy=policy, audit=audit)
+    call = {"toolCallId": "t", "title": "git status", "kind": "execute",
+            "rawInput": {"command": "git status"}}  # fmt: skip
+    try:
+        task = asyncio.ensure_future(
+            broker.request(ApprovalContext("c", "s", NORMAL, call, OPTIONS))
+        )
+        while not policy.started.is_set():
+            await asyncio.sleep(0.001)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    finally:
+        policy.release.set()
+        audit.close()
+    [entry] = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert (entry["outcome"], entry["reason"]) == ("cancelled", "the request was cancelled")
+    assert broker.pending == {}
 
 
 async def test_a_decision_past_its_deadline_is_asked_even_on_bypass() -> None:
