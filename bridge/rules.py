@@ -149,6 +149,10 @@ TEXT_KEYS = frozenset(
         "replacement",
         "code",
         "insertedtext",
+        "patch",
+        "diff",
+        "newtext",
+        "oldtext",
     ]
 )
 COMMAND_KEYS = frozenset({"command", "cmd"})  # the shell command: bridge.shell reads it
@@ -452,7 +456,14 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
         name = key.lower().replace("_", "").replace("-", "")
         if name in COMMAND_KEYS and depth <= 2:
             continue  # the shell command: bridge.shell reads it (and its paths and URLs)
-        if len(value) > MAX_COMMAND and name not in TEXT_KEYS:
+        if len(value) > MAX_COMMAND and (
+            name in PATH_KEYS
+            or name in URL_KEYS
+            or (
+                name not in TEXT_KEYS
+                and (_URL_PREFIX.match(value[:256]) or _looks_like_path(value[:256]))
+            )
+        ):
             unchecked = f"`{key}` is {len(value):,} characters, too long to check"
             break
         if value[:5].lower() == "file:":

@@ -330,6 +330,18 @@ SIZES = [
     asked(run("multi-byte characters over the limit", "git log " + "é" * (LONG // 2))),
     asked(run("a long denied command", "rm -rf " + "x " * 40_000)),
     asked(fetch("a URL over the limit", DOCS + "a" * LONG)),
+    asked(
+        Case(
+            "a path over the limit in an unknown key",
+            "read",
+            {"file_path": "a.py", "x": "/" * LONG},
+        )
+    ),
+    allowed(
+        Case(
+            "a long value that is no path or URL", "read", {"file_path": "a.py", "data": "x" * LONG}
+        )
+    ),
     asked(Case("a path over the limit", "read", {"file_path": "a" * LONG})),
     asked(Case("input nested too deep", "read", {"file_path": "a.py", "x": _deep(100)})),
     asked(Case("too many values", "read", {"file_path": "a.py", "more": ["a.py"] * 20_000})),
