@@ -67,6 +67,7 @@ class ApprovalContext:
     )
     cwd: str | None = None  # the session's working directory: relative paths resolve against it
     asked_by: str | None = None  # the ask rule that sent it to a person, if one did
+    ask_reason: str | None = None  # why the rules left it to a person, when they say why
 
     @property
     def title(self) -> str:
@@ -165,6 +166,8 @@ class Policy:
             return Resolution(
                 outcome, option_id, "policy", rule=decision.label, reason=reason or decision.why
             )
+        if decision.why.startswith("ask"):
+            ctx.ask_reason = decision.why
         if decision.action == "ask":
             ctx.asked_by = decision.label or decision.why
             return None
@@ -673,6 +676,7 @@ class ApprovalBroker:
                     "answer": resolution.answer,
                     "rule": resolution.rule,
                     "asked_by": ctx.asked_by,
+                    "ask_reason": ctx.ask_reason,
                     "reason": resolution.reason,
                     "host": self.host_name,
                 }

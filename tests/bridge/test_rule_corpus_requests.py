@@ -556,6 +556,31 @@ async def test_a_decision_past_its_deadline_is_asked_even_on_bypass() -> None:
         policy.release.set()
 
 
+async def test_an_unresolvable_path_is_asked_with_its_reason_in_the_audit_log(
+    home, tmp_path
+) -> None:
+    from bridge.audit import AuditLog
+
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    policy = Settings.parse(SETTINGS).policy()
+    policy.bypass_agents.add(BYPASSED)
+    broker = ApprovalBroker(ev.EventBus(), policy=policy, audit=audit)
+    project = str(home / "src" / "project")
+    for raw in ({"file_path": "loop/x"}, {"file_path": "a.py", "backup": "/tmp/a.bak"}):
+        call = {"toolCallId": "t", "title": "Edit", "kind": "edit", "rawInput": raw}
+        r = await broker.request(
+            ApprovalContext(
+                "c", "s", BYPASSED if "backup" not in raw else NORMAL, call, OPTIONS, cwd=project
+            )
+        )
+        assert r.resolver == "default"  # a person was asked (none attached)
+    audit.close()
+    loop, odd = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert "cannot be resolved: too many levels of symbolic links" in loop["ask_reason"]
+    assert loop["asked_by"] == "rule 7 (line 32): deny path=~/.ssh"
+    assert odd["ask_reason"] == "ask: a path in `backup`, which is not a known path field"
+
+
 def test_every_path_field_is_read_from_a_tool_call(home) -> None:
     call = Case(
         "all fields",
