@@ -25,6 +25,7 @@ import gc
 import itertools
 import logging
 import queue
+import sys
 import threading
 import time
 import uuid
@@ -199,6 +200,7 @@ class Policy:
 # --- the rules thread -------------------------------------------------------------------------------
 
 DECISION_DEADLINE = 2.0  # seconds one rule decision may take before a person is asked
+SWITCH_INTERVAL = 0.001  # seconds between the interpreter's thread switches while one runs
 
 
 class RulesThread:
@@ -241,14 +243,19 @@ class RulesThread:
             # enough to set off a full collection, which holds every thread (the event loop
             # too) for tens of milliseconds. What it leaves is mostly freed by reference counts
             # when it returns; the collector runs again after.
+            # And the interpreter hands the lock between threads every millisecond rather than
+            # every 5: the event loop waits at most that long for its turn while a parse runs.
             self.paused_gc = gc.isenabled()
             if self.paused_gc:
                 gc.disable()
+            interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
             try:
                 result, error = fn(), None
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
                 result, error = None, exc
             finally:
+                sys.setswitchinterval(interval)
                 self.resume_gc()
             try:
                 loop.call_soon_threadsafe(_settle, future, result, error)
