@@ -159,6 +159,7 @@ COMMAND_KEYS = frozenset({"command", "cmd"})  # the shell command: bridge.shell 
 MAX_COMMAND = 64 * 1024  # a longer command (or path, URL) is asked: "too long to check"
 MAX_INPUT_NODES = 10_000  # values in one rawInput looked at; beyond: too large to check
 MAX_INPUT_DEPTH = 32
+MAX_LOOSE_PATHS = 32  # other keys' one-line values looked at as possible paths (deny rules)
 
 
 class RuleError(ValueError):
@@ -193,6 +194,7 @@ class Request:
     odd_paths: tuple[str, ...] = ()  # keys outside PATH_KEYS that hold a path
     odd_urls: tuple[str, ...] = ()  # keys outside URL_KEYS that hold a URL
     text_urls: tuple[str, ...] = ()  # text values (a prompt) that are URLs: for deny rules
+    loose_paths: tuple[str, ...] = ()  # other keys' one-line values (`keys/id`): for deny rules
     unchecked: str | None = None  # why it is too large to check (then it is asked)
     _parsed: ParsedCommand | None = field(default=None, repr=False)
     _real: tuple[str, ...] | None = field(default=None, repr=False)
@@ -200,6 +202,7 @@ class Request:
         default=None, repr=False
     )
     _urls: tuple[UrlView, ...] | None = field(default=None, repr=False)
+    _loose: tuple[str, ...] | None = field(default=None, repr=False)
     _cmd_urls: tuple[UrlView, ...] | None = field(default=None, repr=False)
     _named: NamedPaths | None = field(default=None, repr=False)
     _named_in: dict[str, int] = field(default_factory=dict, repr=False)  # root → verdict
@@ -242,6 +245,7 @@ class Request:
             odd_paths=targets.odd_paths,
             odd_urls=targets.odd_urls,
             text_urls=targets.text_urls,
+            loose_paths=targets.loose_paths,
             unchecked=targets.unchecked,
         )
 
@@ -280,6 +284,15 @@ class Request:
         if self._readings is None:
             self._readings = tuple(resolve_checked(p, self.cwd) for p in self.paths or ())
         return self._readings
+
+    def loose_readings(self) -> tuple[str, ...]:
+        """The real paths the loose paths (other keys' one-line values) may name: for deny
+        rules."""
+        if self._loose is None:
+            self._loose = tuple(
+                name for p in self.loose_paths for name in resolve_checked(p, self.cwd)[0]
+            )
+        return self._loose
 
     def real_paths(self) -> tuple[str, ...]:
         if self._real is None:
@@ -415,6 +428,15 @@ class Targets:
     odd_urls: tuple[str, ...] = ()
     unchecked: str | None = None
     text_urls: tuple[str, ...] = ()  # one-line text values that are URLs (for deny rules)
+    loose_paths: tuple[str, ...] = ()  # relative paths under other keys (for deny rules)
+
+
+def _file_url_path(value: str) -> str:
+    """The path of a `file:` URL (percent-decoded)."""
+    try:
+        return unquote(urlsplit(value.strip()).path) or value
+    except ValueError:
+        return value
 
 
 def _looks_like_path(value: str) -> bool:
@@ -432,10 +454,12 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
     odd_paths: list[str] = []
     odd_urls: list[str] = []
     text_urls: list[str] = []
+    loose_paths: list[str] = []
     unchecked: str | None = None
     for loc in tool_call.get("locations") or ():
         if isinstance(loc, dict) and isinstance(loc.get("path"), str) and loc["path"]:
-            paths.append(loc["path"])
+            path = loc["path"]
+            paths.append(_file_url_path(path) if path[:5].lower() == "file:" else path)
     raw = tool_call.get("rawInput")
     stack: list[tuple[str, Any, int]] = [("rawInput", raw, 0)] if raw is not None else []
     nodes = 0
@@ -467,7 +491,7 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
             unchecked = f"`{key}` is {len(value):,} characters, too long to check"
             break
         if value[:5].lower() == "file:":
-            paths.append(unquote(urlsplit(value.strip()).path) or value)
+            paths.append(_file_url_path(value))
             if name in URL_KEYS:
                 urls.append(value)  # `file://host/…` names a host too
             elif name not in PATH_KEYS:
@@ -487,6 +511,8 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
         elif _looks_like_path(value):
             paths.append(value)
             odd_paths.append(key)
+        elif "\n" not in value and len(value) < 4096 and len(loose_paths) < MAX_LOOSE_PATHS:
+            loose_paths.append(value)  # `keys/id_rsa`, `keys`: may be a path (for deny rules)
     return Targets(
         tuple(paths),
         tuple(urls),
@@ -494,6 +520,7 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
         tuple(dict.fromkeys(odd_urls)),
         unchecked,
         tuple(text_urls),
+        tuple(loose_paths),
     )
 
 
@@ -1020,7 +1047,9 @@ class Rule:
             else:
                 verdict = NO
                 readings = req.path_readings()
-                if any(inside(p, self._root) for names, _ in readings for p in names):
+                if any(inside(p, self._root) for names, _ in readings for p in names) or any(
+                    inside(p, self._root) for p in req.loose_readings()
+                ):
                     verdict = YES
                 elif req.command is not None:
                     verdict = self._command_path_verdict(req)

@@ -600,3 +600,65 @@ def test_every_path_field_is_read_from_a_tool_call(home) -> None:
     req = Request.from_tool_call("a", call)
     assert sorted(os.path.basename(p) for p in req.paths or ()) == list("abcdefgh")
     assert req.odd_paths == ("other",)
+
+
+@st.composite
+def respelled_key_path(draw: st.DrawFn) -> str:
+    """~/.ssh/id_rsa, spelled any of the ways a tool call may name it (relative to the project)."""
+    head = draw(
+        st.sampled_from(
+            [
+                "~/.ssh",
+                "HOME/.ssh",
+                "HOME/./.ssh",
+                "HOME//.ssh",
+                "HOME/src/../.ssh",
+                "../../.ssh",
+                "./../../.ssh",
+                "keys",
+                "./keys",
+                "HOME/src/project/keys",
+                "file://HOME/.ssh",
+            ]
+        )
+    )
+    tail = draw(st.sampled_from(["/id_rsa", "/", "", "/new-file", "//config", "/./x/../id_rsa"]))
+    return head + tail
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    respelled_key_path(),
+    st.sampled_from(
+        [
+            "file_path",
+            "path",
+            "new_path",
+            "destination",
+            "target_file",
+            "notebook_path",
+            "edits",
+            "locations",
+            "backup",
+            "paths",
+        ]
+    ),
+    st.sampled_from(["read", "edit", "search", "other"]),
+)
+def test_respelling_a_denied_path_never_allows_it(home, path: str, key: str, kind: str) -> None:
+    policy = Policy(bypass_agents={BYPASSED}, rules=Settings.parse(SETTINGS).rules)
+    raw: dict[str, Any] = {"file_path": "README.md"}
+    if key == "edits":
+        raw["edits"] = [{"file_path": "a.py"}, {"file_path": path}]
+    elif key == "paths":
+        raw["paths"] = ["a.py", path]
+    elif key != "locations":
+        raw[key] = path
+    case = Case("p", kind, raw, locations=(path,) if key == "locations" else ())
+    call = case.tool_call(str(home))
+    for agent in (NORMAL, BYPASSED):
+        ctx = ApprovalContext("c", "s", agent, call, OPTIONS, cwd=str(home / "src" / "project"))
+        resolution = policy.decide(ctx)
+        assert resolution is not None and resolution.outcome == "reject_once", (path, key)
