@@ -21,23 +21,28 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import gc
 import itertools
 import logging
+import queue
+import sys
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from bridge import events as ev
 from bridge.audit import AuditLog, args_hash
-from bridge.rules import Decision, Request, Rule, RuleSet
+from bridge.rules import Decision, Request, Rule, RuleSet, tool_call_targets
 
 if TYPE_CHECKING:
     from bridge.settings import Settings
     from bridge.tasks import TaskSupervisor
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 Answer = Literal["approve", "deny", "bypass", "allow_always", "reject_always", "cancel"]
 ANSWER_KIND: dict[str, str] = {
@@ -83,6 +88,7 @@ class ApprovalContext:
     cwd: str | None = None  # the session's working directory: relative paths resolve against it
     asked_by: str | None = None  # the ask rule that sent it to a person, if one did
     agent_version: str | None = None  # what the agent says its version is, for the card
+    ask_reason: str | None = None  # why the rules left it to a person, when they say why
 
     @property
     def title(self) -> str:
@@ -93,18 +99,9 @@ class ApprovalContext:
         return self.tool_call.get("kind") or ""
 
     def paths(self) -> list[str]:
-        """Every file path the call names: its locations and the path-like keys of its input."""
-        out = [
-            loc.get("path")
-            for loc in self.tool_call.get("locations") or ()
-            if isinstance(loc, dict)
-        ]
-        raw = self.tool_call.get("rawInput")
-        if isinstance(raw, dict):
-            for key in ("path", "file_path", "filePath", "notebook_path", "abs_path", "directory"):
-                if isinstance(raw.get(key), str):
-                    out.append(raw[key])
-        return [p for p in out if p]
+        """Every file path the call names: its locations and the path values of its input (the
+        same ones path rules look at)."""
+        return list(tool_call_targets(self.tool_call).paths)
 
 
 @dataclass
@@ -171,18 +168,32 @@ class Policy:
 
     def decide(self, ctx: ApprovalContext) -> Resolution | None:
         if ctx.client_tool:
+            return self.resolve(ctx, Decision(None))
+        return self.resolve(ctx, self.rules_decision(ctx))
+
+    def rules_decision(self, ctx: ApprovalContext) -> Decision:
+        """What the rules say about the request (the costly part: the command parsed, paths
+        resolved, the rules consulted). Touches nothing but the rule set's caches, so the broker
+        runs it off the event loop."""
+        return self.ruleset().decide(self.request_of(ctx)) if self.rules else Decision(None)
+
+    def resolve(self, ctx: ApprovalContext, decision: Decision) -> Resolution | None:
+        """The policy's answer given what the rules say: deny, ask (None, `asked_by` set), a
+        bypass, an allow, or None (nobody decided: a person is asked)."""
+        if ctx.client_tool:
             return self._allow(
                 ctx, "client tool", "the client's own tool: the client is asked to run it anyway"
             )
-        decision = self.ruleset().decide(self.request_of(ctx)) if self.rules else Decision(None)
         if decision.action == "deny":
             outcome, option_id = choose(ctx.options, "reject_once")
             reason = decision.rule.reason if decision.rule is not None else None
             return Resolution(
                 outcome, option_id, "policy", rule=decision.label, reason=reason or decision.why
             )
+        if decision.why.startswith("ask"):
+            ctx.ask_reason = decision.why
         if decision.action == "ask":
-            ctx.asked_by = decision.label
+            ctx.asked_by = decision.label or decision.why
             return None
         if (ctx.connection, ctx.session_id) in self.session_bypass:
             return self._allow(ctx, "session bypass", "bypass for this session")
@@ -207,6 +218,84 @@ class Policy:
     def _allow(ctx: ApprovalContext, rule: str, reason: str | None) -> Resolution:
         outcome, option_id = choose(ctx.options, "allow_once")
         return Resolution(outcome, option_id, "policy", rule=rule, reason=reason)
+
+
+# --- the rules thread -------------------------------------------------------------------------------
+
+DECISION_DEADLINE = 2.0  # seconds one rule decision may take before a person is asked
+SWITCH_INTERVAL = 0.001  # seconds between the interpreter's thread switches while one runs
+
+
+class RulesThread:
+    """One daemon thread that makes rule decisions, in order, off the event loop: parsing a command
+    (bashlex, pure Python) lets the loop run between the interpreter's thread switches, and one
+    thread keeps bashlex (not thread-safe) to itself. Daemon: a decision still running never
+    keeps the process from exiting."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[
+            tuple[Callable[[], Any], asyncio.AbstractEventLoop, asyncio.Future[Any]]
+        ] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.paused_gc = False  # the garbage collector is paused for the decision running
+
+    def resume_gc(self) -> None:
+        """The collector runs again (a decision past its deadline does not keep it paused)."""
+        if self.paused_gc:
+            self.paused_gc = False
+            gc.enable()
+
+    def run(self, fn: Callable[[], T]) -> asyncio.Future[T]:
+        """`fn()`'s result, as a future of the running loop."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._work, name="rules", daemon=True)
+                self._thread.start()
+        self._queue.put((fn, loop, future))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            fn, loop, future = self._queue.get()
+            if future.cancelled():
+                continue  # its deadline passed while it waited
+            # No cyclic garbage collection while it decides: parsing a long command allocates
+            # enough to set off a full collection, which holds every thread (the event loop
+            # too) for tens of milliseconds. What it leaves is mostly freed by reference counts
+            # when it returns; the collector runs again after.
+            # And the interpreter hands the lock between threads every millisecond rather than
+            # every 5: the event loop waits at most that long for its turn while a parse runs.
+            self.paused_gc = gc.isenabled()
+            if self.paused_gc:
+                gc.disable()
+            interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
+            try:
+                result, error = fn(), None
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+                result, error = None, exc
+            finally:
+                sys.setswitchinterval(interval)
+                self.resume_gc()
+            try:
+                loop.call_soon_threadsafe(_settle, future, result, error)
+            except RuntimeError:
+                pass  # its loop is closed
+
+
+def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
+
+
+RULES_THREAD = RulesThread()
 
 
 # --- audit ------------------------------------------------------------------------------------------
@@ -278,6 +367,8 @@ class ApprovalBroker:
         # Hold only what nobody else could be asked about (a headless endpoint whose client
         # offered no round trip), instead of denying it at once.
         self.hold_unasked = hold_unasked
+        # seconds the rules may take to decide one request (then a person is asked)
+        self.decision_deadline = DECISION_DEADLINE
         self.pending: dict[str, PendingApproval] = {}
         self.consoles: dict[int, ConsoleHandle] = {}
         self._console_ids = itertools.count(1)
@@ -338,16 +429,22 @@ class ApprovalBroker:
         gave this same request (an ACP front door linked to this console): kept unless in use."""
         if ask_client is not None and tasks is None:
             raise TypeError("ask_client needs the TaskSupervisor that owns the round trip")
-        try:
-            resolution = self.policy.decide(ctx)
-        except Exception as exc:  # fail closed: rules that cannot be applied approve nothing
-            log.exception("the approval rules could not be applied")
-            resolution = self._denied(ctx, "policy", f"the rules could not be applied: {exc}")
         if approval_id is None or approval_id in self.pending:
             approval_id = uuid.uuid4().hex[:12]
         approval = PendingApproval(
             id=approval_id, ctx=ctx, future=asyncio.get_running_loop().create_future()
         )
+        try:
+            resolution = self.policy.resolve(ctx, await self._rules_decision(ctx))
+        except asyncio.CancelledError:  # cancelled while the rules decided: audited as such
+            self._record(
+                approval,
+                Resolution("cancelled", None, "default", reason="the request was cancelled"),
+            )
+            raise
+        except Exception as exc:  # fail closed: rules that cannot be applied approve nothing
+            log.exception("the approval rules could not be applied")
+            resolution = self._denied(ctx, "policy", f"the rules could not be applied: {exc}")
         if resolution is not None:
             self._record(approval, resolution)
             return resolution
@@ -386,6 +483,30 @@ class ApprovalBroker:
         except asyncio.CancelledError:
             self.withdraw(approval.id, "the request was cancelled")
             raise
+
+    async def policy_resolution(self, ctx: ApprovalContext) -> Resolution | None:
+        """What the policy decides of `ctx` (None: a person is asked), decided as `request`
+        decides it — off the loop, within the deadline — without recording anything."""
+        return self.policy.resolve(ctx, await self._rules_decision(ctx))
+
+    async def _rules_decision(self, ctx: ApprovalContext) -> Decision:
+        """The rules' decision, made on the rules thread so that parsing a long command never holds
+        the event loop (other sessions keep streaming); when it takes longer than
+        `decision_deadline` seconds, a person is asked (a bypass does not apply)."""
+        if ctx.client_tool or not self.policy.rules:
+            return Decision(None)
+        policy = self.policy
+        try:
+            return await asyncio.wait_for(
+                RULES_THREAD.run(lambda: policy.rules_decision(ctx)), self.decision_deadline
+            )
+        except TimeoutError:
+            RULES_THREAD.resume_gc()
+            log.warning("the rules did not decide %r in time: a person is asked", ctx.title[:80])
+            return Decision(
+                "ask",
+                why=f"ask: the rules did not decide within {self.decision_deadline:g} s",
+            )
 
     def _hold(self, approval: PendingApproval, *, held: bool) -> None:
         """It waits for the consoles (those attached, and any that attach): until one answers, or
@@ -633,6 +754,7 @@ class ApprovalBroker:
                     "answer": resolution.answer,
                     "rule": resolution.rule,
                     "asked_by": ctx.asked_by,
+                    "ask_reason": ctx.ask_reason,
                     "reason": resolution.reason,
                     "host": self.host_name,
                 }

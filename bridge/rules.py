@@ -4,7 +4,9 @@ A rule matches a request's **agent** (glob), **tool kind**, **title** (glob, cas
 regular expression), **shell command** (a command prefix checked against every simple command the
 request runs), **paths** (inside a directory, after resolving `~`, `..` and symlinks) and **URLs**
 (scheme + host + path prefix). Every field a rule gives must match; a rule without fields matches
-everything.
+everything. The paths and URLs are every one the tool call names (`tool_call_targets`); a deny rule
+matches any of them in any reading, an allow rule needs every one plain and covered (see
+docs/rules-urls-paths.md).
 
 Precedence (never file order across actions): **deny > ask > allow**. An agent's bypass is an
 allow: a matching deny or ask rule still beats it. Within one action the first rule in the file is
@@ -58,7 +60,7 @@ import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand as ParsedCommand
@@ -82,8 +84,82 @@ RULE_KEYS = (
     "not_match",
 )
 EXAMPLE_KEYS = ("agent", "kind", "title", "command", "path", "url")
-PATH_KEYS = ("path", "file_path", "filePath", "notebook_path", "abs_path", "directory", "cwd")
-URL_KEYS = ("url", "uri", "href")
+# rawInput keys (at any depth, in lists too; compared lowercased without `_` and `-`) whose values
+# are paths, URLs, or text that is neither (file contents, search patterns, prompts). A path- or
+# URL-looking value under any other key is a path or URL too, for deny rules; allow rules do not
+# vouch for a request that has one (they do not know what the tool does with it).
+PATH_KEYS = frozenset(
+    [
+        "path",
+        "paths",
+        "filepath",
+        "filepaths",
+        "file",
+        "files",
+        "filename",
+        "notebookpath",
+        "abspath",
+        "directory",
+        "dir",
+        "cwd",
+        "newpath",
+        "oldpath",
+        "destination",
+        "dest",
+        "target",
+        "targetfile",
+        "targetdirectory",
+        "source",
+        "src",
+        "sourcepath",
+        "targetpath",
+        "destinationpath",
+        "outputpath",
+        "outputfile",
+        "outfile",
+        "workdir",
+        "workingdirectory",
+        "root",
+    ]
+)
+URL_KEYS = frozenset(["url", "urls", "uri", "uris", "href", "hrefs", "link", "links"])
+TEXT_KEYS = frozenset(
+    [
+        "content",
+        "contents",
+        "newstring",
+        "oldstring",
+        "newstr",
+        "oldstr",
+        "newsource",
+        "text",
+        "prompt",
+        "description",
+        "pattern",
+        "query",
+        "regex",
+        "glob",
+        "include",
+        "exclude",
+        "title",
+        "message",
+        "body",
+        "explanation",
+        "reason",
+        "replacement",
+        "code",
+        "insertedtext",
+        "patch",
+        "diff",
+        "newtext",
+        "oldtext",
+    ]
+)
+COMMAND_KEYS = frozenset({"command", "cmd"})  # the shell command: bridge.shell reads it
+MAX_COMMAND = 64 * 1024  # a longer command (or path, URL) is asked: "too long to check"
+MAX_INPUT_NODES = 10_000  # values in one rawInput looked at; beyond: too large to check
+MAX_INPUT_DEPTH = 32
+MAX_LOOSE_PATHS = 32  # other keys' one-line values looked at as possible paths (deny rules)
 
 
 class RuleError(ValueError):
@@ -115,11 +191,22 @@ class Request:
     paths: tuple[str, ...] | None = None
     urls: tuple[str, ...] | None = None
     cwd: str | None = None
+    odd_paths: tuple[str, ...] = ()  # keys outside PATH_KEYS that hold a path
+    odd_urls: tuple[str, ...] = ()  # keys outside URL_KEYS that hold a URL
+    text_urls: tuple[str, ...] = ()  # text values (a prompt) that are URLs: for deny rules
+    loose_paths: tuple[str, ...] = ()  # other keys' one-line values (`keys/id`): for deny rules
+    unchecked: str | None = None  # why it is too large to check (then it is asked)
     _parsed: ParsedCommand | None = field(default=None, repr=False)
     _real: tuple[str, ...] | None = field(default=None, repr=False)
-    _urls: tuple[tuple[str, str, str], ...] | None = field(default=None, repr=False)
+    _readings: tuple[tuple[tuple[str, ...], str | None], ...] | None = field(
+        default=None, repr=False
+    )
+    _urls: tuple[UrlView, ...] | None = field(default=None, repr=False)
+    _loose: tuple[str, ...] | None = field(default=None, repr=False)
+    _cmd_urls: tuple[UrlView, ...] | None = field(default=None, repr=False)
     _named: NamedPaths | None = field(default=None, repr=False)
     _named_in: dict[str, int] = field(default_factory=dict, repr=False)  # root → verdict
+    _doubts: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_tool_call(
@@ -130,11 +217,8 @@ class Request:
         title = tool_call.get("title") or ""
         raw = tool_call.get("rawInput")
         command: str | tuple[str, ...] | None = None
-        paths: list[str] = []
-        urls: list[str] = []
-        for loc in tool_call.get("locations") or ():
-            if isinstance(loc, dict) and isinstance(loc.get("path"), str) and loc["path"]:
-                paths.append(loc["path"])
+        targets = tool_call_targets(tool_call)
+        paths, urls = list(targets.paths), list(targets.urls)
         if isinstance(raw, dict):
             for key in ("command", "cmd"):
                 value = raw.get(key)
@@ -144,12 +228,6 @@ class Request:
                 if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
                     command = tuple(value)
                     break
-            for key in PATH_KEYS:
-                if isinstance(raw.get(key), str) and raw[key]:
-                    paths.append(raw[key])
-            for key in URL_KEYS:
-                if isinstance(raw.get(key), str) and raw[key]:
-                    urls.append(raw[key])
             if isinstance(raw.get("cwd"), str) and raw["cwd"] and cwd is None:
                 cwd = raw["cwd"]
         if command is None and kind == "execute" and title.strip():
@@ -164,6 +242,11 @@ class Request:
             paths=tuple(paths),
             urls=tuple(urls),
             cwd=cwd,
+            odd_paths=targets.odd_paths,
+            odd_urls=targets.odd_urls,
+            text_urls=targets.text_urls,
+            loose_paths=targets.loose_paths,
+            unchecked=targets.unchecked,
         )
 
     @property
@@ -171,17 +254,80 @@ class Request:
         if self.command is None:
             return None
         if self._parsed is None:
-            self._parsed = (
-                parse_cached(self.command)
-                if isinstance(self.command, str)
-                else parse_command(self.command)
-            )
+            too_long = self.too_long()
+            if too_long is not None:
+                self._parsed = ParsedCommand((), (too_long,))
+            elif isinstance(self.command, str):
+                self._parsed = parse_cached(self.command)
+            else:
+                self._parsed = parse_command(self.command)
         return self._parsed
+
+    def too_long(self) -> str | None:
+        """Why this request is not checked at all (then it is asked), or None."""
+        if self.unchecked is not None:
+            return self.unchecked
+        command = self.command
+        if command is None:
+            return None
+        size = len(command) if isinstance(command, str) else sum(len(w) + 1 for w in command)
+        if size > MAX_COMMAND // 4:  # up to 4 bytes a character
+            text = command if isinstance(command, str) else " ".join(command)
+            size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_COMMAND:
+            return f"the command is {size:,} bytes, too long to check (the limit is 64 KiB)"
+        return None
+
+    def path_readings(self) -> tuple[tuple[tuple[str, ...], str | None], ...]:
+        """Per path: the real paths it may name (resolved, and as written) and why it cannot be
+        resolved (a NUL, a symlink loop, a name too long), or None."""
+        if self._readings is None:
+            self._readings = tuple(resolve_checked(p, self.cwd) for p in self.paths or ())
+        return self._readings
+
+    def loose_readings(self) -> tuple[str, ...]:
+        """The real paths the loose paths (other keys' one-line values) may name: for deny
+        rules."""
+        if self._loose is None:
+            self._loose = tuple(
+                name for p in self.loose_paths for name in resolve_checked(p, self.cwd)[0]
+            )
+        return self._loose
 
     def real_paths(self) -> tuple[str, ...]:
         if self._real is None:
-            self._real = tuple(resolve_path(p, self.cwd) for p in self.paths or ())
+            self._real = tuple(r[0][0] for r in self.path_readings())
         return self._real
+
+    def path_doubts(self) -> list[str]:
+        """Why an allow path rule cannot vouch for this request's paths."""
+        out = self._doubts.get("path")
+        if out is None:
+            out = [f"a path in `{key}`, which is not a known path field" for key in self.odd_paths]
+            out.extend(self.unresolved())
+            self._doubts["path"] = out
+        return out
+
+    def unresolved(self) -> list[str]:
+        """The paths that cannot be resolved, each with why."""
+        out = self._doubts.get("unresolved")
+        if out is None:
+            out = [
+                f"the path {p[:200]!r} cannot be resolved: {why}"
+                for p, (_, why) in zip(self.paths or (), self.path_readings(), strict=True)
+                if why is not None
+            ]
+            self._doubts["unresolved"] = out
+        return out
+
+    def url_doubts(self) -> list[str]:
+        """Why an allow URL rule cannot vouch for this request's URLs."""
+        out = self._doubts.get("url")
+        if out is None:
+            out = [f"a URL in `{key}`, which is not a known URL field" for key in self.odd_urls]
+            out.extend(f"{v.text[:200]!r}: {v.doubt}" for v in self.url_views() if v.doubt)
+            self._doubts["url"] = out
+        return out
 
     def named_paths(self) -> NamedPaths:
         """The paths the command's words name (for deny path rules)."""
@@ -192,10 +338,32 @@ class Request:
             self._named = named_paths(parsed, raw, self.cwd)
         return self._named
 
-    def split_urls(self) -> tuple[tuple[str, str, str], ...]:
+    def url_views(self) -> tuple[UrlView, ...]:
         if self._urls is None:
-            self._urls = tuple(u for u in (split_url(u) for u in self.urls or ()) if u is not None)
+            self._urls = tuple(read_url(u, scheme_optional=True) for u in self.urls or ())
         return self._urls
+
+    def command_url_views(self) -> tuple[UrlView, ...]:
+        """The URLs a shell command names — in its text (`curl https://…`), and its words that
+        read as a host (`curl evil.example/x`, `ssh user@evil.example`, `scp f host:dir`) — and
+        the text values that are URLs: for deny and ask rules."""
+        if self._cmd_urls is None:
+            views = [read_url(u) for u in self.text_urls]
+            parsed = self.parsed
+            if self.command is not None and parsed is not None and self.too_long() is None:
+                text = self.command if isinstance(self.command, str) else " ".join(self.command)
+                for m in itertools.islice(_URL_START.finditer(text), MAX_URL_CANDIDATES):
+                    end = _URL_END.search(text, m.end())
+                    views.append(read_url(text[m.start() : end.start() if end else len(text)]))
+                words = [w for p in parsed.parts for w in p.words[1:]]
+                words.extend(w for w, _ in parsed.words)
+                hosts = (w for w in dict.fromkeys(words) if _HOSTISH.match(w))
+                for word in itertools.islice(hosts, MAX_URL_CANDIDATES):
+                    host, _, path = word.rpartition("@")[2].replace(":", "/", 1).partition("/")
+                    reading = ("https", _normal_host(host), "", "/" + path)
+                    views.append(UrlView(word, frozenset({reading}), "a host in a command"))
+            self._cmd_urls = tuple(views)
+        return self._cmd_urls
 
     def to_example(self) -> dict[str, Any]:
         """This request as a rule example (a table)."""
@@ -219,10 +387,141 @@ class Request:
 
 def resolve_path(path: str, cwd: str | None = None) -> str:
     """Absolute, `~` expanded, `..` and symlinks resolved (as far as the path exists)."""
-    p = os.path.expanduser(path)
+    return resolve_checked(path, cwd)[0][0]
+
+
+def resolve_checked(path: str, cwd: str | None = None) -> tuple[tuple[str, ...], str | None]:
+    """The real paths `path` may name — resolved (`~` expanded, against `cwd`, `..` and symlinks
+    resolved as far as the path exists) and as written (`..` removed) — and why it cannot be
+    resolved, or None. Never raises: a NUL (a program reads the path up to it), a symlink loop or
+    a name too long is the reason."""
+    why = None
+    if "\0" in path:
+        why = "a NUL character in the path"
+        path = path.partition("\0")[0]
+    try:
+        p = os.path.expanduser(path)
+    except (RuntimeError, KeyError, ValueError):
+        p = path
     if not os.path.isabs(p):
         p = os.path.join(cwd or os.getcwd(), p)
-    return os.path.realpath(p)
+    written = real = os.path.normpath(p)
+    try:
+        real = os.path.realpath(p)  # as far as it exists: it need not exist (yet)
+        os.stat(real)  # a symlink loop or a name too long is left unresolved: stat says so
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as exc:
+        why = why or (exc.strerror or str(exc)).lower()
+    except ValueError as exc:
+        why = why or str(exc)
+    return (real,) if real == written else (real, written), why
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The paths and URLs a tool call names (see `tool_call_targets`)."""
+
+    paths: tuple[str, ...] = ()
+    urls: tuple[str, ...] = ()
+    odd_paths: tuple[str, ...] = ()
+    odd_urls: tuple[str, ...] = ()
+    unchecked: str | None = None
+    text_urls: tuple[str, ...] = ()  # one-line text values that are URLs (for deny rules)
+    loose_paths: tuple[str, ...] = ()  # relative paths under other keys (for deny rules)
+
+
+def _file_url_path(value: str) -> str:
+    """The path of a `file:` URL (percent-decoded)."""
+    try:
+        return unquote(urlsplit(value.strip()).path) or value
+    except ValueError:
+        return value
+
+
+def _looks_like_path(value: str) -> bool:
+    return (value.startswith(("/", "~", "./", "../")) or value in (".", "..")) and "\n" not in value
+
+
+def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
+    """Every path and URL a tool call names: its `locations`, and every value of its `rawInput`
+    at any depth (`edits[].file_path`, lists of URLs): under a path key (PATH_KEYS) or a URL key
+    (URL_KEYS); a `file:` URL anywhere is a path; under any other key (not TEXT_KEYS or the
+    command), a value that looks like a path (absolute, `~`, `./`, `../`) or a URL (`scheme://`,
+    `https:`) is one too, and its key is "odd"."""
+    paths: list[str] = []
+    urls: list[str] = []
+    odd_paths: list[str] = []
+    odd_urls: list[str] = []
+    text_urls: list[str] = []
+    loose_paths: list[str] = []
+    unchecked: str | None = None
+    for loc in tool_call.get("locations") or ():
+        if isinstance(loc, dict) and isinstance(loc.get("path"), str) and loc["path"]:
+            path = loc["path"]
+            paths.append(_file_url_path(path) if path[:5].lower() == "file:" else path)
+    raw = tool_call.get("rawInput")
+    stack: list[tuple[str, Any, int]] = [("rawInput", raw, 0)] if raw is not None else []
+    nodes = 0
+    while stack:
+        key, value, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_INPUT_NODES or depth > MAX_INPUT_DEPTH:
+            unchecked = "the tool call's input is too large or too deep to check"
+            break
+        if isinstance(value, dict):
+            stack.extend((str(k), v, depth + 1) for k, v in reversed(value.items()))
+            continue
+        if isinstance(value, list):
+            stack.extend((key, v, depth + 1) for v in reversed(value))
+            continue
+        if not isinstance(value, str) or not value.strip():
+            continue
+        name = key.lower().replace("_", "").replace("-", "")
+        if name in COMMAND_KEYS and depth <= 2:
+            continue  # the shell command: bridge.shell reads it (and its paths and URLs)
+        if len(value) > MAX_COMMAND and (
+            name in PATH_KEYS
+            or name in URL_KEYS
+            or (
+                name not in TEXT_KEYS
+                and (_URL_PREFIX.match(value[:256]) or _looks_like_path(value[:256]))
+            )
+        ):
+            unchecked = f"`{key}` is {len(value):,} characters, too long to check"
+            break
+        if value[:5].lower() == "file:":
+            paths.append(_file_url_path(value))
+            if name in URL_KEYS:
+                urls.append(value)  # `file://host/…` names a host too
+            elif name not in PATH_KEYS:
+                odd_paths.append(key)
+        elif name in URL_KEYS:
+            urls.append(value)
+        elif name in PATH_KEYS:
+            paths.append(value)
+            if _URL_PREFIX.match(value):
+                urls.append(value)
+        elif name in TEXT_KEYS:
+            if "\n" not in value and _URL_PREFIX.match(value[:256]):
+                text_urls.append(value)  # a one-line text that is a URL: deny rules look at it
+        elif _URL_PREFIX.match(value[:256]):
+            urls.append(value if len(value) < 4096 else value[:4096])
+            odd_urls.append(key)
+        elif _looks_like_path(value):
+            paths.append(value)
+            odd_paths.append(key)
+        elif "\n" not in value and len(value) < 4096 and len(loose_paths) < MAX_LOOSE_PATHS:
+            loose_paths.append(value)  # `keys/id_rsa`, `keys`: may be a path (for deny rules)
+    return Targets(
+        tuple(paths),
+        tuple(urls),
+        tuple(dict.fromkeys(odd_paths)),
+        tuple(dict.fromkeys(odd_urls)),
+        unchecked,
+        tuple(text_urls),
+        tuple(loose_paths),
+    )
 
 
 def inside(real: str, root: str) -> bool:
@@ -403,38 +702,202 @@ def _glob(pattern: str, bases: list[str]) -> tuple[list[str], bool]:
     return out, False
 
 
-def split_url(url: str) -> tuple[str, str, str] | None:
-    """(scheme, host[:port], normalized path) — None for what is not a URL with a host."""
+# --- URLs ---------------------------------------------------------------------------------------------
+
+# A URL is read two ways, as a browser or Node reads it (WHATWG, with `ada_url`: a backslash is a
+# slash in http(s), tabs and newlines are dropped, `%61` in a host is `a`, `0x7f.1` is 127.0.0.1)
+# and as Python's `urllib.parse` does. Each reading is normalized (scheme and host lowercased,
+# the host's trailing dot, a default port and any userinfo dropped) to (scheme, host, port, path).
+# A deny rule matches when any reading of any URL names its host or a subdomain of it, whatever the
+# scheme or port, with its path prefix (compared percent-decoded and case-folded); an allow rule
+# only when the URL has exactly one reading and nothing odd (see `UrlView.doubt`).
+
+UrlReading = tuple[str, str, str, str]  # scheme, host, port ("" when default), path
+DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
+MAX_URL_CANDIDATES = 32  # the pieces of one text value that are read as URLs
+_URL_START = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2}")
+_URL_PREFIX = re.compile(r"\s*(?:(?i:https?|wss?|ftp):|[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2})")
+# a command word that names a host: `evil.example`, `evil.example/x`, `user@evil.example:dir`
+_HOSTISH = re.compile(r"(?:[^@/:\s]+@)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\.?(?:[:/].*)?$")
+_URL_END = re.compile(r"[\s'\"<>`|;&()]")  # where a URL in a shell command's text ends
+_URL_ODD = re.compile(r"[\x00-\x20\x7f\\]")
+_ENCODED_SEP = re.compile(r"%(?:2f|5c|2e)", re.IGNORECASE)
+_WHITESPACE_TABS = str.maketrans("", "", "\t\n\r")
+
+
+@dataclass(frozen=True)
+class UrlView:
+    """One URL value of a request: its `readings` (empty when nothing in it reads as a URL with a
+    host), and `doubt`, why an allow rule cannot vouch for it (None when its one reading is
+    plain)."""
+
+    text: str
+    readings: frozenset[UrlReading]
+    doubt: str | None
+
+
+def _normal_host(host: str) -> str:
+    host = host.lower().strip("[]").rstrip(".")
+    if host and not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            pass
+    return host
+
+
+def _whatwg_reading(text: str) -> tuple[UrlReading, bool] | None:
+    """The WHATWG reading of `text` and whether it has userinfo; None when it is no URL with a
+    host."""
+    from ada_url import parse_url  # ~10 ms to import: only when a URL is read
+
     try:
-        parts = urlsplit(url.strip())
-        host = (parts.hostname or "").lower()
-        port = parts.port
+        url = parse_url(text, ("username", "password", "protocol", "port", "hostname", "pathname"))
+    except ValueError:
+        return None
+    scheme = str(url["protocol"]).rstrip(":").lower()
+    host = _normal_host(str(url["hostname"]))
+    if not host:
+        return None
+    port = str(url["port"])
+    if DEFAULT_PORTS.get(scheme) == port:
+        port = ""
+    return (scheme, host, port, str(url["pathname"]) or "/"), bool(
+        url["username"] or url["password"]
+    )
+
+
+def _python_reading(text: str) -> tuple[UrlReading, bool] | None:
+    """What `urllib.parse.urlsplit` makes of `text` (normalized the same way), and whether it has
+    userinfo."""
+    try:
+        parts = urlsplit(text.strip())
+        host = _normal_host(parts.hostname or "")
+        port = str(parts.port) if parts.port is not None else ""
     except ValueError:
         return None
     scheme = parts.scheme.lower()
     if not scheme or not host:
         return None
-    if port is not None and (scheme, port) not in (("http", 80), ("https", 443)):
-        host = f"{host}:{port}"
+    if DEFAULT_PORTS.get(scheme) == port:
+        port = ""
     path = posixpath.normpath("/" + parts.path.lstrip("/")) if parts.path else "/"
     if parts.path.endswith("/") and not path.endswith("/"):
         path += "/"
-    return scheme, host, path.replace("//", "/")
+    return (scheme, host, port, path.replace("//", "/")), "@" in parts.netloc
+
+
+def read_url(text: str, *, scheme_optional: bool = False) -> UrlView:
+    """Every way `text` may be read as a URL: as a whole, with tabs and newlines dropped, each
+    whitespace-separated piece, and from every `scheme://` in it (a second URL inside, say in a
+    query). With `scheme_optional` (the value of a URL field) `host/path` and `//host/path` are
+    read as https too, as a fetch tool would."""
+    candidates = [text, text.translate(_WHITESPACE_TABS), *text.split()]
+    stripped = candidates[1]
+    candidates.extend(text[m.start() :] for m in _URL_START.finditer(text))
+    candidates.extend(stripped[m.start() :] for m in _URL_START.finditer(stripped))
+    if scheme_optional:
+        for piece in text.split():
+            if piece.startswith(("//", "\\\\")):
+                candidates.append("https:" + piece)
+            elif not _URL_START.match(piece):
+                candidates.append("https://" + piece)
+    readings: set[UrlReading] = set()
+    whatwg: set[UrlReading] = set()
+    python: set[UrlReading] = set()
+    userinfo = False
+    for candidate in dict.fromkeys(c.strip() for c in candidates[:MAX_URL_CANDIDATES] if c.strip()):
+        for reader, into in ((_whatwg_reading, whatwg), (_python_reading, python)):
+            got = reader(candidate)
+            if got is not None:
+                into.add(got[0])
+                userinfo = userinfo or got[1]
+    readings = whatwg | python
+    doubt: str | None = None
+    if not readings:
+        doubt = "not a URL with a host"
+    elif not _URL_START.match(text):
+        doubt = "not an absolute URL (scheme://host/…)"
+    elif _URL_ODD.search(text):
+        doubt = "whitespace, a control character or a backslash in the URL"
+    elif len(_URL_START.findall(text)) > 1:
+        doubt = "a second URL inside the URL"
+    elif userinfo:
+        doubt = "a user name or password in the URL"
+    elif len(readings) > 1 or whatwg != python:
+        doubt = "browsers and Python read the URL differently"
+    elif _ENCODED_SEP.search(next(iter(readings))[3]):
+        doubt = "an encoded `/`, `\\` or `.` in the URL's path"
+    return UrlView(text, frozenset(readings), doubt)
+
+
+def split_url(url: str) -> tuple[str, str, str] | None:
+    """(scheme, host[:port], normalized path) of a plain URL — None for what is not a URL with a
+    host, or one browsers and Python read differently."""
+    view = read_url(url.strip())
+    if view.doubt is not None and view.doubt != "a user name or password in the URL":
+        return None
+    scheme, host, port, path = next(iter(view.readings))
+    return scheme, f"{host}:{port}" if port else host, path
+
+
+def _host_glob(host: str) -> tuple[str, bool]:
+    """A rule's host and whether it stands for its subdomains too (`*.example.com`)."""
+    if host.startswith("*."):
+        return host[2:], True
+    return host, False
+
+
+def url_allows(rule: UrlReading, view: UrlView) -> bool:
+    """An allow rule's URL against one URL of a request: the URL's one plain reading has the rule's
+    scheme, host (a `*.` host: any subdomain), port and path prefix."""
+    if view.doubt is not None or len(view.readings) != 1:
+        return False
+    scheme, host, port, path = next(iter(view.readings))
+    r_scheme, r_host, r_port, r_path = rule
+    base, subdomains = _host_glob(r_host)
+    if scheme != r_scheme or port != r_port:
+        return False
+    if not (host == r_host or (subdomains and host.endswith("." + base))):
+        return False
+    return _path_under(path, r_path)
+
+
+def url_denies(rule: UrlReading, view: UrlView) -> bool:
+    """A deny (or ask) rule's URL against one URL of a request: any reading names the rule's host
+    or a subdomain of it — whatever the scheme and port — with a path under the rule's (compared
+    percent-decoded and case-folded as well)."""
+    base = _host_glob(rule[1])[0]
+    for _scheme, host, _port, path in view.readings:
+        if host != base and not host.endswith("." + base):
+            continue
+        if _path_under(path, rule[3]) or _path_under(_fold_path(path), _fold_path(rule[3])):
+            return True
+    return False
+
+
+def _fold_path(path: str) -> str:
+    return posixpath.normpath("/" + unquote(path).replace("\\", "/").lower()) + (
+        "/" if path.endswith("/") else ""
+    )
+
+
+def _path_under(path: str, prefix: str) -> bool:
+    if prefix in ("", "/"):
+        return True
+    if prefix.endswith("/"):
+        return path.startswith(prefix) or path == prefix.rstrip("/")
+    return path == prefix or path.startswith(prefix + "/")
 
 
 def url_prefix_matches(rule: tuple[str, str, str], url: tuple[str, str, str]) -> bool:
-    scheme, host, path = rule
-    if url[0] != scheme:
-        return False
-    if not (
-        host == url[1] or (host.startswith("*.") and url[1].endswith(host[1:]) and host[2:] != "")
-    ):
-        return False
-    if path in ("", "/"):
-        return True
-    if path.endswith("/"):
-        return url[2].startswith(path) or url[2] == path.rstrip("/")
-    return url[2] == path or url[2].startswith(path + "/")
+    """An allow rule's (scheme, host[:port], path) against a URL's (for proposals and tests)."""
+    r_host, _, r_port = rule[1].partition(":")
+    host, _, port = url[1].partition(":")
+    return url_allows(
+        (rule[0], r_host, r_port, rule[2]),
+        UrlView("", frozenset({(url[0], host, port, url[2])}), None),
+    )
 
 
 # --- rules ----------------------------------------------------------------------------------------
@@ -501,11 +964,14 @@ class Rule:
             )
             if n not in ("", ".", "..")
         )
-        self._url = None
+        self._url: UrlReading | None = None
         if self.url:
-            self._url = split_url(self.url)
-            if self._url is None:
+            view = read_url(self.url.strip())
+            if not view.readings:
                 raise RuleError(f"not a URL with a scheme and a host: {self.url!r}", "url")
+            if view.doubt is not None:
+                raise RuleError(f"not a plain URL ({view.doubt}): {self.url!r}", "url")
+            self._url = next(iter(view.readings))
 
     # description ----------------------------------------------------------------------------------
 
@@ -570,25 +1036,47 @@ class Rule:
                     return NO  # an allow path rule never allows a shell command by itself
                 if req.paths is not None:
                     real = req.real_paths()
-                    if not real or not all(inside(p, self._root) for p in real):
+                    if (
+                        not real
+                        or req.path_doubts()
+                        or not all(inside(p, self._root) for p in real)
+                    ):
                         return NO
+                if self._url is None and req.urls:
+                    return NO  # it says nothing about URLs: a call that names one is not covered
             else:
                 verdict = NO
-                if any(inside(p, self._root) for p in req.real_paths()):
+                readings = req.path_readings()
+                if any(inside(p, self._root) for names, _ in readings for p in names) or any(
+                    inside(p, self._root) for p in req.loose_readings()
+                ):
                     verdict = YES
                 elif req.command is not None:
                     verdict = self._command_path_verdict(req)
                 elif req.paths is None:
                     verdict = YES  # an example that names no path: not compared
+                if verdict == NO and req.unresolved():
+                    verdict = MIGHT  # a path that cannot be resolved may name anything
                 if verdict == NO:
                     return NO
-        if self._url is not None and req.urls is not None:
-            urls = req.split_urls()
-            if not urls:
-                return NO
-            hits = [url_prefix_matches(self._url, u) for u in urls]
-            if not (all(hits) if self.action == "allow" else any(hits)):
-                return NO
+        if self._url is not None:
+            if self.action == "allow":
+                if req.command is not None and not self._prefixes:
+                    return NO  # an allow URL rule never allows a shell command by itself
+                if req.urls is not None:
+                    views = req.url_views()
+                    if (
+                        not views
+                        or req.odd_urls
+                        or not all(url_allows(self._url, v) for v in views)
+                    ):
+                        return NO
+                if self._root is None and req.paths:
+                    return NO  # it says nothing about paths: a call that names one is not covered
+            elif req.urls is not None or req.command is not None or req.text_urls:
+                views = req.url_views() + req.command_url_views()
+                if not any(url_denies(self._url, v) for v in views):
+                    return NO
         return verdict
 
     def _command_path_verdict(self, req: Request) -> int:
@@ -999,6 +1487,9 @@ class RuleSet:
         return len(self.rules)
 
     def decide(self, req: Request) -> Decision:
+        too_long = req.too_long()
+        if too_long is not None:  # nothing is parsed or matched: a person decides, bypass or not
+            return Decision("ask", None, None, f"ask: {too_long}")
         parsed = req.parsed
         for action in ("deny", "ask"):
             bucket = self._by_action[action]
@@ -1011,7 +1502,8 @@ class RuleSet:
             if hit is not None:
                 index, rule = hit
                 return Decision(action, rule, rule.label(index), f"{action} by {rule.label(index)}")
-        if parsed is not None:
+        unresolved = req.unresolved()
+        if parsed is not None or unresolved:
             # What cannot be known goes to a person when a deny or ask rule could match it — even
             # for an agent on bypass: otherwise `$CMD push` would get past `deny git push`.
             for action in ("deny", "ask"):
@@ -1019,7 +1511,11 @@ class RuleSet:
                 if might is not None:
                     index, rule = might
                     label = rule.label(index)
-                    if rule.facets(req) == MIGHT:
+                    if unresolved and rule.facets(req) == MIGHT:
+                        unknown = "; ".join(unresolved)
+                    elif parsed is None:
+                        unknown = "a path cannot be resolved"
+                    elif rule.facets(req) == MIGHT:
                         unknown = f"a word of the command might name a path inside {rule.path}"
                     else:
                         unknown = "; ".join(parsed.opaque) or "; ".join(
@@ -1035,7 +1531,8 @@ class RuleSet:
             index, rule = hit
             return Decision("allow", rule, rule.label(index), f"allowed by {rule.label(index)}")
         if parsed is None:
-            return Decision(None, why="no rule matches")
+            doubts = req.path_doubts() + req.url_doubts()
+            return Decision(None, why="ask: " + "; ".join(doubts) if doubts else "no rule matches")
 
         def find(part: Part, reach: int | None) -> tuple[int, Rule] | None:
             return allow.first_part(req, part, reach)
@@ -1159,11 +1656,14 @@ class _Bucket:
                 best = (index, rule)
         return best
 
-    def first_might(self, req: Request, parsed: ParsedCommand) -> tuple[int, Rule] | None:
+    def first_might(self, req: Request, parsed: ParsedCommand | None) -> tuple[int, Rule] | None:
         """The first deny or ask rule that might match what cannot be known: a command rule against
-        a command that cannot be known, a path rule against words that might name a path."""
+        a command that cannot be known, a path rule against words that might name a path or a
+        path that cannot be resolved."""
         by_index: dict[int, tuple[int, Rule]] = {}
-        if parsed.opaque:
+        if parsed is None:
+            pass
+        elif parsed.opaque:
             by_index.update((c[0], c) for c in self.cmd_all)
         else:
             for part in parsed.parts:

@@ -83,7 +83,7 @@ async def serve_hook(
         _tool_seen(bridge, ctx, "pending")
         if not broker.consoles:
             try:
-                decided = broker.policy.decide(ctx)
+                decided = await broker.policy_resolution(ctx)
             except Exception:
                 decided = "error"  # the broker denies it, audited, below
             if decided is None:  # a person is asked, and nobody is here to ask

@@ -76,10 +76,14 @@ async def test_rules_that_raise_deny_and_are_audited(bus, audit):
     the request never waits, and the audit log says why."""
 
     class BrokenPolicy(Policy):
-        def decide(self, ctx):
+        def rules_decision(self, ctx):
             raise RuntimeError("matcher exploded")
 
-    broker = ApprovalBroker(bus, policy=BrokenPolicy(bypass_agents={"eliza"}), audit=audit)
+    broker = ApprovalBroker(
+        bus,
+        policy=BrokenPolicy(bypass_agents={"eliza"}, rules=[Rule("deny", command="rm")]),
+        audit=audit,
+    )
     r = await broker.request(ctx())
     assert (r.outcome, r.option_id, r.resolver) == ("reject_once", "r1", "policy")
     assert "matcher exploded" in r.reason
