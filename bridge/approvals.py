@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from bridge import events as ev
 from bridge.audit import AuditLog, args_hash
-from bridge.rules import Decision, Request, Rule, RuleSet
+from bridge.rules import Request, Rule, RuleSet
 
 if TYPE_CHECKING:
     from bridge.settings import Settings
@@ -151,7 +151,9 @@ class Policy:
             return self._allow(
                 ctx, "client tool", "the client's own tool: the client is asked to run it anyway"
             )
-        decision = self.ruleset().decide(self.request_of(ctx)) if self.rules else Decision(None)
+        # The rules run even when there are none: what cannot be judged (an execute call without
+        # one command, a control character in it) is asked whoever asks, bypass included.
+        decision = self.ruleset().decide(self.request_of(ctx))
         if decision.action == "deny":
             outcome, option_id = choose(ctx.options, "reject_once")
             reason = decision.rule.reason if decision.rule is not None else None

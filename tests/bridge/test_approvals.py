@@ -34,6 +34,8 @@ def ctx(
     client_tool=False,
 ):
     tool_call = {"toolCallId": "t1", "title": title, "kind": kind}
+    if raw is None and kind == "execute":
+        raw = {"command": title}  # an execute call is judged by its command, never its title
     if raw is not None:
         tool_call["rawInput"] = raw
     if locations is not None:

@@ -39,8 +39,8 @@ DENY_RM = Rule("deny", command="rm", reason="we never delete here")
         "for f in a b; do ls $f; done",
         "ls 2>&1 | grep x",
         "ls > /dev/null",
-        "A=1 B=2 ls",
-        "env -u B A=1 git status",
+        "LC_ALL=C TZ=UTC ls",  # assignments that only choose a language or a time zone
+        "env -u B LANG=C git status",
         "sh -c 'ls && git status'",
         'bash -lc "git diff | grep x"',
     ],
@@ -413,7 +413,10 @@ def test_the_commands_find_exec_runs_are_parts_too() -> None:
     assert run("find . -execdir sh -c 'rm -rf x' \\;", allow_find, deny_rm) == "deny"
     assert run("find . -exec git {} push \\;", DENY_PUSH) == "ask"  # `{}` is a file name
     assert run("find . -exec rm {} +", allow_find) is None  # `allow find` does not allow rm
-    assert run("find . -exec grep -l x {} +", allow_find, ALLOW_GIT) == "allow"
+    # `allow find` does not cover -exec (a program it runs): a rule must name it
+    assert run("find . -exec grep -l x {} +", allow_find, ALLOW_GIT) is None
+    allow_find_exec = Rule("allow", command="find . -exec")
+    assert run("find . -exec grep -l x {} +", allow_find_exec, ALLOW_GIT) == "allow"
     assert run("sudo find . -exec rm {} +", allow_find, Rule("allow", command="sudo find")) is None
 
 
@@ -445,6 +448,7 @@ HARMLESS = ["timeout 5", "timeout -s KILL 1m", "nice -n 5", "nohup", "/usr/bin/t
             "command", "stdbuf -o0", "env -i", "xargs", "xargs -0 -n 1", "exec"]  # fmt: skip
 PRIVILEGED = ["sudo", "sudo -u bob --", "doas", "pkexec --user bob", "chroot /jail"]
 ELEVATED = ("<a privileged wrapper: never allowed by these rules>",)
+ASSIGNED = ("<an environment assignment no allow rule names>",)
 
 
 def quote_word(word: str, style: int) -> str:
@@ -474,6 +478,7 @@ def simple_commands(draw: st.DrawFn) -> tuple[list[tuple[str, ...]], str]:
         else:
             text = "A=$(echo x) " + text
             commands.append(("echo",))
+        commands.append(ASSIGNED)  # no allow rule names `A`: never allowed
     for _ in range(draw(st.integers(0, 2))):  # wrappers: the command they run is the oracle's
         wrapper = draw(st.sampled_from(HARMLESS + PRIVILEGED))
         text = f"{wrapper} {text}"
@@ -818,7 +823,7 @@ def test_requests_from_acp_tool_calls() -> None:
     )
     assert req.command == "git status -s"
     req = Request.from_tool_call("x", {"title": "`ls -la`", "kind": "execute"})
-    assert req.command == "ls -la"  # an execute call without rawInput: its title
+    assert req.command is None and req.malformed  # never its title: a person decides
     req = Request.from_tool_call(
         "x",
         {
