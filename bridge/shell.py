@@ -418,6 +418,8 @@ class _Parser:
         if all_writes:
             extra = tuple(all_writes)
             nested = [replace(p, writes=p.writes + extra) for p in nested]
+        if assigned:  # `BASH_ENV=x bash -c 'ls'`: the script's commands get them too
+            nested = [replace(p, assigns=p.assigns + assigned) for p in nested]
         below = 1 if runs is not None or default is not None else 0
         for k, (start, role) in enumerate(layers):
             new.append(
@@ -999,6 +1001,7 @@ WRAPPERS: dict[str, Wrapper] = {
     ),
     "command": Wrapper("wrapper", short="pvV", stop=frozenset({"v", "V"})),
     "builtin": Wrapper("wrapper"),
+    "coproc": Wrapper("wrapper"),  # `coproc cmd …` runs cmd in the background
     "exec": Wrapper("wrapper", short="cla:"),
     "setsid": Wrapper(
         "wrapper",
