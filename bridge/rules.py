@@ -1178,14 +1178,7 @@ class RuleSet:
         def find(part: Part, reach: int | None) -> tuple[int, Rule] | None:
             return allow.first_part(req, part, reach)
 
-        def writable(target: str) -> str | None:
-            write = Request(agent=req.agent, kind="edit", paths=(target,), cwd=req.cwd)
-            for index, rule in sorted(allow.whole_any + allow.whole_kind.get("edit", [])):
-                if rule._root is not None and rule.facets_match(write):
-                    return rule.label(index)
-            return None
-
-        verdicts, first, missing = allow_walk(parsed.parts, find, writable)
+        verdicts, first, missing = allow_walk(parsed.parts, find, self._writable(req))
         if parsed.opaque:
             return Decision(None, why="ask: " + "; ".join(parsed.opaque), parts=verdicts)
         if missing or first is None:
@@ -1204,28 +1197,56 @@ class RuleSet:
             parts=verdicts,
         )
 
+    def _writable(self, req: Request) -> Callable[[str], str | None]:
+        """Whether a command may write a file: the label of an allow path rule for an edit of it."""
+        allow = self._by_action["allow"]
+
+        def writable(target: str) -> str | None:
+            write = Request(agent=req.agent, kind="edit", paths=(target,), cwd=req.cwd)
+            for index, rule in sorted(
+                allow.whole_any + allow.whole_kind.get("edit", []), key=lambda t: t[0]
+            ):
+                if rule._root is not None and rule.facets_match(write):
+                    return rule.label(index)
+            return None
+
+        return writable
+
     def explain(self, req: Request) -> Decision:
-        """Like `decide`, with every part's own verdict filled in (for `rules explain`)."""
+        """Like `decide`, with every part's own verdict filled in (for `rules explain`), in
+        agreement with the verdict: a part a deny or ask rule matches (or might match) says so,
+        and when the verdict is a deny or an ask no part is shown as allowed unless one part says
+        why it is not."""
         decision = self.decide(req)
         parsed = req.parsed
-        if parsed is not None and not decision.parts:
-            for part in parsed.parts:
-                verdict: PartVerdict | None = None
-                for action in ("deny", "ask", "allow"):
-                    if action == "allow" and part.writes:
-                        continue
-                    cand = self._by_action[action].first_part(req, part)
-                    if cand is not None:
-                        verdict = PartVerdict(part.text, action, cand[1].label(cand[0]), part.role)
-                        break
-                if verdict is None:
-                    why = (
-                        "a wrapper: the command it runs decides"
-                        if part.role == "wrapper"
-                        else "no rule"
+        if parsed is None or decision.parts:
+            return decision
+        allow = self._by_action["allow"]
+
+        def find(part: Part, reach: int | None) -> tuple[int, Rule] | None:
+            return allow.first_part(req, part, reach)
+
+        verdicts, _, _ = allow_walk(parsed.parts, find, self._writable(req))
+        for k, part in enumerate(parsed.parts):
+            against: tuple[Action, ...] = ("deny", "ask")
+            for action in against:
+                bucket = self._by_action[action]
+                cand = bucket.first_part(req, part)
+                if cand is None and decision.action == "ask" and decision.rule is None:
+                    cand = next(
+                        (c for c in bucket._candidates(part) if c[1].part_verdict(part) == MIGHT),
+                        None,
                     )
-                    verdict = PartVerdict(part.text, None, why, part.role)
-                decision.parts.append(verdict)
+                if cand is not None:
+                    verdicts[k] = PartVerdict(part.text, action, cand[1].label(cand[0]), part.role)
+                    break
+        final = decision.action
+        if final in ("deny", "ask") and not any(v.action == final for v in verdicts):
+            for v in verdicts:  # decided by the whole request, or what cannot be known
+                if v.action == "allow":
+                    v.action = final
+                    v.rule = decision.label or decision.why
+        decision.parts = verdicts
         return decision
 
     def check(self) -> list[tuple[int, Rule, str]]:

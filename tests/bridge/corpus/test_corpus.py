@@ -6,10 +6,12 @@ sandbox under strace, starts only programs an allow rule names."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +19,6 @@ import pytest
 
 from bridge import events as ev
 from bridge.approvals import ApprovalBroker, ApprovalContext, Policy
-from bridge.rules import Request, RuleSet
 from bridge.settings import Settings, SettingsError
 from tests.bridge.corpus.cases import CASES
 
@@ -78,22 +79,48 @@ def test_each_request_gets_its_verdict_for_a_normal_and_a_bypassed_agent(case) -
     assert asyncio.run(both()) == (normal, bypassed)
 
 
-# --- re-spelling a denied command never lets it through -------------------------------------------
+# --- rules explain -------------------------------------------------------------------------------
 
 
-def test_rules_explain_agrees_however_the_request_is_written(tmp_path) -> None:
-    from symposium_tui.rules_cli import cmd_rules
+def explain(*args: str) -> dict[str, Any]:
+    script = Path(sys.executable).with_name("symposium-tui")
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "symposium_tui"]
+    out = subprocess.run(
+        [*command, "rules", "explain", "--file", str(HERE / "settings.toml"), "--json", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return json.loads(out.stdout)
 
-    del cmd_rules  # the command-line form is tested in tests/bridge/test_audit.py
-    rules = RuleSet(SETTINGS.rules)
-    for a, b in [
-        ("git status", "bash -c 'git status'"),
-        ("rm -rf /", "sh -c 'rm -Rf /'"),
-        ("ls -la", "timeout 5 ls -la"),
-    ]:
-        one = rules.explain(Request.from_tool_call("x", tool_call(a)))
-        two = rules.explain(Request.from_tool_call("x", tool_call(b)))
-        assert one.action == two.action, (a, b)
+
+@pytest.mark.parametrize(
+    ("argv", "script"),
+    [
+        (["git", "status"], "git status"),
+        (["bash", "-c", "git status"], "bash -c 'git status'"),
+        (["sh", "-c", "rm -Rf /"], "rm -rf /"),
+        (["git", "log", "--output=x"], "git log --output=x"),
+        (["python3", "-c", "import os; os.system('rm -rf /')"], "echo 'rm -rf /' | bash"),
+    ],
+)
+def test_rules_explain_gives_one_verdict_however_the_request_is_written(argv, script) -> None:
+    as_argv = explain("--", *argv)
+    as_json = explain(json.dumps({"title": "x", "kind": "execute", "rawInput": {"command": argv}}))
+    as_script = explain(
+        json.dumps({"title": "x", "kind": "execute", "rawInput": {"command": script}})
+    )
+    assert as_argv["verdict"] == as_json["verdict"] == as_script["verdict"]
+    assert as_argv["parts"] == as_json["parts"]
+    for explained in (as_argv, as_json, as_script):  # the part lines agree with the verdict
+        actions = [p["action"] for p in explained["parts"]]
+        if explained["verdict"] == "allow":
+            assert all(a == "allow" or p["role"] == "wrapper"
+                       for a, p in zip(actions, explained["parts"], strict=True))  # fmt: skip
+        else:
+            assert explained["verdict"] in actions or None in actions, explained
+        assert ("deny" in actions) == (explained["verdict"] == "deny"), explained
 
 
 # --- the README's example rules -------------------------------------------------------------------
