@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import posixpath
 import shlex
 
 import pytest
@@ -603,6 +604,87 @@ def test_the_quick_split_of_plain_commands_agrees_with_bashlex(text: str) -> Non
     for tree in trees:
         parser.walk(tree, 0, text)
     assert [p.words for p in fast.parts] == [p.words for p in parser.parts] or fast.opaque
+
+
+# Denied commands and every way to spell each option they name: (program names, words before the
+# options, {option: its spellings}, words after). A short spelling (one letter) may be grouped.
+RESPELLED = [
+    (("rm", "/bin/rm", "\\rm", "'r'm"), (), {"r": ["r", "R", "--recursive", "--recur"],
+                                             "f": ["f", "--force", "--forc"]}, ("build",)),
+    (("git",), ("push",), {"f": ["f", "--force", "--forc"]}, ("origin", "main")),
+    (("git",), ("clean",), {"f": ["f", "--force"]}, ()),
+    (("git",), ("branch",), {"d": ["d", "--delete"], "f": ["f", "--force"]}, ("old",)),
+    (("chmod",), (), {"R": ["R", "--recursive"]}, ("777", "/srv")),
+    (("cp",), (), {"r": ["r", "R", "--recursive", "a", "--archive"]}, ("a", "b")),
+    (("curl",), (), {"X": ["XDELETE", "X DELETE", "--request DELETE"]}, ("https://x.example",)),
+]  # fmt: skip
+RESPELL_RULES = RuleSet(
+    [
+        Rule(
+            "deny",
+            command=[
+                "rm -rf",
+                "git push --force",
+                "git clean -f",
+                "git branch -D",
+                "chmod -R",
+                "cp -r",
+                "curl -X DELETE",
+            ],
+        ),
+        Rule("allow", command=["rm", "git", "chmod", "cp", "curl", "ls"]),
+    ]
+)
+EXTRA = {"rm": ["-v", "-i", "--verbose"], "git": ["-q", "-v"], "chmod": ["-v", "-c"],
+         "cp": ["-v", "-n"], "curl": ["-s", "-L", "-v"]}  # fmt: skip
+
+
+@st.composite
+def respelled(draw: st.DrawFn) -> str:
+    names, before, options, after = draw(st.sampled_from(RESPELLED))
+    name = draw(st.sampled_from(names))
+    words: list[str] = []
+    group: list[str] = []
+    for spellings in options.values():
+        spelling = draw(st.sampled_from(spellings))
+        if len(spelling) == 1 and draw(st.booleans()):
+            group.append(spelling)  # written together with other short options: `-rf`
+        elif spelling.startswith("--"):
+            words.extend(spelling.split())
+        else:
+            first, *rest = spelling.split()
+            words.extend(["-" + first, *rest])
+    if group:
+        words.append("-" + "".join(draw(st.permutations(group))))
+    base = posixpath.basename(name.strip("'\\"))
+    words += draw(st.lists(st.sampled_from(EXTRA.get(base, EXTRA["rm"])), max_size=2))
+    order = draw(st.permutations(range(len(words))))
+    shuffled = [words[k] for k in order]
+    # an option and its separate value stay together
+    for k, word in enumerate(shuffled):
+        if word in ("-X", "--request") and (k + 1 >= len(shuffled) or shuffled[k + 1] != "DELETE"):
+            shuffled = [w for w in shuffled if w != "DELETE"]
+            at = shuffled.index(word)
+            shuffled.insert(at + 1, "DELETE")
+    tail = list(after)
+    if draw(st.booleans()) and base != "curl":
+        shuffled, tail = shuffled[: len(shuffled) // 2], [*tail, *shuffled[len(shuffled) // 2 :]]
+    text = " ".join([name, *before, *shuffled, *tail])
+    wrapper = draw(st.sampled_from(["", "sudo ", "timeout 5 ", "env -i ", "nice -n 5 "]))
+    shape = draw(st.integers(0, 2))
+    text = wrapper + text
+    if shape == 1:
+        text = f"bash -c {shlex.quote(text)}"
+    elif shape == 2:
+        text = f"ls && {text}"
+    return text
+
+
+@settings(max_examples=300, deadline=None)
+@given(respelled())
+def test_respelling_the_options_of_a_denied_command_never_turns_deny_into_allow(text) -> None:
+    decision = RESPELL_RULES.decide(Request(kind="execute", command=text))
+    assert decision.action == "deny", (text, decision)
 
 
 # --- paths --------------------------------------------------------------------------------------
