@@ -1373,7 +1373,7 @@ def _proposed_prefixes(parts: tuple[Part, ...]) -> Iterable[str]:
     i = 0
     while i < len(parts):
         part = parts[i]
-        if part.role == "wrapper":
+        if part.role in ("wrapper", "implied"):
             i += 1
         elif part.role == "privileged" and part.reach is not None:
             wrapper = shlex.join(part.words[: part.reach])
@@ -1382,8 +1382,9 @@ def _proposed_prefixes(parts: tuple[Part, ...]) -> Iterable[str]:
         elif part.role == "privileged":
             yield shlex.join(part.words)
             i += 1
-        else:
-            yield command_prefix(part)
+        else:  # with the assignments it is given, which an allow rule must name
+            named = [shlex.quote(a) for a in part.assigns if not inert_assignment(a)]
+            yield " ".join([*named, command_prefix(part)])
             i += 1
 
 
@@ -1392,8 +1393,14 @@ def propose_rule(req: Request) -> Rule | None:
     example = req.to_example()
     parsed = req.parsed
     if parsed is not None:
-        if parsed.opaque or not parsed.parts or any(p.writes for p in parsed.parts):
-            return None
+        if (
+            parsed.opaque
+            or parsed.suspect
+            or not parsed.parts
+            or any(p.writes or is_assignment(p.words[0]) for p in parsed.parts)
+            or any(unsafe_options(p.words) for p in parsed.parts if p.role == "command")
+        ):
+            return None  # nothing a command prefix could allow
         prefixes = tuple(dict.fromkeys(_proposed_prefixes(parsed.parts)))
         return Rule("allow", agent=req.agent or None, command=prefixes, match=[example])
     if req.urls:

@@ -118,6 +118,8 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     else:
         words = tuple(source)
         parser.simple(words, (False,) * len(words), (), 0)
+    if parser.interpreted:  # `echo 'os.system("rm -rf /")' | python3`: the whole text counts
+        parser.code.append("\n".join(texts))
     return ParsedCommand(
         tuple(parser.parts),
         tuple(parser.opaque),
@@ -164,6 +166,7 @@ class _Parser:
         self.words: list[tuple[str, bool]] = []
         self.dirs: list[str] = []
         self.code: list[str] = []
+        self.interpreted = False  # an interpreter reads its code from its input
 
     # scripts ------------------------------------------------------------------------------------
 
@@ -494,6 +497,8 @@ class _Parser:
             self.code.append(" ".join(args))
             if stdin is not None:
                 self.code.append(stdin)
+            if stdin is None and not any(not a.startswith("-") for a in args):
+                self.interpreted = True  # it reads code from a pipe: the command's text counts
         return implied
 
     def git_code(self, args: tuple[str, ...], depth: int) -> None:

@@ -997,3 +997,19 @@ def test_proposals_from_requests(tmp_path) -> None:
     rule = propose_rule(Request(agent="a", kind="fetch", urls=("https://docs.example/a/b.html",)))
     assert rule is not None and rule.url == "https://docs.example/a/"
     assert propose_rule(Request(agent="a", kind="execute", command="echo x > f")) is None
+
+
+def test_proposals_name_the_assignments_and_leave_out_what_no_prefix_covers() -> None:
+    def proposed(command: str) -> tuple[str, ...] | None:
+        rule = propose_rule(Request(agent="a", kind="execute", command=command))
+        if rule is None:
+            return None
+        assert rule.check_examples() == []
+        return rule.command
+
+    assert proposed("NODE_ENV=test npm test") == ("NODE_ENV=test npm test",)
+    assert proposed("LANG=C ls -la") == ("ls",)  # only a language: nothing to name
+    assert proposed("PATH=/tmp/x; ls") is None  # an assignment of its own
+    assert proposed("find . -delete") is None  # an option that deletes: no prefix covers it
+    assert proposed("git -c core.pager=id log") is None
+    assert proposed("ls\r") is None

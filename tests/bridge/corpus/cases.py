@@ -222,6 +222,8 @@ CASES: list[Case] = [
         "docker exec web rm -rf /",
         "kubectl exec pod -- rm -rf /",
         "python3 <<EOF\nimport os\nos.system('rm -rf /')\nEOF",
+        "echo 'import os; os.system(\"rm -rf /\")' | python3",
+        "printf 'system(\"rm -rf /\")' | perl",
         "$CMD -rf /",
         "$(which rm) -rf /",
         "/bin/r? -rf /",
