@@ -476,6 +476,7 @@ _GIT_SUB_UNSAFE = {
     "--receive-pack": "runs a program",
     "--exec": "runs a program",
     "--open-files-in-pager": "runs a pager program",
+    "--paginate": "runs a pager program",
 }
 _GIT_SUB_SHORT = {("grep", "-O"): "runs a pager program", ("clone", "-u"): "runs a program",
                   ("fetch", "-u"): "runs a program", ("ls-remote", "-u"): "runs a program",
@@ -562,6 +563,9 @@ def unsafe_options(words: tuple[str, ...]) -> list[tuple[int, str]]:
             )
             if _outside(value):
                 out.append((k, "uses a repository outside the working folder"))
+            continue
+        if name == "git" and sub is None and word.startswith("-c") and len(word) > 2:
+            out.append((k, _GIT_UNSAFE["-c"]))  # `-ccore.pager=…`
             continue
         if table is None:
             continue

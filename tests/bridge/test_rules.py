@@ -1013,3 +1013,102 @@ def test_proposals_name_the_assignments_and_leave_out_what_no_prefix_covers() ->
     assert proposed("find . -delete") is None  # an option that deletes: no prefix covers it
     assert proposed("git -c core.pager=id log") is None
     assert proposed("ls\r") is None
+
+
+# --- allow means exactly what it says ----------------------------------------------------------------
+
+BROAD = Rule(
+    "allow",
+    command=["git", "find", "sort", "sed", "rg", "base64", "tar", "less", "man", "vim", "awk"],
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c core.pager=id log",
+        "git -ccore.pager=id status",
+        "git --config-env=core.pager=X log",
+        "git --exec-path=/tmp status",
+        "git -C /elsewhere status",
+        "git -C ../other status",
+        "git --git-dir=/tmp/x/.git log",
+        "git -p log",
+        "git log --output=x",
+        "git log --outp=x",  # an abbreviation of --output
+        "git diff --ext-diff",
+        "git log --paginate",
+        "git grep -O x",
+        "git clone -u 'id' host:repo",
+        "git fetch --upload-pack=id origin",
+        "find . -exec id ;",
+        "find . -delete",
+        "find . -fprint x",
+        "sort -o x y",
+        "sort -uox y",
+        "sort --compress-program=id y",
+        "sed -i s/a/b/ f",
+        "sed -ni 1p f",
+        "sed --in-place s/a/b/ f",
+        "sed 's/a/b/e' f",
+        "sed '1w out' f",
+        "sed -f script.sed f",  # a script it reads from a file: not known here
+        "rg --pre id x",
+        "rg -z x",
+        "base64 -oout x",
+        "tar --to-command=id -xf a.tar",
+        "tar -I id -xf a.tar",
+        "less +!id f",
+        "man -P id ls",
+        "vim -c '!id' f",
+        "awk 'BEGIN { system(\"id\") }'",
+        "awk '{ print > \"/tmp/x\" }' f",
+        "GIT_PAGER=id git log",
+        "env LD_PRELOAD=x git status",
+        "PATH=/tmp git status",
+    ],
+)
+def test_an_allow_rule_does_not_cover_what_runs_programs_or_writes_files(command: str) -> None:
+    assert run(command, BROAD) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git log -p -1", "git diff -u", "git -C src status", "find . -name '*.py' -type f",
+     "sort -u f", "sed -n 1,5p f", "sed 's/a/b/g' f", "rg -n TODO", "tar -tf a.tar",
+     "less f", "man ls", "awk '{ print $1 }' f", "LC_ALL=C sort f"],
+)  # fmt: skip
+def test_an_allow_rule_still_covers_the_harmless_options(command: str) -> None:
+    assert run(command, BROAD) == "allow"
+
+
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        ("find . -exec grep", "find . -exec grep -l x {} +"),
+        ("sed -i", "sed -i s/a/b/ f"),
+        ("git -c core.pager=less log", "git -c core.pager=less log -1"),
+        ("NODE_ENV=test npm test", "NODE_ENV=test npm test"),
+        ("NODE_ENV=test npm test", "env NODE_ENV=test npm test -- x"),
+        ("GIT_PAGER=cat git log", "GIT_PAGER=cat git log -1"),
+    ],
+)
+def test_an_allow_rule_that_names_it_covers_it(rule: str, command: str) -> None:
+    assert run(command, Rule("allow", command=rule), Rule("allow", command="grep")) == "allow"
+
+
+def test_an_allow_rule_that_names_an_assignment_covers_only_that_one() -> None:
+    rule = Rule("allow", command="NODE_ENV=test npm test")
+    assert run("npm test", rule) is None  # the rule names the assignment: it must be given
+    assert run("NODE_ENV=prod npm test", rule) is None
+    assert run("NODE_ENV=test LD_PRELOAD=x npm test", rule) is None
+
+
+def test_a_write_is_a_path_request_judged_by_path_rules(tmp_path) -> None:
+    rules = [Rule("allow", command=["ls", "tee"]), Rule("allow", kind="edit", path=str(tmp_path))]
+    assert run(f"ls > {tmp_path}/list", *rules) == "allow"
+    assert run(f"ls | tee {tmp_path}/a {tmp_path}/b", *rules) == "allow"
+    assert run(f"ls | tee {tmp_path}/a /tmp/elsewhere", *rules) is None  # every file it writes
+    assert run("ls > /tmp/elsewhere", *rules) is None
+    denied = [Rule("deny", path=str(tmp_path / "secret")), *rules]
+    assert run(f"ls > {tmp_path}/secret/x", *denied) == "deny"

@@ -300,6 +300,12 @@ CASES: list[Case] = [
         "sed -n 's/a/id/e' README.md",
         "git show --output=/tmp/x HEAD",
         "git log --ext-diff -p",
+        "git -ccore.pager=id log",
+        "git log --paginate",
+        "git diff --output /tmp/x",
+        "git log --outp=/tmp/x",
+        "git -c core.sshCommand=id status",
+        "git --work-tree=/tmp/evil status",
     ),
     # --- redirections and tee -------------------------------------------------------------------
     *_cases(
