@@ -120,6 +120,11 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
         parser.simple(words, (False,) * len(words), (), 0)
     if parser.interpreted:  # `echo 'os.system("rm -rf /")' | python3`: the whole text counts
         parser.code.append("\n".join(texts))
+    # a program named by its path as an argument (`ln -s /bin/rm x`, `cp /bin/rm x`) may run under
+    # another name: its name counts too
+    parser.code.extend(
+        posixpath.basename(w) for w, _ in parser.words if "/" in w and not w.endswith("/")
+    )
     return ParsedCommand(
         tuple(parser.parts),
         tuple(parser.opaque),
@@ -505,6 +510,13 @@ class _Parser:
         """What git runs besides itself: an alias that starts with `!` is a shell script; other
         `-c` values (a pager, an editor, an ssh command…) and `ext::` URLs are code; the program
         of `--upload-pack`, `--receive-pack`, `--exec`, `-u` is a shell command."""
+        positional = [a for a in args if not a.startswith("-")]
+        if positional[:1] == ["config"] and len(positional) >= 3:  # `git config alias.x '!…'`
+            setting, text = positional[1], positional[2]
+            if setting.lower().startswith("alias.") and text.startswith("!"):
+                self.script(text[1:], depth + 1)
+            else:
+                self.code.append(text)
         k = 0
         while k < len(args):
             word = args[k]
