@@ -136,8 +136,11 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
 
 
 # Every control character but a tab and a newline (a NUL, a carriage return that hides what came
-# before it on a terminal, an escape sequence, DEL).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# before it on a terminal, an escape sequence, DEL, C1 controls), and the invisible characters that
+# make a command read differently from what runs (zero-width ones, bidirectional overrides).
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 
 
 @lru_cache(maxsize=4096)
