@@ -51,6 +51,25 @@ RUNS_CODE = frozenset(
      "swift", "kotlin", "cmd.exe", "wsl"}
 )  # fmt: skip
 _INTERPRETER = re.compile(r"(python|pypy|perl|ruby|php|lua|luajit)[0-9.]*")
+
+
+def _runs_in_container(words: Sequence[str]) -> bool:
+    """`docker exec|run …`, `kubectl exec|run|debug …`: a command runs in a container."""
+    return any(w in ("exec", "run", "debug", "attach", "create") for w in words[1:4])
+
+
+def _script_runs_commands(words: Sequence[str]) -> bool:
+    """A sed or awk script that runs commands or writes files (or cannot be read)."""
+    from bridge.options import unsafe_options
+
+    return bool(unsafe_options(tuple(words)))
+
+
+# Programs in RUNS_CODE whose words are code only in some uses.
+RUNS_CODE_WHEN: dict[str, Callable[[Sequence[str]], bool]] = {
+    **dict.fromkeys(("docker", "podman", "kubectl"), _runs_in_container),
+    **dict.fromkeys(("sed", "gsed", "awk", "gawk", "mawk", "nawk"), _script_runs_commands),
+}
 HARMLESS_REDIRECT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 MAX_SHELL_DEPTH = 4
 GLOB_CHARS = frozenset("*?[")
@@ -501,7 +520,9 @@ class _Parser:
         if base in EVALUATES_SUBSCRIPTS:
             for arg in args:
                 self.substitutions(arg, depth)
-        if _INTERPRETER.fullmatch(base) or base in RUNS_CODE:
+        if base in RUNS_CODE_WHEN and not RUNS_CODE_WHEN[base](words[i:]):
+            pass  # `sed -n /rm/p`, `docker rm x`: nothing it runs as code
+        elif _INTERPRETER.fullmatch(base) or base in RUNS_CODE:
             self.code.append(" ".join(args))
             if stdin is not None:
                 self.code.append(stdin)

@@ -272,6 +272,21 @@ CASES: list[Case] = [
         "EDITOR=id git status",
         "timeout 5 env LD_PRELOAD=x cat README.md",
     ),
+    # a denied program's name in words that are not code: not asked
+    *_cases(
+        "interpreters",
+        ALLOW,
+        "sed -n '/rm -rf/p' README.md",
+        "grep -n 'rm -rf' README.md",
+        "find . -name rm",
+    ),
+    *_cases(
+        "interpreters",
+        PERSON,
+        "docker rm web",
+        "docker run --rm alpine true",
+        "awk '/rm -rf/ { print }' README.md",
+    ),
     *_cases("env assignments", ALLOW, "LANG=C ls", "TZ=UTC git log -1", "NO_COLOR=1 ls"),
     # --- options that run programs or write files -----------------------------------------------
     *_cases(
