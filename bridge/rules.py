@@ -1286,7 +1286,8 @@ class _Bucket:
             self._merged.clear()
             return
         self.cmd_all.append((index, rule))
-        firsts = {p[0] for p in rule._prefixes}
+        # under the program's other names too: `deny podman rm` also looks at `docker rm`
+        firsts = {p[0] for p in rule._prefixes} | {s.words[0] for s in rule._spelled}
         if any(_GLOB_CHARS & set(f) for f in firsts):
             self.cmd_wild.append((index, rule))
             return
