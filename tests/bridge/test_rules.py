@@ -1112,3 +1112,56 @@ def test_a_write_is_a_path_request_judged_by_path_rules(tmp_path) -> None:
     assert run("ls > /tmp/elsewhere", *rules) is None
     denied = [Rule("deny", path=str(tmp_path / "secret")), *rules]
     assert run(f"ls > {tmp_path}/secret/x", *denied) == "deny"
+
+
+@pytest.mark.parametrize(
+    ("rule", "command", "expected"),
+    [
+        # a program not in the option table: short options in any order and grouping
+        ("foo -xy", "foo -y -x a", "deny"),
+        ("foo -xy", "foo -yvx a", "deny"),
+        ("foo -x -y", "foo --long -xy", "deny"),
+        ("foo --bar -x", "foo -x --bar", "deny"),
+        ("foo --bar=1", "foo --bar=1 x", "deny"),
+        ("foo -xy", "foo -x a", None),
+        ("foo --bar", "foo --barn", None),
+        ("foo -x", "foo -- -x", None),  # after `--` a file name
+        # the table: equivalents and values however attached
+        ("rm -rf", "rm -R --force x", "deny"),
+        ("git branch -D", "git branch --delete --force x", "deny"),
+        ("git branch -D", "git branch -d x", None),
+        ("cp -r", "cp -a x y", "deny"),
+        ("curl -X DELETE", "curl --request=DELETE u", "deny"),
+        ("curl -X DELETE", "curl -X GET u", None),
+        ("dd of=/dev/sda", "dd bs=4M of=/dev/sda if=x", "deny"),
+        ("dd of=/dev/sda", "dd of=/dev/sdb", None),
+        ("mkfs -t ext4", "mkfs.ext4 /dev/x", "deny"),
+        ("mkfs -t ext4", "mkfs.vfat /dev/x", None),
+        ("kubectl delete namespace", "kubectl delete ns/prod", "deny"),
+        ("docker rmi", "docker image remove x", "deny"),
+        ("git push --delete", "git push origin :main", "deny"),
+        ("chmod 777", "chmod 0777 x", "deny"),
+        ("terraform destroy -auto-approve", "terraform apply --destroy --auto-approve", "deny"),
+        ("git push --force", "git push --force-with-lease", None),
+    ],
+)
+def test_a_deny_rule_matches_every_spelling_of_its_options(rule, command, expected) -> None:
+    assert run(command, Rule("deny", command=rule)) == expected
+
+
+def test_the_option_table_is_the_one_docs_rules_md_describes() -> None:
+    import re
+    from pathlib import Path
+
+    from bridge.options import PROGRAMS, SAME_PROGRAM
+
+    doc = (Path(__file__).parents[2] / "docs" / "rules.md").read_text()
+    table = doc.split("### The option table", 1)[1].split("\n## ", 1)[0]
+    documented = {
+        name
+        for row in table.splitlines()
+        if row.startswith("| `")
+        for name in re.findall(r"`([a-z0-9-]+)`", row.split("|")[1])
+    }
+    assert set(PROGRAMS) <= documented
+    assert documented <= set(PROGRAMS) | set(SAME_PROGRAM)
