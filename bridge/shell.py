@@ -193,6 +193,7 @@ class _Parser:
         self.words: list[tuple[str, bool]] = []
         self.dirs: list[str] = []
         self.code: list[str] = []
+        self.quoted: dict[str, str] = {}  # a quoted here-document's stand-in delimiter → its body
         self.interpreted = False  # an interpreter reads its code from its input
 
     # scripts ------------------------------------------------------------------------------------
@@ -213,6 +214,17 @@ class _Parser:
                     self.simple(tuple(words), (False,) * len(words), (), depth)
                 return
         trees, error = _bashlex_parse(script)  # bashlex (~40 ms) only when it is needed
+        if error is not None and "<<" in script:
+            # bashlex cannot parse a quoted here-document delimiter (`<<'EOF'`): its body is
+            # literal text, so it is set aside and the delimiter unquoted
+            plain, bodies = _unquote_heredocs(script)
+            if bodies:
+                trees, again = _bashlex_parse(plain)
+                if again is None:
+                    used = sum(_count_heredocs(t, bodies) for t in trees)
+                    if used == len(bodies):  # every one of them is a here-document for bash too
+                        self.quoted.update(bodies)
+                        error, script = None, plain
         if error is not None:
             self.opaque.append(f"cannot parse the command: {error}")
             return
@@ -273,9 +285,12 @@ class _Parser:
                     if child.type == "<<<":
                         stdin = text
                 heredoc = getattr(child, "heredoc", None)
-                if heredoc is not None and child.type in ("<<", "<<-"):
+                delimiter = word_text(src, target) if hasattr(target, "kind") else ""
+                if heredoc is not None and delimiter in self.quoted:
+                    stdin = self.quoted[delimiter]  # literal text: nothing in it is expanded
+                    self.words.extend((w, False) for w in stdin.split())
+                elif heredoc is not None and child.type in ("<<", "<<-"):
                     body = str(heredoc.value)
-                    delimiter = word_text(src, target) if hasattr(target, "kind") else ""
                     if body.endswith(delimiter):
                         body = body[: len(body) - len(delimiter)]
                     stdin = body
@@ -638,6 +653,69 @@ def _reads_stdin(words: Sequence[str], i: int) -> bool:
     if j < len(words) and words[j] == "--":
         j += 1
     return j >= len(words) or words[j] == "-"
+
+
+_QUOTED_HEREDOC = re.compile(r"""<<(-?)[ \t]*(?:'([^'\n]+)'|"([^"\n]+)"|\\([A-Za-z_][\w]*))""")
+_STAND_IN = "SYMPOSIUM_QUOTED_HEREDOC_"
+
+
+def _unquote_heredocs(script: str) -> tuple[str, dict[str, str]]:
+    """The script with each quoted here-document delimiter (`<<'EOF'`, `<<"EOF"`, `<<\\EOF`)
+    replaced by a stand-in and its body emptied, and stand-in → body. Nothing when a body has no
+    end (or the script already holds a stand-in)."""
+    if _STAND_IN in script:
+        return script, {}
+    bodies: dict[str, str] = {}
+    out: list[str] = []
+    k = 0
+    while True:
+        found = _QUOTED_HEREDOC.search(script, k)
+        if found is None:
+            out.append(script[k:])
+            break
+        delimiter = found.group(2) or found.group(3) or found.group(4)
+        strip_tabs = bool(found.group(1))
+        line_end = script.find("\n", found.end())
+        if line_end == -1:
+            return script, {}
+        lines_start = line_end + 1
+        pos = lines_start
+        body_lines: list[str] = []
+        while True:
+            nl = script.find("\n", pos)
+            line = script[pos:] if nl == -1 else script[pos:nl]
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                end = len(script) if nl == -1 else nl
+                break
+            if nl == -1:
+                return script, {}
+            body_lines.append(line)
+            pos = nl + 1
+        stand_in = f"{_STAND_IN}{len(bodies)}"
+        bodies[stand_in] = "".join(line + "\n" for line in body_lines)
+        out.append(script[k : found.start()])
+        out.append(f"<<{found.group(1)}{stand_in}")
+        out.append(script[found.end() : lines_start])
+        out.append(stand_in)
+        k = end
+    return "".join(out), bodies
+
+
+def _count_heredocs(node: Any, bodies: dict[str, str]) -> int:
+    """How many here-document redirections of the tree use one of the stand-in delimiters."""
+    count = 0
+    if getattr(node, "kind", None) == "redirect" and getattr(node, "type", "") in ("<<", "<<-"):
+        target = getattr(node, "output", None)
+        if getattr(target, "word", None) in bodies:
+            count += 1
+    for attr in ("parts", "list"):
+        for child in getattr(node, attr, None) or ():
+            count += _count_heredocs(child, bodies)
+    for attr in ("command", "output", "heredoc"):
+        child = getattr(node, attr, None)
+        if child is not None and hasattr(child, "kind"):
+            count += _count_heredocs(child, bodies)
+    return count
 
 
 def _substitutions(text: str) -> list[str | None]:

@@ -246,8 +246,31 @@ CASES: list[Case] = [
         "grep x <<EOF\nline $(rm -rf /tmp/x)\nEOF",
     ),
     *_cases("heredocs", ALLOW, "cat <<EOF\nhello\nEOF", "grep x <<< 'hello'"),
-    # a quoted delimiter is not parsed here: what cannot be known, against deny rules
-    *_cases("heredocs", ASK, "cat <<'EOF'\n$(rm -rf /)\nEOF"),
+    # a quoted delimiter: the body is literal text (nothing in it runs), unless a shell or an
+    # interpreter reads it
+    *_cases(
+        "heredocs",
+        ALLOW,
+        "cat <<'EOF'\n$(rm -rf /)\nEOF",
+        'cat <<"EOF"\n`rm -rf /`\nEOF',
+        "cat <<\\EOF\n$(rm -rf /)\nEOF",
+        "cat <<-'EOF'\n\t$(id)\n\tEOF",
+    ),
+    *_cases(
+        "heredocs",
+        DENY,
+        "bash <<'EOF'\nrm -rf /\nEOF",
+        'sh -s <<"X"\nrm -Rf /\nX',
+        "cat <<'A'\nx\nA\nrm -rf /",
+    ),
+    *_cases(
+        "heredocs",
+        ASK,
+        "python3 - <<'PY'\nimport os; os.system('rm -rf /')\nPY",
+        # `<<'X'` inside a string is no here-document: what hides behind it still runs
+        "echo \"<<'X'\n$(rm -rf /)\nX\" $((1+2))",
+    ),
+    *_cases("heredocs", PERSON, "git commit -m \"$(cat <<'EOF'\nfix: a thing\n\nwhy\nEOF\n)\""),
     # --- environment assignments ----------------------------------------------------------------
     *_cases(
         "env assignments",
