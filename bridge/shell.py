@@ -678,6 +678,9 @@ def _unquote_heredocs(script: str) -> tuple[str, dict[str, str]]:
         line_end = script.find("\n", found.end())
         if line_end == -1:
             return script, {}
+        line_start = script.rfind("\n", 0, found.start()) + 1
+        if script.count("<<", line_start, line_end) > 1:
+            return script, {}  # which body is whose: bash reads them in order; not worth guessing
         lines_start = line_end + 1
         pos = lines_start
         body_lines: list[str] = []

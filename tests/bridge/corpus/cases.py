@@ -269,6 +269,8 @@ CASES: list[Case] = [
         "python3 - <<'PY'\nimport os; os.system('rm -rf /')\nPY",
         # `<<'X'` inside a string is no here-document: what hides behind it still runs
         "echo \"<<'X'\n$(rm -rf /)\nX\" $((1+2))",
+        # two here-documents on one line: bash reads A's body first, and it runs
+        "cat <<A <<'B'\n$(rm -rf /)\nB\nA\nB",
     ),
     *_cases("heredocs", PERSON, "git commit -m \"$(cat <<'EOF'\nfix: a thing\n\nwhy\nEOF\n)\""),
     # --- environment assignments ----------------------------------------------------------------
