@@ -175,7 +175,9 @@ class Policy:
         """What the rules say about the request (the costly part: the command parsed, paths
         resolved, the rules consulted). Touches nothing but the rule set's caches, so the broker
         runs it off the event loop."""
-        return self.ruleset().decide(self.request_of(ctx)) if self.rules else Decision(None)
+        # The rules run even when there are none: what cannot be judged (an execute call without
+        # one command, a control character in it) is asked whoever asks, bypass included.
+        return self.ruleset().decide(self.request_of(ctx))
 
     def resolve(self, ctx: ApprovalContext, decision: Decision) -> Resolution | None:
         """The policy's answer given what the rules say: deny, ask (None, `asked_by` set), a
@@ -493,13 +495,15 @@ class ApprovalBroker:
         """The rules' decision, made on the rules thread so that parsing a long command never holds
         the event loop (other sessions keep streaming); when it takes longer than
         `decision_deadline` seconds, a person is asked (a bypass does not apply)."""
-        if ctx.client_tool or not self.policy.rules:
+        if ctx.client_tool:
             return Decision(None)
         policy = self.policy
+        decided = RULES_THREAD.run(lambda: policy.rules_decision(ctx))
         try:
-            return await asyncio.wait_for(
-                RULES_THREAD.run(lambda: policy.rules_decision(ctx)), self.decision_deadline
-            )
+            # `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` swallows a cancel that
+            # arrives as its future finishes, and the cancelled request would wait for a card.
+            async with asyncio.timeout(self.decision_deadline):
+                return await decided
         except TimeoutError:
             RULES_THREAD.resume_gc()
             log.warning("the rules did not decide %r in time: a person is asked", ctx.title[:80])

@@ -59,13 +59,16 @@ import shlex
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
+from bridge.options import INERT_VARIABLES, Spelling, program_name, unsafe_options
+from bridge.options import read as read_options
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand as ParsedCommand
 from bridge.shell import Part as Part
-from bridge.shell import parse_cached
+from bridge.shell import is_assignment, parse_cached
 from bridge.shell import parse_command as parse_command
 
 Action = Literal["allow", "ask", "deny"]
@@ -177,6 +180,31 @@ class RuleError(ValueError):
 NO, MIGHT, YES = 0, 1, 2  # whether a deny or ask rule matches: MIGHT when it cannot be known
 
 
+@lru_cache(maxsize=8192)
+def spell(words: tuple[str, ...], unknown: frozenset[int] = frozenset()) -> Spelling:
+    """A command's words in the one spelling deny rules compare (bridge.options)."""
+    return read_options(words, unknown)
+
+
+def inert_assignment(word: str) -> bool:
+    name = word.partition("=")[0].removesuffix("+")
+    return name in INERT_VARIABLES or name.startswith("LC_")
+
+
+def _assigns_covered(prefix_assigns: tuple[str, ...], part: Part) -> bool:
+    """An allow rule covers the assignments given to a command when it names every one of them
+    (but those that only choose a language, a time zone or colours) and each it names is given."""
+    return _assigns_named(prefix_assigns, part) and all(
+        inert_assignment(a) or any(_token_matches(p, a) for p in prefix_assigns)
+        for a in part.assigns
+    )
+
+
+def _assigns_named(prefix_assigns: tuple[str, ...], part: Part) -> bool:
+    """Every assignment a rule's prefix starts with is given to the command."""
+    return all(any(_token_matches(a, b) for b in part.assigns) for a in prefix_assigns)
+
+
 # --- requests -------------------------------------------------------------------------------------
 
 
@@ -196,6 +224,7 @@ class Request:
     text_urls: tuple[str, ...] = ()  # text values (a prompt) that are URLs: for deny rules
     loose_paths: tuple[str, ...] = ()  # other keys' one-line values (`keys/id`): for deny rules
     unchecked: str | None = None  # why it is too large to check (then it is asked)
+    malformed: str | None = None  # why an execute call's command cannot be judged (→ ask)
     _parsed: ParsedCommand | None = field(default=None, repr=False)
     _real: tuple[str, ...] | None = field(default=None, repr=False)
     _readings: tuple[tuple[tuple[str, ...], str | None], ...] | None = field(
@@ -219,7 +248,10 @@ class Request:
         command: str | tuple[str, ...] | None = None
         targets = tool_call_targets(tool_call)
         paths, urls = list(targets.paths), list(targets.urls)
-        if isinstance(raw, dict):
+        malformed: str | None = None
+        if kind == "execute":
+            command, malformed = command_of(raw)
+        elif isinstance(raw, dict):
             for key in ("command", "cmd"):
                 value = raw.get(key)
                 if isinstance(value, str) and value.strip():
@@ -228,10 +260,9 @@ class Request:
                 if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
                     command = tuple(value)
                     break
+        if isinstance(raw, dict):
             if isinstance(raw.get("cwd"), str) and raw["cwd"] and cwd is None:
                 cwd = raw["cwd"]
-        if command is None and kind == "execute" and title.strip():
-            command = title.strip().strip("`").strip()
         if not urls and kind == "fetch" and re.match(r"https?://\S+$", title.strip()):
             urls.append(title.strip())
         return cls(
@@ -247,6 +278,7 @@ class Request:
             text_urls=targets.text_urls,
             loose_paths=targets.loose_paths,
             unchecked=targets.unchecked,
+            malformed=malformed,
         )
 
     @property
@@ -383,6 +415,35 @@ class Request:
         elif self.title:
             out["title"] = self.title
         return out
+
+
+# Keys an agent might put a command under. An execute call is judged by its command, never its
+# title: its input must hold exactly one of these, `command`, a string or a list of strings.
+EXECUTE_KEYS = ("command", "cmd", "script", "args", "argv", "commands", "code", "shell",
+                "bash", "shell_command", "command_line", "commandLine", "cmdline")  # fmt: skip
+
+
+def command_of(raw: Any) -> tuple[str | tuple[str, ...] | None, str | None]:
+    """An execute call's command from its `rawInput`, or why it has none that can be judged."""
+    if not isinstance(raw, dict):
+        what = "no input" if raw is None else f"an input that is {_describe(raw)}, not a table"
+        return None, f"an execute call with {what}: its command is not known"
+    keys = [k for k in EXECUTE_KEYS if k in raw]
+    if len(keys) > 1:
+        return None, f"an execute call with more than one command ({', '.join(keys)})"
+    if keys != ["command"]:
+        where = f"under {keys[0]!r}, not 'command'" if keys else "missing"
+        return None, f"an execute call whose command is {where}"
+    value = raw["command"]
+    if isinstance(value, str):
+        if not value.strip():
+            return None, "an execute call with a blank command"
+        return value, None
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        if not "".join(value).strip():
+            return None, "an execute call with a blank command"
+        return tuple(value), None
+    return None, "an execute call whose command is neither a string nor a list of strings"
 
 
 def resolve_path(path: str, cwd: str | None = None) -> str:
@@ -945,6 +1006,7 @@ class Rule:
         except re.error as exc:
             raise RuleError(f"not a valid regular expression: {exc}", "title_regex") from None
         self._prefixes: list[tuple[str, ...]] = []
+        self._assigns: list[tuple[str, ...]] = []  # the `NAME=value` words a prefix starts with
         for text in self.command or ():
             try:
                 tokens = tuple(shlex.split(text))
@@ -952,9 +1014,14 @@ class Rule:
                 raise RuleError(
                     f"cannot read the command prefix {text!r}: {exc}", "command"
                 ) from None
-            if not tokens:
-                raise RuleError("a command prefix must not be empty", "command")
-            self._prefixes.append(tokens)
+            start = 0
+            while start < len(tokens) and is_assignment(tokens[start]):
+                start += 1
+            if start == len(tokens):
+                raise RuleError("a command prefix must name a command", "command")
+            self._assigns.append(tokens[:start])
+            self._prefixes.append(tokens[start:])
+        self._spelled = [spell(p) for p in self._prefixes]
         self._root = resolve_path(self.path) if self.path else None
         self._root_names = frozenset(
             n
@@ -1111,34 +1178,63 @@ class Rule:
         if self.action != "allow":
             return self.part_verdict(part) == YES
         words = part.words
-        for prefix in self._prefixes:
+        for prefix, assigns in zip(self._prefixes, self._assigns, strict=True):
             if len(words) < len(prefix) or (reach is not None and len(prefix) <= reach):
                 continue
-            if all(_token_matches(p, w) for p, w in zip(prefix, words, strict=False)):
-                return True
+            if not all(_token_matches(p, w) for p, w in zip(prefix, words, strict=False)):
+                continue
+            if not _assigns_covered(assigns, part):
+                continue
+            start = reach if reach is not None else 0  # the command a privileged wrapper runs
+            if any(k + start >= len(prefix) for k, _ in unsafe_options(words[start:]) if k):
+                continue  # an option that runs a program or writes a file, not named
+            return True
         return False
 
     def part_verdict(self, part: Part) -> int:
         """A deny or ask rule against one command: YES, NO, or MIGHT when words only known when it
-        runs (`git $SUB`, `xargs git`) could make it match."""
-        words = part.words
+        runs (`git $SUB`, `xargs git`) could make it match. Both are read in one spelling
+        (bridge.options): `deny rm -rf` stops `rm -R --force` and `/bin/rm -fr`."""
         best = NO
-        for prefix in self._prefixes:
-            first = words[0]
-            if not _token_matches(prefix[0], first) and not _token_matches(
-                prefix[0], posixpath.basename(first)
+        spelled = spell(part.words, part.unknown)
+        for prefix, assigns, rule_spelled in zip(
+            self._prefixes, self._assigns, self._spelled, strict=True
+        ):
+            first = rule_spelled.words[0]
+            if not (
+                _token_matches(first, spelled.words[0])
+                or _token_matches(prefix[0], part.words[0])
+                or _token_matches(prefix[0], posixpath.basename(part.words[0]))
             ):
                 continue
-            verdict = _match_rest(prefix, part)
+            if not _assigns_named(assigns, part):
+                continue
+            verdict = min(
+                _match_rest(rule_spelled, spelled, part.open_args),
+                _match_options(rule_spelled, spelled, part.open_args),
+            )
             if verdict == YES:
                 return YES
             best = max(best, verdict)
         return best
 
+    def named_in_code(self, parsed: ParsedCommand) -> bool:
+        """Whether a program this rule names is named in code a shell or an interpreter runs that
+        is not parsed (`python -c "os.system('rm -rf /')"`, `ssh host rm -rf /`)."""
+        if not parsed.code:
+            return False
+        tokens = {t for text in parsed.code for t in _CODE_TOKEN.findall(text)}
+        names = {program_name(t)[0] for t in tokens} | tokens
+        for prefix, spelled in zip(self._prefixes, self._spelled, strict=True):
+            for first in {prefix[0], spelled.words[0], posixpath.basename(prefix[0])}:
+                if any(_token_matches(first, name) for name in names):
+                    return True
+        return False
+
     def command_verdict(self, parsed: ParsedCommand) -> int:
         """A deny or ask rule against a whole command: YES if any part matches; MIGHT if what cannot
         be known could match."""
-        best = MIGHT if parsed.opaque else NO
+        best = MIGHT if parsed.opaque or self.named_in_code(parsed) else NO
         for part in parsed.parts:
             verdict = self.part_verdict(part)
             if verdict == YES:
@@ -1296,6 +1392,9 @@ class Rule:
         return problems
 
 
+_CODE_TOKEN = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
 def _example_without_command(req: Request) -> bool:
     # A command rule and a request without a command: a real request (its kind is known) does not
     # match; an example that names no command is not compared on it.
@@ -1312,25 +1411,29 @@ def _is_option(word: str) -> bool:
     return len(word) > 1 and word.startswith("-") and word != "--"
 
 
-def _match_rest(prefix: tuple[str, ...], part: Part) -> int:
-    """A deny or ask prefix against a command whose first word it matches: the prefix's further
-    words in order, with options in between skipped — an option (`-C`, `--no-pager`), the word
-    right after an option (its possible argument: `-C dir`), and `--`; after `--` nothing is an
-    option. Any other word in between ends the match: `git -C dir push` is a `git push`,
-    `git log --grep push` is not. A word of the prefix that is itself an option (`--force`)
-    matches wherever it sits after the word before it. A word only known when it runs may be
-    anything, even several words or none: MIGHT (skipped in an option's argument place, it does
-    not make a YES uncertain). Words the command runs out of: MIGHT when arguments are added when
-    it runs (`xargs git`), else NO."""
-    words = part.words
-    unknown = part.unknown
+def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
+    """A deny or ask rule's words that are not options against a command whose first word it
+    matches (both read by bridge.options): the rule's words in order, with options skipped between
+    them — an option (`-C`, `--no-pager`), the word right after an option (its possible argument:
+    `-C dir`), and `--`; after `--` nothing is an option. Any other word in between ends the
+    match: `git -C dir push` is a `git push`, `git log --grep push` is not. A word only known when
+    it runs may be anything, even several words or none: MIGHT (skipped in an option's argument
+    place, it does not make a YES uncertain). Words the command runs out of: MIGHT when arguments
+    are added when it runs (`xargs git`), else NO."""
+    prefix = tuple(
+        w
+        for i, w in enumerate(rule.words)
+        if i == 0 or not ((i < rule.ended and _is_option(w)) or i in rule.values)
+    )
+    words = spelled.words
+    unknown = spelled.unknown
     size = len(prefix)
     if size == 1:
         return YES
     if not unknown and not any(w[:1] == "-" for w in words[1:]):
         # nothing can be skipped: the words at their places (the common case, and the fast one)
         if len(words) < size:
-            return MIGHT if part.open_args else NO
+            return MIGHT if open_args else NO
         return YES if all(map(_token_matches, prefix[1:], words[1:size])) else NO
     best = NO
     # states: (next prefix word, the previous word is an option, after `--`) → YES or MIGHT
@@ -1348,21 +1451,42 @@ def _match_rest(prefix: tuple[str, ...], part: Part) -> int:
                 continue
             option = not ended and _is_option(word)
             ends = ended or word == "--"
-            if _token_matches(want, word) and not (ended and _is_option(want)):
+            if _token_matches(want, word) and not option:
                 if j + 1 == size:
                     best = max(best, sure)
                     if best == YES:
                         return YES
                 else:
                     _add(nxt, (j + 1, option, ends), sure)
-            if option or ends != ended or after_option or (_is_option(want) and not ended):
+            if option or ends != ended or after_option:
                 _add(nxt, (j, option, ends), sure)  # skipped
         states = nxt
         if not states:
             break
-    if states and (part.open_args or unknown):
+    if states and (open_args or unknown):
         best = max(best, MIGHT)
     return best
+
+
+def _match_options(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
+    """A deny or ask rule's options against a command's, in any order and spelling: each one the
+    rule names is given (with the rule's value, when it names one). MIGHT when a word only known
+    when it runs, or arguments added when it runs, could be the option."""
+    required = rule.required()
+    if not required:
+        return YES
+    for option, wanted in required.items():
+        given = spelled.options.get(option)
+        if given is None:
+            return MIGHT if (spelled.unknown or open_args) else NO
+        for value in wanted:
+            if value is None:
+                continue
+            if not any(v is not None and _token_matches(value, v) for v in given):
+                if any(v is None for v in given) and spelled.unknown:
+                    return MIGHT
+                return NO
+    return YES
 
 
 def _add(
@@ -1376,13 +1500,15 @@ Find = Callable[[Part, "int | None"], "tuple[int, Rule] | None"]
 
 
 def allow_walk(
-    parts: Iterable[Part], find: Find
+    parts: Iterable[Part], find: Find, writable: Callable[[str], str | None] | None = None
 ) -> tuple[list[PartVerdict], tuple[int, Rule] | None, bool]:
     """Allow rules against every part: (each part's verdict, the first rule used, whether some
     part is not allowed). A harmless wrapper needs nothing (the command it runs decides); a
     privileged one needs an allow rule of its own as well; a rule whose prefix also names the
     command a wrapper runs (`allow sudo apt update`) covers that command too. A part that writes
-    to a file by redirection is never allowed by a prefix."""
+    to a file (by redirection, `tee`) is a path request too: allowed only when `writable` names
+    an allow path rule for every file it writes. A part implied by another (`find -delete` is
+    `rm -r -f`) is for deny rules only."""
     parts = list(parts)
     verdicts: list[PartVerdict] = []
     first: tuple[int, Rule] | None = None
@@ -1390,7 +1516,13 @@ def allow_walk(
     i = 0
     while i < len(parts):
         part = parts[i]
-        if part.writes:
+        if part.role == "implied":
+            verdicts.append(
+                PartVerdict(part.text, None, "what the command before it does", "implied")
+            )
+            i += 1
+            continue
+        if part.writes and (writable is None or not all(writable(w) for w in part.writes)):
             missing = True
             verdicts.append(PartVerdict(part.text, None, "writes to a file by redirection"))
             i += 1
@@ -1502,6 +1634,12 @@ class RuleSet:
             if hit is not None:
                 index, rule = hit
                 return Decision(action, rule, rule.label(index), f"{action} by {rule.label(index)}")
+        # What cannot be judged goes to a person whoever asks, bypass included: an execute call
+        # without exactly one command, a command with a control character in it.
+        if req.malformed:
+            return Decision("ask", why=f"ask: {req.malformed}")
+        if parsed is not None and parsed.suspect:
+            return Decision("ask", why="ask: " + "; ".join(parsed.suspect))
         unresolved = req.unresolved()
         if parsed is not None or unresolved:
             # What cannot be known goes to a person when a deny or ask rule could match it — even
@@ -1537,7 +1675,7 @@ class RuleSet:
         def find(part: Part, reach: int | None) -> tuple[int, Rule] | None:
             return allow.first_part(req, part, reach)
 
-        verdicts, first, missing = allow_walk(parsed.parts, find)
+        verdicts, first, missing = allow_walk(parsed.parts, find, self._writable(req))
         if parsed.opaque:
             return Decision(None, why="ask: " + "; ".join(parsed.opaque), parts=verdicts)
         if missing or first is None:
@@ -1556,28 +1694,56 @@ class RuleSet:
             parts=verdicts,
         )
 
+    def _writable(self, req: Request) -> Callable[[str], str | None]:
+        """Whether a command may write a file: the label of an allow path rule for an edit of it."""
+        allow = self._by_action["allow"]
+
+        def writable(target: str) -> str | None:
+            write = Request(agent=req.agent, kind="edit", paths=(target,), cwd=req.cwd)
+            for index, rule in sorted(
+                allow.whole_any + allow.whole_kind.get("edit", []), key=lambda t: t[0]
+            ):
+                if rule._root is not None and rule.facets_match(write):
+                    return rule.label(index)
+            return None
+
+        return writable
+
     def explain(self, req: Request) -> Decision:
-        """Like `decide`, with every part's own verdict filled in (for `rules explain`)."""
+        """Like `decide`, with every part's own verdict filled in (for `rules explain`), in
+        agreement with the verdict: a part a deny or ask rule matches (or might match) says so,
+        and when the verdict is a deny or an ask no part is shown as allowed unless one part says
+        why it is not."""
         decision = self.decide(req)
         parsed = req.parsed
-        if parsed is not None and not decision.parts:
-            for part in parsed.parts:
-                verdict: PartVerdict | None = None
-                for action in ("deny", "ask", "allow"):
-                    if action == "allow" and part.writes:
-                        continue
-                    cand = self._by_action[action].first_part(req, part)
-                    if cand is not None:
-                        verdict = PartVerdict(part.text, action, cand[1].label(cand[0]), part.role)
-                        break
-                if verdict is None:
-                    why = (
-                        "a wrapper: the command it runs decides"
-                        if part.role == "wrapper"
-                        else "no rule"
+        if parsed is None or decision.parts:
+            return decision
+        allow = self._by_action["allow"]
+
+        def find(part: Part, reach: int | None) -> tuple[int, Rule] | None:
+            return allow.first_part(req, part, reach)
+
+        verdicts, _, _ = allow_walk(parsed.parts, find, self._writable(req))
+        for k, part in enumerate(parsed.parts):
+            against: tuple[Action, ...] = ("deny", "ask")
+            for action in against:
+                bucket = self._by_action[action]
+                cand = bucket.first_part(req, part)
+                if cand is None and decision.action == "ask" and decision.rule is None:
+                    cand = next(
+                        (c for c in bucket._candidates(part) if c[1].part_verdict(part) == MIGHT),
+                        None,
                     )
-                    verdict = PartVerdict(part.text, None, why, part.role)
-                decision.parts.append(verdict)
+                if cand is not None:
+                    verdicts[k] = PartVerdict(part.text, action, cand[1].label(cand[0]), part.role)
+                    break
+        final = decision.action
+        if final in ("deny", "ask") and not any(v.action == final for v in verdicts):
+            for v in verdicts:  # decided by the whole request, or what cannot be known
+                if v.action == "allow":
+                    v.action = final
+                    v.rule = decision.label or decision.why
+        decision.parts = verdicts
         return decision
 
     def check(self) -> list[tuple[int, Rule, str]]:
@@ -1617,7 +1783,8 @@ class _Bucket:
             self._merged.clear()
             return
         self.cmd_all.append((index, rule))
-        firsts = {p[0] for p in rule._prefixes}
+        # under the program's other names too: `deny podman rm` also looks at `docker rm`
+        firsts = {p[0] for p in rule._prefixes} | {s.words[0] for s in rule._spelled}
         if any(_GLOB_CHARS & set(f) for f in firsts):
             self.cmd_wild.append((index, rule))
             return
@@ -1641,6 +1808,9 @@ class _Bucket:
         base = posixpath.basename(first)
         if base != first:
             cands = cands + [c for c in self.cmd_first.get(base, []) if c[1].action != "allow"]
+        program = program_name(base)[0]  # `podman` for `deny docker`, `mkfs.ext4` for `mkfs`
+        if program != base:
+            cands = cands + [c for c in self.cmd_first.get(program, []) if c[1].action != "allow"]
         if self.cmd_wild:
             cands = cands + self.cmd_wild
         return cands
@@ -1663,7 +1833,7 @@ class _Bucket:
         by_index: dict[int, tuple[int, Rule]] = {}
         if parsed is None:
             pass
-        elif parsed.opaque:
+        elif parsed.opaque or parsed.code:
             by_index.update((c[0], c) for c in self.cmd_all)
         else:
             for part in parsed.parts:
@@ -1704,7 +1874,7 @@ def _proposed_prefixes(parts: tuple[Part, ...]) -> Iterable[str]:
     i = 0
     while i < len(parts):
         part = parts[i]
-        if part.role == "wrapper":
+        if part.role in ("wrapper", "implied"):
             i += 1
         elif part.role == "privileged" and part.reach is not None:
             wrapper = shlex.join(part.words[: part.reach])
@@ -1713,8 +1883,9 @@ def _proposed_prefixes(parts: tuple[Part, ...]) -> Iterable[str]:
         elif part.role == "privileged":
             yield shlex.join(part.words)
             i += 1
-        else:
-            yield command_prefix(part)
+        else:  # with the assignments it is given, which an allow rule must name
+            named = [shlex.quote(a) for a in part.assigns if not inert_assignment(a)]
+            yield " ".join([*named, command_prefix(part)])
             i += 1
 
 
@@ -1723,8 +1894,14 @@ def propose_rule(req: Request) -> Rule | None:
     example = req.to_example()
     parsed = req.parsed
     if parsed is not None:
-        if parsed.opaque or not parsed.parts or any(p.writes for p in parsed.parts):
-            return None
+        if (
+            parsed.opaque
+            or parsed.suspect
+            or not parsed.parts
+            or any(p.writes or is_assignment(p.words[0]) for p in parsed.parts)
+            or any(unsafe_options(p.words) for p in parsed.parts if p.role == "command")
+        ):
+            return None  # nothing a command prefix could allow
         prefixes = tuple(dict.fromkeys(_proposed_prefixes(parsed.parts)))
         return Rule("allow", agent=req.agent or None, command=prefixes, match=[example])
     if req.urls:

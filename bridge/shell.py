@@ -27,9 +27,49 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Literal
 
-Role = Literal["command", "wrapper", "privileged"]
+from bridge.options import INERT_VARIABLES
 
-SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+Role = Literal["command", "wrapper", "privileged", "implied"]
+
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "rbash", "yash", "posh"})
+# Builtins that evaluate array subscripts as arithmetic, where `a[$(cmd)]` runs cmd even quoted.
+EVALUATES_SUBSCRIPTS = frozenset(
+    {"let", "declare", "typeset", "local", "readonly", "export", "printf", "read", "test", "[",
+     "[[", "unset", "mapfile", "readarray", "wait", "getopts", "(("}
+)  # fmt: skip
+# Programs whose arguments are code run by an interpreter, another shell, another machine or a
+# container: not parsed, looked at by name (`_INTERPRETER` adds versioned names: python3.12).
+RUNS_CODE = frozenset(
+    {"node", "nodejs", "deno", "bun", "osascript", "Rscript", "R", "julia", "tclsh", "wish",
+     "expect", "pwsh", "powershell", "fish", "csh", "tcsh", "nu", "elvish", "xonsh", "awk",
+     "gawk", "mawk", "nawk", "sed", "gsed", "gdb", "lldb", "vim", "vi", "nvim", "ex", "emacs",
+     "ssh", "scp", "sftp", "rsync", "script", "tmux", "screen", "parallel", "strace", "ltrace",
+     "unshare", "nsenter", "systemd-run", "firejail", "bwrap", "valgrind", "at", "batch",
+     "docker", "podman", "kubectl", "make", "jshell", "groovy", "scala", "irb", "sqlite3",
+     "psql", "mysql", "busybox", "nohup", "dbus-run-session", "chpst", "setpriv", "prlimit",
+     "fakeroot", "faketime", "proot", "nix-shell", "just", "entr", "watchexec", "ghci", "runghc",
+     "swift", "kotlin", "cmd.exe", "wsl"}
+)  # fmt: skip
+_INTERPRETER = re.compile(r"(python|pypy|perl|ruby|php|lua|luajit)[0-9.]*")
+
+
+def _runs_in_container(words: Sequence[str]) -> bool:
+    """`docker exec|run …`, `kubectl exec|run|debug …`: a command runs in a container."""
+    return any(w in ("exec", "run", "debug", "attach", "create") for w in words[1:4])
+
+
+def _script_runs_commands(words: Sequence[str]) -> bool:
+    """A sed or awk script that runs commands or writes files (or cannot be read)."""
+    from bridge.options import unsafe_options
+
+    return bool(unsafe_options(tuple(words)))
+
+
+# Programs in RUNS_CODE whose words are code only in some uses.
+RUNS_CODE_WHEN: dict[str, Callable[[Sequence[str]], bool]] = {
+    **dict.fromkeys(("docker", "podman", "kubectl"), _runs_in_container),
+    **dict.fromkeys(("sed", "gsed", "awk", "gawk", "mawk", "nawk"), _script_runs_commands),
+}
 HARMLESS_REDIRECT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 MAX_SHELL_DEPTH = 4
 GLOB_CHARS = frozenset("*?[")
@@ -57,6 +97,8 @@ class Part:
     chain: int = 0
     open_args: bool = False
     unknown: frozenset[int] = frozenset()  # indexes of words only known when it runs (`$X`)
+    # `NAME=value` given to it: written in front of it, or by `env` (an allow rule must name them)
+    assigns: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -74,22 +116,50 @@ class ParsedCommand:
     # `cd`). What path rules look at.
     words: tuple[tuple[str, bool], ...] = ()
     dirs: tuple[str, ...] = ()
+    # Text a shell or an interpreter runs that is not parsed into parts (`python -c CODE`,
+    # `ssh host CMD`, `git -c alias.x=…`): a deny or ask rule whose program it names is asked.
+    code: tuple[str, ...] = ()
+    # Why the command is asked whoever asks, bypass included (a control character in it).
+    suspect: tuple[str, ...] = ()
 
 
 def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     """Every command `source` runs. A list is an argv (`["bash", "-lc", "…"]` included)."""
     parser = _Parser()
+    texts = [source] if isinstance(source, str) else list(source)
+    suspect = [
+        f"a control character ({_CONTROL.search(t).group()!r}) in the command"  # type: ignore[union-attr]
+        for t in texts
+        if _CONTROL.search(t)
+    ][:1]
     if isinstance(source, str):
         parser.script(source, 0)
     else:
         words = tuple(source)
         parser.simple(words, (False,) * len(words), (), 0)
+    if parser.interpreted:  # `echo 'os.system("rm -rf /")' | python3`: the whole text counts
+        parser.code.append("\n".join(texts))
+    # a program named by its path as an argument (`ln -s /bin/rm x`, `cp /bin/rm x`) may run under
+    # another name: its name counts too
+    parser.code.extend(
+        posixpath.basename(w) for w, _ in parser.words if "/" in w and not w.endswith("/")
+    )
     return ParsedCommand(
         tuple(parser.parts),
         tuple(parser.opaque),
         tuple(dict.fromkeys(parser.words)),
         tuple(dict.fromkeys(parser.dirs)),
+        tuple(dict.fromkeys(parser.code)),
+        tuple(suspect),
     )
+
+
+# Every control character but a tab and a newline (a NUL, a carriage return that hides what came
+# before it on a terminal, an escape sequence, DEL, C1 controls), and the invisible characters that
+# make a command read differently from what runs (zero-width ones, bidirectional overrides).
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 
 
 @lru_cache(maxsize=4096)
@@ -122,6 +192,9 @@ class _Parser:
         self.opaque: list[str] = []
         self.words: list[tuple[str, bool]] = []
         self.dirs: list[str] = []
+        self.code: list[str] = []
+        self.quoted: dict[str, str] = {}  # a quoted here-document's stand-in delimiter → its body
+        self.interpreted = False  # an interpreter reads its code from its input
 
     # scripts ------------------------------------------------------------------------------------
 
@@ -141,6 +214,17 @@ class _Parser:
                     self.simple(tuple(words), (False,) * len(words), (), depth)
                 return
         trees, error = _bashlex_parse(script)  # bashlex (~40 ms) only when it is needed
+        if error is not None and "<<" in script:
+            # bashlex cannot parse a quoted here-document delimiter (`<<'EOF'`): its body is
+            # literal text, so it is set aside and the delimiter unquoted
+            plain, bodies = _unquote_heredocs(script)
+            if bodies:
+                trees, again = _bashlex_parse(plain)
+                if again is None:
+                    used = sum(_count_heredocs(t, bodies) for t in trees)
+                    if used == len(bodies):  # every one of them is a here-document for bash too
+                        self.quoted.update(bodies)
+                        error, script = None, plain
         if error is not None:
             self.opaque.append(f"cannot parse the command: {error}")
             return
@@ -174,14 +258,19 @@ class _Parser:
     def command(self, node: Any, depth: int, src: str) -> None:
         words: list[Any] = []
         writes: list[str] = []
+        assigns: list[str] = []
+        stdin: str | None = None  # what a here-document or here-string feeds it
         for child in node.parts:
             if child.kind == "word":
                 words.append(child)
                 self.expansions(child, depth, src)
             elif child.kind == "assignment":
                 self.expansions(child, depth, src)
-                value = word_text(src, child).partition("=")[2]
+                text = word_text(src, child)
+                value = text.partition("=")[2]
                 self.words.append((value, _is_dynamic(child)))
+                if not words:
+                    assigns.append(text)
             elif child.kind == "redirect":
                 target = child.output
                 if hasattr(target, "kind") and target.kind == "word":
@@ -193,6 +282,22 @@ class _Parser:
                         text in HARMLESS_REDIRECT_TARGETS or text.isdigit()
                     ):
                         writes.append(text)
+                    if child.type == "<<<":
+                        stdin = text
+                heredoc = getattr(child, "heredoc", None)
+                delimiter = word_text(src, target) if hasattr(target, "kind") else ""
+                if heredoc is not None and delimiter in self.quoted:
+                    stdin = self.quoted[delimiter]  # literal text: nothing in it is expanded
+                    self.words.extend((w, False) for w in stdin.split())
+                elif heredoc is not None and child.type in ("<<", "<<-"):
+                    body = str(heredoc.value)
+                    if body.endswith(delimiter):
+                        body = body[: len(body) - len(delimiter)]
+                    stdin = body
+                    # an unquoted body's `$(…)` and backticks run (bashlex cannot parse a quoted
+                    # delimiter: such a command is asked)
+                    self.substitutions(body, depth)
+                    self.words.extend((w, True) for w in body.split())
             else:
                 self.walk(child, depth, src)
         if words:
@@ -201,7 +306,29 @@ class _Parser:
                 tuple(_is_dynamic(w) for w in words),
                 tuple(writes),
                 depth,
+                assigns=tuple(assigns),
+                stdin=stdin,
             )
+        elif assigns:
+            self.assignments(tuple(assigns), tuple(writes))
+
+    def assignments(self, assigns: tuple[str, ...], writes: tuple[str, ...]) -> None:
+        """`PATH=/x; ls` changes what later commands run: an assignment of its own is a part (no
+        allow rule names it) unless it is a shell variable by convention (lower case) or only
+        chooses a language, a time zone or colours."""
+        kept = tuple(a for a in assigns if not _local_assignment(a))
+        if kept:
+            self.parts.append(Part(kept, writes, "command", assigns=kept))
+
+    def substitutions(self, text: str, depth: int) -> None:
+        """The `$(…)` and backtick substitutions in a text the shell expands later (an unquoted
+        here-document, a quoted array subscript that `let` or `declare` evaluates): each is a
+        script of its own; one whose end cannot be found makes the command unknowable."""
+        for inner in _substitutions(text):
+            if inner is None:
+                self.opaque.append("a command substitution that cannot be read")
+            else:
+                self.script(inner, depth + 1)
 
     # one simple command, wrappers unwrapped ---------------------------------------------------------
 
@@ -211,10 +338,19 @@ class _Parser:
         dynamic: tuple[bool, ...],
         writes: tuple[str, ...],
         depth: int,
+        *,
+        assigns: tuple[str, ...] = (),
+        stdin: str | None = None,
     ) -> None:
         """`dynamic[i]`: word i holds an expansion (`$X`, `$(…)`), only known when it runs — it may
-        even become several words or none."""
+        even become several words or none. `assigns`: `NAME=value` written before it; `stdin`:
+        what a here-document or here-string feeds it."""
         first = _skip_assignments(words, 0)
+        given = [*assigns, *words[:first]]
+        if first == len(words):  # only assignments (an argv, or a plain script)
+            self.words.extend((w.partition("=")[2], d) for w, d in zip(words, dynamic, strict=True))
+            self.assignments(tuple(given), writes)
+            return
         self.words.extend(
             (w, d)
             for k, (w, d) in enumerate(zip(words, dynamic, strict=True))
@@ -228,6 +364,7 @@ class _Parser:
         cut = len(words)
         runs: int | None = None  # the index of the command the last wrapper runs
         default: tuple[str, ...] | None = None
+        implied: list[Part] = []
         splices = 0
         i = _skip_assignments(words, 0)
         while i < len(words):
@@ -242,7 +379,14 @@ class _Parser:
             if base in SHELLS:
                 script = _shell_script(words, i)
                 if script is None:
-                    runs = i  # `bash file.sh`, `bash` reading its input: the command itself
+                    runs = i  # `bash file.sh`: the command itself
+                    if _reads_stdin(words, i):  # `… | bash`, `bash -s`, `bash <<EOF`
+                        if stdin is not None:
+                            self.script(stdin, depth + 1)
+                        else:
+                            self.opaque.append(
+                                f"{base} runs what its input gives it, which is not known here"
+                            )
                 elif script >= len(words):
                     pass  # `sh -c` without a script: it fails
                 elif any(dynamic[i : script + 1]):
@@ -255,8 +399,13 @@ class _Parser:
             spec = WRAPPERS.get(base)
             if spec is None:
                 runs = i
-                if base == "find":
-                    self.find_exec(words, dynamic, i, depth)
+                implied = self.runs_code(words, dynamic, i, depth, stdin)
+                if base == "tee":  # the files it writes
+                    all_writes.extend(
+                        w
+                        for w in words[i + 1 :]
+                        if not w.startswith("-") and w not in HARMLESS_REDIRECT_TARGETS
+                    )
                 break
             layers.append((i, spec.role))
             try:
@@ -304,14 +453,18 @@ class _Parser:
             if u.cut is not None:
                 cut = u.cut
             i = _skip_assignments(words, u.inner)
+            given.extend(words[u.inner : i])
         else:
             if layers:  # `sudo A=1` and nothing after: it fails
                 layers[-1] = (layers[-1][0], "command")
         new: list[Part] = []
         nested = self.parts[pos:]
+        assigned = tuple(given)
         if all_writes:
             extra = tuple(all_writes)
             nested = [replace(p, writes=p.writes + extra) for p in nested]
+        if assigned:  # `BASH_ENV=x bash -c 'ls'`: the script's commands get them too
+            nested = [replace(p, assigns=p.assigns + assigned) for p in nested]
         below = 1 if runs is not None or default is not None else 0
         for k, (start, role) in enumerate(layers):
             new.append(
@@ -322,6 +475,7 @@ class _Parser:
                     reach=runs - start if runs is not None else None,
                     chain=below + len(layers) - k - 1,
                     unknown=_unknown(dynamic, start, len(words)),
+                    assigns=assigned,
                 )
             )
         if runs is not None:
@@ -333,11 +487,100 @@ class _Parser:
                     "command",
                     open_args=open_args,
                     unknown=_unknown(dynamic, runs, stop),
+                    assigns=assigned,
                 )
             )
         elif default is not None:
-            new.append(Part(default, tuple(all_writes), "command", open_args=True))
-        self.parts[pos:] = new + nested
+            new.append(
+                Part(default, tuple(all_writes), "command", open_args=True, assigns=assigned)
+            )
+        self.parts[pos:] = new + implied + nested
+
+    def runs_code(
+        self,
+        words: tuple[str, ...],
+        dynamic: tuple[bool, ...],
+        i: int,
+        depth: int,
+        stdin: str | None,
+    ) -> list[Part]:
+        """What a command that is not a wrapper runs besides itself: the commands `find -exec`
+        runs (parts), scripts given to `trap`, `alias`, git's `alias.x=!…`, `--upload-pack`
+        (parsed), substitutions in the subscripts `let`/`declare`/`read`/… evaluate (parsed), code
+        an interpreter or another machine runs (`code`: looked at by name). Returns the parts it
+        implies that deny rules look at: `find -delete` is `rm -r -f`, `hash -p /bin/rm ls` runs
+        `/bin/rm`."""
+        base = posixpath.basename(words[i])
+        args = words[i + 1 :]
+        implied: list[Part] = []
+        if base == "find":
+            self.find_exec(words, dynamic, i, depth)
+            if "-delete" in args:
+                implied.append(Part(("rm", "-r", "-f"), role="implied"))
+        elif base == "trap":
+            rest = [a for a in args if a != "--"]
+            if rest and not rest[0].startswith("-"):
+                self.script(rest[0], depth + 1)
+        elif base == "alias":
+            for arg in args:
+                if "=" in arg and not arg.startswith("-"):
+                    self.script(arg.partition("=")[2], depth + 1)
+        elif base == "hash" and "-p" in args:
+            k = args.index("-p")
+            if k + 1 < len(args):
+                # its arguments come when NAME runs
+                implied.append(Part((args[k + 1],), role="implied", open_args=True))
+        elif base == "git":
+            self.git_code(args, depth)
+        if base in EVALUATES_SUBSCRIPTS:
+            for arg in args:
+                self.substitutions(arg, depth)
+        if base in RUNS_CODE_WHEN and not RUNS_CODE_WHEN[base](words[i:]):
+            pass  # `sed -n /rm/p`, `docker rm x`: nothing it runs as code
+        elif _INTERPRETER.fullmatch(base) or base in RUNS_CODE:
+            self.code.append(" ".join(args))
+            if stdin is not None:
+                self.code.append(stdin)
+            if stdin is None and not any(not a.startswith("-") for a in args):
+                self.interpreted = True  # it reads code from a pipe: the command's text counts
+        return implied
+
+    def git_code(self, args: tuple[str, ...], depth: int) -> None:
+        """What git runs besides itself: an alias that starts with `!` is a shell script; other
+        `-c` values (a pager, an editor, an ssh command…) and `ext::` URLs are code; the program
+        of `--upload-pack`, `--receive-pack`, `--exec`, `-u` is a shell command."""
+        positional = [a for a in args if not a.startswith("-")]
+        if positional[:1] == ["config"] and len(positional) >= 3:  # `git config alias.x '!…'`
+            setting, text = positional[1], positional[2]
+            if setting.lower().startswith("alias.") and text.startswith("!"):
+                self.script(text[1:], depth + 1)
+            else:
+                self.code.append(text)
+        k = 0
+        while k < len(args):
+            word = args[k]
+            value: str | None = None
+            if word in ("-c", "--config-env", "--upload-pack", "--receive-pack", "--exec", "-u"):
+                value = args[k + 1] if k + 1 < len(args) else None
+                k += 1
+            elif word.startswith(("--upload-pack=", "--receive-pack=", "--exec=",
+                                  "--config-env=")):  # fmt: skip
+                value = word.partition("=")[2]
+            elif word.startswith("-c") and len(word) > 2:
+                value = word[2:]
+            elif word.startswith("ext::"):
+                self.code.append(word[5:])
+            if value is not None:
+                option = word.partition("=")[0]
+                if option in ("-c", "--config-env") or word.startswith("-c"):
+                    setting, _, text = value.partition("=")
+                    if setting.lower().startswith("alias.") and text.startswith("!"):
+                        self.script(text[1:], depth + 1)
+                    else:
+                        self.code.append(text or value)
+                else:
+                    self.script(value, depth + 1)
+            k += 1
 
     def note_dirs(self, words: tuple[str, ...], dynamic: tuple[bool, ...]) -> None:
         """The directories a command changes to: `cd DIR`/`pushd DIR` (a bare `cd`: `~`), and the
@@ -387,6 +630,117 @@ def _skip_assignments(words: Sequence[str], i: int) -> int:
     while i < len(words) and is_assignment(words[i]):
         i += 1
     return i
+
+
+def _local_assignment(word: str) -> bool:
+    """An assignment that changes no program's environment by convention (a lower-case shell
+    variable) or only chooses a language, a time zone or colours."""
+    name = word.partition("=")[0].removesuffix("+")
+    if name.startswith("LC_") or name in INERT_VARIABLES:
+        return True
+    return name.islower() and not name.endswith("_proxy")
+
+
+def _reads_stdin(words: Sequence[str], i: int) -> bool:
+    """`sh`, `sh -s …`, `sh -` read their script from their input; `sh file` does not."""
+    j = i + 1
+    while j < len(words) and words[j].startswith("-") and words[j] not in ("-", "--"):
+        if not words[j].startswith("--") and "s" in words[j][1:]:
+            return True
+        if words[j] in ("-o", "+o", "-O", "+O") and j + 1 < len(words):
+            j += 1
+        j += 1
+    if j < len(words) and words[j] == "--":
+        j += 1
+    return j >= len(words) or words[j] == "-"
+
+
+_QUOTED_HEREDOC = re.compile(r"""<<(-?)[ \t]*(?:'([^'\n]+)'|"([^"\n]+)"|\\([A-Za-z_][\w]*))""")
+_STAND_IN = "SYMPOSIUM_QUOTED_HEREDOC_"
+
+
+def _unquote_heredocs(script: str) -> tuple[str, dict[str, str]]:
+    """The script with each quoted here-document delimiter (`<<'EOF'`, `<<"EOF"`, `<<\\EOF`)
+    replaced by a stand-in and its body emptied, and stand-in → body. Nothing when a body has no
+    end (or the script already holds a stand-in)."""
+    if _STAND_IN in script:
+        return script, {}
+    bodies: dict[str, str] = {}
+    out: list[str] = []
+    k = 0
+    while True:
+        found = _QUOTED_HEREDOC.search(script, k)
+        if found is None:
+            out.append(script[k:])
+            break
+        delimiter = found.group(2) or found.group(3) or found.group(4)
+        strip_tabs = bool(found.group(1))
+        line_end = script.find("\n", found.end())
+        if line_end == -1:
+            return script, {}
+        line_start = script.rfind("\n", 0, found.start()) + 1
+        if script.count("<<", line_start, line_end) > 1:
+            return script, {}  # which body is whose: bash reads them in order; not worth guessing
+        lines_start = line_end + 1
+        pos = lines_start
+        body_lines: list[str] = []
+        while True:
+            nl = script.find("\n", pos)
+            line = script[pos:] if nl == -1 else script[pos:nl]
+            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
+                end = len(script) if nl == -1 else nl
+                break
+            if nl == -1:
+                return script, {}
+            body_lines.append(line)
+            pos = nl + 1
+        stand_in = f"{_STAND_IN}{len(bodies)}"
+        bodies[stand_in] = "".join(line + "\n" for line in body_lines)
+        out.append(script[k : found.start()])
+        out.append(f"<<{found.group(1)}{stand_in}")
+        out.append(script[found.end() : lines_start])
+        out.append(stand_in)
+        k = end
+    return "".join(out), bodies
+
+
+def _count_heredocs(node: Any, bodies: dict[str, str]) -> int:
+    """How many here-document redirections of the tree use one of the stand-in delimiters."""
+    count = 0
+    if getattr(node, "kind", None) == "redirect" and getattr(node, "type", "") in ("<<", "<<-"):
+        target = getattr(node, "output", None)
+        if getattr(target, "word", None) in bodies:
+            count += 1
+    for attr in ("parts", "list"):
+        for child in getattr(node, attr, None) or ():
+            count += _count_heredocs(child, bodies)
+    for attr in ("command", "output", "heredoc"):
+        child = getattr(node, attr, None)
+        if child is not None and hasattr(child, "kind"):
+            count += _count_heredocs(child, bodies)
+    return count
+
+
+def _substitutions(text: str) -> list[str | None]:
+    """The scripts of the `$(…)` and backtick substitutions in a text (None: one whose end
+    cannot be found)."""
+    out: list[str | None] = []
+    k = 0
+    while k < len(text):
+        if text.startswith("$(", k) and not text.startswith("$((", k):
+            depth, j = 1, k + 2
+            while j < len(text) and depth:
+                depth += {"(": 1, ")": -1}.get(text[j], 0)
+                j += 1
+            out.append(text[k + 2 : j - 1] if depth == 0 else None)
+            k = j
+        elif text[k] == "`":
+            j = text.find("`", k + 1)
+            out.append(text[k + 1 : j] if j != -1 else None)
+            k = len(text) if j == -1 else j + 1
+        else:
+            k += 1
+    return out
 
 
 def _shell_script(words: Sequence[str], i: int) -> int | None:
@@ -769,6 +1123,7 @@ WRAPPERS: dict[str, Wrapper] = {
     ),
     "command": Wrapper("wrapper", short="pvV", stop=frozenset({"v", "V"})),
     "builtin": Wrapper("wrapper"),
+    "coproc": Wrapper("wrapper"),  # `coproc cmd …` runs cmd in the background
     "exec": Wrapper("wrapper", short="cla:"),
     "setsid": Wrapper(
         "wrapper",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from typing import Any
 
@@ -93,7 +94,9 @@ def _explain(args: argparse.Namespace) -> int:
         agent = args.agent or str(call.get("agent") or "")
         request = Request.from_tool_call(agent, call)
     elif words:
-        command = " ".join(words) if len(words) > 1 else words[0]
+        # one word is a script (`-- 'git status && ls'`); several are the argv the shell gave us
+        # (`-- bash -c "git status"`), written back as the script that runs exactly that argv
+        command = shlex.join(words) if len(words) > 1 else words[0]
         kind = args.kind or "execute"
         request = Request.from_tool_call(
             args.agent or "", {"title": command, "kind": kind, "rawInput": {"command": command}}

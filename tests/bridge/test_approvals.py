@@ -34,6 +34,8 @@ def ctx(
     client_tool=False,
 ):
     tool_call = {"toolCallId": "t1", "title": title, "kind": kind}
+    if raw is None and kind == "execute":
+        raw = {"command": title}  # an execute call is judged by its command, never its title
     if raw is not None:
         tool_call["rawInput"] = raw
     if locations is not None:
@@ -182,7 +184,7 @@ async def test_console_answers_and_the_first_answer_wins(bus, audit):
     seen: list[ev.Event] = []
     bus.subscribe(seen.append)
     task = asyncio.ensure_future(broker.request(ctx()))
-    await asyncio.sleep(0)
+    await until(lambda: broker.pending, what="the card")
     (requested,) = [e for e in seen if isinstance(e, ev.ApprovalRequested)]
     assert one.answer(requested.approval_id, "deny", reason="not now")
     assert not two.answer(requested.approval_id, "approve"), (
@@ -205,7 +207,7 @@ async def test_console_answers_map_to_the_agents_own_options(bus):
         ("cancel", "cancelled"),
     ]:
         task = asyncio.ensure_future(broker.request(ctx()))
-        await asyncio.sleep(0)
+        await until(lambda: broker.pending, what="the card")
         (pending,) = broker.pending
         handle.answer(pending, answer)
         assert (await task).outcome == kind
@@ -216,14 +218,14 @@ async def test_bypass_approves_persists_and_then_policy_answers(bus):
     broker = ApprovalBroker(bus, persist_bypass=persisted.append)
     handle = broker.attach()
     task = asyncio.ensure_future(broker.request(ctx(agent="claude")))
-    await asyncio.sleep(0)
+    await until(lambda: broker.pending, what="the card")
     handle.answer(next(iter(broker.pending)), "bypass")
     assert (await task).outcome == "allow_once"
     assert persisted == ["claude"]
     again = await broker.request(ctx(agent="claude"))
     assert (again.outcome, again.resolver, again.rule) == ("allow_once", "policy", "agent bypass")
     other = asyncio.ensure_future(broker.request(ctx(agent="gemini")))
-    await asyncio.sleep(0)
+    await until(lambda: broker.pending or other.done(), what="the card or an answer")
     assert broker.pending, "bypass is per agent"
     handle.answer(next(iter(broker.pending)), "deny")
     await other
@@ -234,7 +236,7 @@ async def test_session_bypass_and_approve_all(bus):
     handle = broker.attach()
     tasks = [asyncio.ensure_future(broker.request(ctx("s1"))) for _ in range(3)]
     other = asyncio.ensure_future(broker.request(ctx("s2")))
-    await asyncio.sleep(0)
+    await until(lambda: len(broker.pending) == 4, what="four cards")
     assert broker.approve_all("c1", "s1") == 3
     await asyncio.gather(*tasks)
     assert [t.result().outcome for t in tasks] == ["allow_once"] * 3
@@ -250,7 +252,7 @@ async def test_a_console_that_goes_away_denies_what_only_it_held(bus, audit):
     broker = ApprovalBroker(bus, audit=audit)
     one = broker.attach("one")
     task = asyncio.ensure_future(broker.request(ctx()))
-    await asyncio.sleep(0)
+    await until(lambda: broker.pending, what="the card")
     two = broker.attach("two")  # attached later: it holds the pending card too
     one.detach()
     await asyncio.sleep(0)
@@ -265,7 +267,7 @@ async def test_withdrawn_on_cancel_answers_cancelled(bus):
     broker.attach()
     ids: list[str] = []
     task = asyncio.ensure_future(broker.request(ctx(), on_pending=ids.append))
-    await asyncio.sleep(0)
+    await until(lambda: ids, what="the card")
     broker.withdraw(ids[0], "the turn was cancelled")
     r = await task
     assert r.outcome == "cancelled" and r.reason == "the turn was cancelled"
@@ -355,4 +357,32 @@ async def test_a_thousand_concurrent_approvals_across_twenty_sessions_each_resol
     lines = audit_lines(audit)
     assert len(lines) == 1000 and len({line["approval_id"] for line in lines}) == 1000
     assert {line["session_id"] for line in lines} == {f"s{i}" for i in range(20)}
+    assert not broker.pending
+
+
+async def test_a_request_cancelled_as_the_rules_decide_is_cancelled_not_left_waiting(
+    bus, monkeypatch
+):
+    """The rules' answer and the cancel land in the same turn of the loop: the request ends
+    cancelled (it must not swallow the cancel and go on to wait for a card nobody will answer)."""
+    from bridge import approvals
+
+    loop = asyncio.get_running_loop()
+    decided: list[asyncio.Future[object]] = []
+
+    def run(fn: object) -> asyncio.Future[object]:
+        decided.append(loop.create_future())
+        return decided[-1]
+
+    monkeypatch.setattr(approvals.RULES_THREAD, "run", run)
+    broker = ApprovalBroker(bus)
+    broker.attach("one")
+    task = asyncio.ensure_future(broker.request(ctx()))
+    await until(lambda: decided, what="the rules asked")
+    await asyncio.sleep(0)  # the request is waiting for the rules' answer
+    decided[0].set_result(approvals.Decision(None))
+    task.cancel()
+    done, _ = await asyncio.wait([task], timeout=10)
+    assert done, "the cancelled request went on waiting for a card"
+    assert task.cancelled()
     assert not broker.pending

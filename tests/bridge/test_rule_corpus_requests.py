@@ -260,7 +260,9 @@ PATHS = [
     Case("a relative path in an unknown key", "edit", {"file_path": "a.py", "extra": ["./b.py"]}),
     Case("through a symlink out of the project", "edit", {"file_path": "escape/x"}),
     Case("the project's name as a prefix", "edit", {"file_path": "HOME/src/project-old/x"}),
-    run("a write by redirection", "git status > status.txt"),
+    # A write by redirection is an edit judged by the path rules: inside the project, allowed.
+    allowed(run("a write by redirection inside the project", "git status > status.txt")),
+    run("a write by redirection outside the project", "git status > /tmp/status.txt"),
     # cannot be resolved: asked, bypass or not (a deny path rule might match)
     asked(Case("a NUL in the path", "edit", {"file_path": "a\u0000.py"})),
     asked(Case("a symlink loop", "edit", {"file_path": "loop/x"})),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import posixpath
 import shlex
 
 import pytest
@@ -39,8 +40,8 @@ DENY_RM = Rule("deny", command="rm", reason="we never delete here")
         "for f in a b; do ls $f; done",
         "ls 2>&1 | grep x",
         "ls > /dev/null",
-        "A=1 B=2 ls",
-        "env -u B A=1 git status",
+        "LC_ALL=C TZ=UTC ls",  # assignments that only choose a language or a time zone
+        "env -u B LANG=C git status",
         "sh -c 'ls && git status'",
         'bash -lc "git diff | grep x"',
     ],
@@ -413,7 +414,10 @@ def test_the_commands_find_exec_runs_are_parts_too() -> None:
     assert run("find . -execdir sh -c 'rm -rf x' \\;", allow_find, deny_rm) == "deny"
     assert run("find . -exec git {} push \\;", DENY_PUSH) == "ask"  # `{}` is a file name
     assert run("find . -exec rm {} +", allow_find) is None  # `allow find` does not allow rm
-    assert run("find . -exec grep -l x {} +", allow_find, ALLOW_GIT) == "allow"
+    # `allow find` does not cover -exec (a program it runs): a rule must name it
+    assert run("find . -exec grep -l x {} +", allow_find, ALLOW_GIT) is None
+    allow_find_exec = Rule("allow", command="find . -exec")
+    assert run("find . -exec grep -l x {} +", allow_find_exec, ALLOW_GIT) == "allow"
     assert run("sudo find . -exec rm {} +", allow_find, Rule("allow", command="sudo find")) is None
 
 
@@ -445,6 +449,7 @@ HARMLESS = ["timeout 5", "timeout -s KILL 1m", "nice -n 5", "nohup", "/usr/bin/t
             "command", "stdbuf -o0", "env -i", "xargs", "xargs -0 -n 1", "exec"]  # fmt: skip
 PRIVILEGED = ["sudo", "sudo -u bob --", "doas", "pkexec --user bob", "chroot /jail"]
 ELEVATED = ("<a privileged wrapper: never allowed by these rules>",)
+ASSIGNED = ("<an environment assignment no allow rule names>",)
 
 
 def quote_word(word: str, style: int) -> str:
@@ -474,6 +479,7 @@ def simple_commands(draw: st.DrawFn) -> tuple[list[tuple[str, ...]], str]:
         else:
             text = "A=$(echo x) " + text
             commands.append(("echo",))
+        commands.append(ASSIGNED)  # no allow rule names `A`: never allowed
     for _ in range(draw(st.integers(0, 2))):  # wrappers: the command they run is the oracle's
         wrapper = draw(st.sampled_from(HARMLESS + PRIVILEGED))
         text = f"{wrapper} {text}"
@@ -598,6 +604,87 @@ def test_the_quick_split_of_plain_commands_agrees_with_bashlex(text: str) -> Non
     for tree in trees:
         parser.walk(tree, 0, text)
     assert [p.words for p in fast.parts] == [p.words for p in parser.parts] or fast.opaque
+
+
+# Denied commands and every way to spell each option they name: (program names, words before the
+# options, {option: its spellings}, words after). A short spelling (one letter) may be grouped.
+RESPELLED = [
+    (("rm", "/bin/rm", "\\rm", "'r'm"), (), {"r": ["r", "R", "--recursive", "--recur"],
+                                             "f": ["f", "--force", "--forc"]}, ("build",)),
+    (("git",), ("push",), {"f": ["f", "--force", "--forc"]}, ("origin", "main")),
+    (("git",), ("clean",), {"f": ["f", "--force"]}, ()),
+    (("git",), ("branch",), {"d": ["d", "--delete"], "f": ["f", "--force"]}, ("old",)),
+    (("chmod",), (), {"R": ["R", "--recursive"]}, ("777", "/srv")),
+    (("cp",), (), {"r": ["r", "R", "--recursive", "a", "--archive"]}, ("a", "b")),
+    (("curl",), (), {"X": ["XDELETE", "X DELETE", "--request DELETE"]}, ("https://x.example",)),
+]  # fmt: skip
+RESPELL_RULES = RuleSet(
+    [
+        Rule(
+            "deny",
+            command=[
+                "rm -rf",
+                "git push --force",
+                "git clean -f",
+                "git branch -D",
+                "chmod -R",
+                "cp -r",
+                "curl -X DELETE",
+            ],
+        ),
+        Rule("allow", command=["rm", "git", "chmod", "cp", "curl", "ls"]),
+    ]
+)
+EXTRA = {"rm": ["-v", "-i", "--verbose"], "git": ["-q", "-v"], "chmod": ["-v", "-c"],
+         "cp": ["-v", "-n"], "curl": ["-s", "-L", "-v"]}  # fmt: skip
+
+
+@st.composite
+def respelled(draw: st.DrawFn) -> str:
+    names, before, options, after = draw(st.sampled_from(RESPELLED))
+    name = draw(st.sampled_from(names))
+    words: list[str] = []
+    group: list[str] = []
+    for spellings in options.values():
+        spelling = draw(st.sampled_from(spellings))
+        if len(spelling) == 1 and draw(st.booleans()):
+            group.append(spelling)  # written together with other short options: `-rf`
+        elif spelling.startswith("--"):
+            words.extend(spelling.split())
+        else:
+            first, *rest = spelling.split()
+            words.extend(["-" + first, *rest])
+    if group:
+        words.append("-" + "".join(draw(st.permutations(group))))
+    base = posixpath.basename(name.strip("'\\"))
+    words += draw(st.lists(st.sampled_from(EXTRA.get(base, EXTRA["rm"])), max_size=2))
+    order = draw(st.permutations(range(len(words))))
+    shuffled = [words[k] for k in order]
+    # an option and its separate value stay together
+    for k, word in enumerate(shuffled):
+        if word in ("-X", "--request") and (k + 1 >= len(shuffled) or shuffled[k + 1] != "DELETE"):
+            shuffled = [w for w in shuffled if w != "DELETE"]
+            at = shuffled.index(word)
+            shuffled.insert(at + 1, "DELETE")
+    tail = list(after)
+    if draw(st.booleans()) and base != "curl":
+        shuffled, tail = shuffled[: len(shuffled) // 2], [*tail, *shuffled[len(shuffled) // 2 :]]
+    text = " ".join([name, *before, *shuffled, *tail])
+    wrapper = draw(st.sampled_from(["", "sudo ", "timeout 5 ", "env -i ", "nice -n 5 "]))
+    shape = draw(st.integers(0, 2))
+    text = wrapper + text
+    if shape == 1:
+        text = f"bash -c {shlex.quote(text)}"
+    elif shape == 2:
+        text = f"ls && {text}"
+    return text
+
+
+@settings(max_examples=300, deadline=None)
+@given(respelled())
+def test_respelling_the_options_of_a_denied_command_never_turns_deny_into_allow(text) -> None:
+    decision = RESPELL_RULES.decide(Request(kind="execute", command=text))
+    assert decision.action == "deny", (text, decision)
 
 
 # --- paths --------------------------------------------------------------------------------------
@@ -818,7 +905,7 @@ def test_requests_from_acp_tool_calls() -> None:
     )
     assert req.command == "git status -s"
     req = Request.from_tool_call("x", {"title": "`ls -la`", "kind": "execute"})
-    assert req.command == "ls -la"  # an execute call without rawInput: its title
+    assert req.command is None and req.malformed  # never its title: a person decides
     req = Request.from_tool_call(
         "x",
         {
@@ -910,3 +997,171 @@ def test_proposals_from_requests(tmp_path) -> None:
     rule = propose_rule(Request(agent="a", kind="fetch", urls=("https://docs.example/a/b.html",)))
     assert rule is not None and rule.url == "https://docs.example/a/"
     assert propose_rule(Request(agent="a", kind="execute", command="echo x > f")) is None
+
+
+def test_proposals_name_the_assignments_and_leave_out_what_no_prefix_covers() -> None:
+    def proposed(command: str) -> tuple[str, ...] | None:
+        rule = propose_rule(Request(agent="a", kind="execute", command=command))
+        if rule is None:
+            return None
+        assert rule.check_examples() == []
+        return rule.command
+
+    assert proposed("NODE_ENV=test npm test") == ("NODE_ENV=test npm test",)
+    assert proposed("LANG=C ls -la") == ("ls",)  # only a language: nothing to name
+    assert proposed("PATH=/tmp/x; ls") is None  # an assignment of its own
+    assert proposed("find . -delete") is None  # an option that deletes: no prefix covers it
+    assert proposed("git -c core.pager=id log") is None
+    assert proposed("ls\r") is None
+
+
+# --- allow means exactly what it says ----------------------------------------------------------------
+
+BROAD = Rule(
+    "allow",
+    command=["git", "find", "sort", "sed", "rg", "base64", "tar", "less", "man", "vim", "awk"],
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c core.pager=id log",
+        "git -ccore.pager=id status",
+        "git --config-env=core.pager=X log",
+        "git --exec-path=/tmp status",
+        "git -C /elsewhere status",
+        "git -C ../other status",
+        "git --git-dir=/tmp/x/.git log",
+        "git -p log",
+        "git log --output=x",
+        "git log --outp=x",  # an abbreviation of --output
+        "git diff --ext-diff",
+        "git log --paginate",
+        "git grep -O x",
+        "git clone -u 'id' host:repo",
+        "git fetch --upload-pack=id origin",
+        "find . -exec id ;",
+        "find . -delete",
+        "find . -fprint x",
+        "sort -o x y",
+        "sort -uox y",
+        "sort --compress-program=id y",
+        "sed -i s/a/b/ f",
+        "sed -ni 1p f",
+        "sed --in-place s/a/b/ f",
+        "sed 's/a/b/e' f",
+        "sed '1w out' f",
+        "sed -f script.sed f",  # a script it reads from a file: not known here
+        "rg --pre id x",
+        "rg -z x",
+        "base64 -oout x",
+        "tar --to-command=id -xf a.tar",
+        "tar -I id -xf a.tar",
+        "less +!id f",
+        "man -P id ls",
+        "vim -c '!id' f",
+        "awk 'BEGIN { system(\"id\") }'",
+        "awk '{ print > \"/tmp/x\" }' f",
+        "GIT_PAGER=id git log",
+        "env LD_PRELOAD=x git status",
+        "PATH=/tmp git status",
+    ],
+)
+def test_an_allow_rule_does_not_cover_what_runs_programs_or_writes_files(command: str) -> None:
+    assert run(command, BROAD) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git log -p -1", "git diff -u", "git -C src status", "find . -name '*.py' -type f",
+     "sort -u f", "sed -n 1,5p f", "sed 's/a/b/g' f", "rg -n TODO", "tar -tf a.tar",
+     "less f", "man ls", "awk '{ print $1 }' f", "LC_ALL=C sort f"],
+)  # fmt: skip
+def test_an_allow_rule_still_covers_the_harmless_options(command: str) -> None:
+    assert run(command, BROAD) == "allow"
+
+
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        ("find . -exec grep", "find . -exec grep -l x {} +"),
+        ("sed -i", "sed -i s/a/b/ f"),
+        ("git -c core.pager=less log", "git -c core.pager=less log -1"),
+        ("NODE_ENV=test npm test", "NODE_ENV=test npm test"),
+        ("NODE_ENV=test npm test", "env NODE_ENV=test npm test -- x"),
+        ("GIT_PAGER=cat git log", "GIT_PAGER=cat git log -1"),
+    ],
+)
+def test_an_allow_rule_that_names_it_covers_it(rule: str, command: str) -> None:
+    assert run(command, Rule("allow", command=rule), Rule("allow", command="grep")) == "allow"
+
+
+def test_an_allow_rule_that_names_an_assignment_covers_only_that_one() -> None:
+    rule = Rule("allow", command="NODE_ENV=test npm test")
+    assert run("npm test", rule) is None  # the rule names the assignment: it must be given
+    assert run("NODE_ENV=prod npm test", rule) is None
+    assert run("NODE_ENV=test LD_PRELOAD=x npm test", rule) is None
+
+
+def test_a_write_is_a_path_request_judged_by_path_rules(tmp_path) -> None:
+    rules = [Rule("allow", command=["ls", "tee"]), Rule("allow", kind="edit", path=str(tmp_path))]
+    assert run(f"ls > {tmp_path}/list", *rules) == "allow"
+    assert run(f"ls | tee {tmp_path}/a {tmp_path}/b", *rules) == "allow"
+    assert run(f"ls | tee {tmp_path}/a /tmp/elsewhere", *rules) is None  # every file it writes
+    assert run("ls > /tmp/elsewhere", *rules) is None
+    denied = [Rule("deny", path=str(tmp_path / "secret")), *rules]
+    assert run(f"ls > {tmp_path}/secret/x", *denied) == "deny"
+
+
+@pytest.mark.parametrize(
+    ("rule", "command", "expected"),
+    [
+        # a program not in the option table: short options in any order and grouping
+        ("foo -xy", "foo -y -x a", "deny"),
+        ("foo -xy", "foo -yvx a", "deny"),
+        ("foo -x -y", "foo --long -xy", "deny"),
+        ("foo --bar -x", "foo -x --bar", "deny"),
+        ("foo --bar=1", "foo --bar=1 x", "deny"),
+        ("foo -xy", "foo -x a", None),
+        ("foo --bar", "foo --barn", None),
+        ("foo -x", "foo -- -x", None),  # after `--` a file name
+        # the table: equivalents and values however attached
+        ("rm -rf", "rm -R --force x", "deny"),
+        ("git branch -D", "git branch --delete --force x", "deny"),
+        ("git branch -D", "git branch -d x", None),
+        ("cp -r", "cp -a x y", "deny"),
+        ("curl -X DELETE", "curl --request=DELETE u", "deny"),
+        ("curl -X DELETE", "curl -X GET u", None),
+        ("dd of=/dev/sda", "dd bs=4M of=/dev/sda if=x", "deny"),
+        ("dd of=/dev/sda", "dd of=/dev/sdb", None),
+        ("mkfs -t ext4", "mkfs.ext4 /dev/x", "deny"),
+        ("mkfs -t ext4", "mkfs.vfat /dev/x", None),
+        ("kubectl delete namespace", "kubectl delete ns/prod", "deny"),
+        ("docker rmi", "docker image remove x", "deny"),
+        ("git push --delete", "git push origin :main", "deny"),
+        ("chmod 777", "chmod 0777 x", "deny"),
+        ("terraform destroy -auto-approve", "terraform apply --destroy --auto-approve", "deny"),
+        ("git push --force", "git push --force-with-lease", None),
+    ],
+)
+def test_a_deny_rule_matches_every_spelling_of_its_options(rule, command, expected) -> None:
+    assert run(command, Rule("deny", command=rule)) == expected
+
+
+def test_the_option_table_is_the_one_docs_rules_md_describes() -> None:
+    import re
+    from pathlib import Path
+
+    from bridge.options import PROGRAMS, SAME_PROGRAM
+
+    doc = (Path(__file__).parents[2] / "docs" / "rules.md").read_text()
+    table = doc.split("### The option table", 1)[1].split("\n## ", 1)[0]
+    documented = {
+        name
+        for row in table.splitlines()
+        if row.startswith("| `")
+        for name in re.findall(r"`([a-z0-9-]+)`", row.split("|")[1])
+    }
+    assert set(PROGRAMS) <= documented
+    assert documented <= set(PROGRAMS) | set(SAME_PROGRAM)

@@ -88,7 +88,9 @@ def age(path: Path) -> None:
 def ctx(
     agent: str, *, kind: str = "edit", title: str = "Edit file", path: str | None = None
 ) -> ApprovalContext:
-    tool_call = {"toolCallId": "t1", "title": title, "kind": kind}
+    tool_call: dict = {"toolCallId": "t1", "title": title, "kind": kind}
+    if kind == "execute":  # an execute call is judged by its command, never its title
+        tool_call["rawInput"] = {"command": title}
     if path:
         tool_call["locations"] = [{"path": path}]
     return ApprovalContext(

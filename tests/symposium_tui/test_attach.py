@@ -22,6 +22,7 @@ from symposium_tui.links import Target
 from tests.support.lmclient import REPO, user
 from tests.support.remote import HeadlessConsole, ServeProcess
 from tests.support.sshd import FakeHost
+from tests.support.waiting import until
 
 ASK = "ask permission to deploy"
 OPTIONS = [
@@ -48,8 +49,8 @@ def host(tmp_path) -> FakeHost:
 async def test_a_holding_broker_keeps_an_approval_for_a_console_that_attaches_later():
     broker = ApprovalBroker(ev.EventBus(), hold=True)
     asked = asyncio.ensure_future(broker.request(ctx()))
-    await asyncio.sleep(0)  # let the request reach the broker
-    assert list(broker.pending) and not asked.done()
+    await until(lambda: broker.pending, what="the request at the broker")
+    assert not asked.done()
     console = broker.attach("alice@laptop")
     console.detach()  # a console that comes and goes does not deny what is held
     assert not asked.done()
@@ -64,7 +65,7 @@ async def test_a_broker_that_does_not_hold_denies_when_its_last_console_goes():
     broker = ApprovalBroker(ev.EventBus())
     console = broker.attach("alice@laptop")
     asked = asyncio.ensure_future(broker.request(ctx()))
-    await asyncio.sleep(0)
+    await until(lambda: broker.pending, what="the request at the broker")
     console.detach()
     resolution = await asked
     assert resolution.outcome == "reject_once" and resolution.resolver == "default"
@@ -91,7 +92,7 @@ async def test_first_answer_wins_and_names_who_answered():
     broker = ApprovalBroker(bus, hold=True)
     a, b = broker.attach("alice@laptop"), broker.attach("alice@phone")
     asked = asyncio.ensure_future(broker.request(ctx()))
-    await asyncio.sleep(0)
+    await until(lambda: broker.pending, what="the request at the broker")
     (approval_id,) = broker.pending
     assert b.answer(approval_id, "deny")
     assert not a.answer(approval_id, "approve")
