@@ -273,9 +273,12 @@ class SymposiumApp(App[int]):
         """The settings screen wrote the file: the live policy and the chat's agents follow."""
         self.settings = settings
         self.settings_error = None
+        if self.bridge is not None:
+            self.bridge.approvals.apply_settings(settings)
+        if self._alive():
+            self._update_pending(self.pending_count)  # the header and cards follow the bypass
         if self.bridge is None:
             return
-        self.bridge.approvals.apply_settings(settings)
         chat = self.chat_pane()
         if chat is not None:
             chat.set_agents(self.agent_choices())
@@ -615,11 +618,29 @@ class SymposiumApp(App[int]):
             f"{pending} pending approval{'s' * (pending != 1)}"
             if pending
             else "no pending approvals"
-        )
+        ) + self._bypass_note()
         chat = self.chat_pane()
         if chat is not None:
             chat.show_pending([c.info for c in self.queue.pending])
         self.alerts.set_pending(pending)
+
+    def bypassed_agents(self) -> set[str]:
+        """The agents on bypass now: the live policy's (a card's Bypass, the settings), else the
+        settings file's."""
+        bridge = self.bridge
+        if bridge is not None:
+            return set(bridge.approvals.policy.bypass_agents)
+        return set(self.settings.bypass_agents()) if self.settings is not None else set()
+
+    def _bypass_note(self) -> str:
+        """For the header, while any agent is on bypass (and the cards of those agents say so)."""
+        agents = self.bypassed_agents()
+        if self._alive():
+            self.queue.set_bypass(agents)
+        if not agents:
+            return ""
+        names = ", ".join(sorted(agent_display_name(a, self.settings) for a in agents))
+        return f" · ⚠ bypass on: {names}"
 
     def _after_main_layout(self, screen: Screen) -> None:
         """After the console's screen is laid out: once that layout has the relabelled Approvals
@@ -842,6 +863,9 @@ class SymposiumApp(App[int]):
             self.action_queue()
             card.focus()
             card.action_deny()
+            return
+        if answer == "bypass":
+            self.queue.confirm_bypass(card.info.approval_id)
             return
         self.queue.answer(card.info.approval_id, answer)
 
