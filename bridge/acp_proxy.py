@@ -324,7 +324,7 @@ class AcpProxy:
         without a task, a parse (unless someone observes) or a re-serialization per update."""
         if not line.startswith(UPDATE_LINE) or self._client_transport.congested:
             return False  # another key order, or a slow client: the general path (with drain)
-        if self.bus.active:
+        if self.bus.active or self.bridge.approvals.keeps_always(self.name):
             try:
                 self._observe(json.loads(line).get("params"))
             except (ValueError, AttributeError):
@@ -477,7 +477,9 @@ class AcpProxy:
         client = self.client
         assert client is not None
         if is_notification:
-            if method == "session/update" and self.bus.active:
+            if method == "session/update" and (
+                self.bus.active or self.bridge.approvals.keeps_always(self.name)
+            ):
                 self._observe(params)
             with contextlib.suppress(ConnectionError):
                 await self._forward(self._client_transport, method, params)
@@ -543,7 +545,8 @@ class AcpProxy:
         return {"outcome": {"outcome": "selected", "optionId": resolution.option_id}}
 
     def _observe(self, params: Any) -> None:
-        """Events from one `session/update` (only when someone listens)."""
+        """Events from one `session/update` (only when someone listens, or a session's agent keeps
+        an "always" answer: the calls it runs unasked are audited)."""
         if not isinstance(params, dict):
             return
         update = params.get("update")
@@ -589,6 +592,13 @@ class AcpProxy:
             )
             if state.get("status") in ("completed", "failed"):
                 tools.pop(call_id, None)
+                self.bridge.approvals.tool_outcome(
+                    self.name,
+                    session_id,
+                    call_id,
+                    str(state["status"]),
+                    {k: state.get(k) for k in ("title", "kind", "rawInput")},
+                )
 
 
 async def serve_stdio(bridge: Bridge, spec: Any, *, configure: Any = None) -> int:

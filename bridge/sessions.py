@@ -720,7 +720,11 @@ class AgentSession:
                 self._tool_event(update.tool_call_id, state)
                 if state.status in ("completed", "failed"):
                     self.host.approvals.tool_outcome(
-                        self.host.name, self.id, str(update.tool_call_id), state.status
+                        self.host.name,
+                        self.id,
+                        str(update.tool_call_id),
+                        state.status,
+                        {"title": state.title, "kind": state.kind, "rawInput": state.raw_input},
                     )
                 self._emit(turn, {"type": "text", "value": text})
 

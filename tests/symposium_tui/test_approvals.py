@@ -811,3 +811,51 @@ async def test_f2_the_moment_a_card_is_added_focuses_it(make_app):
         assert card is not None and not card.is_mounted  # the same tick: its mount is under way
         app.action_queue()
         await wait_for(pilot, lambda: app.focused is card, what="the new card focused")
+
+
+async def test_what_the_agent_runs_under_its_own_always_allow_is_audited_like_any_decision(
+    make_app, tmp_path
+):
+    """`A` on Eliza's card: Eliza keeps "always allow" for the session and asks no more. The
+    next command it runs, unasked, still gets a decision line in the audit log (decided by the
+    agent's kept answer, naming the approval that granted it) and its outcome line."""
+    import json
+
+    from bridge.audit import AuditLog, verify
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.chat_pane() is not None)
+        audit = AuditLog(tmp_path / "audit.jsonl")
+        app.bridge.approvals.audit = audit
+        await pilot.press("f3", *"ask permission to run the tests", "enter")
+        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        await pilot.press("A")
+        await wait_for(pilot, lambda: "I ran the tests" in shown_text(app.query("Static")))
+        await pilot.press("f3", *"ask permission to deploy", "enter")
+        await wait_for(
+            pilot, lambda: "I ran deploy" in shown_text(app.query("Static")), what="unasked"
+        )
+        assert not app.queue.pending
+        entries = [json.loads(line) for line in audit.path.read_text().splitlines()]
+        audit.close()
+    granted, granted_outcome, kept, kept_outcome = entries
+    assert (granted["title"], granted["outcome"], granted["decider"]["kind"]) == (
+        "run the tests",
+        "allow_always",
+        "person",
+    )
+    assert (kept["type"], kept["title"], kept["outcome"]) == ("decision", "deploy", "allow_always")
+    assert kept["decider"]["kind"] == "agent_kept"
+    assert granted["approval_id"] in kept["rule"]
+    assert kept["session_id"] == granted["session_id"] and kept["agent"] == "eliza"
+    assert kept["request"]["rawInput"] == {"command": "deploy"}
+    assert (kept_outcome["type"], kept_outcome["approval_id"], kept_outcome["status"]) == (
+        "tool_outcome",
+        kept["approval_id"],
+        "completed",
+    )
+    assert granted_outcome["approval_id"] == granted["approval_id"]
+    assert verify(tmp_path / "audit.jsonl").ok
