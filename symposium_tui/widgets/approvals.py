@@ -585,6 +585,7 @@ class ApprovalCard(Widget, can_focus=True):
             self._arm_timer.stop()
         self.outcome_text = text
         self.state = "resolved"
+        self.bypass = False  # settled: nothing is asked of this card any more
 
 
 def describe_resolution(event: Any, *, mine: str | None, agent: str) -> str:
@@ -893,7 +894,9 @@ class ApprovalQueue(VerticalScroll):
     def set_bypass(self, agents: set[str]) -> None:
         """Which agents are on bypass now: their cards say so."""
         for card in self._cards.values():
-            card.bypass = card.info.host is None and card.info.agent in agents
+            card.bypass = (
+                card.state != "resolved" and card.info.host is None and card.info.agent in agents
+            )
 
     def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool:
         card = self._cards.get(approval_id)
