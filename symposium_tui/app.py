@@ -209,6 +209,7 @@ class SymposiumApp(App[int]):
         # The Approvals tab's label changed and the underline has not been put right since.
         self._relabelled = False
         self.alerts = TerminalAlerts(self, APP_NAME, enabled=alert)
+        self.audit_warnings: list[str] = []  # audit logs found not to extend their recorded head
         self._unsubscribe: Callable[[], None] | None = None
         self._return_to: tuple[str, Widget | None] | None = None
         self._settings_from: tuple[str, Widget | None] | None = None  # where F4 opened Settings
@@ -430,10 +431,39 @@ class SymposiumApp(App[int]):
         for pending in list(broker.pending.values()):
             self.queue.add(ApprovalInfo.from_pending(pending))
         self._update_pending(len(self.queue.pending))
+        self.run_worker(self._check_own_audit(), group="audit", exit_on_error=False)
         if self.settings_error:
             self.notify(f"Settings not loaded: {self.settings_error}", severity="error", timeout=10)
         for error in self.theme_errors:
             self.notify(f"Theme skipped: {error}", severity="warning", timeout=10)
+
+    def audit_warning(self, warning: str | None) -> None:
+        """A host's audit log does not extend the head recorded last: said loudly, and kept."""
+        if not warning:
+            return
+        self.audit_warnings.append(warning)
+        self.notify(warning, title="Audit log", severity="error", timeout=120)
+
+    async def _check_own_audit(self) -> None:
+        """This console's own bridge: its audit head, recorded (or found not to extend the one
+        recorded last) like an attached host's."""
+        import asyncio
+
+        from bridge.approvals import host_name
+        from bridge.audit import head_report
+        from symposium_tui import audit_heads
+
+        bridge = self.bridge
+        audit = bridge.approvals.audit if bridge is not None else None
+        if audit is None:
+            return
+        host = host_name()
+        try:
+            report = await asyncio.to_thread(head_report, audit.path, audit_heads.seen(host))
+            warning = audit_heads.observe(host, report)
+        except (OSError, ValueError) as exc:
+            warning = f"audit heads not checked: {exc}"
+        self.audit_warning(warning)
 
     def _focus_later(self, tab: str, focus: Callable[[], Any]) -> None:
         """Focus after the next refresh, unless the person has moved to another tab meanwhile
@@ -526,6 +556,8 @@ class SymposiumApp(App[int]):
                     title="Rule suggested",
                     timeout=10,
                 )
+        elif event.type == "audit_head":
+            self.audit_warning(event.warning)
         elif event.type == "link_state":
             if event.state == "up":
                 self.notify(f"Attached to {event.host}.", timeout=3)

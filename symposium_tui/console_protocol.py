@@ -27,6 +27,7 @@ PROTOCOL_VERSION = 1
 HELLO = "console/hello"
 ANSWER = "console/answer"
 APPROVE_SESSION = "console/approveSession"
+AUDIT_HEAD = "console/auditHead"
 REQUESTED = "console/approvalRequested"
 RESOLVED = "console/approvalResolved"
 ANSWERS = ("approve", "deny", "bypass", "allow_always", "reject_always")
@@ -89,6 +90,7 @@ class ConsoleConnection:
         peer.on_request(HELLO, self.hello)
         peer.on_request(ANSWER, self.answer)
         peer.on_request(APPROVE_SESSION, self.approve_session)
+        peer.on_request(AUDIT_HEAD, self.audit_head)
 
     async def hello(self, params: Any, request_id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
@@ -148,6 +150,21 @@ class ConsoleConnection:
         if not isinstance(connection, str) or not isinstance(session, str):
             raise RpcError(INVALID_PARAMS, "Invalid params: connection and sessionId are required")
         return {"approved": self.broker.approve_all(connection, session, who=self.handle.name)}
+
+    async def audit_head(self, params: Any, request_id: Any) -> dict[str, Any]:
+        """The head of this host's audit log, and whether its chain still passes through the head
+        the console saw last (`seen`: `{log, seq, head}` items; see `bridge.audit.head_report`)."""
+        if self.handle is None:
+            raise RpcError(INVALID_PARAMS, "Invalid params: send console/hello first")
+        seen = params.get("seen") if isinstance(params, dict) else None
+        audit = self.broker.audit
+        if audit is None:
+            return {"audit": None}
+        from bridge.audit import head_report
+
+        items = [s for s in seen if isinstance(s, dict)] if isinstance(seen, list) else []
+        report = await asyncio.to_thread(head_report, audit.path, items)
+        return {"audit": report, "host": self.broker.host_name}
 
     def close(self) -> None:
         if self._unsubscribe is not None:
