@@ -859,3 +859,48 @@ async def test_what_the_agent_runs_under_its_own_always_allow_is_audited_like_an
     )
     assert granted_outcome["approval_id"] == granted["approval_id"]
     assert verify(tmp_path / "audit.jsonl").ok
+
+
+async def test_the_console_records_its_own_bridges_audit_head_and_warns_when_it_was_rewritten(
+    make_app, hosted, tmp_path
+):
+    import json
+
+    from bridge.approvals import host_name
+    from bridge.audit import AuditLog, entry_hash
+    from symposium_tui import audit_heads
+
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path)
+    for n in range(3):
+        log.append({"type": "decision", "ts": 1000.0 + n, "title": f"call {n}"})
+    hosted.bridge.approvals.audit = log
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: audit_heads.seen(host_name()), what="the head recorded")
+    assert not app.audit_warnings
+    (recorded,) = audit_heads.seen(host_name())
+    assert recorded["seq"] == 3 and recorded["log"] == str(path)
+
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    entries[0]["title"] = "rewritten"
+    prev, out = "", []
+    for entry in entries:
+        entry = {k: v for k, v in entry.items() if k != "hash"}
+        entry["prev"] = prev
+        entry["hash"] = prev = entry_hash(entry)
+        out.append(json.dumps(entry) + "\n")
+    path.write_text("".join(out))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.audit_warnings, what="the warning")
+        (warning,) = app.audit_warnings
+        assert "no longer extends the head this console recorded" in warning
+        await wait_for(
+            pilot,
+            lambda: any(
+                n.title == "Audit log" and n.severity == "error" for n in app._notifications
+            ),
+            what="the warning shown",
+        )
+    log.close()
