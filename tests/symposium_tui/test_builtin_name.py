@@ -49,7 +49,9 @@ async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_th
 
         other = asker.ask(run_call("deploy"), agent="claude-code")
         await wait_for(pilot, lambda: len(app.queue.pending) == 2)
-        assert str(app.queue.pending[1].border_title).startswith("Claude Code · ")
+        await wait_for(  # its border is drawn once it is mounted
+            pilot, lambda: str(app.queue.pending[1].border_title).startswith("Claude Code · ")
+        )
 
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.focused is card)
