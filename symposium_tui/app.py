@@ -662,17 +662,23 @@ class SymposiumApp(App[int]):
         bridge = self.bridge
         if bridge is not None:
             return set(bridge.approvals.policy.bypass_agents)
+        if self.links is not None and self._connect is None:
+            return set()  # a console with no bridge of its own: its hosts' cards say it
         return set(self.settings.bypass_agents()) if self.settings is not None else set()
 
     def _bypass_note(self) -> str:
         """For the header, while any agent is on bypass (and the cards of those agents say so)."""
         agents = self.bypassed_agents()
+        names = {agent_display_name(a, self.settings) for a in agents}
         if self._alive():
             self.queue.set_bypass(agents)
-        if not agents:
-            return ""
-        names = ", ".join(sorted(agent_display_name(a, self.settings) for a in agents))
-        return f" · ⚠ bypass on: {names}"
+            # an attached host's: known from its cards (asked anyway, by a rule there)
+            names.update(
+                f"{c.info.agent_display} on {c.info.host}"
+                for c in self.queue.pending
+                if c.info.host is not None and c.info.host_bypass
+            )
+        return f" · ⚠ bypass on: {', '.join(sorted(names))}" if names else ""
 
     def _after_main_layout(self, screen: Screen) -> None:
         """After the console's screen is laid out: once that layout has the relabelled Approvals

@@ -40,9 +40,11 @@ def is_hello(line: bytes) -> bool:
     return _HELLO_MARK in line[:512]
 
 
-def card_of_pending(approval: PendingApproval, host: str) -> dict[str, Any]:
+def card_of_pending(approval: PendingApproval, host: str, bypass: bool = False) -> dict[str, Any]:
+    """`bypass`: the agent is on bypass on this host (the card was asked anyway, by a rule)."""
     ctx = approval.ctx
     return {
+        "bypass": bypass,
         "approvalId": approval.id,
         "host": host,
         "connection": ctx.connection,
@@ -54,8 +56,9 @@ def card_of_pending(approval: PendingApproval, host: str) -> dict[str, Any]:
     }
 
 
-def card_of_event(event: ev.ApprovalRequested, host: str) -> dict[str, Any]:
+def card_of_event(event: ev.ApprovalRequested, host: str, bypass: bool = False) -> dict[str, Any]:
     return {
+        "bypass": bypass,
         "approvalId": event.approval_id,
         "host": host,
         "connection": event.connection,
@@ -116,13 +119,17 @@ class ConsoleConnection:
         return {
             "protocol": PROTOCOL_VERSION,
             "host": host,
-            "pending": [card_of_pending(p, host) for p in list(self.broker.pending.values())],
+            "pending": [
+                card_of_pending(p, host, p.ctx.agent in self.broker.policy.bypass_agents)
+                for p in list(self.broker.pending.values())
+            ],
         }
 
     def _on_event(self, event: Any) -> None:
         kind = getattr(event, "type", "")
         if kind == "approval_requested":
-            self.peer.notify(REQUESTED, card_of_event(event, self.broker.host_name))
+            bypass = event.agent in self.broker.policy.bypass_agents
+            self.peer.notify(REQUESTED, card_of_event(event, self.broker.host_name, bypass))
         elif kind == "approval_resolved" and event.resolver != "policy":
             self.peer.notify(RESOLVED, resolved_of_event(event))
 

@@ -441,6 +441,7 @@ class LinkSet:
                     options=payload.get("options") or [],
                     ts=payload.get("created") or 0.0,
                     host=link.label,
+                    bypass=payload.get("bypass") is True,
                 )
             )
         elif kind == "resolved":

@@ -68,6 +68,7 @@ class ApprovalInfo:
     received: float = field(default_factory=time.time)
     host: str | None = None  # the machine that asks, for a card from an attached host
     agent_name: str = ""  # the agent's name for a person; `agent` stays the id rules match
+    host_bypass: bool = False  # a card from an attached host: its agent is on bypass there
 
     @property
     def agent_display(self) -> str:
@@ -89,6 +90,7 @@ class ApprovalInfo:
             list(event.options),
             event.ts,
             getattr(event, "host", None),
+            host_bypass=getattr(event, "bypass", False) is True,
         )
 
     @classmethod
@@ -894,9 +896,8 @@ class ApprovalQueue(VerticalScroll):
     def set_bypass(self, agents: set[str]) -> None:
         """Which agents are on bypass now: their cards say so."""
         for card in self._cards.values():
-            card.bypass = (
-                card.state != "resolved" and card.info.host is None and card.info.agent in agents
-            )
+            on = card.info.host_bypass if card.info.host is not None else card.info.agent in agents
+            card.bypass = card.state != "resolved" and on
 
     def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool:
         card = self._cards.get(approval_id)

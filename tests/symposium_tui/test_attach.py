@@ -196,6 +196,38 @@ async def test_an_attaching_console_records_the_audit_head_and_warns_when_it_was
         await serve.stop()
 
 
+async def test_a_card_from_a_host_where_its_agent_is_on_bypass_says_so(host):
+    """Eliza on bypass on the host, an ask rule that asks anyway: the card an attached console
+    gets says bypass is on there, and the console shows it on the card and in the header."""
+    from bridge.rules import Rule
+    from bridge.settings import SettingsStore
+    from symposium_tui.app import SymposiumApp
+    from symposium_tui.links import LinkSet
+    from tests.support.console import wait_for
+
+    store = SettingsStore(host.config_dir / "settings.toml")
+    store.set_agent_bypass("eliza", True)
+    store.add_rule(Rule("ask", command="deploy"))
+    serve = await ServeProcess.start(host)
+    client = await serve.client()
+    links = LinkSet([Target("local", socket=host.runtime_dir / "console.sock")], post=print)
+    app = SymposiumApp(links=links, arm_delay=0.0, linger=0.0, alert=False)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            chat = client.chat_start([user(ASK)])
+            card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+            assert card.info.host == "local" and card.info.host_bypass
+            await wait_for(pilot, lambda: "bypass on for Eliza" in str(card.border_subtitle))
+            await wait_for(pilot, lambda: "⚠ bypass on: Eliza (built in) on local" in app.sub_title)
+            assert links.answer(card.info.approval_id, "approve")
+            response = await asyncio.wait_for(chat, 30)
+            assert response.text.endswith("I ran deploy.")
+    finally:
+        await links.stop()
+        await client.close()
+        await serve.stop()
+
+
 async def test_approve_all_of_a_session_reaches_the_host_the_card_came_from(host):
     serve = await ServeProcess.start(host)
     client = await serve.client()
