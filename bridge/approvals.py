@@ -266,6 +266,7 @@ class ApprovalBroker:
         # sessions whose agent keeps an "always" answer: (connection, session) → the approval
         # that granted it, its kind, and the agent
         self._kept: dict[tuple[str, str], tuple[str, str, str]] = {}
+        self._kept_connections: set[str] = set()  # the connections of those sessions
 
     def apply_settings(self, settings: Settings) -> None:
         """The persisted part of the policy follows the settings file (agents with bypass, rules);
@@ -550,6 +551,7 @@ class ApprovalBroker:
                 resolution.outcome,
                 ctx.agent,
             )
+            self._kept_connections.add(ctx.connection)
             while len(self._kept) > 4096:
                 self._kept.pop(next(iter(self._kept)))
         if resolution.outcome in ("allow_once", "allow_always"):
@@ -598,7 +600,7 @@ class ApprovalBroker:
     def keeps_always(self, connection: str) -> bool:
         """Whether the agent of some session of `connection` keeps an "always" answer (so its
         tool calls are followed, to audit the ones it runs without asking)."""
-        return any(c == connection for c, _ in self._kept)
+        return connection in self._kept_connections
 
     def _audit_kept(
         self, key: tuple[str, str, str], kept: tuple[str, str, str], tool_call: dict[str, Any]
