@@ -670,8 +670,10 @@ class SymposiumApp(App[int]):
         """For the header, while any agent is on bypass (and the cards of those agents say so)."""
         agents = self.bypassed_agents()
         names = {agent_display_name(a, self.settings) for a in agents}
+        sessions = set(self.bridge.approvals.policy.session_bypass) if self.bridge else set()
+        names.update(f"session {session}" for _, session in sessions)
         if self._alive():
-            self.queue.set_bypass(agents)
+            self.queue.set_bypass(agents, sessions)
             # an attached host's: known from its cards (asked anyway, by a rule there)
             names.update(
                 f"{c.info.agent_display} on {c.info.host}"
@@ -929,12 +931,31 @@ class SymposiumApp(App[int]):
                 severity="warning",
             )
             return
-        self.bridge.approvals.policy.session_bypass.add((info.connection, info.session_id))
-        n = self.queue.approve_session(info.connection, info.session_id)
-        self.notify(
-            f"Session {info.session_id} of {info.agent_display} is allowed everything until it ends "
-            f"(not saved); approved {n} pending."
+        from symposium_tui.screens.confirm import Confirm
+        from symposium_tui.widgets.approvals import still_asked_by
+
+        rules = "; ".join(still_asked_by(self, info.agent)) or "none is set now"
+        question = (
+            f"Bypass session {info.session_id} of {info.agent_display}?\n\n"
+            "• Every later request of this session is approved without a card (this session "
+            "only; its agent's other sessions are still asked).\n"
+            "• Not saved: it ends with the session.\n"
+            f"• Deny and ask rules still apply to it: {rules}.\n"
+            "• Its pending requests are approved now."
         )
+
+        def answered(yes: bool | None) -> None:
+            if not yes or self.bridge is None:
+                return
+            self.bridge.approvals.policy.session_bypass.add((info.connection, info.session_id))
+            n = self.queue.approve_session(info.connection, info.session_id)
+            self._update_pending(len(self.queue.pending))
+            self.notify(
+                f"Session {info.session_id} of {info.agent_display} is allowed everything until "
+                f"it ends (not saved); approved {n} pending."
+            )
+
+        self.push_screen(Confirm(question, "bypass this session", "keep asking"), answered)
 
     def set_theme(self, name: str, *, remember: bool = True) -> None:
         self.theme = name

@@ -402,7 +402,7 @@ class ApprovalCard(Widget, can_focus=True):
         self.set_class(on, "-bypass")
         self.border_subtitle = (
             f"⚠ bypass on for {escape(self.info.agent_display)}: a rule asks anyway" if on else ""
-        )
+        )  # (or for its session)
 
     def _theme_changed(self, theme: Any) -> None:
         # The diff and key colours are Rich styles read from the theme's CSS: read them again.
@@ -893,10 +893,20 @@ class ApprovalQueue(VerticalScroll):
         still = still_asked_by(self.app, card.info.agent)
         self.app.push_screen(ConfirmBypass(card.info.agent_display, still, approves=True), answered)
 
-    def set_bypass(self, agents: set[str]) -> None:
-        """Which agents are on bypass now: their cards say so."""
+    def set_bypass(
+        self,
+        agents: set[str],
+        sessions: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
+    ) -> None:
+        """Which agents (and sessions: connection, session id) are on bypass now: their cards say
+        so."""
         for card in self._cards.values():
-            on = card.info.host_bypass if card.info.host is not None else card.info.agent in agents
+            i = card.info
+            on = (
+                i.host_bypass
+                if i.host is not None
+                else i.agent in agents or (i.connection, i.session_id) in sessions
+            )
             card.bypass = card.state != "resolved" and on
 
     def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool:

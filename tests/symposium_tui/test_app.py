@@ -10,7 +10,7 @@ from textual.widgets import DataTable, Input, Static
 
 from bridge.approvals import Rule
 from bridge.settings import AgentConfig
-from symposium_tui.screens.confirm import ConfirmBypass
+from symposium_tui.screens.confirm import Confirm, ConfirmBypass
 from tests.support.console import run_call, shown_text, wait_for
 
 SIZE = (80, 24)
@@ -148,8 +148,22 @@ async def test_bypass_this_session_allows_its_later_requests_without_saving(
     async with app.run_test(size=SIZE) as pilot:
         first = asker.ask(run_call("one"), session="s4")
         await wait_for(pilot, lambda: app.queue.pending)
+        app.bypass_current_session()  # asks first, and says what it covers
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, Confirm) and app.screen.query("#confirm-text")
+        )
+        text = " ".join(str(app.screen.query_one("#confirm-text").render()).split())
+        assert "Bypass session s4 of claude-code?" in text
+        assert "this session only" in text and "Not saved" in text
+        assert "Deny and ask rules still apply" in text
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, Confirm))
+        assert not first.done() and not app.bridge.approvals.policy.session_bypass
         app.bypass_current_session()
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("y")
         assert (await first).outcome == "allow_once"
+        await wait_for(pilot, lambda: "⚠ bypass on: session s4" in app.sub_title)
         later = await asker.ask(run_call("two"), session="s4")
         assert (later.resolver, later.rule) == ("policy", "session bypass")
         other = asker.ask(run_call("three"), session="s5")

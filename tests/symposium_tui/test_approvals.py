@@ -120,7 +120,10 @@ async def test_b_bypasses_the_agent_saves_it_and_its_next_request_needs_no_card(
         assert "bypass" not in app.sub_title and not card.border_subtitle
         # `b` alone turns nothing on: it asks, and says what bypass covers
         await pilot.press("b")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmBypass))
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ConfirmBypass) and app.screen.query("#confirm-text"),
+        )
         text = str(app.screen.query_one("#confirm-text").render())
         for said in (
             "Turn bypass on for claude-code?",
