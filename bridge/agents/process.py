@@ -29,6 +29,7 @@ from bridge.tasks import TaskSupervisor
 log = logging.getLogger(__name__)
 
 STREAM_LIMIT = 64 * 1024 * 1024
+STDERR_LINE_LIMIT = 32 * 1024  # characters of one stderr line kept (and redacted)
 MARK_ENV = "SYMPOSIUM_AGENT_MARK"
 
 
@@ -111,7 +112,11 @@ class AgentProcess:
                 return
             if not line:
                 return
-            text = redact_free_text(line.decode("utf-8", "replace").rstrip("\r\n"), self.secrets)
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            if len(text) > STDERR_LINE_LIMIT:  # diagnostics, not data: bounded redaction cost
+                more = len(text) - STDERR_LINE_LIMIT
+                text = f"{text[:STDERR_LINE_LIMIT]} … ({more} more characters)"
+            text = redact_free_text(text, self.secrets)
             self.stderr_tail.append(text)
             log.debug("agent %s stderr: %s", self.command, text)
             if self._on_stderr is not None:
