@@ -390,7 +390,7 @@ class AcpProxy:
         without a task, a parse (unless someone observes) or a re-serialization per update."""
         if not line.startswith(UPDATE_LINE) or self._client_transport.congested:
             return False  # another key order, or a slow client: the general path (with drain)
-        if self.bus.active or self._awaited:
+        if self.bus.active or self._awaited or self.bridge.approvals.keeps_always(self.name):
             try:
                 self._observe(json.loads(line).get("params"))
             except (ValueError, AttributeError):
@@ -550,7 +550,9 @@ class AcpProxy:
         client = self.client
         assert client is not None
         if is_notification:
-            if method == "session/update" and (self.bus.active or self._awaited):
+            if method == "session/update" and (
+                self.bus.active or self._awaited or self.bridge.approvals.keeps_always(self.name)
+            ):
                 self._observe(params)
             with contextlib.suppress(ConnectionError):
                 await self._forward(self._client_transport, method, params)
@@ -695,7 +697,8 @@ class AcpProxy:
 
     def _observe(self, params: Any) -> None:
         """One `session/update` read into the core's records (`bridge.acp_updates`): the
-        console's events, and the outcome of an approved tool call."""
+        console's events, and the outcome of an approved tool call (or of one the agent ran
+        unasked under an "always" answer it keeps, audited as such)."""
         if not isinstance(params, dict):
             return
         update = params.get("update")

@@ -211,4 +211,5 @@ def record_tool(
         )
     )
     if reading.finished and reading.kind == "tool_call_update":
-        approvals.tool_outcome(connection, session_id, call_id, str(state.status))
+        seen = {"title": state.title, "kind": state.kind, "rawInput": state.raw_input}
+        approvals.tool_outcome(connection, session_id, call_id, str(state.status), seen)

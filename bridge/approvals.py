@@ -15,6 +15,11 @@ Answers map to the agent's options by *kind* (option ids are agent-specific): Ap
 `allow_once`, Deny → `reject_once`, Bypass → `allow_once` and the agent's bypass is persisted;
 the agent's own `allow_always` / `reject_always` when it offered them. A missing option falls back
 to `cancelled`.
+
+The agent keeps its own "always" answer and stops asking for what it covers (Eliza: the rest of
+the session). Those later tool calls are audited all the same: a tool call of such a session that
+ends without having been asked about gets a decision line of its own (decider `agent_kept`, naming
+the approval that granted it), then its outcome line, as an asked one does.
 """
 
 from __future__ import annotations
@@ -376,6 +381,12 @@ class ApprovalBroker:
         self._console_ids = itertools.count(1)
         # approved calls waiting for their outcome: (connection, session, tool call id) → approval
         self._approved: dict[tuple[str, str, str], str] = {}
+        # every tool call a decision was made about (approved or not)
+        self._decided: dict[tuple[str, str, str], str] = {}
+        # sessions whose agent keeps an "always" answer: (connection, session) → the approval
+        # that granted it, its kind, and the agent
+        self._kept: dict[tuple[str, str], tuple[str, str, str]] = {}
+        self._kept_connections: set[str] = set()  # the connections of those sessions
 
     def apply_settings(self, settings: Settings) -> None:
         """The persisted part of the policy follows the settings file (agents with bypass, rules);
@@ -706,8 +717,20 @@ class ApprovalBroker:
         )
         if audit:
             self._audit_decision(approval, resolution)
+        key = (ctx.connection, ctx.session_id, str(ctx.tool_call.get("toolCallId")))
+        self._decided[key] = approval.id
+        while len(self._decided) > 4096:
+            self._decided.pop(next(iter(self._decided)))
+        if resolution.outcome in ("allow_always", "reject_always"):
+            self._kept[(ctx.connection, ctx.session_id)] = (
+                approval.id,
+                resolution.outcome,
+                ctx.agent,
+            )
+            self._kept_connections.add(ctx.connection)
+            while len(self._kept) > 4096:
+                self._kept.pop(next(iter(self._kept)))
         if resolution.outcome in ("allow_once", "allow_always"):
-            key = (ctx.connection, ctx.session_id, str(ctx.tool_call.get("toolCallId")))
             self._approved[key] = approval.id
             while len(self._approved) > 4096:
                 self._approved.pop(next(iter(self._approved)))
@@ -766,6 +789,42 @@ class ApprovalBroker:
         except Exception:
             log.exception("audit log write failed")
 
+    def keeps_always(self, connection: str) -> bool:
+        """Whether the agent of some session of `connection` keeps an "always" answer (so its
+        tool calls are followed, to audit the ones it runs without asking)."""
+        return connection in self._kept_connections
+
+    def _audit_kept(
+        self, key: tuple[str, str, str], kept: tuple[str, str, str], tool_call: dict[str, Any]
+    ) -> str:
+        """The decision line of a call the agent ran (or refused) without asking, under the
+        "always" answer it keeps for this session."""
+        granted_by, kind, agent = kept
+        connection, session_id, tool_call_id = key
+        approval = PendingApproval(
+            id=uuid.uuid4().hex[:12],
+            ctx=ApprovalContext(
+                connection,
+                session_id,
+                agent,
+                {"toolCallId": tool_call_id, **tool_call},
+                [{"optionId": None, "kind": kind}],
+            ),
+            future=asyncio.get_running_loop().create_future(),
+        )
+        self._decided[key] = approval.id
+        said = "allow" if kind == "allow_always" else "reject"
+        resolution = Resolution(
+            kind,
+            None,
+            "agent",
+            rule=f"the agent's own always-{said} (approval {granted_by})",
+            reason=f"not asked: the agent keeps the always-{said} answered in approval "
+            f"{granted_by} for this session",
+        )
+        self._audit_decision(approval, resolution)
+        return approval.id
+
     def audit_pending_as_denied(self, reason: str) -> None:
         """The event loop is stuck and the process is about to be killed (called from another
         thread): write every approval still pending to the audit log as denied by default,
@@ -796,6 +855,8 @@ class ApprovalBroker:
             return {"kind": "person", "person": None, "via": f"front door {ctx.connection}"}
         if resolution.resolver == "timeout":
             return {"kind": "timeout", "reason": resolution.reason}
+        if resolution.resolver == "agent":  # the agent's own kept "always" answer
+            return {"kind": "agent_kept", "rule": resolution.rule}
         if resolution.resolver == "client":  # an ACP client's own permission UI
             return {"kind": "person", "person": None, "via": f"ACP client {ctx.connection}"}
         if resolution.resolver == "policy":
@@ -806,10 +867,22 @@ class ApprovalBroker:
         return {"kind": kind, "reason": resolution.reason}
 
     def tool_outcome(
-        self, connection: str, session_id: str, tool_call_id: str, status: str
+        self,
+        connection: str,
+        session_id: str,
+        tool_call_id: str,
+        status: str,
+        tool_call: dict[str, Any] | None = None,
     ) -> None:
-        """The agent reported how an approved call ended: recorded next to the decision."""
-        approval_id = self._approved.pop((connection, session_id, str(tool_call_id)), None)
+        """The agent reported how a call ended: recorded next to its decision. A call nobody was
+        asked about in a session whose agent keeps an "always" answer was decided by that answer:
+        it gets its decision line first (`tool_call`: its title, kind and rawInput)."""
+        key = (connection, session_id, str(tool_call_id))
+        approval_id = self._approved.pop(key, None)
+        if approval_id is None and key not in self._decided:
+            kept = self._kept.get((connection, session_id))
+            if kept is not None:
+                approval_id = self._audit_kept(key, kept, tool_call or {})
         if approval_id is None or self.audit is None:
             return
         try:

@@ -4,9 +4,16 @@ Each line is one JSON object. Besides what it records it carries `seq` (1, 2, 3,
 `prev` (the previous entry's `hash`; "" for the first) and `hash`: the SHA-256 of the entry's
 canonical JSON (sorted keys, no spaces, without `hash` itself). So an edited entry no longer
 matches its hash, and a removed or reordered entry breaks the `seq` count and the `prev` link of
-the entry after it. `verify` reports the first of each; it prints the head (the last hash) too:
-truncating the end of the file leaves a valid shorter chain, which only a head recorded elsewhere
-(`symposium-tui audit verify --head …`) reveals.
+the entry after it. `verify` reports the first of each; it prints the head (the last hash) too.
+
+What the chain proves, and what it cannot: any process of the same user can rewrite the whole file
+and compute every hash again, and a truncated file is a valid shorter chain, so the chain alone
+only catches careless edits. A head kept *outside* the file is the anchor: `head()` (`symposium-tui
+audit head`) reads it, every console that attaches records each host's heads in its own state
+directory and warns when a later head does not extend the last one it saw, and `verify(…, heads=…)`
+(`audit verify --head SEQ:HASH|HASH|FILE`) fails unless the chain still passes through every head
+recorded: a rewrite, a removal or a truncation before a recorded head is caught, one after it
+cannot be.
 
 Two kinds of entry: `"type": "decision"` (the request, who or what decided, the hash of the exact
 arguments approved) and `"type": "tool_outcome"` (the agent's report of how an approved call ended,
@@ -177,11 +184,46 @@ class Problem:
         return f"line {self.line}{seq}: {self.what}"
 
 
+@dataclass(frozen=True)
+class Head:
+    """Where a chain ended when it was looked at: the last entry's `seq` and `hash` (`SEQ:HASH`).
+    A seq of None (a bare hash) matches the entry with that hash wherever it is."""
+
+    seq: int | None
+    hash: str
+
+    def __str__(self) -> str:
+        return self.hash if self.seq is None else f"{self.seq}:{self.hash}"
+
+    @classmethod
+    def parse(cls, text: str) -> Head:
+        seq, sep, digest = text.strip().rpartition(":")
+        if not sep:
+            return cls(None, digest)
+        if not seq.isdigit() or not digest:
+            raise ValueError(f"not a head: {text!r} (SEQ:HASH, or a HASH)")
+        return cls(int(seq), digest)
+
+
+def head(path: str | os.PathLike[str]) -> Head:
+    """The chain's head now, read from its last line (cheap: the file is not walked)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return Head(0, "")
+    try:
+        seq, digest = _link_of(_last_line(fd))
+    finally:
+        os.close(fd)
+    return Head(seq, digest)
+
+
 @dataclass
 class Verification:
     entries: int = 0
     unchained: int = 0
     head: str = ""
+    seq: int = 0  # the last entry's
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -189,8 +231,16 @@ class Verification:
         return not self.problems
 
 
-def verify(path: str | os.PathLike[str], *, head: str | None = None) -> Verification:
-    """Check the whole chain: every hash, every `seq`, every `prev` link (and the head, if given)."""
+def verify(
+    path: str | os.PathLike[str],
+    *,
+    head: str | None = None,
+    heads: Iterable[Head] = (),
+) -> Verification:
+    """Check the whole chain: every hash, every `seq`, every `prev` link; that it ends at `head`,
+    when given; and that it passes through each of `heads` (recorded earlier, elsewhere)."""
+    wanted = {h.hash: h for h in heads}
+    found: dict[str, int] = {}
     result = Verification()
     expected_seq = 1
     prev = ""
@@ -238,13 +288,63 @@ def verify(path: str | os.PathLike[str], *, head: str | None = None) -> Verifica
                     )
                 )
             prev = record.get("hash", "")
+            if prev in wanted and isinstance(seq, int):
+                found[prev] = seq
             expected_seq = (seq if isinstance(seq, int) else expected_seq) + 1
     result.head = prev if chained else ""
+    result.seq = expected_seq - 1 if chained else 0
+    for recorded in wanted.values():
+        at = found.get(recorded.hash)
+        if at is None or (recorded.seq is not None and at != recorded.seq):
+            result.problems.append(
+                Problem(
+                    0,
+                    recorded.seq,
+                    f"the chain does not pass through the head recorded earlier ({recorded}): "
+                    "the log was rewritten, cut or replaced since",
+                )
+            )
     if head is not None and head != result.head:
         result.problems.append(
             Problem(0, None, f"the chain ends at {result.head or 'nothing'}, not at {head}")
         )
     return result
+
+
+def head_report(
+    path: str | os.PathLike[str], seen: Iterable[dict[str, Any]] = ()
+) -> dict[str, Any]:
+    """What a host tells a console about its audit log: where it is, its head now, and — when
+    the console says which head it saw last for this log (`seen`: `{log, seq, head}` items) —
+    whether the chain still passes through that one (`extends`; None: nothing seen before)."""
+    log = os.path.abspath(path)
+    last = next(
+        (
+            Head(s.get("seq") if isinstance(s.get("seq"), int) else None, str(s.get("head")))
+            for s in seen
+            if isinstance(s, dict) and s.get("log") == log and s.get("head")
+        ),
+        None,
+    )
+    if last is None:
+        now = head(path)
+        return {"log": log, "seq": now.seq, "head": now.hash, "extends": None, "problems": []}
+    if not os.path.exists(path):
+        return {
+            "log": log,
+            "seq": 0,
+            "head": "",
+            "extends": False,
+            "problems": ["the audit log is gone"],
+        }
+    result = verify(path, heads=[last])
+    return {
+        "log": log,
+        "seq": result.seq,
+        "head": result.head,
+        "extends": result.ok,
+        "problems": [str(p) for p in result.problems[:5]],
+    }
 
 
 def read_entries(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

@@ -30,6 +30,21 @@ def audit_path() -> Path:
     return config_dir() / "audit.jsonl"
 
 
+def state_dir() -> Path:
+    """What a console keeps for itself between runs (the audit heads it has seen)."""
+    explicit = os.environ.get("SYMPOSIUM_STATE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".local" / "state"
+    return base / "symposium"
+
+
+def audit_heads_path() -> Path:
+    """The audit heads this console has seen, per host and log (`symposium_tui.audit_heads`)."""
+    return state_dir() / "audit-heads.json"
+
+
 def runtime_dir_path() -> str:
     """`runtime_dir()` as a string, with nothing but `os` (the endpoint's start-up path)."""
     explicit = os.environ.get("SYMPOSIUM_RUNTIME_DIR")

@@ -5,6 +5,9 @@ send other credentials under telling names. `redact(value)` returns a copy of a 
 with every `env` value, and everything under a key that names a secret (`*KEY*`, `*TOKEN*`,
 `*SECRET*`, `*PASSWORD*`, `Authorization`, `Cookie`, credentials), replaced by `[redacted]`.
 `redact_line(bytes)` does the same to one JSON wire line, cheaply when it holds nothing to hide.
+`redact_free_text(text, secrets)` does it to free text, such as what an agent writes on its stderr:
+known secret values, `NAME=value` / `"name": "value"` with a secret-naming NAME, `Bearer …`
+credentials, a URL's password, and the shapes of well-known API keys.
 Standard library only.
 """
 
@@ -178,3 +181,46 @@ def redact_text(text: str, secrets: list[str]) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, REDACTED)
     return text
+
+
+# Free text: `API_KEY=…`, `token: …`, `"apiKey": "…"`; the value runs to a quote, space or separator.
+_ASSIGNMENT = re.compile(
+    r"""(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P<sep>["']?[ \t]*[:=][ \t]*["']?)"""
+    r"""(?P<value>[^\s"',;&]+)"""
+)
+_SCHEME_CREDENTIAL = re.compile(r"(?i)\b(bearer|basic)([ \t]+)[A-Za-z0-9._~+/=-]{6,}")
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]+@")
+# Well-known API key shapes (OpenAI/Anthropic, GitHub, Slack, AWS access keys, Google).
+_KEY_SHAPES = re.compile(
+    r"\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35})"
+)
+
+
+def _assignment(match: re.Match[str]) -> str:
+    value = match.group("value")
+    if not sensitive_key(match.group("key")) or value == REDACTED:
+        return match.group(0)
+    if value.lower() in ("bearer", "basic"):  # its credential follows (and is redacted)
+        return match.group(0)
+    return match.group("key") + match.group("sep") + REDACTED
+
+
+def redact_free_text(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
+    """Free text (an agent's stderr line, an error) as it may be logged, traced or shown: each of
+    `secrets` (values known to be secret) replaced, then every value a secret-naming key assigns,
+    `Bearer`/`Basic` credentials, a URL's password and well-known API key shapes."""
+    text = redact_text(text, list(secrets))
+    text = _SCHEME_CREDENTIAL.sub(lambda m: m.group(1) + m.group(2) + REDACTED, text)
+    text = _URL_PASSWORD.sub(lambda m: m.group(1) + REDACTED + "@", text)
+    text = _ASSIGNMENT.sub(_assignment, text)
+    return _KEY_SHAPES.sub(REDACTED, text)
+
+
+def environment_secrets(env: Any = None) -> list[str]:
+    """The values of the variables of `env` (default: this process's environment) whose names
+    say they are secret: an agent inherits them, and may print them."""
+    import os
+
+    source = os.environ if env is None else env
+    return [str(v) for k, v in source.items() if v and sensitive_key(k)]

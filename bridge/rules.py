@@ -23,7 +23,9 @@ substitution is checked on its own, and so is the command a wrapper runs (`sudo 
   options skipped between them (`deny git push` catches `git -C dir push`, not `git log --grep
   push`; see `_match_rest`);
 * **allow** needs *every* part allowed (each by some allow rule); the first word must be written
-  exactly as the rule writes it (`allow git status` does not allow `./git status`). A harmless
+  exactly as the rule writes it (`allow git status` does not allow `./git status`). A prefix
+  ending in a lone `$` allows the command exactly as written, nothing appended (`allow rm -rf
+  build $` does not allow `rm -rf build /`); a deny or ask rule ignores the `$`. A harmless
   wrapper (`timeout 5`, `nice`, `time`, `nohup`, `env`, …) needs nothing of its own; a
   privileged one (`sudo`, `doas`, `su`, `runuser`, `pkexec`, `chroot`) needs an allow rule of
   its own as well (`allow sudo`), unless one prefix names both (`allow sudo apt update`); `xargs
@@ -163,6 +165,9 @@ MAX_COMMAND = 64 * 1024  # a longer command (or path, URL) is asked: "too long t
 MAX_INPUT_NODES = 10_000  # values in one rawInput looked at; beyond: too large to check
 MAX_INPUT_DEPTH = 32
 MAX_LOOSE_PATHS = 32  # other keys' one-line values looked at as possible paths (deny rules)
+# A command prefix ending in this word (`command = ["rm -rf build $"]`) allows that command exactly,
+# with no further arguments; a deny or ask rule ignores it (deny matches generously).
+EXACT_MARK = "$"
 
 
 class RuleError(ValueError):
@@ -1007,6 +1012,7 @@ class Rule:
             raise RuleError(f"not a valid regular expression: {exc}", "title_regex") from None
         self._prefixes: list[tuple[str, ...]] = []
         self._assigns: list[tuple[str, ...]] = []  # the `NAME=value` words a prefix starts with
+        self._exact: list[bool] = []  # a prefix ending in ` $`: the command exactly, for allow
         for text in self.command or ():
             try:
                 tokens = tuple(shlex.split(text))
@@ -1014,6 +1020,11 @@ class Rule:
                 raise RuleError(
                     f"cannot read the command prefix {text!r}: {exc}", "command"
                 ) from None
+            exact = len(tokens) > 1 and tokens[-1] == EXACT_MARK
+            if exact:
+                tokens = tokens[:-1]
+            if not tokens:
+                raise RuleError("a command prefix must not be empty", "command")
             start = 0
             while start < len(tokens) and is_assignment(tokens[start]):
                 start += 1
@@ -1021,6 +1032,7 @@ class Rule:
                 raise RuleError("a command prefix must name a command", "command")
             self._assigns.append(tokens[:start])
             self._prefixes.append(tokens[start:])
+            self._exact.append(exact)
         self._spelled = [spell(p) for p in self._prefixes]
         self._root = resolve_path(self.path) if self.path else None
         self._root_names = frozenset(
@@ -1178,8 +1190,10 @@ class Rule:
         if self.action != "allow":
             return self.part_verdict(part) == YES
         words = part.words
-        for prefix, assigns in zip(self._prefixes, self._assigns, strict=True):
+        for prefix, assigns, exact in zip(self._prefixes, self._assigns, self._exact, strict=True):
             if len(words) < len(prefix) or (reach is not None and len(prefix) <= reach):
+                continue
+            if exact and len(words) != len(prefix):
                 continue
             if not all(_token_matches(p, w) for p, w in zip(prefix, words, strict=False)):
                 continue
@@ -1849,40 +1863,89 @@ class _Bucket:
         return None
 
 
-# --- "always for this pattern" ----------------------------------------------------------------------
+# --- "always for this pattern" ---------------------------------------------------------------------
+
+# Programs that only read, by themselves or with these subcommands: `p` proposes the program (and
+# subcommand) with any arguments. Everything else is proposed as the exact command.
+READ_ONLY_PROGRAMS = frozenset(
+    {
+        "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "pwd", "file", "stat",
+        "du", "df", "which", "whoami", "id", "date", "tree", "diff", "cmp", "basename",
+        "dirname", "realpath", "readlink", "uname", "echo", "true", "false",
+    }
+)  # fmt: skip
+READ_ONLY_SUBCOMMANDS: dict[str, frozenset[str]] = {
+    "git": frozenset(
+        {"status", "log", "diff", "show", "blame", "ls-files", "rev-parse", "describe", "shortlog"}
+    ),
+    "kubectl": frozenset({"get", "describe", "logs", "version"}),
+    "docker": frozenset({"ps", "images", "logs", "inspect", "version"}),
+    "cargo": frozenset({"tree", "metadata", "version"}),
+    "npm": frozenset({"ls", "view", "outdated"}),
+}
+# Options with which a read-only program runs a program or writes a file: never proposed broadly.
+_RISKY_OPTIONS = (
+    "-c", "--config", "--config-env", "--output", "-o", "--ext-diff", "--exec", "-exec",
+    "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fls", "--pre", "-C", "--upload-pack",
+    "--receive-pack", "--textconv", "--open-files-in-pager", "-O",
+)  # fmt: skip
+# Programs that destroy, change or run what they are given: only ever proposed exactly, and a
+# rule that allows one with any arguments is called out as such.
+DESTRUCTIVE_PROGRAMS = frozenset(
+    {
+        "rm", "rmdir", "dd", "mkfs", "shred", "wipefs", "fdisk", "sfdisk", "parted", "truncate",
+        "chmod", "chown", "chgrp", "kill", "killall", "pkill", "reboot", "shutdown", "halt",
+        "poweroff", "mv", "cp", "ln", "find", "xargs", "git", "sudo", "doas", "su", "curl",
+        "wget", "docker", "kubectl", "terraform", "helm", "npm", "pip", "apt", "apt-get",
+        "yum", "dnf", "brew", "systemctl", "crontab", "iptables", "sh", "bash", "zsh", "python",
+        "python3", "node", "perl", "ruby", "eval", "exec", "env",
+    }
+)  # fmt: skip
 
 
-_SUBCOMMAND = re.compile(r"[a-z][a-z0-9_-]*$")
+def _is_destructive(program: str) -> bool:
+    name = posixpath.basename(program)
+    return name in DESTRUCTIVE_PROGRAMS or name.startswith("mkfs")
+
+
+def _read_only(words: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The program (and subcommand) a read-only command is proposed by, or None when it is not
+    read-only (or is written with an option that runs a program or writes a file)."""
+    if any(w.startswith(_RISKY_OPTIONS) for w in words[1:]):
+        return None
+    program = words[0]
+    if program in READ_ONLY_PROGRAMS:
+        return (program,)
+    subcommands = READ_ONLY_SUBCOMMANDS.get(program)
+    if subcommands is not None and len(words) > 1 and words[1] in subcommands:
+        return words[:2]
+    return None
+
+
+def exact_command(words: tuple[str, ...] | list[str]) -> str:
+    """The command prefix that allows exactly these words (`rm -rf build $`)."""
+    return shlex.join(words) + " " + EXACT_MARK
 
 
 def command_prefix(part: Part) -> str:
-    """`git status -s` → `git status`; `ls -la` → `ls`; `npm run build` → `npm run build`."""
-    words = list(part.words)
-    keep = [words[0]]
-    for word in words[1:3]:
-        if not _SUBCOMMAND.match(word):
-            break
-        keep.append(word)
-        if word not in ("run", "exec", "x"):
-            break
-    return shlex.join(keep)
+    """What `p` proposes for one command: `git status -s` → `git status`, `ls -la` → `ls` (a
+    read-only program and its subcommand, with any arguments); anything else exactly as written
+    (`rm -rf build` → `rm -rf build $`, `run the tests` → `run the tests $`)."""
+    broad = _read_only(part.words)
+    return shlex.join(broad) if broad is not None else exact_command(part.words)
 
 
 def _proposed_prefixes(parts: tuple[Part, ...]) -> Iterable[str]:
-    """A prefix per command; a harmless wrapper needs none, a privileged one is named with the
-    command it runs (`sudo apt update`), or as written when it runs a script."""
+    """A prefix per command; a harmless wrapper needs none, a privileged one is named exactly,
+    with the command it runs (`sudo apt update $`)."""
     i = 0
     while i < len(parts):
         part = parts[i]
         if part.role in ("wrapper", "implied"):
             i += 1
-        elif part.role == "privileged" and part.reach is not None:
-            wrapper = shlex.join(part.words[: part.reach])
-            yield wrapper + " " + command_prefix(Part(part.words[part.reach :]))
-            i += 1 + part.chain
         elif part.role == "privileged":
-            yield shlex.join(part.words)
-            i += 1
+            yield exact_command(part.words)
+            i += 1 + (part.chain if part.reach is not None else 0)
         else:  # with the assignments it is given, which an allow rule must name
             named = [shlex.quote(a) for a in part.assigns if not inert_assignment(a)]
             yield " ".join([*named, command_prefix(part)])
@@ -1890,7 +1953,10 @@ def _proposed_prefixes(parts: tuple[Part, ...]) -> Iterable[str]:
 
 
 def propose_rule(req: Request) -> Rule | None:
-    """The rule "always allow this pattern" proposes for a request, with it as its first example."""
+    """The rule "always allow this pattern" proposes for a request, with it as its first example:
+    as narrow as the request allows (see `command_prefix`; `breadth` says what it covers beyond
+    the request). None when nothing narrow can be said: a command that writes files, or holds
+    what is only known when it runs."""
     example = req.to_example()
     parsed = req.parsed
     if parsed is not None:
@@ -1898,8 +1964,10 @@ def propose_rule(req: Request) -> Rule | None:
             parsed.opaque
             or parsed.suspect
             or not parsed.parts
-            or any(p.writes or is_assignment(p.words[0]) for p in parsed.parts)
-            or any(unsafe_options(p.words) for p in parsed.parts if p.role == "command")
+            or any(
+                p.writes or p.unknown or p.open_args or is_assignment(p.words[0])
+                for p in parsed.parts
+            )
         ):
             return None  # nothing a command prefix could allow
         prefixes = tuple(dict.fromkeys(_proposed_prefixes(parsed.parts)))
@@ -1935,11 +2003,49 @@ def propose_rule(req: Request) -> Rule | None:
     return None
 
 
+def breadth(rule: Rule) -> list[str]:
+    """What an allow rule covers beyond one request, one sentence each, for the screen that shows
+    a proposed (or edited) rule: a command prefix with any arguments (loudest when it names a
+    destructive program), every URL under a path, everything inside a directory, any call by its
+    title (which the agent writes). Empty when it allows exact commands only."""
+    if rule.action != "allow":
+        return []
+    out = []
+    for prefix, exact in zip(rule._prefixes, rule._exact, strict=True):
+        if exact:
+            continue
+        shown = shlex.join(prefix)
+        if _is_destructive(prefix[0]) and _read_only(prefix) is None:
+            out.append(
+                f"⚠ Broad: `{shown}` with any arguments lets "
+                f"{posixpath.basename(prefix[0])} do whatever they say. Allow the exact command "
+                "instead (end it with ` $`)."
+            )
+        else:
+            out.append(f"Broad: `{shown}` with any arguments, not only this request.")
+    if rule.url:
+        out.append(f"Broad: every URL under {rule.url}.")
+    if rule.path:
+        out.append(f"Broad: every {rule.kind or 'request'} inside {rule.path}.")
+    if rule.title and not rule.command:
+        out.append(
+            f"Broad: any {rule.kind or 'call'} titled “{rule.title}”, whatever it runs (the "
+            "agent writes the title)."
+        )
+    return out
+
+
 def scope_text(rule: Rule, agent_name: str | None = None) -> str:
     """One line for the card: what "always" would allow (the agent by `agent_name` when given)."""
     bits = []
     if rule.command:
-        bits.append("commands starting " + ", ".join(f"`{c}`" for c in rule.command))
+        pairs = list(zip(rule._prefixes, rule._exact, strict=True))
+        exact = [shlex.join(p) for p, e in pairs if e]
+        broad = [shlex.join(p) for p, e in pairs if not e]
+        if exact:
+            bits.append("exactly " + ", ".join(f"`{c}`" for c in exact))
+        if broad:
+            bits.append("commands starting " + ", ".join(f"`{c}`" for c in broad))
     if rule.url:
         bits.append(f"URLs under {rule.url}")
     if rule.path:

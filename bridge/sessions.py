@@ -694,11 +694,11 @@ class AgentSession:
             # The connection noticed first; the process's exit (and stderr) follows within moments.
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(process.exited.wait(), 1.0)
-        from bridge.redact import redact_text
+        from bridge.redact import redact_free_text
 
         if process is not None and process.exited.is_set():
-            return redact_text(process.describe_exit(), self._secrets)  # its stderr's tail
-        return redact_text(f"agent session failed: {type(exc).__name__}: {exc}", self._secrets)
+            return redact_free_text(process.describe_exit(), self._secrets)  # its stderr's tail
+        return redact_free_text(f"agent session failed: {type(exc).__name__}: {exc}", self._secrets)
 
     # --- what the agent sends ------------------------------------------------------------------
 
@@ -1045,13 +1045,13 @@ class AgentSession:
             await self._stop_agent("failed to start")
             raise
         except Exception as exc:
-            from bridge.redact import redact_text
+            from bridge.redact import redact_free_text
 
             self.state = "dead"
             message = await self._describe_failure(exc)
             if self.process is None or not self.process.exited.is_set():
                 message = f"agent failed to start: {type(exc).__name__}: {exc}"
-            message = redact_text(message, self._secrets)
+            message = redact_free_text(message, self._secrets)
             await self._stop_agent("failed to start")
             raise SessionFailed(message) from exc
         self.state = "ready"

@@ -70,6 +70,7 @@ RUNS_CODE_WHEN: dict[str, Callable[[Sequence[str]], bool]] = {
     **dict.fromkeys(("docker", "podman", "kubectl"), _runs_in_container),
     **dict.fromkeys(("sed", "gsed", "awk", "gawk", "mawk", "nawk"), _script_runs_commands),
 }
+_SPACE = re.compile(r"\s")
 HARMLESS_REDIRECT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 MAX_SHELL_DEPTH = 4
 GLOB_CHARS = frozenset("*?[")
@@ -141,8 +142,12 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
         parser.code.append("\n".join(texts))
     # a program named by its path as an argument (`ln -s /bin/rm x`, `cp /bin/rm x`) may run under
     # another name: its name counts too
+    # (a word only known when it runs, or with spaces in it — a script handed to a shell — is not
+    # a path: those are parsed on their own)
     parser.code.extend(
-        posixpath.basename(w) for w, _ in parser.words if "/" in w and not w.endswith("/")
+        posixpath.basename(w)
+        for w, dynamic in parser.words
+        if "/" in w and not w.endswith("/") and not dynamic and not _SPACE.search(w)
     )
     return ParsedCommand(
         tuple(parser.parts),

@@ -209,6 +209,7 @@ class SymposiumApp(App[int]):
         # The Approvals tab's label changed and the underline has not been put right since.
         self._relabelled = False
         self.alerts = TerminalAlerts(self, APP_NAME, enabled=alert)
+        self.audit_warnings: list[str] = []  # audit logs found not to extend their recorded head
         self._unsubscribe: Callable[[], None] | None = None
         self._return_to: tuple[str, Widget | None] | None = None
         self._settings_from: tuple[str, Widget | None] | None = None  # where F4 opened Settings
@@ -273,9 +274,12 @@ class SymposiumApp(App[int]):
         """The settings screen wrote the file: the live policy and the chat's agents follow."""
         self.settings = settings
         self.settings_error = None
+        if self.bridge is not None:
+            self.bridge.approvals.apply_settings(settings)
+        if self._alive():
+            self._update_pending(self.pending_count)  # the header and cards follow the bypass
         if self.bridge is None:
             return
-        self.bridge.approvals.apply_settings(settings)
         chat = self.chat_pane()
         if chat is not None:
             chat.set_agents(self.agent_choices())
@@ -427,10 +431,39 @@ class SymposiumApp(App[int]):
         for pending in list(broker.pending.values()):
             self.queue.add(ApprovalInfo.from_pending(pending))
         self._update_pending(len(self.queue.pending))
+        self.run_worker(self._check_own_audit(), group="audit", exit_on_error=False)
         if self.settings_error:
             self.notify(f"Settings not loaded: {self.settings_error}", severity="error", timeout=10)
         for error in self.theme_errors:
             self.notify(f"Theme skipped: {error}", severity="warning", timeout=10)
+
+    def audit_warning(self, warning: str | None) -> None:
+        """A host's audit log does not extend the head recorded last: said loudly, and kept."""
+        if not warning:
+            return
+        self.audit_warnings.append(warning)
+        self.notify(warning, title="Audit log", severity="error", timeout=120)
+
+    async def _check_own_audit(self) -> None:
+        """This console's own bridge: its audit head, recorded (or found not to extend the one
+        recorded last) like an attached host's."""
+        import asyncio
+
+        from bridge.approvals import host_name
+        from bridge.audit import head_report
+        from symposium_tui import audit_heads
+
+        bridge = self.bridge
+        audit = bridge.approvals.audit if bridge is not None else None
+        if audit is None:
+            return
+        host = host_name()
+        try:
+            report = await asyncio.to_thread(head_report, audit.path, audit_heads.seen(host))
+            warning = audit_heads.observe(host, report)
+        except (OSError, ValueError) as exc:
+            warning = f"audit heads not checked: {exc}"
+        self.audit_warning(warning)
 
     def _focus_later(self, tab: str, focus: Callable[[], Any]) -> None:
         """Focus after the next refresh, unless the person has moved to another tab meanwhile
@@ -529,6 +562,8 @@ class SymposiumApp(App[int]):
                     title="Rule suggested",
                     timeout=10,
                 )
+        elif event.type == "audit_head":
+            self.audit_warning(event.warning)
         elif event.type == "link_state":
             if event.state == "up":
                 self.notify(f"Attached to {event.host}.", timeout=3)
@@ -621,11 +656,37 @@ class SymposiumApp(App[int]):
             f"{pending} pending approval{'s' * (pending != 1)}"
             if pending
             else "no pending approvals"
-        )
+        ) + self._bypass_note()
         chat = self.chat_pane()
         if chat is not None:
             chat.show_pending([c.info for c in self.queue.pending])
         self.alerts.set_pending(pending)
+
+    def bypassed_agents(self) -> set[str]:
+        """The agents on bypass now: the live policy's (a card's Bypass, the settings), else the
+        settings file's."""
+        bridge = self.bridge
+        if bridge is not None:
+            return set(bridge.approvals.policy.bypass_agents)
+        if self.links is not None and self._connect is None:
+            return set()  # a console with no bridge of its own: its hosts' cards say it
+        return set(self.settings.bypass_agents()) if self.settings is not None else set()
+
+    def _bypass_note(self) -> str:
+        """For the header, while any agent is on bypass (and the cards of those agents say so)."""
+        agents = self.bypassed_agents()
+        names = {agent_display_name(a, self.settings) for a in agents}
+        sessions = set(self.bridge.approvals.policy.session_bypass) if self.bridge else set()
+        names.update(f"session {session}" for _, session in sessions)
+        if self._alive():
+            self.queue.set_bypass(agents, sessions)
+            # an attached host's: known from its cards (asked anyway, by a rule there)
+            names.update(
+                f"{c.info.agent_display} on {c.info.host}"
+                for c in self.queue.pending
+                if c.info.host is not None and c.info.host_bypass
+            )
+        return f" · ⚠ bypass on: {', '.join(sorted(names))}" if names else ""
 
     def _after_main_layout(self, screen: Screen) -> None:
         """After the console's screen is laid out: once that layout has the relabelled Approvals
@@ -849,6 +910,9 @@ class SymposiumApp(App[int]):
             card.focus()
             card.action_deny()
             return
+        if answer == "bypass":
+            self.queue.confirm_bypass(card.info.approval_id)
+            return
         self.queue.answer(card.info.approval_id, answer)
 
     def approve_current_session(self) -> None:
@@ -873,12 +937,31 @@ class SymposiumApp(App[int]):
                 severity="warning",
             )
             return
-        self.bridge.approvals.policy.session_bypass.add((info.connection, info.session_id))
-        n = self.queue.approve_session(info.connection, info.session_id)
-        self.notify(
-            f"Session {info.session_id} of {info.agent_display} is allowed everything until it ends "
-            f"(not saved); approved {n} pending."
+        from symposium_tui.screens.confirm import Confirm
+        from symposium_tui.widgets.approvals import still_asked_by
+
+        rules = "; ".join(still_asked_by(self, info.agent)) or "none is set now"
+        question = (
+            f"Bypass session {info.session_id} of {info.agent_display}?\n\n"
+            "• Every later request of this session is approved without a card (this session "
+            "only; its agent's other sessions are still asked).\n"
+            "• Not saved: it ends with the session.\n"
+            f"• Deny and ask rules still apply to it: {rules}.\n"
+            "• Its pending requests are approved now."
         )
+
+        def answered(yes: bool | None) -> None:
+            if not yes or self.bridge is None:
+                return
+            self.bridge.approvals.policy.session_bypass.add((info.connection, info.session_id))
+            n = self.queue.approve_session(info.connection, info.session_id)
+            self._update_pending(len(self.queue.pending))
+            self.notify(
+                f"Session {info.session_id} of {info.agent_display} is allowed everything until "
+                f"it ends (not saved); approved {n} pending."
+            )
+
+        self.push_screen(Confirm(question, "bypass this session", "keep asking"), answered)
 
     def set_theme(self, name: str, *, remember: bool = True) -> None:
         self.theme = name

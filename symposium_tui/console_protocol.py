@@ -29,6 +29,7 @@ PROTOCOL_VERSION = 1
 HELLO = "console/hello"
 ANSWER = "console/answer"
 APPROVE_SESSION = "console/approveSession"
+AUDIT_HEAD = "console/auditHead"
 REQUESTED = "console/approvalRequested"
 RESOLVED = "console/approvalResolved"
 ANSWERS = ("approve", "deny", "bypass", "allow_always", "reject_always")
@@ -76,9 +77,11 @@ def _ssh_connection(pid: int) -> str | None:
     return None
 
 
-def card_of_pending(approval: PendingApproval, host: str) -> dict[str, Any]:
+def card_of_pending(approval: PendingApproval, host: str, bypass: bool = False) -> dict[str, Any]:
+    """`bypass`: the agent is on bypass on this host (the card was asked anyway, by a rule)."""
     ctx = approval.ctx
     return {
+        "bypass": bypass,
         "approvalId": approval.id,
         "host": host,
         "connection": ctx.connection,
@@ -90,8 +93,9 @@ def card_of_pending(approval: PendingApproval, host: str) -> dict[str, Any]:
     }
 
 
-def card_of_event(event: ev.ApprovalRequested, host: str) -> dict[str, Any]:
+def card_of_event(event: ev.ApprovalRequested, host: str, bypass: bool = False) -> dict[str, Any]:
     return {
+        "bypass": bypass,
         "approvalId": event.approval_id,
         "host": host,
         "connection": event.connection,
@@ -129,6 +133,7 @@ class ConsoleConnection:
         peer.on_request(HELLO, self.hello)
         peer.on_request(ANSWER, self.answer)
         peer.on_request(APPROVE_SESSION, self.approve_session)
+        peer.on_request(AUDIT_HEAD, self.audit_head)
 
     async def hello(self, params: Any, request_id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
@@ -154,13 +159,17 @@ class ConsoleConnection:
         return {
             "protocol": PROTOCOL_VERSION,
             "host": host,
-            "pending": [card_of_pending(p, host) for p in list(self.broker.pending.values())],
+            "pending": [
+                card_of_pending(p, host, p.ctx.agent in self.broker.policy.bypass_agents)
+                for p in list(self.broker.pending.values())
+            ],
         }
 
     def _on_event(self, event: Any) -> None:
         kind = getattr(event, "type", "")
         if kind == "approval_requested":
-            self.peer.notify(REQUESTED, card_of_event(event, self.broker.host_name))
+            bypass = event.agent in self.broker.policy.bypass_agents
+            self.peer.notify(REQUESTED, card_of_event(event, self.broker.host_name, bypass))
         elif kind == "approval_resolved" and event.resolver != "policy":
             self.peer.notify(RESOLVED, resolved_of_event(event))
 
@@ -192,6 +201,21 @@ class ConsoleConnection:
                 connection, session, who=self.handle.name, peer=self.handle.peer
             )
         }
+
+    async def audit_head(self, params: Any, request_id: Any) -> dict[str, Any]:
+        """The head of this host's audit log, and whether its chain still passes through the head
+        the console saw last (`seen`: `{log, seq, head}` items; see `bridge.audit.head_report`)."""
+        if self.handle is None:
+            raise RpcError(INVALID_PARAMS, "Invalid params: send console/hello first")
+        seen = params.get("seen") if isinstance(params, dict) else None
+        audit = self.broker.audit
+        if audit is None:
+            return {"audit": None}
+        from bridge.audit import head_report
+
+        items = [s for s in seen if isinstance(s, dict)] if isinstance(seen, list) else []
+        report = await asyncio.to_thread(head_report, audit.path, items)
+        return {"audit": report, "host": self.broker.host_name}
 
     def close(self) -> None:
         if self._unsubscribe is not None:

@@ -11,6 +11,10 @@ answer can no longer reach it) and nothing else is touched; the host keeps them 
 another console answers or its timeout denies them). The link reconnects with backoff, and what
 is still pending there comes back. An answer is applied by the host's broker, which settles each
 approval once; an answer lost with the link is simply not applied, and the card comes back.
+
+At every (re)connection the link asks for the head of the host's audit log and whether it still
+extends the head this console recorded last (`symposium_tui.audit_heads`); a head that does not is
+reported to the console as a warning.
 """
 
 from __future__ import annotations
@@ -102,7 +106,8 @@ class LinkDown(Exception):
 
 class HostLink:
     """One attached host. Calls `listener(kind, link, payload)` on the loop: kind is "requested"
-    (a card dict), "resolved" (a settlement dict) or "state" (a dict with `state` and `detail`)."""
+    (a card dict), "resolved" (a settlement dict), "state" (a dict with `state` and `detail`) or
+    "audit" (the host's audit head report, with the `warning` to show, if any)."""
 
     def __init__(
         self,
@@ -201,6 +206,7 @@ class HostLink:
             self.listener("state", self, {"state": "up", "detail": ""})
             for card in result.get("pending") or ():
                 self._requested(card)
+            await self._check_audit(reader)
             self._up.set()
             await self._read(reader)
         except asyncio.CancelledError:
@@ -218,6 +224,34 @@ class HostLink:
                 # waited for long (the reader is cancelled); a reader that failed was logged.
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(stderr_task, 1)
+
+    async def _check_audit(self, reader: asyncio.StreamReader) -> None:
+        """Ask for the host's audit head; record it, or report that it does not extend the one
+        recorded last. A host that does not answer this (an older one) is let be."""
+        from symposium_tui import audit_heads
+
+        host = self.remote_host or self.label
+        try:
+            seen = audit_heads.seen(host)
+        except (OSError, ValueError) as exc:
+            self.listener("audit", self, {"warning": f"audit heads not checked: {exc}"})
+            return
+        check = self._request("console/auditHead", {"seen": seen})
+        try:
+            await self._read(reader, until=check)
+        except LinkDown:
+            if not check.done():
+                raise  # the link went down
+            log.info("%s: no audit head: %s", self.label, check.exception())
+            return
+        report = check.result().get("audit")
+        if not isinstance(report, dict):
+            return  # the host keeps no audit log
+        try:
+            warning = audit_heads.observe(host, report)
+        except (OSError, ValueError) as exc:
+            warning = f"audit heads not recorded: {exc}"
+        self.listener("audit", self, {**report, "warning": warning})
 
     async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
         while True:
@@ -412,6 +446,7 @@ class LinkSet:
                     options=payload.get("options") or [],
                     ts=payload.get("created") or 0.0,
                     host=link.label,
+                    bypass=payload.get("bypass") is True,
                 )
             )
         elif kind == "resolved":
@@ -427,6 +462,17 @@ class LinkSet:
                     reason=payload.get("reason"),
                     host=link.label,
                     ts=time.time(),
+                )
+            )
+        elif kind == "audit":
+            self.post(
+                SimpleNamespace(
+                    type="audit_head",
+                    host=link.label,
+                    log=payload.get("log"),
+                    seq=payload.get("seq"),
+                    head=payload.get("head"),
+                    warning=payload.get("warning"),
                 )
             )
         else:

@@ -1,4 +1,4 @@
-"""`symposium-tui rules check|explain` and `symposium-tui audit verify|export`."""
+"""`symposium-tui rules check|explain` and `symposium-tui audit head|verify|export`."""
 
 from __future__ import annotations
 
@@ -30,10 +30,17 @@ def add_parsers(sub: Any, common: Any) -> None:
 
     p = sub.add_parser("audit", help="verify or export the approval audit log")
     common(p, suppress=True)
-    asub = p.add_subparsers(dest="audit_command", metavar="verify | export", required=True)
+    asub = p.add_subparsers(dest="audit_command", metavar="head | verify | export", required=True)
+    h = asub.add_parser("head", help="print the chain's head (SEQ:HASH): keep it somewhere else")
+    h.add_argument("--file", metavar="AUDIT", help="an audit log (default: yours)")
     v = asub.add_parser("verify", help="check the hash chain: edited, removed, reordered entries")
     v.add_argument("--file", metavar="AUDIT", help="an audit log (default: yours)")
-    v.add_argument("--head", metavar="HASH", help="the last hash you recorded earlier")
+    v.add_argument(
+        "--head",
+        metavar="HEAD",
+        help="a head recorded earlier (SEQ:HASH or HASH from `audit head`), or a record of the "
+        "heads a console saw (its audit-heads.json): the chain must still pass through it",
+    )
     x = asub.add_parser("export", help="the entries since a time, as JSON lines or CSV")
     x.add_argument("--file", metavar="AUDIT", help="an audit log (default: yours)")
     x.add_argument("--since", metavar="WHEN", help="2026-11-24, 2026-11-24T10:00 (UTC), 12h, 7d")
@@ -138,6 +145,33 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _recorded_heads(text: str, log: Any) -> list[Any]:
+    """`--head`: SEQ:HASH, a HASH, or a file: a console's record of audit heads (the heads it saw
+    for this host's log at `log`) or a file holding one head."""
+    import json
+    import os
+    from pathlib import Path
+
+    from bridge.audit import Head
+
+    candidate = Path(text).expanduser()
+    if not candidate.is_file():
+        return [Head.parse(text)]
+    body = candidate.read_text()
+    try:
+        record = json.loads(body)
+    except ValueError:
+        return [Head.parse(body)]
+    from bridge.approvals import host_name
+    from symposium_tui.audit_heads import heads_for
+
+    host = host_name()
+    heads = heads_for(record, host, os.path.abspath(log))
+    if not heads:
+        raise ValueError(f"{candidate} records no head of {log} on {host}")
+    return heads
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -152,8 +186,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"symposium-tui audit: no audit log at {path}", file=sys.stderr)
         return 1
+    if args.audit_command == "head":
+        print(audit.head(path))
+        return 0
     if args.audit_command == "verify":
-        result = audit.verify(path, head=args.head)
+        try:
+            heads = _recorded_heads(args.head, path) if args.head else []
+        except ValueError as exc:
+            print(f"symposium-tui audit verify: {exc}", file=sys.stderr)
+            return 2
+        result = audit.verify(path, heads=heads)
         for problem in result.problems:
             print(f"{path}: {problem}", file=sys.stderr)
         note = (

@@ -10,10 +10,11 @@ from tests.support.lmclient import LmClient
 
 @pytest.fixture(autouse=True)
 def _isolated_dirs(tmp_path_factory, monkeypatch):
-    """No test reads or writes the real user's settings or runtime files."""
+    """No test reads or writes the real user's settings, runtime or state files."""
     base = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(base / "config"))
     monkeypatch.setenv("SYMPOSIUM_RUNTIME_DIR", str(base / "run"))
+    monkeypatch.setenv("SYMPOSIUM_STATE_DIR", str(base / "state"))
     yield
 
 

@@ -62,13 +62,13 @@ async def launch(
     command, args, env = command_for(spec)
     secrets = [str(v) for v in env.values()]
 
-    def stderr_line(line: str) -> None:
-        if on_stderr is not None:
-            on_stderr(redact_text(line, secrets))  # an agent may print its own key
-
-    process = AgentProcess(command, args, env=env, cwd=cwd, on_stderr=stderr_line)
+    # An agent may print its own key: the process redacts every stderr line before it is kept,
+    # logged or passed to `on_stderr`.
+    process = AgentProcess(
+        command, args, env=env, cwd=cwd, on_stderr=on_stderr, secret_values=secrets
+    )
     try:
         writer, reader = await process.start()
     except AgentStartError as exc:
         raise LaunchError(redact_text(str(exc), secrets)) from exc
-    return LaunchedAgent(writer, reader, process, process.close, secrets)
+    return LaunchedAgent(writer, reader, process, process.close, process.secrets)

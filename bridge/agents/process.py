@@ -1,7 +1,9 @@
 """External ACP agents: a command run in its own process group, spoken to over its stdio.
 
 Pitfalls handled here (see docs/real-agents.md): stderr is read continuously (a full pipe hangs the
-agent) and kept as a tail for error messages; the agent gets its own process group, and the whole
+agent), redacted (`bridge.redact.redact_free_text`: the agent's own secrets, and anything that
+looks like one) before anything keeps, logs or passes on a line, and kept as a tail for error
+messages; the agent gets its own process group, and the whole
 group is killed on close (agents that re-launch themselves leave grandchildren holding the pipes);
 the environment is the bridge's own with the agent's additions merged over it.
 
@@ -27,6 +29,7 @@ from bridge.tasks import TaskSupervisor
 log = logging.getLogger(__name__)
 
 STREAM_LIMIT = 64 * 1024 * 1024
+STDERR_LINE_LIMIT = 32 * 1024  # characters of one stderr line kept (and redacted)
 MARK_ENV = "SYMPOSIUM_AGENT_MARK"
 
 
@@ -40,12 +43,21 @@ class AgentProcess:
         cwd: str | None = None,
         on_stderr: Callable[[str], None] | None = None,
         stderr_tail: int = 40,
+        secret_values: list[str] | None = None,
     ) -> None:
         self.command = command
         self.args = list(args)
         self.extra_env = dict(env or {})
         self.cwd = cwd
         self._on_stderr = on_stderr
+        # What to hide from every stderr line: the values of its env, and of ours it inherits.
+        from bridge.redact import environment_secrets
+
+        self.secrets = [
+            *(secret_values or ()),
+            *environment_secrets(self.extra_env),
+            *environment_secrets(),
+        ]
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_tail)
         self.proc: asyncio.subprocess.Process | None = None
         self._tasks = TaskSupervisor(f"agent process {command}")  # its stderr reader and watcher
@@ -87,6 +99,8 @@ class AgentProcess:
         return self.proc.stdin, self.proc.stdout
 
     async def _read_stderr(self) -> None:
+        from bridge.redact import redact_free_text
+
         assert self.proc is not None and self.proc.stderr is not None
         stream = self.proc.stderr
         while True:
@@ -99,6 +113,10 @@ class AgentProcess:
             if not line:
                 return
             text = line.decode("utf-8", "replace").rstrip("\r\n")
+            if len(text) > STDERR_LINE_LIMIT:  # diagnostics, not data: bounded redaction cost
+                more = len(text) - STDERR_LINE_LIMIT
+                text = f"{text[:STDERR_LINE_LIMIT]} … ({more} more characters)"
+            text = redact_free_text(text, self.secrets)
             self.stderr_tail.append(text)
             log.debug("agent %s stderr: %s", self.command, text)
             if self._on_stderr is not None:

@@ -104,3 +104,36 @@ def _these(n: int, others: object) -> str:
     if not others:
         return "It is from" if n == 1 else "They are from"
     return f"The {n} from" if n > 1 else "The one from"
+
+
+class ConfirmBypass(Confirm):
+    """Turning bypass on for an agent: what it covers, said before it happens (`y` turns it on;
+    `n` or Esc leaves everything as it was)."""
+
+    BINDINGS = [
+        Binding("y", "yes", "Turn bypass on"),
+        Binding("n,escape", "no", "Keep asking"),
+    ]
+
+    DEFAULT_CSS = """
+    ConfirmBypass > Vertical { width: 72; }
+    """
+
+    def __init__(self, agent: str, still_asked_by: list[str], *, approves: bool) -> None:
+        rules = (
+            "; ".join(still_asked_by)
+            if still_asked_by
+            else "none is set now, so nothing of this agent would be asked"
+        )
+        super().__init__(
+            f"Turn bypass on for {agent}?\n\n"
+            f"• Every later request of {agent} is approved without a card, in every session "
+            "(this agent only; other agents are still asked).\n"
+            "• Saved in the settings file: it stays on after this console closes, until you turn "
+            "it off (F4 → Agents → b).\n"
+            f"• Deny and ask rules still apply to it: {rules}."
+            + ("\n• This request is approved now." if approves else ""),
+            "turn bypass on",
+            "keep asking",
+        )
+        self.agent = agent

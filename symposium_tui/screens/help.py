@@ -20,8 +20,9 @@ CARD_NOTES = (
     "A card ignores its keys until it has been on screen for a moment (the arming delay), and "
     "again whenever focus moves to it by itself, so a key meant for something else never answers "
     "it. Three ways not to be asked again: b bypasses the agent (everything it asks, saved in the "
-    "settings), A is the agent's own “always allow” (the agent decides its scope; nothing is saved "
-    "here), p saves a rule for requests like this one."
+    "settings; y confirms it, and the header says it is on), A is the agent's own “always allow” "
+    "(every later request of the session it covers, kept by the agent and audited here; nothing "
+    "is saved here), p saves a rule for requests like this one, as narrow as the request allows."
 )
 
 

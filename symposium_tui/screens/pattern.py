@@ -1,9 +1,11 @@
 """ "Always for this pattern": the rule a card proposes, shown for editing before it is saved.
 
 The rule is built from the request (`bridge.rules.propose_rule`: `git status -s` → allow the
-command prefix `git status`; a file edit → allow edits inside that directory; a fetch → URLs under
-that path), written out as the `[[rules]]` entry it becomes in the settings file with the request as
-its first `match` example. Ctrl+S (or Save) validates it — its examples run — and dismisses with the
+read-only `git status` with any arguments; any other command exactly as written, `rm -rf build $`;
+a file edit → allow edits inside that directory; a fetch → URLs under that path), written out as the `[[rules]]` entry it becomes in the settings file with the request as
+its first `match` example. Under it the screen says what the rule covers beyond this request
+(`bridge.rules.breadth`), loudest for a destructive program allowed with any arguments, and keeps
+saying it as the rule is edited. Ctrl+S (or Save) validates it — its examples run — and dismisses with the
 rule; the app saves it and approves the card. Esc cancels: nothing is saved, the card stays.
 """
 
@@ -47,6 +49,10 @@ class PatternRuleScreen(ModalScreen[Any]):
         color: $error;
         height: auto;
     }
+    PatternRuleScreen #pattern-breadth {
+        color: $warning;
+        height: auto;
+    }
     PatternRuleScreen .form-buttons {
         height: auto;
         align-horizontal: right;
@@ -70,6 +76,7 @@ class PatternRuleScreen(ModalScreen[Any]):
                 id="pattern-hint",
             )
             yield TextArea(rule_toml(self.rule), language=None, id="pattern-rule")
+            yield Static(self._breadth(self.rule), id="pattern-breadth")
             yield Static("", id="pattern-error")
             with Horizontal(classes="form-buttons"):
                 yield Button("Save and approve (^S)", variant="primary", id="save", compact=True)
@@ -86,8 +93,29 @@ class PatternRuleScreen(ModalScreen[Any]):
         name = agent_display_name(agent, getattr(self.app, "settings", None))
         return f' agent = "{agent}" is {name}.' if name != agent else ""
 
+    @staticmethod
+    def _breadth(rule: Any) -> str:
+        from bridge.rules import breadth
+
+        notes = breadth(rule)
+        return (
+            "\n".join(notes) if notes else "Narrow: it allows exactly this command, nothing more."
+        )
+
     def on_mount(self) -> None:
         self.query_one("#pattern-rule", TextArea).focus()
+
+    @on(TextArea.Changed, "#pattern-rule")
+    def _edited(self, event: TextArea.Changed) -> None:
+        """Say again what the rule covers, as it is now written (nothing when it cannot be read:
+        Save says why)."""
+        from bridge.settings import SettingsError, rule_from_toml
+
+        try:
+            rule = rule_from_toml(event.text_area.text)
+        except (SettingsError, ValueError):
+            return
+        self.query_one("#pattern-breadth", Static).update(self._breadth(rule))
 
     @on(Button.Pressed, "#save")
     def action_save(self) -> None:

@@ -187,8 +187,21 @@ class AgentsPanel(Vertical):
         settings = self.app.settings
         config = settings.agents.get(agent_id) if settings is not None else None
         current = config.bypass if config is not None else agent_id in _live_bypass(self.app)
-        if _write(self, lambda store: store.set_agent_bypass(agent_id, not current)):
-            self.app.notify(f"Bypass for {agent_id} is {'off' if current else 'on'}.")
+
+        def toggle(yes: bool | None = True) -> None:
+            if yes and _write(self, lambda store: store.set_agent_bypass(agent_id, not current)):
+                self.app.notify(f"Bypass for {agent_id} is {'off' if current else 'on'}.")
+
+        if current or self.app.settings_error:
+            toggle()  # turning it off needs no confirmation (nor does a refused write)
+            return
+        from symposium_tui.screens.confirm import ConfirmBypass
+        from symposium_tui.widgets.approvals import still_asked_by
+
+        name = agent_display_name(agent_id, settings)
+        self.app.push_screen(
+            ConfirmBypass(name, still_asked_by(self.app, agent_id), approves=False), toggle
+        )
 
     def action_new_agent(self) -> None:
         self.app.push_screen(AgentForm(None), self._save_agent)

@@ -1,8 +1,10 @@
 """Approval cards and the queue that holds them.
 
 A card is one pending permission request. Its keys are tied to the *kind* of answer, never to a
-position (`a` approve once, `d` deny, `b` bypass the agent, `A`/`R` the agent's own allow-always
-and reject-always), and keys the agent did not offer are hidden. A card ignores its keys until it
+position (`a` approve once, `d` deny, `b` bypass the agent — only once a confirmation that says
+what bypass covers is answered `y` —, `A`/`R` the agent's own allow-always and reject-always,
+which the card says cover every later request of the session), and keys the agent did not offer
+are hidden. A card of an agent on bypass (asked anyway, by an ask rule) says bypass is on. A card ignores its keys until it
 has been on screen for the arming delay, and re-arms whenever focus moves to it by itself (it
 arrived, or the card before it was answered), so a keystroke meant for something else never
 answers it. The queue never takes focus from a widget outside it.
@@ -67,6 +69,7 @@ class ApprovalInfo:
     host: str | None = None  # the machine that asks, for a card from an attached host
     agent_name: str = ""  # the agent's name for a person; `agent` stays the id rules match
     agent_version: str | None = None  # the agent's own word for its version, when it gave one
+    host_bypass: bool = False  # a card from an attached host: its agent is on bypass there
 
     @property
     def agent_display(self) -> str:
@@ -89,6 +92,7 @@ class ApprovalInfo:
             event.ts,
             getattr(event, "host", None),
             agent_version=getattr(event, "agent_version", None),
+            host_bypass=getattr(event, "bypass", False) is True,
         )
 
     @classmethod
@@ -225,15 +229,17 @@ class ApprovalCard(Widget, can_focus=True):
             "b",
             "answer('bypass')",
             "Bypass",
-            tooltip="Bypass the agent: approve, and every later request of this agent too, without "
-            "a card (saved in the settings; deny and ask rules still apply; F4 turns it off)",
+            tooltip="Bypass the agent, after a confirmation (y): approve, and every later request of "
+            "this agent too, without a card (saved in the settings; deny and ask rules still "
+            "apply; F4 turns it off)",
         ),
         Binding(
             "A",
             "answer('allow_always')",
             "Agent's always",
-            tooltip="The agent's own “always allow”, when it offers one: the agent decides what it "
-            "covers and for how long (Eliza: the rest of the session); nothing is saved here",
+            tooltip="The agent's own “always allow”, when it offers one: the agent keeps it and "
+            "runs every later request of this session it covers without asking (each one is "
+            "audited here); nothing is saved here",
         ),
         Binding(
             "R",
@@ -279,6 +285,9 @@ class ApprovalCard(Widget, can_focus=True):
 
     outcome_text: var[str] = var("", init=False)
     """How the request was settled, once it was (the card's status line)."""
+
+    bypass: var[bool] = var(False, init=False)
+    """The card's agent is on bypass (this card was asked anyway): said on the card's border."""
 
     class Decided(Message):
         """The person answered this card."""
@@ -393,6 +402,12 @@ class ApprovalCard(Widget, can_focus=True):
         if self.is_mounted:
             self._render_status()
 
+    def watch_bypass(self, on: bool) -> None:
+        self.set_class(on, "-bypass")
+        self.border_subtitle = (
+            f"⚠ bypass on for {escape(self.info.agent_display)}: a rule asks anyway" if on else ""
+        )  # (or for its session)
+
     def _theme_changed(self, theme: Any) -> None:
         # The diff and key colours are Rich styles read from the theme's CSS: read them again.
         self._render_diff()
@@ -440,7 +455,7 @@ class ApprovalCard(Widget, can_focus=True):
         if i.offers("deny"):
             items.append(("d", "Deny…"))
         if i.offers("bypass"):
-            items.append(("b", f"Bypass: allow all {i.agent_display} asks (saved)"))
+            items.append(("b", f"Bypass: allow all {i.agent_display} asks (saved)…"))
         for answer, key_name, default in (
             ("allow_always", "A", "Always allow"),
             ("reject_always", "R", "Always reject"),
@@ -448,7 +463,9 @@ class ApprovalCard(Widget, can_focus=True):
             option = i.option(ANSWER_KIND[answer])
             if option is not None:
                 name = option.get("name") or default
-                items.append((key_name, f"{name} (agent keeps it)"))
+                items.append(
+                    (key_name, f"{name}: every later request of this session (agent keeps it)")
+                )
         if i.offers("approve"):
             items.append(("s", "Approve session"))
         scope = i.pattern_scope()
@@ -574,6 +591,7 @@ class ApprovalCard(Widget, can_focus=True):
             self._arm_timer.stop()
         self.outcome_text = text
         self.state = "resolved"
+        self.bypass = False  # settled: nothing is asked of this card any more
 
 
 def describe_resolution(event: Any, *, mine: str | None, agent: str) -> str:
@@ -585,8 +603,10 @@ def describe_resolution(event: Any, *, mine: str | None, agent: str) -> str:
             "approve": "Approved once",
             "deny": "Denied",
             "bypass": f"Approved; bypass on: {agent} is always allowed from now on",
-            "allow_always": f"Always allowed ({agent}'s own rule)",
-            "reject_always": f"Always rejected ({agent}'s own rule)",
+            "allow_always": f"Always allowed ({agent}'s own rule): every later request of this "
+            "session runs without a card, each one audited",
+            "reject_always": f"Always rejected ({agent}'s own rule): every later request of this "
+            "session is refused without a card",
         }.get(mine, mine)
         if outcome == "cancelled":
             return f"✗ The agent did not offer that answer: cancelled{reason}"
@@ -608,6 +628,20 @@ def describe_resolution(event: Any, *, mine: str | None, agent: str) -> str:
         rule = f" ({event.rule})" if getattr(event, "rule", None) else ""
         return f"Decided by policy{rule}: {outcome}{reason}"
     return f"{event.resolver}: {outcome}{reason}"
+
+
+def still_asked_by(app: Any, agent: str) -> list[str]:
+    """The deny and ask rules that still stop `agent` on bypass (the live policy's, else the
+    settings file's)."""
+    bridge = getattr(app, "bridge", None)
+    if bridge is not None:
+        return list(bridge.approvals.policy.shadowing_denies(agent))
+    settings = getattr(app, "settings", None)
+    if settings is None:
+        return []
+    from bridge.approvals import Policy
+
+    return Policy(rules=list(settings.rules)).shadowing_denies(agent)
 
 
 EMPTY_QUEUE = (
@@ -843,7 +877,41 @@ class ApprovalQueue(VerticalScroll):
     @on(ApprovalCard.Decided)
     def _decided(self, message: ApprovalCard.Decided) -> None:
         message.stop()
+        if message.answer == "bypass":
+            self.confirm_bypass(message.card.info.approval_id)
+            return
         self.answer(message.card.info.approval_id, message.answer, message.reason)
+
+    def confirm_bypass(self, approval_id: str) -> None:
+        """Bypass answers only once the person confirms it, in a modal that says what it covers
+        (this agent, saved, until turned off, still under deny and ask rules)."""
+        card = self._cards.get(approval_id)
+        if card is None or card.state == "resolved":
+            return
+        from symposium_tui.screens.confirm import ConfirmBypass
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.answer(approval_id, "bypass")
+
+        still = still_asked_by(self.app, card.info.agent)
+        self.app.push_screen(ConfirmBypass(card.info.agent_display, still, approves=True), answered)
+
+    def set_bypass(
+        self,
+        agents: set[str],
+        sessions: set[tuple[str, str]] | frozenset[tuple[str, str]] = frozenset(),
+    ) -> None:
+        """Which agents (and sessions: connection, session id) are on bypass now: their cards say
+        so."""
+        for card in self._cards.values():
+            i = card.info
+            on = (
+                i.host_bypass
+                if i.host is not None
+                else i.agent in agents or (i.connection, i.session_id) in sessions
+            )
+            card.bypass = card.state != "resolved" and on
 
     def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool:
         card = self._cards.get(approval_id)

@@ -865,3 +865,31 @@ async def test_the_console_sees_tool_calls_as_the_core_reads_them(tmp_path):
     diff = {"type": "diff", "path": "a.txt", "newText": "new text"}
     seen = [t.content for t in console.of(ev.ToolCallSeen) if t.content]
     assert seen and seen[0] == tool_content_text(diff) == "--- a.txt\n+++ a.txt\nnew text"
+
+
+async def test_a_call_eliza_runs_unasked_under_its_kept_always_allow_is_audited():
+    """Through the ACP front door: the client's own UI answers Eliza's "Always allow"; the next
+    command Eliza runs without asking still gets its decision line and its outcome."""
+    client = RecordingClient(permission="allow_always")
+    async with proxied(client, [*PROXY, "--agent", "elizacp"]) as (conn, _):
+        await initialized(conn)
+        sid = (await conn.new_session(cwd=str(REPO), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=prompt("ask permission to run the tests"))
+        await conn.prompt(session_id=sid, prompt=prompt("ask permission to deploy"))
+    assert [t.title for t in client.permission_asked] == ["run the tests"]  # asked once
+    path = Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "audit.jsonl"
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    granted, granted_outcome, kept, outcome = lines
+    assert granted_outcome["approval_id"] == granted["approval_id"]
+    assert (granted["title"], granted["outcome"], granted["resolver"]) == (
+        "run the tests",
+        "allow_always",
+        "client",
+    )
+    assert (kept["type"], kept["title"], kept["outcome"]) == ("decision", "deploy", "allow_always")
+    assert kept["decider"]["kind"] == "agent_kept" and granted["approval_id"] in kept["rule"]
+    assert (outcome["type"], outcome["approval_id"], outcome["status"]) == (
+        "tool_outcome",
+        kept["approval_id"],
+        "completed",
+    )

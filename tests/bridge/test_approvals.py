@@ -386,3 +386,37 @@ async def test_a_request_cancelled_as_the_rules_decide_is_cancelled_not_left_wai
     assert done, "the cancelled request went on waiting for a card"
     assert task.cancelled()
     assert not broker.pending
+
+
+async def test_a_call_run_under_the_agents_kept_always_is_audited_and_only_in_that_session(
+    bus, audit
+):
+    broker = ApprovalBroker(bus, audit=audit)
+    console = broker.attach("c")
+    task = asyncio.ensure_future(broker.request(ctx("s1", raw={"command": "make"})))
+    await until(lambda: broker.pending)
+    console.answer(next(iter(broker.pending)), "allow_always")
+    granted = await task
+    assert granted.outcome == "allow_always"
+    broker.tool_outcome("c1", "s1", "t1", "completed")  # the asked call: its outcome only
+    # later calls the agent runs without asking, in that session and in another one
+    call = {"title": "make test", "kind": "execute", "rawInput": {"command": "make test"}}
+    broker.tool_outcome("c1", "s1", "t2", "completed", call)
+    broker.tool_outcome("c1", "s2", "t3", "completed", call)  # no kept answer there
+    lines = audit_lines(audit)
+    assert [line["type"] for line in lines] == [
+        "decision",
+        "tool_outcome",
+        "decision",
+        "tool_outcome",
+    ]
+    kept = lines[2]
+    assert (kept["tool_call_id"], kept["outcome"], kept["resolver"]) == (
+        "t2",
+        "allow_always",
+        "agent",
+    )
+    assert kept["decider"] == {"kind": "agent_kept", "rule": kept["rule"]}
+    assert lines[0]["approval_id"] in kept["rule"]
+    assert kept["args_sha256"] != lines[0]["args_sha256"]  # what ran, not what was granted
+    assert lines[3]["approval_id"] == kept["approval_id"]

@@ -117,7 +117,74 @@ def test_truncation_is_caught_with_a_recorded_head(tmp_path: Path) -> None:
     path.write_text("".join(lines(path)[:-1]))
     assert audit_mod.verify(path).ok  # a shorter chain is still a chain…
     cut = cli("audit", "verify", "--file", str(path), "--head", head)
-    assert cut.returncode == 1 and f"not at {head}" in cut.stderr  # …but not the one recorded
+    # …but not the one recorded
+    assert cut.returncode == 1 and f"does not pass through the head recorded earlier ({head})" in (
+        cut.stderr
+    )
+
+
+def rewrite_as_another_process_would(path: Path, change) -> None:
+    """Edit the entries, then compute the whole chain again (seq, prev, hash): what any process
+    of the same user can do to the file."""
+    entries = [json.loads(line) for line in lines(path)]
+    change(entries)
+    prev, out = "", []
+    for seq, entry in enumerate(entries, 1):
+        entry = {k: v for k, v in entry.items() if k != "hash"}
+        entry.update(seq=seq, prev=prev)
+        entry["hash"] = prev = audit_mod.entry_hash(entry)
+        out.append(json.dumps(entry) + "\n")
+    path.write_text("".join(out))
+
+
+def test_a_rewritten_chain_passes_alone_and_fails_against_a_head_kept_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """`audit head` prints SEQ:HASH; the log is rewritten (an entry changed, every hash computed
+    again): `verify` alone passes, `verify --head` with the printed head or with a console's
+    record of heads fails, and a head from before entries were appended still passes."""
+    from symposium_tui import audit_heads
+
+    path = tmp_path / "audit.jsonl"
+    written = write_log(path, 3)
+    env = {"SYMPOSIUM_HOST_NAME": "devbox"}
+    early = cli("audit", "head", "--file", str(path), env=env)
+    assert early.returncode == 0 and early.stdout.strip() == f"3:{written[-1]['hash']}"
+    log = AuditLog(path)  # the log goes on: a head recorded earlier is still passed through
+    log.append({"type": "decision", "ts": 2000.0, "title": "later"})
+    log.close()
+    assert (
+        cli("audit", "verify", "--file", str(path), "--head", early.stdout.strip()).returncode == 0
+    )
+    # what a console that attached would have recorded (its state dir: SYMPOSIUM_STATE_DIR)
+    record = tmp_path / "state" / "audit-heads.json"
+    report = audit_mod.head_report(path)
+    assert report["extends"] is None and report["seq"] == 4
+    assert audit_heads.observe("devbox", report, record) is None
+    assert (
+        cli("audit", "verify", "--file", str(path), "--head", str(record), env=env).returncode == 0
+    )
+
+    def deny_to_allow(entries: list[dict]) -> None:
+        entries[1]["title"] = "something else"
+
+    rewrite_as_another_process_would(path, deny_to_allow)
+    alone = cli("audit", "verify", "--file", str(path))
+    assert alone.returncode == 0 and "4 entries, the chain holds" in alone.stdout
+    for head in (early.stdout.strip(), str(record)):
+        caught = cli("audit", "verify", "--file", str(path), "--head", head, env=env)
+        assert caught.returncode == 1, head
+        assert "does not pass through the head recorded earlier" in caught.stderr
+    # the record names this host's log; another host's record says so instead of passing
+    other = cli("audit", "verify", "--file", str(path), "--head", str(record))
+    assert other.returncode == 2 and "records no head of" in other.stderr
+    # the host's report to a console that saw the old head: it does not extend it
+    seen = audit_heads.seen("devbox", record)
+    report = audit_mod.head_report(path, seen)
+    assert report["extends"] is False and report["problems"]
+    warning = audit_heads.observe("devbox", report, record)
+    assert warning is not None and "no longer extends the head" in warning
+    assert audit_heads.seen("devbox", record) == seen  # the last good head is kept
 
 
 def test_older_unchained_lines_are_counted_and_the_chain_continues_from_them(

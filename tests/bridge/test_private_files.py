@@ -12,6 +12,7 @@ and a runtime directory someone else planted is refused.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import subprocess
@@ -143,6 +144,87 @@ async def test_an_agents_error_and_stderr_never_show_its_key(tmp_path):
     assert "[redacted]" in str(resp.error) or "exited" in str(resp.error)
     assert SECRET.encode() not in log.read_bytes()
     assert SECRET not in "\n".join(lm.stderr_lines)
+
+
+INHERITED = "inherited-service-token-0123456789"  # in the endpoint's env: the agent inherits it
+FREE_TEXT = "hunter2-free-text-password"
+BEARER = "eyJhbGciOiJIUzI1NiJ9.bearer-credential"
+
+
+async def test_what_an_agent_writes_on_stderr_is_redacted_everywhere_it_goes(tmp_path):
+    """A real agent process that prints secrets on its stderr as it starts (its own key, a
+    variable it inherited, a password and a bearer credential in free text), then serves ACP:
+    the debug log, the trace, the event log (what the console shows) and the endpoint's output
+    hold none of them, and the lines are still there, redacted."""
+    out = tmp_path / "out"
+    script = tmp_path / "chatty_agent.py"
+    script.write_text(
+        "import os, sys\n"
+        "print('using key', os.environ['ANTHROPIC_API_KEY'], file=sys.stderr)\n"
+        "print('service token:', os.environ['MY_SERVICE_TOKEN'], file=sys.stderr)\n"
+        f"print('retrying with password={FREE_TEXT} after 1s', file=sys.stderr)\n"
+        f"print('header Authorization: Bearer {BEARER}', file=sys.stderr, flush=True)\n"
+        "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])\n"
+    )
+    agent = echo_agent()
+    agent.update(
+        id="chatty",
+        args=[str(script), *agent["args"]],
+        env=[{"name": "ANTHROPIC_API_KEY", "value": SECRET}],
+    )
+    env = {**os.environ, "MY_SERVICE_TOKEN": INHERITED}
+    lm = await LmClient.start(
+        "--log",
+        "debug",
+        "--log-dir",
+        str(out / "logs"),
+        "--trace-dir",
+        str(out / "traces"),
+        "--event-log",
+        str(out / "events.jsonl"),
+        "--cwd",
+        str(tmp_path),
+        env=env,
+    )
+    try:
+        hello = await lm.chat([user("hello")], agent=agent)
+        assert hello.text == "ECHO: hello"
+    finally:
+        await lm.close()
+    events = (out / "events.jsonl").read_text()
+    stderr_lines = [
+        json.loads(line)["line"] for line in events.splitlines() if '"agent_stderr"' in line
+    ]
+    assert any(line.startswith("header Authorization: Bearer [redacted]") for line in stderr_lines)
+    assert "retrying with password=[redacted] after 1s" in stderr_lines
+    assert "service token: [redacted]" in stderr_lines
+    assert "using key [redacted]" in stderr_lines
+    everything = [p for p in out.rglob("*") if p.is_file()]
+    assert len(everything) >= 3
+    for secret in (SECRET, INHERITED, FREE_TEXT, BEARER):
+        for path in everything:
+            assert secret.encode() not in path.read_bytes(), (secret, path)
+        assert secret not in "\n".join(lm.stderr_lines)
+    (log_file,) = (out / "logs").iterdir()
+    assert "service token: [redacted]" in log_file.read_text()  # logged, redacted
+
+
+def test_free_text_redaction():
+    from bridge.redact import redact_free_text
+
+    assert redact_free_text("key abcd1234 and zzzz", ["abcd1234"]) == "key [redacted] and zzzz"
+    assert redact_free_text('{"apiKey": "k3y-value", "max_tokens": 5}') == (
+        '{"apiKey": "[redacted]", "max_tokens": 5}'
+    )
+    assert redact_free_text("GITHUB_TOKEN=abc rest") == "GITHUB_TOKEN=[redacted] rest"
+    assert redact_free_text("get https://bob:pa55@example.com/x") == (
+        "get https://bob:[redacted]@example.com/x"
+    )
+    assert redact_free_text("found ghp_abcdefghijklmnopqrstuvwxyz0123") == "found [redacted]"
+    # what names no secret is left as it is
+    assert redact_free_text("max_tokens=100 keyword=foo session=s1") == (
+        "max_tokens=100 keyword=foo session=s1"
+    )
 
 
 def test_redaction_rules():

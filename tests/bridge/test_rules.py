@@ -982,13 +982,17 @@ def test_proposals_from_requests(tmp_path) -> None:
     assert rule.match == [{"agent": "claude", "kind": "execute", "command": "git status -s"}]
     assert rule.check_examples() == []
     rule = propose_rule(Request(agent="a", kind="execute", command="npm run build && ls -la"))
-    assert rule is not None and rule.command == ("npm run build", "ls")
+    assert rule is not None and rule.command == ("npm run build $", "ls")
+    assert run("npm run build", rule, agent="a") == "allow"
+    assert run("npm run build -- --evil", rule, agent="a") is None
     rule = propose_rule(Request(agent="a", kind="execute", command="timeout 5 git status -s"))
     assert rule is not None and rule.command == ("git status",)  # a harmless wrapper: no prefix
     rule = propose_rule(Request(agent="a", kind="execute", command="sudo -u x apt update -y"))
-    assert rule is not None and rule.command == ("sudo -u x apt update",)
+    assert rule is not None and rule.command == ("sudo -u x apt update -y $",)
     assert rule.check_examples() == []
-    assert run("sudo -u x apt install evil", rule) is None
+    assert run("sudo -u x apt update -y", rule, agent="a") == "allow"
+    assert run("sudo -u x apt install evil", rule, agent="a") is None
+    assert run("sudo -u x apt update -y evil", rule, agent="a") is None
     target = tmp_path / "src" / "a.py"
     target.parent.mkdir()
     rule = propose_rule(Request(agent="a", kind="edit", title="Edit", paths=(str(target),)))
@@ -1007,11 +1011,12 @@ def test_proposals_name_the_assignments_and_leave_out_what_no_prefix_covers() ->
         assert rule.check_examples() == []
         return rule.command
 
-    assert proposed("NODE_ENV=test npm test") == ("NODE_ENV=test npm test",)
+    assert proposed("NODE_ENV=test npm test") == ("NODE_ENV=test npm test $",)  # exactly
     assert proposed("LANG=C ls -la") == ("ls",)  # only a language: nothing to name
     assert proposed("PATH=/tmp/x; ls") is None  # an assignment of its own
-    assert proposed("find . -delete") is None  # an option that deletes: no prefix covers it
-    assert proposed("git -c core.pager=id log") is None
+    # an option that deletes or runs a program: only that exact command is proposed
+    assert proposed("find . -delete") == ("find . -delete $",)
+    assert proposed("git -c core.pager=id log") == ("git -c core.pager=id log $",)
     assert proposed("ls\r") is None
 
 
@@ -1165,3 +1170,98 @@ def test_the_option_table_is_the_one_docs_rules_md_describes() -> None:
     }
     assert set(PROGRAMS) <= documented
     assert documented <= set(PROGRAMS) | set(SAME_PROGRAM)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf build",
+        "rm -r -f build",
+        "dd if=/dev/zero of=disk.img bs=1M count=1",
+        "mkfs.ext4 /dev/loop0",
+        "chmod -R 755 build",
+        "git push --force origin main",
+        "find . -name '*.pyc' -delete",
+        "git -c core.pager=evil status",
+        "kill -9 1234",
+    ],
+)
+def test_a_destructive_command_is_proposed_exactly_never_by_its_program(command) -> None:
+    """`p` on a destructive command proposes that command and nothing else: the rule allows it
+    as written, not with one more argument, and not the program with other arguments."""
+    from bridge.rules import breadth
+
+    rule = propose_rule(Request(agent="claude", kind="execute", command=command))
+    assert rule is not None and rule.command is not None
+    (prefix,) = rule.command
+    assert prefix.endswith(" $") and parse_command(prefix[:-2]).parts[0].words == (
+        parse_command(command).parts[0].words
+    )
+    assert rule.check_examples() == []
+    assert run(command, rule) == "allow"
+    assert run(command + " /", rule) is None
+    program = parse_command(command).parts[0].words[0]
+    assert run(f"{program} --help", rule) is None
+    assert breadth(rule) == []  # nothing broad to warn about
+
+
+def test_a_title_like_command_becomes_the_exact_command_not_its_first_two_words() -> None:
+    from bridge.rules import scope_text
+
+    rule = propose_rule(Request(agent="eliza", kind="execute", command="run the tests"))
+    assert rule is not None and rule.command == ("run the tests $",)
+    assert scope_text(rule, "Eliza") == "always allow exactly `run the tests` by Eliza"
+    assert run("run the tests", rule, agent="eliza") == "allow"
+    assert run("run the tests && rm -rf /", rule, agent="eliza") is None
+    assert run("run the", rule, agent="eliza") is None
+    assert run("run the tests now", rule, agent="eliza") is None
+
+
+@pytest.mark.parametrize(
+    ("command", "prefix"),
+    [
+        ("git status -s", "git status"),
+        ("git log --oneline -5", "git log"),
+        ("git diff HEAD~1 -- src", "git diff"),
+        ("ls -la", "ls"),
+        ("cat README.md", "cat"),
+        ("grep -rn TODO .", "grep"),
+    ],
+)
+def test_a_read_only_program_is_proposed_with_its_subcommand_and_called_broad(
+    command, prefix
+) -> None:
+    from bridge.rules import breadth, scope_text
+
+    rule = propose_rule(Request(agent="a", kind="execute", command=command))
+    assert rule is not None and rule.command == (prefix,)
+    assert scope_text(rule) == f"always allow commands starting `{prefix}` by a"
+    assert breadth(rule) == [f"Broad: `{prefix}` with any arguments, not only this request."]
+
+
+def test_a_read_only_program_with_an_option_that_runs_or_writes_is_proposed_exactly() -> None:
+    for command in ("git diff --output=x", "git log --ext-diff", "rg --pre ./x foo"):
+        rule = propose_rule(Request(agent="a", kind="execute", command=command))
+        assert rule is not None and rule.command is not None
+        assert rule.command[0].endswith(" $"), command
+
+
+def test_breadth_warns_loudest_for_a_destructive_program_allowed_by_its_name() -> None:
+    from bridge.rules import breadth
+
+    (note,) = breadth(Rule("allow", command=("rm",)))
+    assert note.startswith("⚠ Broad: `rm` with any arguments")
+    (note,) = breadth(Rule("allow", command=("git push",)))
+    assert note.startswith("⚠ Broad: `git push` with any arguments")
+    (note,) = breadth(Rule("allow", kind="execute", title="run the tests"))
+    assert "whatever it runs" in note
+    assert breadth(Rule("deny", command=("rm",))) == []
+
+
+def test_an_exact_prefix_allows_only_that_command_and_a_deny_ignores_the_mark() -> None:
+    allow = Rule("allow", command=("rm -rf build $",))
+    assert run("rm -rf build", allow) == "allow"
+    assert run("rm -rf build /", allow) is None
+    assert run("rm -rf", allow) is None
+    deny = Rule("deny", command=("rm -rf $",))  # the mark does not narrow a deny
+    assert run("rm -rf build", deny) == "deny"

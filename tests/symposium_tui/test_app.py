@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Input, Static
 
 from bridge.approvals import Rule
 from bridge.settings import AgentConfig
+from symposium_tui.screens.confirm import Confirm, ConfirmBypass
 from tests.support.console import run_call, shown_text, wait_for
 
 SIZE = (80, 24)
@@ -147,8 +148,22 @@ async def test_bypass_this_session_allows_its_later_requests_without_saving(
     async with app.run_test(size=SIZE) as pilot:
         first = asker.ask(run_call("one"), session="s4")
         await wait_for(pilot, lambda: app.queue.pending)
+        app.bypass_current_session()  # asks first, and says what it covers
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, Confirm) and app.screen.query("#confirm-text")
+        )
+        text = " ".join(str(app.screen.query_one("#confirm-text").render()).split())
+        assert "Bypass session s4 of claude-code?" in text
+        assert "this session only" in text and "Not saved" in text
+        assert "Deny and ask rules still apply" in text
+        await pilot.press("n")
+        await wait_for(pilot, lambda: not isinstance(app.screen, Confirm))
+        assert not first.done() and not app.bridge.approvals.policy.session_bypass
         app.bypass_current_session()
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("y")
         assert (await first).outcome == "allow_once"
+        await wait_for(pilot, lambda: "⚠ bypass on: session s4" in app.sub_title)
         later = await asker.ask(run_call("two"), session="s4")
         assert (later.resolver, later.rule) == ("policy", "session bypass")
         other = asker.ask(run_call("three"), session="s5")
@@ -225,7 +240,9 @@ async def test_settings_toggle_an_agents_bypass_in_the_file_and_in_the_live_poli
         table = app.screen.query_one("#agents-table", DataTable)
         await wait_for(pilot, lambda: app.focused is table)
         await pilot.press("down", "b")
-        assert store.load().agents["claude-code"].bypass is True
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmBypass))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: store.load().agents["claude-code"].bypass is True)
         assert "claude-code" in app.bridge.approvals.policy.bypass_agents
         assert "on" in str(table.get_row("claude-code")[1])
         resolution = await asker.ask(run_call(), agent="claude-code")
@@ -345,7 +362,9 @@ async def test_a_broken_settings_file_is_shown_and_never_written(make_app, store
         await pilot.press("r")
         assert app.settings_error is None and not banner.display
         await pilot.press("b")
-        assert store.load().agents["eliza"].bypass is True
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmBypass))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: store.load().agents["eliza"].bypass is True)
 
 
 async def test_no_color_is_honoured(make_app, monkeypatch):
@@ -514,6 +533,8 @@ async def test_settings_shows_a_bypass_given_on_a_card_and_an_edit_made_by_anoth
         task = asker.ask(run_call(), agent="claude-code")
         await wait_for(pilot, lambda: app.queue.pending)
         await pilot.press("f2", "b")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmBypass))
+        await pilot.press("y")
         await task
         assert store.load().agents["claude-code"].bypass is True
         await pilot.press("f4")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import Input, TabbedContent, Tabs
 
+from bridge.approvals import Rule
 from symposium_tui.widgets.approvals import ApprovalCard
 from tests.support.console import (
     ONCE_OPTIONS,
@@ -47,8 +48,8 @@ async def test_a_card_shows_who_asks_what_with_the_input_the_diff_and_the_offere
             "Approve once",
             "Deny…",
             "Bypass: allow all claude-code asks (saved)",
-            "Always allow (agent keeps it)",
-            "Always reject (agent keeps it)",
+            "Always allow: every later request of this session (agent keeps it)",
+            "Always reject: every later request of this session (agent keeps it)",
             "Approve session",
         ):
             assert label in text
@@ -109,24 +110,69 @@ async def test_d_then_escape_goes_back_to_the_card_and_enter_denies_without_a_re
 async def test_b_bypasses_the_agent_saves_it_and_its_next_request_needs_no_card(
     make_app, asker, store
 ):
+    from symposium_tui.screens.confirm import ConfirmBypass
+
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
+        app.settings_changed(store.add_rule(Rule("ask", command="deploy")))  # asks even bypass
         first = asker.ask(run_call(), agent="claude-code")
         card = await pending_card(pilot)
+        assert "bypass" not in app.sub_title and not card.border_subtitle
+        # `b` alone turns nothing on: it asks, and says what bypass covers
         await pilot.press("b")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ConfirmBypass) and app.screen.query("#confirm-text"),
+        )
+        text = str(app.screen.query_one("#confirm-text").render())
+        for said in (
+            "Turn bypass on for claude-code?",
+            "Every later request of claude-code is approved without a card",
+            "this agent only",
+            "Saved in the settings file",
+            "until you turn it off",
+            "Deny and ask rules still apply to it: rule 1",
+            "This request is approved now.",
+        ):
+            assert said in " ".join(text.split()), said
+        await pilot.press("n")  # keep asking: nothing changed
+        await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmBypass))
+        assert card.state == "pending" and not first.done()
+        assert "claude-code" not in store.load().agents
+        assert "claude-code" not in app.bridge.approvals.policy.bypass_agents
+        # the key right after `a` on the card (`b` pressed twice by a slip) does not confirm
+        await pilot.press("b", "b", "a")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmBypass))
+        assert card.state == "pending" and not first.done()
+        await pilot.press("y")
         assert (await first).outcome == "allow_once"
         assert "claude-code is always allowed" in card.outcome_text
         assert store.load().agents["claude-code"].bypass is True
         second = await asker.ask(run_call("again"), agent="claude-code")
         assert (second.resolver, second.outcome) == ("policy", "allow_once")
         assert not app.queue.pending
+        # while it is on, the header says so, and so does every card of that agent
+        await wait_for(pilot, lambda: "⚠ bypass on: claude-code" in app.sub_title)
+        asker.ask(run_call("deploy", call_id="call-9"), agent="claude-code")
+        asked = await pending_card(pilot)
+        assert "⚠ bypass on for claude-code" in str(asked.border_subtitle)
+        other = asker.ask(run_call("deploy", call_id="call-10"), agent="gemini")
+        await wait_for(pilot, lambda: len(app.queue.pending) == 2)
+        assert not app.queue.pending[1].border_subtitle  # another agent's card
+        # turned off (Settings, or the file): the header and the card follow
+        app.settings_changed(store.set_agent_bypass("claude-code", False))
+        await wait_for(pilot, lambda: "bypass" not in app.sub_title)
+        assert not asked.border_subtitle
+        other.cancel()
 
 
 async def test_the_agents_own_always_options_are_A_and_R(make_app, asker):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         allow = asker.ask(run_call("one"), session="s1")
-        await pending_card(pilot)
+        card = await pending_card(pilot)
+        legend = " ".join(str(card.query_one(".card-keys").render()).split())
+        assert "A Always allow: every later request of this session (agent keeps it)" in legend
         await pilot.press("A")
         assert (await allow).outcome == "allow_always"
         reject = asker.ask(run_call("two"), session="s2")
@@ -567,6 +613,39 @@ async def test_p_proposes_a_rule_for_the_pattern_edits_it_saves_it_and_approves(
         assert (again.resolver, again.outcome) == ("policy", "allow_once")
 
 
+async def test_p_on_a_destructive_command_proposes_it_exactly_and_warns_when_edited_broad(
+    make_app, asker, store
+):
+    from textual.widgets import TextArea
+
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        task = asker.ask(run_call("rm -rf build"))
+        card = await pending_card(pilot)
+        legend = str(card.query_one(".card-keys").render())
+        assert "Rule: always allow exactly `rm -rf build` by claude-code" in legend
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        editor = app.screen.query_one("#pattern-rule", TextArea)
+        assert 'command = "rm -rf build $"' in editor.text
+        note = app.screen.query_one("#pattern-breadth")
+        assert "Narrow: it allows exactly this command" in str(note.render())
+        editor.text = editor.text.replace('command = "rm -rf build $"', 'command = "rm"')
+        await wait_for(pilot, lambda: "⚠ Broad: `rm` with any arguments" in str(note.render()))
+        editor.text = editor.text.replace('command = "rm"', 'command = "rm -rf build $"')
+        await wait_for(pilot, lambda: "Narrow" in str(note.render()))
+        await pilot.press("ctrl+s")
+        assert (await task).outcome == "allow_once"
+        (rule,) = store.load().rules
+        assert rule.command == ("rm -rf build $",)
+        # one more argument is not what was allowed: a card asks
+        asker.ask(run_call("rm -rf build /", call_id="call-3"))
+        await wait_for(pilot, lambda: len(app.queue.pending) == 1)
+        assert app.queue.pending[0].info.title == "rm -rf build /"
+
+
 async def test_escape_on_the_proposed_rule_saves_nothing_and_the_card_stays(make_app, asker, store):
     from symposium_tui.screens.pattern import PatternRuleScreen
 
@@ -675,7 +754,7 @@ async def test_the_three_ways_not_to_be_asked_again_are_told_apart_on_the_card_f
         legend = str(card.query_one(".card-keys").render())
         for said in (
             "b  Bypass: allow all claude-code asks (saved)",
-            "A  Always allow (agent keeps it)",
+            "A  Always allow: every later request of this session (agent keeps it)",
             "p  Rule: always allow commands starting `git status` by claude-code…",
         ):
             assert said in legend, legend
@@ -687,7 +766,7 @@ async def test_the_three_ways_not_to_be_asked_again_are_told_apart_on_the_card_f
         text = shown_text(app.screen.query("Static"))
         for said in (
             "every later request of this agent too",
-            "the agent decides what it covers and for how long",
+            "every later request of this session it covers",
             "A rule for requests like this one",
             "Three ways not to be asked again",
         ):
@@ -735,3 +814,96 @@ async def test_f2_the_moment_a_card_is_added_focuses_it(make_app):
         assert card is not None and not card.is_mounted  # the same tick: its mount is under way
         app.action_queue()
         await wait_for(pilot, lambda: app.focused is card, what="the new card focused")
+
+
+async def test_what_the_agent_runs_under_its_own_always_allow_is_audited_like_any_decision(
+    make_app, tmp_path
+):
+    """`A` on Eliza's card: Eliza keeps "always allow" for the session and asks no more. The
+    next command it runs, unasked, still gets a decision line in the audit log (decided by the
+    agent's kept answer, naming the approval that granted it) and its outcome line."""
+    import json
+
+    from bridge.audit import AuditLog, verify
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.chat_pane() is not None)
+        audit = AuditLog(tmp_path / "audit.jsonl")
+        app.bridge.approvals.audit = audit
+        await pilot.press("f3", *"ask permission to run the tests", "enter")
+        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        await pilot.press("A")
+        await wait_for(pilot, lambda: "I ran the tests" in shown_text(app.query("Static")))
+        await pilot.press("f3", *"ask permission to deploy", "enter")
+        await wait_for(
+            pilot, lambda: "I ran deploy" in shown_text(app.query("Static")), what="unasked"
+        )
+        assert not app.queue.pending
+        entries = [json.loads(line) for line in audit.path.read_text().splitlines()]
+        audit.close()
+    granted, granted_outcome, kept, kept_outcome = entries
+    assert (granted["title"], granted["outcome"], granted["decider"]["kind"]) == (
+        "run the tests",
+        "allow_always",
+        "person",
+    )
+    assert (kept["type"], kept["title"], kept["outcome"]) == ("decision", "deploy", "allow_always")
+    assert kept["decider"]["kind"] == "agent_kept"
+    assert granted["approval_id"] in kept["rule"]
+    assert kept["session_id"] == granted["session_id"] and kept["agent"] == "eliza"
+    assert kept["request"]["rawInput"] == {"command": "deploy"}
+    assert (kept_outcome["type"], kept_outcome["approval_id"], kept_outcome["status"]) == (
+        "tool_outcome",
+        kept["approval_id"],
+        "completed",
+    )
+    assert granted_outcome["approval_id"] == granted["approval_id"]
+    assert verify(tmp_path / "audit.jsonl").ok
+
+
+async def test_the_console_records_its_own_bridges_audit_head_and_warns_when_it_was_rewritten(
+    make_app, hosted, tmp_path
+):
+    import json
+
+    from bridge.approvals import host_name
+    from bridge.audit import AuditLog, entry_hash
+    from symposium_tui import audit_heads
+
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path)
+    for n in range(3):
+        log.append({"type": "decision", "ts": 1000.0 + n, "title": f"call {n}"})
+    hosted.bridge.approvals.audit = log
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: audit_heads.seen(host_name()), what="the head recorded")
+    assert not app.audit_warnings
+    (recorded,) = audit_heads.seen(host_name())
+    assert recorded["seq"] == 3 and recorded["log"] == str(path)
+
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    entries[0]["title"] = "rewritten"
+    prev, out = "", []
+    for entry in entries:
+        entry = {k: v for k, v in entry.items() if k != "hash"}
+        entry["prev"] = prev
+        entry["hash"] = prev = entry_hash(entry)
+        out.append(json.dumps(entry) + "\n")
+    path.write_text("".join(out))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.audit_warnings, what="the warning")
+        (warning,) = app.audit_warnings
+        assert "no longer extends the head this console recorded" in warning
+        await wait_for(
+            pilot,
+            lambda: any(
+                n.title == "Audit log" and n.severity == "error" for n in app._notifications
+            ),
+            what="the warning shown",
+        )
+    log.close()

@@ -126,6 +126,110 @@ async def test_a_console_attached_locally_answers_what_serve_held(host):
         await serve.stop()
 
 
+async def test_an_attaching_console_records_the_audit_head_and_warns_when_it_was_rewritten(host):
+    """A console attached locally records the host's audit head (in its own state directory); the
+    host's log is then rewritten as another process of the user would (one entry changed, every
+    hash computed again): `audit verify` alone passes, and the next console to attach warns."""
+    from bridge.audit import AuditLog, entry_hash
+    from symposium_tui import audit_heads
+
+    log_path = host.config_dir / "audit.jsonl"
+    log = AuditLog(log_path)
+    for n in range(3):
+        log.append({"type": "decision", "ts": 1000.0 + n, "title": f"call {n}", "outcome": "x"})
+    log.close()
+    serve = await ServeProcess.start(host)
+    target = Target("local", socket=host.runtime_dir / "console.sock")
+    try:
+        first = HeadlessConsole([target], "alice@laptop").start()
+        try:
+            seen = await first.wait_for(lambda e: e.type == "audit_head")
+        finally:
+            await first.stop()
+        assert seen.warning is None and seen.seq == 3
+        (recorded,) = audit_heads.seen("devbox")
+        assert recorded["head"] == seen.head and recorded["log"] == str(log_path)
+
+        entries = [json.loads(line) for line in log_path.read_text().splitlines()]
+        entries[1]["outcome"] = "rewritten"
+        prev, out = "", []
+        for seq, entry in enumerate(entries, 1):
+            entry = {k: v for k, v in entry.items() if k != "hash"}
+            entry.update(seq=seq, prev=prev)
+            entry["hash"] = prev = entry_hash(entry)
+            out.append(json.dumps(entry) + "\n")
+        log_path.write_text("".join(out))
+        verify = subprocess.run(
+            [sys.executable, "-m", "symposium_tui", "audit", "verify"],
+            env=host.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert verify.returncode == 0, verify.stderr  # the chain alone holds
+
+        second = HeadlessConsole([target], "alice@laptop").start()
+        try:
+            warned = await second.wait_for(lambda e: e.type == "audit_head")
+        finally:
+            await second.stop()
+        assert warned.warning is not None
+        assert "The audit log of devbox" in warned.warning
+        assert "no longer extends the head this console recorded" in warned.warning
+        assert audit_heads.seen("devbox") == [recorded]  # the last good head is kept
+        against = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "symposium_tui",
+                "audit",
+                "verify",
+                "--head",
+                str(audit_heads.record_path()),
+            ],
+            env=host.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert against.returncode == 1
+        assert "does not pass through the head recorded earlier" in against.stderr
+    finally:
+        await serve.stop()
+
+
+async def test_a_card_from_a_host_where_its_agent_is_on_bypass_says_so(host):
+    """Eliza on bypass on the host, an ask rule that asks anyway: the card an attached console
+    gets says bypass is on there, and the console shows it on the card and in the header."""
+    from bridge.rules import Rule
+    from bridge.settings import SettingsStore
+    from symposium_tui.app import SymposiumApp
+    from symposium_tui.links import LinkSet
+    from tests.support.console import wait_for
+
+    store = SettingsStore(host.config_dir / "settings.toml")
+    store.set_agent_bypass("eliza", True)
+    store.add_rule(Rule("ask", command="deploy"))
+    serve = await ServeProcess.start(host)
+    client = await serve.client()
+    links = LinkSet([Target("local", socket=host.runtime_dir / "console.sock")], post=print)
+    app = SymposiumApp(links=links, arm_delay=0.0, linger=0.0, alert=False)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            chat = client.chat_start([user(ASK)])
+            card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+            assert card.info.host == "local" and card.info.host_bypass
+            await wait_for(pilot, lambda: "bypass on for Eliza" in str(card.border_subtitle))
+            await wait_for(pilot, lambda: "⚠ bypass on: Eliza (built in) on local" in app.sub_title)
+            assert links.answer(card.info.approval_id, "approve")
+            response = await asyncio.wait_for(chat, 30)
+            assert response.text.endswith("I ran deploy.")
+    finally:
+        await links.stop()
+        await client.close()
+        await serve.stop()
+
+
 async def test_approve_all_of_a_session_reaches_the_host_the_card_came_from(host):
     serve = await ServeProcess.start(host)
     client = await serve.client()

@@ -42,18 +42,22 @@ async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_th
         assert str(card.border_title).startswith("Eliza (built in) · ")
         assert "allow all Eliza (built in) asks" in str(card.query_one(".card-keys").render())
         # the approval stats name the pattern as the card does
-        assert "commands starting `run the` by Eliza (built in)" in app.fatigue.patterns
+        assert "exactly `run the tests` by Eliza (built in)" in app.fatigue.patterns
         banner = app.query_one("#chat-banner")
         await wait_for(pilot, lambda: banner.display)
         assert "Eliza (built in) asks permission" in str(banner.render())
 
         other = asker.ask(run_call("deploy"), agent="claude-code")
         await wait_for(pilot, lambda: len(app.queue.pending) == 2)
-        assert str(app.queue.pending[1].border_title).startswith("Claude Code · ")
+        await wait_for(  # its border is drawn once it is mounted
+            pilot, lambda: str(app.queue.pending[1].border_title).startswith("Claude Code · ")
+        )
 
         await pilot.press("f2")
         await wait_for(pilot, lambda: app.focused is card)
-        await pilot.press("b")  # bypass is saved under the id
+        await pilot.press("b")  # bypass is saved under the id, once confirmed
+        await wait_for(pilot, lambda: len(app.screen_stack) > 1)
+        await pilot.press("y")
         await wait_for(pilot, lambda: "eliza" in store.load().agents)
         assert store.load().agents["eliza"].bypass
         assert "Eliza (built in) is always allowed" in card.outcome_text

@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.widgets import DataTable
 
-from symposium_tui.screens.confirm import ConfirmQuit
+from symposium_tui.screens.confirm import Confirm, ConfirmQuit
 from symposium_tui.screens.help import HelpScreen
 from symposium_tui.screens.settings import SettingsScreen
 from tests.support.console import run_call, wait_for
@@ -264,6 +264,8 @@ async def test_every_card_key_the_help_lists_answers_or_moves_on_the_card(make_a
         task = asker.ask(run_call("last", "c10"), session="s11")
         await first_card()
         await press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="b's confirmation")
+        await pilot.press("y")
         assert (await task).outcome == "allow_once"
         assert store.load().agents["claude-code"].bypass is True
 
@@ -276,7 +278,6 @@ async def test_every_settings_key_the_help_lists_changes_the_settings_or_opens_a
 ):
     from bridge.approvals import Rule
     from bridge.settings import AgentConfig
-    from symposium_tui.screens.confirm import Confirm
     from symposium_tui.screens.settings import AgentForm, RuleForm
 
     for agent in ("claude-code", "gemini", "codex"):
@@ -316,6 +317,8 @@ async def test_every_settings_key_the_help_lists_changes_the_settings_or_opens_a
 
         await on_row(agents, "claude-code")
         await press("b")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm), what="b's confirmation")
+        await pilot.press("y")
         await wait_for(pilot, lambda: store.load().agents["claude-code"].bypass, what="b")
         await press("space")
         await wait_for(pilot, lambda: not store.load().agents["claude-code"].bypass, what="space")

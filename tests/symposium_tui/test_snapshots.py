@@ -155,10 +155,16 @@ def test_card_approved(snap_compare):
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before, press=["a"])
 
 
-def test_card_bypassed(snap_compare):
-    """After `b`: the scope of the bypass is spelled out."""
+def test_bypass_confirmation(snap_compare):
+    """`b`: before anything is turned on, what bypass covers is spelled out."""
     app, run_before = queue_with({"tool_call": run_call("npm test")})
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before, press=["b"])
+
+
+def test_card_bypassed(snap_compare):
+    """After `b` and `y`: the card says what was decided, the header that bypass is on."""
+    app, run_before = queue_with({"tool_call": run_call("npm test")})
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before, press=["b", "y"])
 
 
 def test_card_denied_with_reason(snap_compare):

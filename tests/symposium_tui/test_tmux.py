@@ -95,6 +95,8 @@ def test_a_person_approves_denies_and_bypasses_from_a_real_terminal(terminal):
     ask(term, "deploy")
     open_card(term, "deploy")
     term.keys("b")
+    term.wait_for("Turn bypass on for Eliza (built in)?")
+    term.keys("y")
     term.wait_for("Permission granted (allow_once). I ran deploy.")
     settings = (term.config / "settings.toml").read_text()
     assert "[agents.eliza]" in settings and "bypass = true" in settings
