@@ -574,6 +574,27 @@ class SymposiumApp(App[int]):
                     timeout=6,
                 )
 
+    @on(ApprovalQueue.BypassAsked)
+    def _bypass_asked(self, message: ApprovalQueue.BypassAsked) -> None:
+        message.stop()
+        self.confirm_bypass(message.approval_id)
+
+    def confirm_bypass(self, approval_id: str) -> None:
+        """Bypass answers a card only once the person confirms it, in a modal that says what it
+        covers (this agent, saved, until turned off, still under deny and ask rules)."""
+        question = self.queue.bypass_question(approval_id)
+        if question is None:
+            return
+        from symposium_tui.screens.confirm import ConfirmBypass
+
+        agent, still = question
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.queue.answer(approval_id, "bypass")
+
+        self.push_screen(ConfirmBypass(agent, still, approves=True), answered)
+
     @on(ApprovalQueue.Changed)
     def _queue_changed(self, message: ApprovalQueue.Changed) -> None:
         if not self._alive():
@@ -911,7 +932,7 @@ class SymposiumApp(App[int]):
             card.action_deny()
             return
         if answer == "bypass":
-            self.queue.confirm_bypass(card.info.approval_id)
+            self.confirm_bypass(card.info.approval_id)
             return
         self.queue.answer(card.info.approval_id, answer)
 

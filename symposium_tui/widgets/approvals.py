@@ -673,6 +673,14 @@ class ApprovalQueue(VerticalScroll):
     class Emptied(Message):
         """The last card left."""
 
+    class BypassAsked(Message):
+        """The bypass key on a card: the app asks the person to confirm it before it answers
+        (`ApprovalQueue.bypass_question` says what the question is)."""
+
+        def __init__(self, approval_id: str) -> None:
+            super().__init__()
+            self.approval_id = approval_id
+
     current: var[ApprovalCard | None] = var(None, init=False)
     """The card the queue is on (marked `-current`: its details and keys are shown)."""
 
@@ -877,25 +885,18 @@ class ApprovalQueue(VerticalScroll):
     @on(ApprovalCard.Decided)
     def _decided(self, message: ApprovalCard.Decided) -> None:
         message.stop()
-        if message.answer == "bypass":
-            self.confirm_bypass(message.card.info.approval_id)
+        if message.answer == "bypass":  # only once confirmed (the app asks)
+            self.post_message(self.BypassAsked(message.card.info.approval_id))
             return
         self.answer(message.card.info.approval_id, message.answer, message.reason)
 
-    def confirm_bypass(self, approval_id: str) -> None:
-        """Bypass answers only once the person confirms it, in a modal that says what it covers
-        (this agent, saved, until turned off, still under deny and ask rules)."""
+    def bypass_question(self, approval_id: str) -> tuple[str, list[str]] | None:
+        """For a pending card: its agent as shown, and the deny and ask rules that would still
+        stop it on bypass (None: no such card)."""
         card = self._cards.get(approval_id)
         if card is None or card.state == "resolved":
-            return
-        from symposium_tui.screens.confirm import ConfirmBypass
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.answer(approval_id, "bypass")
-
-        still = still_asked_by(self.app, card.info.agent)
-        self.app.push_screen(ConfirmBypass(card.info.agent_display, still, approves=True), answered)
+            return None
+        return card.info.agent_display, still_asked_by(self.app, card.info.agent)
 
     def set_bypass(
         self,
