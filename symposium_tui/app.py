@@ -160,6 +160,12 @@ class SymposiumApp(App[int]):
             show=False,
             tooltip="From the queue, back to where F2 came from",
         ),
+        # Tab moves the focus as it arrives (priority), not after the widget that had the focus
+        # has passed it on: Textual hands each key to the widget focused when the key arrives,
+        # so keys typed fast after a Tab (a paste, tmux send-keys) would otherwise still land in
+        # the field the Tab was meant to leave. No row in F1's list (its own rows name Tab).
+        Binding("tab", "focus_step(1)", "", show=False, priority=True),
+        Binding("shift+tab", "focus_step(-1)", "", show=False, priority=True),
         Binding(
             "ctrl+q",
             "quit",
@@ -734,6 +740,19 @@ class SymposiumApp(App[int]):
             # Only while the panel is open: otherwise Esc (and the footer) stay the screen's.
             return bool(self.screen.query("HelpPanel"))
         return super().check_action(action, parameters)
+
+    def action_focus_step(self, step: int) -> None:
+        """Tab / Shift+Tab: the next or previous widget, at once. A widget that takes Tab itself
+        (a text area that indents with it) keeps it."""
+        from textual.actions import SkipAction
+
+        focused = self.focused
+        if getattr(focused, "tab_behavior", "focus") == "indent":
+            raise SkipAction()
+        if step > 0:
+            self.screen.focus_next()
+        else:
+            self.screen.focus_previous()
 
     def action_close_keys_panel(self) -> None:
         self.action_hide_help_panel()

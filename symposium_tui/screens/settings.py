@@ -7,6 +7,7 @@ and is never written: the screen refuses changes until the file is fixed and rel
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from typing import Any
@@ -611,6 +612,9 @@ class _FormScreen(ModalScreen[Any]):
     _FormScreen .form-note {
         padding-left: 10;
     }
+    _FormScreen .form-error {
+        color: $text-error;
+    }
     """
 
     @on(Button.Pressed, "#cancel")
@@ -618,8 +622,21 @@ class _FormScreen(ModalScreen[Any]):
         self.dismiss(None)
 
 
+AGENT_ID = re.compile(r"[A-Za-z0-9._-]+")
+
+
 class AgentForm(_FormScreen):
-    """Add or edit one `[agents.<id>]` entry. Enter in any field saves; Esc cancels."""
+    """Add or edit one `[agents.<id>]` entry. Enter in any field saves; Esc cancels. Every field
+    has its label; what cannot be saved (no command, an id with spaces or one already taken) is
+    said under its field, and nothing is saved."""
+
+    FIELDS = (
+        ("id", "Id", "e.g. claude: rules, bypass and --agent use it"),
+        ("name", "Name", "what the chat and the cards call it"),
+        ("command", "Command", "the program to run, e.g. npx"),
+        ("args", "Args", "its arguments, as in a shell"),
+        ("description", "About", "a line on what it is (optional)"),
+    )
 
     def __init__(self, agent: Any) -> None:
         super().__init__()
@@ -627,39 +644,29 @@ class AgentForm(_FormScreen):
 
     def compose(self) -> ComposeResult:
         a = self.agent
+        values = {
+            "id": a.id if a else "",
+            "name": a.name if a else "",
+            "command": (a.command or "") if a else "",
+            "args": shlex.join(a.args) if a else "",
+            "description": (a.description or "") if a else "",
+        }
         with Vertical():
-            yield Label("Edit agent" if a is not None else "New agent", classes="form-title")
-            yield Input(
-                a.id if a else "",
-                placeholder="id (e.g. claude)",
-                id="agent-id",
-                disabled=a is not None,
-                compact=True,
+            yield Label(
+                (f"Agent {a.id}" if a is not None else "New agent") + " · Enter saves, Esc cancels",
+                classes="form-title",
             )
-            yield Input(
-                a.name if a else "",
-                placeholder="name shown in the chat",
-                id="agent-name",
-                compact=True,
-            )
-            yield Input(
-                a.command or "" if a else "",
-                placeholder="command (e.g. npx)",
-                id="agent-command",
-                compact=True,
-            )
-            yield Input(
-                shlex.join(a.args) if a else "",
-                placeholder="arguments, as in a shell",
-                id="agent-args",
-                compact=True,
-            )
-            yield Input(
-                (a.description or "") if a else "",
-                placeholder="description (optional)",
-                id="agent-description",
-                compact=True,
-            )
+            for name, label, placeholder in self.FIELDS:
+                with Horizontal(classes="form-row"):
+                    yield Label(label, classes="form-label")
+                    yield Input(
+                        values[name],
+                        placeholder=placeholder,
+                        id=f"agent-{name}",
+                        disabled=name == "id" and a is not None,
+                        compact=True,
+                    )
+                yield Static("", id=f"agent-{name}-error", classes="form-error form-note")
             yield TickBox(
                 "Bypass: always allow this agent",
                 bool(a and a.bypass),
@@ -672,29 +679,65 @@ class AgentForm(_FormScreen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        for error in self.query(".form-error"):
+            error.display = False
         self.query_one("#agent-name" if self.agent is not None else "#agent-id").focus()
 
     def _value(self, name: str) -> str:
         return self.query_one(f"#agent-{name}", Input).value.strip()
 
-    def _save(self) -> None:
+    def _problems(self) -> dict[str, str]:
+        """What keeps this entry from being saved, by field."""
+        from bridge.settings import BUILTIN_AGENT_IDS
+
+        problems: dict[str, str] = {}
         agent_id = self._value("id")
-        if not agent_id:
-            self.app.notify("An agent needs an id.", severity="error")
-            return
+        if self.agent is None:
+            settings = getattr(self.app, "settings", None)
+            taken = settings.agents if settings is not None else {}
+            if not agent_id:
+                problems["id"] = "An agent needs an id."
+            elif not AGENT_ID.fullmatch(agent_id):
+                problems["id"] = (
+                    "Letters, digits, - _ and . only (no spaces): rules, bypass and "
+                    "`acp --agent` name the agent by its id."
+                )
+            elif agent_id in BUILTIN_AGENT_IDS:
+                problems["id"] = f"{agent_id} is the built-in Eliza's id: choose another."
+            elif agent_id in taken:
+                problems["id"] = f"There is an agent {agent_id} already: choose another id."
+        # An entry that only carries settings (a bypass given on a card) may stay without one.
+        needs_command = self.agent is None or bool(self.agent.command)
+        if needs_command and not self._value("command"):
+            problems["command"] = "The program to run, e.g. npx: the chat cannot start it without."
         try:
-            args = shlex.split(self._value("args"))
+            shlex.split(self._value("args"))
         except ValueError as exc:
-            self.app.notify(f"Arguments: {exc}", severity="error")
+            problems["args"] = f"Not as in a shell: {exc}."
+        return problems
+
+    def _show_problems(self, problems: dict[str, str]) -> None:
+        for name, _, _ in self.FIELDS:
+            error = self.query_one(f"#agent-{name}-error", Static)
+            error.update(problems.get(name, ""))
+            error.display = name in problems
+        first = next((name for name, _, _ in self.FIELDS if name in problems), None)
+        if first is not None:
+            self.query_one(f"#agent-{first}", Input).focus()
+
+    def _save(self) -> None:
+        problems = self._problems()
+        self._show_problems(problems)
+        if problems:
             return
-        command = self._value("command") or None
         env = dict(self.agent.env) if self.agent is not None else {}
+        agent_id = self._value("id")
         self.dismiss(
             AgentConfig(
                 id=agent_id,
                 name=self._value("name") or agent_id,
-                command=command,
-                args=args,
+                command=self._value("command") or None,
+                args=shlex.split(self._value("args")),
                 env=env,
                 description=self._value("description") or None,
                 bypass=self.query_one("#agent-bypass", Checkbox).value,
