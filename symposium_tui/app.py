@@ -59,6 +59,16 @@ APP_NAME = "Symposium"
 CLOSED = "the console was closed"  # what the agent and the client hear about cards left pending
 
 
+# A form's own footer (a modal screen shows only its own keys) names the F-keys that work over it:
+# SymposiumApp's priority bindings act on them first (F1 opens over the form, F2–F4 ask to leave).
+FORM_KEYS = [
+    Binding("f1", "app.help", "Help"),
+    Binding("f2", "app.queue", "Queue…"),
+    Binding("f3", "app.chat", "Chat…"),
+    Binding("f4", "app.settings", "Settings…"),
+]
+
+
 class BridgeEvent(Message):
     """An approval event from the bridge's bus, delivered on the app's message queue."""
 
@@ -116,7 +126,9 @@ class SymposiumApp(App[int]):
     TITLE = APP_NAME
     BINDINGS = [
         # F1–F4 go to their place from anywhere (priority: also from a modal screen, or while
-        # typing), never close it, and wait while a form or a question is open (check_action).
+        # typing) and never close it: over a form F1 opens on top of it, and F2–F4 first ask to
+        # leave the form (what was typed is not saved); they wait while a question is open
+        # (check_action).
         Binding("f1", "help", "Help", priority=True, tooltip="This list of keys"),
         Binding(
             "question_mark",
@@ -702,10 +714,30 @@ class SymposiumApp(App[int]):
                 widget.focus()
                 return
 
+    def _leave_form_first(self, then: Callable[[], object]) -> bool:
+        """An F-key pressed over a form: ask whether to leave it (what was typed is not saved),
+        and on yes close it and do what the key does. True when there was a form to ask about."""
+        form = self.screen
+        question = getattr(form, "LEAVE_QUESTION", None)
+        if not question:
+            return False
+        from symposium_tui.screens.confirm import Confirm
+
+        def answered(leave: bool | None) -> None:
+            if leave and self.screen is form:
+                form.dismiss(None)
+                self.call_after_refresh(then)
+
+        self.push_screen(Confirm(question, "leave it", "stay in the form"), answered)
+        return True
+
     def action_queue(self) -> None:
         """Jump to the oldest pending card; Escape (or answering the last card) comes back —
         to the Settings section it came from, too."""
         from symposium_tui.screens.settings import SettingsScreen
+
+        if self._leave_form_first(self.action_queue):
+            return
 
         settings = next((s for s in self.screen_stack if isinstance(s, SettingsScreen)), None)
         section = settings.query_one("#settings-tabs", TabbedContent).active if settings else None
@@ -735,7 +767,8 @@ class SymposiumApp(App[int]):
         if action in ("help", "queue", "chat", "settings") and getattr(
             self.screen, "HOLDS_KEYS", False
         ):
-            return False  # a form or a question is open: answer it (or Esc) first
+            # A question is open: answer it (or Esc) first. A form: they ask to leave it.
+            return bool(getattr(self.screen, "LEAVE_QUESTION", None))
         if action == "close_keys_panel":
             # Only while the panel is open: otherwise Esc (and the footer) stay the screen's.
             return bool(self.screen.query("HelpPanel"))
@@ -774,7 +807,8 @@ class SymposiumApp(App[int]):
             self.chat.focus_input()
 
     def action_chat(self) -> None:
-        self.action_show_tab("chat")
+        if not self._leave_form_first(self.action_chat):
+            self.action_show_tab("chat")
 
     def action_help(self) -> None:
         from symposium_tui.screens.help import HelpScreen
@@ -818,6 +852,8 @@ class SymposiumApp(App[int]):
         F-key it goes somewhere and never closes anything; Esc there returns to where F4 came from."""
         from symposium_tui.screens.settings import SettingsScreen
 
+        if self._leave_form_first(self.action_settings):
+            return
         settings = next((s for s in self.screen_stack if isinstance(s, SettingsScreen)), None)
         if settings is not None:
             for _ in self.screen_stack[self.screen_stack.index(settings) + 1 :]:

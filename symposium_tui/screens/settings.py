@@ -42,7 +42,7 @@ from bridge.settings import (
     SettingsStore,
     agent_display_name,
 )
-from symposium_tui.app import SymposiumApp
+from symposium_tui.app import FORM_KEYS, SymposiumApp
 
 TOOL_KINDS = (
     "read",
@@ -576,9 +576,10 @@ class SettingsScreen(Screen[None]):
 class _FormScreen(ModalScreen[Any]):
     """A centred modal form with Save / Cancel buttons; Esc or Cancel dismisses with None."""
 
-    HOLDS_KEYS = True  # F1–F4 wait until it is answered or cancelled
+    HOLDS_KEYS = True  # F1 opens over it; F2–F4 ask this first (SymposiumApp)
+    LEAVE_QUESTION = "Leave this form? What you typed in it is not saved."
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), *FORM_KEYS]
 
     DEFAULT_CSS = """
     _FormScreen {

@@ -123,3 +123,38 @@ async def test_an_entry_that_only_carries_settings_is_edited_without_a_command(m
         await pilot.press("enter")
         await wait_for(pilot, lambda: store.load().agents["zed-claude"].name == "Claude in Zed")
         assert store.load().agents["zed-claude"].command is None
+
+
+def footer_text(app) -> str:
+    return " ".join(str(w.render()) for w in app.screen.query("FooterKey, FooterLabel"))
+
+
+async def test_f_keys_over_a_form_say_so_and_ask_before_leaving_it(make_app, store):
+    from symposium_tui.screens.confirm import Confirm
+    from symposium_tui.screens.help import HelpScreen
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        form = await new_agent_form(pilot, app)
+        form.query_one("#agent-id", Input).value = "half-typed"
+        await wait_for(pilot, lambda: "f2 Queue…" in footer_text(app))
+        assert "f1 Help" in footer_text(app) and "f4 Settings…" in footer_text(app)
+
+        await pilot.press("f1")  # help opens over the form, which is still there after it
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is form)
+
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        assert "not saved" in str(app.screen.query_one("#confirm-text").render())
+        await pilot.press("n")  # stay: the form as it was
+        await wait_for(pilot, lambda: app.screen is form)
+        assert form.query_one("#agent-id", Input).value == "half-typed"
+
+        await pilot.press("f3")
+        await wait_for(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("y")  # leave it: the key does what it says, nothing is saved
+        await wait_for(pilot, lambda: len(app.screen_stack) == 1)
+        await wait_for(pilot, lambda: app.query_one("#tabs").active == "chat")
+        assert store.load().agents == {}
