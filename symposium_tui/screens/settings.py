@@ -43,6 +43,7 @@ from bridge.settings import (
     agent_display_name,
 )
 from symposium_tui.app import FORM_KEYS, SymposiumApp
+from symposium_tui.widgets.fit import set_columns
 
 TOOL_KINDS = (
     "read",
@@ -95,9 +96,6 @@ def _write(
     return True
 
 
-COMMAND_WIDTH = 40  # a longer command is cut (e edits it in full)
-
-
 class TickBox(Checkbox):
     """A checkbox whose state is a shape, not only a colour: X when on, blank when off
     (Textual's shows X either way, which NO_COLOR and monochrome terminals cannot tell apart)."""
@@ -132,37 +130,51 @@ class AgentsPanel(Vertical):
             classes="settings-hint",
         )
         table: DataTable[Any] = DataTable(cursor_type="row", id="agents-table", zebra_stripes=True)
-        # Bypass before the command: a long command must not push it off an 80-column screen.
-        table.add_columns("Agent", "Bypass", "Name", "Command")
         yield table
+
+    # Bypass before the command: a long command must not push it off an 80-column screen.
+    COLUMNS = (("Agent", "agent"), ("Bypass", "bypass"), ("Name", "name"), ("Command", "command"))
+    FLOORS = (11, 33, 16, 8)  # the bypass cell says which rule shadows it: it gives way last
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.refresh_rows)  # once the table has its new width
 
     def refresh_rows(self) -> None:
         table = self.query_one("#agents-table", DataTable)
         row = table.cursor_row
-        table.clear()
         settings = self.app.settings
         bypass = _live_bypass(self.app)
         agents = dict(settings.agents) if settings is not None else {}
+        rows: list[tuple[str, tuple[str, ...]]] = []
         if "eliza" not in agents:
-            table.add_row(
-                "eliza",
-                "on" if "eliza" in bypass else "off",
-                agent_display_name("eliza"),
-                "(built in)",
-                key="eliza",
+            rows.append(
+                (
+                    "eliza",
+                    (
+                        "eliza",
+                        "on" if "eliza" in bypass else "off",
+                        agent_display_name("eliza"),
+                        "(built in)",
+                    ),
+                )
             )
         for agent_id, agent in agents.items():
             if agent.command:
                 command = shlex.join([agent.command, *agent.args])
             else:
                 command = "(built in)" if agent_id == "eliza" else "(run by the editor)"
-            table.add_row(
-                agent_id,
-                _bypass_cell(settings, agent_id) if agent.bypass else "off",
-                agent_display_name(agent_id, settings),  # a bypass-only entry has no name
-                command if len(command) <= COMMAND_WIDTH else command[: COMMAND_WIDTH - 1] + "…",
-                key=agent_id,
+            rows.append(
+                (
+                    agent_id,
+                    (
+                        agent_id,
+                        _bypass_cell(settings, agent_id) if agent.bypass else "off",
+                        agent_display_name(agent_id, settings),  # a bypass-only entry has no name
+                        command,
+                    ),
+                )
             )
+        set_columns(table, self.COLUMNS, rows, self.FLOORS)
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
 
@@ -278,24 +290,50 @@ class RulesPanel(Vertical):
             classes="settings-hint",
         )
         table: DataTable[Any] = DataTable(cursor_type="row", id="rules-table", zebra_stripes=True)
-        table.add_columns("#", "Action", "Agent", "Kind", "Title", "Path", "Command / URL")
         yield table
+        yield Static(
+            "No rules yet: every request an agent makes is asked on a card. Press n to add the "
+            "first rule here, or p on a card for a rule that decides requests like that one.",
+            id="rules-empty",
+            classes="settings-hint",
+        )
+
+    COLUMNS = (
+        ("#", "number"),
+        ("Action", "action"),
+        ("Agent", "agent"),
+        ("Kind", "kind"),
+        ("Title", "title"),
+        ("Path", "path"),
+        ("Command / URL", "command"),
+    )
+    FLOORS = (2, 6, 5, 4, 5, 4, 10)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.refresh_rows)  # once the table has its new width
 
     def refresh_rows(self) -> None:
         table = self.query_one("#rules-table", DataTable)
         row = table.cursor_row
-        table.clear()
-        for i, rule in enumerate(self._rules(), 1):
-            table.add_row(
-                str(i),
-                rule.action,
-                rule.agent or "any",
-                rule.kind or "any",
-                rule.title or (f"/{rule.title_regex}/" if rule.title_regex else "any"),
-                rule.path or "any",
-                " or ".join(rule.command) if rule.command else (rule.url or "any"),
-                key=str(i - 1),
+        rules = self._rules()
+        rows = [
+            (
+                str(i - 1),
+                (
+                    str(i),
+                    rule.action,
+                    rule.agent or "any",
+                    rule.kind or "any",
+                    rule.title or (f"/{rule.title_regex}/" if rule.title_regex else "any"),
+                    rule.path or "any",
+                    " or ".join(rule.command) if rule.command else (rule.url or "any"),
+                ),
             )
+            for i, rule in enumerate(rules, 1)
+        ]
+        set_columns(table, self.COLUMNS, rows, self.FLOORS)
+        self.query_one("#rules-empty").display = not rules
+        table.set_class(not rules, "-empty")  # the hint right under the header
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
         self.refresh_bindings()
@@ -452,6 +490,9 @@ class SettingsScreen(Screen[None]):
     }
     SettingsScreen DataTable {
         height: 1fr;
+    }
+    SettingsScreen DataTable.-empty {
+        height: auto;
     }
     SettingsScreen .pref-row {
         height: auto;

@@ -1,10 +1,21 @@
-"""Times and durations as the panes print them."""
+"""Times, durations and session names as the panes print them."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-__all__ = ["format_clock", "format_duration"]
+__all__ = ["format_clock", "format_duration", "session_name"]
+
+LONG_SESSION_ID = 12  # longer ids (an ACP session's UUID) are named after their connection
+
+
+def session_name(connection: str, session_id: str) -> str:
+    """What a person reads for a session: `vscodelm-1/s2`, or for a session with a long id (an ACP
+    client's UUID) its connection, named after the client, and the id's last four characters to
+    tell its sessions apart: `zed-3 …9f2c`. The whole id is in the detail views."""
+    if len(session_id) <= LONG_SESSION_ID:
+        return f"{connection}/{session_id}"
+    return f"{connection} …{session_id[-4:]}"
 
 
 def format_clock(ts: float, millis: bool = False) -> str:
