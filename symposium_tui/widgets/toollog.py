@@ -10,6 +10,7 @@ journal, at most ten times a second (the state coalesces its notifications).
 from __future__ import annotations
 
 import json
+import re
 from bisect import bisect_left
 from typing import Any
 
@@ -49,10 +50,23 @@ BAD_STATUSES = frozenset({"failed", "reject_once", "reject_always", "cancelled"}
 STATUS_WIDTH = max(map(len, OK_STATUSES | BAD_STATUSES | {"in_progress", "pending"}))
 
 
-class ToolFilter:
-    """Which entries the log shows: a session, a source or kind, a status, and a search text."""
+def search_pattern(text: str) -> re.Pattern[str] | None:
+    """The search box's text as a pattern on whole words: `rm` finds `rm -rf build` and the
+    program of `/bin/rm x`, not `run the tests`; a phrase (`git log`) its words in that order;
+    `*` stands for any letters or digits, so `rm*` finds `rmdir` and `*test*` any text containing
+    `test`. None for an empty search. Case does not matter."""
+    needle = " ".join(text.split()).lower()
+    if not needle:
+        return None
+    body = r"\w*".join(re.escape(part) for part in needle.split("*"))
+    return re.compile(rf"(?<!\w){body}(?!\w)")
 
-    __slots__ = ("_needle", "kind", "search", "session", "status")
+
+class ToolFilter:
+    """Which entries the log shows: a session, a source or kind, a status, and a search text
+    (matched on whole words, `search_pattern`)."""
+
+    __slots__ = ("_needle", "_pattern", "kind", "search", "session", "status")
 
     def __init__(
         self, session: str = "", kind: str = "", status: str = "", search: str = ""
@@ -64,6 +78,7 @@ class ToolFilter:
         self.status = status
         self.search = search
         self._needle = search.strip().lower()
+        self._pattern = search_pattern(search)
 
     @property
     def active(self) -> bool:
@@ -78,7 +93,7 @@ class ToolFilter:
             return False
         if self.status and entry.status != self.status:
             return False
-        return not (self._needle and self._needle not in entry.haystack())
+        return self._pattern is None or self._pattern.search(entry.haystack()) is not None
 
     def describe(self) -> str:
         parts = []
@@ -451,7 +466,13 @@ class ToolLogPane(StatePane):
             tooltip="Open the filter bar at its search box "
             "(Shift+Tab: session, kind, status); again to close it",
         ),
-        Binding("slash", "search", "Search"),
+        Binding(
+            "slash",
+            "search",
+            "Search",
+            tooltip="Search whole words (rm finds rm -rf and /bin/rm, not run); "
+            "* inside words (rm* finds rmdir, *rm* any word with rm)",
+        ),
         Binding("x", "clear_filters", "Clear filter"),
         Binding("enter", "toggle_details", "Details", tooltip="The selected call in full"),
         Binding(
@@ -510,7 +531,11 @@ class ToolLogPane(StatePane):
                     compact=True,
                     id="filter-status",
                 )
-                yield Input(placeholder="search (enter)", compact=True, id="filter-search")
+                yield Input(
+                    placeholder="words (rm* for rmdir, *rm* inside words), enter",
+                    compact=True,
+                    id="filter-search",
+                )
         with VerticalScroll(id="toollog-details", can_focus=True):
             yield Static(id="toollog-detail-text")
 

@@ -180,6 +180,32 @@ async def test_search_keeps_the_calls_whose_text_matches():
         assert len(view.index) == 5
 
 
+def test_search_matches_words_and_a_commands_program_and_star_matches_inside_words():
+    from symposium_tui.state import ToolEntry
+    from symposium_tui.widgets.toollog import ToolFilter
+
+    def entry(title: str, command: str) -> ToolEntry:
+        return ToolEntry(
+            0.0, "c", "s1", "agent", "t", title, "execute", "completed", {"command": command}
+        )
+
+    run_tests = entry("run the tests", "pytest -q")
+    rm_build = entry("Remove the build", "/usr/bin/rm -rf build")
+    rmdir = entry("Tidy", "rmdir empty")
+    farm = entry("farm report", "cat farm.txt")
+
+    def found(search: str) -> list[str]:
+        flt = ToolFilter(search=search)
+        return [e.title for e in (run_tests, rm_build, rmdir, farm) if flt.matches(e)]
+
+    assert found("rm") == ["Remove the build"]  # the program of /usr/bin/rm; not "run", "farm"
+    assert found("RM -rf") == ["Remove the build"]  # a phrase, in any case
+    assert found("rm*") == ["Remove the build", "Tidy"]  # rm, rmdir
+    assert found("*rm*") == ["Remove the build", "Tidy", "farm report"]  # anywhere in a word
+    assert found("test") == []  # "tests" is another word
+    assert found("test*") == ["run the tests"]
+
+
 async def test_updates_that_stop_matching_leave_the_filtered_view_and_new_matches_join_it():
     state = ConsoleState(None)
     add_calls(state, 0, 3, status="in_progress")
@@ -257,7 +283,7 @@ async def test_a_log_of_100000_calls_is_browsed_and_searched_by_keyboard():
         await pilot.press("home", "pagedown", "pagedown")
         assert view.cursor == 2 * (view.scrollable_content_region.height - 1)
         assert any(f"tool call {view.cursor}" in line for line in screen_lines(app))
-        await pilot.press("slash", *"call 4242", "enter")
+        await pilot.press("slash", *"call 4242*", "enter")  # * for the digits after it
         await settle(pilot)
         assert (
             shown_titles(view)[:2] == ["tool call 4242", "tool call 42420"]
