@@ -418,9 +418,8 @@ class PreferencesPanel(VerticalScroll):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="pref-row"):
             yield Label("Theme", classes="pref-label")
-            names = sorted(self.app.available_themes)
             yield Select(
-                [(n, n) for n in names],
+                self._theme_options(),
                 value=self.app.theme,
                 allow_blank=False,
                 id="pref-theme",
@@ -433,12 +432,20 @@ class PreferencesPanel(VerticalScroll):
             )
         yield Static("", id="pref-path", classes="settings-hint")
 
+    def _theme_options(self) -> list[tuple[str, str]]:
+        """The bundled themes first; the others say they are not checked for contrast."""
+        from symposium_tui.themes import ordered_themes
+
+        return [
+            (label, name)
+            for name, label in ordered_themes(self.app.available_themes, self.app.theme_sources)
+        ]
+
     def refresh_rows(self) -> None:
         app = self.app
         themes = self.query_one("#pref-theme", Select)
-        names = sorted(app.available_themes)
         with self.prevent(Select.Changed, Checkbox.Changed):
-            themes.set_options([(n, n) for n in names])
+            themes.set_options(self._theme_options())
             themes.value = app.theme
             settings = self.app.settings
             prefs = settings.prefs if settings is not None else Preferences()
