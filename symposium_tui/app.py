@@ -529,6 +529,9 @@ class SymposiumApp(App[int]):
             )
         elif event.type == "approval_resolved":
             self.queue.resolve(event)
+            chat = self.chat_pane()
+            if chat is not None:
+                chat.approval_resolved(event)
             if event.resolver == "link":
                 return  # not settled: only out of reach for now (an attached host's link dropped)
             worth = self.fatigue.resolved(

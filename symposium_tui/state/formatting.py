@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
-__all__ = ["format_clock", "format_duration", "session_name"]
+_RULE_NUMBER = re.compile(r"rule (\d+)\b")
+
+__all__ = ["decided_by", "format_clock", "format_duration", "session_name"]
 
 LONG_SESSION_ID = 12  # longer ids (an ACP session's UUID) are named after their connection
 
@@ -36,3 +39,22 @@ def format_duration(seconds: float | None) -> str:
     if seconds < 60:
         return f"{seconds:.1f}s"
     return f"{int(seconds // 60)}m{int(seconds % 60):02d}s"
+
+
+def decided_by(resolver: str, rule: str | None = None, who: str | None = None) -> str:
+    """Who settled an approval, in words that tell a rule from a person: `by rule 2` (the
+    number F4's Rules tab shows), `by agent bypass`, `by a person (console@host)`, `in VS Code`."""
+    if resolver == "policy":
+        number = _RULE_NUMBER.match(rule or "")
+        if number is not None:
+            return f"by rule {number.group(1)}"
+        return f"by {rule}" if rule else "by the rules"
+    if resolver == "console":
+        return f"by a person ({who})" if who else "by a person"
+    return {
+        "vscode": "in VS Code",
+        "client": "in the client's own permission UI",
+        "timeout": "by timeout (no one answered)",
+        "default": "by default",
+        "link": "(the link to its host was lost)",
+    }.get(resolver, f"by {resolver}")

@@ -531,11 +531,7 @@ class ToolLogPane(StatePane):
                     compact=True,
                     id="filter-status",
                 )
-                yield Input(
-                    placeholder="words (rm* for rmdir, *rm* inside words), enter",
-                    compact=True,
-                    id="filter-search",
-                )
+                yield Input(placeholder="words, * wildcard", compact=True, id="filter-search")
         with VerticalScroll(id="toollog-details", can_focus=True):
             yield Static(id="toollog-detail-text")
 

@@ -250,7 +250,7 @@ async def test_enter_shows_the_selected_calls_input_and_output_and_escape_closes
         await pilot.press("up")  # the details follow the cursor
         await settle(pilot)
         body = str(app.query_one("#toollog-detail-text").content)
-        assert "reject_once by console: not now" in body
+        assert "reject_once by a person: not now" in body
         await pilot.press("escape")
         assert not details.has_class("-open") and escapes == []
         await pilot.press("escape")
