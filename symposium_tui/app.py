@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.content import Content
@@ -233,6 +233,12 @@ class SymposiumApp(App[int]):
         self._shut_down = False
         self._quit_confirmed = False
         self._chat: ChatPane | None = None  # kept for shutdown: the DOM may be gone by then
+        # Keys that came before what they are for: before the console's screen is up, or for a
+        # tab whose pane comes with the bridge while it is still starting. Kept in order and
+        # handed on once it is there (`_hold_early_key`, `_replay_early_keys`).
+        self._early_keys: list[tuple[str, str | None]] | None = (
+            [] if hosted is None and connect is not None else None
+        )
         if hosted is not None:
             self._take_settings(hosted)
             preferences = self.settings.prefs if self.settings is not None else Preferences()
@@ -331,7 +337,10 @@ class SymposiumApp(App[int]):
                             classes="placeholder",
                         )
                     else:
-                        yield Static("Starting the bridge…", classes="placeholder starting")
+                        yield Static(
+                            "Starting the bridge… what you type here now is kept for it.",
+                            classes="placeholder starting",
+                        )
         yield Footer(compact=True)
 
     def _pane(self, tab: str) -> Widget:
@@ -395,6 +404,7 @@ class SymposiumApp(App[int]):
             # First frame first: the bridge (pydantic, the ACP SDK, the socket) comes right after it.
             self._update_pending(0)
             self._focus_later("approvals", self.queue.focus_first)
+            self.call_after_refresh(self._replay_screen_keys)
             self.call_after_refresh(
                 lambda: self.run_worker(self._start_bridge(), group="bridge", exit_on_error=False)
             )
@@ -418,6 +428,61 @@ class SymposiumApp(App[int]):
             early.detach()  # what it held is offered to this console's own handle now
         if self._active_tab() == "chat":
             self.chat.focus_input()
+        self.call_after_refresh(self._replay_early_keys)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded and self._hold_early_key(event):
+            return
+        await super().on_event(event)
+
+    def _hold_early_key(self, key: events.Key) -> bool:
+        """Keep a key that came too early: before the console's screen is up (any key), or, while
+        the bridge starts, one typed in a tab whose pane comes with it (not the F-keys and other
+        keys that work anywhere). Under load the bridge can take seconds to come; a person who
+        pressed F3 and started typing loses nothing."""
+        early = self._early_keys
+        if early is None:
+            return False
+        alive = self._alive()
+        if alive and (
+            len(self.screen_stack) > 1
+            or self._active_tab() == "approvals"
+            or key.key in self._anywhere_keys()
+        ):
+            return False
+        early.append((key.key, key.character))
+        if alive:
+            typed = "".join(c or "" for _, c in early if c and c.isprintable())
+            for note in self._main.query(".starting").results(Static):
+                note.update(
+                    "Starting the bridge… what you type here now is kept for it."
+                    + (f"\nKept: {typed}" if typed else "")
+                )
+        return True
+
+    def _anywhere_keys(self) -> set[str]:
+        return {
+            key
+            for binding in self.BINDINGS
+            if isinstance(binding, Binding) and binding.priority
+            for key in binding.key.split(",")
+        }
+
+    def _replay_screen_keys(self) -> None:
+        """The screen is up: keys that came before it go on now; those for a pane still to come
+        stay kept until the bridge brings it."""
+        early = self._early_keys or []
+        self._early_keys = None
+        for key, character in early:
+            self.post_message(events.Key(key, character))
+        if self.bridge is None:
+            self._early_keys = []
+
+    def _replay_early_keys(self) -> None:
+        """Hand the keys kept so far on, in order, to what has the focus now."""
+        early, self._early_keys = self._early_keys or [], None
+        for key, character in early:
+            self.post_message(events.Key(key, character))
 
     def serving(self) -> list[str]:
         """What this console serves, as lines for the empty queue: its socket, the OpenAI API."""
