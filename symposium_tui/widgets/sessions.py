@@ -378,7 +378,10 @@ class SessionsPane(StatePane):
     def _update_source_line(self) -> None:
         state = self.state
         live = state is self.live_state
-        counts = f"{len(state.sessions)} session{'s' if len(state.sessions) != 1 else ''} · {len(state.decisions)} decisions"
+        counts = (
+            f"{len(state.sessions)} session{'s' if len(state.sessions) != 1 else ''} · "
+            f"{len(state.decisions)} decision{'s' if len(state.decisions) != 1 else ''}"
+        )
         if live:
             line = Text.assemble(("Live bridge", "bold"), " · ", counts)
         else:

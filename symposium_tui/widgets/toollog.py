@@ -428,6 +428,9 @@ def describe_entry(entry: ToolEntry) -> Text:
         text.append(" · still running")
     if entry.detail:
         extra = {k: v for k, v in entry.detail.items() if v not in (None, "", [])}
+        resolver, rule = extra.pop("resolver", None), extra.pop("rule", None)
+        if resolver is not None:
+            extra["decided"] = _decided(str(resolver), rule)
         if extra:
             text.append("\n" + " · ".join(f"{k} {v}" for k, v in extra.items()))
     text.append("\n\nInput\n", style="bold underline")
@@ -439,6 +442,19 @@ def describe_entry(entry: ToolEntry) -> Text:
         else _pretty(entry.output) or "(none)"
     )
     return text
+
+
+def _decided(resolver: str, rule: Any) -> str:
+    """Who settled a permission, a rule told from a person: `by rule 2 (line 9): deny
+    command=rm` (the whole rule, as the audit log names it), `by a person (you@host)`."""
+    from symposium_tui.state.formatting import decided_by
+
+    rule = str(rule) if rule else None
+    if resolver == "policy" and rule and rule.startswith("rule"):
+        return f"by {rule}"
+    if resolver == "console" and rule and rule.startswith("answered by "):
+        return decided_by(resolver, None, rule.removeprefix("answered by "))
+    return decided_by(resolver, rule)
 
 
 def _pretty(value: Any, limit: int = 20_000) -> str:

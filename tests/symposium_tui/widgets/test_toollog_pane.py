@@ -180,6 +180,17 @@ async def test_search_keeps_the_calls_whose_text_matches():
         assert len(view.index) == 5
 
 
+def test_the_details_name_the_rule_that_decided_and_tell_it_from_a_person():
+    from symposium_tui.state import ToolEntry
+    from symposium_tui.widgets.toollog import describe_entry
+
+    entry = ToolEntry(0.0, "c", "s1", "permission", "t", "rm -rf build", "execute", "reject_once")
+    entry.detail = {"resolver": "policy", "rule": "rule 2 (line 9): deny command=rm"}
+    assert "decided by rule 2 (line 9): deny command=rm" in describe_entry(entry).plain
+    entry.detail = {"resolver": "console", "rule": "answered by you@host"}
+    assert "decided by a person (you@host)" in describe_entry(entry).plain
+
+
 def test_search_matches_words_and_a_commands_program_and_star_matches_inside_words():
     from symposium_tui.state import ToolEntry
     from symposium_tui.widgets.toollog import ToolFilter
@@ -251,6 +262,7 @@ async def test_enter_shows_the_selected_calls_input_and_output_and_escape_closes
         await settle(pilot)
         body = str(app.query_one("#toollog-detail-text").content)
         assert "reject_once by a person: not now" in body
+        assert "decided by a person" in body and "resolver" not in body
         await pilot.press("escape")
         assert not details.has_class("-open") and escapes == []
         await pilot.press("escape")
