@@ -189,6 +189,8 @@ _SETTLED = ("\u2705", "\u274c")  # completed, failed
 
 
 _FENCE = "`" * 10  # how the bridge fences a tool call's output (`bridge.render.FENCE`)
+# How the bridge tells the client a denial's reason (`AgentSession._deny_notice`): a quote.
+_DENY_NOTICE = re.compile(r"\n\n> (The user(?:'s rules)? denied [^\n]+)\n\n")
 
 
 def compact_tool_piece(piece: str, decided: str | None = None) -> str:
@@ -225,6 +227,10 @@ class ToolLines:
         self._decided: dict[int, str] = {}  # a tool call's piece → who settled its permission
 
     def add(self, piece: str) -> None:
+        notice = _DENY_NOTICE.fullmatch(piece)
+        if notice is not None:  # the bridge's word on a denial with a reason: under its call
+            self.pieces.append(f"↳ {notice.group(1)}\n")
+            return
         m = _TOOL_LINE.fullmatch(piece.split("\n", 1)[0])
         if m is None:
             self.pieces.append(piece)

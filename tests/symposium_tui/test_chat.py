@@ -391,3 +391,22 @@ async def test_a_rules_decision_says_by_rule_n_and_a_one_line_output_takes_one_l
         assert lines[start].endswith("✅ run the tests · allowed by rule 2"), lines
         assert lines[start + 1].endswith("↳ Ran run the tests"), lines
         assert lines[start + 2].endswith("Permission granted (allow_once). I ran the tests."), lines
+
+
+async def test_a_denial_with_a_reason_is_one_line_under_its_call(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to delete the database")
+        await wait_for(pilot, lambda: app.queue.pending)
+        await pilot.press("f2", "d", *"use a backup first", "enter")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        lines = screen_lines(app)
+        start = next(i for i, line in enumerate(lines) if "❌ delete the database" in line)
+        assert "❌ delete the database · denied by a person (" in lines[start], lines
+        assert lines[start + 1].endswith(
+            "↳ The user denied delete the database: use a backup first"
+        ), lines
+        assert lines[start + 2].endswith(
+            "Permission denied (reject_once). I did not run delete the database."
+        ), lines
