@@ -758,7 +758,7 @@ class AgentForm(_FormScreen):
         # An entry that only carries settings (a bypass given on a card) may stay without one.
         needs_command = self.agent is None or bool(self.agent.command)
         if needs_command and not self._value("command"):
-            problems["command"] = "The program to run, e.g. npx: the chat cannot start it without."
+            problems["command"] = "An agent needs the program that runs it (e.g. npx)."
         try:
             shlex.split(self._value("args"))
         except ValueError as exc:

@@ -80,7 +80,7 @@ async def test_the_form_refuses_what_cannot_run_and_says_why_at_the_field(make_a
         ident.value = "eliza2Second Eliza"  # what a lost Tab made of two fields
         await pilot.press("enter")
         await wait_for(pilot, lambda: "no spaces" in error_at(form, "id"))
-        assert "without" in error_at(form, "command")  # and it has no command either
+        assert "needs the program" in error_at(form, "command")  # and it has no command either
         assert app.focused is ident  # the first field to fix
 
         ident.value = "claude"
