@@ -38,6 +38,7 @@ from symposium_tui.state import (
     ToolEntry,
     format_clock,
     format_duration,
+    session_name,
 )
 from symposium_tui.widgets.state_pane import StatePane
 
@@ -330,7 +331,10 @@ class ToolLogView(ScrollView, can_focus=True):
             (format_clock(entry.ts), self._style("time")),
             (" ", Style()),
             (
-                set_cell_size(_shorten(entry.session_label, session_w), session_w),
+                set_cell_size(
+                    _shorten(session_name(entry.connection, entry.session_id), session_w),
+                    session_w,
+                ),
                 self._style("session"),
             ),
             (" ", Style()),
@@ -350,7 +354,7 @@ class ToolLogView(ScrollView, can_focus=True):
         title = entry.title.replace("\n", " ")
         cols.append(
             (
-                set_cell_size(title, max(0, width - used)),
+                _fit(title, max(0, width - used)),
                 Style(bold=entry.source == PERMISSION_SOURCE),
             )
         )
@@ -405,6 +409,13 @@ class ToolLogView(ScrollView, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         self.focus()
         self._move_to(int(self.scroll_y + event.y))
+
+
+def _fit(text: str, width: int) -> str:
+    """`text` in exactly `width` cells: cut with an ellipsis when it is longer."""
+    if cell_len(text) <= width or width < 2:
+        return set_cell_size(text, width)
+    return set_cell_size(text, width - 1) + "…"
 
 
 def _shorten(text: str, width: int) -> str:

@@ -339,3 +339,24 @@ async def test_every_status_is_shown_whole_at_80_columns():
         for i, status in enumerate(statuses):
             (line,) = [line for line in lines if f"call {i}" in line]
             assert f" {status} " in line, line
+
+
+async def test_an_acp_session_is_named_after_its_client_and_a_long_title_ends_in_an_ellipsis():
+    state = ConsoleState(None)
+    state.handle(
+        ev.ToolCallSeen(
+            connection="acpx-2",
+            session_id="4649bb89-9f7f-4690-95da-a4971afbe99c",
+            tool_call_id="t1",
+            title="delete the database and every backup of it, then the logs",
+            kind="execute",
+            status="completed",
+            ts=1_700_000_000.0,
+        )
+    )
+    app = toollog_app(state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, state)
+        (line,) = [line for line in screen_lines(app) if "delete the database" in line]
+        assert "acpx-2 …e99c" in line, line
+        assert line.rstrip().endswith("…"), line
