@@ -580,7 +580,11 @@ class ToolLogPane(StatePane):
         view = self.view
         total = len(self.state.tools)
         shown = len(view.index)
-        counts = f"{shown:,} of {total:,}" if view.filter.active else f"{total:,} calls"
+        counts = (
+            f"{shown:,} of {total:,}"
+            if view.filter.active
+            else f"{total:,} call{'s' * (total != 1)}"
+        )
         where = "following" if view.follow else "paused · end to follow"
         status = Text.assemble(
             ("Tool calls ", "bold"),

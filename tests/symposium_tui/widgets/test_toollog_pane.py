@@ -357,6 +357,7 @@ async def test_an_acp_session_is_named_after_its_client_and_a_long_title_ends_in
     app = toollog_app(state)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot, state)
-        (line,) = [line for line in screen_lines(app) if "delete the database" in line]
+        (line,) = [line for line in screen_lines(app) if "delete the" in line]
         assert "acpx-2 …e99c" in line, line
         assert line.rstrip().endswith("…"), line
+        assert "Tool calls 1 call · no filter" in screen_lines(app)[0]
