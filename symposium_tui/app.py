@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.content import Content
@@ -116,7 +116,9 @@ class SymposiumApp(App[int]):
     TITLE = APP_NAME
     BINDINGS = [
         # F1–F4 go to their place from anywhere (priority: also from a modal screen, or while
-        # typing), never close it, and wait while a form or a question is open (check_action).
+        # typing) and never close it: over a form F1 opens on top of it, and F2–F4 first ask to
+        # leave the form (what was typed is not saved); they wait while a question is open
+        # (check_action).
         Binding("f1", "help", "Help", priority=True, tooltip="This list of keys"),
         Binding(
             "question_mark",
@@ -160,6 +162,12 @@ class SymposiumApp(App[int]):
             show=False,
             tooltip="From the queue, back to where F2 came from",
         ),
+        # Tab moves the focus as it arrives (priority), not after the widget that had the focus
+        # has passed it on: Textual hands each key to the widget focused when the key arrives,
+        # so keys typed fast after a Tab (a paste, tmux send-keys) would otherwise still land in
+        # the field the Tab was meant to leave. No row in F1's list (its own rows name Tab).
+        Binding("tab", "focus_step(1)", "", show=False, priority=True),
+        Binding("shift+tab", "focus_step(-1)", "", show=False, priority=True),
         Binding(
             "ctrl+q",
             "quit",
@@ -216,6 +224,12 @@ class SymposiumApp(App[int]):
         self._shut_down = False
         self._quit_confirmed = False
         self._chat: ChatPane | None = None  # kept for shutdown: the DOM may be gone by then
+        # Keys that came before what they are for: before the console's screen is up, or for a
+        # tab whose pane comes with the bridge while it is still starting. Kept in order and
+        # handed on once it is there (`_hold_early_key`, `_replay_early_keys`).
+        self._early_keys: list[tuple[str, str | None]] | None = (
+            [] if hosted is None and connect is not None else None
+        )
         if hosted is not None:
             self._take_settings(hosted)
             preferences = self.settings.prefs if self.settings is not None else Preferences()
@@ -317,7 +331,10 @@ class SymposiumApp(App[int]):
                             classes="placeholder",
                         )
                     else:
-                        yield Static("Starting the bridge…", classes="placeholder starting")
+                        yield Static(
+                            "Starting the bridge… what you type here now is kept for it.",
+                            classes="placeholder starting",
+                        )
         yield Footer(compact=True)
 
     def _pane(self, tab: str) -> Widget:
@@ -381,6 +398,7 @@ class SymposiumApp(App[int]):
             # First frame first: the bridge (pydantic, the ACP SDK, the socket) comes right after it.
             self._update_pending(0)
             self._focus_later("approvals", self.queue.focus_first)
+            self.call_after_refresh(self._replay_screen_keys)
             self.call_after_refresh(
                 lambda: self.run_worker(self._start_bridge(), group="bridge", exit_on_error=False)
             )
@@ -404,6 +422,61 @@ class SymposiumApp(App[int]):
             early.detach()  # what it held is offered to this console's own handle now
         if self._active_tab() == "chat":
             self.chat.focus_input()
+        self.call_after_refresh(self._replay_early_keys)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not event.is_forwarded and self._hold_early_key(event):
+            return
+        await super().on_event(event)
+
+    def _hold_early_key(self, key: events.Key) -> bool:
+        """Keep a key that came too early: before the console's screen is up (any key), or, while
+        the bridge starts, one typed in a tab whose pane comes with it (not the F-keys and other
+        keys that work anywhere). Under load the bridge can take seconds to come; a person who
+        pressed F3 and started typing loses nothing."""
+        early = self._early_keys
+        if early is None:
+            return False
+        alive = self._alive()
+        if alive and (
+            len(self.screen_stack) > 1
+            or self._active_tab() == "approvals"
+            or key.key in self._anywhere_keys()
+        ):
+            return False
+        early.append((key.key, key.character))
+        if alive:
+            typed = "".join(c or "" for _, c in early if c and c.isprintable())
+            for note in self._main.query(".starting").results(Static):
+                note.update(
+                    "Starting the bridge… what you type here now is kept for it."
+                    + (f"\nKept: {typed}" if typed else "")
+                )
+        return True
+
+    def _anywhere_keys(self) -> set[str]:
+        return {
+            key
+            for binding in self.BINDINGS
+            if isinstance(binding, Binding) and binding.priority
+            for key in binding.key.split(",")
+        }
+
+    def _replay_screen_keys(self) -> None:
+        """The screen is up: keys that came before it go on now; those for a pane still to come
+        stay kept until the bridge brings it."""
+        early = self._early_keys or []
+        self._early_keys = None
+        for key, character in early:
+            self.post_message(events.Key(key, character))
+        if self.bridge is None:
+            self._early_keys = []
+
+    def _replay_early_keys(self) -> None:
+        """Hand the keys kept so far on, in order, to what has the focus now."""
+        early, self._early_keys = self._early_keys or [], None
+        for key, character in early:
+            self.post_message(events.Key(key, character))
 
     def serving(self) -> list[str]:
         """What this console serves, as lines for the empty queue: its socket, the OpenAI API."""
@@ -550,6 +623,9 @@ class SymposiumApp(App[int]):
             )
         elif event.type == "approval_resolved":
             self.queue.resolve(event)
+            chat = self.chat_pane()
+            if chat is not None:
+                chat.approval_resolved(event)
             if event.resolver == "link":
                 return  # not settled: only out of reach for now (an attached host's link dropped)
             worth = self.fatigue.resolved(
@@ -784,10 +860,30 @@ class SymposiumApp(App[int]):
                 widget.focus()
                 return
 
+    def _leave_form_first(self, then: Callable[[], object]) -> bool:
+        """An F-key pressed over a form: ask whether to leave it (what was typed is not saved),
+        and on yes close it and do what the key does. True when there was a form to ask about."""
+        form = self.screen
+        question = getattr(form, "LEAVE_QUESTION", None)
+        if not question:
+            return False
+        from symposium_tui.screens.confirm import Confirm
+
+        def answered(leave: bool | None) -> None:
+            if leave and self.screen is form:
+                form.dismiss(None)
+                self.call_after_refresh(then)
+
+        self.push_screen(Confirm(question, "leave it", "stay in the form"), answered)
+        return True
+
     def action_queue(self) -> None:
         """Jump to the oldest pending card; Escape (or answering the last card) comes back —
         to the Settings section it came from, too."""
         from symposium_tui.screens.settings import SettingsScreen
+
+        if self._leave_form_first(self.action_queue):
+            return
 
         settings = next((s for s in self.screen_stack if isinstance(s, SettingsScreen)), None)
         section = settings.query_one("#settings-tabs", TabbedContent).active if settings else None
@@ -817,11 +913,25 @@ class SymposiumApp(App[int]):
         if action in ("help", "queue", "chat", "settings") and getattr(
             self.screen, "HOLDS_KEYS", False
         ):
-            return False  # a form or a question is open: answer it (or Esc) first
+            # A question is open: answer it (or Esc) first. A form: they ask to leave it.
+            return bool(getattr(self.screen, "LEAVE_QUESTION", None))
         if action == "close_keys_panel":
             # Only while the panel is open: otherwise Esc (and the footer) stay the screen's.
             return bool(self.screen.query("HelpPanel"))
         return super().check_action(action, parameters)
+
+    def action_focus_step(self, step: int) -> None:
+        """Tab / Shift+Tab: the next or previous widget, at once. A widget that takes Tab itself
+        (a text area that indents with it) keeps it."""
+        from textual.actions import SkipAction
+
+        focused = self.focused
+        if getattr(focused, "tab_behavior", "focus") == "indent":
+            raise SkipAction()
+        if step > 0:
+            self.screen.focus_next()
+        else:
+            self.screen.focus_previous()
 
     def action_close_keys_panel(self) -> None:
         self.action_hide_help_panel()
@@ -843,7 +953,8 @@ class SymposiumApp(App[int]):
             self.chat.focus_input()
 
     def action_chat(self) -> None:
-        self.action_show_tab("chat")
+        if not self._leave_form_first(self.action_chat):
+            self.action_show_tab("chat")
 
     def action_help(self) -> None:
         from symposium_tui.screens.help import HelpScreen
@@ -887,6 +998,8 @@ class SymposiumApp(App[int]):
         F-key it goes somewhere and never closes anything; Esc there returns to where F4 came from."""
         from symposium_tui.screens.settings import SettingsScreen
 
+        if self._leave_form_first(self.action_settings):
+            return
         settings = next((s for s in self.screen_stack if isinstance(s, SettingsScreen)), None)
         if settings is not None:
             for _ in self.screen_stack[self.screen_stack.index(settings) + 1 :]:

@@ -312,7 +312,10 @@ def build_parser() -> argparse.ArgumentParser:
         "from `registry list`, or the command after --). Its permission requests go through the "
         "rules, then a running console's cards, else the client's own permission UI.",
     )
-    _common(p, suppress=True)
+    # Not --trace-dir: it records vscodelm traffic (given before `acp`, it is ignored with a note).
+    _log_flags(p, suppress=True)
+    _bridge_flags(p, suppress=True)
+    _dir_flags(p, suppress=True)
     p.add_argument(
         "--agent",
         metavar="NAME",
@@ -564,7 +567,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _setup_logging(args.log or "info", args.log_dir, None)
     import asyncio
 
-    from symposium_tui.host import ConsoleHost, HostError, build_hosted, serve_forever
+    from symposium_tui.host import (
+        ConsoleHost,
+        HostError,
+        another_console_listening,
+        build_hosted,
+        serve_forever,
+    )
+
+    taken = another_console_listening()
+    if taken is not None:
+        print(serve_taken(taken), file=sys.stderr)
+        return 1
 
     async def main() -> int:
         hosted = build_hosted(
@@ -605,6 +619,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 0
 
     return asyncio.run(main())
+
+
+def serve_taken(socket_path: str) -> str:
+    """What `serve` says when a console runs here already: that console is the bridge, and how to
+    get what `serve` would have given."""
+    return (
+        f"symposium-tui serve: another Symposium console is already running (socket {socket_path}); "
+        "it runs the bridge, so there is nothing to serve. Instead:\n"
+        "  - OpenAI clients: quit that console and start it as `symposium-tui --openai "
+        "127.0.0.1:8000` (the console serves the API itself);\n"
+        "  - answer its approvals from another terminal: `symposium-tui attach local` "
+        "(or `attach HOST` from another machine);\n"
+        "  - VS Code and `symposium-tui acp` find the running console by themselves."
+    )
 
 
 def _acp_agent(args: argparse.Namespace) -> Any:
@@ -749,7 +777,8 @@ def cmd_config(args: argparse.Namespace) -> int:
         run = (
             shlex.join([agent.command, *agent.args])
             if agent.command
-            else "not run from here: settings only"
+            else "no command: settings only (its name and bypass apply when VS Code or "
+            "`symposium-tui acp` runs it; the chat cannot start it)"
         )
         out.append(f"  {label}: {run}" + ("  [bypass]" if agent.bypass else ""))
         if agent.env:

@@ -108,11 +108,15 @@ def console_commands(app: SymposiumApp, screen: Screen) -> Iterable[SystemComman
         "Preview themes live; Enter keeps one, Esc goes back",
         app.search_themes,
     )
+    from symposium_tui.themes import UNCHECKED, is_bundled
+
     for name in sorted(app.available_themes):
-        if name.startswith("symposium-") or name in app.theme_sources:
+        if name in app.theme_sources:  # the bundled themes and the user's own files
+            checked = "" if is_bundled(name, app.theme_sources) else f" (your file, {UNCHECKED})"
             yield SystemCommand(
                 f"Theme: {name}",
-                "The theme in use" if name == app.theme else "Switch to this theme (remembered)",
+                ("The theme in use" if name == app.theme else "Switch to this theme (remembered)")
+                + checked,
                 partial(app.set_theme, name),
                 discover=False,
             )

@@ -424,7 +424,7 @@ def run_console(
     )
 
 
-def _another_console_listening() -> str | None:
+def another_console_listening() -> str | None:
     """The socket path when a console already answers on it (a cheap check before drawing)."""
     path = runtime_dir() / "console.sock"
     if not path.exists():
@@ -457,7 +457,7 @@ async def _run_console(
     from symposium_tui.lifeline import Lifeline
     from symposium_tui.links import console_name
 
-    taken = _another_console_listening()
+    taken = another_console_listening()
     if taken is not None:
         print(
             f"symposium-tui: another Symposium console is already running (socket {taken})",

@@ -143,6 +143,26 @@ def load_themes(config_dir: Path | None = None) -> LoadedThemes:
     return loaded
 
 
+UNCHECKED = "not checked for contrast"
+
+
+def is_bundled(name: str, sources: dict[str, Path]) -> bool:
+    """A theme shipped with the console (tests/symposium_tui/test_contrast.py checks each one's
+    contrast on every screen), not overridden by a file of the user's."""
+    source = sources.get(name)
+    return source is not None and source.parent == BUNDLED_DIR
+
+
+def ordered_themes(names: Any, sources: dict[str, Path]) -> list[tuple[str, str]]:
+    """Every theme as (name, label) for a chooser: the bundled ones first, then the others
+    (Textual's, the user's own files) marked as not checked for contrast."""
+    ours = sorted(n for n in names if is_bundled(n, sources))
+    others = sorted(n for n in names if not is_bundled(n, sources))
+    return [(n, n) for n in ours] + [
+        (n, f"{n} · {'your file, ' if n in sources else ''}{UNCHECKED}") for n in others
+    ]
+
+
 def variable_defaults(theme: Theme) -> dict[str, str]:
     """Values for the console's own variables that `theme` leaves out."""
     system = theme.to_color_system().generate()

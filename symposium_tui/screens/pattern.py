@@ -20,13 +20,17 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Label, Static, TextArea
 
+from symposium_tui.screens.forms import FORM_KEYS
+
 
 class PatternRuleScreen(ModalScreen[Any]):
-    HOLDS_KEYS = True  # F1–F4 wait until it is answered or cancelled
+    HOLDS_KEYS = True  # F1 opens over it; F2–F4 ask this first (SymposiumApp)
+    LEAVE_QUESTION = "Leave the rule editor? The rule is not saved and the card stays pending."
 
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
         Binding("ctrl+s", "save", "Save and approve", priority=True),
+        *FORM_KEYS,
     ]
 
     DEFAULT_CSS = """

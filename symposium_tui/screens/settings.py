@@ -7,6 +7,7 @@ and is never written: the screen refuses changes until the file is fixed and rel
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -41,7 +42,9 @@ from bridge.settings import (
     SettingsStore,
     agent_display_name,
 )
+from symposium_tui.screens.forms import FORM_KEYS
 from symposium_tui.typed_app import console_app
+from symposium_tui.widgets.fit import set_columns
 
 if TYPE_CHECKING:
     from symposium_tui.app import SymposiumApp
@@ -97,9 +100,6 @@ def _write(
     return True
 
 
-COMMAND_WIDTH = 40  # a longer command is cut (e edits it in full)
-
-
 class TickBox(Checkbox):
     """A checkbox whose state is a shape, not only a colour: X when on, blank when off
     (Textual's shows X either way, which NO_COLOR and monochrome terminals cannot tell apart)."""
@@ -134,37 +134,51 @@ class AgentsPanel(Vertical):
             classes="settings-hint",
         )
         table: DataTable[Any] = DataTable(cursor_type="row", id="agents-table", zebra_stripes=True)
-        # Bypass before the command: a long command must not push it off an 80-column screen.
-        table.add_columns("Agent", "Bypass", "Name", "Command")
         yield table
+
+    # Bypass before the command: a long command must not push it off an 80-column screen.
+    COLUMNS = (("Agent", "agent"), ("Bypass", "bypass"), ("Name", "name"), ("Command", "command"))
+    FLOORS = (11, 33, 16, 8)  # the bypass cell says which rule shadows it: it gives way last
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.refresh_rows)  # once the table has its new width
 
     def refresh_rows(self) -> None:
         table = self.query_one("#agents-table", DataTable)
         row = table.cursor_row
-        table.clear()
         settings = self.app.settings
         bypass = _live_bypass(self.app)
         agents = dict(settings.agents) if settings is not None else {}
+        rows: list[tuple[str, tuple[str, ...]]] = []
         if "eliza" not in agents:
-            table.add_row(
-                "eliza",
-                "on" if "eliza" in bypass else "off",
-                agent_display_name("eliza"),
-                "(built in)",
-                key="eliza",
+            rows.append(
+                (
+                    "eliza",
+                    (
+                        "eliza",
+                        "on" if "eliza" in bypass else "off",
+                        agent_display_name("eliza"),
+                        "(built in)",
+                    ),
+                )
             )
         for agent_id, agent in agents.items():
             if agent.command:
                 command = shlex.join([agent.command, *agent.args])
             else:
                 command = "(built in)" if agent_id == "eliza" else "(run by the editor)"
-            table.add_row(
-                agent_id,
-                _bypass_cell(settings, agent_id) if agent.bypass else "off",
-                agent_display_name(agent_id, settings),  # a bypass-only entry has no name
-                command if len(command) <= COMMAND_WIDTH else command[: COMMAND_WIDTH - 1] + "…",
-                key=agent_id,
+            rows.append(
+                (
+                    agent_id,
+                    (
+                        agent_id,
+                        _bypass_cell(settings, agent_id) if agent.bypass else "off",
+                        agent_display_name(agent_id, settings),  # a bypass-only entry has no name
+                        command,
+                    ),
+                )
             )
+        set_columns(table, self.COLUMNS, rows, self.FLOORS)
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
 
@@ -293,24 +307,50 @@ class RulesPanel(Vertical):
             classes="settings-hint",
         )
         table: DataTable[Any] = DataTable(cursor_type="row", id="rules-table", zebra_stripes=True)
-        table.add_columns("#", "Action", "Agent", "Kind", "Title", "Path", "Command / URL")
         yield table
+        yield Static(
+            "No rules yet: every request an agent makes is asked on a card. Press n to add the "
+            "first rule here, or p on a card for a rule that decides requests like that one.",
+            id="rules-empty",
+            classes="settings-hint",
+        )
+
+    COLUMNS = (
+        ("#", "number"),
+        ("Action", "action"),
+        ("Agent", "agent"),
+        ("Kind", "kind"),
+        ("Title", "title"),
+        ("Path", "path"),
+        ("Command / URL", "command"),
+    )
+    FLOORS = (2, 6, 5, 4, 5, 4, 10)
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.refresh_rows)  # once the table has its new width
 
     def refresh_rows(self) -> None:
         table = self.query_one("#rules-table", DataTable)
         row = table.cursor_row
-        table.clear()
-        for i, rule in enumerate(self._rules(), 1):
-            table.add_row(
-                str(i),
-                rule.action,
-                rule.agent or "any",
-                rule.kind or "any",
-                rule.title or (f"/{rule.title_regex}/" if rule.title_regex else "any"),
-                rule.path or "any",
-                " or ".join(rule.command) if rule.command else (rule.url or "any"),
-                key=str(i - 1),
+        rules = self._rules()
+        rows = [
+            (
+                str(i - 1),
+                (
+                    str(i),
+                    rule.action,
+                    rule.agent or "any",
+                    rule.kind or "any",
+                    rule.title or (f"/{rule.title_regex}/" if rule.title_regex else "any"),
+                    rule.path or "any",
+                    " or ".join(rule.command) if rule.command else (rule.url or "any"),
+                ),
             )
+            for i, rule in enumerate(rules, 1)
+        ]
+        set_columns(table, self.COLUMNS, rows, self.FLOORS)
+        self.query_one("#rules-empty").display = not rules
+        table.set_class(not rules, "-empty")  # the hint right under the header
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1))
         self.refresh_bindings()
@@ -395,9 +435,8 @@ class PreferencesPanel(VerticalScroll):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="pref-row"):
             yield Label("Theme", classes="pref-label")
-            names = sorted(self.app.available_themes)
             yield Select(
-                [(n, n) for n in names],
+                self._theme_options(),
                 value=self.app.theme,
                 allow_blank=False,
                 id="pref-theme",
@@ -410,12 +449,20 @@ class PreferencesPanel(VerticalScroll):
             )
         yield Static("", id="pref-path", classes="settings-hint")
 
+    def _theme_options(self) -> list[tuple[str, str]]:
+        """The bundled themes first; the others say they are not checked for contrast."""
+        from symposium_tui.themes import ordered_themes
+
+        return [
+            (label, name)
+            for name, label in ordered_themes(self.app.available_themes, self.app.theme_sources)
+        ]
+
     def refresh_rows(self) -> None:
         app = self.app
         themes = self.query_one("#pref-theme", Select)
-        names = sorted(app.available_themes)
         with self.prevent(Select.Changed, Checkbox.Changed):
-            themes.set_options([(n, n) for n in names])
+            themes.set_options(self._theme_options())
             themes.value = app.theme
             settings = self.app.settings
             prefs = settings.prefs if settings is not None else Preferences()
@@ -467,6 +514,9 @@ class SettingsScreen(Screen[None]):
     }
     SettingsScreen DataTable {
         height: 1fr;
+    }
+    SettingsScreen DataTable.-empty {
+        height: auto;
     }
     SettingsScreen .pref-row {
         height: auto;
@@ -591,9 +641,10 @@ class SettingsScreen(Screen[None]):
 class _FormScreen(ModalScreen[Any]):
     """A centred modal form with Save / Cancel buttons; Esc or Cancel dismisses with None."""
 
-    HOLDS_KEYS = True  # F1–F4 wait until it is answered or cancelled
+    HOLDS_KEYS = True  # F1 opens over it; F2–F4 ask this first (SymposiumApp)
+    LEAVE_QUESTION = "Leave this form? What you typed in it is not saved."
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [Binding("escape", "cancel", "Cancel"), *FORM_KEYS]
 
     DEFAULT_CSS = """
     _FormScreen {
@@ -627,6 +678,9 @@ class _FormScreen(ModalScreen[Any]):
     _FormScreen .form-note {
         padding-left: 10;
     }
+    _FormScreen .form-error {
+        color: $text-error;
+    }
     """
 
     @on(Button.Pressed, "#cancel")
@@ -634,8 +688,21 @@ class _FormScreen(ModalScreen[Any]):
         self.dismiss(None)
 
 
+AGENT_ID = re.compile(r"[A-Za-z0-9._-]+")
+
+
 class AgentForm(_FormScreen):
-    """Add or edit one `[agents.<id>]` entry. Enter in any field saves; Esc cancels."""
+    """Add or edit one `[agents.<id>]` entry. Enter in any field saves; Esc cancels. Every field
+    has its label; what cannot be saved (no command, an id with spaces or one already taken) is
+    said under its field, and nothing is saved."""
+
+    FIELDS = (
+        ("id", "Id", "e.g. claude: rules, bypass and --agent use it"),
+        ("name", "Name", "what the chat and the cards call it"),
+        ("command", "Command", "the program to run, e.g. npx"),
+        ("args", "Args", "its arguments, as in a shell"),
+        ("description", "About", "a line on what it is (optional)"),
+    )
 
     def __init__(self, agent: Any) -> None:
         super().__init__()
@@ -643,39 +710,29 @@ class AgentForm(_FormScreen):
 
     def compose(self) -> ComposeResult:
         a = self.agent
+        values = {
+            "id": a.id if a else "",
+            "name": a.name if a else "",
+            "command": (a.command or "") if a else "",
+            "args": shlex.join(a.args) if a else "",
+            "description": (a.description or "") if a else "",
+        }
         with Vertical():
-            yield Label("Edit agent" if a is not None else "New agent", classes="form-title")
-            yield Input(
-                a.id if a else "",
-                placeholder="id (e.g. claude)",
-                id="agent-id",
-                disabled=a is not None,
-                compact=True,
+            yield Label(
+                (f"Agent {a.id}" if a is not None else "New agent") + " · Enter saves, Esc cancels",
+                classes="form-title",
             )
-            yield Input(
-                a.name if a else "",
-                placeholder="name shown in the chat",
-                id="agent-name",
-                compact=True,
-            )
-            yield Input(
-                a.command or "" if a else "",
-                placeholder="command (e.g. npx)",
-                id="agent-command",
-                compact=True,
-            )
-            yield Input(
-                shlex.join(a.args) if a else "",
-                placeholder="arguments, as in a shell",
-                id="agent-args",
-                compact=True,
-            )
-            yield Input(
-                (a.description or "") if a else "",
-                placeholder="description (optional)",
-                id="agent-description",
-                compact=True,
-            )
+            for name, label, placeholder in self.FIELDS:
+                with Horizontal(classes="form-row"):
+                    yield Label(label, classes="form-label")
+                    yield Input(
+                        values[name],
+                        placeholder=placeholder,
+                        id=f"agent-{name}",
+                        disabled=name == "id" and a is not None,
+                        compact=True,
+                    )
+                yield Static("", id=f"agent-{name}-error", classes="form-error form-note")
             yield TickBox(
                 "Bypass: always allow this agent",
                 bool(a and a.bypass),
@@ -688,29 +745,65 @@ class AgentForm(_FormScreen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        for error in self.query(".form-error"):
+            error.display = False
         self.query_one("#agent-name" if self.agent is not None else "#agent-id").focus()
 
     def _value(self, name: str) -> str:
         return self.query_one(f"#agent-{name}", Input).value.strip()
 
-    def _save(self) -> None:
+    def _problems(self) -> dict[str, str]:
+        """What keeps this entry from being saved, by field."""
+        from bridge.settings import BUILTIN_AGENT_IDS
+
+        problems: dict[str, str] = {}
         agent_id = self._value("id")
-        if not agent_id:
-            self.app.notify("An agent needs an id.", severity="error")
-            return
+        if self.agent is None:
+            settings = getattr(self.app, "settings", None)
+            taken = settings.agents if settings is not None else {}
+            if not agent_id:
+                problems["id"] = "An agent needs an id."
+            elif not AGENT_ID.fullmatch(agent_id):
+                problems["id"] = (
+                    "Letters, digits, - _ and . only (no spaces): rules, bypass and "
+                    "`acp --agent` name the agent by its id."
+                )
+            elif agent_id in BUILTIN_AGENT_IDS:
+                problems["id"] = f"{agent_id} is the built-in Eliza's id: choose another."
+            elif agent_id in taken:
+                problems["id"] = f"There is an agent {agent_id} already: choose another id."
+        # An entry that only carries settings (a bypass given on a card) may stay without one.
+        needs_command = self.agent is None or bool(self.agent.command)
+        if needs_command and not self._value("command"):
+            problems["command"] = "An agent needs the program that runs it (e.g. npx)."
         try:
-            args = shlex.split(self._value("args"))
+            shlex.split(self._value("args"))
         except ValueError as exc:
-            self.app.notify(f"Arguments: {exc}", severity="error")
+            problems["args"] = f"Not as in a shell: {exc}."
+        return problems
+
+    def _show_problems(self, problems: dict[str, str]) -> None:
+        for name, _, _ in self.FIELDS:
+            error = self.query_one(f"#agent-{name}-error", Static)
+            error.update(problems.get(name, ""))
+            error.display = name in problems
+        first = next((name for name, _, _ in self.FIELDS if name in problems), None)
+        if first is not None:
+            self.query_one(f"#agent-{first}", Input).focus()
+
+    def _save(self) -> None:
+        problems = self._problems()
+        self._show_problems(problems)
+        if problems:
             return
-        command = self._value("command") or None
         env = dict(self.agent.env) if self.agent is not None else {}
+        agent_id = self._value("id")
         self.dismiss(
             AgentConfig(
                 id=agent_id,
                 name=self._value("name") or agent_id,
-                command=command,
-                args=args,
+                command=self._value("command") or None,
+                args=shlex.split(self._value("args")),
                 env=env,
                 description=self._value("description") or None,
                 bypass=self.query_one("#agent-bypass", Checkbox).value,

@@ -11,6 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from symposium_tui.themes import ordered_themes
 from symposium_tui.typed_app import console_app
 
 
@@ -24,7 +25,7 @@ class ThemePicker(ModalScreen[str | None]):
         align: center middle;
     }
     ThemePicker > Vertical {
-        width: 50;
+        width: 64;
         max-width: 100%;
         height: auto;
         max-height: 100%;
@@ -45,16 +46,15 @@ class ThemePicker(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         app = self.app
         self.original = app.theme
-        ours = sorted(
-            n for n in app.available_themes if n.startswith("symposium-") or n in app.theme_sources
-        )
-        others = sorted(n for n in app.available_themes if n not in ours)
         options = [
-            Option(f"{name}  ✓ current" if name == self.original else name, id=name)
-            for name in ours + others
+            Option(f"{label}  ✓ current" if name == self.original else label, id=name)
+            for name, label in ordered_themes(app.available_themes, app.theme_sources)
         ]
         with Vertical():
-            yield Static("Theme — ↑/↓ previews, Enter keeps, Esc goes back")
+            yield Static(
+                "Theme — ↑/↓ previews, Enter keeps, Esc goes back. The first ones are the "
+                "console's own, checked for contrast on every screen."
+            )
             yield OptionList(*options, id="themes")
 
     def on_mount(self) -> None:

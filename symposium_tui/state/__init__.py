@@ -11,7 +11,7 @@ Pure Python, no Textual. One module per reason to change:
 - `toolstore`: the tool-call log's ring buffer with its change journal.
 - `notify`: how the panes hear that a topic changed (coalesced; `ConsoleState.add_listener`).
 - `messages`: history messages read in either of their shapes (model objects, wire dicts).
-- `formatting`: times and durations as the panes print them.
+- `formatting`: times, durations and session names as the panes print them.
 - `replay`: `state_from_file(path)` — the same stores from a wire trace or a JSONL event log,
   replayed through a fresh history tracker, so a file is inspected exactly like a live bridge.
 """
@@ -19,7 +19,7 @@ Pure Python, no Textual. One module per reason to change:
 from __future__ import annotations
 
 from symposium_tui.state.console_state import ConsoleState
-from symposium_tui.state.formatting import format_clock, format_duration
+from symposium_tui.state.formatting import format_clock, format_duration, session_name
 from symposium_tui.state.messages import agent_name, message_parts, message_text
 from symposium_tui.state.notify import TOPICS
 from symposium_tui.state.records import (
@@ -49,4 +49,5 @@ __all__ = [
     "format_duration",
     "message_parts",
     "message_text",
+    "session_name",
 ]

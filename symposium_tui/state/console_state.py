@@ -21,6 +21,7 @@ from bridge import events as ev
 
 if TYPE_CHECKING:
     from bridge.core import Bridge
+from symposium_tui.state.formatting import decided_by
 from symposium_tui.state.messages import agent_name, field_of
 from symposium_tui.state.notify import Coalescer, Listener
 from symposium_tui.state.records import (
@@ -498,9 +499,7 @@ class ConsoleState:
     def _on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
         key = (event.connection, PERMISSION_SOURCE, event.approval_id)
         entry = self.tools.find(key)
-        summary = f"{event.outcome} by {event.resolver}"
-        if event.rule:
-            summary += f" (rule {event.rule})"
+        summary = f"{event.outcome} {decided_by(event.resolver, event.rule, event.by)}"
         if event.reason:
             summary += f": {event.reason}"
         if entry is None:

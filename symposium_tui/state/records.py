@@ -7,6 +7,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from symposium_tui.state.formatting import session_name
 from symposium_tui.state.messages import compact_json
 
 __all__ = [
@@ -77,7 +78,7 @@ class SessionRecord:
 
     @property
     def label(self) -> str:
-        return f"{self.connection}/{self.session_id}"
+        return session_name(self.connection, self.session_id)
 
     @property
     def last_decision(self) -> DecisionRecord | None:

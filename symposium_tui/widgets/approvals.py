@@ -375,11 +375,14 @@ class ApprovalCard(Widget, can_focus=True):
     def _head(self) -> str:
         i = self.info
         where = f"{i.host} · " if i.host else ""
-        return (
-            f"{where}{i.agent_display}{f' {i.agent_version}' * bool(i.agent_version)} · "
-            f"{i.session_id} ({i.connection}) · "
-            f"{self._clock(i.received)}"
-        )
+        from symposium_tui.state.formatting import LONG_SESSION_ID, session_name
+
+        if len(i.session_id) > LONG_SESSION_ID:  # an ACP session's UUID: in the detail view (v)
+            session = session_name(i.connection, i.session_id)
+        else:
+            session = f"{i.session_id} ({i.connection})"
+        version = f" {i.agent_version}" if i.agent_version else ""
+        return f"{where}{i.agent_display}{version} · {session} · {self._clock(i.received)}"
 
     def _title(self) -> Text:
         return Text.assemble(

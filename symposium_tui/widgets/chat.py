@@ -188,16 +188,49 @@ _TOOL_LINE = re.compile("(\u23f3|\u2699\ufe0f|\u2705|\u274c|\u2022) \\*\\*(.+)\\
 _SETTLED = ("\u2705", "\u274c")  # completed, failed
 
 
+_FENCE = "`" * 10  # how the bridge fences a tool call's output (`bridge.render.FENCE`)
+# How the bridge tells the client a denial's reason (`AgentSession._deny_notice`): a quote.
+_DENY_NOTICE = re.compile(r"\n\n> (The user(?:'s rules)? denied [^\n]+)\n\n")
+
+
+def compact_tool_piece(piece: str, decided: str | None = None) -> str:
+    """A tool call's entry as the chat draws it: its status line (with who decided its
+    permission, when that is known), then an output of one line on one line (`↳ output`) rather
+    than as a code block with blank lines around it; a longer output stays a code block."""
+    head, _, rest = piece.partition("\n")
+    if decided:
+        head += f" · {decided}"
+    body = rest
+    if body.startswith(_FENCE + "\n"):
+        body = body[len(_FENCE) + 1 :]
+        end = body.rfind(_FENCE)
+        if end >= 0 and not body[end + len(_FENCE) :].strip():
+            output = body[:end].strip("\n")
+            if "\n" not in output:
+                if not output.strip():
+                    return head + "\n"
+                tick = "``" if "`" in output else "`"
+                return f"{head}\n↳ {tick} {output} {tick}\n"
+    return f"{head}\n{rest}"
+
+
 class ToolLines:
     """A reply as the chat shows it: the response text, except that a tool call is one entry that
-    changes state (⏳ → ✅) where the text has a new line for each state. The history keeps the
-    text as the agent sent it."""
+    changes state (⏳ → ✅) where the text has a new line for each state, a one-line output is
+    one line, and a permission a rule (or a person) settled says so. The history keeps the text
+    as the agent sent it."""
 
     def __init__(self) -> None:
         self.pieces: list[str] = []
         self._open: dict[str, int] = {}  # title of a call not settled yet → its piece
+        self._tools: set[int] = set()  # the pieces that are tool calls
+        self._decided: dict[int, str] = {}  # a tool call's piece → who settled its permission
 
     def add(self, piece: str) -> None:
+        notice = _DENY_NOTICE.fullmatch(piece)
+        if notice is not None:  # the bridge's word on a denial with a reason: under its call
+            self.pieces.append(f"↳ {notice.group(1)}\n")
+            return
         m = _TOOL_LINE.fullmatch(piece.split("\n", 1)[0])
         if m is None:
             self.pieces.append(piece)
@@ -207,14 +240,26 @@ class ToolLines:
         if index is None:
             self.pieces.append(piece)
             index = len(self.pieces) - 1
+            self._tools.add(index)
         else:
             self.pieces[index] = piece
         if icon not in _SETTLED:
             self._open[title] = index
 
+    def decided(self, words: str) -> bool:
+        """The permission of the call waiting now (the latest not settled) was settled `words`
+        ("by rule 2"). False when no call is waiting."""
+        if not self._open:
+            return False
+        self._decided[max(self._open.values())] = words
+        return True
+
     @property
     def text(self) -> str:
-        return "".join(self.pieces)
+        return "".join(
+            compact_tool_piece(piece, self._decided.get(i)) if i in self._tools else piece
+            for i, piece in enumerate(self.pieces)
+        )
 
 
 class ChatMessage(Static):
@@ -308,6 +353,7 @@ class ChatPane(Vertical):
         self.messages: list[Any] = []
         self.core: ConnectionCore | None = None
         self._ids = itertools.count(1)
+        self._turn_lines: tuple[ToolLines, ChatMessage] | None = None  # the running turn's reply
 
     @property
     def busy(self) -> bool:
@@ -466,6 +512,7 @@ class ChatPane(Vertical):
         parts: list[dict[str, Any]] = []
         text: list[str] = []
         shown = ToolLines()
+        self._turn_lines = (shown, reply)
 
         def write_part(part: dict[str, Any]) -> None:
             parts.append(part)
@@ -525,6 +572,19 @@ class ChatPane(Vertical):
             state.update("replying… Esc stops" if request_id is not None else "")
 
     # --- approvals -------------------------------------------------------------------------------------
+
+    def approval_resolved(self, event: Any) -> None:
+        """An approval of this chat's connection was settled: its tool call says by whom (a rule,
+        a bypass, a person), so a rule's decision never reads like a person's."""
+        if self.core is None or event.connection != self.core.name or self._turn_lines is None:
+            return
+        from symposium_tui.state.formatting import decided_by
+
+        verb = "allowed" if event.outcome.startswith("allow") else "denied"
+        shown, reply = self._turn_lines
+        if shown.decided(f"{verb} {decided_by(event.resolver, event.rule, event.by)}"):
+            if reply.is_attached:
+                reply.set_text(shown.text)
 
     def show_pending(self, cards: list[Any]) -> None:
         """Cards waiting for an answer that came from this chat: a notice (the cards stay in the queue)."""

@@ -35,7 +35,10 @@ from symposium_tui.state import (
     format_clock,
     message_parts,
     message_text,
+    session_name,
 )
+from symposium_tui.state.formatting import LONG_SESSION_ID
+from symposium_tui.widgets.fit import available_width, clip, fit_widths, natural_widths
 from symposium_tui.widgets.state_pane import StatePane
 
 if TYPE_CHECKING:
@@ -51,6 +54,15 @@ KIND_WORDS = {
     "error": "error",
     "turn": "ACP turn",  # the ACP front door: the client keeps its session, no decision to make
 }
+SESSION_COLUMNS = (
+    ("Session", "session"),
+    ("Agent", "agent"),
+    ("State", "state"),
+    ("Committed", "committed"),
+    ("Prov.", "provisional"),
+    ("Last decision", "last"),
+)
+SESSION_FLOORS = (10, 8, 9, 9, 5, 13)  # below these the table scrolls sideways
 MAX_LINES_PER_MESSAGE = 6
 MAX_MESSAGES_SHOWN = 200
 
@@ -287,6 +299,7 @@ class SessionsPane(StatePane):
         self._shown: Any = None
         self._styles: dict[str, Style] | None = None
         self._detail_scheduled = False
+        self._session_widths: list[int] | None = None
 
     # --- layout ----------------------------------------------------------------------------------
 
@@ -327,16 +340,6 @@ class SessionsPane(StatePane):
     def on_mount(self) -> None:
         if self.app.no_color:
             self.add_class("-no-color")
-        table = self.sessions_table
-        for label, key in (
-            ("Session", "session"),
-            ("Agent", "agent"),
-            ("State", "state"),
-            ("Committed", "committed"),
-            ("Prov.", "provisional"),
-            ("Last decision", "last"),
-        ):
-            table.add_column(label, key=key)
         self._setup_decision_columns()
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
         self.refresh_from_state()
@@ -375,7 +378,10 @@ class SessionsPane(StatePane):
     def _update_source_line(self) -> None:
         state = self.state
         live = state is self.live_state
-        counts = f"{len(state.sessions)} session{'s' if len(state.sessions) != 1 else ''} · {len(state.decisions)} decisions"
+        counts = (
+            f"{len(state.sessions)} session{'s' if len(state.sessions) != 1 else ''} · "
+            f"{len(state.decisions)} decision{'s' if len(state.decisions) != 1 else ''}"
+        )
         if live:
             line = Text.assemble(("Live bridge", "bold"), " · ", counts)
         else:
@@ -408,19 +414,35 @@ class SessionsPane(StatePane):
             last_cell,
         )
 
+    def on_resize(self) -> None:
+        # The columns fit the width the table has once this resize is laid out.
+        self.call_after_refresh(self._update_sessions_table)
+
     def _update_sessions_table(self) -> None:
         table = self.sessions_table
         sessions = self.state.sessions
         live_keys = {_row_key(k): rec for k, rec in sessions.items()}
+        rows = {row_key: self._session_row(rec) for row_key, rec in live_keys.items()}
+        # Columns that fit the pane: the session and agent names give way first, with an
+        # ellipsis, so that "Prov." and "Last decision" stay on an 80-column screen.
+        natural = natural_widths([label for label, _ in SESSION_COLUMNS], rows.values())
+        room = available_width(table, len(SESSION_COLUMNS))
+        widths = natural if room is None else fit_widths(natural, room, SESSION_FLOORS)
+        if widths != self._session_widths:
+            self._session_widths = widths
+            table.clear(columns=True)
+            for (label, key), width in zip(SESSION_COLUMNS, widths):
+                table.add_column(clip(label, width), key=key, width=width)
+            self._session_cells.clear()
         for row_key in [k for k in self._session_cells if k not in live_keys]:
             del self._session_cells[row_key]
             try:
                 table.remove_row(row_key)
             except RowDoesNotExist:
                 pass
-        columns = ("session", "agent", "state", "committed", "provisional", "last")
-        for row_key, rec in live_keys.items():
-            cells = self._session_row(rec)
+        columns = [key for _, key in SESSION_COLUMNS]
+        for row_key, row in rows.items():
+            cells = tuple(clip(cell, width) for cell, width in zip(row, widths))
             old = self._session_cells.get(row_key)
             if old is None:
                 table.add_row(*cells, key=row_key)
@@ -435,6 +457,12 @@ class SessionsPane(StatePane):
                 self._select_session(first, move_cursor=True)
             else:
                 self.selected_key = None
+        elif table.row_count and table.cursor_row != table.get_row_index(
+            _row_key(self.selected_key)
+        ):
+            # Rebuilt for a new width: the cursor stays on the session shown.
+            with table.prevent(DataTable.RowHighlighted):
+                table.move_cursor(row=table.get_row_index(_row_key(self.selected_key)))
 
     def _setup_decision_columns(self) -> None:
         table = self.decisions_table
@@ -477,7 +505,7 @@ class SessionsPane(StatePane):
         if self.all_sessions:
             return (
                 str(record.index),
-                _short_label(f"{record.connection}/{record.session_id}", 14),
+                _short_label(session_name(record.connection, record.session_id), 14),
                 kind,
                 outcome_cell,
             )
@@ -564,7 +592,7 @@ class SessionsPane(StatePane):
         title = self.query_one("#sessions-detail-title", Static)
         timeline_title = self.query_one("#sessions-timeline-title", Static)
         scope = (
-            "all sessions" if self.all_sessions else (f"{key[0]}/{key[1]}" if key else "no session")
+            "all sessions" if self.all_sessions else (session_name(*key) if key else "no session")
         )
         self._set(timeline_title, Text.assemble(("Decisions", "bold"), f" · {scope}"), layout=False)
         decision_view = self.query_one("#sessions-decision", Static)
@@ -593,7 +621,7 @@ class SessionsPane(StatePane):
             )
         self._set(
             title,
-            Text.assemble(("History", "bold"), position or f" · {key[0]}/{key[1]}"),
+            Text.assemble(("History", "bold"), position or f" · {session_name(*key)}"),
             layout=False,
         )
         head, rest = self._describe_decision(
@@ -657,6 +685,9 @@ class SessionsPane(StatePane):
         styles = self.styles_map
         muted = styles.get("muted", Style())
         head, rest = Text(), Text()
+        if rec is not None and len(rec.session_id) > LONG_SESSION_ID:
+            # Its name (`zed-3 …9f2c`) is short: the whole id, as the client and the logs say it.
+            head.append(f"session {rec.session_id} of {rec.connection}\n", style=muted)
         if rec is not None and rec.end_reason:
             head.append(f"session ended: {rec.end_reason}\n", style=muted)
         if record is None:

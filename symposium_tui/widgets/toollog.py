@@ -10,6 +10,7 @@ journal, at most ten times a second (the state coalesces its notifications).
 from __future__ import annotations
 
 import json
+import re
 from bisect import bisect_left
 from typing import Any
 
@@ -37,6 +38,7 @@ from symposium_tui.state import (
     ToolEntry,
     format_clock,
     format_duration,
+    session_name,
 )
 from symposium_tui.widgets.state_pane import StatePane
 
@@ -49,10 +51,23 @@ BAD_STATUSES = frozenset({"failed", "reject_once", "reject_always", "cancelled"}
 STATUS_WIDTH = max(map(len, OK_STATUSES | BAD_STATUSES | {"in_progress", "pending"}))
 
 
-class ToolFilter:
-    """Which entries the log shows: a session, a source or kind, a status, and a search text."""
+def search_pattern(text: str) -> re.Pattern[str] | None:
+    """The search box's text as a pattern on whole words: `rm` finds `rm -rf build` and the
+    program of `/bin/rm x`, not `run the tests`; a phrase (`git log`) its words in that order;
+    `*` stands for any letters or digits, so `rm*` finds `rmdir` and `*test*` any text containing
+    `test`. None for an empty search. Case does not matter."""
+    needle = " ".join(text.split()).lower()
+    if not needle:
+        return None
+    body = r"\w*".join(re.escape(part) for part in needle.split("*"))
+    return re.compile(rf"(?<!\w){body}(?!\w)")
 
-    __slots__ = ("_needle", "kind", "search", "session", "status")
+
+class ToolFilter:
+    """Which entries the log shows: a session, a source or kind, a status, and a search text
+    (matched on whole words, `search_pattern`)."""
+
+    __slots__ = ("_needle", "_pattern", "kind", "search", "session", "status")
 
     def __init__(
         self, session: str = "", kind: str = "", status: str = "", search: str = ""
@@ -64,6 +79,7 @@ class ToolFilter:
         self.status = status
         self.search = search
         self._needle = search.strip().lower()
+        self._pattern = search_pattern(search)
 
     @property
     def active(self) -> bool:
@@ -78,7 +94,7 @@ class ToolFilter:
             return False
         if self.status and entry.status != self.status:
             return False
-        return not (self._needle and self._needle not in entry.haystack())
+        return self._pattern is None or self._pattern.search(entry.haystack()) is not None
 
     def describe(self) -> str:
         parts = []
@@ -315,7 +331,10 @@ class ToolLogView(ScrollView, can_focus=True):
             (format_clock(entry.ts), self._style("time")),
             (" ", Style()),
             (
-                set_cell_size(_shorten(entry.session_label, session_w), session_w),
+                set_cell_size(
+                    _shorten(session_name(entry.connection, entry.session_id), session_w),
+                    session_w,
+                ),
                 self._style("session"),
             ),
             (" ", Style()),
@@ -335,7 +354,7 @@ class ToolLogView(ScrollView, can_focus=True):
         title = entry.title.replace("\n", " ")
         cols.append(
             (
-                set_cell_size(title, max(0, width - used)),
+                _fit(title, max(0, width - used)),
                 Style(bold=entry.source == PERMISSION_SOURCE),
             )
         )
@@ -392,6 +411,13 @@ class ToolLogView(ScrollView, can_focus=True):
         self._move_to(int(self.scroll_y + event.y))
 
 
+def _fit(text: str, width: int) -> str:
+    """`text` in exactly `width` cells: cut with an ellipsis when it is longer."""
+    if cell_len(text) <= width or width < 2:
+        return set_cell_size(text, width)
+    return set_cell_size(text, width - 1) + "…"
+
+
 def _shorten(text: str, width: int) -> str:
     """Keep the end of a session label (the session id matters more than the connection)."""
     if cell_len(text) <= width:
@@ -413,6 +439,9 @@ def describe_entry(entry: ToolEntry) -> Text:
         text.append(" · still running")
     if entry.detail:
         extra = {k: v for k, v in entry.detail.items() if v not in (None, "", [])}
+        resolver, rule = extra.pop("resolver", None), extra.pop("rule", None)
+        if resolver is not None:
+            extra["decided"] = _decided(str(resolver), rule)
         if extra:
             text.append("\n" + " · ".join(f"{k} {v}" for k, v in extra.items()))
     text.append("\n\nInput\n", style="bold underline")
@@ -424,6 +453,19 @@ def describe_entry(entry: ToolEntry) -> Text:
         else _pretty(entry.output) or "(none)"
     )
     return text
+
+
+def _decided(resolver: str, rule: Any) -> str:
+    """Who settled a permission, a rule told from a person: `by rule 2 (line 9): deny
+    command=rm` (the whole rule, as the audit log names it), `by a person (you@host)`."""
+    from symposium_tui.state.formatting import decided_by
+
+    rule = str(rule) if rule else None
+    if resolver == "policy" and rule and rule.startswith("rule"):
+        return f"by {rule}"
+    if resolver == "console" and rule and rule.startswith("answered by "):
+        return decided_by(resolver, None, rule.removeprefix("answered by "))
+    return decided_by(resolver, rule)
 
 
 def _pretty(value: Any, limit: int = 20_000) -> str:
@@ -451,7 +493,13 @@ class ToolLogPane(StatePane):
             tooltip="Open the filter bar at its search box "
             "(Shift+Tab: session, kind, status); again to close it",
         ),
-        Binding("slash", "search", "Search"),
+        Binding(
+            "slash",
+            "search",
+            "Search",
+            tooltip="Search whole words (rm finds rm -rf and /bin/rm, not run); "
+            "* inside words (rm* finds rmdir, *rm* any word with rm)",
+        ),
         Binding("x", "clear_filters", "Clear filter"),
         Binding("enter", "toggle_details", "Details", tooltip="The selected call in full"),
         Binding(
@@ -510,7 +558,7 @@ class ToolLogPane(StatePane):
                     compact=True,
                     id="filter-status",
                 )
-                yield Input(placeholder="search (enter)", compact=True, id="filter-search")
+                yield Input(placeholder="words, * wildcard", compact=True, id="filter-search")
         with VerticalScroll(id="toollog-details", can_focus=True):
             yield Static(id="toollog-detail-text")
 
@@ -532,7 +580,11 @@ class ToolLogPane(StatePane):
         view = self.view
         total = len(self.state.tools)
         shown = len(view.index)
-        counts = f"{shown:,} of {total:,}" if view.filter.active else f"{total:,} calls"
+        counts = (
+            f"{shown:,} of {total:,}"
+            if view.filter.active
+            else f"{total:,} call{'s' * (total != 1)}"
+        )
         where = "following" if view.follow else "paused · end to follow"
         status = Text.assemble(
             ("Tool calls ", "bold"),

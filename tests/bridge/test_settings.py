@@ -732,7 +732,11 @@ def test_config_command_shows_the_settings():
     assert r.returncode == 0, r.stderr
     assert f"settings:    {path}" in r.stdout
     assert "claude (Claude Code): npx -y @zed-industries/claude-agent-acp" in r.stdout
-    assert "zed-claude-code: not run from here: settings only  [bypass]" in r.stdout
+    # An entry without a command: what it is for, and what it does not do.
+    assert (
+        "zed-claude-code: no command: settings only (its name and bypass apply when VS Code or "
+        "`symposium-tui acp` runs it; the chat cannot start it)  [bypass]"
+    ) in r.stdout
     assert "bypass (approvals skipped): zed-claude-code" in r.stdout
     assert (
         "1. allow kind=read" in r.stdout

@@ -570,3 +570,30 @@ async def test_the_theme_list_marks_the_theme_in_use(make_app):
             if "current" in str(themes.get_option_at_index(i).prompt)
         ]
         assert marked == [app.theme] == ["symposium-dark"]
+
+
+async def test_keys_typed_while_the_bridge_starts_are_kept_for_it(hosted):
+    """A person who presses F3 and types before the bridge is there (seconds, on a loaded
+    machine) loses nothing: the placeholder says the keys are kept, and the chat gets them."""
+    import asyncio
+
+    from symposium_tui.app import SymposiumApp
+
+    ready = asyncio.Event()
+
+    async def connect():
+        await ready.wait()  # the bridge still loading
+        return hosted, None
+
+    app = SymposiumApp(connect=connect, arm_delay=0, linger=0, deterministic_eliza=True)
+    app.animation_level = "none"
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f3", *"ask permission to run the tests", "enter")
+        note = app.query_one("#chat .starting", Static)
+        await wait_for(pilot, lambda: "Kept: ask permission to run the tests" in str(note.render()))
+        assert app.chat_pane() is None
+        ready.set()
+        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        assert card.info.title == "run the tests"
+        assert [m.role for m in app.chat.messages] == ["user"]
+        assert app.chat.messages[0].content[0].value == "ask permission to run the tests"

@@ -361,6 +361,52 @@ async def test_a_tool_call_is_one_line_that_changes_state(make_app):
         await wait_for(pilot, lambda: not app.chat.busy)
         reply = transcript(app)[-1][1]
         lines = [line for line in reply.split("\n") if "run the tests**" in line]
-        assert lines == ["\u2705 **run the tests**"], reply
+        assert len(lines) == 1, reply
+        assert lines[0].startswith("\u2705 **run the tests** · allowed by a person ("), reply
         said = "".join(getattr(part, "value", "") for part in app.chat.messages[-1].content)
         assert "\u23f3 **run the tests**" in said, "the history keeps every state, as sent"
+
+
+def screen_lines(app) -> list[str]:
+    return [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]
+
+
+async def test_a_rules_decision_says_by_rule_n_and_a_one_line_output_takes_one_line(
+    make_app, store
+):
+    from bridge.approvals import Rule
+
+    store.add_rule(Rule("allow", kind="read"))
+    store.add_rule(Rule("allow", title="run the tests"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        app.settings_changed(store.load())  # the rules in effect, as F4 makes them
+        await say(pilot, "ask permission to run the tests")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        await wait_for(pilot, lambda: "by rule 2" in transcript(app)[-1][1])
+        lines = screen_lines(app)
+        start = next(i for i, line in enumerate(lines) if "✅ run the tests" in line)
+        # The call, who allowed it, its one-line output, and the reply: no blank lines between.
+        assert lines[start].endswith("✅ run the tests · allowed by rule 2"), lines
+        assert lines[start + 1].endswith("↳ Ran run the tests"), lines
+        assert lines[start + 2].endswith("Permission granted (allow_once). I ran the tests."), lines
+
+
+async def test_a_denial_with_a_reason_is_one_line_under_its_call(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to delete the database")
+        await wait_for(pilot, lambda: app.queue.pending)
+        await pilot.press("f2", "d", *"use a backup first", "enter")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        lines = screen_lines(app)
+        start = next(i for i, line in enumerate(lines) if "❌ delete the database" in line)
+        assert "❌ delete the database · denied by a person (" in lines[start], lines
+        assert lines[start + 1].endswith(
+            "↳ The user denied delete the database: use a backup first"
+        ), lines
+        assert lines[start + 2].endswith(
+            "Permission denied (reject_once). I did not run delete the database."
+        ), lines

@@ -481,6 +481,25 @@ OPENAI_FLAGS = ("--openai", "--api-key")
             ("--approval-timeout", *BRIDGE_FLAGS, *OPENAI_FLAGS),
             ("--trace-dir", "--no-mouse"),
         ),
+        (
+            "acp",
+            "ACP client",
+            ("--agent", "--log", "--cwd", "--event-log", "--config-dir"),
+            ("--trace-dir", "--no-mouse", "--openai"),
+        ),
+        (
+            "attach",
+            "other machines",
+            ("--ssh", "--remote-command", "--no-mouse"),
+            ("--trace-dir", "--openai", *BRIDGE_FLAGS),
+        ),
+        (
+            "web",
+            "in a browser",
+            ("--port", "--ssh"),
+            ("--trace-dir", "--openai", "--no-mouse", *BRIDGE_FLAGS),
+        ),
+        ("link", "console protocol", ("--log",), ("--trace-dir", "--openai", *BRIDGE_FLAGS)),
         ("eliza", "built-in Eliza", ("--deterministic", "--log"), ("--trace-dir", *BRIDGE_FLAGS)),
         ("replay", "history decisions", ("--json",), ("--log", "--trace-dir", *BRIDGE_FLAGS)),
         (

@@ -221,6 +221,11 @@ async def test_a_second_console_refuses_to_start_while_one_runs(tmp_path):
         )
         _, err = await asyncio.wait_for(proc.communicate(), 20)
         assert proc.returncode == 1 and b"already running" in err
+        # ... and what to do instead: the console serves OpenAI clients itself, `attach` answers
+        # its approvals from elsewhere.
+        said = " ".join(err.decode().split())
+        assert "`symposium-tui --openai 127.0.0.1:8000`" in said, said
+        assert "`symposium-tui attach local`" in said, said
     finally:
         await console.stop()
 

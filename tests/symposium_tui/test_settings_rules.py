@@ -140,3 +140,35 @@ async def test_a_new_rule_is_selected_once_added(make_app, store):
         await wait_for(pilot, lambda: table.cursor_row == 1, what="the new rule selected")
         await pilot.press("K")  # so the next key acts on it
         await wait_for(pilot, lambda: store.load().rules[0] == Rule("allow", command="rm"))
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def test_a_cut_cell_ends_in_an_ellipsis_and_every_column_stays_on_screen(make_app, store):
+    store.add_rule(
+        Rule("deny", command=("rm -rf", "rm -fr", "rm", "shred -u", "git clean -fdx"), reason="no")
+    )
+    store.add_rule(Rule("allow", kind="read", path="/home/someone/projects/a-long-directory/src"))
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await rules_tab(pilot, app)
+        await wait_for(pilot, lambda: "rm -rf" in screen_text(app))
+        lines = screen_text(app).splitlines()
+        header = next(line for line in lines if "Action" in line and "Kind" in line)
+        assert "Command / URL" in header, header
+        deny = next(line for line in lines if " deny " in line and "rm -rf" in line)
+        assert "rm -rf or rm -fr" in deny and deny.rstrip().endswith("…"), deny
+        allow = next(line for line in lines if " allow " in line and " read " in line)
+        assert "/home/someone/" in allow and "…" in allow, allow
+
+
+async def test_an_empty_rules_tab_says_how_to_add_the_first_rule(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await rules_tab(pilot, app)
+        await wait_for(pilot, lambda: "No rules yet" in screen_text(app))
+        assert "Press n to add the first rule" in " ".join(screen_text(app).split())
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, RuleForm))

@@ -120,3 +120,43 @@ async def test_every_bundled_theme_styles_the_whole_console(make_app, name):
         for key in ("f4", "escape", "f1", "escape", "f3"):
             await pilot.press(key)
         assert app.query_one("#tabs").active == "chat"
+
+
+async def test_the_choosers_list_the_bundled_themes_first_and_mark_the_others(make_app, config_dir):
+    from textual.widgets import OptionList, Select
+
+    from symposium_tui.screens.settings import SettingsScreen
+    from symposium_tui.screens.themes import ThemePicker
+    from tests.support.console import wait_for
+
+    ours = [
+        "symposium-dark",
+        "symposium-high-contrast",
+        "symposium-light",
+        "symposium-terminal",
+    ]
+    (config_dir / "themes").mkdir(parents=True)
+    (config_dir / "themes" / "mine.toml").write_text(
+        'name = "mine"\ndark = true\nprimary = "#88aaff"\n'
+    )
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: app.chat_pane() is not None)
+        app.search_themes()
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ThemePicker) and app.screen.query("#themes")
+        )
+        options = app.screen.query_one("#themes", OptionList)
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert [p.removesuffix("  ✓ current") for p in prompts[:4]] == ours
+        assert "mine · your file, not checked for contrast" in prompts
+        rest = prompts[4:]
+        assert len(rest) > 10 and all("not checked for contrast" in p for p in rest), rest
+        assert "textual-dark · not checked for contrast" in rest
+        await pilot.press("escape")
+
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        select = app.screen.query_one("#pref-theme", Select)
+        labels = [str(prompt) for prompt, _ in select._options if _ is not Select.NULL]
+        assert labels[:4] == ours and labels[4:] == rest

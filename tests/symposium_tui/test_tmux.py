@@ -258,3 +258,32 @@ async def test_a_console_whose_terminal_goes_away_denies_removes_its_socket_and_
         await client.close()
         if not _gone(pid):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def cpu_hog():
+    """A process that spins on a core for the whole test: the console starts on a loaded
+    machine, where its bridge comes seconds after its first frame."""
+    import sys
+
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    yield hog
+    hog.kill()
+    hog.wait()
+
+
+def test_keys_typed_from_the_first_frame_reach_the_chat_under_load(terminal, cpu_hog):
+    term = terminal
+    term.start("console", "--no-mouse")
+    # The first frame, and no waiting for the bridge: F3 and a message typed at once.
+    term.wait_for("no pending approvals", timeout=60)
+    term.keys("F3")
+    term.type("ask permission to run the tests")
+    term.keys("Enter")
+    screen = term.wait_for("Eliza (built in) asks permission: run the tests", timeout=60)
+    assert "Traceback" not in screen
+    term.keys("C-q")
+    term.wait_for("approval is waiting")  # quitting with the card pending asks first
+    term.keys("y")
+    screen = term.wait_for("CONSOLE-EXITED 0")
+    assert "Traceback" not in screen

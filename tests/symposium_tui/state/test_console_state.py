@@ -167,7 +167,7 @@ async def test_a_permission_decided_by_policy_is_named_after_the_call_it_answere
         "allow_once",
         "x",
     )
-    assert permission.output == "allow_once by policy (rule execute:rm*)"
+    assert permission.output == "allow_once by execute:rm*"
 
 
 def test_the_tool_log_keeps_the_newest_entries_up_to_its_capacity():
@@ -393,3 +393,12 @@ def test_the_state_module_does_not_import_textual():
     code = "import sys, symposium_tui.state; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_who_decided_is_told_in_words_that_tell_a_rule_from_a_person():
+    from symposium_tui.state.formatting import decided_by
+
+    assert decided_by("policy", "rule 2 (line 9): deny command=rm") == "by rule 2"
+    assert decided_by("policy", "agent bypass") == "by agent bypass"
+    assert decided_by("console", "answered by you@host", "you@host") == "by a person (you@host)"
+    assert decided_by("vscode") == "in VS Code"

@@ -110,4 +110,4 @@ async def test_an_acp_sessions_tool_calls_and_approvals_are_in_the_tool_log(brid
         assert titles == ["run the tests", "run the tests"]  # the agent's call, and its approval
         approval = view.state.tools.get(view.index[-1])
         assert approval.source == "permission" and approval.connection.startswith("zed-")
-        assert "allow_once by console" in (approval.output or "")
+        assert "allow_once by a person" in (approval.output or "")  # not a rule

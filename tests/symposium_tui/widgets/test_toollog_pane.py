@@ -183,6 +183,43 @@ async def test_search_keeps_the_calls_whose_text_matches():
         assert len(view.index) == 5
 
 
+def test_the_details_name_the_rule_that_decided_and_tell_it_from_a_person():
+    from symposium_tui.state import ToolEntry
+    from symposium_tui.widgets.toollog import describe_entry
+
+    entry = ToolEntry(0.0, "c", "s1", "permission", "t", "rm -rf build", "execute", "reject_once")
+    entry.detail = {"resolver": "policy", "rule": "rule 2 (line 9): deny command=rm"}
+    assert "decided by rule 2 (line 9): deny command=rm" in describe_entry(entry).plain
+    entry.detail = {"resolver": "console", "rule": "answered by you@host"}
+    assert "decided by a person (you@host)" in describe_entry(entry).plain
+
+
+def test_search_matches_words_and_a_commands_program_and_star_matches_inside_words():
+    from symposium_tui.state import ToolEntry
+    from symposium_tui.widgets.toollog import ToolFilter
+
+    def entry(title: str, command: str) -> ToolEntry:
+        return ToolEntry(
+            0.0, "c", "s1", "agent", "t", title, "execute", "completed", {"command": command}
+        )
+
+    run_tests = entry("run the tests", "pytest -q")
+    rm_build = entry("Remove the build", "/usr/bin/rm -rf build")
+    rmdir = entry("Tidy", "rmdir empty")
+    farm = entry("farm report", "cat farm.txt")
+
+    def found(search: str) -> list[str]:
+        flt = ToolFilter(search=search)
+        return [e.title for e in (run_tests, rm_build, rmdir, farm) if flt.matches(e)]
+
+    assert found("rm") == ["Remove the build"]  # the program of /usr/bin/rm; not "run", "farm"
+    assert found("RM -rf") == ["Remove the build"]  # a phrase, in any case
+    assert found("rm*") == ["Remove the build", "Tidy"]  # rm, rmdir
+    assert found("*rm*") == ["Remove the build", "Tidy", "farm report"]  # anywhere in a word
+    assert found("test") == []  # "tests" is another word
+    assert found("test*") == ["run the tests"]
+
+
 async def test_updates_that_stop_matching_leave_the_filtered_view_and_new_matches_join_it():
     state = ConsoleState(None)
     add_calls(state, 0, 3, status="in_progress")
@@ -227,7 +264,8 @@ async def test_enter_shows_the_selected_calls_input_and_output_and_escape_closes
         await pilot.press("up")  # the details follow the cursor
         await settle(pilot)
         body = str(app.query_one("#toollog-detail-text").content)
-        assert "reject_once by console: not now" in body
+        assert "reject_once by a person: not now" in body
+        assert "decided by a person" in body and "resolver" not in body
         await pilot.press("escape")
         assert not details.has_class("-open") and escapes == []
         await pilot.press("escape")
@@ -260,7 +298,7 @@ async def test_a_log_of_100000_calls_is_browsed_and_searched_by_keyboard():
         await pilot.press("home", "pagedown", "pagedown")
         assert view.cursor == 2 * (view.scrollable_content_region.height - 1)
         assert any(f"tool call {view.cursor}" in line for line in screen_lines(app))
-        await pilot.press("slash", *"call 4242", "enter")
+        await pilot.press("slash", *"call 4242*", "enter")  # * for the digits after it
         await settle(pilot)
         assert (
             shown_titles(view)[:2] == ["tool call 4242", "tool call 42420"]
@@ -304,3 +342,25 @@ async def test_every_status_is_shown_whole_at_80_columns():
         for i, status in enumerate(statuses):
             (line,) = [line for line in lines if f"call {i}" in line]
             assert f" {status} " in line, line
+
+
+async def test_an_acp_session_is_named_after_its_client_and_a_long_title_ends_in_an_ellipsis():
+    state = ConsoleState(None)
+    state.handle(
+        ev.ToolCallSeen(
+            connection="acpx-2",
+            session_id="4649bb89-9f7f-4690-95da-a4971afbe99c",
+            tool_call_id="t1",
+            title="delete the database and every backup of it, then the logs",
+            kind="execute",
+            status="completed",
+            ts=1_700_000_000.0,
+        )
+    )
+    app = toollog_app(state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, state)
+        (line,) = [line for line in screen_lines(app) if "delete the" in line]
+        assert "acpx-2 …e99c" in line, line
+        assert line.rstrip().endswith("…"), line
+        assert "Tool calls 1 call · no filter" in screen_lines(app)[0]
