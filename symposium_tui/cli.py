@@ -686,7 +686,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_registry(args: argparse.Namespace) -> int:
     from bridge import registry
-    from bridge.settings import Settings
 
     if args.registry_command is None:
         print("usage: symposium-tui registry list | registry resolve-agent AGENT", file=sys.stderr)
@@ -694,7 +693,7 @@ def cmd_registry(args: argparse.Namespace) -> int:
     argv = [args.registry_command]
     if args.registry_command == "resolve-agent":
         argv.append(args.agent)
-    return registry.main(argv, Settings.load_quietly())
+    return registry.main(argv)
 
 
 def cmd_config(args: argparse.Namespace) -> int:
@@ -901,6 +900,12 @@ def _rules_cli() -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from symposium_tui.start import registry_argv
+
+    if (registry := registry_argv(sys.argv[1:] if argv is None else argv)) is not None:
+        from bridge import registry as registry_command  # (a script installed as cli:main)
+
+        return registry_command.main(registry)
     parser = build_parser()
     args = parser.parse_args(argv)
     _use_dirs(args)
