@@ -5,6 +5,7 @@ functions cost `os` alone on the start-up paths that use them."""
 from __future__ import annotations
 
 import os
+
 TYPE_CHECKING = False  # (not `typing`'s: the start-up paths using this module do without it)
 if TYPE_CHECKING:
     from pathlib import Path

@@ -15,7 +15,10 @@ import sys
 
 # The flags `registry` takes (`symposium_tui.cli._tool_flags`), before or after `registry`.
 REGISTRY_FLAGS = ("--log", "--log-dir", "--config-dir", "--runtime-dir")
-DIR_VARIABLES = (("--config-dir", "SYMPOSIUM_CONFIG_DIR"), ("--runtime-dir", "SYMPOSIUM_RUNTIME_DIR"))
+DIR_VARIABLES = (
+    ("--config-dir", "SYMPOSIUM_CONFIG_DIR"),
+    ("--runtime-dir", "SYMPOSIUM_RUNTIME_DIR"),
+)
 
 
 def registry_argv(argv: list[str]) -> list[str] | None:

@@ -83,8 +83,7 @@ def spawn_time(argv: list[str], cwd: str, env: dict[str, str]) -> float:
     proc = subprocess.run(
         argv,
         stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         cwd=cwd,
         env=env,
     )
