@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http.client
+import io
 import os
 import re
 import shutil
@@ -19,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -83,6 +85,11 @@ class WebProcess:
         line = proc.stdout.readline().decode()
         match = re.search(r"open (http://127\.0\.0\.1:(\d+)/\?token=\S+)", line)
         assert match, line
+        # The rest of its output (what a session's console wrote to stderr, which textual-serve
+        # copies there) is read and dropped: a full pipe would stall the server.
+        threading.Thread(
+            target=shutil.copyfileobj, args=(proc.stdout, io.BytesIO()), daemon=True
+        ).start()
         web = cls(proc, match.group(1), int(match.group(2)))
         web.wait_listening()
         return web
@@ -247,9 +254,7 @@ def _headless(url: str, profile: str) -> subprocess.Popen[bytes]:
             "--no-sandbox",
             "--disable-gpu",
             "--no-first-run",
-            "--disable-background-networking",
             f"--user-data-dir={profile}",
-            "--remote-debugging-port=0",
             "--window-size=800,600",
             url,
         ],
