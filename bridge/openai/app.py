@@ -27,7 +27,7 @@ conversation spaces (`max_spaces` 256, `space_idle` 1 h: an evicted space's agen
 stopped, and its next request is a new conversation whose earlier turns are replayed to a fresh
 agent session, as for any request that extends no live session); finished exchanges kept for
 retries and `Idempotency-Key`s (`max_exchanges` 1,024, `retry_window` 120 s: a retry of an evicted
-one runs again as a new request); stored responses (`ResponseStore`: 1,000, 24 h: an evicted
+one runs again as a new request); stored responses (`ResponseStore`: 512, 24 h: an evicted
 `previous_response_id` is answered 404 `not_found`, as an unknown id); remembered reply shapes
 (`ReplyMemory`: 2,048, 1 h: an evicted one is read in the wire order). A space with an exchange
 running is never evicted.
@@ -254,7 +254,6 @@ class OpenAIFrontDoor:
     def _prune_spaces(self) -> None:
         """Close the least recently used conversation spaces beyond `max_spaces`, and those unused
         for `space_idle` seconds; never one with an exchange running (nor the newest)."""
-        self._sweep = None
         now = time.monotonic()
         busy = {id(ex.core) for ex in self.running if ex.core is not None}
         over = len(self.connections) - self.max_spaces
@@ -272,11 +271,15 @@ class OpenAIFrontDoor:
             task = asyncio.ensure_future(core.close())
             self._closing_spaces.add(task)
             task.add_done_callback(self._closing_spaces.discard)
-        if self.connections and self._sweep is None:
+        if self.connections and self._sweep is None:  # one timer at a time, for idle spaces
             with contextlib.suppress(RuntimeError):  # (no running loop: a direct call)
                 self._sweep = asyncio.get_running_loop().call_later(
-                    self.space_idle, self._prune_spaces
+                    self.space_idle, self._sweep_spaces
                 )
+
+    def _sweep_spaces(self) -> None:
+        self._sweep = None
+        self._prune_spaces()
 
     def _prune(self) -> None:
         now = time.monotonic()

@@ -54,7 +54,7 @@ class ResponseStore:
 
     def __init__(
         self,
-        limit: int = 1000,
+        limit: int = 512,
         max_age: float = 24 * 3600.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
