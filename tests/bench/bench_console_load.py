@@ -1,6 +1,7 @@
 """Is the console still answering keys while the bridge publishes ~1,000 events a second?
 
     .venv/bin/python tests/bench/bench_console_load.py [--seconds 30] [--rate 1000] [--prefill 100000]
+    .venv/bin/python tests/bench/bench_console_load.py --seconds 120   # memory over the last minute
 
 A real `Bridge`'s event bus feeds a `ConsoleState` and both panes (`SessionsPane`, `ToolLogPane`,
 in a `TabbedContent` as the console has them), in a headless Textual app at 80×24. The tool log is
@@ -16,8 +17,9 @@ For each key it measures, from the moment the key event is posted to the app:
   painted — until the next screen update after that.
 The baseline is the same measurement on the same app with no load, taken first in the same run.
 It prints the distributions (p50/p90/p99/max and a histogram), the ratio of the loaded p50/p99 to
-the baseline's, the event rate achieved, and the resident memory every few seconds. It reports;
-it does not gate (exit status 0).
+the baseline's, the event rate achieved, and the resident memory every few seconds; with `--seconds`
+of 90 or more, the spread of the resident memory over the last minute (target: within 5 MB, flat
+at capacity) and what the tool log's byte budget holds. It reports; it does not gate (exit 0).
 """
 
 from __future__ import annotations
@@ -491,6 +493,16 @@ async def main(
             f"  at load start {rss_start:.1f}, peak {peak:.1f}, growth over the second half "
             f"{(max(half) - min(half)) if half else 0:.1f} MB"
         )
+        last = [m for t, m in memory if t >= elapsed - 60]
+        if elapsed >= 90 and last:
+            spread = max(last) - min(last)
+            print(
+                f"  over the last minute at capacity: {min(last):.1f}-{max(last):.1f} MB, "
+                f"spread {spread:.1f} MB  target <= 5 MB (flat)  {'met' if spread <= 5 else 'MISSED'}"
+                f"  (tool log {state.tools.bytes / 2**20:.1f} MiB of {state.tools.max_bytes / 2**20:.0f})"
+            )
+        else:
+            print("  (run with --seconds 90 or more for the last-minute flatness figure)")
         if b_painted and l_painted:
             print(
                 f"\nratio loaded/baseline, painted: p50 {l_painted['p50'] / b_painted['p50']:.2f}x, "
