@@ -12,7 +12,7 @@ from symposium_tui.state.records import ToolEntry
 __all__ = ["ToolCallStore"]
 
 
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+DEFAULT_MAX_BYTES = 128 * 1024 * 1024
 """What the tool calls held may weigh together (`entry_size`), besides the count bound."""
 ENTRY_OVERHEAD = 400  # the entry object, its key, its slots and small strings, roughly
 
