@@ -152,15 +152,17 @@ def _env_list(env: Any) -> list[dict[str, str]]:
 
 
 def resolve(request: Any, settings: Settings | None = None) -> dict[str, Any]:
-    """An agent id or `{"id", "name", "distribution"}` → a flat stdio McpServer object."""
+    """An agent id or `{"id", "name", "distribution"}` → a flat stdio McpServer object. A request
+    that brings its distribution and its name needs no settings (none are read)."""
     if isinstance(request, str):
         request = {"id": request}
     if not isinstance(request, dict):
         raise ResolveError("expected an agent id or an object with id, name and distribution")
     agent_id = request.get("id")
-    known = {a["id"]: a for a in all_agents(settings)}
     distribution = request.get("distribution") or {}
-    entry = known.get(agent_id) if isinstance(agent_id, str) else None
+    entry = None
+    if isinstance(agent_id, str) and not (distribution and request.get("name")):
+        entry = {a["id"]: a for a in all_agents(settings)}.get(agent_id)
     if not distribution and entry is not None:
         distribution = entry["distribution"]
     if not isinstance(distribution, dict):

@@ -324,6 +324,7 @@ def test_registry_commands_as_the_extension_spawns_them_import_no_parser_setting
         )
     else:
         assert answer["args"][-1] == "eliza"
+        assert "tomllib" not in modules  # distribution and name given: no settings to read
     assert "bridge.registry" in modules  # (the record is of the command that answered)
     assert _loaded(modules, NOT_AT_START) == []
     assert (

@@ -7,7 +7,10 @@ every chat request and `registry list` for its model picker, so each is a whole 
 the person waits for. Compared, interleaved (the first one of each round rotates), in the same run:
 
 - `symposium-tui registry resolve-agent '<json>'` (the venv's console script, as the extension
-  runs it, with the JSON the extension sends for the built-in agent);
+  runs it, with the JSON the extension sends for the built-in agent: its distribution and name are
+  in the request, so no settings are read);
+- `symposium-tui registry resolve-agent claude` (an agent of the settings file, named by its id:
+  the settings are read);
 - `symposium-tui registry list`;
 - `python -c pass` (the baseline: spawn -> exit of a bare interpreter).
 
@@ -115,6 +118,7 @@ def main() -> None:
     commands = {
         "python -c pass": [PY, "-c", "pass"],
         "registry resolve-agent": [SCRIPT, "registry", "resolve-agent", RESOLVE_JSON],
+        "resolve-agent claude": [SCRIPT, "registry", "resolve-agent", "claude"],
         "registry list": [SCRIPT, "registry", "list"],
     }
     listed = subprocess.run(
