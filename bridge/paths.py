@@ -1,19 +1,30 @@
-"""Where Symposium keeps its files (architecture decision 12). Standard library only."""
+"""Where Symposium keeps its files (architecture decision 12). Standard library only; `pathlib`
+(which brings `urllib.parse` and `ipaddress`) is imported where a `Path` is made, so the `*_path`
+functions cost `os` alone on the start-up paths that use them."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # (not `typing`'s: the start-up paths using this module do without it)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+
+def config_dir_path() -> str:
+    """`config_dir()` as a string, with nothing but `os` (the `registry` commands' path)."""
+    explicit = os.environ.get("SYMPOSIUM_CONFIG_DIR")
+    if explicit:
+        return explicit
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    return os.path.join(xdg or os.path.join(os.path.expanduser("~"), ".config"), "symposium")
 
 
 def config_dir() -> Path:
-    explicit = os.environ.get("SYMPOSIUM_CONFIG_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CONFIG_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".config"
-    return base / "symposium"
+    from pathlib import Path
+
+    return Path(config_dir_path())
 
 
 def settings_path() -> Path:
@@ -59,6 +70,8 @@ def runtime_dir_path() -> str:
 
 
 def runtime_dir() -> Path:
+    from pathlib import Path
+
     return Path(runtime_dir_path())
 
 
@@ -70,6 +83,8 @@ def runtime_dir() -> Path:
 def make_private_dir(path: str | os.PathLike[str]) -> Path:
     """Create `path` and any missing parents 0700 (chmod after mkdir: the umask cannot widen or
     narrow it). A directory that already exists is left as it is (it may be the user's, or /tmp)."""
+    from pathlib import Path
+
     path = Path(path)
     missing: list[Path] = []
     probe = path
@@ -91,6 +106,8 @@ def open_private(path: str | os.PathLike[str], *, binary: bool = False, append: 
     """Open `path` for appending (or truncating), created 0600 — an existing file of ours is made
     0600 too — in a directory made private by `make_private_dir` when it is missing. Refuses a
     symlink at `path` (O_NOFOLLOW)."""
+    from pathlib import Path
+
     path = Path(path)
     make_private_dir(path.parent)
     flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
@@ -109,6 +126,8 @@ def open_private(path: str | os.PathLike[str], *, binary: bool = False, append: 
 
 def open_private_fd(path: str | os.PathLike[str], *, readable: bool = False) -> int:
     """`open_private` as a raw append-only file descriptor (read-write when `readable`)."""
+    from pathlib import Path
+
     path = Path(path)
     make_private_dir(path.parent)
     flags = os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)

@@ -39,8 +39,10 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any, AnyStr
 
 from pydantic import TypeAdapter
@@ -68,7 +70,7 @@ class _Entry:
     """A chat request the connection validated: its line, where its messages are in it, and what
     they decoded and validated to."""
 
-    __slots__ = ("ends", "key", "line", "messages", "raw", "start", "view")
+    __slots__ = ("at", "ends", "key", "line", "messages", "raw", "start", "view")
 
     def __init__(
         self,
@@ -85,6 +87,7 @@ class _Entry:
         self.raw = raw
         self.messages = messages
         self.key = 0
+        self.at = 0.0  # when it was parsed (the cache's clock)
 
 
 class _Pending:
@@ -110,10 +113,16 @@ class _Pending:
 
 
 class PrefixCache:
-    """A connection's recent chat requests, recognised again on the bytes of the next one."""
+    """A connection's recent chat requests, recognised again on the bytes of the next one: at most
+    `size` of them, each for `max_age` seconds after it was parsed, the oldest dropped first (a
+    request that extends a dropped one is simply read and validated whole)."""
 
-    def __init__(self, size: int = 8) -> None:
+    def __init__(
+        self, size: int = 8, max_age: float = 1800.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.size = size
+        self.max_age = max_age
+        self._clock = clock
         self._entries: OrderedDict[int, _Entry] = OrderedDict()
         self._pending: OrderedDict[int, _Pending] = OrderedDict()
         self._next = 0
@@ -136,6 +145,8 @@ class PrefixCache:
         start = _messages_start(line)
         if start < 0:
             return None
+        if self._entries:
+            self._expire()
         base, k = self._match(line, start)
         pos = start + (base.ends[k - 1] if base is not None and k else 0)
         try:
@@ -271,10 +282,17 @@ class PrefixCache:
         entry = _Entry(pending.line, pending.start, pending.ends, raw, parsed.messages)
         self._next += 1
         entry.key = self._next
+        entry.at = self._clock()
         self._entries[entry.key] = entry
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
         return parsed
+
+    def _expire(self) -> None:
+        cutoff = self._clock() - self.max_age
+        entries = self._entries
+        while entries and next(iter(entries.values())).at <= cutoff:
+            entries.popitem(last=False)
 
     def reuses(self, parsed: ChatResponseParams) -> tuple[list[Message], int] | None:
         """`(earlier, k)` when the first k messages of `parsed` (the last `parse`'s result) are

@@ -1,7 +1,12 @@
 """`registry list` and `registry resolve-agent`: what the Symposium extension runs before each chat.
 
 The extension spawns `<symposium.acpAgentPath> registry resolve-agent '<json>'` for every chat
-request and `registry list` for its model picker, so both are standard library only and quick.
+request and `registry list` for its model picker, so both answer with the standard library alone:
+they read the settings file's agents table themselves (`read_agents`, checked by the same
+`bridge.agent_table` as `bridge.settings`) instead of importing the settings module and its rules.
+Only the agents table counts here: a settings file that cannot be read, or whose agents table is
+broken, leaves the built-in agent alone (the console and `symposium-tui config` report the
+problem); a broken rule or preference elsewhere in the file does not hide the agents.
 Distributions are resolved in upstream's priority order: local, npx, pipx, symposium.
 """
 
@@ -9,11 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
+TYPE_CHECKING = False  # (not `typing`'s: importing typing costs the start-up a millisecond)
 if TYPE_CHECKING:
+    from typing import Any
+
     from bridge.settings import Settings
 
 ELIZA_ID = "elizacp"
@@ -28,8 +35,13 @@ def self_command(subcommand: list[str]) -> tuple[str, list[str]]:
     argv0 = sys.argv[0] if sys.argv and sys.argv[0] else ""
     base = os.path.basename(argv0)
     if argv0 and base not in ("-c", "-m", "__main__.py") and not base.endswith(".py"):
-        path = argv0 if os.sep in argv0 else (shutil.which(argv0) or argv0)
-        return os.path.abspath(path), subcommand
+        if os.sep in argv0:  # (as a console script started from PATH always is)
+            return os.path.abspath(argv0), subcommand
+        import shutil  # (bz2, lzma, zlib: not on the common path)
+
+        return os.path.abspath(shutil.which(argv0) or argv0), subcommand
+    import shutil
+
     found = shutil.which("symposium-tui")
     if found:
         return found, subcommand
@@ -51,23 +63,62 @@ def builtin_agents() -> list[dict[str, Any]]:
     ]
 
 
-def configured_agents(settings: Settings | None) -> list[dict[str, Any]]:
-    """The settings' runnable agents as registry entries (a `local` distribution each)."""
+def read_agents(path: str | None = None) -> dict[str, dict[str, Any]]:
+    """The settings file's runnable agents (`bridge.agent_table.check_agent` fields by id), read
+    with the standard library alone; none when the file is missing, unreadable, not TOML, or its
+    agents table is broken (as `Settings.load_quietly` gives none)."""
+    import tomllib
+
+    from bridge.agent_table import AgentTableError, check_agent
+    from bridge.paths import config_dir_path
+
+    if path is None:
+        path = os.path.join(config_dir_path(), "settings.toml")
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.loads(f.read().decode("utf-8-sig"))
+        table = data.get("agents", {})
+        if not isinstance(table, dict):
+            return {}
+        agents = {agent_id: check_agent(agent_id, entry) for agent_id, entry in table.items()}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AgentTableError):
+        return {}
+    return {agent_id: fields for agent_id, fields in agents.items() if fields["command"]}
+
+
+def _runnable(settings: Settings | Mapping[str, Mapping[str, Any]] | None) -> dict[str, Any]:
+    if settings is None:
+        return read_agents()
+    if isinstance(settings, Mapping):
+        return dict(settings)
+    return {
+        agent_id: {
+            "name": agent.name,
+            "command": agent.command,
+            "args": agent.args,
+            "env": agent.env,
+            "description": agent.description,
+        }
+        for agent_id, agent in settings.runnable_agents().items()
+    }
+
+
+def configured_agents(
+    settings: Settings | Mapping[str, Mapping[str, Any]] | None,
+) -> list[dict[str, Any]]:
+    """The runnable agents as registry entries (a `local` distribution each): from `settings`, or
+    read from the settings file (`read_agents`) when None."""
     out = []
-    for agent_id, agent in (settings.runnable_agents() if settings is not None else {}).items():
-        spec = agent.spawn_spec()
+    for agent_id, agent in _runnable(settings).items():
+        args = [str(a) for a in agent["args"]]
         out.append(
             {
                 "id": agent_id,
-                "name": agent.name,
-                "description": agent.description
-                or f"{spec['command']} {' '.join(spec['args'])}".strip(),
+                "name": agent["name"],
+                "description": agent["description"]
+                or f"{agent['command']} {' '.join(args)}".strip(),
                 "distribution": {
-                    "local": {
-                        "command": spec["command"],
-                        "args": spec["args"],
-                        "env": dict(agent.env),
-                    }
+                    "local": {"command": agent["command"], "args": args, "env": dict(agent["env"])}
                 },
             }
         )
@@ -101,15 +152,17 @@ def _env_list(env: Any) -> list[dict[str, str]]:
 
 
 def resolve(request: Any, settings: Settings | None = None) -> dict[str, Any]:
-    """An agent id or `{"id", "name", "distribution"}` → a flat stdio McpServer object."""
+    """An agent id or `{"id", "name", "distribution"}` → a flat stdio McpServer object. A request
+    that brings its distribution and its name needs no settings (none are read)."""
     if isinstance(request, str):
         request = {"id": request}
     if not isinstance(request, dict):
         raise ResolveError("expected an agent id or an object with id, name and distribution")
     agent_id = request.get("id")
-    known = {a["id"]: a for a in all_agents(settings)}
     distribution = request.get("distribution") or {}
-    entry = known.get(agent_id) if isinstance(agent_id, str) else None
+    entry = None
+    if isinstance(agent_id, str) and not (distribution and request.get("name")):
+        entry = {a["id"]: a for a in all_agents(settings)}.get(agent_id)
     if not distribution and entry is not None:
         distribution = entry["distribution"]
     if not isinstance(distribution, dict):
@@ -163,7 +216,8 @@ def resolve(request: Any, settings: Settings | None = None) -> dict[str, Any]:
     )
 
 
-def main(argv: list[str], settings: Settings | None) -> int:
+def main(argv: list[str], settings: Settings | None = None) -> int:
+    """The `registry` command line (`settings` None: the agents table read by `read_agents`)."""
     if not argv or argv[0] not in ("list", "resolve-agent"):
         print(
             "usage: symposium-tui registry list | registry resolve-agent <id or json>",

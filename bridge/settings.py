@@ -54,6 +54,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bridge.agent_table import AgentTableError, check_agent
+from bridge.agent_table import describe as _describe
 from bridge.paths import settings_path
 from bridge.rules import Rule, RuleError
 
@@ -79,7 +81,6 @@ NEW_FILE_HEADER = (
     "# your comments and layout. `symposium-tui config` shows what is in effect.\n"
 )
 
-AGENT_KEYS = ("name", "command", "args", "env", "description", "bypass")
 TOP_KEYS = ("preferences", "agents", "rules", "mcp_servers", "notify")
 # Known preferences and what they must be (`Preferences` documents each); any other key is
 # free-form and kept as written.
@@ -474,65 +475,18 @@ def _expect_str(value: Any, path: KeyPath, what: str = "a string") -> str:
     return value
 
 
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, (int, float)):
-        return f"the number {value}"
-    return f"a {type(value).__name__}"
-
-
 def _agent_from(agent_id: str, entry: Any, warnings: list[str]) -> AgentConfig:
     base: KeyPath = ("agents", agent_id)
-    if not agent_id.strip():
-        raise _SchemaError(base, "an agent id must not be empty")
-    if not isinstance(entry, dict):
-        raise _SchemaError(base, f"expected a table of agent settings, not {_describe(entry)}")
-    for key in entry:
-        if key not in AGENT_KEYS:
-            hint = (
-                " (did you mean bypass?)"
-                if key in ("bypassPermissions", "bypass_permissions")
-                else ""
-            )
-            warnings.append(f"{format_key((*base, key))}: unknown key, ignored{hint}")
-    name = entry.get("name")
-    if name is not None:
-        _expect_str(name, (*base, "name"))
-    command = entry.get("command")
-    if command is not None:
-        _expect_str(command, (*base, "command"))
-        if not command.strip():
-            raise _SchemaError((*base, "command"), "must not be empty")
-    args = entry.get("args", [])
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise _SchemaError((*base, "args"), "expected a list of strings")
-    env = entry.get("env", {})
-    if not isinstance(env, dict):
-        raise _SchemaError((*base, "env"), f"expected a table of strings, not {_describe(env)}")
-    for k, v in env.items():
-        _expect_str(v, (*base, "env", k))
-    description = entry.get("description")
-    if description is not None:
-        _expect_str(description, (*base, "description"))
-    bypass = entry.get("bypass", False)
-    if not isinstance(bypass, bool):
-        raise _SchemaError((*base, "bypass"), f"expected true or false, not {_describe(bypass)}")
-    return AgentConfig(
-        id=agent_id,
-        name=name or agent_id,
-        command=command,
-        args=list(args),
-        env=dict(env),
-        description=description,
-        bypass=bypass,
-    )
+    try:
+        fields = check_agent(agent_id, entry)
+    except AgentTableError as exc:
+        raise _SchemaError((*base, *exc.key), exc.reason) from None
+    for key in fields.pop("unknown"):
+        hint = (
+            " (did you mean bypass?)" if key in ("bypassPermissions", "bypass_permissions") else ""
+        )
+        warnings.append(f"{format_key((*base, key))}: unknown key, ignored{hint}")
+    return AgentConfig(id=agent_id, **fields)
 
 
 def _rule_from(index: int, entry: Any) -> Rule:

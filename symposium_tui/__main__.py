@@ -1,5 +1,5 @@
 import sys
 
-from symposium_tui.cli import main
+from symposium_tui.start import main
 
 sys.exit(main())

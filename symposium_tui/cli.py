@@ -729,7 +729,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_registry(args: argparse.Namespace) -> int:
     from bridge import registry
-    from bridge.settings import Settings
 
     if args.registry_command is None:
         print("usage: symposium-tui registry list | registry resolve-agent AGENT", file=sys.stderr)
@@ -737,7 +736,7 @@ def cmd_registry(args: argparse.Namespace) -> int:
     argv = [args.registry_command]
     if args.registry_command == "resolve-agent":
         argv.append(args.agent)
-    return registry.main(argv, Settings.load_quietly())
+    return registry.main(argv)
 
 
 def cmd_config(args: argparse.Namespace) -> int:
@@ -976,6 +975,12 @@ def _run(argv: list[str] | None) -> int:
         from bridge.hooks.command import main as hook_main
 
         return hook_main(args_in[1:])
+    from symposium_tui.start import registry_argv
+
+    if (registry := registry_argv(args_in)) is not None:
+        from bridge import registry as registry_command  # (a script installed as cli:main)
+
+        return registry_command.main(registry)
     parser = build_parser()
     args = parser.parse_args(argv)
     _use_dirs(args)

@@ -12,14 +12,26 @@ given. Every request passes, before anything else:
 
 Anything refused gets 403 and reaches nothing. To use it from another machine, forward the port
 with ssh (same port on both ends, since Host is checked): `ssh -L 8765:127.0.0.1:8765 HOST`.
+
+Nothing outlives its browser session (`SessionService`): each console runs in its own process
+group, without a shell in between, with `symposium_tui.webdriver.ConsoleWebDriver` (which leaves
+when its input ends, and within 2 s of SIGTERM). Its output is read to the end even after the
+browser is gone (a console blocked on a full pipe can neither draw nor quit). When the session's
+websocket closes, however abruptly, the console is asked to quit and its input is closed; a
+console still there `QUIT_GRACE` seconds later gets SIGTERM, then SIGKILL, and the server reaps
+it. Stopping the server stops every session the same way.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import logging
+import os
 import secrets
 import shlex
+import signal
 import socket
 import sys
 from typing import Any
@@ -27,6 +39,11 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 TOKEN_PARAM = "token"
+DRIVER = "symposium_tui.webdriver:ConsoleWebDriver"
+QUIT_GRACE = 5.0
+"""Seconds a console has to quit by itself once its browser session ended (then SIGTERM)."""
+TERM_GRACE = 2.0
+"""Seconds from SIGTERM to SIGKILL."""
 
 
 def free_port() -> int:
@@ -53,9 +70,84 @@ def attach_command(hosts: list[str], *, ssh: str, remote_command: str) -> str:
     )
 
 
+def _session_service_class() -> Any:
+    from textual_serve.app_service import AppService
+
+    class SessionService(AppService):
+        """One browser session's console process, which never outlives the session."""
+
+        _stopping: asyncio.Task[None] | None = None
+
+        def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
+            environment = super()._build_environment(width, height)
+            environment["TEXTUAL_DRIVER"] = DRIVER
+            return environment
+
+        async def _open_app_process(self, width: int = 80, height: int = 24) -> Any:
+            self._process = process = await asyncio.create_subprocess_exec(
+                *shlex.split(self.command),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=self._build_environment(width=width, height=height),
+                start_new_session=True,  # its own process group: whatever it started goes too
+            )
+            assert process.stdin is not None
+            self._stdin = process.stdin
+            return process
+
+        async def on_data(self, payload: bytes) -> None:
+            try:
+                await self.remote_write_bytes(payload)
+            except (ConnectionError, RuntimeError):
+                pass  # the browser is gone: keep reading (and dropping) what the console writes
+
+        async def stop(self) -> None:
+            """Ask the console to quit, close its input, wait `QUIT_GRACE`, then SIGTERM its group,
+            `TERM_GRACE` later SIGKILL; reap it. Every caller waits for the same stop."""
+            if self._stopping is None:
+                self._stopping = asyncio.ensure_future(self._stop())
+            await asyncio.shield(self._stopping)
+
+        async def _stop(self) -> None:
+            process = self._process
+            if process is None:
+                return
+            if process.returncode is None:
+                await self.send_meta({"type": "quit"})
+                if self._stdin is not None:
+                    with contextlib.suppress(Exception):
+                        self._stdin.close()
+            for sig, grace in (
+                (None, QUIT_GRACE),
+                (signal.SIGTERM, TERM_GRACE),
+                (signal.SIGKILL, None),
+            ):
+                if sig is not None and process.returncode is None:
+                    log.warning(
+                        "web console: session process %s did not quit: %s", process.pid, sig.name
+                    )
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(process.pid, sig)
+                try:
+                    await asyncio.wait_for(process.wait(), grace)
+                    break
+                except TimeoutError:
+                    continue
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)  # anything it left in its group
+            if self._task is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._task, TERM_GRACE)  # its output, to the end
+                self._task = None
+
+    return SessionService
+
+
 def make_server(command: str, *, port: int, token: str) -> Any:
     """A textual-serve `Server` behind the guard and the token, bound to 127.0.0.1:`port`."""
     from aiohttp import web
+    from textual_serve import server as textual_server
     from textual_serve.server import Server
 
     from bridge.httpguard import GuardPolicy
@@ -99,14 +191,55 @@ def make_server(command: str, *, port: int, token: str) -> Any:
             response.headers.setdefault("Referrer-Policy", "no-referrer")  # the token stays here
         return response
 
+    SessionService = _session_service_class()
+
     class GuardedServer(Server):
+        sessions: set[Any]
+
         async def _make_app(self) -> web.Application:
+            self.sessions = set()
             app = await super()._make_app()
             app.middlewares.insert(0, guard)
             return app
 
         async def on_startup(self, app: web.Application) -> None:
             return None  # the URL (with its token) is printed once, by serve_web
+
+        async def on_shutdown(self, app: web.Application) -> None:
+            await asyncio.gather(
+                *(service.stop() for service in list(self.sessions)), return_exceptions=True
+            )
+
+        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+            """textual-serve's session handler, with a `SessionService` that is always stopped."""
+            websocket = web.WebSocketResponse(heartbeat=15)
+            width = textual_server.to_int(request.query.get("width", "80"), 80)
+            height = textual_server.to_int(request.query.get("height", "24"), 24)
+            service = None
+            try:
+                await websocket.prepare(request)
+                service = SessionService(
+                    self.command,
+                    write_bytes=websocket.send_bytes,
+                    write_str=websocket.send_str,
+                    close=websocket.close,
+                    download_manager=self.download_manager,
+                    debug=self.debug,
+                )
+                self.sessions.add(service)
+                await service.start(width, height)
+                await self._process_messages(websocket, service)
+            except asyncio.CancelledError:
+                pass  # the server is stopping
+            except Exception:
+                log.exception("web console: session failed")
+            finally:
+                if service is not None:
+                    await service.stop()
+                    self.sessions.discard(service)
+                with contextlib.suppress(Exception):
+                    await websocket.close()
+            return websocket
 
     return GuardedServer(command, host="127.0.0.1", port=port, title="Symposium")
 

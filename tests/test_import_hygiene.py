@@ -179,3 +179,154 @@ def test_the_console_process_draws_before_the_bridge_is_imported():
     for heavy in ("pydantic", "pydantic_core", "acp", "mcp", "mcp_types"):
         assert heavy not in result["top"], f"the console's entry imported {heavy}"
     assert not [m for m in result["modules"] if m in ("bridge.core", "bridge.events")]
+
+
+# Never on the console's way to its first frame, nor on the `registry` commands' (the extension
+# spawns `registry resolve-agent` before every chat): the ACP and MCP SDKs, the OpenAI door's
+# server stack, pydantic and the bridge's pydantic models.
+NOT_AT_START = (
+    "acp",
+    "mcp",
+    "mcp_types",
+    "uvicorn",
+    "starlette",
+    "pydantic",
+    "pydantic_core",
+    "bridge.events",
+    "bridge.protocol",
+    "bridge.core",
+    "bridge.openai",
+)
+
+
+def _loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == n or m.startswith(n + ".") for n in names)]
+
+
+FIRST_FRAME_PROBE = """
+import json, os, sys
+import symposium_tui.host as host
+
+def build_hosted(**options):
+    # The console calls this right after its first frame, to build the bridge.
+    with open(os.environ["PROBE_OUT"], "w") as f:
+        json.dump(sorted(sys.modules), f)
+    os._exit(0)
+
+host.build_hosted = build_hosted
+from symposium_tui.start import main
+sys.exit(main(["console"]))
+"""
+
+
+def test_the_console_reaches_its_first_frame_without_the_sdks_servers_or_models(tmp_path):
+    """`symposium-tui console` in a terminal (a pty), its modules recorded at the moment it builds
+    the bridge, which it does right after its first frame."""
+    import os
+    import pty
+    import select
+
+    out = tmp_path / "modules.json"
+    env = dict(os.environ)
+    env.update(
+        PROBE_OUT=str(out),
+        TERM="xterm-256color",
+        SYMPOSIUM_CONFIG_DIR=str(tmp_path / "config"),
+        SYMPOSIUM_RUNTIME_DIR=str(tmp_path / "run"),
+    )
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", FIRST_FRAME_PROBE],
+        stdin=slave,
+        stdout=slave,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=str(tmp_path),
+    )
+    os.close(slave)
+    try:
+        while proc.poll() is None:  # keep the terminal drained until the probe exits
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    os.read(master, 1 << 16)
+                except OSError:
+                    break
+        assert proc.wait(120) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    modules = json.loads(out.read_text())
+    assert "textual" in modules and "symposium_tui.app" in modules  # the probe saw the console
+    assert _loaded(modules, NOT_AT_START) == []
+
+
+def _imported_by(argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], str]:
+    """The modules a command imports (`-X importtime`), and its output."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    modules = [
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
+    return modules, proc.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["registry", "list"],
+        ["registry", "resolve-agent", "claude"],
+        [
+            "--config-dir",
+            "CONFIG",
+            "registry",
+            "resolve-agent",
+            '{"id":"elizacp","name":"ElizACP","distribution":{"symposium":{"subcommand":"eliza"}}}',
+        ],
+    ],
+)
+def test_registry_commands_as_the_extension_spawns_them_import_no_parser_settings_or_sdk(
+    tmp_path, args
+):
+    """The console script, as the extension runs it, with a settings file holding agents and
+    rules: the answer comes from the agents table, without the argument parser, the settings
+    module (and its rules), the SDKs or pydantic."""
+    import os
+    from pathlib import Path
+
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.toml").write_text(
+        '[agents.claude]\ncommand = "npx"\nargs = ["-y", "@zed-industries/claude-agent-acp"]\n\n'
+        '[[rules]]\naction = "allow"\nkind = "read"\n\n'
+        '[[rules]]\naction = "deny"\ncommand = "rm -rf"\n'
+    )
+    env = dict(os.environ, SYMPOSIUM_CONFIG_DIR=str(config))
+    script = str(Path(sys.executable).parent / "symposium-tui")
+    argv = [str(config) if a == "CONFIG" else a for a in args]
+    modules, out = _imported_by([script, *argv], env, str(tmp_path))
+    answer = json.loads(out)
+    if args[-1] == "list":
+        assert [a["id"] for a in answer] == ["elizacp", "claude"]
+    elif args[-1] == "claude":
+        assert (
+            answer["command"] == "npx" and answer["args"][-1] == "@zed-industries/claude-agent-acp"
+        )
+    else:
+        assert answer["args"][-1] == "eliza"
+        assert "tomllib" not in modules  # distribution and name given: no settings to read
+    assert "bridge.registry" in modules  # (the record is of the command that answered)
+    assert _loaded(modules, NOT_AT_START) == []
+    assert (
+        _loaded(modules, ("argparse", "bridge.settings", "bridge.rules", "symposium_tui.cli")) == []
+    )

@@ -21,6 +21,17 @@ request continues an agent session only when it extends that session's complete 
 reply included) and the session is idle; anything else is a new session with the earlier turns
 replayed. Concurrent requests never cancel each other, whatever they share.
 
+**Bounds.** What the front door keeps per conversation is bounded by count and by age, oldest
+(least recently used) first, with the defaults below (`OpenAIFrontDoor` options; docs/openai.md):
+conversation spaces (`max_spaces` 256, `space_idle` 1 h: an evicted space's agent sessions are
+stopped, and its next request is a new conversation whose earlier turns are replayed to a fresh
+agent session, as for any request that extends no live session); finished exchanges kept for
+retries and `Idempotency-Key`s (`max_exchanges` 1,024, `retry_window` 120 s: a retry of an evicted
+one runs again as a new request); stored responses (`ResponseStore`: 512, 24 h: an evicted
+`previous_response_id` is answered 404 `not_found`, as an unknown id); remembered reply shapes
+(`ReplyMemory`: 2,048, 1 h: an evicted one is read in the wire order). A space with an exchange
+running is never evicted.
+
 **State.** Only a request marked as a retry — `x-stainless-retry-count` >= 1 with the same body,
 or the same `Idempotency-Key` — joins the exchange already running or replays one that completed
 unseen; a disconnect cancels the agent's turn (after `retry_grace` when the client may still
@@ -38,6 +49,7 @@ limit) caps the tool calls it starts in one answer, ending it with `finish_reaso
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
@@ -78,6 +90,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_BODY = 64 * 1024 * 1024
+MAX_SPACES = 256
+"""Conversation spaces (principal, `user`, `x-conversation-id`) kept at once."""
+SPACE_IDLE = 3600.0
+"""Seconds after its last request a conversation space is closed."""
+MAX_EXCHANGES = 1024
+"""Finished exchanges kept for a retry or an `Idempotency-Key` (each for `retry_window` at most)."""
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream; charset=utf-8"),
     (b"cache-control", b"no-cache"),
@@ -179,6 +197,9 @@ class OpenAIFrontDoor:
         retry_grace: float = 2.0,
         retry_window: float = 120.0,
         coalesce: bool = True,
+        max_spaces: int = MAX_SPACES,
+        space_idle: float = SPACE_IDLE,
+        max_exchanges: int = MAX_EXCHANGES,
     ) -> None:
         self.bridge = bridge
         self.api_key = api_key or None
@@ -189,7 +210,14 @@ class OpenAIFrontDoor:
         self.coalesce = coalesce
         self.memory = ReplyMemory()
         self.responses = ResponseStore()
-        self.connections: dict[tuple[str, str | None, str | None], Any] = {}
+        self.max_spaces = max_spaces
+        self.space_idle = space_idle
+        self.max_exchanges = max_exchanges
+        # Conversation spaces, least recently used first, with when each was last used.
+        self.connections: OrderedDict[tuple[str, str | None, str | None], Any] = OrderedDict()
+        self._space_used: dict[tuple[str, str | None, str | None], float] = {}
+        self._closing_spaces: set[asyncio.Task[None]] = set()
+        self._sweep: asyncio.TimerHandle | None = None
         # The latest exchange of each conversation named by `x-conversation-id`: the next one waits
         # for it (a named conversation's requests are answered one at a time, in arrival order).
         self.named: dict[tuple[str, str | None, str], Exchange] = {}
@@ -218,7 +246,40 @@ class OpenAIFrontDoor:
         if core is None or core.name not in self.bridge.connections:
             core = self.bridge.open_connection("openai", MatchPolicy.EXTEND)
             self.connections[key] = core
+        self.connections.move_to_end(key)
+        self._space_used[key] = time.monotonic()
+        self._prune_spaces()
         return core
+
+    def _prune_spaces(self) -> None:
+        """Close the least recently used conversation spaces beyond `max_spaces`, and those unused
+        for `space_idle` seconds; never one with an exchange running (nor the newest)."""
+        now = time.monotonic()
+        busy = {id(ex.core) for ex in self.running if ex.core is not None}
+        over = len(self.connections) - self.max_spaces
+        for key in list(self.connections)[:-1]:
+            core = self.connections[key]
+            idle = now - self._space_used.get(key, now) >= self.space_idle
+            if over <= 0 and not idle:
+                break  # (the rest were used more recently)
+            if id(core) in busy:
+                continue
+            del self.connections[key]
+            self._space_used.pop(key, None)
+            over -= 1
+            log.info("conversation space %s closed (%s)", core.name, "idle" if idle else "limit")
+            task = asyncio.ensure_future(core.close())
+            self._closing_spaces.add(task)
+            task.add_done_callback(self._closing_spaces.discard)
+        if self.connections and self._sweep is None:  # one timer at a time, for idle spaces
+            with contextlib.suppress(RuntimeError):  # (no running loop: a direct call)
+                self._sweep = asyncio.get_running_loop().call_later(
+                    self.space_idle, self._sweep_spaces
+                )
+
+    def _sweep_spaces(self) -> None:
+        self._sweep = None
+        self._prune_spaces()
 
     def _prune(self) -> None:
         now = time.monotonic()
@@ -226,7 +287,8 @@ class OpenAIFrontDoor:
         while table:
             key, oldest = next(iter(table.items()))
             if oldest.done and (
-                now - (oldest.finished_at or now) > self.retry_window or len(table) > 4096
+                now - (oldest.finished_at or now) > self.retry_window
+                or len(table) > self.max_exchanges
             ):
                 del table[key]
             elif not oldest.done and len(table) > 16384:
@@ -263,6 +325,7 @@ class OpenAIFrontDoor:
             stop=getattr(params, "stop", ()),
             output_format=getattr(params, "output_format", None),
         )
+        ex.core = core  # (its space is busy from now on: see _prune_spaces)
         try:
             request = core.make_request(ex.request_id, agent, params.messages, params.tools)
         except ValueError as exc:
@@ -573,9 +636,13 @@ class OpenAIFrontDoor:
         tasks = [ex.task for ex in self.running if ex.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=5)
+        if self._sweep is not None:
+            self._sweep.cancel()
         for core in list(self.connections.values()):
             await core.close()
         self.connections.clear()
+        if self._closing_spaces:
+            await asyncio.wait(set(self._closing_spaces))
 
     # --- the app ---------------------------------------------------------------------------------------
 

@@ -23,7 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -53,12 +55,27 @@ class ReplyMemory:
       by a Chat client as one `content` string plus `tool_calls`: the order of the parts is kept
       here, by the reply's first call id, and restored when the echo matches.
     * A legacy `function_call` has no id: the id the agent's call got is kept by (name, arguments).
+
+    Each table keeps at most `limit` entries, each for `max_age` seconds, the oldest dropped
+    first. A reply whose shape was dropped is read in the wire's order (text, then calls); a
+    legacy call whose id was dropped gets the id derived from its name and arguments.
     """
 
-    def __init__(self, limit: int = 10_000) -> None:
+    def __init__(
+        self,
+        limit: int = 2048,
+        max_age: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.limit = limit
+        self.max_age = max_age
+        self._clock = clock
         self._replies: OrderedDict[str, list[Any]] = OrderedDict()
         self._legacy: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._stored_at: dict[int, OrderedDict[Any, float]] = {
+            id(self._replies): OrderedDict(),
+            id(self._legacy): OrderedDict(),
+        }
 
     def remember_reply(self, parts: list[Any]) -> None:
         first_call = next((p for p in parts if isinstance(p, ToolCallPart)), None)
@@ -72,6 +89,7 @@ class ReplyMemory:
     def restore_reply(self, text: str, calls: list[ToolCallPart]) -> list[Any] | None:
         if not calls:
             return None
+        self._expire(self._replies)
         parts = self._replies.get(calls[0].toolCallId)
         if parts is None:
             return None
@@ -89,16 +107,32 @@ class ReplyMemory:
 
     def legacy_id(self, name: str, arguments: str) -> str:
         key = (name, _canonical_args(arguments))
+        self._expire(self._legacy)
         found = self._legacy.get(key)
         if found is not None:
             return found
         return "call_" + hashlib.sha256(f"{key[0]}\0{key[1]}".encode()).hexdigest()[:24]
 
     def _put(self, table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+        stored_at = self._stored_at[id(table)]
         table[key] = value
         table.move_to_end(key)
+        stored_at[key] = self._clock()
+        stored_at.move_to_end(key)
         while len(table) > self.limit:
-            table.popitem(last=False)
+            old, _ = table.popitem(last=False)
+            stored_at.pop(old, None)
+        self._expire(table)
+
+    def _expire(self, table: OrderedDict[Any, Any]) -> None:
+        stored_at = self._stored_at[id(table)]
+        cutoff = self._clock() - self.max_age
+        while stored_at:
+            key, when = next(iter(stored_at.items()))
+            if when > cutoff:
+                break
+            del stored_at[key]
+            table.pop(key, None)
 
 
 def _canonical_args(arguments: str) -> str:
@@ -191,7 +225,9 @@ def message(role: str, content: list[Any]) -> Message:
 
 
 _TEXT_CACHE: OrderedDict[tuple[str, str], Message] = OrderedDict()
-_TEXT_CACHE_LIMIT = 20_000
+_TEXT_CACHE_LIMIT = (
+    4096  # messages (of at most _TEXT_CACHE_MAX_CHARS each), least recently used dropped
+)
 _TEXT_CACHE_MAX_CHARS = 4096  # a longer text costs more to parse than to wrap: not kept
 
 
@@ -204,6 +240,7 @@ def _text_message(role: str, text: str) -> Message:
         content = cached.content
         only = content[0] if len(content) == 1 else None
         if (isinstance(only, TextPart) and only.value == text) if text else not content:
+            _TEXT_CACHE.move_to_end(key)
             return cached  # (checked: a shared message must never have been changed)
     made = message(role, [text_part(text)] if text else [])
     if len(text) > _TEXT_CACHE_MAX_CHARS:

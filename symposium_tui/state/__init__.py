@@ -18,20 +18,57 @@ Pure Python, no Textual. One module per reason to change:
 
 from __future__ import annotations
 
-from symposium_tui.state.console_state import ConsoleState
-from symposium_tui.state.formatting import format_clock, format_duration, session_name
-from symposium_tui.state.messages import agent_name, message_parts, message_text
-from symposium_tui.state.notify import TOPICS
-from symposium_tui.state.records import (
-    AGENT_SOURCE,
-    CLIENT_SOURCE,
-    FINISHED_STATUSES,
-    PERMISSION_SOURCE,
-    DecisionRecord,
-    SessionRecord,
-    ToolEntry,
-)
-from symposium_tui.state.toolstore import ToolCallStore
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from symposium_tui.state.console_state import ConsoleState
+    from symposium_tui.state.formatting import format_clock, format_duration, session_name
+    from symposium_tui.state.messages import agent_name, message_parts, message_text
+    from symposium_tui.state.notify import TOPICS
+    from symposium_tui.state.records import (
+        AGENT_SOURCE,
+        CLIENT_SOURCE,
+        FINISHED_STATUSES,
+        PERMISSION_SOURCE,
+        DecisionRecord,
+        SessionRecord,
+        ToolEntry,
+    )
+    from symposium_tui.state.toolstore import ToolCallStore
+
+# Each name is imported from its module when first asked for, so a module of this package that
+# the console's first frame needs (`fatigue`) does not bring `console_state` and, through the
+# bridge's events, pydantic.
+_MODULES = {
+    "ConsoleState": "console_state",
+    "format_clock": "formatting",
+    "format_duration": "formatting",
+    "session_name": "formatting",
+    "agent_name": "messages",
+    "message_parts": "messages",
+    "message_text": "messages",
+    "TOPICS": "notify",
+    "AGENT_SOURCE": "records",
+    "CLIENT_SOURCE": "records",
+    "FINISHED_STATUSES": "records",
+    "PERMISSION_SOURCE": "records",
+    "DecisionRecord": "records",
+    "SessionRecord": "records",
+    "ToolEntry": "records",
+    "ToolCallStore": "toolstore",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AGENT_SOURCE",

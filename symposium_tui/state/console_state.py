@@ -33,7 +33,7 @@ from symposium_tui.state.records import (
     SessionRecord,
     ToolEntry,
 )
-from symposium_tui.state.toolstore import ToolCallStore
+from symposium_tui.state.toolstore import DEFAULT_MAX_BYTES, ToolCallStore
 
 __all__ = ["ConsoleState", "request_key"]
 
@@ -77,6 +77,7 @@ class ConsoleState:
         bridge: Bridge | None = None,
         *,
         tool_capacity: int = 100_000,
+        tool_max_bytes: int = DEFAULT_MAX_BYTES,
         decision_capacity: int = 5_000,
         ended_session_capacity: int = 1_000,
         coalesce: float = 0.1,
@@ -89,7 +90,7 @@ class ConsoleState:
         self.decisions: deque[DecisionRecord] = deque()
         self.decision_capacity = decision_capacity
         self.ended_session_capacity = ended_session_capacity
-        self.tools = ToolCallStore(tool_capacity)
+        self.tools = ToolCallStore(tool_capacity, max_bytes=tool_max_bytes)
         self.tool_sessions: dict[str, None] = {}  # session labels seen in the tool log, in order
         self.tool_kinds: dict[str, None] = {}
         self.tool_statuses: dict[str, None] = {}

@@ -1,11 +1,13 @@
 """Is the console still answering keys while the bridge publishes ~1,000 events a second?
 
     .venv/bin/python tests/bench/bench_console_load.py [--seconds 30] [--rate 1000] [--prefill 100000]
+    .venv/bin/python tests/bench/bench_console_load.py --seconds 180   # memory over the last minute
 
 A real `Bridge`'s event bus feeds a `ConsoleState` and both panes (`SessionsPane`, `ToolLogPane`,
 in a `TabbedContent` as the console has them), in a headless Textual app at 80×24. The tool log is
-first filled to its capacity (100,000 calls), so the run shows whether memory stays flat once the
-oldest calls are being dropped. Then, for `--seconds`, a task publishes `--rate` events a second
+first filled to its capacity (100,000 calls), and the load is then run untimed until the history
+decisions and ended sessions are at their capacities too, so the run shows whether memory stays
+flat once the oldest of everything is being dropped. Then, for `--seconds`, a task publishes `--rate` events a second
 in batches every 10 ms — streamed parts, agent tool calls and their updates, client tool round
 trips, permissions, history decisions of requests that finish, sessions ending and starting — while
 a key is pressed every ~250 ms (up/down in the tool log for the first half, `[`/`]` in the session
@@ -16,8 +18,10 @@ For each key it measures, from the moment the key event is posted to the app:
   painted — until the next screen update after that.
 The baseline is the same measurement on the same app with no load, taken first in the same run.
 It prints the distributions (p50/p90/p99/max and a histogram), the ratio of the loaded p50/p99 to
-the baseline's, the event rate achieved, and the resident memory every few seconds. It reports;
-it does not gate (exit status 0).
+the baseline's, the event rate achieved, and the resident memory every few seconds; with `--seconds`
+of 90 or more, the spread of the resident memory over the last minute (target: within 5 MB, flat
+at capacity; use 180: the session pane, hidden until half time, catches up once when shown) and
+what the tool log's byte budget holds. It reports; it does not gate (exit 0).
 """
 
 from __future__ import annotations
@@ -358,6 +362,23 @@ async def main(
         f"prefilled {len(state.tools):,} tool calls in {time.perf_counter() - t:.1f} s (capacity {state.tools.capacity:,})"
     )
     load = Load(bridge.bus)
+    if prefill_n:
+        # The other stores at capacity too (history decisions, ended sessions), untimed, so that
+        # the run measures a console that only replaces what it holds.
+        t = time.perf_counter()
+        steps = 0
+        while steps < 3_000_000 and (
+            len(state.decisions) < state.decision_capacity
+            or len(state._ended) < state.ended_session_capacity
+        ):
+            load.step()
+            steps += 1
+        state.flush()
+        print(
+            f"then {steps:,} events of the load in {time.perf_counter() - t:.1f} s: "
+            f"{len(state.decisions):,} decisions (capacity {state.decision_capacity:,}), "
+            f"{len(state._ended):,} ended sessions (capacity {state.ended_session_capacity:,})"
+        )
     app = ConsoleApp(state, bridge)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause(0.5)
@@ -491,6 +512,16 @@ async def main(
             f"  at load start {rss_start:.1f}, peak {peak:.1f}, growth over the second half "
             f"{(max(half) - min(half)) if half else 0:.1f} MB"
         )
+        last = [m for t, m in memory if t >= elapsed - 60]
+        if elapsed >= 90 and last:
+            spread = max(last) - min(last)
+            print(
+                f"  over the last minute at capacity: {min(last):.1f}-{max(last):.1f} MB, "
+                f"spread {spread:.1f} MB  target <= 5 MB (flat)  {'met' if spread <= 5 else 'MISSED'}"
+                f"  (tool log {state.tools.bytes / 2**20:.1f} MiB of {state.tools.max_bytes / 2**20:.0f})"
+            )
+        else:
+            print("  (run with --seconds 180 for the last-minute flatness figure)")
         if b_painted and l_painted:
             print(
                 f"\nratio loaded/baseline, painted: p50 {l_painted['p50'] / b_painted['p50']:.2f}x, "

@@ -769,3 +769,25 @@ async def test_a_connection_parses_each_agent_once_and_one_spelled_differently_a
         assert len(parsed) == 4
     finally:
         await bridge.close()
+
+
+def test_remembered_requests_are_bounded_by_count_and_age_oldest_first():
+    def more(msgs: list) -> list:
+        return [*msgs, text("assistant", "r"), text("user", "more")]
+
+    a = [*history(3), text("user", "a")]
+    b = [text("user", "b"), text("assistant", "x"), text("user", "b2")]
+    c = [text("user", "c")]
+    by_count = PrefixCache(size=2)
+    for i, msgs in enumerate((a, b, c)):
+        feed(by_count, wire(msgs, i))
+    assert feed(by_count, wire(more(c), 4)) == len(c)  # kept
+    assert feed(by_count, wire(more(a), 5)) == 0  # the oldest, dropped: read whole
+    now = [0.0]
+    by_age = PrefixCache(max_age=60, clock=lambda: now[0])
+    feed(by_age, wire(a, 1))
+    now[0] = 30
+    feed(by_age, wire(b, 2))
+    now[0] = 61
+    assert feed(by_age, wire(more(a), 3)) == 0  # parsed 61 s ago: forgotten
+    assert feed(by_age, wire(more(b), 4)) == len(b)  # 31 s ago: kept

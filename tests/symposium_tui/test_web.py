@@ -9,13 +9,18 @@ terminal output, exactly what xterm.js draws."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.client
+import io
+import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -80,6 +85,11 @@ class WebProcess:
         line = proc.stdout.readline().decode()
         match = re.search(r"open (http://127\.0\.0\.1:(\d+)/\?token=\S+)", line)
         assert match, line
+        # The rest of its output (what a session's console wrote to stderr, which textual-serve
+        # copies there) is read and dropped: a full pipe would stall the server.
+        threading.Thread(
+            target=shutil.copyfileobj, args=(proc.stdout, io.BytesIO()), daemon=True
+        ).start()
         web = cls(proc, match.group(1), int(match.group(2)))
         web.wait_listening()
         return web
@@ -198,4 +208,126 @@ def test_the_browser_view_refuses_a_page_opened_without_the_token_in_chromium(ho
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+        web.stop()
+
+
+# --- nothing left behind ----------------------------------------------------------------------------
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found.update(int(c) for c in f.read().split())
+    return found
+
+
+def _cpu_ticks(pid: int) -> int:
+    """CPU time of a process and of its children it reaped (utime, stime, cutime, cstime)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15])
+
+
+def _wait_for(condition, what: str, timeout: float = 120):
+    deadline = time.monotonic() + timeout
+    while not (result := condition()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+    return result
+
+
+def _new_session(web: WebProcess, seen: set[int]) -> int:
+    """The console process the server started for a browser session we have not seen yet."""
+    (pid, *_) = _wait_for(lambda: _children(web.proc.pid) - seen, "a session's console")
+    seen.add(pid)
+    return pid
+
+
+def _headless(url: str, profile: str) -> subprocess.Popen[bytes]:
+    """A bare headless Chromium on `url`, in its own process group (killed as a whole)."""
+    return subprocess.Popen(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--window-size=800,600",
+            url,
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def test_browser_sessions_abrupt_or_clean_leave_no_console_behind_and_the_server_idle(host):
+    """20 browsers killed outright while their console runs (the tab's websocket just drops), then
+    20 sessions a browser ends cleanly (it navigates away): afterwards the server has no child
+    left, and its CPU time (with what its reaped children used) stops growing."""
+    web = WebProcess.start(host)
+    seen: set[int] = set()
+    try:
+        for _ in range(20):
+            profile = tempfile.mkdtemp(prefix="symposium-chromium-")
+            browser = _headless(web.url, profile)
+            try:
+                _new_session(web, seen)
+            finally:
+                os.killpg(browser.pid, signal.SIGKILL)
+                browser.wait()
+                shutil.rmtree(profile, ignore_errors=True)
+        profile = tempfile.mkdtemp(prefix="symposium-chromium-")
+        driver = chromium(profile)
+        try:
+            for _ in range(20):
+                driver.get(web.url)
+                _new_session(web, seen)
+                driver.get("about:blank")  # the page's websocket closes cleanly
+        finally:
+            driver.quit()
+            shutil.rmtree(profile, ignore_errors=True)
+        assert len(seen) == 40
+        _wait_for(lambda: not _children(web.proc.pid), "every session's console to be reaped")
+        for pid in seen:  # gone, not left as zombies or reparented elsewhere
+            assert not os.path.exists(f"/proc/{pid}"), pid
+
+        def idle() -> bool:
+            before = _cpu_ticks(web.proc.pid)
+            time.sleep(0.5)
+            return _cpu_ticks(web.proc.pid) == before
+
+        _wait_for(idle, "the server's CPU time to stop growing")
+        assert web.proc.poll() is None  # still serving
+        assert web.get(web.url.removeprefix(f"http://127.0.0.1:{web.port}")) == 200
+    finally:
+        web.stop()
+
+
+def test_a_session_console_leaves_on_sigterm_and_the_server_stops_the_rest_when_it_stops(host):
+    web = WebProcess.start(host)
+    seen: set[int] = set()
+    browsers = []
+    try:
+        for _ in range(2):
+            profile = tempfile.mkdtemp(prefix="symposium-chromium-")
+            browsers.append((_headless(web.url, profile), profile))
+            _new_session(web, seen)
+        first, second = sorted(seen)
+        os.kill(first, signal.SIGTERM)
+        _wait_for(
+            lambda: first not in _children(web.proc.pid), "the console to leave and be reaped"
+        )
+        assert second in _children(web.proc.pid)  # the other session is untouched
+        web.proc.terminate()
+        web.proc.wait(60)
+        _wait_for(lambda: not os.path.exists(f"/proc/{second}"), "the last console to go")
+    finally:
+        for browser, profile in browsers:
+            os.killpg(browser.pid, signal.SIGKILL)
+            browser.wait()
+            shutil.rmtree(profile, ignore_errors=True)
         web.stop()

@@ -402,3 +402,41 @@ def test_who_decided_is_told_in_words_that_tell_a_rule_from_a_person():
     assert decided_by("policy", "agent bypass") == "by agent bypass"
     assert decided_by("console", "answered by you@host", "you@host") == "by a person (you@host)"
     assert decided_by("vscode") == "in VS Code"
+
+
+def _call(i: int, output: str = "") -> ToolEntry:
+    return ToolEntry(
+        float(i), "c", "s1", "agent", str(i), f"call {i}", "read", "completed", None, output
+    )
+
+
+def test_the_tool_log_drops_its_oldest_calls_beyond_its_byte_budget():
+    """Bounded in bytes, not only in entries: big outputs push the oldest calls out first."""
+    store = ToolCallStore(capacity=1000, max_bytes=100_000)
+    for i in range(30):
+        store.add(("k", i), _call(i, "x" * 10_000))
+    assert store.bytes <= 100_000 < store.bytes + 10_500  # full: one more call would not fit
+    held = [e.title for e in store]
+    assert 5 <= len(held) < 10 and held[-1] == "call 29"
+    assert held == [f"call {i}" for i in range(30 - len(held), 30)]  # the newest, in order
+    assert store.dropped == 30 - len(held) and store.first_seq == 30 - len(held)
+    assert store.find(("k", 0)) is None and store.get(0) is None
+    # small calls: the budget now holds many more of them, still oldest out first
+    for i in range(30, 1030):
+        store.add(("k", i), _call(i))
+    assert len(store) < 1000 and store.get(1029).title == "call 1029"
+    assert store.bytes <= 100_000
+
+
+def test_a_call_that_grows_is_weighed_again_and_the_newest_is_kept_whatever_its_size():
+    store = ToolCallStore(capacity=1000, max_bytes=50_000)
+    for i in range(10):
+        store.add(("k", i), _call(i, "y" * 1_000))
+    assert len(store) == 10
+    last = store.get(9)
+    last.output = "z" * 45_000  # its result arrives
+    store.changed(last)
+    assert store.bytes <= 50_000 and store.get(9) is last
+    assert next(e.title for e in store) != "call 0"  # older calls made room
+    huge = store.add(("k", 10), _call(10, "w" * 200_000))
+    assert list(store) == [huge] and store.bytes > store.max_bytes
