@@ -975,12 +975,6 @@ def _run(argv: list[str] | None) -> int:
         from bridge.hooks.command import main as hook_main
 
         return hook_main(args_in[1:])
-    from symposium_tui.start import registry_argv
-
-    if (registry := registry_argv(args_in)) is not None:
-        from bridge import registry as registry_command  # (a script installed as cli:main)
-
-        return registry_command.main(registry)
     parser = build_parser()
     args = parser.parse_args(argv)
     _use_dirs(args)
