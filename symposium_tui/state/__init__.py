@@ -18,7 +18,8 @@ Pure Python, no Textual. One module per reason to change:
 
 from __future__ import annotations
 
-from symposium_tui.state.console_state import ConsoleState
+from typing import TYPE_CHECKING, Any
+
 from symposium_tui.state.formatting import format_clock, format_duration
 from symposium_tui.state.messages import agent_name, message_parts, message_text
 from symposium_tui.state.notify import TOPICS
@@ -32,6 +33,20 @@ from symposium_tui.state.records import (
     ToolEntry,
 )
 from symposium_tui.state.toolstore import ToolCallStore
+
+if TYPE_CHECKING:
+    from symposium_tui.state.console_state import ConsoleState
+
+
+def __getattr__(name: str) -> Any:
+    # `ConsoleState` reads the bridge's events (pydantic models): it loads when first asked for,
+    # so a light module of this package (`fatigue`, which the console builds before its first
+    # frame) does not bring pydantic with it.
+    if name == "ConsoleState":
+        from symposium_tui.state.console_state import ConsoleState
+
+        return ConsoleState
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "AGENT_SOURCE",
