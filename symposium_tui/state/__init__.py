@@ -48,6 +48,7 @@ def __getattr__(name: str) -> Any:
         return ConsoleState
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 __all__ = [
     "AGENT_SOURCE",
     "CLIENT_SOURCE",
