@@ -8,8 +8,9 @@ messages: no queue, future and drain per message sent (lines written in one turn
 out in one write; back-pressure only when the peer falls behind), and two hooks that let the
 owner take a received message before the SDK does — `fast` sees the raw line (the proxy forwards
 an update as the very line it came in), `take` the decoded message (a session reads a streamed
-text chunk without the SDK's task, model and tracing span per notification). A hook that takes a
-message must handle it from a loop callback (`call_soon`), the place in the loop's FIFO where the
+text chunk without the SDK's task, model and tracing span per notification), and `pace` is
+awaited after the fast lane took a line (the proxy waits there for a slow client). A hook that
+takes a message must handle it from a loop callback (`call_soon`), the place in the loop's FIFO where the
 SDK would have started its task, so the order against everything else the agent sent holds.
 """
 
@@ -19,7 +20,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,8 @@ class LineTransport:
         self.fast: Callable[[bytes], bool] | None = None
         # Sees each decoded message next; True when it took the message.
         self.take: Callable[[dict[str, Any]], bool] | None = None
+        # Awaited after `fast` took a line, before the next is read: the owner's back-pressure.
+        self.pace: Callable[[], Awaitable[None]] | None = None
 
     def _buffered(self) -> int:
         transport = self._writer.transport
@@ -59,10 +62,6 @@ class LineTransport:
             return transport.get_write_buffer_size() if transport is not None else 0
         except NotImplementedError:  # a transport without a buffer (in-memory streams)
             return 0
-
-    @property
-    def congested(self) -> bool:
-        return self._buffered() > self._high_water
 
     def write_line(self, line: bytes) -> None:
         """Write a line now, from a loop callback: a peer that went away is not an error here
@@ -93,6 +92,13 @@ class LineTransport:
         with contextlib.suppress(ConnectionError, RuntimeError, OSError):
             self._writer.write(data)
 
+    async def keep_up(self) -> None:
+        """Wait while the peer has more than the high-water mark unread (lines written from loop
+        callbacks, as the fast lane writes them, are not waited for one by one)."""
+        if self._buffered() > self._high_water:
+            with contextlib.suppress(ConnectionError, RuntimeError, OSError):
+                await self._writer.drain()
+
     async def _maybe_drain(self) -> None:
         if self._out:
             self._flush()
@@ -119,6 +125,8 @@ class LineTransport:
             if not line.strip():
                 continue
             if self.fast is not None and self.fast(line):
+                if self.pace is not None:
+                    await self.pace()
                 continue
             try:
                 message = json.loads(line)

@@ -217,6 +217,7 @@ class AcpProxy:
         self.launched = await launch(self.spec, cwd=self.cwd, on_stderr=on_stderr)
         self._agent_transport = LineTransport(self.launched.reader, self.launched.writer)
         self._agent_transport.fast = self._fast_update
+        self._agent_transport.pace = self._keep_pace
         self.agent = Connection(self._from_agent, self._agent_transport)
         if self.launched.process is not None:
             self._watch = self._tasks.start(
@@ -280,9 +281,10 @@ class AcpProxy:
         """The streaming fast lane: a `session/update` goes to the client as the line it came in,
         from a loop callback — the very place in the loop's FIFO where the SDK would have started
         a task to forward it, so the order against everything else the agent sent is the same,
-        without a task, a parse (unless someone observes) or a re-serialization per update."""
-        if not line.startswith(UPDATE_LINE) or self._client_transport.congested:
-            return False  # another key order, or a slow client: the general path (with drain)
+        without a task, a parse (unless someone observes) or a re-serialization per update. A
+        client that falls behind holds the agent's reading back (`_keep_pace`), not the lane."""
+        if not line.startswith(UPDATE_LINE):
+            return False  # another key order: the general path
         if self.bus.active or self._awaited:
             try:
                 self._observe(json.loads(line).get("params"))
@@ -290,6 +292,12 @@ class AcpProxy:
                 return False
         asyncio.get_running_loop().call_soon(self._client_transport.write_line, line)
         return True
+
+    async def _keep_pace(self) -> None:
+        """After an update taken by the fast lane: while the client has more than the high-water
+        mark unread, the agent's next line waits (back-pressure reaches the agent through its
+        pipe, as it does when the client reads the agent directly)."""
+        await self._client_transport.keep_up()
 
     @staticmethod
     async def _forward(to: LineTransport, method: str, params: Any) -> None:
