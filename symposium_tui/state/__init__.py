@@ -18,35 +18,54 @@ Pure Python, no Textual. One module per reason to change:
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
-
-from symposium_tui.state.formatting import format_clock, format_duration
-from symposium_tui.state.messages import agent_name, message_parts, message_text
-from symposium_tui.state.notify import TOPICS
-from symposium_tui.state.records import (
-    AGENT_SOURCE,
-    CLIENT_SOURCE,
-    FINISHED_STATUSES,
-    PERMISSION_SOURCE,
-    DecisionRecord,
-    SessionRecord,
-    ToolEntry,
-)
-from symposium_tui.state.toolstore import ToolCallStore
 
 if TYPE_CHECKING:
     from symposium_tui.state.console_state import ConsoleState
+    from symposium_tui.state.formatting import format_clock, format_duration
+    from symposium_tui.state.messages import agent_name, message_parts, message_text
+    from symposium_tui.state.notify import TOPICS
+    from symposium_tui.state.records import (
+        AGENT_SOURCE,
+        CLIENT_SOURCE,
+        FINISHED_STATUSES,
+        PERMISSION_SOURCE,
+        DecisionRecord,
+        SessionRecord,
+        ToolEntry,
+    )
+    from symposium_tui.state.toolstore import ToolCallStore
+
+# Each name loads its module when first asked for: the console builds a light module of this
+# package (`fatigue`) before its first frame, and `ConsoleState` brings the bridge's event models
+# (pydantic) with it.
+_HOMES = {
+    "ConsoleState": "console_state",
+    "format_clock": "formatting",
+    "format_duration": "formatting",
+    "agent_name": "messages",
+    "message_parts": "messages",
+    "message_text": "messages",
+    "TOPICS": "notify",
+    "AGENT_SOURCE": "records",
+    "CLIENT_SOURCE": "records",
+    "FINISHED_STATUSES": "records",
+    "PERMISSION_SOURCE": "records",
+    "DecisionRecord": "records",
+    "SessionRecord": "records",
+    "ToolEntry": "records",
+    "ToolCallStore": "toolstore",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # `ConsoleState` reads the bridge's events (pydantic models): it loads when first asked for,
-    # so a light module of this package (`fatigue`, which the console builds before its first
-    # frame) does not bring pydantic with it.
-    if name == "ConsoleState":
-        from symposium_tui.state.console_state import ConsoleState
-
-        return ConsoleState
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
 
 
 __all__ = [
