@@ -40,6 +40,7 @@ from acp.connection import Connection
 from acp.exceptions import RequestError
 
 from bridge import events as ev
+from bridge.acp_lines import UPDATE_LINE, LineTransport
 from bridge.acp_updates import ToolCallTracker, read_update, record_tool
 from bridge.agent_names import agent_info_name
 from bridge.agents.launch import LaunchedAgent, LaunchError, launch
@@ -51,7 +52,7 @@ from bridge.tasks import TaskSupervisor
 log = logging.getLogger(__name__)
 
 PERMISSION = "session/request_permission"
-UPDATE_LINE = b'{"jsonrpc":"2.0","method":"session/update"'  # how the SDKs write it
+
 SESSION_OPENERS = ("session/new", "session/load", "session/resume", "session/fork")
 
 
@@ -65,114 +66,6 @@ class _Session:
     turn: str | None = None  # the running turn's event id (`<session>#<n>`)
     tools: ToolCallTracker = field(default_factory=ToolCallTracker)  # its calls not yet ended
     notices: list[str] = field(default_factory=list)  # denials, told at the next prompt
-
-
-class _Params(dict[str, Any]):
-    """A message's params as received, remembering the line they came in (to forward it as is)."""
-
-    line: bytes | None = None
-
-
-class _LineTransport:
-    """Newline-delimited JSON on asyncio streams, for the SDK's `Connection` (its message-level
-    transport seam): each message is written when it is sent — no queue, future and drain per
-    message as in the SDK's stdio sender, which a proxy forwarding every streamed update pays
-    twice — and a notification forwarded unchanged is written as the very line it arrived as."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader = reader
-        self._writer = writer
-        self._high_water = 1 << 20
-        self._out: list[bytes] = []
-        # Sees each received line first; True when it took the line (the streaming fast lane).
-        self.fast: Callable[[bytes], bool] | None = None
-
-    def _buffered(self) -> int:
-        transport = self._writer.transport
-        try:
-            return transport.get_write_buffer_size() if transport is not None else 0
-        except NotImplementedError:  # a transport without a buffer (in-memory streams)
-            return 0
-
-    @property
-    def congested(self) -> bool:
-        return self._buffered() > self._high_water
-
-    def write_line(self, line: bytes) -> None:
-        """Write a line now, from a loop callback: a peer that went away is not an error here
-        (its connection notices on its own)."""
-        with contextlib.suppress(ConnectionError, RuntimeError, OSError):
-            self._write(line if line.endswith(b"\n") else line + b"\n")
-
-    async def send(self, message: dict[str, Any]) -> None:
-        self._write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
-        await self._maybe_drain()
-
-    async def send_line(self, line: bytes) -> None:
-        self._write(line if line.endswith(b"\n") else line + b"\n")
-        await self._maybe_drain()
-
-    def _write(self, data: bytes) -> None:
-        # Lines written in one turn of the loop go out in one write (a streamed reply is many
-        # small lines); the order is the order of the calls.
-        if self._writer.is_closing():
-            raise ConnectionError("Connection closed")
-        self._out.append(data)
-        if len(self._out) == 1:
-            asyncio.get_running_loop().call_soon(self._flush)
-
-    def _flush(self) -> None:
-        data = b"".join(self._out)
-        self._out.clear()
-        with contextlib.suppress(ConnectionError, RuntimeError, OSError):
-            self._writer.write(data)
-
-    async def _maybe_drain(self) -> None:
-        if self._out:
-            self._flush()
-        if self._buffered() > self._high_water:
-            await self._writer.drain()  # back-pressure only when the peer falls behind
-
-    async def receive(self) -> dict[str, Any] | None:
-        while True:
-            try:
-                line = await self._reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                line = exc.partial
-                if not line.strip():
-                    return None
-            except asyncio.LimitOverrunError as exc:
-                chunks = [await self._reader.readexactly(exc.consumed)]
-                while True:  # an oversized message: read it whole
-                    try:
-                        chunks.append(await self._reader.readuntil(b"\n"))
-                        break
-                    except asyncio.LimitOverrunError as more:
-                        chunks.append(await self._reader.readexactly(more.consumed))
-                line = b"".join(chunks)
-            if not line.strip():
-                continue
-            if self.fast is not None and self.fast(line):
-                continue
-            try:
-                message = json.loads(line)
-            except ValueError:
-                log.warning("dropped a line that is not JSON: %.200r", line)
-                continue
-            if not isinstance(message, dict):
-                continue
-            params = message.get("params")
-            if "id" not in message and isinstance(params, dict):
-                wrapped = _Params(params)
-                wrapped.line = line
-                message["params"] = wrapped
-            return message
-
-    async def close(self) -> None:
-        if self._out:
-            self._flush()
-        with contextlib.suppress(Exception):
-            self._writer.close()
 
 
 def _prompt_text(blocks: Any) -> str:
@@ -264,8 +157,8 @@ class AcpProxy:
         self.client_info: dict[str, Any] | None = None
         self.client: Connection | None = None
         self.agent: Connection | None = None
-        self._client_transport: _LineTransport
-        self._agent_transport: _LineTransport
+        self._client_transport: LineTransport
+        self._agent_transport: LineTransport
         self.launched: LaunchedAgent | None = None
         self.sessions: dict[str, _Session] = {}
         self._started: asyncio.Task[None] | None = None
@@ -306,7 +199,7 @@ class AcpProxy:
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Serve the client on (reader, writer) until it closes its end; then stop the agent."""
         self._started = self._tasks.start(self._start_agent(), name="start the agent")
-        self._client_transport = _LineTransport(reader, writer)
+        self._client_transport = LineTransport(reader, writer)
         self.client = Connection(self._from_client, self._client_transport, listening=False)
         try:
             await self.client.main_loop()
@@ -322,8 +215,9 @@ class AcpProxy:
             self.bus.publish(event)
 
         self.launched = await launch(self.spec, cwd=self.cwd, on_stderr=on_stderr)
-        self._agent_transport = _LineTransport(self.launched.reader, self.launched.writer)
+        self._agent_transport = LineTransport(self.launched.reader, self.launched.writer)
         self._agent_transport.fast = self._fast_update
+        self._agent_transport.pace = self._keep_pace
         self.agent = Connection(self._from_agent, self._agent_transport)
         if self.launched.process is not None:
             self._watch = self._tasks.start(
@@ -387,9 +281,10 @@ class AcpProxy:
         """The streaming fast lane: a `session/update` goes to the client as the line it came in,
         from a loop callback — the very place in the loop's FIFO where the SDK would have started
         a task to forward it, so the order against everything else the agent sent is the same,
-        without a task, a parse (unless someone observes) or a re-serialization per update."""
-        if not line.startswith(UPDATE_LINE) or self._client_transport.congested:
-            return False  # another key order, or a slow client: the general path (with drain)
+        without a task, a parse (unless someone observes) or a re-serialization per update. A
+        client that falls behind holds the agent's reading back (`_keep_pace`), not the lane."""
+        if not line.startswith(UPDATE_LINE):
+            return False  # another key order: the general path
         if self.bus.active or self._awaited or self.bridge.approvals.keeps_always(self.name):
             try:
                 self._observe(json.loads(line).get("params"))
@@ -398,8 +293,14 @@ class AcpProxy:
         asyncio.get_running_loop().call_soon(self._client_transport.write_line, line)
         return True
 
+    async def _keep_pace(self) -> None:
+        """After an update taken by the fast lane: while the client has more than the high-water
+        mark unread, the agent's next line waits (back-pressure reaches the agent through its
+        pipe, as it does when the client reads the agent directly)."""
+        await self._client_transport.keep_up()
+
     @staticmethod
-    async def _forward(to: _LineTransport, method: str, params: Any) -> None:
+    async def _forward(to: LineTransport, method: str, params: Any) -> None:
         """A notification to the other side: the line it came in, when there is one."""
         line = getattr(params, "line", None)
         if line is not None:

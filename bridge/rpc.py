@@ -169,6 +169,17 @@ class JsonRpcPeer:
         except (ConnectionError, RuntimeError, OSError):
             self.closed = True
 
+    async def _keep_up(self) -> None:
+        """A request's handler ends when its reader has kept up (back-pressure), without
+        flushing first: what the handler wrote last and its answer go out in one write, a
+        reader's wake-up fewer per request."""
+        if self.closed:
+            return
+        try:
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError, OSError):
+            self.closed = True
+
     # --- reading -------------------------------------------------------------------------------
 
     async def serve(self, preread: list[bytes] | None = None) -> None:
@@ -272,6 +283,7 @@ class JsonRpcPeer:
     async def _answer(self, handler: RequestHandler, method: str, id_: Any, params: Any) -> None:
         try:
             await self._handle(handler, method, id_, params)
+            await self._keep_up()
         finally:
             left = self._unanswered.pop((method, id_), 1) - 1
             if left:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bridge import events as ev
+from bridge.acp_lines import LineTransport
 from bridge.acp_updates import ToolCallTracker, read_update, record_tool
 from bridge.history import Decision, DecisionKind
 from bridge.protocol import (
@@ -728,6 +729,32 @@ class AgentSession:
                     turn.stream.on_agent_tool_call(update)
             self._emit(turn, {"type": "text", "value": reading.rendered})
 
+    def _take_chunk(self, message: dict[str, Any]) -> bool:
+        """A `session/update` of this session streaming text (`agent_message_chunk` of a text
+        block), read as the JSON object it came in: no task, model or tracing span of the SDK's
+        per chunk. It is read from a loop callback, where the SDK would have started the task that
+        calls `_AcpClient.session_update`, so it keeps its place among the agent's messages (the
+        prompt's response is read after it). Anything else goes to the SDK."""
+        params = message.get("params")
+        if message.get("method") != "session/update" or "id" in message:
+            return False
+        if self.acp_session_id is None or not isinstance(params, dict):
+            return False
+        if params.get("sessionId") != self.acp_session_id:
+            return False
+        update = params.get("update")
+        if not isinstance(update, dict) or update.get("sessionUpdate") != "agent_message_chunk":
+            return False
+        content = update.get("content")
+        if (
+            not isinstance(content, dict)
+            or content.get("type") != "text"
+            or not isinstance(content.get("text"), str)
+        ):
+            return False
+        asyncio.get_running_loop().call_soon(self.on_update, update)
+        return True
+
     def _emit(self, turn: Turn, part: dict[str, Any]) -> None:
         stream = turn.stream
         if stream is None or stream.done:
@@ -1074,9 +1101,13 @@ class AgentSession:
         self._secrets = agent.secrets  # launch() redacts them from stderr already
         self.process = agent.process
         self._closer = None if agent.process is not None else agent.close
-        # The SDK looks the client's methods up by name; ours leaves out the optional ones.
+        # The SDK looks the client's methods up by name; ours leaves out the optional ones. Its
+        # connection runs on our line transport, which hands a streamed text chunk straight to
+        # this session (`_take_chunk`).
         client = _AcpClient(self)
-        self.conn = acp.connect_to_agent(client, agent.writer, agent.reader)  # type: ignore[arg-type]
+        transport = LineTransport(agent.reader, agent.writer, keep_lines=False)
+        transport.take = self._take_chunk
+        self.conn = acp.connect_to_agent(client, transport)  # type: ignore[arg-type]
         init = await asyncio.wait_for(
             self._until_agent_exits(
                 self.conn.initialize(

@@ -57,13 +57,13 @@ from typing import TYPE_CHECKING, Any
 from bridge.agent_table import AgentTableError, check_agent
 from bridge.agent_table import describe as _describe
 from bridge.paths import settings_path
-from bridge.rules import Rule, RuleError
 
 if TYPE_CHECKING:
     import tomlkit
     import tomlkit.items
 
     from bridge.approvals import Policy
+    from bridge.rules import Rule
 
 __all__ = [
     "NEW_FILE_HEADER",
@@ -490,6 +490,10 @@ def _agent_from(agent_id: str, entry: Any, warnings: list[str]) -> AgentConfig:
 
 
 def _rule_from(index: int, entry: Any) -> Rule:
+    # The rules module (and the shell parser it uses) loads with the first rule read: a console
+    # with no rules draws its first frame without it.
+    from bridge.rules import Rule, RuleError
+
     base: KeyPath = ("rules", index)
     if not isinstance(entry, dict):
         raise _SchemaError(base, f"expected a table (a [[rules]] entry), not {_describe(entry)}")
@@ -1133,6 +1137,8 @@ def _rules_at(doc: tomlkit.TOMLDocument, index: int, expect: Rule | None) -> Any
         raise IndexError(
             f"there is no rule {index + 1} (the file has {0 if rules is None else len(rules)})"
         )
+    from bridge.rules import Rule
+
     if expect is not None and Rule.from_dict(dict(rules[index])).to_dict() != expect.to_dict():
         raise ValueError(f"rule {index + 1} is no longer {expect.describe()!r}; the file changed")
     return rules

@@ -137,8 +137,8 @@ class VscodeLmEndpoint:
                 else:
                     stream.cancel()
             raise
+        # The answer follows in the same write (the peer waits for a slow reader after it).
         notify("lm/responseComplete", {"requestId": request_id})
-        await peer.drain()
         return {}
 
     def cancel(self, params: Any) -> None:

@@ -330,3 +330,21 @@ def test_registry_commands_as_the_extension_spawns_them_import_no_parser_setting
     assert (
         _loaded(modules, ("argparse", "bridge.settings", "bridge.rules", "symposium_tui.cli")) == []
     )
+
+
+def test_the_console_builds_its_first_frame_without_pydantic_or_the_rules():
+    """What runs before the first frame — the console's modules, its settings read (a first start:
+    no rules), the app built — loads neither pydantic (the bridge's event models come with the
+    bridge, after the frame) nor the approval rules and their shell parser (with the first rule)."""
+    result = loaded_after(
+        "from bridge.settings import Settings\n"
+        "        import symposium_tui.host\n"
+        "        from symposium_tui.app import SymposiumApp\n"
+        "        Settings.load_quietly()\n"
+        "        SymposiumApp(connect=lambda: None)",
+        setup="import os, tempfile; os.environ['SYMPOSIUM_CONFIG_DIR'] = tempfile.mkdtemp()",
+    )
+    for heavy in ("pydantic", "pydantic_core", "acp", "mcp"):
+        assert heavy not in result["top"], f"the console's first frame imported {heavy}"
+    early = ("bridge.events", "bridge.rules", "bridge.shell", "symposium_tui.state.console_state")
+    assert [m for m in result["modules"] if m in early] == []

@@ -8,7 +8,14 @@ from rich.color import Color as RichColor
 from rich.color import ColorSystem
 from textual.color import Color
 
-from symposium_tui.themes import ThemeFileError, load_themes, parse_theme, variable_defaults
+from symposium_tui.themes import (
+    BUNDLED_DIR,
+    ThemeFileError,
+    load_theme_file,
+    load_themes,
+    parse_theme,
+    variable_defaults,
+)
 
 BUNDLED = load_themes().themes
 
@@ -62,6 +69,14 @@ def test_the_console_ships_dark_light_high_contrast_and_terminal_palette_themes(
     terminal = BUNDLED["symposium-terminal"]
     assert terminal.ansi and terminal.background == "ansi_default"  # the terminal's own palette
     assert load_themes().errors == []
+
+
+def test_every_bundled_theme_builds_its_colour_system():
+    """The console skips this check for its own themes at start-up: it is made here."""
+    checked = {
+        load_theme_file(path, check_colours=True).name for path in BUNDLED_DIR.glob("*.toml")
+    }
+    assert checked == set(BUNDLED)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, t in BUNDLED.items() if not t.ansi))

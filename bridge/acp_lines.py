@@ -1,0 +1,151 @@
+"""Newline-delimited JSON-RPC on asyncio streams for the ACP SDK's `Connection`, through its
+message-level transport seam (`acp._transport.Transport`: `send`, `receive`, `close`).
+
+Both ends the bridge drives an agent from use it: the ACP front door (`bridge.acp_proxy`, on the
+client's side and the agent's) and the stateless doors' agent sessions (`bridge.sessions`). What
+it saves over the SDK's own stdio transport is per message, and a streamed reply is thousands of
+messages: no queue, future and drain per message sent (lines written in one turn of the loop go
+out in one write; back-pressure only when the peer falls behind), and two hooks that let the
+owner take a received message before the SDK does — `fast` sees the raw line (the proxy forwards
+an update as the very line it came in), `take` the decoded message (a session reads a streamed
+text chunk without the SDK's task, model and tracing span per notification), and `pace` is
+awaited after the fast lane took a line (the proxy waits there for a slow client). A hook that
+takes a message must handle it from a loop callback (`call_soon`), the place in the loop's FIFO where the
+SDK would have started its task, so the order against everything else the agent sent holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# How the SDKs (Python, TypeScript, Rust) write a `session/update` notification's first keys.
+UPDATE_LINE = b'{"jsonrpc":"2.0","method":"session/update"'
+
+
+class Params(dict[str, Any]):
+    """A message's params as received, remembering the line they came in (to forward it as is)."""
+
+    line: bytes | None = None
+
+
+class LineTransport:
+    """Newline-delimited JSON on asyncio streams, for the SDK's `Connection` (its message-level
+    transport seam): each message is written when it is sent — no queue, future and drain per
+    message as in the SDK's stdio sender, which a proxy forwarding every streamed update pays
+    twice — and a notification forwarded unchanged is written as the very line it arrived as."""
+
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, keep_lines: bool = True
+    ) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._keep_lines = keep_lines  # a notification's params remember their line (`Params`)
+        self._high_water = 1 << 20
+        self._out: list[bytes] = []
+        # Sees each received line first; True when it took the line (the streaming fast lane).
+        self.fast: Callable[[bytes], bool] | None = None
+        # Sees each decoded message next; True when it took the message.
+        self.take: Callable[[dict[str, Any]], bool] | None = None
+        # Awaited after `fast` took a line, before the next is read: the owner's back-pressure.
+        self.pace: Callable[[], Awaitable[None]] | None = None
+
+    def _buffered(self) -> int:
+        transport = self._writer.transport
+        try:
+            return transport.get_write_buffer_size() if transport is not None else 0
+        except NotImplementedError:  # a transport without a buffer (in-memory streams)
+            return 0
+
+    def write_line(self, line: bytes) -> None:
+        """Write a line now, from a loop callback: a peer that went away is not an error here
+        (its connection notices on its own)."""
+        with contextlib.suppress(ConnectionError, RuntimeError, OSError):
+            self._write(line if line.endswith(b"\n") else line + b"\n")
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self._write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
+        await self._maybe_drain()
+
+    async def send_line(self, line: bytes) -> None:
+        self._write(line if line.endswith(b"\n") else line + b"\n")
+        await self._maybe_drain()
+
+    def _write(self, data: bytes) -> None:
+        # Lines written in one turn of the loop go out in one write (a streamed reply is many
+        # small lines); the order is the order of the calls.
+        if self._writer.is_closing():
+            raise ConnectionError("Connection closed")
+        self._out.append(data)
+        if len(self._out) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        data = b"".join(self._out)
+        self._out.clear()
+        with contextlib.suppress(ConnectionError, RuntimeError, OSError):
+            self._writer.write(data)
+
+    async def keep_up(self) -> None:
+        """Wait while the peer has more than the high-water mark unread (lines written from loop
+        callbacks, as the fast lane writes them, are not waited for one by one)."""
+        if self._buffered() > self._high_water:
+            with contextlib.suppress(ConnectionError, RuntimeError, OSError):
+                await self._writer.drain()
+
+    async def _maybe_drain(self) -> None:
+        if self._out:
+            self._flush()
+        if self._buffered() > self._high_water:
+            await self._writer.drain()  # back-pressure only when the peer falls behind
+
+    async def receive(self) -> dict[str, Any] | None:
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                line = exc.partial
+                if not line.strip():
+                    return None
+            except asyncio.LimitOverrunError as exc:
+                chunks = [await self._reader.readexactly(exc.consumed)]
+                while True:  # an oversized message: read it whole
+                    try:
+                        chunks.append(await self._reader.readuntil(b"\n"))
+                        break
+                    except asyncio.LimitOverrunError as more:
+                        chunks.append(await self._reader.readexactly(more.consumed))
+                line = b"".join(chunks)
+            if not line.strip():
+                continue
+            if self.fast is not None and self.fast(line):
+                if self.pace is not None:
+                    await self.pace()
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                log.warning("dropped a line that is not JSON: %.200r", line)
+                continue
+            if not isinstance(message, dict):
+                continue
+            if self.take is not None and self.take(message):
+                continue
+            params = message.get("params")
+            if self._keep_lines and "id" not in message and isinstance(params, dict):
+                wrapped = Params(params)
+                wrapped.line = line
+                message["params"] = wrapped
+            return message
+
+    async def close(self) -> None:
+        if self._out:
+            self._flush()
+        with contextlib.suppress(Exception):
+            self._writer.close()

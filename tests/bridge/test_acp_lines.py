@@ -1,0 +1,72 @@
+"""The line transport under the SDK's connection (`bridge/acp_lines.py`): its hooks, on real
+asyncio streams (a fed `StreamReader` in, an OS pipe out)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+
+from bridge.acp_lines import UPDATE_LINE, LineTransport
+
+
+def update(n: int) -> bytes:
+    return UPDATE_LINE + b',"params":{"n":%d}}\n' % n
+
+
+async def pipe_writer() -> tuple[asyncio.StreamWriter, int]:
+    read_fd, write_fd = os.pipe()
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.connect_write_pipe(
+        lambda: asyncio.streams.FlowControlMixin(loop), os.fdopen(write_fd, "wb")
+    )
+    return asyncio.StreamWriter(transport, protocol, None, loop), read_fd
+
+
+async def test_a_line_the_fast_lane_took_is_paced_before_the_next_is_read():
+    """The owner's `pace` runs after each line `fast` took and before the next line is read:
+    a client that falls behind holds the agent's reading back."""
+    reader = asyncio.StreamReader()
+    for n in range(3):
+        reader.feed_data(update(n))
+    reader.feed_eof()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer)
+    seen: list[str] = []
+
+    def fast(line: bytes) -> bool:
+        seen.append(f"line {json.loads(line)['params']['n']}")
+        return True
+
+    async def pace() -> None:
+        seen.append("pace")
+
+    transport.fast = fast
+    transport.pace = pace
+    assert await transport.receive() is None  # all three taken, then the end of the input
+    assert seen == ["line 0", "pace", "line 1", "pace", "line 2", "pace"]
+    await transport.close()
+    os.close(read_fd)
+
+
+async def test_take_sees_the_decoded_message_and_what_it_leaves_reaches_the_connection():
+    reader = asyncio.StreamReader()
+    reader.feed_data(update(1) + b'{"jsonrpc":"2.0","id":7,"result":{}}\n' + update(2))
+    reader.feed_eof()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer, keep_lines=False)
+    taken: list[int] = []
+
+    def take(message: dict) -> bool:
+        if message.get("method") == "session/update":
+            taken.append(message["params"]["n"])
+            return True
+        return False
+
+    transport.take = take
+    assert await transport.receive() == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    assert taken == [1]
+    assert await transport.receive() is None
+    assert taken == [1, 2]
+    await transport.close()
+    os.close(read_fd)
