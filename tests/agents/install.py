@@ -223,9 +223,12 @@ def _bin(name: str) -> Path:
 def is_installed(name: str) -> bool:
     marker = _agent_dir(name) / _MARKER
     try:
-        return json.loads(marker.read_text()).get("spec") == AGENTS[name] and _bin(name).exists()
+        done = json.loads(marker.read_text())
     except (OSError, ValueError):
         return False
+    if name == "toad" and done.get("dir") != str(_agent_dir(name)):
+        return False  # its python3.14 names its loader by absolute path: a moved copy is broken
+    return bool(done.get("spec") == AGENTS[name] and _bin(name).exists())
 
 
 # -- locking and running -----------------------------------------------------------------------
@@ -369,20 +372,19 @@ _PYTHON_PROBE = (
 )
 
 
-def _apt_options(apt: Path) -> list[str]:
-    """apt-get options for a private apt: its own sources, lists, status (empty: nothing is
-    installed) and package cache under ``apt``, no lock on the system's."""
+def _apt_config(apt: Path, acquire: str) -> Path:
+    """A configuration for a private apt under ``apt``: its own sources, lists, status (empty:
+    nothing is installed) and package cache, no lock on the system's, none of the system's
+    configuration (no ``apt.conf.d`` hooks) but for ``acquire``, how the system's apt reaches
+    the archive (``apt-config dump Acquire``: proxies, date checks — the archive mirror here is
+    a snapshot whose Release files are past their Valid-Until). Passed as ``APT_CONFIG``."""
     options = {
+        "Dir::Etc::main": "/dev/null",
+        "Dir::Etc::parts": apt / "etc" / "apt.conf.d",
         "Dir::Etc": apt / "etc",
-        "Dir::Etc::sourcelist": "sources.list",
-        "Dir::Etc::sourceparts": "sources.list.d",
-        "Dir::Etc::preferences": "preferences",
-        "Dir::Etc::preferencesparts": "preferences.d",
         "Dir::State": apt / "state",
-        "Dir::State::lists": "lists",
         "Dir::State::status": apt / "status",
         "Dir::Cache": apt / "cache",
-        "Dir::Cache::archives": "archives",
         "Dir::Cache::pkgcache": "",
         "Dir::Cache::srcpkgcache": "",
         "APT::Architecture": "amd64",
@@ -391,7 +393,12 @@ def _apt_options(apt: Path) -> list[str]:
         "APT::Sandbox::User": "root",
         "Debug::NoLocking": "true",
     }
-    return [f"-o{key}={value}" for key, value in options.items()]
+    lines = [f'{key} "{value}";' for key, value in options.items()]
+    # Not the index targets: they would add the system's extra indexes (DEP-11, …).
+    lines += [line for line in acquire.splitlines() if not line.startswith("Acquire::IndexTargets")]
+    config = apt / "apt.conf"
+    config.write_text("\n".join(lines) + "\n")
+    return config
 
 
 def _debian_python(dest: Path, log: list[str]) -> Path:
@@ -402,25 +409,36 @@ def _debian_python(dest: Path, log: list[str]) -> Path:
             f"Toad's CPython 3.14 is unpacked from Debian's amd64 packages; this is "
             f"{sys.platform} {os.uname().machine}"
         )
-    apt_get, dpkg_deb = shutil.which("apt-get"), shutil.which("dpkg-deb")
-    if apt_get is None or dpkg_deb is None or not Path(DEBIAN_KEYRING).exists():
+    apt_get, apt_config, dpkg_deb = map(shutil.which, ("apt-get", "apt-config", "dpkg-deb"))
+    if apt_get is None or apt_config is None or dpkg_deb is None:
         raise InstallUnsupported(
             "Toad's CPython 3.14 is unpacked from Debian's packages: this machine has no "
-            f"apt-get, dpkg-deb or {DEBIAN_KEYRING}"
+            "apt-get, apt-config or dpkg-deb"
         )
+    if not Path(DEBIAN_KEYRING).exists():
+        raise InstallUnsupported(f"no Debian archive keyring ({DEBIAN_KEYRING}) on this machine")
     apt = dest / "apt"
-    for sub in ("etc/sources.list.d", "etc/preferences.d", "state/lists/partial"):
+    for sub in (
+        "etc/apt.conf.d",
+        "etc/sources.list.d",
+        "etc/preferences.d",
+        "state/lists/partial",
+        "cache/archives/partial",
+    ):
         (apt / sub).mkdir(parents=True, exist_ok=True)
-    (apt / "cache" / "archives" / "partial").mkdir(parents=True, exist_ok=True)
     (apt / "etc" / "sources.list").write_text(
         f"deb [signed-by={DEBIAN_KEYRING}] {DEBIAN_MIRROR} {DEBIAN_SUITE} main\n"
     )
     (apt / "status").touch()
-    options = _apt_options(apt)
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C"}
-    _run([apt_get, *options, "-q", "update"], log, env=env, timeout=300)
+    env = {
+        **os.environ,
+        "APT_CONFIG": str(_apt_config(apt, _run([apt_config, "dump", "Acquire"], log))),
+        "DEBIAN_FRONTEND": "noninteractive",
+        "LC_ALL": "C",
+    }
+    _run([apt_get, "-q", "update"], log, env=env, timeout=300)
     _run(
-        [apt_get, *options, "-q", "--yes", "--download-only", "install", *DEBIAN_PACKAGES],
+        [apt_get, "-q", "--yes", "--download-only", "install", *DEBIAN_PACKAGES],
         log,
         env=env,
         timeout=300,
@@ -538,7 +556,7 @@ def install(name: str, *, force: bool = False, quiet: bool = True) -> Path:
             shutil.rmtree(dest, ignore_errors=True)
             raise
         seconds = round(time.monotonic() - started, 1)
-        marker = {"spec": AGENTS[name], "seconds": seconds, "at": _now_iso()}
+        marker = {"spec": AGENTS[name], "seconds": seconds, "at": _now_iso(), "dir": str(dest)}
         (dest / _MARKER).write_text(json.dumps(marker) + "\n")
         if not quiet:
             print(f"installed {name} in {seconds} s", file=sys.stderr, flush=True)
