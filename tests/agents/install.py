@@ -2,7 +2,7 @@
 
 Usage::
 
-    python tests/agents/install.py [fast-agent] [claude] [gemini] [frameworks] [acpx] [codex-acp]
+    python tests/agents/install.py [fast-agent] [claude] [gemini] [frameworks] [acpx] [codex-acp] [toad]
     # no names: fast-agent claude
 
 or from Python::
@@ -14,12 +14,13 @@ or from Python::
 
 Everything lands under ``$SYMPOSIUM_TEST_AGENTS_DIR`` (default ``<repo>/.cache/agents``, which is
 gitignored): ``fast-agent/venv`` (a Python >= 3.12 venv), ``claude/node_modules``,
-``gemini/node_modules``. Each agent's directory holds a ``.installed`` marker naming what was
+``gemini/node_modules``, ``toad/venv`` (on a CPython 3.14 unpacked from Debian's unstable suite
+into ``toad/root``: see ``_debian_python``). Each agent's directory holds a ``.installed`` marker naming what was
 installed; a pin change reinstalls. An ``fcntl`` lock per agent keeps two pytest workers (or two
 shells) from installing at once. The launch helpers install on first use too.
 
-Only the package registries are reached (PyPI through pip, npm through npm); nothing here
-downloads anything else.
+Only the package registries are reached (PyPI through pip, npm through npm, Debian's archive through
+apt-get); nothing here downloads anything else, and nothing is installed on the system.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "AGENTS",
     "AgentLaunch",
     "InstallError",
+    "InstallUnsupported",
     "acpx",
     "agents_dir",
     "claude_agent",
@@ -54,6 +56,7 @@ __all__ = [
     "install",
     "install_many",
     "is_installed",
+    "toad",
 ]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,6 +77,8 @@ ACPX_VERSION = "0.19.1"
 # Codex through Zed's ACP adapter: the npm package ships the adapter's binary (with Codex built in)
 # as an optional dependency per platform (`@zed-industries/codex-acp-linux-x64`).
 CODEX_ACP_VERSION = "0.16.0"
+# Toad, the terminal ACP client (not an agent either): it needs CPython >= 3.14.
+TOAD_VERSION = "0.6.20"
 
 #: Not an agent: the third-party OpenAI *client* frameworks the OpenAI front door is tested with
 #: (tests/bridge/openai/frameworks/), in a venv of their own so that the project's venv stays lean.
@@ -88,6 +93,7 @@ AGENTS = {
     "claude-code": f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
     "codex": f"@openai/codex@{CODEX_VERSION}",
     "codex-acp": f"@zed-industries/codex-acp@{CODEX_ACP_VERSION}",
+    "toad": f"batrachian-toad=={TOAD_VERSION}",
 }
 DEFAULT_AGENTS = ("fast-agent", "claude")
 
@@ -145,6 +151,35 @@ typing-inspection==0.4.5 typing_extensions==4.16.0 urllib3==2.8.0 uuid_utils==0.
 uvicorn==0.54.0 websockets==16.1.1 xxhash==4.1.0 zstandard==0.25.0
 """
 
+# The resolution of batrachian-toad 0.6.20 verified working here (CPython 3.14).
+_TOAD_CONSTRAINTS = """
+aiohappyeyeballs==2.7.1 aiohttp==3.14.5 aiohttp-jinja2==1.6 aiosignal==1.4.0 aiosqlite==0.22.1
+anyio==4.14.2 attrs==26.1.0 bashlex==0.18 certifi==2026.10.19.post1 click==8.4.0
+format-currency==0.0.10 frozenlist==1.8.0 h11==0.16.0 httpcore==1.0.9 httpx==0.28.1 idna==3.20
+jeepney==0.9.0 Jinja2==3.1.6 linkify-it-py==2.2.0 loguru==0.6.0 markdown-it-py==4.3.0
+MarkupSafe==3.0.4 mdit-py-plugins==0.7.0 mdurl==0.1.2 multidict==7.2.1 notify_py==0.3.43
+packaging==26.2 pathspec==1.1.1 platformdirs==4.9.6 propcache==0.5.4 psutil==7.2.2
+Pygments==2.21.0 pyperclip==1.11.0 rich==15.0.0 setproctitle==1.3.7 textual==8.2.7
+textual-diff-view==0.1.5 textual-serve==1.1.3 textual-speedups==0.2.1 tree-sitter==0.26.1
+tree-sitter-bash==0.25.1 tree-sitter-css==0.25.0 tree-sitter-go==0.25.0 tree-sitter-html==0.23.2
+tree-sitter-java==0.23.5 tree-sitter-javascript==0.25.0 tree-sitter-json==0.24.8
+tree-sitter-markdown==0.5.4 tree-sitter-python==0.25.0 tree-sitter-regex==0.25.0
+tree-sitter-rust==0.24.2 tree-sitter-sql==0.3.13 tree-sitter-toml==0.7.0 tree-sitter-xml==0.7.0
+tree-sitter-yaml==0.7.2 typeguard==4.5.2 typing_extensions==4.15.0 watchdog==6.0.0
+xdg-base-dirs==6.0.3 yarl==1.25.1
+"""
+
+#: Where Toad's CPython 3.14 comes from. No suite of this Debian release (bookworm) has one, so
+#: it is unpacked from the unstable suite into the cache, never installed: its own apt state, its
+#: own sources list, ``dpkg-deb --extract``. Unstable's python3.14 needs glibc >= 2.42 (bookworm
+#: has 2.36), so the interpreter runs on unstable's own loader and C library, unpacked beside it
+#: (``patchelf``, also from unstable, sets the interpreter and the rpath): nothing else on the
+#: machine sees them. Unversioned on purpose: unstable keeps only its newest builds.
+DEBIAN_MIRROR = "http://deb.debian.org/debian"
+DEBIAN_SUITE = "unstable"
+DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
+DEBIAN_PACKAGES = ("python3.14", "python3-pip-whl", "patchelf")
+
 _MARKER = ".installed"
 
 
@@ -154,6 +189,11 @@ class InstallError(RuntimeError):
     def __init__(self, message: str, output: str = "") -> None:
         super().__init__(f"{message}\n{output}" if output else message)
         self.output = output
+
+
+class InstallUnsupported(InstallError):
+    """This machine cannot run the agent at all (another architecture, no Debian tools, a kernel
+    too old for the C library it needs), as opposed to an install that failed."""
 
 
 @dataclass
@@ -191,15 +231,19 @@ def _bin(name: str) -> Path:
         "claude-code": d / "node_modules" / ".bin" / "claude",
         "codex": d / "node_modules" / ".bin" / "codex",
         "codex-acp": d / "node_modules" / ".bin" / "codex-acp",
+        "toad": d / "venv" / "bin" / "toad",
     }[name]
 
 
 def is_installed(name: str) -> bool:
     marker = _agent_dir(name) / _MARKER
     try:
-        return json.loads(marker.read_text()).get("spec") == AGENTS[name] and _bin(name).exists()
+        done = json.loads(marker.read_text())
     except (OSError, ValueError):
         return False
+    if name == "toad" and done.get("dir") != str(_agent_dir(name)):
+        return False  # its python3.14 names its loader by absolute path: a moved copy is broken
+    return bool(done.get("spec") == AGENTS[name] and _bin(name).exists())
 
 
 # -- locking and running -----------------------------------------------------------------------
@@ -335,6 +379,140 @@ def frameworks_python() -> str:
     return str(_bin("frameworks"))
 
 
+# -- CPython 3.14 from Debian unstable, for Toad ------------------------------------------------
+_PYTHON_PROBE = (
+    "import sys, ssl, sqlite3, ctypes, lzma, bz2, zlib, hashlib, asyncio, pty; "
+    "assert sys.version_info >= (3, 14), sys.version; "
+    "print(sys.version.split()[0], ssl.OPENSSL_VERSION)"
+)
+
+
+def _apt_config(apt: Path, acquire: str) -> Path:
+    """A configuration for a private apt under ``apt``: its own sources, lists, status (empty:
+    nothing is installed) and package cache, no lock on the system's, none of the system's
+    configuration (no ``apt.conf.d`` hooks) but for ``acquire``, how the system's apt reaches
+    the archive (``apt-config dump Acquire``: proxies, date checks — the archive mirror here is
+    a snapshot whose Release files are past their Valid-Until). Passed as ``APT_CONFIG``."""
+    options = {
+        "Dir::Etc::main": "/dev/null",
+        "Dir::Etc::parts": apt / "etc" / "apt.conf.d",
+        "Dir::Etc": apt / "etc",
+        "Dir::State": apt / "state",
+        "Dir::State::status": apt / "status",
+        "Dir::Cache": apt / "cache",
+        "Dir::Cache::pkgcache": "",
+        "Dir::Cache::srcpkgcache": "",
+        "APT::Architecture": "amd64",
+        "APT::Architectures": "amd64",
+        "APT::Install-Recommends": "false",
+        "APT::Sandbox::User": "root",
+        "Debug::NoLocking": "true",
+    }
+    lines = [f'{key} "{value}";' for key, value in options.items()]
+    # Not the index targets: they would add the system's extra indexes (DEP-11, …).
+    lines += [line for line in acquire.splitlines() if not line.startswith("Acquire::IndexTargets")]
+    config = apt / "apt.conf"
+    config.write_text("\n".join(lines) + "\n")
+    return config
+
+
+def _debian_python(dest: Path, log: list[str]) -> Path:
+    """Unpack Debian unstable's CPython 3.14 (and the libraries it links, its loader and C library
+    included) into ``dest/root``, make it run on that loader, check it; return its path."""
+    if sys.platform != "linux" or os.uname().machine != "x86_64":
+        raise InstallUnsupported(
+            f"Toad's CPython 3.14 is unpacked from Debian's amd64 packages; this is "
+            f"{sys.platform} {os.uname().machine}"
+        )
+    apt_get, apt_config, dpkg_deb = map(shutil.which, ("apt-get", "apt-config", "dpkg-deb"))
+    if apt_get is None or apt_config is None or dpkg_deb is None:
+        raise InstallUnsupported(
+            "Toad's CPython 3.14 is unpacked from Debian's packages: this machine has no "
+            "apt-get, apt-config or dpkg-deb"
+        )
+    if not Path(DEBIAN_KEYRING).exists():
+        raise InstallUnsupported(f"no Debian archive keyring ({DEBIAN_KEYRING}) on this machine")
+    apt = dest / "apt"
+    for sub in (
+        "etc/apt.conf.d",
+        "etc/sources.list.d",
+        "etc/preferences.d",
+        "state/lists/partial",
+        "cache/archives/partial",
+    ):
+        (apt / sub).mkdir(parents=True, exist_ok=True)
+    (apt / "etc" / "sources.list").write_text(
+        f"deb [signed-by={DEBIAN_KEYRING}] {DEBIAN_MIRROR} {DEBIAN_SUITE} main\n"
+    )
+    (apt / "status").touch()
+    env = {
+        **os.environ,
+        "APT_CONFIG": str(_apt_config(apt, _run([apt_config, "dump", "Acquire"], log))),
+        "DEBIAN_FRONTEND": "noninteractive",
+        "LC_ALL": "C",
+    }
+    _run([apt_get, "-q", "update"], log, env=env, timeout=300)
+    _run(
+        [apt_get, "-q", "--yes", "--download-only", "install", *DEBIAN_PACKAGES],
+        log,
+        env=env,
+        timeout=300,
+    )
+    root = dest / "root"
+    debs = sorted((apt / "cache" / "archives").glob("*.deb"))
+    for deb in debs:
+        _run([dpkg_deb, "--extract", str(deb), str(root)], log)
+    (dest / "debian-packages.txt").write_text("".join(deb.name + "\n" for deb in debs))
+    shutil.rmtree(apt)  # the lists and the .debs (~30 MB) are not needed any more
+
+    lib = root / "usr" / "lib" / "x86_64-linux-gnu"
+    loader = lib / "ld-linux-x86-64.so.2"
+    python = root / "usr" / "bin" / "python3.14"
+    patchelf = root / "usr" / "bin" / "patchelf"
+    # patchelf is unstable's too, so it runs on the same loader, named explicitly. The rpath
+    # first, the interpreter second, in two runs: patchelf 0.18 doing both at once (or the
+    # interpreter first) writes a python3.14 that dies of SIGSEGV before main.
+    patch = [str(loader), "--library-path", str(lib), str(patchelf)]
+    try:
+        # DT_RPATH, which (unlike RUNPATH) also serves the libraries lib-dynload's modules need.
+        _run([*patch, "--force-rpath", "--set-rpath", str(lib), str(python)], log)
+        _run([*patch, "--set-interpreter", str(loader), str(python)], log)
+        _run([str(python), "-c", _PYTHON_PROBE], log)
+    except InstallError as exc:
+        if "kernel too old" in exc.output:
+            raise InstallUnsupported(
+                "the kernel is too old for Debian unstable's C library", exc.output
+            ) from exc
+        raise
+    return python
+
+
+def _install_toad(dest: Path, log: list[str]) -> None:
+    python = _debian_python(dest, log)
+    venv = dest / "venv"
+    _run([str(python), "-m", "venv", "--without-pip", str(venv)], log)
+    wheels = sorted((dest / "root" / "usr" / "share" / "python-wheels").glob("pip-*.whl"))
+    if not wheels:
+        raise InstallError("python3-pip-whl brought no pip wheel", "\n".join(log))
+    constraints = dest / "constraints.txt"
+    constraints.write_text("\n".join(_TOAD_CONSTRAINTS.split()) + "\n")
+    env = {**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    # pip runs from its wheel (as ensurepip does) and installs into the venv that runs it.
+    _run(
+        [
+            str(venv / "bin" / "python"),
+            f"{wheels[-1]}/pip",
+            "install",
+            "-q",
+            "-c",
+            str(constraints),
+            AGENTS["toad"],
+        ],
+        log,
+        env=env,
+    )
+
+
 def _install_npm(name: str, dest: Path, log: list[str]) -> None:
     npm = shutil.which("npm")
     if npm is None:
@@ -383,6 +561,8 @@ def install(name: str, *, force: bool = False, quiet: bool = True) -> Path:
                 _install_fast_agent(dest, log)
             elif name == "frameworks":
                 _install_frameworks(dest, log)
+            elif name == "toad":
+                _install_toad(dest, log)
             else:
                 _install_npm(name, dest, log)
             if not _bin(name).exists():
@@ -391,7 +571,7 @@ def install(name: str, *, force: bool = False, quiet: bool = True) -> Path:
             shutil.rmtree(dest, ignore_errors=True)
             raise
         seconds = round(time.monotonic() - started, 1)
-        marker = {"spec": AGENTS[name], "seconds": seconds, "at": _now_iso()}
+        marker = {"spec": AGENTS[name], "seconds": seconds, "at": _now_iso(), "dir": str(dest)}
         (dest / _MARKER).write_text(json.dumps(marker) + "\n")
         if not quiet:
             print(f"installed {name} in {seconds} s", file=sys.stderr, flush=True)
@@ -466,6 +646,47 @@ def acpx(home: Path) -> AgentLaunch:
     env = _base_env(home)
     _node_path(env)
     return AgentLaunch(str(_bin("acpx")), [], env)
+
+
+#: Toad's settings: no usage statistics, no desktop notifications or sounds.
+_TOAD_SETTINGS = {
+    "statistics": {"allow_collect": False},
+    "notifications": {"system": "never", "enable_sounds": False},
+}
+
+
+def toad(home: Path) -> AgentLaunch:
+    """Toad, the terminal ACP client (an ACP *client*: ``toad acp "<agent command>" <project>``),
+    for a real terminal (``TERM=xterm-256color``). ``home`` becomes ``$HOME`` and holds its XDG
+    config (settings written here: no statistics, no notifications), data and state. Its one
+    call out, a version check over HTTPS, goes to a proxy on a closed loopback port and fails
+    at once; loopback itself stays direct."""
+    install("toad")
+    home = Path(home)
+    config = home / ".config"
+    (config / "toad").mkdir(parents=True, exist_ok=True)
+    (config / "toad" / "toad.json").write_text(json.dumps(_TOAD_SETTINGS, indent=4) + "\n")
+    env = _base_env(home)
+    del env["NO_COLOR"]
+    env.update(
+        {
+            "TERM": "xterm-256color",
+            "XDG_CONFIG_HOME": str(config),
+            "XDG_DATA_HOME": str(home / ".local" / "share"),
+            "XDG_STATE_HOME": str(home / ".local" / "state"),
+            "HTTPS_PROXY": "http://127.0.0.1:9",
+            "HTTP_PROXY": "http://127.0.0.1:9",
+            "NO_PROXY": "127.0.0.1,localhost,::1",
+        }
+    )
+    return AgentLaunch(str(_bin("toad")), [], env)
+
+
+def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
+    """Claude Code through Zed's ACP adapter, talking to ``anthropic_base_url`` (a fake Messages
+    API). ``home`` becomes ``$HOME``; a fresh plugin blocklist is written into it so that Claude
+    Code does not try to fetch one."""
+    install("claude")
 
 
 def _claude_env(home: Path, anthropic_base_url: str) -> dict[str, str]:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 TMUX = shutil.which("tmux")
@@ -34,9 +35,10 @@ class Terminal:
         )
         return out.stdout
 
-    def start(self, *console_args: str) -> None:
-        """Run the console in window 0 (again, after it exited). Textual draws on the terminal
-        through stderr, so nothing is redirected: whatever it prints after exiting stays visible."""
+    def start(self, *console_args: str, width: int = 80, height: int = 24) -> None:
+        """Run the console in window 0 (again, after it exited), in a terminal of
+        `width`×`height`. Textual draws on the terminal through stderr, so nothing is redirected:
+        whatever it prints after exiting stays visible."""
         env = {
             "SYMPOSIUM_CONFIG_DIR": str(self.config),
             "SYMPOSIUM_RUNTIME_DIR": str(self.runtime),
@@ -65,15 +67,49 @@ class Terminal:
                 "new-session",
                 "-d",
                 "-x",
-                "80",
+                str(width),
                 "-y",
-                "24",
+                str(height),
                 "-s",
                 "console",
                 "-c",
                 str(self.home),
                 command,
             )
+
+    def launch(
+        self, argv: Sequence[str], env: Mapping[str, str], *, width: int = 80, height: int = 24
+    ) -> None:
+        """Run any program in window 0 (instead of the console) with exactly `env`, in a terminal
+        of `width`×`height`."""
+        command = " ".join(
+            [
+                "env",
+                "-i",
+                *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
+                *map(shlex.quote, argv),
+                ";",
+                "echo",
+                "PROGRAM-EXITED",
+                "$?",
+                ";",
+                "sleep",
+                "600",
+            ]
+        )
+        self.tmux(
+            "new-session",
+            "-d",
+            "-x",
+            str(width),
+            "-y",
+            str(height),
+            "-s",
+            "console",
+            "-c",
+            str(self.home),
+            command,
+        )
 
     def record_titles(self) -> Path:
         """Every title the console's pane is given from now on, a line each in the returned
