@@ -682,13 +682,6 @@ def toad(home: Path) -> AgentLaunch:
     return AgentLaunch(str(_bin("toad")), [], env)
 
 
-def claude_agent(home: Path, anthropic_base_url: str) -> AgentLaunch:
-    """Claude Code through Zed's ACP adapter, talking to ``anthropic_base_url`` (a fake Messages
-    API). ``home`` becomes ``$HOME``; a fresh plugin blocklist is written into it so that Claude
-    Code does not try to fetch one."""
-    install("claude")
-
-
 def _claude_env(home: Path, anthropic_base_url: str) -> dict[str, str]:
     """The environment Claude Code runs in offline: ``$HOME`` is ``home``, with a fresh plugin
     blocklist written into it so that Claude Code does not try to fetch one."""
