@@ -43,6 +43,8 @@ def audit_path() -> Path:
 
 def state_dir() -> Path:
     """What a console keeps for itself between runs (the audit heads it has seen)."""
+    from pathlib import Path
+
     explicit = os.environ.get("SYMPOSIUM_STATE_DIR")
     if explicit:
         return Path(explicit)

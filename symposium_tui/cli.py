@@ -11,6 +11,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from symposium_tui.closed_output import run_to_closed_output
+
 if TYPE_CHECKING:  # types only: importing this module costs the standard library alone
     from collections.abc import Awaitable, Callable
 
@@ -952,21 +954,7 @@ def _rules_cli() -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        code = _run(argv)
-        if sys.stdout is not None and not sys.stdout.closed:  # (the ACP SDK closes it)
-            sys.stdout.flush()  # what is still buffered fails here, not at exit
-    except BrokenPipeError:
-        if not _output_closed():
-            raise  # a pipe of the command's own (a socket, a child): a real error
-        # The reader of our output went away (`symposium-tui audit export | head`): end quietly,
-        # as the `signal` module's documentation (note on SIGPIPE) does it — what is still
-        # buffered goes to /dev/null, so the flush at exit cannot fail again — with EPIPE's 1.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-        return 1
-    return code
+    return run_to_closed_output(lambda: _run(argv))
 
 
 def _run(argv: list[str] | None) -> int:
@@ -980,16 +968,3 @@ def _run(argv: list[str] | None) -> int:
     _use_dirs(args)
     command = args.command or "console"
     return COMMANDS[command](args) or 0
-
-
-def _output_closed() -> bool:
-    """Standard output is a pipe or socket whose reader has gone."""
-    import select
-
-    try:
-        poll = select.poll()
-        poll.register(sys.stdout.fileno(), select.POLLOUT)
-        events = poll.poll(0)
-    except (OSError, ValueError, AttributeError):  # no stdout to look at: not what failed
-        return False
-    return any(mask & (select.POLLERR | select.POLLHUP) for _, mask in events)

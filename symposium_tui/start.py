@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     registry = registry_argv(args)
     if registry is not None:
         from bridge.registry import main as registry_main
+        from symposium_tui.closed_output import run_to_closed_output
 
-        return registry_main(registry)
+        return run_to_closed_output(lambda: registry_main(registry))
     from symposium_tui.cli import main as cli_main
 
     return cli_main(argv)
