@@ -79,7 +79,11 @@ async def test_a_hook_on_the_serve_host_is_answered_by_a_console_attached_over_s
         assert answer["permissionDecision"] == "allow"
         (decision,) = serve.audit()
         assert (decision["resolver"], decision["host"]) == ("console", "devbox")
-        assert decision["decider"]["via"] == "console alice@laptop"
+        # who decided: the console, by the peer its socket reported; its own name only as said
+        assert (decision["decider"]["via"], decision["decider"]["said"]) == (
+            "console",
+            "alice@laptop",
+        )
     finally:
         await console.stop()
         await serve.stop()
