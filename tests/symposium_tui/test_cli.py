@@ -584,9 +584,9 @@ def test_config_and_runtime_dirs_by_flag_as_by_environment(tmp_path):
     assert f"settings:    {tmp_path / 'c' / 'settings.toml'}" in before.stdout
 
 
-def test_your_own_theme_loads_from_the_path_the_readme_names(tmp_path, monkeypatch):
-    readme = (REPO / "README.md").read_text()
-    assert "`~/.config/symposium/themes/*.toml`" in readme
+def test_your_own_theme_loads_from_the_path_the_docs_name(tmp_path, monkeypatch):
+    console_doc = (REPO / "docs" / "console.md").read_text()
+    assert "`~/.config/symposium/themes/*.toml`" in console_doc
     themes = tmp_path / ".config" / "symposium" / "themes"
     themes.mkdir(parents=True)
     (themes / "mine.toml").write_text('name = "mine"\nprimary = "#3366cc"\ndark = true\n')
