@@ -1,4 +1,4 @@
-"""The vscodelm wire format (reference §1), as pydantic models.
+"""The vscodelm wire format (docs/protocol.md), as pydantic models.
 
 This is the only module that knows the JSON shapes the Symposium VS Code extension sends and
 expects. Field names are the wire's own (camelCase) so no aliasing cost is paid on the hot path.
@@ -178,7 +178,7 @@ def _parse_server(raw: Any, where: str) -> StdioServer | HttpServer | SseServer:
 
 
 def parse_agent(raw: Any) -> AgentSpec:
-    """Accept every form of `agent` the wire has seen (reference §1.3, decision 1).
+    """Accept every form of `agent` the wire has seen (mismatch M2, decision 1).
 
     `{"eliza": {...}}`, `"claude_code"` / `{"claude_code": null}`, `{"mcp_server": McpServer}`, and
     the flat McpServer object with an `id` key that the real extension sends.

@@ -83,7 +83,7 @@ def turn_prompt(
     messages: list[Message], history: list[Message] | None = None, result_text: Any = None
 ) -> str:
     """The prompt for `messages`, which the agent has not received, in a session that holds the
-    rest of the conversation. The user's text as it is (upstream's prompt, reference §3.2, when
+    rest of the conversation. The user's text as it is (upstream's prompt, when
     that is all there is); tool calls the client made and tool results nobody waits for any more
     (a client-built history, a model switch mid-loop, a handoff, a regenerate after a tool round)
     as transcript lines, followed by a request to continue from them. Never empty: a request with

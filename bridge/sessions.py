@@ -3,7 +3,7 @@
 A *turn* is one ACP `session/prompt`. Everything the agent streams is attributed to the turn that
 is current when it arrives; a cancelled turn's output is dropped, and a cancelled turn is drained
 (its `session/prompt` answered) before the next prompt is sent — so nothing from an older turn
-reaches a newer request (reference §8.1 R1, R2).
+reaches a newer request (upstream's races R1 and R2, docs/upstream.md).
 
 A turn may outlive the request that started it: when the agent needs the client — a permission
 for one of its own tools (the `symposium-agent-action` round trip) or a call of one of the
@@ -847,7 +847,7 @@ class AgentSession:
         }
 
     async def _ask_client(self, turn: Turn, tool_call: Any) -> tuple[bool, str] | bool | None:
-        """The `symposium-agent-action` round trip (reference §3.5): the request ends with a
+        """The `symposium-agent-action` round trip (docs/protocol.md): the request ends with a
         tool call the client confirms; its result in the next request approves."""
         if turn.cancelled or turn.done.is_set():
             return None

@@ -1,4 +1,4 @@
-"""What the real Symposium extension does, end to end (reference §1.3 M2, §1.4, B18): it runs
+"""What the real Symposium extension does, end to end (M2 and B18 in docs/upstream.md): it runs
 `registry list` for its model picker; before every chat request it runs
 `registry resolve-agent '{"id","name","distribution"}'`, merges `"id"` in front of the flat
 McpServer it prints and sends that as `agent` to the vscodelm endpoint.

@@ -1,5 +1,5 @@
-"""The command line, run as real subprocesses: flags before and after `vscodelm` (reference §1.1,
-mismatch M1 / decision 2), the trace and event-log files, `replay` on a real recorded session,
+"""The command line, run as real subprocesses: flags before and after `vscodelm`
+(mismatch M1 / decision 2), the trace and event-log files, `replay` on a real recorded session,
 help, and a bad log level."""
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ async def test_trace_dir_before_or_after_vscodelm_records_the_wire(where, tmp_pa
         and answers[2]["result"] == 2
         and answers[3]["error"]["code"] == -32601
     )
-    # parts, then lm/responseComplete, then the result (reference §1.4)
+    # parts, then lm/responseComplete, then the result (docs/protocol.md, "Ordering")
     assert (
         methods.index("lm/responsePart")
         < methods.index("lm/responseComplete")
@@ -584,9 +584,9 @@ def test_config_and_runtime_dirs_by_flag_as_by_environment(tmp_path):
     assert f"settings:    {tmp_path / 'c' / 'settings.toml'}" in before.stdout
 
 
-def test_your_own_theme_loads_from_the_path_the_readme_names(tmp_path, monkeypatch):
-    readme = (REPO / "README.md").read_text()
-    assert "`~/.config/symposium/themes/*.toml`" in readme
+def test_your_own_theme_loads_from_the_path_the_docs_name(tmp_path, monkeypatch):
+    console_doc = (REPO / "docs" / "console.md").read_text()
+    assert "`~/.config/symposium/themes/*.toml`" in console_doc
     themes = tmp_path / ".config" / "symposium" / "themes"
     themes.mkdir(parents=True)
     (themes / "mine.toml").write_text('name = "mine"\nprimary = "#3366cc"\ndark = true\n')

@@ -1,7 +1,7 @@
 """The command corpus (cases.py) under the rules of settings.toml, decided by the real approval
-broker for an agent asking normally and for one on bypass; the README's example rules doing what
-the README says; and an oracle that is not our parser — every command the rules allow, run in a
-sandbox under strace, starts only programs an allow rule names."""
+broker for an agent asking normally and for one on bypass; the example rules of
+docs/approval-rules.md doing what it says; and an oracle that is not our parser — every command
+the rules allow, run in a sandbox under strace, starts only programs an allow rule names."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from tests.bridge.corpus.cases import CASES
 
 HERE = Path(__file__).parent
 SETTINGS = Settings.load(HERE / "settings.toml")
-README = HERE.parents[2] / "README.md"
+RULES_DOC = HERE.parents[2] / "docs" / "approval-rules.md"
 OPTIONS = [
     {"optionId": "a", "name": "Allow", "kind": "allow_once"},
     {"optionId": "r", "name": "Reject", "kind": "reject_once"},
@@ -123,19 +123,19 @@ def test_rules_explain_gives_one_verdict_however_the_request_is_written(argv, sc
         assert ("deny" in actions) == (explained["verdict"] == "deny"), explained
 
 
-# --- the README's example rules -------------------------------------------------------------------
+# --- the documented example rules (docs/approval-rules.md) -----------------------------------------
 
 
-def readme_rules() -> str:
-    """The README's example rules (the first TOML block with `[[rules]]`)."""
-    text = README.read_text()
+def documented_rules() -> str:
+    """docs/approval-rules.md's example rules (the TOML block with `[[rules]]`)."""
+    text = RULES_DOC.read_text()
     blocks = re.findall(r"```toml\n(.*?)```", text, re.DOTALL)
     return next(b for b in blocks if "[[rules]]" in b and "git push --force" in b)
 
 
-def test_the_readmes_example_rules_do_what_the_readme_says(tmp_path) -> None:
-    text = readme_rules()
-    # the README shows an example that fails ("`cat` is not allowed → file refused")
+def test_the_documented_example_rules_do_what_the_document_says(tmp_path) -> None:
+    text = documented_rules()
+    # the document shows an example that fails ("`cat` is not allowed → file refused")
     with pytest.raises(SettingsError) as err:
         Settings.parse(text, tmp_path / "settings.toml")
     assert "git status -s && git diff | cat" in str(err.value)
