@@ -798,17 +798,28 @@ class AgentForm(_FormScreen):
             return
         env = dict(self.agent.env) if self.agent is not None else {}
         agent_id = self._value("id")
-        self.dismiss(
-            AgentConfig(
-                id=agent_id,
-                name=self._value("name") or agent_id,
-                command=self._value("command") or None,
-                args=shlex.split(self._value("args")),
-                env=env,
-                description=self._value("description") or None,
-                bypass=self.query_one("#agent-bypass", Checkbox).value,
-            )
+        config = AgentConfig(
+            id=agent_id,
+            name=self._value("name") or agent_id,
+            command=self._value("command") or None,
+            args=shlex.split(self._value("args")),
+            env=env,
+            description=self._value("description") or None,
+            bypass=self.query_one("#agent-bypass", Checkbox).value,
         )
+        if not config.bypass or (self.agent is not None and self.agent.bypass):
+            self.dismiss(config)
+            return
+        # Turning bypass on here is as deliberate as on a card: the same question first.
+        from symposium_tui.screens.confirm import ConfirmBypass
+        from symposium_tui.widgets.approvals import still_asked_by
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.dismiss(config)
+
+        still = still_asked_by(self.app, agent_id)
+        self.app.push_screen(ConfirmBypass(config.name, still, approves=False), answered)
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

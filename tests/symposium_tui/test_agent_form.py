@@ -158,3 +158,32 @@ async def test_f_keys_over_a_form_say_so_and_ask_before_leaving_it(make_app, sto
         await wait_for(pilot, lambda: len(app.screen_stack) == 1)
         await wait_for(pilot, lambda: app.query_one("#tabs").active == "chat")
         assert store.load().agents == {}
+
+
+async def test_ticking_bypass_in_the_form_asks_first_and_no_saves_nothing(make_app, store):
+    """Turning bypass on from the agent form is as deliberate as from a card: the same question
+    (what it covers) before anything is saved; `n` keeps the form open and the file unchanged."""
+    from textual.widgets import Checkbox
+
+    from symposium_tui.screens.confirm import ConfirmBypass
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        form = await new_agent_form(pilot, app)
+        form.query_one("#agent-id", Input).value = "risky"
+        form.query_one("#agent-command", Input).value = "python3"
+        form.query_one("#agent-bypass", Checkbox).value = True
+        form._save()
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmBypass))
+        question = app.screen.question
+        assert (
+            "Turn bypass on for risky?" in question and "Deny and ask rules still apply" in question
+        )
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.screen is form)
+        assert "risky" not in store.load().agents
+        form._save()
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmBypass))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "risky" in store.load().agents)
+        assert store.load().agents["risky"].bypass is True
