@@ -98,10 +98,12 @@ def test_cli_module_imports_only_the_standard_library():
     assert not_stdlib(result["top"]) == [], result["top"]
     for heavy in HEAVY:
         assert heavy not in result["top"], f"symposium_tui.cli imported {heavy}"
-    # Only the CLI itself from this project, nothing from the bridge.
+    # Only the CLI itself from this project (and its standard-library helper for a closed
+    # output), nothing from the bridge.
     assert [m for m in result["modules"] if m.split(".")[0] in ("bridge", "symposium_tui")] == [
         "symposium_tui",
         "symposium_tui.cli",
+        "symposium_tui.closed_output",
     ]
 
 
