@@ -45,15 +45,39 @@ class Terminal:
             "TERM": "xterm-256color",
             "COLORTERM": "",
         }
+        words = [shlex.quote(SCRIPT), *console_args]
+        self._run_in_window(env, words, "CONSOLE-EXITED", width, height)
+
+    def launch(
+        self, argv: Sequence[str], env: Mapping[str, str], *, width: int = 80, height: int = 24
+    ) -> None:
+        """Run any program in window 0 (instead of the console) with exactly `env`, in a terminal
+        of `width`×`height`."""
+        words = [*map(shlex.quote, argv)]
+        self._run_in_window(env, words, "PROGRAM-EXITED", width, height, clean_env=True)
+
+    def _run_in_window(
+        self,
+        env: Mapping[str, str],
+        words: list[str],
+        exited: str,
+        width: int,
+        height: int,
+        *,
+        clean_env: bool = False,
+    ) -> None:
+        """`words` (already quoted) under `env` in window 0, then `exited` and its status on the
+        screen, the window kept open: in the session's window again if it exists, else in a new
+        session of `width`×`height`."""
         command = " ".join(
             [
                 "env",
+                *(["-i"] if clean_env else []),
                 *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
-                shlex.quote(SCRIPT),
-                *console_args,
+                *words,
                 ";",
                 "echo",
-                "CONSOLE-EXITED",
+                exited,
                 "$?",
                 ";",
                 "sleep",
@@ -62,41 +86,7 @@ class Terminal:
         )
         if self._has_session():
             self.tmux("respawn-window", "-k", "-t", self.target, command)
-        else:
-            self.tmux(
-                "new-session",
-                "-d",
-                "-x",
-                str(width),
-                "-y",
-                str(height),
-                "-s",
-                "console",
-                "-c",
-                str(self.home),
-                command,
-            )
-
-    def launch(
-        self, argv: Sequence[str], env: Mapping[str, str], *, width: int = 80, height: int = 24
-    ) -> None:
-        """Run any program in window 0 (instead of the console) with exactly `env`, in a terminal
-        of `width`×`height`."""
-        command = " ".join(
-            [
-                "env",
-                "-i",
-                *(f"{k}={shlex.quote(v)}" for k, v in env.items()),
-                *map(shlex.quote, argv),
-                ";",
-                "echo",
-                "PROGRAM-EXITED",
-                "$?",
-                ";",
-                "sleep",
-                "600",
-            ]
-        )
+            return
         self.tmux(
             "new-session",
             "-d",
