@@ -15,21 +15,10 @@ import pytest
 from bridge import events as ev
 from tests.agents.fake_anthropic import FakeAnthropic, text, tool_results, tool_use
 from tests.support.acp_console import Console
-from tests.support.hooks import audit, claude_print, hook_install, write_settings
+from tests.support.hooks import RULES, audit, claude_print, hook_install, write_settings
 from tests.support.tmux import TMUX, Terminal
 
 pytestmark = pytest.mark.agents
-
-RULES = """
-[[rules]]
-action = "allow"
-command = "touch"
-
-[[rules]]
-action = "deny"
-command = "rm"
-reason = "nothing is deleted in this project"
-"""
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from bridge import events as ev
 from tests.agents.fake_openai_responses import FakeResponses, call, outputs, say
 from tests.support.acp_console import Console
 from tests.support.hooks import (
+    RULES,
     audit,
     codex_env,
     codex_exec,
@@ -23,17 +24,6 @@ from tests.support.hooks import (
 )
 
 pytestmark = pytest.mark.agents
-
-RULES = """
-[[rules]]
-action = "allow"
-command = "touch"
-
-[[rules]]
-action = "deny"
-command = "rm"
-reason = "nothing is deleted in this project"
-"""
 
 
 @pytest.fixture

@@ -15,20 +15,9 @@ import pytest
 from bridge import events as ev
 from tests.agents.fake_anthropic import FakeAnthropic, text, tool_use
 from tests.support.acp_console import Console
-from tests.support.hooks import audit, gemini_print, hook_install, write_settings
+from tests.support.hooks import RULES, audit, gemini_print, hook_install, write_settings
 
 pytestmark = pytest.mark.agents
-
-RULES = """
-[[rules]]
-action = "allow"
-command = "touch"
-
-[[rules]]
-action = "deny"
-command = "rm"
-reason = "nothing is deleted in this project"
-"""
 
 
 @pytest.fixture

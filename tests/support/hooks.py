@@ -23,6 +23,19 @@ from tests.agents import install as agents
 SCRIPT = str(Path(sys.executable).parent / "symposium-tui")
 
 
+# The rules every CLI's end-to-end test runs under: one command allowed, one denied with a reason.
+RULES = """
+[[rules]]
+action = "allow"
+command = "touch"
+
+[[rules]]
+action = "deny"
+command = "rm"
+reason = "nothing is deleted in this project"
+"""
+
+
 def symposium_env() -> dict[str, str]:
     return {
         key: os.environ[key]
