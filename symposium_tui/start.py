@@ -3,8 +3,9 @@
 A CLI's hook (`symposium-tui hook claude|codex|gemini`) is a new process for every tool call: it is
 handed to `bridge.hooks` before anything else is imported. The VS Code extension spawns `symposium-tui registry resolve-agent '<json>'` before every chat
 request and `registry list` for its model picker: in exactly the forms it spawns them, they are
-answered from here with `os`, `json` and the settings file (`bridge.registry.main`), without
-importing the command-line parser (`argparse`, `typing`) or the settings module. Every other
+answered from here with `os`, `json` and the settings file (`bridge.registry.main`, the agents
+table kept in the settings file's start-up cache, `bridge.startcache`), without importing the
+command-line parser (`argparse`, `typing`), the settings module or, while the cache holds, `tomllib`. Every other
 command line, including help, abbreviated flags and mistakes, goes to `symposium_tui.cli.main`,
 which also knows the `registry` commands.
 """
@@ -64,9 +65,13 @@ def main(argv: list[str] | None = None) -> int:
     registry = registry_argv(args)
     if registry is not None:
         from bridge.registry import main as registry_main
+        from bridge.startcache import RegistryAgents
         from symposium_tui.closed_output import run_to_closed_output
 
-        return run_to_closed_output(lambda: registry_main(registry))
+        # The agents table from the settings file's start-up cache (`bridge.startcache`), or read.
+        return run_to_closed_output(
+            lambda: registry_main(registry, RegistryAgents())  # type: ignore[arg-type]
+        )
     from symposium_tui.cli import main as cli_main
 
     return cli_main(argv)

@@ -21,17 +21,19 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 import threading
 import time
 
-from bridge.hooks import clis
+from bridge.hooks import audit_append, clis
 from bridge.hooks.clis import END, POST, PRE, START, Answer, HookCall
 
 TYPE_CHECKING = False  # `typing` costs milliseconds of a hook's start: names for the checker only
 if TYPE_CHECKING:
+    import socket
     from typing import Any
+
+    from bridge.hooks.policy import HookPolicy
 
 MAX_INPUT = 4 * 1024 * 1024  # bytes of hook input read; more is refused (blocked)
 DEFAULT_TIMEOUT = {"claude": 600.0, "codex": 600.0, "gemini": 60.0}  # each CLI's own default
@@ -178,10 +180,17 @@ def _run(cli: str, reply: _Reply, deadline: float) -> Answer:
 # --- settings, the console -------------------------------------------------------------------------
 
 
-def _settings() -> Any:
-    from bridge.settings import Settings
+def _policy() -> HookPolicy:
+    """The rules, bypasses and fallback of the settings file (its start-up cache when it holds)."""
+    from bridge.hooks.policy import load_policy
 
-    return Settings.load()
+    return load_policy()
+
+
+def _config_dir() -> str:
+    from bridge.paths import config_dir_path
+
+    return config_dir_path()
 
 
 def _runtime_dir() -> str:
@@ -211,6 +220,8 @@ def _connect() -> socket.socket | None:
         return None
     if st.st_uid != os.getuid():
         return None
+    import socket  # (only when a console may be listening)
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(2.0)
     try:
@@ -269,10 +280,10 @@ def _pre(call: HookCall, reply: _Reply, deadline: float) -> Answer:
         reply.on_timeout = _fallback(call, "ask", "no console answered in time")
         return _ask_console(call, sock, tool_call, deadline)
     try:
-        settings = _settings()
+        policy = _policy()
     except Exception as exc:  # a broken settings file: its rules cannot be applied
         return clis.decision(call, "deny", f"symposium: the settings file is broken: {exc}")
-    return _decide_here(call, settings, tool_call, settings.prefs.hook_no_console)
+    return _decide_here(call, policy, tool_call, policy.no_console)
 
 
 def _fallback_verdict(call: HookCall, no_console: str) -> str:
@@ -353,14 +364,14 @@ def _read_result(sock: socket.socket, until: float) -> dict[str, Any]:
 
 
 def _decide_here(
-    call: HookCall, settings: Any, tool_call: dict[str, Any], no_console: str
+    call: HookCall, policy: HookPolicy, tool_call: dict[str, Any], no_console: str
 ) -> Answer:
     """No console: the rules, applied here (and audited here)."""
     from bridge.rules import Request, RuleSet
 
     request = Request.from_tool_call(call.agent, tool_call, cwd=call.cwd)
     try:
-        verdict = RuleSet(settings.rules).decide(request) if settings.rules else None
+        verdict = RuleSet(policy.rules).decide(request) if policy.rules else None
     except Exception as exc:
         return _audited(call, tool_call, "deny", "policy", None, f"the rules failed: {exc}")
     action = verdict.action if verdict is not None else None
@@ -369,7 +380,7 @@ def _decide_here(
         assert verdict is not None
         rule_reason = verdict.rule.reason if verdict.rule is not None else None
         return _audited(call, tool_call, "deny", "policy", label, rule_reason or verdict.why)
-    if action != "ask" and call.agent in settings.bypass_agents():
+    if action != "ask" and call.agent in policy.bypass:
         return _audited(
             call, tool_call, "allow", "policy", "agent bypass", f"always allow {call.agent}"
         )
@@ -407,9 +418,6 @@ def _audit(
     reason: str,
 ) -> str | None:
     """The decision's line in the audit log, with the fields the broker writes for every door."""
-    from bridge.audit import AuditLog, args_hash
-    from bridge.paths import audit_path
-
     approval_id = _approval_id(call)
     outcome = {"allow": "allow_once", "deny": "reject_once"}.get(verdict, "cli_prompt")
     kind = "rule" if (rule or "").startswith("rule") else (rule or "default").replace(" ", "_")
@@ -426,7 +434,7 @@ def _audit(
         "request": {
             k: tool_call[k] for k in ("title", "kind", "rawInput", "locations") if k in tool_call
         },
-        "args_sha256": args_hash(tool_call.get("rawInput")),
+        "args_sha256": audit_append.args_hash(tool_call.get("rawInput")),
         "outcome": outcome,
         "option_id": verdict if verdict in ("allow", "deny") else None,
         "resolver": resolver,
@@ -437,21 +445,15 @@ def _audit(
         "rule": rule,
         "asked_by": rule if verdict == "ask" else None,
         "reason": reason,
-        "host": os.environ.get("SYMPOSIUM_HOST_NAME") or socket.gethostname(),
+        "host": os.environ.get("SYMPOSIUM_HOST_NAME") or os.uname().nodename,  # (gethostname)
     }
-    log = AuditLog(audit_path())
-    try:
-        log.append(record)
-    finally:
-        log.close()
+    audit_append.append(os.path.join(_config_dir(), "audit.jsonl"), record)
     return approval_id
 
 
 def _approval_id(call: HookCall) -> str:
-    import hashlib
-
     key = f"{call.cli}\0{call.session_id}\0{call.tool_use_id or os.getpid()}"
-    return "hook-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+    return "hook-" + audit_append.digest(key)[:12]
 
 
 def _marker(call: HookCall) -> str:
@@ -462,10 +464,8 @@ def _mark_approved(call: HookCall, approval_id: str) -> None:
     """Remember, for the `PostToolUse` process, that this process approved the call."""
     if not call.tool_use_id:
         return
-    from bridge.paths import make_private_dir
-
     path = _marker(call)
-    make_private_dir(os.path.dirname(path))
+    audit_append.private_dir(os.path.dirname(path))
     with open(path, "w") as fh:
         fh.write(approval_id)
 
@@ -500,6 +500,8 @@ def _after(call: HookCall) -> None:
         )
     if call.event == END:
         params["reason"] = call.extra.get("reason") or call.extra.get("trigger") or "ended"
+    import socket
+
     try:
         _send(sock, _hello(call), {"method": EVENT, "params": params})
         sock.shutdown(socket.SHUT_WR)
@@ -535,24 +537,18 @@ def _outcome_here(call: HookCall, status: str) -> None:
         os.unlink(path)
     except OSError:
         return
-    from bridge.audit import AuditLog
-    from bridge.paths import audit_path
-
-    log = AuditLog(audit_path())
-    try:
-        log.append(
-            {
-                "type": "tool_outcome",
-                "ts": time.time(),
-                "approval_id": approval_id,
-                "connection": connection_name(call),
-                "session_id": call.session_id,
-                "tool_call_id": call.tool_use_id,
-                "status": status,
-            }
-        )
-    finally:
-        log.close()
+    audit_append.append(
+        os.path.join(_config_dir(), "audit.jsonl"),
+        {
+            "type": "tool_outcome",
+            "ts": time.time(),
+            "approval_id": approval_id,
+            "connection": connection_name(call),
+            "session_id": call.session_id,
+            "tool_call_id": call.tool_use_id,
+            "status": status,
+        },
+    )
 
 
 def run() -> None:

@@ -10,11 +10,11 @@ Routes (each also without the `/v1` prefix):
 | `GET /v1/tools` | the configured MCP servers' tools (`catalog.py`), `?tags=a,b&name=get_*` |
 | `GET /health` | liveness (no key needed) |
 
-**Connections.** One `ConnectionCore` (one history tracker and its agent sessions) per *principal*,
-`user` and `x-conversation-id`: the principal is whoever holds the API key (with no key: the local
-user); the `user` field and the `x-conversation-id` header, when a client sets them, give it a
-conversation space of its own, and requests naming the same `x-conversation-id` are answered one
-at a time (each waits for the previous one of that conversation to end).
+**Connections** (`spaces.py`). One `ConnectionCore` (one history tracker and its agent sessions) per
+*principal*, `user` and `x-conversation-id`: the principal is whoever holds the API key (with no
+key: the local user); the `user` field and the `x-conversation-id` header, when a client sets them,
+give it a conversation space of its own, and requests naming the same `x-conversation-id` are
+answered one at a time (each waits for the previous one of that conversation to end).
 
 **Conversations.** The tracker runs the EXTEND policy here (`bridge.history.MatchPolicy`): a
 request continues an agent session only when it extends that session's complete transcript (our
@@ -36,7 +36,7 @@ running is never evicted.
 or the same `Idempotency-Key` — joins the exchange already running or replays one that completed
 unseen; a disconnect cancels the agent's turn (after `retry_grace` when the client may still
 retry, i.e. before the response started). See `exchange.py`. Structured output, `stop` and the
-refused parameters: `structured.py`, `convert.py`.
+refused parameters: `structured.py`, `params.py`, `convert.py`.
 
 **Tools.** Pass-through (default): the request's `tools` become the agent's `vscode_tools` MCP
 server; an agent's call ends the response with `tool_calls` and the agent's turn waits for the
@@ -49,11 +49,9 @@ limit) caps the tool calls it starts in one answer, ending it with `finish_reaso
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import hmac
 import json
-import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -63,10 +61,18 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from bridge import events as ev
-from bridge.history import MatchPolicy
+from bridge.openai.asgi import answer as answer_exchange
+from bridge.openai.asgi import (
+    conversation_id,
+    endpoint,
+    is_retry,
+    may_retry,
+    read_body,
+    send_json,
+)
 from bridge.openai.catalog import Catalog
 from bridge.openai.chat_wire import ChatEncoder
-from bridge.openai.convert import ReplyMemory, is_retry, parse_chat, text_part
+from bridge.openai.convert import parse_chat
 from bridge.openai.errors import (
     OpenAIError,
     bad_request,
@@ -75,6 +81,7 @@ from bridge.openai.errors import (
     not_found,
 )
 from bridge.openai.exchange import Exchange
+from bridge.openai.memory import ReplyMemory
 from bridge.openai.responses import (
     ResponsesEncoder,
     ResponseStore,
@@ -82,107 +89,17 @@ from bridge.openai.responses import (
     parse_responses,
     reply_message,
 )
-from bridge.protocol import ToolCallPart
+from bridge.openai.spaces import ConversationSpaces
 
 if TYPE_CHECKING:
     from bridge.core import Bridge
 
-log = logging.getLogger(__name__)
-
-MAX_BODY = 64 * 1024 * 1024
 MAX_SPACES = 256
 """Conversation spaces (principal, `user`, `x-conversation-id`) kept at once."""
 SPACE_IDLE = 3600.0
 """Seconds after its last request a conversation space is closed."""
 MAX_EXCHANGES = 1024
 """Finished exchanges kept for a retry or an `Idempotency-Key` (each for `retry_window` at most)."""
-SSE_HEADERS = [
-    (b"content-type", b"text/event-stream; charset=utf-8"),
-    (b"cache-control", b"no-cache"),
-    (b"x-accel-buffering", b"no"),
-]
-JSON_HEADERS = [(b"content-type", b"application/json")]
-
-
-class _Disconnected(Exception):
-    pass
-
-
-def _may_retry(headers: dict[bytes, bytes]) -> bool:
-    """Might the client send this request again (an SDK's retry loop, an idempotency key)?"""
-    return b"x-stainless-retry-count" in headers or b"idempotency-key" in headers
-
-
-MAX_CONVERSATION_ID = 256
-
-
-def _conversation_id(headers: dict[bytes, bytes]) -> str | None:
-    raw = headers.get(b"x-conversation-id")
-    if raw is None:
-        return None
-    value = raw.decode("latin-1").strip()
-    if not value or len(value) > MAX_CONVERSATION_ID:
-        raise bad_request(
-            f"Invalid 'x-conversation-id' header: expected 1 to {MAX_CONVERSATION_ID} characters.",
-            "x-conversation-id",
-        )
-    return value
-
-
-async def _read_body(receive: Any) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _Disconnected
-        body = message.get("body", b"")
-        if body:
-            size += len(body)
-            if size > MAX_BODY:
-                raise OpenAIError(
-                    413,
-                    f"The request body is larger than {MAX_BODY} bytes.",
-                    code="request_too_large",
-                )
-            chunks.append(body)
-        if not message.get("more_body", False):
-            return b"".join(chunks) if len(chunks) != 1 else chunks[0]
-
-
-async def _send_json(
-    send: Any, status: int, payload: Any, headers: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    body = (
-        payload if isinstance(payload, bytes) else json.dumps(payload, ensure_ascii=False).encode()
-    )
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": (headers or JSON_HEADERS) + [(b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
-
-
-async def send_error(send: Any, err: OpenAIError) -> None:
-    await _send_json(send, err.status, err.encode(), err.response_headers())
-
-
-def _endpoint(fn: Any) -> Any:
-    """A raw ASGI endpoint for Starlette's router (no Request object on the hot path)."""
-
-    class _Asgi:
-        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-            try:
-                await fn(scope, receive, send)
-            except OpenAIError as err:
-                await send_error(send, err)
-            except _Disconnected:
-                return
-
-    return _Asgi()
 
 
 class OpenAIFrontDoor:
@@ -210,14 +127,13 @@ class OpenAIFrontDoor:
         self.coalesce = coalesce
         self.memory = ReplyMemory()
         self.responses = ResponseStore()
-        self.max_spaces = max_spaces
-        self.space_idle = space_idle
         self.max_exchanges = max_exchanges
-        # Conversation spaces, least recently used first, with when each was last used.
-        self.connections: OrderedDict[tuple[str, str | None, str | None], Any] = OrderedDict()
-        self._space_used: dict[tuple[str, str | None, str | None], float] = {}
-        self._closing_spaces: set[asyncio.Task[None]] = set()
-        self._sweep: asyncio.TimerHandle | None = None
+        self.spaces = ConversationSpaces(
+            bridge, self._busy_cores, max_spaces=max_spaces, space_idle=space_idle
+        )
+        # Conversation spaces, least recently used first (the spaces' own table).
+        self.connections = self.spaces.cores
+        self._closing_spaces = self.spaces.closing
         # The latest exchange of each conversation named by `x-conversation-id`: the next one waits
         # for it (a named conversation's requests are answered one at a time, in arrival order).
         self.named: dict[tuple[str, str | None, str], Exchange] = {}
@@ -241,45 +157,11 @@ class OpenAIFrontDoor:
         raise invalid_api_key()
 
     def connection(self, principal: str, user: str | None, conversation: str | None = None) -> Any:
-        key = (principal, user, conversation)
-        core = self.connections.get(key)
-        if core is None or core.name not in self.bridge.connections:
-            core = self.bridge.open_connection("openai", MatchPolicy.EXTEND)
-            self.connections[key] = core
-        self.connections.move_to_end(key)
-        self._space_used[key] = time.monotonic()
-        self._prune_spaces()
-        return core
+        return self.spaces.open((principal, user, conversation))
 
-    def _prune_spaces(self) -> None:
-        """Close the least recently used conversation spaces beyond `max_spaces`, and those unused
-        for `space_idle` seconds; never one with an exchange running (nor the newest)."""
-        now = time.monotonic()
-        busy = {id(ex.core) for ex in self.running if ex.core is not None}
-        over = len(self.connections) - self.max_spaces
-        for key in list(self.connections)[:-1]:
-            core = self.connections[key]
-            idle = now - self._space_used.get(key, now) >= self.space_idle
-            if over <= 0 and not idle:
-                break  # (the rest were used more recently)
-            if id(core) in busy:
-                continue
-            del self.connections[key]
-            self._space_used.pop(key, None)
-            over -= 1
-            log.info("conversation space %s closed (%s)", core.name, "idle" if idle else "limit")
-            task = asyncio.ensure_future(core.close())
-            self._closing_spaces.add(task)
-            task.add_done_callback(self._closing_spaces.discard)
-        if self.connections and self._sweep is None:  # one timer at a time, for idle spaces
-            with contextlib.suppress(RuntimeError):  # (no running loop: a direct call)
-                self._sweep = asyncio.get_running_loop().call_later(
-                    self.space_idle, self._sweep_spaces
-                )
-
-    def _sweep_spaces(self) -> None:
-        self._sweep = None
-        self._prune_spaces()
+    def _busy_cores(self) -> set[int]:
+        """Spaces with an exchange running are never closed."""
+        return {id(ex.core) for ex in self.running if ex.core is not None}
 
     def _prune(self) -> None:
         now = time.monotonic()
@@ -373,30 +255,8 @@ class OpenAIFrontDoor:
             self._remember(ex)
 
     def _remember(self, ex: Exchange) -> None:
-        parts = ex.parts
-        if not parts:
-            return
-        params = ex.params
-        if getattr(params, "legacy", False):
-            for p in parts:
-                if p["type"] == "tool_call":
-                    self.memory.remember_legacy(
-                        p["toolName"], json.dumps(p["parameters"]), p["toolCallId"]
-                    )
-                    break
-        if any(p["type"] == "tool_call" for p in parts):
-            self.memory.remember_reply(
-                [
-                    text_part(p["value"])
-                    if p["type"] == "text"
-                    else ToolCallPart(
-                        toolCallId=p["toolCallId"],
-                        toolName=p["toolName"],
-                        parameters=p["parameters"],
-                    )
-                    for p in parts
-                ]
-            )
+        if ex.parts:
+            self.memory.remember_answer(ex.parts, legacy=getattr(ex.params, "legacy", False))
 
     @staticmethod
     def _fingerprint(principal: str, route: bytes, body: bytes) -> bytes:
@@ -414,85 +274,6 @@ class OpenAIFrontDoor:
 
     # --- answering -----------------------------------------------------------------------------------
 
-    async def _answer(
-        self,
-        ex: Exchange,
-        encoder: Any,
-        stream: bool,
-        scope: Any,
-        receive: Any,
-        send: Any,
-        may_retry: bool,
-        whole: Any,
-    ) -> None:
-        wake = asyncio.Event()
-        ex.attach(wake)
-        disconnected = False
-        started = False
-
-        async def watch() -> None:
-            nonlocal disconnected
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    disconnected = True
-                    wake.set()
-                    return
-
-        watcher = asyncio.ensure_future(watch())
-        try:
-            if not stream:
-                while not ex.done and not disconnected:
-                    await wake.wait()
-                    wake.clear()
-                if disconnected:
-                    return
-                if ex.error is not None:
-                    await send_error(send, ex.error)
-                else:
-                    await _send_json(send, 200, whole())
-                return
-            sent = 0
-            while not disconnected:
-                parts = ex.parts
-                n = len(parts)
-                if not started:
-                    if n == 0 and not ex.done:
-                        await wake.wait()
-                        wake.clear()
-                        continue
-                    if n == 0 and ex.error is not None:
-                        await send_error(send, ex.error)
-                        return
-                    await send(
-                        {"type": "http.response.start", "status": 200, "headers": SSE_HEADERS}
-                    )
-                    started = True
-                    chunk = encoder.start()
-                else:
-                    chunk = b""
-                if sent < n:
-                    chunk += encoder.encode(parts[sent:n])
-                    sent = n
-                if ex.done and sent == len(ex.parts):
-                    chunk += encoder.error(ex.error) if ex.error is not None else encoder.end()
-                    await send({"type": "http.response.body", "body": chunk, "more_body": False})
-                    return
-                if chunk:
-                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                if sent == len(ex.parts) and not ex.done and not disconnected:
-                    await wake.wait()
-                    wake.clear()
-        except OSError:  # the client went away while we wrote
-            disconnected = True
-        finally:
-            watcher.cancel()
-            ex.detach(
-                wake,
-                disconnected=disconnected,
-                grace=self.retry_grace if may_retry and not started else 0.0,
-            )
-
     async def _exchange(
         self, scope: Any, receive: Any, endpoint: bytes, parse: Callable[[Any, str], Any]
     ) -> tuple[Exchange, str, dict[bytes, bytes], bool]:
@@ -501,7 +282,7 @@ class OpenAIFrontDoor:
         if scope["method"] != "POST":
             raise OpenAIError(405, "Method not allowed: use POST.", code="method_not_allowed")
         principal = self.principal(scope)
-        body = await _read_body(receive)
+        body = await read_body(receive)
         headers = dict(scope["headers"])
         idempotency = headers.get(b"idempotency-key")
         body_key = self._fingerprint(principal, endpoint, body)
@@ -520,26 +301,29 @@ class OpenAIFrontDoor:
             ex = self._find(key, is_retry(headers))
         if ex is not None:
             return ex, principal, headers, False
-        conversation = _conversation_id(headers)
+        conversation = conversation_id(headers)
         ex = self._start(key, parse(self._json(body), principal), principal, conversation)
         ex.body_key = body_key
         return ex, principal, headers, True
+
+    async def _answer(
+        self,
+        ex: Exchange,
+        encoder: Any,
+        receive: Any,
+        send: Any,
+        headers: dict[bytes, bytes],
+        whole: Callable[[], Any],
+    ) -> None:
+        grace = self.retry_grace if may_retry(headers) else 0.0
+        await answer_exchange(ex, encoder, ex.params.stream, receive, send, grace, whole)
 
     async def chat_completions(self, scope: Any, receive: Any, send: Any) -> None:
         ex, _, headers, _ = await self._exchange(
             scope, receive, b"chat", lambda data, _p: parse_chat(data, self.memory)
         )
         encoder = ChatEncoder(ex, coalesce=self.coalesce)
-        await self._answer(
-            ex,
-            encoder,
-            ex.params.stream,
-            scope,
-            receive,
-            send,
-            _may_retry(headers),
-            encoder.completion,
-        )
+        await self._answer(ex, encoder, receive, send, headers, encoder.completion)
 
     async def responses_create(self, scope: Any, receive: Any, send: Any) -> None:
         ex, principal, headers, new = await self._exchange(
@@ -549,14 +333,7 @@ class OpenAIFrontDoor:
         if new:
             ex.on_done.append(lambda done: self._store_response(done, principal))
         await self._answer(
-            ex,
-            encoder,
-            ex.params.stream,
-            scope,
-            receive,
-            send,
-            _may_retry(headers),
-            lambda: self._stored_body(encoder, principal),
+            ex, encoder, receive, send, headers, lambda: self._stored_body(encoder, principal)
         )
 
     def _store_response(self, ex: Exchange, principal: str) -> None:
@@ -579,11 +356,11 @@ class OpenAIFrontDoor:
             stored = self.responses.get(response_id, principal)
             if stored is None:
                 raise not_found(f"Response with id '{response_id}' not found.")
-            await _send_json(send, 200, stored.body)
+            await send_json(send, 200, stored.body)
         elif scope["method"] == "DELETE":
             if not self.responses.delete(response_id, principal):
                 raise not_found(f"Response with id '{response_id}' not found.")
-            await _send_json(
+            await send_json(
                 send, 200, {"id": response_id, "object": "response.deleted", "deleted": True}
             )
         else:  # e.g. POST /v1/responses/compact: not offered here
@@ -593,17 +370,17 @@ class OpenAIFrontDoor:
 
     async def models(self, scope: Any, receive: Any, send: Any) -> None:
         self.principal(scope)
-        await _send_json(send, 200, {"object": "list", "data": self.catalog.models()})
+        await send_json(send, 200, {"object": "list", "data": self.catalog.models()})
 
     async def model(self, scope: Any, receive: Any, send: Any) -> None:
         self.principal(scope)
         model_id = scope["path_params"]["model"]
         for model in self.catalog.models():
             if model["id"] == model_id:
-                await _send_json(send, 200, model)
+                await send_json(send, 200, model)
                 return
         if self.catalog.agent_for(model_id) is not None:  # an alias
-            await _send_json(
+            await send_json(
                 send,
                 200,
                 {"id": model_id, "object": "model", "created": 0, "owned_by": "symposium"},
@@ -619,10 +396,10 @@ class OpenAIFrontDoor:
         tags = [t.strip() for raw in query.get("tags", []) for t in raw.split(",") if t.strip()]
         name = query.get("name", [None])[-1]
         data = await self.catalog.tools(tags=tags, name=name)
-        await _send_json(send, 200, {"object": "list", "data": data})
+        await send_json(send, 200, {"object": "list", "data": data})
 
     async def health(self, scope: Any, receive: Any, send: Any) -> None:
-        await _send_json(send, 200, {"status": "ok"})
+        await send_json(send, 200, {"status": "ok"})
 
     async def unknown(self, scope: Any, receive: Any, send: Any) -> None:
         self.principal(scope)
@@ -636,13 +413,7 @@ class OpenAIFrontDoor:
         tasks = [ex.task for ex in self.running if ex.task is not None]
         if tasks:
             await asyncio.wait(tasks, timeout=5)
-        if self._sweep is not None:
-            self._sweep.cancel()
-        for core in list(self.connections.values()):
-            await core.close()
-        self.connections.clear()
-        if self._closing_spaces:
-            await asyncio.wait(set(self._closing_spaces))
+        await self.spaces.close()
 
     # --- the app ---------------------------------------------------------------------------------------
 
@@ -656,10 +427,10 @@ class OpenAIFrontDoor:
             ("/tools", self.tools),
         ]
         routes = [
-            Route(prefix + path, _endpoint(fn)) for prefix in ("/v1", "") for path, fn in table
+            Route(prefix + path, endpoint(fn)) for prefix in ("/v1", "") for path, fn in table
         ]
-        routes.append(Route("/health", _endpoint(self.health)))
-        routes.append(Route("/{path:path}", _endpoint(self.unknown)))
+        routes.append(Route("/health", endpoint(self.health)))
+        routes.append(Route("/{path:path}", endpoint(self.unknown)))
         return routes
 
 

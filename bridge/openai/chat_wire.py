@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bridge.openai.convert import estimate_tokens
+from bridge.openai.content import estimate_tokens
 from bridge.openai.errors import OpenAIError
 
 _dumps = json.dumps

@@ -245,7 +245,7 @@ class Exchange:
         """Validate the held answer; one repair turn when it does not validate (structured.py)."""
         from dataclasses import replace
 
-        from bridge.openai.convert import message, text_part
+        from bridge.openai.content import message, text_part
         from bridge.openai.structured import invalid_output
 
         fmt = self.output_format

@@ -1,0 +1,177 @@
+"""The client's function tools, both APIs: definitions validated (an object JSON Schema each, unique
+names), `tool_choice`, and the proxy's own tool options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bridge.openai.errors import bad_request
+from bridge.openai.params import optional_int
+from bridge.protocol import ToolDefinition
+from bridge.tool_results import CLIENT_TOOL_SERVER
+
+_JSON_TYPES = {"object", "array", "string", "number", "integer", "boolean", "null"}
+
+
+def _check_schema(schema: Any, where: str) -> None:
+    if not isinstance(schema, dict):
+        raise bad_request(
+            f"Invalid schema for function: '{where}' must be a JSON Schema object.", where
+        )
+    kind = schema.get("type")
+    kinds = kind if isinstance(kind, list) else [kind] if kind is not None else []
+    if not all(isinstance(k, str) and k in _JSON_TYPES for k in kinds) or (
+        kind is not None and not kinds
+    ):
+        raise bad_request(
+            f"Invalid schema for function: '{where}.type' is not a JSON Schema type.",
+            f"{where}.type",
+        )
+    props = schema.get("properties")
+    if props is not None and (
+        not isinstance(props, dict) or not all(isinstance(v, (dict, bool)) for v in props.values())
+    ):
+        raise bad_request(
+            f"Invalid schema for function: '{where}.properties' must map names to schemas.",
+            f"{where}.properties",
+        )
+    required = schema.get("required")
+    if required is not None and (
+        not isinstance(required, list) or not all(isinstance(r, str) for r in required)
+    ):
+        raise bad_request(
+            f"Invalid schema for function: '{where}.required' must be an array of strings.",
+            f"{where}.required",
+        )
+
+
+def _tool(name: Any, description: Any, parameters: Any, where: str) -> ToolDefinition:
+    if not isinstance(name, str) or not name:
+        raise bad_request(f"Missing required parameter: '{where}.name'.", f"{where}.name")
+    if description is not None and not isinstance(description, str):
+        raise bad_request(
+            f"Invalid type for '{where}.description': expected a string.", f"{where}.description"
+        )
+    if parameters is None:
+        parameters = {"type": "object", "properties": {}}
+    else:
+        _check_schema(parameters, f"{where}.parameters")
+    return ToolDefinition(name=name, description=description or "", inputSchema=parameters)
+
+
+def function_tools(raw: Any, *, flat: bool) -> list[ToolDefinition]:
+    """A request's `tools` array → definitions: each an object of type `function`, its definition
+    under `function` (Chat Completions) or, with `flat`, also beside `type` (the Responses API)."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise bad_request("Invalid type for 'tools': expected an array.", "tools")
+    out: list[ToolDefinition] = []
+    for i, tool in enumerate(raw):
+        where = f"tools[{i}]"
+        if not isinstance(tool, dict):
+            raise bad_request(f"Invalid type for '{where}': expected an object.", where)
+        if tool.get("type") != "function":
+            raise bad_request(
+                f"Invalid value for '{where}.type': only 'function' tools are supported.",
+                f"{where}.type",
+            )
+        fn = tool.get("function")
+        if isinstance(fn, dict):
+            where = where if flat else f"{where}.function"
+        elif flat:
+            fn = tool
+        else:
+            raise bad_request(
+                f"Missing required parameter: '{where}.function'.", f"{where}.function"
+            )
+        out.append(_tool(fn.get("name"), fn.get("description"), fn.get("parameters"), where))
+    return out
+
+
+def chat_tools(body: dict[str, Any]) -> tuple[list[ToolDefinition], bool]:
+    """`tools` (or legacy `functions`) → definitions, and whether the legacy form was used."""
+    tools = body.get("tools")
+    functions = body.get("functions")
+    if tools is not None and functions is not None:
+        raise bad_request(
+            "Use either 'tools' or the deprecated 'functions', not both.", "functions"
+        )
+    out: list[ToolDefinition] = []
+    if tools is not None:
+        out = function_tools(tools, flat=False)
+    elif functions is not None:
+        if not isinstance(functions, list):
+            raise bad_request("Invalid type for 'functions': expected an array.", "functions")
+        for i, fn in enumerate(functions):
+            if not isinstance(fn, dict):
+                raise bad_request(
+                    f"Invalid type for 'functions[{i}]': expected an object.", f"functions[{i}]"
+                )
+            out.append(
+                _tool(
+                    fn.get("name"), fn.get("description"), fn.get("parameters"), f"functions[{i}]"
+                )
+            )
+    names = [t.name for t in out]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise bad_request(f"Duplicate tool name {dup!r}: tool names must be unique.", "tools")
+    return out, functions is not None
+
+
+def apply_tool_choice(
+    tools: list[ToolDefinition], choice: Any, param: str
+) -> tuple[list[ToolDefinition], str]:
+    """The tools offered to the agent for `tool_choice` and the prompt-only hint it needs.
+
+    `none` offers none; `auto` all; `required` all, and tells the agent a call is required; a named
+    function offers only that one and asks for it. The agent decides in the end: an ACP agent has
+    no tool mode to force.
+    """
+    if choice is None or choice == "auto":
+        return tools, ""
+    if choice == "none":
+        return [], ""
+    if choice == "required" or choice == "any":
+        if not tools:
+            raise bad_request(
+                f"Invalid value for '{param}': 'required' needs at least one tool.", param
+            )
+        return tools, (
+            f"[The client requires a tool call: answer by calling one of the tools of the "
+            f"`{CLIENT_TOOL_SERVER}` MCP server.]"
+        )
+    name = None
+    if isinstance(choice, dict):
+        fn = choice.get("function")
+        name = fn.get("name") if isinstance(fn, dict) else choice.get("name")
+    if not isinstance(name, str):
+        raise bad_request(
+            f"Invalid value for '{param}': expected 'none', 'auto', 'required' or a named function.",
+            param,
+        )
+    chosen = [t for t in tools if t.name == name]
+    if not chosen:
+        raise bad_request(f"Invalid value for '{param}': no tool named {name!r} was given.", param)
+    return chosen, (
+        f"[The client requires a tool call: answer by calling the tool `{name}` of the "
+        f"`{CLIENT_TOOL_SERVER}` MCP server.]"
+    )
+
+
+def tool_options(body: dict[str, Any]) -> tuple[bool, int]:
+    """The bridge's own tool options (docs/clients.md): `tool_execution`, `use_vscode_tools` and
+    `max_tool_rounds`; whether the agent gets the configured MCP servers, and its call budget."""
+    execution = body.get("tool_execution", "none")
+    if execution not in (None, "none", "auto"):
+        raise bad_request(
+            "Invalid value for 'tool_execution': expected 'none' or 'auto'.", "tool_execution"
+        )
+    use = body.get("use_vscode_tools", False)
+    if use is not None and not isinstance(use, bool):
+        raise bad_request(
+            "Invalid type for 'use_vscode_tools': expected a boolean.", "use_vscode_tools"
+        )
+    rounds = optional_int(body, "max_tool_rounds", 0)
+    return execution == "auto" or bool(use), 10 if rounds is None else rounds
