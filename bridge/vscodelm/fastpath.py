@@ -158,27 +158,34 @@ def serve_until_loaded(
             line, buf = buf[:nl], buf[nl + 1 :]
             if on_recv is not None:
                 on_recv(line)
-            if hand.lines:
-                # Once a request is waiting for the endpoint proper, keep everything in order.
-                hand.lines.append(line)
-                continue
-            msg = classify(line)
-            if msg is None:
-                continue
-            reply = answer_cheap(msg)
-            if reply is None:
-                # Only a chat request needs the endpoint proper. Before one, a notification (a
-                # stray lm/cancel from a client that respawned us) or a client response has
-                # nothing to act on: dropping it keeps the fast path answering what follows.
-                if msg.kind == "request":
-                    hand.lines.append(line)
-                continue
-            data = dumps(reply)
-            if on_send is not None:
-                on_send(data[:-1])
-            _write_all(out_fd, data)
+            _take_line(line, hand, out_fd, on_send)
     hand.rest = buf
     return hand
+
+
+def _take_line(
+    line: bytes, hand: Handover, out_fd: int, on_send: Callable[[bytes], None] | None
+) -> None:
+    """Answer one line read by the fast path, or keep it for the endpoint proper."""
+    if hand.lines:
+        # Once a request is waiting for the endpoint proper, keep everything in order.
+        hand.lines.append(line)
+        return
+    msg = classify(line)
+    if msg is None:
+        return
+    reply = answer_cheap(msg)
+    if reply is None:
+        # Only a chat request needs the endpoint proper. Before one, a notification (a stray
+        # lm/cancel from a client that respawned us) or a client response has nothing to act
+        # on: dropping it keeps the fast path answering what follows.
+        if msg.kind == "request":
+            hand.lines.append(line)
+        return
+    data = dumps(reply)
+    if on_send is not None:
+        on_send(data[:-1])
+    _write_all(out_fd, data)
 
 
 def start_loader(target: Callable[[], None]) -> threading.Event:
