@@ -126,6 +126,7 @@ class AcpProxy(PermissionRequests):
         self.launched = await launch(self.spec, cwd=self.cwd, on_stderr=on_stderr)
         self._agent_transport = LineTransport(self.launched.reader, self.launched.writer)
         self._agent_transport.fast = self._fast_update
+        self._agent_transport.forward = self._client_transport.write_lines
         self._agent_transport.pace = self._keep_pace
         self.agent = Connection(self._from_agent, self._agent_transport)
         if self.launched.process is not None:
@@ -190,8 +191,9 @@ class AcpProxy(PermissionRequests):
         """The streaming fast lane: a `session/update` goes to the client as the line it came in,
         from a loop callback — the very place in the loop's FIFO where the SDK would have started
         a task to forward it, so the order against everything else the agent sent is the same,
-        without a task, a parse (unless someone observes) or a re-serialization per update. A
-        client that falls behind holds the agent's reading back (`_keep_pace`), not the lane."""
+        without a task, a parse (unless someone observes) or a re-serialization per update; the
+        transport forwards a run of them in one write (`LineTransport.forward`). A client that
+        falls behind holds the agent's reading back (`_keep_pace`), not the lane."""
         if not line.startswith(UPDATE_LINE):
             return False  # another key order: the general path
         if self.bus.active or self._awaited or self.bridge.approvals.keeps_always(self.name):
@@ -199,7 +201,6 @@ class AcpProxy(PermissionRequests):
                 self._observe(json.loads(line).get("params"))
             except (ValueError, AttributeError):
                 return False
-        asyncio.get_running_loop().call_soon(self._client_transport.write_line, line)
         return True
 
     async def _keep_pace(self) -> None:
