@@ -11,7 +11,10 @@ an update as the very line it came in), `take` the decoded message (a session re
 text chunk without the SDK's task, model and tracing span per notification), and `pace` is
 awaited after the fast lane took a line (the proxy waits there for a slow client). A hook that
 takes a message must handle it from a loop callback (`call_soon`), the place in the loop's FIFO where the
-SDK would have started its task, so the order against everything else the agent sent holds.
+SDK would have started its task, so the order against everything else the agent sent holds. Lines
+the fast lane took one after another are handed to `forward` together, from the one callback of
+the first of them (nothing the SDK was given can come between them), so a streamed reply costs a
+loop callback and a write per run of updates rather than per update.
 """
 
 from __future__ import annotations
@@ -55,6 +58,23 @@ class LineTransport:
         self.take: Callable[[dict[str, Any]], bool] | None = None
         # Awaited after `fast` took a line, before the next is read: the owner's back-pressure.
         self.pace: Callable[[], Awaitable[None]] | None = None
+        # Given, from a loop callback, the lines `fast` took in a row (else `fast` hands them on).
+        self.forward: Callable[[list[bytes]], None] | None = None
+        self._taken: list[bytes] | None = None  # the run of taken lines not yet forwarded
+
+    def _hand_on(self, line: bytes) -> None:
+        # The first line of a run schedules the callback; the next ones join it until a message
+        # goes to the SDK (whose task must come after them) or the callback has run.
+        if self._taken is None:
+            self._taken = []
+            asyncio.get_running_loop().call_soon(self._forward_taken, self._taken)
+        self._taken.append(line)
+
+    def _forward_taken(self, lines: list[bytes]) -> None:
+        if self._taken is lines:
+            self._taken = None
+        assert self.forward is not None
+        self.forward(lines)
 
     def _buffered(self) -> int:
         transport = self._writer.transport
@@ -63,11 +83,20 @@ class LineTransport:
         except NotImplementedError:  # a transport without a buffer (in-memory streams)
             return 0
 
-    def write_line(self, line: bytes) -> None:
-        """Write a line now, from a loop callback: a peer that went away is not an error here
-        (its connection notices on its own)."""
+    def write_lines(self, lines: list[bytes]) -> None:
+        """Write a run of lines as they were read (each but an input's unterminated last line ends
+        with a newline) in one write, from a loop callback: a peer that went away is not an error
+        here (its connection notices on its own)."""
+        data = b"".join(lines)
+        if not data.endswith(b"\n"):
+            data += b"\n"
         with contextlib.suppress(ConnectionError, RuntimeError, OSError):
-            self._write(line if line.endswith(b"\n") else line + b"\n")
+            if self._out:
+                self._write(data)  # after what is already waiting to go out
+            elif self._writer.is_closing():
+                raise ConnectionError("Connection closed")
+            else:
+                self._writer.write(data)
 
     async def send(self, message: dict[str, Any]) -> None:
         self._write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
@@ -125,9 +154,12 @@ class LineTransport:
             if not line.strip():
                 continue
             if self.fast is not None and self.fast(line):
+                if self.forward is not None:
+                    self._hand_on(line)
                 if self.pace is not None:
                     await self.pace()
                 continue
+            self._taken = None  # a line after this one is forwarded after this one's message
             try:
                 message = json.loads(line)
             except ValueError:

@@ -1,25 +1,27 @@
-"""The vscodelm wire format (docs/protocol.md), as pydantic models.
+"""The core's message model: conversations, tool definitions and agent specs, as pydantic models.
 
-This is the only module that knows the JSON shapes the Symposium VS Code extension sends and
-expects. Field names are the wire's own (camelCase) so no aliasing cost is paid on the hot path.
-Unknown keys are ignored everywhere, as upstream's serde parsing does.
+Every door reads its requests into these (the vscodelm door's `lm/*` envelopes are in
+`bridge.vscodelm.wire`, the OpenAI door's in `bridge.openai`), and the history, the sessions and
+the trace work on them. Their JSON shapes are the vscodelm wire's (docs/protocol.md), field names
+included (camelCase), so the door that speaks it pays no aliasing cost on the hot path. Unknown keys
+are ignored everywhere, as upstream's serde parsing does.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    TypeAdapter,
-    ValidationError,
-    model_validator,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+if TYPE_CHECKING:
+    from bridge.vscodelm.wire import (
+        CancelParams,
+        ChatInformationParams,
+        ChatRequestOptions,
+        ChatResponseParams,
+        TokenCountParams,
+    )
 
 __all__ = [
     "AgentSpec",
@@ -44,6 +46,27 @@ __all__ = [
     "describe_validation_error",
     "parse_agent",
 ]
+
+#: The vscodelm door's method envelopes, still importable from here (their home is
+#: `bridge.vscodelm.wire`). Loaded on first use and by name, so that the core's model does not
+#: depend on a door.
+_VSCODELM_WIRE = frozenset(
+    {
+        "CancelParams",
+        "ChatInformationParams",
+        "ChatRequestOptions",
+        "ChatResponseParams",
+        "TokenCountParams",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _VSCODELM_WIRE:
+        import importlib
+
+        return getattr(importlib.import_module("bridge.vscodelm.wire"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _Wire(BaseModel):
@@ -104,11 +127,6 @@ class ToolDefinition(_Wire):
     name: str
     description: str
     inputSchema: Any = None
-
-
-class ChatRequestOptions(_Wire):
-    tools: list[ToolDefinition] = Field(default_factory=list)
-    toolMode: Literal["auto", "required"] | None = None
 
 
 # --- agent definitions (architecture decision 1) ------------------------------------------------
@@ -239,37 +257,6 @@ def agent_label(spec: AgentSpec) -> str:
     if isinstance(server, StdioServer) and (not server.name or is_interpreter(server.name)):
         return command_name([server.command, *server.args])  # never `node`, `npx`, `uv`…
     return server.name
-
-
-# --- method params ------------------------------------------------------------------------------
-
-
-class ChatResponseParams(_Wire):
-    modelId: str
-    messages: list[Message]
-    agent: Any
-    options: ChatRequestOptions = Field(default_factory=ChatRequestOptions)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _options_null(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("options", 0) is None:
-            data = dict(data)
-            data.pop("options")
-        return data
-
-
-class TokenCountParams(_Wire):
-    modelId: str
-    text: str
-
-
-class CancelParams(_Wire):
-    requestId: StrictInt | str  # as request ids are: `true` or `1.0` never name request 1
-
-
-class ChatInformationParams(_Wire):
-    silent: bool = False
 
 
 def describe_validation_error(exc: ValidationError, prefix: str = "") -> str:

@@ -152,7 +152,7 @@ def page_faults(pid: int) -> int:
 
 def serve_null() -> None:
     """Read stdin's lines whole and answer each; decode nothing."""
-    from bridge.stdio import keep_heap, widen_pipe
+    from bridge.vscodelm.stdio import keep_heap, widen_pipe
 
     widen_pipe(0)
     keep_heap()

@@ -70,3 +70,35 @@ async def test_take_sees_the_decoded_message_and_what_it_leaves_reaches_the_conn
     assert taken == [1, 2]
     await transport.close()
     os.close(read_fd)
+
+
+async def test_a_run_of_taken_lines_is_forwarded_together_and_never_past_a_message_after_it():
+    """Lines the fast lane takes one after another reach `forward` together, from one loop
+    callback; a message handed to the connection ends the run, so an update the agent sent after
+    a request is forwarded after the connection's task for that request has started."""
+    request = b'{"jsonrpc":"2.0","id":7,"method":"fs/read_text_file","params":{}}\n'
+    reader = asyncio.StreamReader()
+    reader.feed_data(update(1) + update(2) + request + update(3))
+    reader.feed_eof()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer)
+    seen: list[object] = []
+    last = asyncio.Event()
+
+    def forward(lines: list[bytes]) -> None:
+        numbers = [json.loads(line)["params"]["n"] for line in lines]
+        seen.append(numbers)
+        if 3 in numbers:
+            last.set()
+
+    transport.fast = lambda line: line.startswith(UPDATE_LINE)
+    transport.forward = forward
+    message = await transport.receive()
+    assert message is not None and message["id"] == 7
+    # Where the SDK's connection starts its task for the request: a loop callback.
+    asyncio.get_running_loop().call_soon(seen.append, "request 7")
+    assert await transport.receive() is None
+    await asyncio.wait_for(last.wait(), 10)
+    assert seen == [[1, 2], "request 7", [3]]
+    await transport.close()
+    os.close(read_fd)

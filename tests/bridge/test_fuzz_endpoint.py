@@ -1290,7 +1290,7 @@ class _Pipes:
 
 
 def test_fast_path_in_process_answers_cheap_garbage_and_hands_over_the_rest():
-    from bridge.fastpath import serve_until_loaded
+    from bridge.vscodelm.fastpath import serve_until_loaded
 
     corpus = fast_path_corpus()
     data = b"".join(e.data for e in corpus) + b'{"jsonrpc":"2.0","id":"par'
@@ -1328,7 +1328,7 @@ def test_fast_path_in_process_answers_cheap_garbage_and_hands_over_the_rest():
 
 def test_fast_path_in_process_survives_a_hypothesis_corpus():
     """Every generated line through the fast path alone: no exception, one answer per answerable line."""
-    from bridge.fastpath import serve_until_loaded
+    from bridge.vscodelm.fastpath import serve_until_loaded
 
     # Lines the fast path hands over (chat requests) would hold back everything after them.
     corpus = [e for e in _all_lines() if CHAT.encode() not in e.data or e.kind == "null"]
@@ -1363,7 +1363,7 @@ def test_fast_path_hands_an_over_long_line_over_unread():
     """A line over the limit during start-up stops the fast path where it starts: what came before
     is answered, the long line and all after it are handed over for the endpoint proper to answer
     (once, with its id), and the fast path holds no more than one limit's worth of it."""
-    from bridge.fastpath import serve_until_loaded
+    from bridge.vscodelm.fastpath import serve_until_loaded
 
     limit = 4096
     cheap = b'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"text":"hi"}}\n'

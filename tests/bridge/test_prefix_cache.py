@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from bridge.jsonrpc import Incoming, classify
-from bridge.prefix_cache import PrefixCache
-from bridge.protocol import ChatResponseParams, describe_validation_error
+from bridge.protocol import describe_validation_error
+from bridge.vscodelm.prefix_cache import PrefixCache
+from bridge.vscodelm.wire import ChatResponseParams
 from tests.support.lmclient import LmClient, Response, echo_agent, user
 from tests.support.waiting import until
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bridge.stdio import widen_pipe
+from bridge.vscodelm.stdio import widen_pipe
 from tests.support.lmclient import LmClient, assistant, echo_agent, user
 
 linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux pipes and /proc")
@@ -47,7 +47,7 @@ def test_the_allocator_takes_the_keep_heap_settings():
     what they save is printed by tests/bench/bench_history_length.py as page faults per turn."""
     import subprocess
 
-    code = "from bridge.stdio import keep_heap; print(keep_heap())"
+    code = "from bridge.vscodelm.stdio import keep_heap; print(keep_heap())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True", out
 

@@ -17,7 +17,11 @@ from pydantic import ValidationError
 
 from bridge import events as ev
 from bridge.core import Bridge, ConnectionCore
-from bridge.fastpath import (
+from bridge.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, SESSION_ERROR, RpcError
+from bridge.protocol import describe_validation_error
+from bridge.rpc import JsonRpcPeer
+from bridge.sessions import RequestCancelled, ResponseStream, SessionFailed
+from bridge.vscodelm.fastpath import (
     CANCEL,
     CHAT_INFORMATION,
     CHAT_RESPONSE,
@@ -25,13 +29,10 @@ from bridge.fastpath import (
     chat_information,
     token_count,
 )
-from bridge.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, SESSION_ERROR, RpcError
-from bridge.prefix_cache import PrefixCache
-from bridge.protocol import CancelParams, describe_validation_error
-from bridge.rpc import JsonRpcPeer
-from bridge.sessions import RequestCancelled, ResponseStream, SessionFailed
+from bridge.vscodelm.prefix_cache import PrefixCache
+from bridge.vscodelm.wire import CancelParams
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("bridge.vscodelm")  # the door's name in the logs
 
 
 class VscodeLmEndpoint:

@@ -47,9 +47,10 @@ from typing import Any, AnyStr
 
 from pydantic import TypeAdapter
 
-from bridge.fastpath import CHAT_RESPONSE
 from bridge.jsonrpc import Incoming, classify_message, scan_value
-from bridge.protocol import ChatResponseParams, Message
+from bridge.protocol import Message
+from bridge.vscodelm.fastpath import CHAT_RESPONSE
+from bridge.vscodelm.wire import ChatResponseParams
 
 __all__ = ["PrefixCache"]
 

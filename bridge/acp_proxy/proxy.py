@@ -1,26 +1,10 @@
-"""The ACP front door: a transparent proxy between an ACP client (Zed, Toad, acpx, …) and its agent.
+"""`AcpProxy`: one ACP client connection, proxied to one agent process (or the built-in Eliza).
 
-Both sides are the official SDK's JSON-RPC connection (`acp.connection.Connection`) with a raw
-method handler — the same thing its `AgentSideConnection` / `ClientSideConnection` are built on,
-without their typed routing, which would validate every message into the SDK's models and
-re-serialize it (dropping fields and update kinds this SDK version does not know, and turning
-`_meta` into keyword arguments). So every request, response, notification and error is forwarded as
-the JSON object it arrived as: `initialize` (the client learns exactly the agent's capabilities),
-the `session/*` methods, every `session/update`, the agent's `fs/*`, `terminal/*` and elicitation
-requests, extension methods (`_…`) and `_meta`.
-
-What the proxy adds, it adds beside the traffic, never in it:
-
-* every `session/request_permission` is decided by the approval broker — rules and policy first,
-  then an attached console's cards, otherwise the client's own permission UI (the request is
-  forwarded unchanged and the client's answer is audited); a `session/cancel` or the end of the
-  turn withdraws what is still pending;
-* events for the console and the event log: the session (labelled with the client's name), each
-  turn (its prompt, streamed text, stop reason or cancellation), tool calls, the agent's stderr.
-
-The ACP client is stateful end to end, so none of the stateless front doors' machinery (history
-routing, replay, round trips through the next request) is involved: the agent is started with
-`bridge.agents.launch` like theirs, and the core's broker, bus and settings are shared.
+The client's requests and notifications go to the agent and the agent's to the client, each as the
+JSON object it arrived as; `session/update`s take the fast lane (`bridge.acp_lines`). Beside the
+traffic the proxy tracks the sessions and turns for the console's events, reads updates into the
+core's records (`bridge.acp_updates`) and hands the agent's permission requests to
+`bridge.acp_proxy.permissions`.
 """
 
 from __future__ import annotations
@@ -33,7 +17,6 @@ import logging
 import os
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from acp.connection import Connection
@@ -41,45 +24,19 @@ from acp.exceptions import RequestError
 
 from bridge import events as ev
 from bridge.acp_lines import UPDATE_LINE, LineTransport
+from bridge.acp_proxy.permissions import PERMISSION, PermissionRequests
+from bridge.acp_proxy.session import ProxySession, prompt_text
 from bridge.acp_updates import ToolCallTracker, read_update, record_tool
 from bridge.agent_names import agent_info_name
 from bridge.agents.launch import LaunchedAgent, LaunchError, launch
-from bridge.approvals import ApprovalContext, ClientChoice, Resolution, denial_notice
+from bridge.approvals import Resolution
 from bridge.core import Bridge
 from bridge.protocol import agent_key, agent_label
 from bridge.tasks import TaskSupervisor
 
-log = logging.getLogger(__name__)
-
-PERMISSION = "session/request_permission"
+log = logging.getLogger("bridge.acp_proxy")  # the door's name in the logs
 
 SESSION_OPENERS = ("session/new", "session/load", "session/resume", "session/fork")
-
-
-@dataclass
-class _Session:
-    """What the proxy remembers of one ACP session: only what the console shows."""
-
-    id: str
-    cwd: str | None = None  # from session/new, load or resume: relative paths in rules resolve here
-    turns: int = 0
-    turn: str | None = None  # the running turn's event id (`<session>#<n>`)
-    tools: ToolCallTracker = field(default_factory=ToolCallTracker)  # its calls not yet ended
-    notices: list[str] = field(default_factory=list)  # denials, told at the next prompt
-
-
-def _prompt_text(blocks: Any) -> str:
-    parts = []
-    for block in blocks if isinstance(blocks, list) else ():
-        if isinstance(block, dict):
-            if block.get("type") == "text":
-                parts.append(str(block.get("text") or ""))
-            elif block.get("type") in ("resource_link", "resource"):
-                uri = block.get("uri") or (block.get("resource") or {}).get("uri") or ""
-                parts.append(f"[{block['type']} {uri}]")
-            else:
-                parts.append(f"[{block.get('type')}]")
-    return "\n".join(parts)
 
 
 def client_label(info: Any) -> str:
@@ -91,58 +48,10 @@ def client_label(info: Any) -> str:
     return name or "acp"
 
 
-_ALLOW_WORDS = frozenset({"allow", "approve", "yes", "accept", "ok", "okay", "proceed", "grant"})
-_REJECT_WORDS = frozenset(
-    {"reject", "deny", "no", "don't", "dont", "decline", "never", "disallow", "refuse", "block"}
-)
-#: Who denied, for the notice the client and the agent get (the client's own answer needs none).
-ACP_DENIERS = {
-    "policy": "The user's rules",
-    "console": "The user",
-    "timeout": "Symposium",
-    "default": "Symposium",
-}
-
-
-def _name_says(name: Any) -> str | None:
-    """ "allow" or "reject" when an option's name says only one of them, else None."""
-    words = set(re.findall(r"[a-z']+", str(name or "").lower()))
-    allow, reject = bool(words & _ALLOW_WORDS), bool(words & _REJECT_WORDS)
-    if allow == reject:
-        return None
-    return "allow" if allow else "reject"
-
-
-def malformed_options(options: Any) -> str | None:
-    """Why a permission request's options cannot be answered safely, or None: options the
-    answer is chosen from by kind and sent back by id must each have one id, used once, and a
-    name that does not say the opposite of its kind."""
-    if not isinstance(options, list) or not options:
-        return "it offers no options"
-    seen: set[str] = set()
-    for n, option in enumerate(options, 1):
-        if not isinstance(option, dict):
-            return f"option {n} is not an object"
-        option_id = option.get("optionId")
-        if not isinstance(option_id, str) or not option_id:
-            return f"option {n} has no optionId"
-        if option_id in seen:
-            return f"optionId {option_id!r} is offered twice"
-        seen.add(option_id)
-        kind, says = str(option.get("kind") or ""), _name_says(option.get("name"))
-        if (
-            says is not None
-            and kind.split("_")[0] in ("allow", "reject")
-            and not kind.startswith(says)
-        ):
-            return f"option {option_id!r} is named {option.get('name')!r} but its kind is {kind!r}"
-    return None
-
-
 _proxies = itertools.count()
 
 
-class AcpProxy:
+class AcpProxy(PermissionRequests):
     """One ACP client connection, proxied to one agent process (or the built-in Eliza)."""
 
     def __init__(self, bridge: Bridge, spec: Any, *, cwd: str | None = None) -> None:
@@ -160,7 +69,7 @@ class AcpProxy:
         self._client_transport: LineTransport
         self._agent_transport: LineTransport
         self.launched: LaunchedAgent | None = None
-        self.sessions: dict[str, _Session] = {}
+        self.sessions: dict[str, ProxySession] = {}
         self._started: asyncio.Task[None] | None = None
         self._agent_gone: str | None = None
         # Awaited before a session is opened: the console link checks for a console there.
@@ -217,6 +126,7 @@ class AcpProxy:
         self.launched = await launch(self.spec, cwd=self.cwd, on_stderr=on_stderr)
         self._agent_transport = LineTransport(self.launched.reader, self.launched.writer)
         self._agent_transport.fast = self._fast_update
+        self._agent_transport.forward = self._client_transport.write_lines
         self._agent_transport.pace = self._keep_pace
         self.agent = Connection(self._from_agent, self._agent_transport)
         if self.launched.process is not None:
@@ -281,8 +191,9 @@ class AcpProxy:
         """The streaming fast lane: a `session/update` goes to the client as the line it came in,
         from a loop callback — the very place in the loop's FIFO where the SDK would have started
         a task to forward it, so the order against everything else the agent sent is the same,
-        without a task, a parse (unless someone observes) or a re-serialization per update. A
-        client that falls behind holds the agent's reading back (`_keep_pace`), not the lane."""
+        without a task, a parse (unless someone observes) or a re-serialization per update; the
+        transport forwards a run of them in one write (`LineTransport.forward`). A client that
+        falls behind holds the agent's reading back (`_keep_pace`), not the lane."""
         if not line.startswith(UPDATE_LINE):
             return False  # another key order: the general path
         if self.bus.active or self._awaited or self.bridge.approvals.keeps_always(self.name):
@@ -290,7 +201,6 @@ class AcpProxy:
                 self._observe(json.loads(line).get("params"))
             except (ValueError, AttributeError):
                 return False
-        asyncio.get_running_loop().call_soon(self._client_transport.write_line, line)
         return True
 
     async def _keep_pace(self) -> None:
@@ -366,7 +276,7 @@ class AcpProxy:
         bus = self.bus
 
         def decided() -> ev.Event:
-            text = _prompt_text(params.get("prompt"))
+            text = prompt_text(params.get("prompt"))
             return ev.HistoryDecided(
                 connection=self.name,
                 request_id=turn,
@@ -417,10 +327,10 @@ class AcpProxy:
         info = self.client_info or {}
         return str(info.get("title") or info.get("name") or "the ACP client")
 
-    def _session_started(self, session_id: str, how: str) -> _Session:
+    def _session_started(self, session_id: str, how: str) -> ProxySession:
         session = self.sessions.get(session_id)
         if session is None:
-            session = self.sessions[session_id] = _Session(session_id)
+            session = self.sessions[session_id] = ProxySession(session_id)
 
         def started() -> ev.Event:
             process = self.launched.process if self.launched is not None else None
@@ -464,116 +374,6 @@ class AcpProxy:
             return await client.send_request(method, params)
         except (ConnectionError, OSError) as exc:
             raise RequestError.internal_error({"details": f"the client went away: {exc}"}) from None
-
-    async def _permission(self, params: Any) -> Any:
-        """The broker decides; without a console the client's own UI is asked, unchanged. A
-        request that cannot be answered safely — for a session the client never opened, or with
-        options that are ambiguous — is refused before anyone is asked, and audited."""
-        if not isinstance(params, dict):
-            raise RequestError.invalid_params({"details": "expected an object"})
-        raw_call = params.get("toolCall")
-        tool_call: dict[str, Any] = raw_call if isinstance(raw_call, dict) else {}
-        raw_options = params.get("options")
-        options = (
-            [o for o in raw_options if isinstance(o, dict)] if isinstance(raw_options, list) else []
-        )
-        session_id = str(params.get("sessionId"))
-        session = self.sessions.get(session_id)
-        ctx = ApprovalContext(
-            connection=self.name,
-            session_id=session_id,
-            agent=self.agent_label,
-            tool_call=tool_call,
-            options=options,
-            cwd=session.cwd if session is not None else None,
-            agent_version=self.agent_version,
-        )
-        malformed = malformed_options(raw_options)
-        if malformed is not None or session is None:
-            return self._refuse(ctx, params, malformed)
-        answered: dict[str, Any] = {}
-
-        async def ask_client() -> ClientChoice:
-            assert self.client is not None
-            result = await self.client.send_request(PERMISSION, params)
-            answered["result"] = result
-            outcome = result.get("outcome") if isinstance(result, dict) else None
-            if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
-                option = outcome.get("optionId")
-                return ClientChoice(option if isinstance(option, str) else "")
-            return ClientChoice(None)
-
-        try:
-            resolution = await self.bridge.approvals.request(
-                ctx, ask_client=ask_client, tasks=self._tasks
-            )
-        except Exception:  # noqa: BLE001 - fail closed: the agent learns it was denied
-            log.exception("%s: the approval broker failed; denying", self.name)
-            reject = next((o for o in options if o.get("kind") == "reject_once"), None)
-            if reject is None:
-                return {"outcome": {"outcome": "cancelled"}}
-            return {"outcome": {"outcome": "selected", "optionId": reject.get("optionId")}}
-        log.info(
-            "%s/%s: permission for %r → %s (%s%s)",
-            self.name,
-            ctx.session_id,
-            ctx.title,
-            resolution.outcome,
-            resolution.resolver,
-            f", {resolution.rule}" if resolution.rule else "",
-        )
-        self._await_outcome(session, tool_call, resolution)
-        if resolution.resolver == "client" and "result" in answered:
-            return answered["result"]  # the client's own answer, _meta and all
-        response: dict[str, Any] = (
-            {"outcome": {"outcome": "cancelled"}}
-            if resolution.option_id is None
-            else {"outcome": {"outcome": "selected", "optionId": resolution.option_id}}
-        )
-        notice = denial_notice(ctx, resolution, ACP_DENIERS)
-        if notice is not None:
-            session.notices.append(notice)
-            await self._tell_client(session_id, notice, resolution)
-            response["_meta"] = {
-                "symposium": {
-                    "denied": True,
-                    "reason": resolution.reason,
-                    "decidedBy": resolution.rule or resolution.resolver,
-                    "message": notice,
-                }
-            }
-        return response
-
-    def _refuse(self, ctx: ApprovalContext, params: dict[str, Any], malformed: str | None) -> Any:
-        """Deny, audited with what was received: a malformed request with the protocol's
-        invalid-params error (no option can be trusted to mean "reject"), one for a session the
-        client never opened with its reject option."""
-        if malformed is not None:
-            reason = f"malformed permission request: {malformed}"
-        else:
-            reason = (
-                f"permission asked for session {ctx.session_id!r}, which the client never opened"
-            )
-        received = {"sessionId": params.get("sessionId"), "options": params.get("options")}
-        resolution = self.bridge.approvals.refuse(ctx, reason, received)
-        log.warning("%s: %s: denied", self.name, reason)
-        if malformed is not None:
-            raise RequestError.invalid_params({"details": reason})
-        if resolution.option_id is None:
-            return {"outcome": {"outcome": "cancelled"}}
-        return {"outcome": {"outcome": "selected", "optionId": resolution.option_id}}
-
-    def _await_outcome(
-        self, session: _Session, tool_call: dict[str, Any], resolution: Resolution
-    ) -> None:
-        """An approved call's end is read from the agent's updates (for its `tool_outcome`
-        audit line), whether or not anyone watches the stream."""
-        call_id = tool_call.get("toolCallId")
-        if resolution.outcome not in ("allow_once", "allow_always") or not call_id:
-            return
-        if str(call_id) not in session.tools.calls:
-            session.tools.start(tool_call)  # announced before anyone read the stream
-        self._awaited.add((session.id, str(call_id)))
 
     async def _tell_client(self, session_id: str, notice: str, resolution: Resolution) -> None:
         """Why a permission was denied, shown to the client as a message update from the proxy
@@ -633,19 +433,3 @@ class AcpProxy:
             if reading.finished:  # an ended call changes no more: forgotten
                 tools.calls.pop(reading.tool_call_id, None)
                 self._awaited.discard((session_id, reading.tool_call_id))
-
-
-async def serve_stdio(bridge: Bridge, spec: Any, *, configure: Any = None) -> int:
-    """`symposium-tui acp`: the proxy on this process's stdin/stdout."""
-    from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
-    from acp.stdio import stdio_streams
-
-    reader, writer = await stdio_streams(limit=DEFAULT_STDIO_BUFFER_LIMIT_BYTES)
-    proxy = AcpProxy(bridge, spec)
-    if configure is not None:
-        configure(proxy)
-    try:
-        await proxy.serve(reader, writer)
-    finally:
-        await bridge.close()
-    return 0
