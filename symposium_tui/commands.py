@@ -22,54 +22,7 @@ __all__ = ["ConsoleCommands", "console_commands"]
 
 def console_commands(app: SymposiumApp, screen: Screen) -> Iterable[SystemCommand]:
     """Every command the palette offers, in the order it lists them."""
-    yield SystemCommand(
-        "Approvals: go to the queue", "Jump to the oldest pending card (F2)", app.action_queue
-    )
-    yield SystemCommand(
-        "Approvals: stats per pattern",
-        "How often each pattern was asked and approved; rules suggested after a run",
-        app.action_approval_stats,
-    )
-    yield SystemCommand(
-        "Approvals: approve once",
-        "Approve the current card (a)",
-        partial(app.answer_current, "approve"),
-    )
-    yield SystemCommand(
-        "Approvals: deny",
-        "Deny the current card, with a reason (d)",
-        partial(app.answer_current, "deny"),
-    )
-    yield SystemCommand(
-        "Approvals: bypass the agent",
-        "Approve, and all this agent asks from now on; saved in the settings (b)",
-        partial(app.answer_current, "bypass"),
-    )
-    yield SystemCommand(
-        "Approvals: agent's always allow",
-        "The agent's own allow-always; it decides the scope, nothing saved (A)",
-        partial(app.answer_current, "allow_always"),
-    )
-    yield SystemCommand(
-        "Approvals: rule for requests like this one",
-        "Edit the rule the current card proposes; saved, it approves the card (p)",
-        app.propose_current,
-    )
-    yield SystemCommand(
-        "Approvals: agent's always reject",
-        "The agent's own reject-always option (R)",
-        partial(app.answer_current, "reject_always"),
-    )
-    yield SystemCommand(
-        "Approvals: approve all of this session",
-        "Every pending card of the current card's session (s)",
-        app.approve_current_session,
-    )
-    yield SystemCommand(
-        "Approvals: bypass this session",
-        "Allow everything the current session asks until it ends (not saved)",
-        app.bypass_current_session,
-    )
+    yield from approval_commands(app)
     yield SystemCommand(
         "Sessions: show",
         "Sessions and the history decisions behind them (2)",
@@ -80,29 +33,67 @@ def console_commands(app: SymposiumApp, screen: Screen) -> Iterable[SystemComman
         "Every tool call, as it happens (3)",
         partial(app.action_show_tab, "toolcalls"),
     )
-    yield SystemCommand("Chat: go to the chat", "Talk to an agent from here (F3)", app.action_chat)
-    yield SystemCommand(
-        "Chat: new conversation",
-        "Start over with the current agent (Ctrl+N in the chat)",
-        app._new_conversation,
-    )
-    chat = app.chat_pane()
-    if chat is not None:
-        yield SystemCommand(
-            "Chat: stop the reply",
-            "Cancel the agent's running turn (Esc in the chat)",
-            chat.action_stop,
-        )
-        for choice in chat.agents:
-            yield SystemCommand(
-                f"Chat: talk to {choice.label}",
-                f"Use {choice.label} in the built-in chat",
-                partial(app._talk_to, choice.key),
-            )
+    yield from chat_commands(app)
     yield SystemCommand(
         "Settings", "Agents, bypass, rules and preferences (F4)", app.action_settings
     )
     yield SystemCommand("Help", "Every key, by where it works (F1)", app.action_help)
+    yield from theme_commands(app)
+    yield SystemCommand(
+        "Quit",
+        "Leave the console (Ctrl+Q); pending approvals it alone holds are denied",
+        app.action_quit,
+    )
+    for command in App.get_system_commands(app, screen):
+        if command.title not in ("Quit", "Theme"):
+            yield command
+
+
+def approval_commands(app: SymposiumApp) -> Iterable[SystemCommand]:
+    """The queue, its stats, and each card key on the current card (the card's key table)."""
+    from symposium_tui.widgets.approvals.keys import palette_commands
+
+    yield SystemCommand(
+        "Approvals: go to the queue", "Jump to the oldest pending card (F2)", app.action_queue
+    )
+    yield SystemCommand(
+        "Approvals: stats per pattern",
+        "How often each pattern was asked and approved; rules suggested after a run",
+        app.action_approval_stats,
+    )
+    yield from palette_commands(app)
+    yield SystemCommand(
+        "Approvals: bypass this session",
+        "Allow everything the current session asks until it ends (not saved)",
+        app.bypass_current_session,
+    )
+
+
+def chat_commands(app: SymposiumApp) -> Iterable[SystemCommand]:
+    yield SystemCommand("Chat: go to the chat", "Talk to an agent from here (F3)", app.action_chat)
+    yield SystemCommand(
+        "Chat: new conversation",
+        "Start over with the current agent (Ctrl+N in the chat)",
+        app.navigator.new_conversation,
+    )
+    chat = app.chat_pane()
+    if chat is None:
+        return
+    yield SystemCommand(
+        "Chat: stop the reply",
+        "Cancel the agent's running turn (Esc in the chat)",
+        chat.action_stop,
+    )
+    for choice in chat.agents:
+        yield SystemCommand(
+            f"Chat: talk to {choice.label}",
+            f"Use {choice.label} in the built-in chat",
+            partial(app.navigator.talk_to, choice.key),
+        )
+
+
+def theme_commands(app: SymposiumApp) -> Iterable[SystemCommand]:
+    """The theme picker, then one (undiscovered) command per bundled or user theme."""
     yield SystemCommand(
         "Theme: choose…",
         "Preview themes live; Enter keeps one, Esc goes back",
@@ -120,14 +111,6 @@ def console_commands(app: SymposiumApp, screen: Screen) -> Iterable[SystemComman
                 partial(app.set_theme, name),
                 discover=False,
             )
-    yield SystemCommand(
-        "Quit",
-        "Leave the console (Ctrl+Q); pending approvals it alone holds are denied",
-        app.action_quit,
-    )
-    for command in App.get_system_commands(app, screen):
-        if command.title not in ("Quit", "Theme"):
-            yield command
 
 
 class ConsoleCommands(Provider):

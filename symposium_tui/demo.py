@@ -130,18 +130,29 @@ async def _until(condition: Callable[[], bool], pilot: Any, timeout: float = 10.
         await pilot.pause(0.02)
 
 
+EDIT_SESSION = ("vscodelm-9", "s1")  # the "claude-code" session (connection, session id)
+
+
 async def play(pilot: Any) -> None:
     """The scenario: an editor's conversation, a file edit to review, and a chat asking permission."""
-    from bridge import events as ev
-    from bridge.approvals import ApprovalContext
+    app = pilot.app
+    await _editor_conversation(app.bridge)
+    edit = _claude_code_session(app.bridge.bus)
+    await _claude_code_asks(pilot, edit)
+    # The built-in chat: a hello, then a request that needs permission.
+    chat = app.chat
+    chat.send("Hello")
+    await _until(lambda: not chat.busy, pilot)
+    chat.send("ask permission to run the test suite")
+    await _until(lambda: len(app.queue.pending) == 2, pilot)
+    await pilot.pause()
+
+
+async def _editor_conversation(bridge: Any) -> None:
+    """An editor (VS Code) talking to Eliza on its own connection: a real session, real decisions."""
     from bridge.protocol import Message
     from bridge.sessions import ResponseStream
 
-    app = pilot.app
-    bridge = app.bridge
-    bus = bridge.bus
-
-    # An editor (VS Code) talking to Eliza on its own connection: a real session, real decisions.
     editor = bridge.open_connection("vscodelm")
     history: list[Any] = []
     for n, text in enumerate(
@@ -158,8 +169,12 @@ async def play(pilot: Any) -> None:
         )
         history.append(Message.model_validate({"role": "assistant", "content": parts}))
 
-    # A "claude-code" session editing a file: tool calls, a read its rule allowed, and an edit to review.
-    conn, sid = "vscodelm-9", "s1"
+
+def _claude_code_session(bus: Any) -> dict[str, Any]:
+    """A "claude-code" session editing a file: a read done, and the edit's tool call (returned)."""
+    from bridge import events as ev
+
+    conn, sid = EDIT_SESSION
     bus.publish(
         ev.SessionStarted(
             connection=conn, session_id=sid, agent="claude-code", acp_session_id="demo", pid=4242
@@ -203,6 +218,16 @@ async def play(pilot: Any) -> None:
             raw_input=edit["rawInput"],
         )
     )
+    return edit
+
+
+async def _claude_code_asks(pilot: Any, edit: dict[str, Any]) -> None:
+    """The session asks for its read (a rule allows it) and its edit (a card, to review)."""
+    from bridge.approvals import ApprovalContext
+
+    app = pilot.app
+    bridge = app.bridge
+    conn, sid = EDIT_SESSION
     options = [
         {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
         {"optionId": "allow_always", "name": "Always allow edits", "kind": "allow_always"},
@@ -229,14 +254,6 @@ async def play(pilot: Any) -> None:
         exit_on_error=False,
     )
     await _until(lambda: len(app.queue.pending) == 1, pilot)
-
-    # The built-in chat: a hello, then a request that needs permission.
-    chat = app.chat
-    chat.send("Hello")
-    await _until(lambda: not chat.busy, pilot)
-    chat.send("ask permission to run the test suite")
-    await _until(lambda: len(app.queue.pending) == 2, pilot)
-    await pilot.pause()
 
 
 def _freeze(app: Any) -> None:

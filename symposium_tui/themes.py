@@ -13,9 +13,12 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.theme import Theme
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 
 def bundled_theme_dir() -> Path:
@@ -148,6 +151,18 @@ def load_themes(config_dir: Path | None = None) -> LoadedThemes:
 
 
 UNCHECKED = "not checked for contrast"
+
+
+def install_themes(app: App[Any], config_dir: Path, wanted: object) -> LoadedThemes:
+    """Register the bundled and the user's themes with `app` and show `wanted` (a theme's name;
+    the default theme when it names none of them). Returns what was loaded, with its errors."""
+    loaded = load_themes(config_dir)
+    for theme in loaded.themes.values():
+        app.register_theme(theme)
+    app.theme = (
+        wanted if isinstance(wanted, str) and wanted in app.available_themes else DEFAULT_THEME
+    )
+    return loaded
 
 
 def is_bundled(name: str, sources: dict[str, Path]) -> bool:

@@ -21,17 +21,7 @@ class Confirm(ModalScreen[bool]):
         Binding("n,escape", "no", "No"),
     ]
 
-    DEFAULT_CSS = """
-    Confirm { align: center middle; }
-    Confirm > Vertical {
-        width: 64;
-        max-width: 100%;
-        height: auto;
-        border: round $warning;
-        background: $surface;
-        padding: 0 1;
-    }
-    """
+    DEFAULT_CLASSES = "dialog"  # its look: app.tcss
 
     def __init__(self, question: str, yes: str, no: str = "keep it") -> None:
         super().__init__()
@@ -61,10 +51,6 @@ class ConfirmQuit(Confirm):
         Binding("y,ctrl+q", "yes", "Quit"),
         Binding("n,escape", "no", "Stay"),
     ]
-
-    DEFAULT_CSS = """
-    ConfirmQuit > Vertical { width: 64; }
-    """
 
     def __init__(self, own: int, held: dict[str, int] | None = None) -> None:
         """`own`: cards of this console's own bridge; `held`: cards per attached host."""
@@ -114,10 +100,6 @@ class ConfirmBypass(Confirm):
         Binding("y", "yes", "Turn bypass on"),
         Binding("n,escape", "no", "Keep asking"),
     ]
-
-    DEFAULT_CSS = """
-    ConfirmBypass > Vertical { width: 72; }
-    """
 
     def __init__(self, agent: str, still_asked_by: list[str], *, approves: bool) -> None:
         rules = (

@@ -11,22 +11,14 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from symposium_tui.widgets.approvals import ApprovalCard
+from symposium_tui.widgets.approvals.keys import detail_bindings
 
 
 class ApprovalDetailScreen(ModalScreen[None]):
-    BINDINGS = [
-        Binding("escape,q,v", "dismiss", "Back"),
-        Binding("a", "answer('approve')", "Approve"),
-        Binding("d", "deny", "Deny…"),
-        Binding("b", "answer('bypass')", "Bypass"),
-    ]
+    BINDINGS = [Binding("escape,q,v", "dismiss", "Back"), *detail_bindings()]
 
+    DEFAULT_CLASSES = "dialog"  # its look: app.tcss
     DEFAULT_CSS = """
-    ApprovalDetailScreen > VerticalScroll {
-        border: round $card-pending;
-        background: $surface;
-        padding: 0 1;
-    }
     ApprovalDetailScreen .detail-section {
         text-style: bold;
         margin-top: 1;

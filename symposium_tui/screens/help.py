@@ -30,24 +30,49 @@ HelpGroup = tuple[str, list[BindingType], list[tuple[str, str]]]
 """A section of the help: its title, the bindings it lists, and extra (key, description) rows."""
 
 
+def console_help_groups(app_bindings: list[BindingType]) -> list[HelpGroup]:
+    """Every key of the console, grouped by where it works, read from the bindings themselves
+    (`app_bindings`: the app's own, which work anywhere)."""
+    from symposium_tui.screens.settings import AgentsPanel, RulesPanel, SettingsScreen
+    from symposium_tui.widgets.approvals import ApprovalCard, ApprovalQueue
+    from symposium_tui.widgets.chat import ChatPane
+    from symposium_tui.widgets.sessions import SessionsPane
+    from symposium_tui.widgets.toollog import ToolLogPane, ToolLogView
+
+    return [
+        (
+            "Anywhere",
+            list(app_bindings),
+            [
+                ("ctrl+p", "Command palette: every action, themes"),
+                ("tab", "Next widget"),
+                ("shift+tab", "Previous widget"),
+            ],
+        ),
+        (
+            "On an approval card",
+            ApprovalCard.BINDINGS + ApprovalQueue.BINDINGS,
+            [("enter", "(in the deny reason) Deny, with the reason if one was typed")],
+        ),
+        ("Sessions (2)", list(SessionsPane.BINDINGS), []),
+        ("Tool calls (3)", ToolLogPane.BINDINGS + ToolLogView.BINDINGS, []),
+        ("In the chat", list(ChatPane.BINDINGS), [("enter", "Send the message")]),
+        (
+            "Settings (F4)",
+            SettingsScreen.BINDINGS + AgentsPanel.BINDINGS + RulesPanel.BINDINGS,
+            [],
+        ),
+    ]
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [
         # Not F1: an F-key goes somewhere and never closes anything (F1 again: still here).
         Binding("escape,q,question_mark", "dismiss", "Close"),
     ]
 
+    DEFAULT_CLASSES = "dialog"  # its look: app.tcss
     DEFAULT_CSS = """
-    HelpScreen {
-        align: center middle;
-    }
-    HelpScreen > VerticalScroll {
-        width: 100%;
-        max-width: 100;
-        height: 100%;
-        border: round $primary;
-        background: $surface;
-        padding: 0 1;
-    }
     HelpScreen .help-title {
         text-style: bold;
         color: $primary;

@@ -33,19 +33,8 @@ class PatternRuleScreen(ModalScreen[Any]):
         *FORM_KEYS,
     ]
 
+    DEFAULT_CLASSES = "dialog"  # its look: app.tcss
     DEFAULT_CSS = """
-    PatternRuleScreen {
-        align: center middle;
-    }
-    PatternRuleScreen > Vertical {
-        width: 84;
-        max-width: 100%;
-        height: auto;
-        max-height: 100%;
-        border: round $primary;
-        background: $surface;
-        padding: 0 1;
-    }
     PatternRuleScreen TextArea {
         height: 12;
     }

@@ -20,19 +20,8 @@ class ThemePicker(ModalScreen[str | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Keep the old theme")]
 
+    DEFAULT_CLASSES = "dialog"  # its look: app.tcss
     DEFAULT_CSS = """
-    ThemePicker {
-        align: center middle;
-    }
-    ThemePicker > Vertical {
-        width: 64;
-        max-width: 100%;
-        height: auto;
-        max-height: 100%;
-        border: round $primary;
-        background: $surface;
-        padding: 0 1;
-    }
     ThemePicker OptionList {
         height: auto;
         max-height: 16;

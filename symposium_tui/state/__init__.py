@@ -8,6 +8,8 @@ Pure Python, no Textual. One module per reason to change:
   of the session's history at that decision, so the inspector can scrub back through them), and a
   bounded log of tool calls (agent-internal ones, client-tool round trips and permission outcomes).
 - `records`: the records it keeps (`SessionRecord`, `DecisionRecord`, `ToolEntry`).
+- `tool_log`: tool-call, client-tool and permission events folded into the tool log's entries.
+- `approval`: one approval request as a card shows it (`ApprovalInfo`).
 - `toolstore`: the tool-call log's ring buffer with its change journal.
 - `notify`: how the panes hear that a topic changed (coalesced; `ConsoleState.add_listener`).
 - `messages`: history messages read in either of their shapes (model objects, wire dicts).

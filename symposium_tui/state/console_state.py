@@ -21,18 +21,13 @@ from bridge import events as ev
 
 if TYPE_CHECKING:
     from bridge.core import Bridge
-from symposium_tui.state.formatting import decided_by
 from symposium_tui.state.messages import agent_name, field_of
 from symposium_tui.state.notify import Coalescer, Listener
 from symposium_tui.state.records import (
-    AGENT_SOURCE,
-    CLIENT_SOURCE,
-    FINISHED_STATUSES,
-    PERMISSION_SOURCE,
     DecisionRecord,
     SessionRecord,
-    ToolEntry,
 )
+from symposium_tui.state.tool_log import ToolLog
 from symposium_tui.state.toolstore import DEFAULT_MAX_BYTES, ToolCallStore
 
 __all__ = ["ConsoleState", "request_key"]
@@ -90,17 +85,19 @@ class ConsoleState:
         self.decisions: deque[DecisionRecord] = deque()
         self.decision_capacity = decision_capacity
         self.ended_session_capacity = ended_session_capacity
-        self.tools = ToolCallStore(tool_capacity, max_bytes=tool_max_bytes)
-        self.tool_sessions: dict[str, None] = {}  # session labels seen in the tool log, in order
-        self.tool_kinds: dict[str, None] = {}
-        self.tool_statuses: dict[str, None] = {}
+        self.tool_log = ToolLog(
+            ToolCallStore(tool_capacity, max_bytes=tool_max_bytes), lambda: self._mark("toolcalls")
+        )
+        self.tools = self.tool_log.store
+        self.tool_sessions = self.tool_log.sessions  # session labels seen in the log, in order
+        self.tool_kinds = self.tool_log.kinds
+        self.tool_statuses = self.tool_log.statuses
         self.decision_count = 0  # decisions ever recorded (indexes are 1-based)
         self.events_seen = 0
         self.notes: list[str] = []  # replay: what could not be read
         self._requests: dict[tuple[str, Any], DecisionRecord] = {}  # requests in flight
         self._ended: deque[tuple[str, str]] = deque()
         self._unsubscribe: Callable[[], None] | None = None
-        self._last_agent_entry: dict[tuple[str, str], ToolEntry] = {}
         self._handlers: dict[type, Callable[[Any], None]] = {
             ev.HistoryDecided: self._on_decision,
             ev.PartStreamed: self._on_part,
@@ -108,8 +105,8 @@ class ConsoleState:
             ev.SessionStarted: self._on_session_started,
             ev.SessionEnded: self._on_session_ended,
             ev.AgentStderr: self._on_stderr,
-            ev.ToolCallSeen: self._on_tool_call,
-            ev.ClientToolCall: self._on_client_tool,
+            ev.ToolCallSeen: self.tool_log.tool_call,
+            ev.ClientToolCall: self.tool_log.client_tool,
             ev.ApprovalRequested: self._on_approval_requested,
             ev.ApprovalResolved: self._on_approval_resolved,
         }
@@ -341,7 +338,7 @@ class ConsoleState:
         rec.active_request = None
         rec.pending_approvals = 0
         rec.version += 1
-        self._last_agent_entry.pop(rec.key, None)
+        self.tool_log.session_ended(rec.key)
         self._ended.append(rec.key)
         while len(self._ended) > self.ended_session_capacity:
             old = self.sessions.get(self._ended.popleft())
@@ -387,110 +384,8 @@ class ConsoleState:
 
     # --- tool calls ------------------------------------------------------------------------------
 
-    def _add_tool(self, key: tuple[Any, ...], entry: ToolEntry) -> ToolEntry:
-        self.tools.add(key, entry)
-        self._note_tool(entry)
-        return entry
-
-    def _note_tool(self, entry: ToolEntry) -> None:
-        if entry.session_label not in self.tool_sessions and len(self.tool_sessions) < 10_000:
-            self.tool_sessions[entry.session_label] = None
-        if entry.kind and entry.kind not in self.tool_kinds:
-            self.tool_kinds[entry.kind] = None
-        if entry.status and entry.status not in self.tool_statuses:
-            self.tool_statuses[entry.status] = None
-        self._mark("toolcalls")
-
-    def _update_tool(self, entry: ToolEntry, ts: float) -> None:
-        entry.touch(ts)
-        self.tools.changed(entry)
-        self._note_tool(entry)
-
-    def _on_tool_call(self, event: ev.ToolCallSeen) -> None:
-        key = (event.connection, AGENT_SOURCE, event.session_id, event.tool_call_id)
-        entry = self.tools.find(key)
-        status = event.status or "pending"
-        if entry is None:
-            entry = self._add_tool(
-                key,
-                ToolEntry(
-                    event.ts,
-                    event.connection,
-                    event.session_id,
-                    AGENT_SOURCE,
-                    event.tool_call_id,
-                    event.title or "(untitled)",
-                    event.kind or "other",
-                    status,
-                    event.raw_input,
-                    event.content,
-                ),
-            )
-        else:
-            if event.title:
-                entry.title = event.title
-            if event.kind:
-                entry.kind = event.kind
-            entry.status = status
-            if event.raw_input is not None:
-                entry.input = event.raw_input
-            if event.content is not None:
-                entry.output = event.content
-            self._update_tool(entry, event.ts)
-        if status in FINISHED_STATUSES and entry.duration is None:
-            entry.duration = max(0.0, event.ts - entry.ts)
-        self._last_agent_entry[(event.connection, event.session_id)] = entry
-
-    def _on_client_tool(self, event: ev.ClientToolCall) -> None:
-        key = (event.connection, CLIENT_SOURCE, event.session_id, event.tool_call_id)
-        entry = self.tools.find(key)
-        if entry is None:
-            entry = self._add_tool(
-                key,
-                ToolEntry(
-                    event.ts,
-                    event.connection,
-                    event.session_id,
-                    CLIENT_SOURCE,
-                    event.tool_call_id,
-                    event.tool_name,
-                    "tool",
-                    event.status,
-                    event.arguments,
-                    event.result,
-                ),
-            )
-        else:
-            entry.status = event.status
-            if event.arguments is not None:
-                entry.input = event.arguments
-            if event.result is not None:
-                entry.output = event.result
-            self._update_tool(entry, event.ts)
-        if event.status != "requested" and entry.duration is None:
-            entry.duration = max(0.0, event.ts - entry.ts)
-
     def _on_approval_requested(self, event: ev.ApprovalRequested) -> None:
-        call = event.tool_call or {}
-        key = (event.connection, PERMISSION_SOURCE, event.approval_id)
-        if self.tools.find(key) is None:
-            entry = ToolEntry(
-                event.ts,
-                event.connection,
-                event.session_id,
-                PERMISSION_SOURCE,
-                str(call.get("toolCallId") or ""),
-                str(call.get("title") or "(untitled)"),
-                str(call.get("kind") or "other"),
-                "pending",
-                call.get("rawInput"),
-            )
-            entry.detail = {
-                "approval_id": event.approval_id,
-                "agent": event.agent,
-                "options": [o.get("optionId") for o in event.options if isinstance(o, dict)],
-            }
-            self._add_tool(key, entry)
+        self.tool_log.approval_requested(event)
         rec = self.sessions.get((event.connection, event.session_id))
         if rec is not None:
             rec.pending_approvals += 1
@@ -498,47 +393,13 @@ class ConsoleState:
             self._mark("sessions")
 
     def _on_approval_resolved(self, event: ev.ApprovalResolved) -> None:
-        key = (event.connection, PERMISSION_SOURCE, event.approval_id)
-        entry = self.tools.find(key)
-        summary = f"{event.outcome} {decided_by(event.resolver, event.rule, event.by)}"
-        if event.reason:
-            summary += f": {event.reason}"
-        if entry is None:
-            # Decided by policy before anyone was asked: no request event; name it after the
-            # agent's latest tool call in that session, which is what it asked about.
-            last = self._last_agent_entry.get((event.connection, event.session_id))
-            entry = ToolEntry(
-                event.ts,
-                event.connection,
-                event.session_id,
-                PERMISSION_SOURCE,
-                last.tool_call_id if last else "",
-                last.title if last else "(policy)",
-                last.kind if last else "other",
-                event.outcome,
-                last.input if last else None,
-                summary,
-            )
-            entry.duration = 0.0
-            entry.detail = {"approval_id": event.approval_id, "agent": event.agent}
-            self._add_tool(key, entry)
-        else:
-            entry.status = event.outcome
-            entry.output = summary
-            entry.duration = max(0.0, event.ts - entry.ts)
-            self._update_tool(entry, event.ts)
-            rec = self.sessions.get((event.connection, event.session_id))
-            if rec is not None and rec.pending_approvals:
-                rec.pending_approvals -= 1
-                rec.version += 1
-                self._mark("sessions")
-        entry.detail = dict(
-            entry.detail or {},
-            resolver=event.resolver,
-            rule=event.rule,
-            reason=event.reason,
-            option_id=event.option_id,
-        )
+        if not self.tool_log.approval_resolved(event):
+            return  # decided by policy before anyone was asked: no card was counted
+        rec = self.sessions.get((event.connection, event.session_id))
+        if rec is not None and rec.pending_approvals:
+            rec.pending_approvals -= 1
+            rec.version += 1
+            self._mark("sessions")
 
     # --- replaying files -------------------------------------------------------------------------
 

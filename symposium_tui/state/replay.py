@@ -155,6 +155,21 @@ _SESSION_EVENTS = (
 )
 
 
+def _match_live_decision(
+    event: ev.HistoryDecided,
+    replayed: dict[tuple[str, Any], DecisionRecord],
+    live_to_replayed: dict[tuple[str, str], str],
+) -> None:
+    """The live bridge's decision for a replayed request: its kind kept when the replay decided
+    otherwise, and its live session id mapped to the replayed one."""
+    decided = replayed.get(request_key(event.connection, event.request_id))
+    live_sid = event.decision.get("session_id")
+    if decided is not None and isinstance(live_sid, str):
+        if decided.recorded_kind is None and event.decision.get("kind") != decided.kind:
+            decided.recorded_kind = event.decision.get("kind")
+        live_to_replayed[(event.connection, live_sid)] = decided.session_id
+
+
 def _load_event_log(state: ConsoleState, path: str | os.PathLike[str]) -> None:
     """Replay a JSONL event log: its requests re-routed by `bridge.trace.replay_event_log`, every
     other event folded in as the live console would have (session ids mapped to the replay's)."""
@@ -195,12 +210,7 @@ def _load_event_log(state: ConsoleState, path: str | os.PathLike[str]) -> None:
                 state.handle(event)
                 continue
             assert isinstance(event, ev.HistoryDecided)
-            decided = replayed.get(request_key(event.connection, event.request_id))
-            live_sid = event.decision.get("session_id")
-            if decided is not None and isinstance(live_sid, str):
-                if decided.recorded_kind is None and event.decision.get("kind") != decided.kind:
-                    decided.recorded_kind = event.decision.get("kind")
-                live_to_replayed[(event.connection, live_sid)] = decided.session_id
+            _match_live_decision(event, replayed, live_to_replayed)
             continue
         if kind in _SESSION_EVENTS and steps:
             sid = getattr(event, "session_id", None)
