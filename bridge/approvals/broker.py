@@ -68,6 +68,10 @@ class ConsoleHandle:
 
 
 class ApprovalBroker:
+    """Decides every permission request of a bridge: the policy first, then a person (the
+    attached consoles, else the client's own round trip), else a denial. One broker per bridge;
+    its `policy` follows the settings file (`apply_settings`)."""
+
     def __init__(
         self,
         bus: ev.EventBus,
@@ -106,6 +110,7 @@ class ApprovalBroker:
 
     @property
     def host_name(self) -> str:
+        """Which machine this broker runs on (its audit lines, the cards of remote consoles)."""
         return self.decisions.host_name
 
     def apply_settings(self, settings: Settings) -> None:
