@@ -1,9 +1,9 @@
 """The approval broker: every `session/request_permission` becomes one decision, audited.
 
-Order (architecture decision 11): policy (the bridge's own client tools, bypass for this session,
-the agent's persisted bypass, per-tool and resource rules) → the consoles, when one is attached
-(the first to answer wins; the others see the card withdrawn) → the VS Code
-`symposium-agent-action` round trip, when the client offered that tool → deny. Fail closed: a
+Order: the policy (the bridge's own client tools → deny rules → ask rules → bypass, this
+session's then the agent's persisted one → allow rules) → the consoles, when one is attached (the
+first to answer wins; the others see the card withdrawn) → the VS Code `symposium-agent-action`
+round trip, when the client offered that tool → deny. Fail closed: a
 console that goes away denies what only it could answer, and whatever is in doubt is denied.
 
 A broker that *holds* (`hold=True`: `symposium-tui serve`, a bridge that outlives its consoles)

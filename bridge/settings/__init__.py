@@ -1,4 +1,4 @@
-"""The settings file (architecture decision 12): agents, approval rules, preferences.
+"""The settings file: agents, approval rules, preferences (`docs/architecture.md`, "Settings").
 
 `$SYMPOSIUM_CONFIG_DIR/settings.toml`, else `$XDG_CONFIG_HOME/symposium/settings.toml`
 (`bridge.paths.settings_path`). A person edits it by hand and the program edits it too (the
