@@ -15,7 +15,7 @@ __all__ = ["BridgeConfig"]
 
 @dataclass(frozen=True, slots=True)
 class BridgeConfig:
-    # Where agents run. ACP wants an absolute cwd (decision 10): "" is the process's own cwd,
+    # Where agents run. ACP's `session/new` takes an absolute cwd: "" is the process's own cwd,
     # and a relative one is made absolute when the configuration is built.
     cwd: str = ""
     # Seconds the agent gets to answer a cancelled turn's `session/prompt` before it is restarted.
