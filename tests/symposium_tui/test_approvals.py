@@ -179,9 +179,11 @@ async def test_the_agents_own_always_options_are_A_and_R(make_app, asker):
         # the next card takes focus a refresh after it mounts; a key before that reaches the queue
         await wait_for(
             pilot,
-            lambda: app.queue.pending
-            and app.queue.pending[0].info.session_id == "s2"
-            and app.focused is app.queue.pending[0],
+            lambda: (
+                app.queue.pending
+                and app.queue.pending[0].info.session_id == "s2"
+                and app.focused is app.queue.pending[0]
+            ),
         )
         await pilot.press("R")
         assert (await reject).outcome == "reject_always"
