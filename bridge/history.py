@@ -412,6 +412,137 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
+class _RecentRequests:
+    """Recent requests' messages and their normalization: a request that repeats one's very
+    objects (the vscodelm door reuses the validated messages of a history it has seen) is
+    normalized only from where it differs, so a turn's cost stays flat in length. Several,
+    because a connection carries several conversations at once."""
+
+    def __init__(self) -> None:
+        # Each: the caller's list, the tracker's copy of it as it was, and their normalization.
+        self._items: OrderedDict[int, tuple[list[Message], list[Message], _Normalized]] = (
+            OrderedDict()
+        )
+        self._seq = 0
+        # The session each recent request was routed to: a session's are let go when it is
+        # removed, so the memory of a conversation that ended is freed then, not by some later
+        # request's `route` (where freeing a long conversation's objects cost as much as routing).
+        self._owner: dict[int, str] = {}
+        self.reused = 0  # messages whose normalization the last request took over
+
+    def routed_to(self, session_id: str) -> None:
+        """The last request normalized went to this session."""
+        self._owner[self._seq] = session_id
+
+    def forget_session(self, session_id: str) -> None:
+        for seq in [seq for seq, owner in self._owner.items() if owner == session_id]:
+            self._items.pop(seq, None)
+            del self._owner[seq]
+
+    def normalize(
+        self,
+        messages: list[Message],
+        chain_upto: int,
+        reuses: tuple[list[Message], int] | None = None,
+    ) -> _Normalized:
+        """`_normalize_all` of `messages`, taking what it can from the recent request that shares
+        the longest run of leading message objects with them (`reuses`: see
+        `HistoryTracker.route`). The lists returned are remembered: callers hand sessions copies."""
+        start = 0
+        known: _Normalized | None = None
+        used = 0
+        if messages and reuses is not None:
+            earlier, k = reuses
+            for seq, (origin, seen, normalized) in reversed(self._items.items()):
+                if origin is earlier:
+                    start = min(k, len(seen), len(messages))
+                    known, used = normalized, seq
+                    break
+        if messages and not used:
+            first = messages[0]
+            for seq, (_, seen, normalized) in reversed(self._items.items()):
+                n = min(len(messages), len(seen))
+                if n <= start or seen[0] is not first:
+                    continue
+                if all(map(is_, messages, seen)):  # pairs up the first n
+                    common = n
+                else:
+                    common = 0
+                    for a, b in zip(messages, seen):
+                        if a is not b:
+                            break
+                        common += 1
+                if common > start:
+                    start, known, used = common, normalized, seq
+        # A request that extends a remembered one supersedes it: its lists are taken over.
+        superseded = self._items.pop(used) if used and start == len(self._items[used][1]) else None
+        if superseded is not None:
+            self._owner.pop(used, None)
+        norm, keys, chain = _normalize_all(
+            messages, chain_upto, known, start, own=superseded is not None
+        )
+        self.reused = start
+        if superseded is not None:
+            seen = superseded[1]
+            seen += messages[len(seen) :]
+        else:
+            seen = list(messages)  # a copy: the caller's list may change after this returns
+        self._seq += 1
+        self._items[self._seq] = (messages, seen, (norm, keys, chain))
+        while len(self._items) > _RECENT:
+            seq, _ = self._items.popitem(last=False)
+            self._owner.pop(seq, None)
+        return norm, keys, chain
+
+
+class _SessionIndex:
+    """The live sessions by `(agent, len(committed), hash chain of the committed keys)`, or, with
+    nothing committed, `(agent, 0, first provisional key)`; and per agent the committed lengths
+    in use, so that a lookup probes one bucket per distinct length."""
+
+    def __init__(self) -> None:
+        self.buckets: dict[tuple[Any, ...], dict[str, _Session]] = {}
+        # agent key -> {committed length (> 0) -> number of sessions}
+        self.lengths: dict[str, dict[int, int]] = {}
+
+    @staticmethod
+    def key(s: _Session) -> tuple[Any, ...]:
+        L = len(s.committed_keys)
+        if L:
+            return (s.agent_key, L, s.chain)
+        assert s.prov_keys is not None
+        return (s.agent_key, 0, s.prov_keys[0] if s.prov_keys else None)
+
+    def add(self, s: _Session) -> None:
+        key = self.key(s)
+        s.bucket = key
+        self.buckets.setdefault(key, {})[s.sid] = s
+        L = key[1]
+        if L:
+            lengths = self.lengths.setdefault(s.agent_key, {})
+            lengths[L] = lengths.get(L, 0) + 1
+
+    def remove(self, s: _Session) -> None:
+        key = s.bucket
+        if key is None:
+            return
+        s.bucket = None
+        bucket = self.buckets.get(key)
+        if bucket is not None:
+            bucket.pop(s.sid, None)
+            if not bucket:
+                del self.buckets[key]
+        L = key[1]
+        if L:
+            lengths = self.lengths[s.agent_key]
+            if lengths[L] <= 1:
+                del lengths[L]
+                if not lengths:
+                    del self.lengths[s.agent_key]
+            else:
+                lengths[L] -= 1
+
+
 class HistoryTracker:
     """The live sessions of one connection and the routing of its requests to them."""
 
@@ -420,24 +551,14 @@ class HistoryTracker:
         self._seq = 0
         self._next_sid = 0
         self._sessions: dict[str, _Session] = {}
-        self._buckets: dict[tuple[Any, ...], dict[str, _Session]] = {}
-        # agent key -> {committed length (> 0) -> number of sessions}
-        self._lengths: dict[str, dict[int, int]] = {}
+        self._idx = _SessionIndex()
         self._dirty: set[_Session] = set()
-        # Recent requests' messages and their normalization: a request that repeats one's very
-        # objects (the vscodelm door reuses the validated messages of a history it has seen) is
-        # normalized only from where it differs, so a turn's cost stays flat in length. Several,
-        # because a connection carries several conversations at once.
-        # Each: the caller's list, the tracker's copy of it as it was, and their normalization.
-        self._recent: OrderedDict[int, tuple[list[Message], list[Message], _Normalized]] = (
-            OrderedDict()
-        )
-        self._recent_seq = 0
-        # The session each recent request was routed to: a session's are let go when it is
-        # removed, so the memory of a conversation that ended is freed then, not by some later
-        # request's `route` (where freeing a long conversation's objects cost as much as routing).
-        self._recent_owner: dict[int, str] = {}
-        self.reused = 0  # messages whose normalization the last route took over (tests, benchmarks)
+        self._recent = _RecentRequests()
+
+    @property
+    def reused(self) -> int:
+        """Messages whose normalization the last route took over (tests, benchmarks)."""
+        return self._recent.reused
 
     # --- queries ---------------------------------------------------------------------------------
 
@@ -512,10 +633,8 @@ class HistoryTracker:
         if s is None:
             return
         self._dirty.discard(s)
-        self._unindex(s)
-        for seq in [seq for seq, owner in self._recent_owner.items() if owner == session_id]:
-            self._recent.pop(seq, None)
-            del self._recent_owner[seq]
+        self._idx.remove(s)
+        self._recent.forget_session(session_id)
 
     # --- routing ---------------------------------------------------------------------------------
 
@@ -540,10 +659,10 @@ class HistoryTracker:
         for s in tuple(self._dirty):
             self._refresh(s)
 
-        lengths = self._lengths.get(agent_key)
-        norm, keys, chain = self._normalize(messages, max(lengths) if lengths else 0, reuses)
+        lengths = self._idx.lengths.get(agent_key)
+        norm, keys, chain = self._recent.normalize(messages, max(lengths) if lengths else 0, reuses)
         decision = self._decide(agent_key, norm, keys, chain, busy)
-        self._recent_owner[self._recent_seq] = decision.session_id
+        self._recent.routed_to(decision.session_id)
         return decision
 
     def _decide(
@@ -565,63 +684,6 @@ class HistoryTracker:
         if best.cancel:
             return self._cancel(best.session, norm, keys, len(matches))
         return self._extend(best.session, norm, keys, len(matches))
-
-    def _normalize(
-        self,
-        messages: list[Message],
-        chain_upto: int,
-        reuses: tuple[list[Message], int] | None = None,
-    ) -> _Normalized:
-        """`_normalize_all` of `messages`, taking what it can from the recent request that shares
-        the longest run of leading message objects with them (`reuses`: see `route`). The lists
-        returned are remembered: callers hand sessions copies."""
-        start = 0
-        known: _Normalized | None = None
-        used = 0
-        if messages and reuses is not None:
-            earlier, k = reuses
-            for seq, (origin, seen, normalized) in reversed(self._recent.items()):
-                if origin is earlier:
-                    start = min(k, len(seen), len(messages))
-                    known, used = normalized, seq
-                    break
-        if messages and not used:
-            first = messages[0]
-            for seq, (_, seen, normalized) in reversed(self._recent.items()):
-                n = min(len(messages), len(seen))
-                if n <= start or seen[0] is not first:
-                    continue
-                if all(map(is_, messages, seen)):  # pairs up the first n
-                    common = n
-                else:
-                    common = 0
-                    for a, b in zip(messages, seen):
-                        if a is not b:
-                            break
-                        common += 1
-                if common > start:
-                    start, known, used = common, normalized, seq
-        # A request that extends a remembered one supersedes it: its lists are taken over.
-        superseded = (
-            self._recent.pop(used) if used and start == len(self._recent[used][1]) else None
-        )
-        if superseded is not None:
-            self._recent_owner.pop(used, None)
-        norm, keys, chain = _normalize_all(
-            messages, chain_upto, known, start, own=superseded is not None
-        )
-        self.reused = start
-        if superseded is not None:
-            seen = superseded[1]
-            seen += messages[len(seen) :]
-        else:
-            seen = list(messages)  # a copy: the caller's list may change after this returns
-        self._recent_seq += 1
-        self._recent[self._recent_seq] = (messages, seen, (norm, keys, chain))
-        while len(self._recent) > _RECENT:
-            seq, _ = self._recent.popitem(last=False)
-            self._recent_owner.pop(seq, None)
-        return norm, keys, chain
 
     def _route_extend(
         self,
@@ -654,15 +716,15 @@ class HistoryTracker:
         # Nothing committed: a match must share the first provisional message (decision 6), or the
         # session must be empty (nothing to contradict).
         for bucket_key in ((agent_key, 0, None), (agent_key, 0, keys[0])):
-            for s in self._buckets.get(bucket_key, {}).values():
+            for s in self._idx.buckets.get(bucket_key, {}).values():
                 m = self._match_rest(s, keys, 0)
                 if m is not None:
                     found.append(m)
         # Something committed: one probe per distinct committed length, by the chain of that prefix.
-        for L in self._lengths.get(agent_key, ()):
+        for L in self._idx.lengths.get(agent_key, ()):
             if n < L:
                 continue
-            bucket = self._buckets.get((agent_key, L, chain[L]))
+            bucket = self._idx.buckets.get((agent_key, L, chain[L]))
             if not bucket:
                 continue
             prefix = keys[:L]
@@ -698,7 +760,7 @@ class HistoryTracker:
         s.provisional = list(norm)  # copies: the session appends; `_normalize` keeps the lists
         s.prov_keys = list(keys)
         self._sessions[s.sid] = s
-        self._index(s)
+        self._idx.add(s)
         if why is None:
             others = sum(1 for o in self._sessions.values() if o.agent_key == agent_key) - 1
             why = (
@@ -726,7 +788,7 @@ class HistoryTracker:
         pk = s.prov_keys
         assert pk is not None
         p = len(pk)
-        self._unindex(s)
+        self._idx.remove(s)
         if p:
             kind = DecisionKind.COMMIT
             s.committed.extend(s.provisional)
@@ -747,7 +809,7 @@ class HistoryTracker:
         s.provisional = new
         s.prov_keys = keys[L + p :]
         s.reply = None
-        self._index(s)
+        self._idx.add(s)
         return Decision(
             seq=self._seq,
             session_id=s.sid,
@@ -784,12 +846,12 @@ class HistoryTracker:
             prompt_start = len(rest_keys)
             while prompt_start > 0 and norm[L + prompt_start - 1].role != "assistant":
                 prompt_start -= 1
-        self._unindex(s)
+        self._idx.remove(s)
         new = norm[L:]
         s.provisional = new
         s.prov_keys = rest_keys
         s.reply = None
-        self._index(s)
+        self._idx.add(s)
         if received is None:
             where = (
                 f"the request ends at message {mismatch}, inside the provisional exchange of "
@@ -828,41 +890,5 @@ class HistoryTracker:
         s.provisional = norm
         s.prov_keys = keys
         if not s.committed_keys:  # the bucket depends on the first provisional message
-            self._unindex(s)
-            self._index(s)
-
-    def _bucket_key(self, s: _Session) -> tuple[Any, ...]:
-        L = len(s.committed_keys)
-        if L:
-            return (s.agent_key, L, s.chain)
-        assert s.prov_keys is not None
-        return (s.agent_key, 0, s.prov_keys[0] if s.prov_keys else None)
-
-    def _index(self, s: _Session) -> None:
-        key = self._bucket_key(s)
-        s.bucket = key
-        self._buckets.setdefault(key, {})[s.sid] = s
-        L = key[1]
-        if L:
-            lengths = self._lengths.setdefault(s.agent_key, {})
-            lengths[L] = lengths.get(L, 0) + 1
-
-    def _unindex(self, s: _Session) -> None:
-        key = s.bucket
-        if key is None:
-            return
-        s.bucket = None
-        bucket = self._buckets.get(key)
-        if bucket is not None:
-            bucket.pop(s.sid, None)
-            if not bucket:
-                del self._buckets[key]
-        L = key[1]
-        if L:
-            lengths = self._lengths[s.agent_key]
-            if lengths[L] <= 1:
-                del lengths[L]
-                if not lengths:
-                    del self._lengths[s.agent_key]
-            else:
-                lengths[L] -= 1
+            self._idx.remove(s)
+            self._idx.add(s)

@@ -64,7 +64,7 @@ class AcpClient:
             from acp.schema import DeniedOutcome, RequestPermissionResponse
 
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        return await self._session.on_permission(tool_call, options)
+        return await self._session.client.on_permission(tool_call, options)
 
     async def read_text_file(self, **kwargs: Any) -> Any:
         from acp import RequestError
@@ -110,6 +110,30 @@ def own_mcp_server(server: dict[str, Any], init: Any) -> Any:
     if kind in ("http", "sse"):
         return (HttpMcpServer if kind == "http" else SseMcpServer).model_validate(server)
     return McpServerStdio.model_validate({k: v for k, v in server.items() if k != "type"})
+
+
+def streamed_text_update(message: dict[str, Any], acp_session_id: str | None) -> Any:
+    """The update of a `session/update` notification of this ACP session that streams text (an
+    `agent_message_chunk` of a text block), read as the JSON object it came in — no task, model or
+    tracing span of the SDK's per chunk; None for any other message."""
+    params = message.get("params")
+    if message.get("method") != "session/update" or "id" in message:
+        return None
+    if acp_session_id is None or not isinstance(params, dict):
+        return None
+    if params.get("sessionId") != acp_session_id:
+        return None
+    update = params.get("update")
+    if not isinstance(update, dict) or update.get("sessionUpdate") != "agent_message_chunk":
+        return None
+    content = update.get("content")
+    if (
+        not isinstance(content, dict)
+        or content.get("type") != "text"
+        or not isinstance(content.get("text"), str)
+    ):
+        return None
+    return update
 
 
 ClientToolCall = Callable[[str, Any], Awaitable[Any]]

@@ -8,29 +8,24 @@ import asyncio
 import functools
 import logging
 import time
-import uuid
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bridge import events as ev
-from bridge.acp_updates import ToolCallTracker, read_update, record_tool
+from bridge.acp_updates import read_update, record_tool
 from bridge.history import Decision, DecisionKind
-from bridge.protocol import TextPart, ToolCallPart, ToolDefinition
-from bridge.render import AGENT_ACTION_TOOL, REPLAY_META
-from bridge.sessions.agent import AcpClient, AgentLink
+from bridge.protocol import ToolDefinition
+from bridge.render import REPLAY_META
+from bridge.sessions.agent import AcpClient, AgentLink, streamed_text_update
+from bridge.sessions.roundtrips import ClientRoundTrips
 from bridge.sessions.state import (
-    ClientReply,
     PromptLedger,
     RequestOutcome,
     RoundTrip,
-    RoundTrips,
     SessionState,
-    announced_client_calls,
-    hand_off_now,
 )
 from bridge.sessions.stream import ChatRequest, ResponseStream, SessionFailed
+from bridge.sessions.turn import Turn, TurnOutput
 from bridge.tasks import OwnerClosed, TaskSupervisor
-from bridge.tool_results import tool_result_text
 
 if TYPE_CHECKING:
     from bridge.approvals import ApprovalBroker
@@ -88,29 +83,6 @@ class SessionHost(Protocol):
         ...
 
 
-@dataclass
-class Turn:
-    """One ACP `session/prompt` and what it streams: output is attributed to the turn that is
-    current when it arrives; a cancelled turn's is dropped."""
-
-    id: int
-    stream: ResponseStream | None
-    tracker: ToolCallTracker = field(default_factory=ToolCallTracker)
-    cancelled: bool = False
-    backlog: list[dict[str, Any]] = field(default_factory=list)
-    followups: list[str] = field(default_factory=list)
-    done: asyncio.Event = field(default_factory=asyncio.Event)
-    has_agent_action: bool = False
-    handoff: asyncio.TimerHandle | None = None
-    approvals: list[str] = field(default_factory=list)  # ids of approvals pending with the broker
-    handoff_started: float | None = None
-    usage: dict[str, int] | None = None  # what the agent reported (ACP usage_update, prompt usage)
-
-    @property
-    def running(self) -> bool:
-        return not self.cancelled and not self.done.is_set()
-
-
 def _log_failure(stream: ResponseStream, task: asyncio.Future[Any]) -> None:
     """A submission that went on after its request was answered (cancelled, or its session
     closed) has ended: a failure of its own is logged. Ending with the request's outcome — the
@@ -138,8 +110,6 @@ class AgentSession:
         self.turn: Turn | None = None
         # Its submissions, turns, cancel notifications and client round trips: they end with it.
         self._tasks = TaskSupervisor(f"session {host.name}/{session_id}")
-        self.trips = RoundTrips()
-        self._answers: dict[RoundTrip, asyncio.Future[Any]] = {}
         self._turn_ids = 0
         self._lock = asyncio.Lock()
         self.tools: list[ToolDefinition] = request.client_tools
@@ -149,11 +119,9 @@ class AgentSession:
         self._tools_changed = False  # the client's tool list changed since the last prompt
         self._restart_for_tools = False
         self.last_active = time.monotonic()
-        self._call_ids: dict[str, int] = {}
-        # MCP tool calls this session's tool server received and is handling, by the agent's own
-        # id for them (from the call's `_meta`): the only way a permission request is recognised
-        # as one for the client's own tools (never by its title, which the agent chooses).
-        self.client_calls: dict[str, str] = {}
+        self.output = TurnOutput(host, session_id)
+        # permissions and client-tool calls: the round trips through the client
+        self.client = ClientRoundTrips(self, self.output, self._tasks)
         self.deny_notices: list[str] = []  # denials with a reason, told at the next prompt
 
     # what other parts of the bridge read of the agent
@@ -172,7 +140,7 @@ class AgentSession:
     @property
     def waiting(self) -> list[RoundTrip]:
         """The round trips the turn waits on through the client."""
-        return self.trips.waiting
+        return self.client.trips.waiting
 
     @property
     def is_idle(self) -> bool:
@@ -242,11 +210,11 @@ class AgentSession:
             if (
                 not stream.done
                 and decision.kind in (DecisionKind.COMMIT, DecisionKind.CONTINUE)
-                and self._resolve_waiting(decision, request, stream)
+                and self.client.resolve(decision, request, stream)
             ):
                 await asyncio.shield(stream.finished)
                 return
-            self._abandon_waiting()
+            self.client.abandon()
 
         async with self._lock:
             prompted = await self._prompt_for(decision, request, stream)
@@ -311,9 +279,9 @@ class AgentSession:
         self.host.request_finished(stream, "cancelled", reason)
         turn = self.turn
         if turn is not None and turn.stream is stream and not turn.cancelled:
-            self._cancel_turn(turn)
+            self.cancel_turn(turn)
 
-    def _finish(self, stream: ResponseStream) -> None:
+    def complete(self, stream: ResponseStream) -> None:
         self.last_active = time.monotonic()
         if stream.done:
             return
@@ -329,7 +297,7 @@ class AgentSession:
         self._turn_ids += 1
         turn = Turn(id=self._turn_ids, stream=stream, has_agent_action=request.has_agent_action)
         self.turn = turn
-        self.trips.start_turn(one_call=not request.parallel_tool_calls)
+        self.client.trips.start_turn(one_call=not request.parallel_tool_calls)
         self._tasks.start(self._run_turn(turn, prompt, context), name=f"turn {turn.id}")
         return turn
 
@@ -345,7 +313,7 @@ class AgentSession:
             turn.followups.clear()
             turn.tracker.clear()
         turn.done.set()
-        self._drop_round_trips()
+        self.client.drop()
         if turn.handoff is not None:
             turn.handoff.cancel()
         if turn.cancelled:
@@ -358,9 +326,9 @@ class AgentSession:
             await self.host.session_died(self, error)
             return
         if stream is not None:
-            self._flush_backlog(turn, stream)
+            self.output.flush(turn, stream)
             stream.usage = turn.usage
-            self._finish(stream)
+            self.complete(stream)
 
     async def _prompt(self, turn: Turn, prompt: str, context: str | None) -> str | None:
         """One ACP `session/prompt` of the turn, until the agent answers it: the error that
@@ -400,12 +368,12 @@ class AgentSession:
         )
         return None
 
-    def _cancel_turn(self, turn: Turn) -> None:
+    def cancel_turn(self, turn: Turn) -> None:
         turn.cancelled = True
         turn.stream = None
         if turn.handoff is not None:
             turn.handoff.cancel()
-        self._drop_round_trips()  # ACP: a cancelled turn's pending permissions answer `cancelled`
+        self.client.drop()  # ACP: a cancelled turn's pending permissions answer `cancelled`
         for approval_id in turn.approvals:
             self.host.approvals.withdraw(approval_id, "the turn was cancelled")
         if self.agent.conn is not None and self.agent.acp_session_id is not None:
@@ -418,7 +386,7 @@ class AgentSession:
         if turn is None or turn.done.is_set():
             return
         if not turn.cancelled:
-            self._cancel_turn(turn)
+            self.cancel_turn(turn)
         try:
             await asyncio.wait_for(turn.done.wait(), self.host.config.drain_timeout)
         except TimeoutError:
@@ -439,7 +407,7 @@ class AgentSession:
             return
         if reading.kind == "agent_message_chunk":
             if reading.text:
-                self._emit(turn, {"type": "text", "value": reading.text})
+                self.output.emit(turn, {"type": "text", "value": reading.text})
         elif reading.kind == "usage_update":
             if reading.context_tokens is not None:
                 turn.usage = (turn.usage or {}) | {"context_tokens": reading.context_tokens}
@@ -454,296 +422,18 @@ class AgentSession:
             if reading.kind == "tool_call":
                 if turn.stream is not None and turn.stream.on_agent_tool_call is not None:
                     turn.stream.on_agent_tool_call(update)
-            self._emit(turn, {"type": "text", "value": reading.rendered})
+            self.output.emit(turn, {"type": "text", "value": reading.rendered})
 
     def _take_chunk(self, message: dict[str, Any]) -> bool:
-        """A `session/update` of this session streaming text (`agent_message_chunk` of a text
-        block), read as the JSON object it came in: no task, model or tracing span of the SDK's
-        per chunk. It is read from a loop callback, where the SDK would have started the task that
-        calls `AcpClient.session_update`, so it keeps its place among the agent's messages (the
+        """A streamed text chunk of this session (`streamed_text_update`) is read from a loop
+        callback, where the SDK would have started the task that calls
+        `AcpClient.session_update`, so it keeps its place among the agent's messages (the
         prompt's response is read after it). Anything else goes to the SDK."""
-        params = message.get("params")
-        if message.get("method") != "session/update" or "id" in message:
-            return False
-        acp_session_id = self.agent.acp_session_id
-        if acp_session_id is None or not isinstance(params, dict):
-            return False
-        if params.get("sessionId") != acp_session_id:
-            return False
-        update = params.get("update")
-        if not isinstance(update, dict) or update.get("sessionUpdate") != "agent_message_chunk":
-            return False
-        content = update.get("content")
-        if (
-            not isinstance(content, dict)
-            or content.get("type") != "text"
-            or not isinstance(content.get("text"), str)
-        ):
+        update = streamed_text_update(message, self.agent.acp_session_id)
+        if update is None:
             return False
         asyncio.get_running_loop().call_soon(self.on_update, update)
         return True
-
-    def _emit(self, turn: Turn, part: dict[str, Any]) -> None:
-        stream = turn.stream
-        if stream is None or stream.done:
-            turn.backlog.append(part)
-            return
-        self._send(stream, part)
-
-    def _send(self, stream: ResponseStream, part: dict[str, Any]) -> None:
-        kind = part["type"]
-        model = (
-            TextPart(value=part["value"]) if kind == "text" else ToolCallPart.model_validate(part)
-        )
-        self.host.tracker.record_part(self.id, model)
-        stream.emit(part)
-        self.host.bus.publish(
-            lambda: ev.PartStreamed(
-                connection=self.host.name,
-                request_id=stream.request_id,
-                session_id=self.id,
-                part=part,
-            )
-        )
-
-    def _flush_backlog(self, turn: Turn, stream: ResponseStream) -> None:
-        backlog, turn.backlog = turn.backlog, []
-        for part in backlog:
-            self._send(stream, part)
-
-    async def on_permission(self, tool_call: Any, options: list[Any]) -> Any:
-        from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
-
-        from bridge.approvals import ApprovalContext
-
-        turn = self.turn
-        if turn is None or not turn.running:
-            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
-        ctx = ApprovalContext(
-            connection=self.host.name,
-            session_id=self.id,
-            agent=self.agent_label,
-            tool_call=tool_call.model_dump(mode="json", by_alias=True, exclude_none=True),
-            options=[o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options],
-            client_tool=str(tool_call.tool_call_id) in self.client_calls,
-            cwd=self.host.config.cwd,
-        )
-        ask_client = None
-        if turn.has_agent_action:
-            ask_client = lambda: self._ask_client(turn, tool_call)  # noqa: E731
-        resolution = await self.host.approvals.request(
-            ctx, ask_client=ask_client, on_pending=turn.approvals.append, tasks=self._tasks
-        )
-        log.info(
-            "%s/%s: permission for %r → %s (%s%s)",
-            self.host.name,
-            self.id,
-            ctx.title,
-            resolution.outcome,
-            resolution.resolver,
-            f", {resolution.rule}" if resolution.rule else "",
-        )
-        meta = self._deny_notice(turn, ctx, resolution)
-        if resolution.option_id is None:
-            return RequestPermissionResponse(
-                outcome=DeniedOutcome(outcome="cancelled"), field_meta=meta
-            )
-        return RequestPermissionResponse(
-            outcome=AllowedOutcome(outcome="selected", option_id=resolution.option_id),
-            field_meta=meta,
-        )
-
-    def _deny_notice(self, turn: Turn, ctx: Any, resolution: Any) -> dict[str, Any] | None:
-        """A denial with a reason reaches the agent three ways: the response's `_meta`, user text
-        at the start of this session's next prompt (agents ignore unknown `_meta`), and a line in
-        the client's streamed reply."""
-        from bridge.approvals import denial_notice
-
-        # a rule's reason, or the one a person typed (not the bridge's own fail-closed wording)
-        notice = denial_notice(ctx, resolution)
-        if notice is None:
-            return None
-        self.deny_notices.append(notice)
-        self._emit(turn, {"type": "text", "value": f"\n\n> {notice}\n\n"})
-        return {
-            "symposium": {
-                "denied": True,
-                "reason": resolution.reason,
-                "decidedBy": resolution.rule or resolution.resolver,
-                "message": notice,
-            }
-        }
-
-    # --- round trips through the client ------------------------------------------------------------
-
-    async def _ask_client(self, turn: Turn, tool_call: Any) -> tuple[bool, str] | bool | None:
-        """The `symposium-agent-action` round trip (docs/protocol.md): the request ends with a
-        tool call the client confirms; its result in the next request approves."""
-        if not turn.running:
-            return None
-        call_id = self._unique_call_id(str(tool_call.tool_call_id))
-        parameters = {
-            k: v
-            for k, v in (
-                ("kind", getattr(tool_call.kind, "value", tool_call.kind)),
-                ("title", tool_call.title),
-                ("raw_input", tool_call.raw_input),
-            )
-            if v is not None  # no nulls against the tool's declared schema
-        }
-        part = {
-            "type": "tool_call",
-            "toolCallId": call_id,
-            "toolName": AGENT_ACTION_TOOL,
-            "parameters": parameters,
-        }
-        answer: tuple[bool, str] | bool | None = await self._await_client(
-            turn, RoundTrip("permission", call_id, part)
-        )
-        return answer
-
-    def _unique_call_id(self, agent_id: str) -> str:
-        """The agent's id for the call, unless this session used it already (fast-agent says
-        "pending" every time): the client matches results by this id."""
-        n = self._call_ids.get(agent_id, 0)
-        self._call_ids[agent_id] = n + 1
-        return agent_id if n == 0 else f"{agent_id}-{n + 1}"
-
-    async def call_client_tool(self, name: str, arguments: Any) -> Any:
-        """The agent called one of the client's tools through the `vscode_tools` MCP server."""
-        from bridge.tools import CALL_META, ToolResult, agent_call_id
-
-        turn = self.turn
-        if turn is None or not turn.running:
-            return ToolResult(text="tool call arrived outside a running turn", is_error=True)
-        call_id = f"call_{uuid.uuid4().hex}"
-        agent_id = agent_call_id(CALL_META.get({}))
-        if agent_id is not None:
-            self.client_calls[agent_id] = call_id
-        try:
-            return await self._call_client_tool(turn, call_id, name, arguments)
-        finally:
-            if agent_id is not None and self.client_calls.get(agent_id) == call_id:
-                del self.client_calls[agent_id]
-
-    async def _call_client_tool(self, turn: Turn, call_id: str, name: str, arguments: Any) -> Any:
-        from bridge.tools import ToolResult
-
-        def publish(**outcome: Any) -> None:  # the call, then (with `outcome`) how it ended
-            self.host.bus.publish(
-                lambda: ev.ClientToolCall(
-                    connection=self.host.name,
-                    session_id=self.id,
-                    tool_call_id=call_id,
-                    tool_name=name,
-                    arguments=arguments,
-                    **outcome,
-                )
-            )
-
-        publish()
-        part = {
-            "type": "tool_call",
-            "toolCallId": call_id,
-            "toolName": name,
-            "parameters": arguments if arguments is not None else {},
-        }
-        result = await self._await_client(turn, RoundTrip("tool", call_id, part, tool_name=name))
-        if result is None:
-            outcome = ToolResult(
-                text="tool call cancelled: the client did not return a result", is_error=True
-            )
-        else:
-            outcome = ToolResult(text=tool_result_text(result))
-        publish(status="failed" if outcome.is_error else "completed", result=outcome.text)
-        return outcome
-
-    async def _await_client(self, turn: Turn, rt: RoundTrip) -> Any:
-        """Hand the request back to the client with `rt`'s part (or, one call per response, in
-        a later one) and wait for the answer the next request brings."""
-        answer = asyncio.get_running_loop().create_future()
-        self._answers[rt] = answer
-        if self.trips.ask(rt):
-            self._show(turn, rt)
-        try:
-            return await answer
-        except asyncio.CancelledError:
-            # A client-tool call given up no longer waits; a permission the console decided
-            # first still does: the client was shown it, and its result continues the turn.
-            if rt.kind == "tool":
-                self.trips.forget(rt)
-            raise
-        finally:
-            self._answers.pop(rt, None)
-
-    def _show(self, turn: Turn, rt: RoundTrip) -> None:
-        """Put `rt`'s part in the response; the response is handed back to the client after a
-        short settle window, so that tool calls the agent makes at the same moment land in it."""
-        self._emit(turn, rt.part)
-        if turn.handoff is not None:
-            turn.handoff.cancel()
-        turn.handoff = asyncio.get_running_loop().call_later(
-            self.host.config.tool_batch_window, self._hand_off, turn
-        )
-
-    def _answer(self, rt: RoundTrip, value: Any) -> None:
-        answer = self._answers.get(rt)
-        if answer is not None and not answer.done():
-            answer.set_result(value)
-
-    def _drop_round_trips(self) -> None:
-        for rt in self.trips.drop():
-            self._answer(rt, None)
-
-    def _hand_off(self, turn: Turn) -> None:
-        turn.handoff = None
-        if not turn.running or not self.waiting:
-            return
-        loop = asyncio.get_running_loop()
-        if turn.handoff_started is None:
-            turn.handoff_started = loop.time()
-        announced = announced_client_calls(turn.tracker.calls.values(), self.tool_names)
-        if not hand_off_now(
-            announced,
-            self.trips.arrived(),
-            loop.time() - turn.handoff_started,
-            self.host.config.tool_batch_limit,
-        ):
-            turn.handoff = loop.call_later(self.host.config.tool_batch_window, self._hand_off, turn)
-            return
-        turn.handoff_started = None
-        stream = turn.stream
-        turn.stream = None
-        if stream is not None:
-            self._finish(stream)
-
-    def _resolve_waiting(
-        self, decision: Decision, request: ChatRequest, stream: ResponseStream
-    ) -> bool:
-        """Does this request carry the results the turn waits for? If so, deliver them."""
-        reply = ClientReply.read(decision.new_messages)
-        if not self.trips.carries(reply):
-            return False
-        turn = self.turn
-        if turn is None or not turn.running:
-            return False
-        delivery = self.trips.deliver(reply, one_call=not request.parallel_tool_calls)
-        for rt, value in delivery.answers:
-            self._answer(rt, value)
-        turn.followups.extend(reply.texts)
-        turn.has_agent_action = request.has_agent_action
-        turn.stream = stream
-        self._flush_backlog(turn, stream)
-        for rt in delivery.show:
-            self._show(turn, rt)
-        return True
-
-    def _abandon_waiting(self) -> None:
-        """The client moved on without the results: the waiting turn is cancelled."""
-        turn = self.turn
-        if turn is not None and turn.running:
-            self._cancel_turn(turn)
-        self._drop_round_trips()
 
     # --- agent lifecycle ---------------------------------------------------------------------------
 
@@ -756,7 +446,7 @@ class AgentSession:
         try:
             await self.host.make_room_for_agent(self)
             await self.agent.start(
-                request, AcpClient(self), self._take_chunk, self.call_client_tool, self.tools
+                request, AcpClient(self), self._take_chunk, self.client.call_tool, self.tools
             )
         except SessionFailed:
             self.state = "dead"
@@ -789,7 +479,7 @@ class AgentSession:
         if turn is not None and not turn.done.is_set():
             turn.cancelled = True
             turn.done.set()
-        self._drop_round_trips()
+        self.client.drop()
         self.state = "dead"
         await self._stop_agent(reason)
         # Whatever still runs for it ends now (a submission still starting the agent, a turn, a
