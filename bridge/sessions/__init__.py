@@ -13,6 +13,8 @@ the next request to carry the results.
 The package, by concern:
 
 * `stream.py` — the request side: `ResponseStream`, `ChatRequest` and how a request fails;
+* `turn.py` — a turn, and where the parts it streams go (`TurnOutput`);
+* `roundtrips.py` — permissions and client-tool calls: the turn's round trips through the client;
 * `state.py` — what a session decides, as pure state (no I/O): the round trips through the client,
   when a response is handed back, what the agent is prompted with; the session's state, round-trip
   kinds and request outcomes as `Literal`s;
@@ -20,9 +22,10 @@ The package, by concern:
 * `session.py` — `AgentSession`, the orchestration that applies the decisions to both.
 """
 
-from bridge.sessions.session import AgentSession, SessionHost, Turn
+from bridge.sessions.session import AgentSession, SessionHost
 from bridge.sessions.state import RequestOutcome, RoundTrip, RoundTripKind, SessionState
 from bridge.sessions.stream import ChatRequest, RequestCancelled, ResponseStream, SessionFailed
+from bridge.sessions.turn import Turn
 
 __all__ = [
     "AgentSession",

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__package__)  # the package's one logger: `bridge.sessions`
 
-__all__ = ["AgentSession", "SessionHost", "Turn"]
+__all__ = ["AgentSession", "SessionHost"]
 
 
 class SessionHost(Protocol):
@@ -100,6 +100,9 @@ def _log_failure(stream: ResponseStream, task: asyncio.Future[Any]) -> None:
 
 
 class AgentSession:
+    """One conversation's agent session: answers the requests routed to it, one turn at a time,
+    starting its agent when a request first needs it."""
+
     def __init__(self, host: SessionHost, session_id: str, request: ChatRequest) -> None:
         self.host = host
         self.id = session_id
