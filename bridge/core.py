@@ -26,7 +26,7 @@ from bridge.protocol import (
     agent_label,
     parse_agent,
 )
-from bridge.sessions import AgentSession, ChatRequest, ResponseStream
+from bridge.sessions import AgentSession, ChatRequest, RequestOutcome, ResponseStream
 from bridge.tasks import TaskSupervisor
 
 if TYPE_CHECKING:
@@ -278,14 +278,14 @@ class ConnectionCore:
         return True
 
     def request_finished(
-        self, stream: ResponseStream, outcome: str, error: str | None = None
+        self, stream: ResponseStream, outcome: RequestOutcome, error: str | None = None
     ) -> None:
         self.bus.publish(
             lambda: ev.RequestFinished(
                 connection=self.name,
                 request_id=stream.request_id,
                 session_id=stream.session.id if stream.session else None,
-                outcome=outcome,  # type: ignore[arg-type]  # one of complete/cancelled/error, typed str by callers
+                outcome=outcome,
                 error=error,
             )
         )

@@ -1,0 +1,337 @@
+"""A session's agent: its process (or an in-process agent), the ACP connection to it, and its
+registration with the client-tool server — started, called and stopped by the session.
+
+The ACP SDK is imported only here and only when an agent starts: importing `bridge.sessions`
+costs no `import acp`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from bridge import events as ev
+from bridge.acp_lines import LineTransport
+from bridge.sessions.stream import ChatRequest, SessionFailed
+from bridge.tool_results import CLIENT_TOOL_SERVER
+
+if TYPE_CHECKING:
+    from bridge.protocol import ToolDefinition
+    from bridge.sessions.session import AgentSession, SessionHost
+    from bridge.tools import ClientToolServer
+
+log = logging.getLogger(__package__)  # the package's one logger: `bridge.sessions`
+
+
+class AcpClient:
+    """The ACP client object the SDK calls for everything the agent sends."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self.foreign = 0  # messages for a session this connection did not open: dropped
+
+    def on_connect(self, conn: Any) -> None:
+        return None
+
+    def _ours(self, session_id: str, what: str) -> bool:
+        if session_id == self._session.acp_session_id:
+            return True
+        self.foreign += 1
+        if self.foreign == 1 or self.foreign % 1000 == 0:
+            log.warning(
+                "%s/%s: dropped %d %s for unknown ACP session %r (ours: %r)",
+                self._session.host.name,
+                self._session.id,
+                self.foreign,
+                what,
+                session_id,
+                self._session.acp_session_id,
+            )
+        return False
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        # No await before the update is recorded: the SDK runs each message in its own task.
+        if self._ours(session_id, "session/update"):
+            self._session.on_update(update)
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ) -> Any:
+        if not self._ours(session_id, "session/request_permission"):
+            from acp.schema import DeniedOutcome, RequestPermissionResponse
+
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return await self._session.client.on_permission(tool_call, options)
+
+    async def read_text_file(self, **kwargs: Any) -> Any:
+        from acp import RequestError
+
+        raise RequestError.method_not_found("fs/read_text_file")
+
+    async def write_text_file(self, **kwargs: Any) -> Any:
+        from acp import RequestError
+
+        raise RequestError.method_not_found("fs/write_text_file")
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        from acp import RequestError
+
+        raise RequestError.method_not_found(method)
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+
+def client_tool_meta(request: ChatRequest) -> dict[str, Any]:
+    """`session/new` `_meta` telling agents that understand it that the client's own tools need
+    no permission request: the client runs (or confirms) them itself, and the bridge recognises
+    them by the MCP call its tool server receives, never by a permission's title. Claude Code's
+    ACP adapter takes SDK options under `claudeCode.options` (`allowedTools`, where a bare
+    `mcp__<server>` allows that server's tools); agents that do not know the key ignore it, and
+    their permission requests go through the rules and a person like any other."""
+    if not request.client_tools:
+        return {}
+    return {"claudeCode": {"options": {"allowedTools": [f"mcp__{CLIENT_TOOL_SERVER}"]}}}
+
+
+def own_mcp_server(server: dict[str, Any], init: Any) -> Any:
+    """One of the agent's own MCP servers as the ACP model (http/sse only if the agent takes them)."""
+    from acp.schema import HttpMcpServer, McpServerStdio, SseMcpServer
+
+    kind = server.get("type", "stdio")
+    caps = getattr(getattr(init, "agent_capabilities", None), "mcp_capabilities", None)
+    if kind in ("http", "sse") and not getattr(caps, kind, False):
+        raise SessionFailed(
+            f"the agent does not accept {kind.upper()} MCP servers (server {server.get('name')!r})"
+        )
+    if kind in ("http", "sse"):
+        return (HttpMcpServer if kind == "http" else SseMcpServer).model_validate(server)
+    return McpServerStdio.model_validate({k: v for k, v in server.items() if k != "type"})
+
+
+def streamed_text_update(message: dict[str, Any], acp_session_id: str | None) -> Any:
+    """The update of a `session/update` notification of this ACP session that streams text (an
+    `agent_message_chunk` of a text block), read as the JSON object it came in — no task, model or
+    tracing span of the SDK's per chunk; None for any other message."""
+    params = message.get("params")
+    if message.get("method") != "session/update" or "id" in message:
+        return None
+    if acp_session_id is None or not isinstance(params, dict):
+        return None
+    if params.get("sessionId") != acp_session_id:
+        return None
+    update = params.get("update")
+    if not isinstance(update, dict) or update.get("sessionUpdate") != "agent_message_chunk":
+        return None
+    content = update.get("content")
+    if (
+        not isinstance(content, dict)
+        or content.get("type") != "text"
+        or not isinstance(content.get("text"), str)
+    ):
+        return None
+    return update
+
+
+ClientToolCall = Callable[[str, Any], Awaitable[Any]]
+
+
+class AgentLink:
+    """One agent session's agent while it runs: `start` launches it and opens its ACP session,
+    `call` awaits an ACP call unless the agent exits first, `stop` ends all of it."""
+
+    def __init__(self, host: SessionHost, session_id: str, spec: Any, agent_label: str) -> None:
+        self.host = host
+        self.session_id = session_id
+        self.spec = spec  # an AgentSpec
+        self.agent_label = agent_label
+        self.conn: Any = None
+        self.acp_session_id: str | None = None
+        self.process: Any = None
+        self.secrets: list[str] = []  # the agent's env values: never in a message we send or show
+        self._closer: Callable[[], Awaitable[None]] | None = None
+        # the `vscode_tools` server this session's endpoint is registered with, under this key
+        self._tool_server: ClientToolServer | None = None
+        self._tool_server_key: str | None = None
+
+    @property
+    def is_up(self) -> bool:
+        """Anything of an agent is still open (a connection, an in-process agent, a process)."""
+        return self.conn is not None or self._closer is not None or self.process is not None
+
+    async def start(
+        self,
+        request: ChatRequest,
+        client: AcpClient,
+        take_chunk: Callable[[dict[str, Any]], bool],
+        call_client_tool: ClientToolCall,
+        tools: list[ToolDefinition],
+    ) -> None:
+        """Launch the agent, initialize it and open its ACP session (raises SessionFailed, or
+        what the launch or the SDK raised)."""
+        import acp
+        from acp.schema import ClientCapabilities, Implementation
+
+        from bridge.agents.launch import LaunchError, launch
+
+        host = self.host
+
+        def on_stderr(line: str) -> None:
+            host.bus.publish(
+                lambda: ev.AgentStderr(connection=host.name, session_id=self.session_id, line=line)
+            )
+
+        try:
+            agent = await launch(self.spec, cwd=host.config.cwd, on_stderr=on_stderr)
+        except LaunchError as exc:
+            raise SessionFailed(str(exc)) from exc
+        self.secrets = agent.secrets  # launch() redacts them from stderr already
+        self.process = agent.process
+        self._closer = None if agent.process is not None else agent.close
+        # The SDK looks the client's methods up by name; ours leaves out the optional ones. Its
+        # connection runs on our line transport, which hands a streamed text chunk straight to
+        # the session (`take_chunk`).
+        transport = LineTransport(agent.reader, agent.writer, keep_lines=False)
+        transport.take = take_chunk
+        self.conn = acp.connect_to_agent(client, transport)  # type: ignore[arg-type]
+        init = await asyncio.wait_for(
+            self.call(
+                self.conn.initialize(
+                    protocol_version=acp.PROTOCOL_VERSION,
+                    client_capabilities=ClientCapabilities(),
+                    client_info=Implementation(name="symposium-tui", version="0.1.0"),
+                )
+            ),
+            host.config.start_timeout,
+        )
+        mcp_servers = []
+        if request.client_tools:
+            mcp_servers.append(await self._client_tool_server(init, call_client_tool, tools))
+        mcp_servers.extend(own_mcp_server(s, init) for s in request.mcp_servers)
+        new = await asyncio.wait_for(
+            self.call(
+                self.conn.new_session(
+                    cwd=host.config.cwd, mcp_servers=mcp_servers, **client_tool_meta(request)
+                )
+            ),
+            host.config.start_timeout,
+        )
+        self.acp_session_id = new.session_id
+        self._started()
+
+    def _started(self) -> None:
+        host, agent_label = self.host, self.agent_label
+        pid = self.process.pid if self.process else None
+        log.info(
+            "%s/%s: agent %s started (ACP session %s%s)",
+            host.name,
+            self.session_id,
+            agent_label,
+            self.acp_session_id,
+            f", pid {pid}" if pid else "",
+        )
+        host.bus.publish(
+            lambda: ev.SessionStarted(
+                connection=host.name,
+                session_id=self.session_id,
+                agent=agent_label,
+                acp_session_id=self.acp_session_id,
+                pid=pid,
+            )
+        )
+
+    async def _client_tool_server(
+        self, init: Any, call_client_tool: ClientToolCall, tools: list[ToolDefinition]
+    ) -> Any:
+        from acp.schema import HttpMcpServer, McpServerStdio
+
+        server = await self.host.ensure_tool_server()
+        key = f"{self.host.name}/{self.session_id}"
+        server.register(key, call_client_tool, tools)
+        self._tool_server, self._tool_server_key = server, key
+        caps = getattr(getattr(init, "agent_capabilities", None), "mcp_capabilities", None)
+        if caps is not None and getattr(caps, "http", False):
+            return HttpMcpServer.model_validate(server.http_server(key))
+        return McpServerStdio.model_validate(server.stdio_server(key))
+
+    @property
+    def has_tool_server(self) -> bool:
+        return self._tool_server is not None and self._tool_server_key is not None
+
+    def set_tools(self, tools: list[ToolDefinition]) -> bool:
+        """Offer the agent these client tools: did the list change?"""
+        if self._tool_server is None or self._tool_server_key is None:
+            return False
+        return self._tool_server.set_tools(self._tool_server_key, tools)
+
+    async def wait_relisted(self) -> None:
+        """Until the agent has listed the client's tools again (after `set_tools` changed them)."""
+        if self._tool_server is not None and self._tool_server_key is not None:
+            await self._tool_server.wait_relisted(self._tool_server_key)
+
+    async def call(self, awaitable: Awaitable[Any]) -> Any:
+        """Await an ACP call, but fail as soon as the agent process is gone: the call runs as a
+        task of its own, which the agent's exit cancels (this waits for it either way, so it
+        never outlives the call). Watching the exit costs a callback, not a second task."""
+        task = asyncio.ensure_future(awaitable)
+        process = self.process
+        if process is None:
+            return await task
+        gone = False
+
+        def agent_gone() -> None:
+            nonlocal gone
+            if not task.done():  # an answer (or error) that came first stands
+                gone = True
+                task.cancel()
+
+        forget = process.on_exit(agent_gone)
+        if process.exited.is_set():
+            agent_gone()
+        try:
+            return await task
+        except BaseException as exc:
+            current = asyncio.current_task()
+            if not gone or (current is not None and current.cancelling()):
+                raise  # not the exit's doing, or this call itself is being cancelled
+            if not isinstance(exc, asyncio.CancelledError):  # failed as it was cancelled
+                log.debug("%s: an abandoned ACP call failed", self.session_id, exc_info=exc)
+            raise SessionFailed(process.describe_exit()) from None
+        finally:
+            forget()
+
+    async def describe_failure(self, exc: BaseException) -> str:
+        process = self.process
+        if process is not None and isinstance(exc, (ConnectionError, OSError, EOFError)):
+            # The connection noticed first; the process's exit (and stderr) follows within moments.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.exited.wait(), 1.0)
+        from bridge.redact import redact_free_text
+
+        if process is not None and process.exited.is_set():
+            return redact_free_text(process.describe_exit(), self.secrets)  # its stderr's tail
+        return redact_free_text(f"agent session failed: {type(exc).__name__}: {exc}", self.secrets)
+
+    async def send_cancel(self) -> None:
+        """ACP `session/cancel` for the running prompt (a failure to send it is ignored)."""
+        with contextlib.suppress(Exception):
+            await self.conn.cancel(session_id=self.acp_session_id)
+
+    async def stop(self) -> None:
+        conn, closer, process = self.conn, self._closer, self.process
+        self.conn = self._closer = self.process = None
+        self.acp_session_id = None
+        if self._tool_server is not None and self._tool_server_key is not None:
+            self._tool_server.unregister(self._tool_server_key)
+        self._tool_server = self._tool_server_key = None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.close(), 2)
+        if closer is not None:
+            with contextlib.suppress(Exception):
+                await closer()
+        if process is not None:
+            await process.close()

@@ -1,0 +1,93 @@
+"""The request side of a session: one front-door request being answered (`ResponseStream`), the
+request itself (`ChatRequest`), and how a request fails (`RequestCancelled`, `SessionFailed`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bridge.protocol import Message, ToolDefinition
+from bridge.render import AGENT_ACTION_TOOL
+
+if TYPE_CHECKING:
+    from bridge.sessions.session import AgentSession
+
+
+class RequestCancelled(Exception):
+    pass
+
+
+class SessionFailed(Exception):
+    pass
+
+
+class ResponseStream:
+    """One front-door request being answered: parts go out through `write_part`; `finished`
+    resolves when the request is complete, or raises RequestCancelled / SessionFailed."""
+
+    def __init__(self, request_id: Any, write_part: Callable[[dict[str, Any]], None]) -> None:
+        self.request_id = request_id
+        self._write_part = write_part
+        self.finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.session: AgentSession | None = None
+        self.parts = 0
+        # Called with each tool call the agent starts itself (its own tools) while this request runs.
+        self.on_agent_tool_call: Callable[[Any], None] | None = None
+        # Token usage the agent reported for the turn that answered this request, when it did:
+        # `input_tokens` / `output_tokens` (the prompt response's usage), `context_tokens` (the
+        # last `usage_update`).
+        self.usage: dict[str, int] | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.finished.done()
+
+    def emit(self, part: dict[str, Any]) -> None:
+        if not self.finished.done():
+            self.parts += 1
+            self._write_part(part)
+
+    def complete(self) -> None:
+        if not self.finished.done():
+            self.finished.set_result(None)
+
+    def cancel(self, reason: str = "Request cancelled") -> None:
+        if not self.finished.done():
+            self.finished.set_exception(RequestCancelled(reason))
+            self.finished.exception()  # mark retrieved: nobody may be waiting yet
+
+    def fail(self, message: str) -> None:
+        if not self.finished.done():
+            self.finished.set_exception(SessionFailed(message))
+            self.finished.exception()
+
+
+@dataclass
+class ChatRequest:
+    request_id: Any
+    agent: Any  # an AgentSpec
+    agent_key: str
+    agent_label: str
+    messages: list[Message]
+    tools: list[ToolDefinition]
+    # The agent's own MCP servers (ACP McpServer dicts: stdio, http or sse), given at session/new.
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    # Appended to this request's prompt only; not part of the history (e.g. "a tool call is required").
+    prompt_suffix: str = ""
+    # False: at most one client-tool call per response; the agent's other calls wait, each for a
+    # later request (OpenAI's `parallel_tool_calls: false`).
+    parallel_tool_calls: bool = True
+    # (earlier, k): `messages[:k]` are the very objects `earlier[:k]`, the messages of an earlier
+    # request of this connection (the vscodelm door's prefix cache reused them); the history
+    # tracker then takes their normalization over without comparing them one by one.
+    reuses: tuple[list[Message], int] | None = None
+
+    @property
+    def has_agent_action(self) -> bool:
+        return any(t.name == AGENT_ACTION_TOOL for t in self.tools)
+
+    @property
+    def client_tools(self) -> list[ToolDefinition]:
+        return [t for t in self.tools if t.name != AGENT_ACTION_TOOL]

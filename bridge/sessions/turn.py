@@ -1,0 +1,78 @@
+"""A turn — one ACP `session/prompt` — and what it streams (`TurnOutput`): each part goes to the
+request the turn is answering, or waits in the turn's backlog while no request is (the turn
+waits on the client), and reaches the connection's history and event bus as it goes out."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bridge import events as ev
+from bridge.acp_updates import ToolCallTracker
+from bridge.protocol import TextPart, ToolCallPart
+from bridge.sessions.stream import ResponseStream
+
+if TYPE_CHECKING:
+    from bridge.sessions.session import SessionHost
+
+
+@dataclass
+class Turn:
+    """One ACP `session/prompt`: output is attributed to the turn that is current when it
+    arrives; a cancelled turn's is dropped."""
+
+    id: int
+    stream: ResponseStream | None
+    tracker: ToolCallTracker = field(default_factory=ToolCallTracker)
+    cancelled: bool = False
+    backlog: list[dict[str, Any]] = field(default_factory=list)
+    followups: list[str] = field(default_factory=list)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    has_agent_action: bool = False
+    handoff: asyncio.TimerHandle | None = None
+    approvals: list[str] = field(default_factory=list)  # ids of approvals pending with the broker
+    handoff_started: float | None = None
+    usage: dict[str, int] | None = None  # what the agent reported (ACP usage_update, prompt usage)
+
+    @property
+    def running(self) -> bool:
+        return not self.cancelled and not self.done.is_set()
+
+
+class TurnOutput:
+    """Where one session's turns stream their parts."""
+
+    def __init__(self, host: SessionHost, session_id: str) -> None:
+        self.host = host
+        self.session_id = session_id
+
+    def emit(self, turn: Turn, part: dict[str, Any]) -> None:
+        stream = turn.stream
+        if stream is None or stream.done:
+            turn.backlog.append(part)
+            return
+        self.send(stream, part)
+
+    def send(self, stream: ResponseStream, part: dict[str, Any]) -> None:
+        kind = part["type"]
+        model = (
+            TextPart(value=part["value"]) if kind == "text" else ToolCallPart.model_validate(part)
+        )
+        host = self.host
+        host.tracker.record_part(self.session_id, model)
+        stream.emit(part)
+        host.bus.publish(
+            lambda: ev.PartStreamed(
+                connection=host.name,
+                request_id=stream.request_id,
+                session_id=self.session_id,
+                part=part,
+            )
+        )
+
+    def flush(self, turn: Turn, stream: ResponseStream) -> None:
+        """The parts that waited in the backlog go to `stream`, the request now answered."""
+        backlog, turn.backlog = turn.backlog, []
+        for part in backlog:
+            self.send(stream, part)
