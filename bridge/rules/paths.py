@@ -1,0 +1,233 @@
+"""Paths as rules compare them: resolved (`~`, `..`, symlinks), and the paths a shell command's
+words name (braces, globs, `$HOME`, every directory it changes to)."""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import re
+import stat
+from dataclasses import dataclass
+
+from bridge.rules.bounds import MAX_BRACES, MAX_EXPANSIONS, MAX_GLOB_LEVELS
+from bridge.shell import GLOB_CHARS as _GLOB_CHARS
+from bridge.shell import ParsedCommand
+
+
+def resolve_path(path: str, cwd: str | None = None) -> str:
+    """Absolute, `~` expanded, `..` and symlinks resolved (as far as the path exists)."""
+    return resolve_checked(path, cwd)[0][0]
+
+
+def resolve_checked(path: str, cwd: str | None = None) -> tuple[tuple[str, ...], str | None]:
+    """The real paths `path` may name — resolved (`~` expanded, against `cwd`, `..` and symlinks
+    resolved as far as the path exists) and as written (`..` removed) — and why it cannot be
+    resolved, or None. Never raises: a NUL (a program reads the path up to it), a symlink loop or
+    a name too long is the reason."""
+    why = None
+    if "\0" in path:
+        why = "a NUL character in the path"
+        path = path.partition("\0")[0]
+    try:
+        p = os.path.expanduser(path)
+    except (RuntimeError, KeyError, ValueError):
+        p = path
+    if not os.path.isabs(p):
+        p = os.path.join(cwd or os.getcwd(), p)
+    written = real = os.path.normpath(p)
+    try:
+        real = os.path.realpath(p)  # as far as it exists: it need not exist (yet)
+        os.stat(real)  # a symlink loop or a name too long is left unresolved: stat says so
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as exc:
+        why = why or (exc.strerror or str(exc)).lower()
+    except ValueError as exc:
+        why = why or str(exc)
+    return (real,) if real == written else (real, written), why
+
+
+def inside(real: str, root: str) -> bool:
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep) or root == os.sep
+
+
+@dataclass(frozen=True)
+class NamedPaths:
+    """What a shell command's words name, for deny path rules: `real`, the real paths its words
+    name (`~`, `$HOME`, `{a,b}` braces and globs expanded; relative ones against the session's
+    cwd and every directory it changes to); `maybe`, real paths named inside longer words (a
+    script's text: `python -c "open('/x/y')"`) or in a command that cannot be parsed; `parts`,
+    the path components of words only known when it runs (`$DIR/.ssh/id`) and of such longer
+    words; `cwd`, the session's directory when known; `too_many`, a glob matched more files than
+    are looked at."""
+
+    real: frozenset[str] = frozenset()
+    maybe: frozenset[str] = frozenset()
+    parts: frozenset[str] = frozenset()
+    cwd: str | None = None
+    too_many: bool = False
+
+
+_TOKEN_SPLIT = re.compile(r"""[\s'"()=:,;<>|&`]+""")
+_HOME_VAR = re.compile(r"\$\{HOME\}|\$HOME(?![A-Za-z0-9_])")
+
+
+def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> NamedPaths:
+    home = os.path.expanduser("~")
+    start = resolve_path(cwd) if cwd else os.getcwd()
+    bases = [start]
+    for directory in parsed.dirs:
+        for text in _expand_words(directory, home) or ():
+            for base in list(bases):
+                if len(bases) < MAX_EXPANSIONS // 16:
+                    bases.append(
+                        os.path.realpath(text) if os.path.isabs(text) else _real_under(base, text)
+                    )
+    bases = list(dict.fromkeys(bases))
+    real: set[str] = set()
+    maybe: set[str] = set()
+    parts: set[str] = set()
+    too_many = False
+
+    def resolve(text: str, into: set[str]) -> None:
+        if os.path.isabs(text):
+            into.add(os.path.realpath(text))
+        else:
+            into.update(_real_under(base, text) for base in bases)
+
+    def fuzzy(text: str) -> None:
+        for token in _TOKEN_SPLIT.split(text):
+            if "/" in token or token.startswith("~"):
+                plain = _HOME_VAR.sub(home, token)
+                plain = os.path.expanduser(plain) if plain.startswith("~") else plain
+                parts.update(c for c in plain.split("/") if c)
+                if "$" not in plain and "`" not in plain:
+                    resolve(plain, maybe)
+
+    for text, dynamic in parsed.words:
+        if not text:
+            continue
+        if text.startswith("-"):  # an option: its attached value (`--file=X`, `-oX`)
+            if "=" in text:
+                names = [text.partition("=")[2]]
+            elif not text.startswith("--") and len(text) > 2:
+                names = [text[2:]]
+            else:
+                names = []
+        else:
+            names = [text]
+            if "=" in text:  # `NAME=value`, `if=value`
+                names.append(text.partition("=")[2])
+        for name in names:
+            expanded = _expand_words(name, home)
+            if expanded is None:  # only known when it runs (or too many braces to expand)
+                too_many = too_many or name.count("{") > MAX_BRACES
+                fuzzy(name)
+                continue
+            too_many = too_many or len(expanded) >= MAX_EXPANSIONS
+            for word in expanded:
+                if _GLOB_CHARS & set(word):
+                    matches, over = _glob(word, bases)
+                    real.update(matches)
+                    too_many = too_many or over
+                resolve(word, real)
+        if dynamic or len(_TOKEN_SPLIT.split(text)) > 1:
+            fuzzy(text)
+    if parsed.opaque and raw:
+        fuzzy(raw)
+        for token in _TOKEN_SPLIT.split(raw):
+            for word in _expand_words(token, home) or ():
+                resolve(word, maybe)
+    return NamedPaths(
+        frozenset(real), frozenset(maybe), frozenset(parts), start if cwd else None, too_many
+    )
+
+
+def _real_under(base: str, name: str) -> str:
+    """os.path.realpath(os.path.join(base, name)) for a real `base`; one lstat for a plain name."""
+    if "/" in name or name in (".", ".."):
+        return os.path.realpath(os.path.join(base, name))
+    path = os.path.join(base, name)
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode):
+            return path
+    except (OSError, ValueError):
+        return path  # not there (yet): nothing to resolve
+    return os.path.realpath(path)
+
+
+def _expand_words(text: str, home: str) -> list[str] | None:
+    """What a word becomes: `$HOME`, `{a,b}` braces and a leading `~` expanded; None when it holds
+    another expansion, only known when it runs."""
+    if "$" in text or "`" in text:
+        text = _HOME_VAR.sub(home, text)
+        if "$" in text or "`" in text:
+            return None
+    if "<(" in text or ">(" in text:
+        return None
+    if text.count("{") > MAX_BRACES:
+        return None  # too many to expand: only its name is looked at
+    words = _expand_braces(text)
+    return [os.path.expanduser(w) if w.startswith("~") else w for w in words]
+
+
+def _expand_braces(text: str) -> list[str]:
+    """`a{b,c}d` → `abd`, `acd` (no ranges), at most MAX_EXPANSIONS words."""
+    start = text.find("{")
+    while start != -1:
+        depth, commas, k = 0, [], start
+        while k < len(text):
+            if text[k] == "{":
+                depth += 1
+            elif text[k] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif text[k] == "," and depth == 1:
+                commas.append(k)
+            k += 1
+        if k < len(text) and commas:
+            bounds = [start, *commas, k]
+            head, tail = text[:start], text[k + 1 :]
+            out: list[str] = []
+            for a, b in itertools.pairwise(bounds):
+                for rest in _expand_braces(head + text[a + 1 : b] + tail):
+                    if len(out) >= MAX_EXPANSIONS:
+                        return out
+                    out.append(rest)
+            return out
+        start = text.find("{", start + 1)
+    return [text]
+
+
+def _glob(pattern: str, bases: list[str]) -> tuple[list[str], bool]:
+    """The real paths a glob matches (as bash would, dot files included), and whether there were
+    more than are looked at."""
+    out: list[str] = []
+    if sum(1 for c in pattern.split("/") if _GLOB_CHARS & set(c)) > MAX_GLOB_LEVELS:
+        return out, True
+    roots: list[str | None] = [None] if os.path.isabs(pattern) else list(bases)
+    for root in roots:
+        try:
+            found = list(
+                itertools.islice(
+                    glob.iglob(pattern, root_dir=root, include_hidden=True), MAX_EXPANSIONS + 1
+                )
+            )
+        except (OSError, ValueError):
+            continue
+        if len(found) > MAX_EXPANSIONS:
+            return out, True
+        out.extend(os.path.realpath(os.path.join(root or "", f)) for f in found)
+    return out, False
+
+
+# --- URLs ---------------------------------------------------------------------------------------------
+
+# A URL is read two ways, as a browser or Node reads it (WHATWG, with `ada_url`: a backslash is a
+# slash in http(s), tabs and newlines are dropped, `%61` in a host is `a`, `0x7f.1` is 127.0.0.1)
+# and as Python's `urllib.parse` does. Each reading is normalized (scheme and host lowercased,
+# the host's trailing dot, a default port and any userinfo dropped) to (scheme, host, port, path).
+# A deny rule matches when any reading of any URL names its host or a subdomain of it, whatever the
+# scheme or port, with its path prefix (compared percent-decoded and case-folded); an allow rule
