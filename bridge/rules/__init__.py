@@ -82,8 +82,9 @@ from bridge.rules.proposals import (
     scope_text,
 )
 from bridge.rules.request import EXECUTE_KEYS, Request, command_of
-from bridge.rules.rule import EXAMPLE_KEYS, RULE_KEYS, Rule
+from bridge.rules.rule import Rule
 from bridge.rules.ruleset import RuleSet
+from bridge.rules.table import EXAMPLE_KEYS, RULE_KEYS
 from bridge.rules.targets import (
     COMMAND_KEYS,
     PATH_KEYS,

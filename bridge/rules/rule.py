@@ -22,28 +22,14 @@ from bridge.rules.commands import (
     _token_matches,
     spell,
 )
-from bridge.rules.errors import RuleError, _describe, _show
+from bridge.rules.errors import RuleError, _show
 from bridge.rules.paths import inside, resolve_path
 from bridge.rules.request import Request
+from bridge.rules.table import rule_fields, rule_table
 from bridge.rules.urls import UrlReading, read_url, url_allows, url_denies
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand, Part, is_assignment
-
-RULE_KEYS = (
-    "action",
-    "agent",
-    "kind",
-    "title",
-    "title_regex",
-    "command",
-    "path",
-    "url",
-    "reason",
-    "match",
-    "not_match",
-)
-EXAMPLE_KEYS = ("agent", "kind", "title", "command", "path", "url")
 
 
 def _compile_glob(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
@@ -169,71 +155,79 @@ class Rule:
     def facets(self, req: Request) -> int:
         """Everything but the command: YES, NO, or (a deny or ask path rule against a shell
         command) MIGHT when a word only known when it runs could name a path inside."""
-        if self.kind and req.kind is not None and req.kind != self.kind:
-            return NO
-        if self.agent and req.agent is not None:
-            if self._agent is not None:
-                if not self._agent.match(req.agent):
-                    return NO
-            elif req.agent != self.agent:
-                return NO
-        if self._title is not None and req.title is not None and not self._title.match(req.title):
-            return NO
-        if (
-            self._title_re is not None
-            and req.title is not None
-            and not self._title_re.search(req.title)
-        ):
+        if not self._names_match(req):
             return NO
         verdict = YES
         if self._root is not None:
-            if self.action == "allow":
-                if req.command is not None and not self._prefixes:
-                    return NO  # an allow path rule never allows a shell command by itself
-                if req.paths is not None:
-                    real = req.real_paths()
-                    if (
-                        not real
-                        or req.path_doubts()
-                        or not all(inside(p, self._root) for p in real)
-                    ):
-                        return NO
-                if self._url is None and req.urls:
-                    return NO  # it says nothing about URLs: a call that names one is not covered
-            else:
-                verdict = NO
-                readings = req.path_readings()
-                if any(inside(p, self._root) for names, _ in readings for p in names) or any(
-                    inside(p, self._root) for p in req.loose_readings()
-                ):
-                    verdict = YES
-                elif req.command is not None:
-                    verdict = self._command_path_verdict(req)
-                elif req.paths is None:
-                    verdict = YES  # an example that names no path: not compared
-                if verdict == NO and req.unresolved():
-                    verdict = MIGHT  # a path that cannot be resolved may name anything
-                if verdict == NO:
-                    return NO
-        if self._url is not None:
-            if self.action == "allow":
-                if req.command is not None and not self._prefixes:
-                    return NO  # an allow URL rule never allows a shell command by itself
-                if req.urls is not None:
-                    views = req.url_views()
-                    if (
-                        not views
-                        or req.odd_urls
-                        or not all(url_allows(self._url, v) for v in views)
-                    ):
-                        return NO
-                if self._root is None and req.paths:
-                    return NO  # it says nothing about paths: a call that names one is not covered
-            elif req.urls is not None or req.command is not None or req.text_urls:
-                views = req.url_views() + req.command_url_views()
-                if not any(url_denies(self._url, v) for v in views):
-                    return NO
+            verdict = self._path_facet(req, self._root)
+            if verdict == NO:
+                return NO
+        if self._url is not None and not self._url_facet(req, self._url):
+            return NO
         return verdict
+
+    def _names_match(self, req: Request) -> bool:
+        """The kind, the agent and the title, where the request gives them."""
+        if self.kind and req.kind is not None and req.kind != self.kind:
+            return False
+        if self.agent and req.agent is not None:
+            if self._agent is not None:
+                if not self._agent.match(req.agent):
+                    return False
+            elif req.agent != self.agent:
+                return False
+        if self._title is not None and req.title is not None and not self._title.match(req.title):
+            return False
+        return not (
+            self._title_re is not None
+            and req.title is not None
+            and not self._title_re.search(req.title)
+        )
+
+    def _path_facet(self, req: Request, root: str) -> int:
+        """This rule's directory against the request: an allow rule needs every path plain and
+        inside; a deny or ask rule any path (or a path a shell command names) inside — MIGHT when
+        a path cannot be resolved or a word only known when it runs could name one."""
+        if self.action == "allow":
+            if req.command is not None and not self._prefixes:
+                return NO  # an allow path rule never allows a shell command by itself
+            if req.paths is not None:
+                real = req.real_paths()
+                if not real or req.path_doubts() or not all(inside(p, root) for p in real):
+                    return NO
+            if self._url is None and req.urls:
+                return NO  # it says nothing about URLs: a call that names one is not covered
+            return YES
+        verdict = NO
+        readings = req.path_readings()
+        if any(inside(p, root) for names, _ in readings for p in names) or any(
+            inside(p, root) for p in req.loose_readings()
+        ):
+            verdict = YES
+        elif req.command is not None:
+            verdict = self._command_path_verdict(req)
+        elif req.paths is None:
+            verdict = YES  # an example that names no path: not compared
+        if verdict == NO and req.unresolved():
+            verdict = MIGHT  # a path that cannot be resolved may name anything
+        return verdict
+
+    def _url_facet(self, req: Request, url: UrlReading) -> bool:
+        """This rule's URL against the request: an allow rule needs every URL plain and under it,
+        a deny or ask rule any reading of any URL (a shell command's too)."""
+        if self.action == "allow":
+            if req.command is not None and not self._prefixes:
+                return False  # an allow URL rule never allows a shell command by itself
+            if req.urls is not None:
+                views = req.url_views()
+                if not views or req.odd_urls or not all(url_allows(url, v) for v in views):
+                    return False
+            # it says nothing about paths: a call that names one is not covered
+            return not (self._root is None and req.paths)
+        if req.urls is not None or req.command is not None or req.text_urls:
+            views = req.url_views() + req.command_url_views()
+            return any(url_denies(url, v) for v in views)
+        return True
 
     def _command_path_verdict(self, req: Request) -> int:
         """Whether a shell command names a path inside this (deny or ask) rule's directory: it
@@ -370,82 +364,10 @@ class Rule:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rule:
         """A rule from its settings table; RuleError (naming the field) when it is not usable."""
-        for key in data:
-            # An unknown key would silently widen the rule (a misspelt `title` makes an allow rule
-            # match everything), so it is an error, not a warning.
-            if key not in RULE_KEYS:
-                raise RuleError(f"unknown rule field (a rule has {', '.join(RULE_KEYS)})", key)
-        if "action" not in data:
-            raise RuleError('a rule needs an action: "allow", "ask" or "deny"')
-        action = data["action"]
-        if action not in ACTIONS:
-            raise RuleError(f'expected "allow", "ask" or "deny", not {action!r}', "action")
-        for key in ("kind", "title", "title_regex", "agent", "path", "url", "reason"):
-            if key in data:
-                if not isinstance(data[key], str):
-                    raise RuleError(f"expected a string, not {_describe(data[key])}", key)
-                if not data[key]:
-                    raise RuleError(
-                        "must not be empty (leave the field out to match anything)", key
-                    )
-        command = data.get("command")
-        if command is not None:
-            if isinstance(command, str):
-                command = [command]
-            if (
-                not isinstance(command, list)
-                or not command
-                or not all(isinstance(c, str) and c.strip() for c in command)
-            ):
-                raise RuleError("expected a command prefix or a list of them", "command")
-        examples: dict[str, list[Any]] = {}
-        for key in ("match", "not_match"):
-            value = data.get(key, [])
-            if not isinstance(value, list):
-                raise RuleError("expected a list of example requests", key)
-            for example in value:
-                if isinstance(example, dict):
-                    for k, v in example.items():
-                        if k not in EXAMPLE_KEYS:
-                            raise RuleError(
-                                f"unknown example field {k!r} (an example has "
-                                f"{', '.join(EXAMPLE_KEYS)})",
-                                key,
-                            )
-                        if not isinstance(v, str):
-                            raise RuleError(f"example field {k!r} must be a string", key)
-                elif not isinstance(example, str):
-                    raise RuleError("an example is a string or a table", key)
-            examples[key] = [dict(e) if isinstance(e, dict) else e for e in value]
-        return cls(
-            action=action,
-            kind=data.get("kind"),
-            title=data.get("title"),
-            agent=data.get("agent"),
-            path=data.get("path"),
-            title_regex=data.get("title_regex"),
-            command=tuple(command) if command else None,
-            url=data.get("url"),
-            reason=data.get("reason"),
-            match=examples["match"],
-            not_match=examples["not_match"],
-        )
+        return cls(**rule_fields(data))
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"action": self.action}
-        for key in ("agent", "kind", "title", "title_regex"):
-            if getattr(self, key):
-                out[key] = getattr(self, key)
-        if self.command:
-            out["command"] = self.command[0] if len(self.command) == 1 else list(self.command)
-        for key in ("path", "url", "reason"):
-            if getattr(self, key):
-                out[key] = getattr(self, key)
-        if self.match:
-            out["match"] = list(self.match)
-        if self.not_match:
-            out["not_match"] = list(self.not_match)
-        return out
+        return rule_table(self)
 
     # examples -------------------------------------------------------------------------------------
 

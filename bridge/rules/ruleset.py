@@ -9,7 +9,7 @@ from bridge.options import program_name
 from bridge.rules.allow import allow_walk
 from bridge.rules.request import Request
 from bridge.rules.rule import Rule
-from bridge.rules.verdicts import ACTIONS, MIGHT, Action, Decision, PartVerdict
+from bridge.rules.verdicts import ACTIONS, MIGHT, Decision
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand, Part
 
@@ -32,6 +32,23 @@ class RuleSet:
         if too_long is not None:  # nothing is parsed or matched: a person decides, bypass or not
             return Decision("ask", None, None, f"ask: {too_long}")
         parsed = req.parsed
+        decision = self._deny_or_ask(req, parsed)
+        if decision is not None:
+            return decision
+        # What cannot be judged goes to a person whoever asks, bypass included: an execute call
+        # without exactly one command, a command with a control character in it.
+        if req.malformed:
+            return Decision("ask", why=f"ask: {req.malformed}")
+        if parsed is not None and parsed.suspect:
+            return Decision("ask", why="ask: " + "; ".join(parsed.suspect))
+        decision = self._might(req, parsed)
+        if decision is not None:
+            return decision
+        return self._allow(req, parsed)
+
+    def _deny_or_ask(self, req: Request, parsed: ParsedCommand | None) -> Decision | None:
+        """The first deny rule that matches, else the first ask rule (a command rule earlier in
+        the list than a whole-request rule comes first)."""
         for action in ("deny", "ask"):
             bucket = self._by_action[action]
             hit = bucket.first_whole(req)
@@ -43,35 +60,25 @@ class RuleSet:
             if hit is not None:
                 index, rule = hit
                 return Decision(action, rule, rule.label(index), f"{action} by {rule.label(index)}")
-        # What cannot be judged goes to a person whoever asks, bypass included: an execute call
-        # without exactly one command, a command with a control character in it.
-        if req.malformed:
-            return Decision("ask", why=f"ask: {req.malformed}")
-        if parsed is not None and parsed.suspect:
-            return Decision("ask", why="ask: " + "; ".join(parsed.suspect))
+        return None
+
+    def _might(self, req: Request, parsed: ParsedCommand | None) -> Decision | None:
+        """What cannot be known goes to a person when a deny or ask rule could match it — even
+        for an agent on bypass: otherwise `$CMD push` would get past `deny git push`."""
         unresolved = req.unresolved()
-        if parsed is not None or unresolved:
-            # What cannot be known goes to a person when a deny or ask rule could match it — even
-            # for an agent on bypass: otherwise `$CMD push` would get past `deny git push`.
-            for action in ("deny", "ask"):
-                might = self._by_action[action].first_might(req, parsed)
-                if might is not None:
-                    index, rule = might
-                    label = rule.label(index)
-                    if unresolved and rule.facets(req) == MIGHT:
-                        unknown = "; ".join(unresolved)
-                    elif parsed is None:
-                        unknown = "a path cannot be resolved"
-                    elif rule.facets(req) == MIGHT:
-                        unknown = f"a word of the command might name a path inside {rule.path}"
-                    else:
-                        unknown = "; ".join(parsed.opaque) or "; ".join(
-                            f"`{p.text}` {'gets more arguments' if p.open_args else 'has words'} "
-                            "only known when it runs"
-                            for p in parsed.parts
-                            if (p.open_args or p.unknown) and rule.part_verdict(p) == MIGHT
-                        )
-                    return Decision("ask", None, label, f"ask: {label} might match ({unknown})")
+        if parsed is None and not unresolved:
+            return None
+        for action in ("deny", "ask"):
+            might = self._by_action[action].first_might(req, parsed)
+            if might is not None:
+                index, rule = might
+                label = rule.label(index)
+                unknown = _unknown_reason(rule, req, parsed, unresolved)
+                return Decision("ask", None, label, f"ask: {label} might match ({unknown})")
+        return None
+
+    def _allow(self, req: Request, parsed: ParsedCommand | None) -> Decision:
+        """The first allow rule for the whole request, else every part of its command allowed."""
         allow = self._by_action["allow"]
         hit = allow.first_whole(req)
         if hit is not None:
@@ -119,41 +126,10 @@ class RuleSet:
         return writable
 
     def explain(self, req: Request) -> Decision:
-        """Like `decide`, with every part's own verdict filled in (for `rules explain`), in
-        agreement with the verdict: a part a deny or ask rule matches (or might match) says so,
-        and when the verdict is a deny or an ask no part is shown as allowed unless one part says
-        why it is not."""
-        decision = self.decide(req)
-        parsed = req.parsed
-        if parsed is None or decision.parts:
-            return decision
-        allow = self._by_action["allow"]
+        """Like `decide`, with every part's own verdict filled in (`bridge.rules.explain`)."""
+        from bridge.rules.explain import explain
 
-        def find(part: Part, reach: int | None) -> tuple[int, Rule] | None:
-            return allow.first_part(req, part, reach)
-
-        verdicts, _, _ = allow_walk(parsed.parts, find, self._writable(req))
-        for k, part in enumerate(parsed.parts):
-            against: tuple[Action, ...] = ("deny", "ask")
-            for action in against:
-                bucket = self._by_action[action]
-                cand = bucket.first_part(req, part)
-                if cand is None and decision.action == "ask" and decision.rule is None:
-                    cand = next(
-                        (c for c in bucket._candidates(part) if c[1].part_verdict(part) == MIGHT),
-                        None,
-                    )
-                if cand is not None:
-                    verdicts[k] = PartVerdict(part.text, action, cand[1].label(cand[0]), part.role)
-                    break
-        final = decision.action
-        if final in ("deny", "ask") and not any(v.action == final for v in verdicts):
-            for v in verdicts:  # decided by the whole request, or what cannot be known
-                if v.action == "allow":
-                    v.action = final
-                    v.rule = decision.label or decision.why
-        decision.parts = verdicts
-        return decision
+        return explain(self, req)
 
     def check(self) -> list[tuple[int, Rule, str]]:
         """Every failing example: (rule number, rule, problem)."""
@@ -256,3 +232,23 @@ class _Bucket:
             if rule.verdict(req) == MIGHT:
                 return index, rule
         return None
+
+
+def _unknown_reason(
+    rule: Rule, req: Request, parsed: ParsedCommand | None, unresolved: list[str]
+) -> str:
+    """What cannot be known that a deny or ask rule might match: a path that cannot be resolved,
+    a word that might name a path inside its directory, or the parts of the command only known
+    when it runs."""
+    if unresolved and rule.facets(req) == MIGHT:
+        return "; ".join(unresolved)
+    if parsed is None:
+        return "a path cannot be resolved"
+    if rule.facets(req) == MIGHT:
+        return f"a word of the command might name a path inside {rule.path}"
+    return "; ".join(parsed.opaque) or "; ".join(
+        f"`{p.text}` {'gets more arguments' if p.open_args else 'has words'} "
+        "only known when it runs"
+        for p in parsed.parts
+        if (p.open_args or p.unknown) and rule.part_verdict(p) == MIGHT
+    )
