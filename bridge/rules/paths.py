@@ -76,72 +76,96 @@ _HOME_VAR = re.compile(r"\$\{HOME\}|\$HOME(?![A-Za-z0-9_])")
 def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> NamedPaths:
     home = os.path.expanduser("~")
     start = resolve_path(cwd) if cwd else os.getcwd()
+    names = _Names(home, _bases(start, parsed.dirs, home))
+    for text, dynamic in parsed.words:
+        if text:
+            names.word(text, dynamic)
+    if parsed.opaque and raw:
+        names.fuzzy(raw)
+        for token in _TOKEN_SPLIT.split(raw):
+            for word in _expand_words(token, home) or ():
+                names.resolve(word, names.maybe)
+    return NamedPaths(
+        frozenset(names.real),
+        frozenset(names.maybe),
+        frozenset(names.parts),
+        start if cwd else None,
+        names.too_many,
+    )
+
+
+def _bases(start: str, dirs: tuple[str, ...], home: str) -> list[str]:
+    """The directories relative words are read against: the cwd and every one a command changes
+    to (relative to each of those before it)."""
     bases = [start]
-    for directory in parsed.dirs:
+    for directory in dirs:
         for text in _expand_words(directory, home) or ():
             for base in list(bases):
                 if len(bases) < MAX_EXPANSIONS // 16:
                     bases.append(
                         os.path.realpath(text) if os.path.isabs(text) else _real_under(base, text)
                     )
-    bases = list(dict.fromkeys(bases))
-    real: set[str] = set()
-    maybe: set[str] = set()
-    parts: set[str] = set()
-    too_many = False
+    return list(dict.fromkeys(bases))
 
-    def resolve(text: str, into: set[str]) -> None:
+
+def _word_names(text: str) -> list[str]:
+    """What a command word may name: an option's attached value (`--file=X`, `-oX`); a word, and
+    the value of a `NAME=value` (`if=value`)."""
+    if text.startswith("-"):
+        if "=" in text:
+            return [text.partition("=")[2]]
+        if not text.startswith("--") and len(text) > 2:
+            return [text[2:]]
+        return []
+    if "=" in text:
+        return [text, text.partition("=")[2]]
+    return [text]
+
+
+class _Names:
+    """The paths a command's words name, collected word by word (see `NamedPaths`)."""
+
+    def __init__(self, home: str, bases: list[str]) -> None:
+        self.home = home
+        self.bases = bases
+        self.real: set[str] = set()
+        self.maybe: set[str] = set()
+        self.parts: set[str] = set()
+        self.too_many = False
+
+    def resolve(self, text: str, into: set[str]) -> None:
         if os.path.isabs(text):
             into.add(os.path.realpath(text))
         else:
-            into.update(_real_under(base, text) for base in bases)
+            into.update(_real_under(base, text) for base in self.bases)
 
-    def fuzzy(text: str) -> None:
+    def fuzzy(self, text: str) -> None:
+        """Paths inside a longer text or a word only known when it runs: their components, and
+        the plain ones as a MIGHT."""
         for token in _TOKEN_SPLIT.split(text):
             if "/" in token or token.startswith("~"):
-                plain = _HOME_VAR.sub(home, token)
+                plain = _HOME_VAR.sub(self.home, token)
                 plain = os.path.expanduser(plain) if plain.startswith("~") else plain
-                parts.update(c for c in plain.split("/") if c)
+                self.parts.update(c for c in plain.split("/") if c)
                 if "$" not in plain and "`" not in plain:
-                    resolve(plain, maybe)
+                    self.resolve(plain, self.maybe)
 
-    for text, dynamic in parsed.words:
-        if not text:
-            continue
-        if text.startswith("-"):  # an option: its attached value (`--file=X`, `-oX`)
-            if "=" in text:
-                names = [text.partition("=")[2]]
-            elif not text.startswith("--") and len(text) > 2:
-                names = [text[2:]]
-            else:
-                names = []
-        else:
-            names = [text]
-            if "=" in text:  # `NAME=value`, `if=value`
-                names.append(text.partition("=")[2])
-        for name in names:
-            expanded = _expand_words(name, home)
+    def word(self, text: str, dynamic: bool) -> None:
+        for name in _word_names(text):
+            expanded = _expand_words(name, self.home)
             if expanded is None:  # only known when it runs (or too many braces to expand)
-                too_many = too_many or name.count("{") > MAX_BRACES
-                fuzzy(name)
+                self.too_many = self.too_many or name.count("{") > MAX_BRACES
+                self.fuzzy(name)
                 continue
-            too_many = too_many or len(expanded) >= MAX_EXPANSIONS
+            self.too_many = self.too_many or len(expanded) >= MAX_EXPANSIONS
             for word in expanded:
                 if _GLOB_CHARS & set(word):
-                    matches, over = _glob(word, bases)
-                    real.update(matches)
-                    too_many = too_many or over
-                resolve(word, real)
+                    matches, over = _glob(word, self.bases)
+                    self.real.update(matches)
+                    self.too_many = self.too_many or over
+                self.resolve(word, self.real)
         if dynamic or len(_TOKEN_SPLIT.split(text)) > 1:
-            fuzzy(text)
-    if parsed.opaque and raw:
-        fuzzy(raw)
-        for token in _TOKEN_SPLIT.split(raw):
-            for word in _expand_words(token, home) or ():
-                resolve(word, maybe)
-    return NamedPaths(
-        frozenset(real), frozenset(maybe), frozenset(parts), start if cwd else None, too_many
-    )
+            self.fuzzy(text)
 
 
 def _real_under(base: str, name: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -114,17 +114,11 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
     (URL_KEYS); a `file:` URL anywhere is a path; under any other key (not TEXT_KEYS or the
     command), a value that looks like a path (absolute, `~`, `./`, `../`) or a URL (`scheme://`,
     `https:`) is one too, and its key is "odd"."""
-    paths: list[str] = []
-    urls: list[str] = []
-    odd_paths: list[str] = []
-    odd_urls: list[str] = []
-    text_urls: list[str] = []
-    loose_paths: list[str] = []
-    unchecked: str | None = None
+    found = _Found()
     for loc in tool_call.get("locations") or ():
         if isinstance(loc, dict) and isinstance(loc.get("path"), str) and loc["path"]:
             path = loc["path"]
-            paths.append(_file_url_path(path) if path[:5].lower() == "file:" else path)
+            found.paths.append(_file_url_path(path) if path[:5].lower() == "file:" else path)
     raw = tool_call.get("rawInput")
     stack: list[tuple[str, Any, int]] = [("rawInput", raw, 0)] if raw is not None else []
     nodes = 0
@@ -132,58 +126,79 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
         key, value, depth = stack.pop()
         nodes += 1
         if nodes > MAX_INPUT_NODES or depth > MAX_INPUT_DEPTH:
-            unchecked = "the tool call's input is too large or too deep to check"
+            found.unchecked = "the tool call's input is too large or too deep to check"
             break
         if isinstance(value, dict):
             stack.extend((str(k), v, depth + 1) for k, v in reversed(value.items()))
-            continue
-        if isinstance(value, list):
+        elif isinstance(value, list):
             stack.extend((key, v, depth + 1) for v in reversed(value))
-            continue
-        if not isinstance(value, str) or not value.strip():
-            continue
+        elif isinstance(value, str) and value.strip() and not found.add(key, value, depth):
+            break
+    return Targets(
+        tuple(found.paths),
+        tuple(found.urls),
+        tuple(dict.fromkeys(found.odd_paths)),
+        tuple(dict.fromkeys(found.odd_urls)),
+        found.unchecked,
+        tuple(found.text_urls),
+        tuple(found.loose_paths),
+    )
+
+
+@dataclass
+class _Found:
+    """The targets found so far in one tool call (see `Targets`)."""
+
+    paths: list[str] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+    odd_paths: list[str] = field(default_factory=list)
+    odd_urls: list[str] = field(default_factory=list)
+    text_urls: list[str] = field(default_factory=list)
+    loose_paths: list[str] = field(default_factory=list)
+    unchecked: str | None = None
+
+    def add(self, key: str, value: str, depth: int) -> bool:
+        """One string value under `key`, by what its key says it is (else by how it looks);
+        False when it is too long to check (then nothing more is looked at)."""
         name = key.lower().replace("_", "").replace("-", "")
         if name in COMMAND_KEYS and depth <= 2:
-            continue  # the shell command: bridge.shell reads it (and its paths and URLs)
-        if len(value) > MAX_COMMAND and (
-            name in PATH_KEYS
-            or name in URL_KEYS
-            or (
-                name not in TEXT_KEYS
-                and (_URL_PREFIX.match(value[:256]) or _looks_like_path(value[:256]))
-            )
-        ):
-            unchecked = f"`{key}` is {len(value):,} characters, too long to check"
-            break
+            return True  # the shell command: bridge.shell reads it (and its paths and URLs)
+        if len(value) > MAX_COMMAND and _names_target(name, value):
+            self.unchecked = f"`{key}` is {len(value):,} characters, too long to check"
+            return False
         if value[:5].lower() == "file:":
-            paths.append(_file_url_path(value))
+            self.paths.append(_file_url_path(value))
             if name in URL_KEYS:
-                urls.append(value)  # `file://host/…` names a host too
+                self.urls.append(value)  # `file://host/…` names a host too
             elif name not in PATH_KEYS:
-                odd_paths.append(key)
+                self.odd_paths.append(key)
         elif name in URL_KEYS:
-            urls.append(value)
+            self.urls.append(value)
         elif name in PATH_KEYS:
-            paths.append(value)
+            self.paths.append(value)
             if _URL_PREFIX.match(value):
-                urls.append(value)
+                self.urls.append(value)
         elif name in TEXT_KEYS:
             if "\n" not in value and _URL_PREFIX.match(value[:256]):
-                text_urls.append(value)  # a one-line text that is a URL: deny rules look at it
+                self.text_urls.append(value)  # a one-line text that is a URL: for deny rules
         elif _URL_PREFIX.match(value[:256]):
-            urls.append(value if len(value) < 4096 else value[:4096])
-            odd_urls.append(key)
+            self.urls.append(value if len(value) < 4096 else value[:4096])
+            self.odd_urls.append(key)
         elif _looks_like_path(value):
-            paths.append(value)
-            odd_paths.append(key)
-        elif "\n" not in value and len(value) < 4096 and len(loose_paths) < MAX_LOOSE_PATHS:
-            loose_paths.append(value)  # `keys/id_rsa`, `keys`: may be a path (for deny rules)
-    return Targets(
-        tuple(paths),
-        tuple(urls),
-        tuple(dict.fromkeys(odd_paths)),
-        tuple(dict.fromkeys(odd_urls)),
-        unchecked,
-        tuple(text_urls),
-        tuple(loose_paths),
+            self.paths.append(value)
+            self.odd_paths.append(key)
+        elif "\n" not in value and len(value) < 4096 and len(self.loose_paths) < MAX_LOOSE_PATHS:
+            self.loose_paths.append(value)  # `keys/id_rsa`, `keys`: may be a path (for deny rules)
+        return True
+
+
+def _names_target(name: str, value: str) -> bool:
+    """Whether a value is a path or a URL (by its key, else by how it starts)."""
+    return (
+        name in PATH_KEYS
+        or name in URL_KEYS
+        or (
+            name not in TEXT_KEYS
+            and bool(_URL_PREFIX.match(value[:256]) or _looks_like_path(value[:256]))
+        )
     )
