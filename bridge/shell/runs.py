@@ -53,15 +53,24 @@ def runs_code(
     if base in EVALUATES_SUBSCRIPTS:
         for arg in args:
             parser.substitutions(arg, depth)
-    if base in RUNS_CODE_WHEN and not RUNS_CODE_WHEN[base](words[i:]):
-        pass  # `sed -n /rm/p`, `docker rm x`: nothing it runs as code
-    elif _INTERPRETER.fullmatch(base) or base in RUNS_CODE:
+    interpreted_code(parser, words[i:], stdin)
+    return implied
+
+
+def interpreted_code(parser: Parser, words: tuple[str, ...], stdin: str | None) -> None:
+    """The code an interpreter, another shell, another machine or a container runs (not parsed:
+    a deny or ask rule looks at the programs it names), and whether it reads its code from its
+    input (then the whole command's text counts)."""
+    base = posixpath.basename(words[0])
+    args = words[1:]
+    if base in RUNS_CODE_WHEN and not RUNS_CODE_WHEN[base](words):
+        return  # `sed -n /rm/p`, `docker rm x`: nothing it runs as code
+    if _INTERPRETER.fullmatch(base) or base in RUNS_CODE:
         parser.code.append(" ".join(args))
         if stdin is not None:
             parser.code.append(stdin)
         if stdin is None and not any(not a.startswith("-") for a in args):
             parser.interpreted = True  # it reads code from a pipe: the command's text counts
-    return implied
 
 
 def git_code(parser: Parser, args: tuple[str, ...], depth: int) -> None:

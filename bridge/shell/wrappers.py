@@ -99,55 +99,64 @@ def _getopt(spec: Wrapper, words: Sequence[str], j: int) -> tuple[int, _Seen, li
             break
         if word == "-" and spec.special == "su":
             seen.append(("-", None))
-            j += 1
-            continue
-        if not word.startswith("-") or word == "-":
-            if spec.special == "su":  # options may come after the user
-                rest.append(j)
-                j += 1
-                continue
-            break
-        if spec.numeric and re.fullmatch(r"-\d+", word):
+        elif not word.startswith("-") or word == "-":
+            if spec.special != "su":
+                break
+            rest.append(j)  # su: options may come after the user
+        elif spec.numeric and re.fullmatch(r"-\d+", word):
             seen.append(("n", word[1:]))
-            j += 1
-            continue
-        if word.startswith("--"):
-            name, eq, value = word[2:].partition("=")
-            matches = [n for n in longs if n == name] or [n for n in longs if n.startswith(name)]
-            if len(matches) != 1:
-                raise _Unknown(f"option --{name} is not known")
-            name = matches[0]
-            takes = longs[name]
-            if takes == 0 and eq:
-                raise _Unknown(f"option --{name} takes no argument")
-            if takes == 1 and not eq:
-                if j + 1 >= len(words):
-                    raise _Unknown(f"option --{name} needs an argument")
-                value = words[j + 1]
-                j += 1
-            seen.append((name, value if (eq or takes == 1) else None))
-            j += 1
-            continue
-        k = 1
-        while k < len(word):
-            letter = word[k]
-            if letter not in shorts:
-                raise _Unknown(f"option -{letter} is not known")
-            takes = shorts[letter]
-            if takes == 0:
-                seen.append((letter, None))
-                k += 1
-                continue
-            value = word[k + 1 :]
-            if takes == 1 and not value:
-                if j + 1 >= len(words):
-                    raise _Unknown(f"option -{letter} needs an argument")
-                j += 1
-                value = words[j]
-            seen.append((letter, value))
-            break
+        elif word.startswith("--"):
+            j = _long_option(longs, words, j, seen)
+        else:
+            j = _short_options(shorts, words, j, seen)
         j += 1
     return j, seen, rest
+
+
+def _long_option(longs: dict[str, int], words: Sequence[str], j: int, seen: _Seen) -> int:
+    """`--name`, `--name=value` or `--name value` (GNU abbreviations understood) at words[j]
+    into `seen`: the index of its last word. Refused (_Unknown): an unknown or ambiguous name,
+    a value given to an option that takes none, a missing value."""
+    name, eq, value = words[j][2:].partition("=")
+    matches = [n for n in longs if n == name] or [n for n in longs if n.startswith(name)]
+    if len(matches) != 1:
+        raise _Unknown(f"option --{name} is not known")
+    name = matches[0]
+    takes = longs[name]
+    if takes == 0 and eq:
+        raise _Unknown(f"option --{name} takes no argument")
+    if takes == 1 and not eq:
+        if j + 1 >= len(words):
+            raise _Unknown(f"option --{name} needs an argument")
+        value = words[j + 1]
+        j += 1
+    seen.append((name, value if (eq or takes == 1) else None))
+    return j
+
+
+def _short_options(shorts: dict[str, int], words: Sequence[str], j: int, seen: _Seen) -> int:
+    """`-abc`, `-kVALUE` or `-k VALUE` at words[j] into `seen`: the index of its last word.
+    Refused (_Unknown): an unknown letter, a missing value."""
+    word = words[j]
+    k = 1
+    while k < len(word):
+        letter = word[k]
+        if letter not in shorts:
+            raise _Unknown(f"option -{letter} is not known")
+        takes = shorts[letter]
+        if takes == 0:
+            seen.append((letter, None))
+            k += 1
+            continue
+        value = word[k + 1 :]
+        if takes == 1 and not value:
+            if j + 1 >= len(words):
+                raise _Unknown(f"option -{letter} needs an argument")
+            j += 1
+            value = words[j]
+        seen.append((letter, value))
+        break
+    return j
 
 
 _Special = Callable[["Wrapper", Sequence[str], int, int, _Seen, list[int]], _Unwrapped]
