@@ -61,10 +61,9 @@ for _name in ("gsed",):
     UNSAFE[_name] = UNSAFE["sed"]
 del UNSAFE["diff"]
 
-_SED_RUNS_OR_WRITES = re.compile(
-    r"(?:^|[;\n{}!]|[0-9$/])\s*[ewW](?:\s|$)|s(.).*?\1.*?\1[gpiImM0-9]*[ew]", re.DOTALL
-)
-_AWK_RUNS_OR_WRITES = re.compile(r"system\s*\(|\|\s*(?:getline|&)|\|\s*\"|print[f]?[^;}]*[>|]")
+# (compiled on first use, by `re`'s cache: only sed and awk commands need them)
+_SED_RUNS_OR_WRITES = r"(?:^|[;\n{}!]|[0-9$/])\s*[ewW](?:\s|$)|s(.).*?\1.*?\1[gpiImM0-9]*[ew]"
+_AWK_RUNS_OR_WRITES = r"system\s*\(|\|\s*(?:getline|&)|\|\s*\"|print[f]?[^;}]*[>|]"
 
 
 def unsafe_options(words: tuple[str, ...]) -> list[tuple[int, str]]:
@@ -74,10 +73,10 @@ def unsafe_options(words: tuple[str, ...]) -> list[tuple[int, str]]:
     out = _git_unsafe(words) if name == "git" else _program_unsafe(name, words)
     if name in ("sed", "gsed"):
         script = _sed_script(words)
-        if script is None or _SED_RUNS_OR_WRITES.search(script):
+        if script is None or re.search(_SED_RUNS_OR_WRITES, script, re.DOTALL):
             out.append((len(words) - 1, "a sed script that runs commands or writes files"))
     if name in ("awk", "gawk", "mawk", "nawk"):
-        if any(_AWK_RUNS_OR_WRITES.search(w) for w in words[1:]):
+        if any(re.search(_AWK_RUNS_OR_WRITES, w) for w in words[1:]):
             out.append((len(words) - 1, "an awk program that runs commands or writes files"))
     return out
 

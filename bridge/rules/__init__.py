@@ -50,14 +50,17 @@ is the rule's main field — its command, URL, path or title — a table gives a
 
 The package, one concern a module: `request` (what a tool call asks), `targets` (the paths and
 URLs it names), `paths` and `urls` (how they are compared), `commands` (a command prefix against
-one command), `rule` (one rule: fields, matching, settings table, examples), `allow` (allow rules
-against every part of a command), `ruleset` (deciding, and explaining a decision), `proposals`
-("always for this pattern"), `bounds` (what is too large to check), `verdicts` and `errors`.
+one command, and allow rules against every part of it), `rule` (one rule: its fields, what it
+matches, its examples), `table` (a rule's settings table, `RuleError`), `ruleset` (deciding),
+`explain` (a decision part by part), `proposals` ("always for this pattern"), `bounds` (what is
+too large to check), `verdicts` (actions, YES/MIGHT/NO, decisions). `paths`, `urls` and
+`proposals` are loaded with their first use (see `_LAZY`).
 """
 
 from __future__ import annotations
 
-from bridge.rules.allow import Find, allow_walk
+from typing import TYPE_CHECKING, Any
+
 from bridge.rules.bounds import (
     MAX_BRACES,
     MAX_COMMAND,
@@ -68,23 +71,11 @@ from bridge.rules.bounds import (
     MAX_LOOSE_PATHS,
     MAX_URL_CANDIDATES,
 )
-from bridge.rules.commands import EXACT_MARK, inert_assignment, spell
-from bridge.rules.errors import RuleError
-from bridge.rules.paths import NamedPaths, inside, named_paths, resolve_checked, resolve_path
-from bridge.rules.proposals import (
-    DESTRUCTIVE_PROGRAMS,
-    READ_ONLY_PROGRAMS,
-    READ_ONLY_SUBCOMMANDS,
-    breadth,
-    command_prefix,
-    exact_command,
-    propose_rule,
-    scope_text,
-)
+from bridge.rules.commands import EXACT_MARK, Find, allow_walk, inert_assignment, spell
 from bridge.rules.request import EXECUTE_KEYS, Request, command_of
 from bridge.rules.rule import Rule
 from bridge.rules.ruleset import RuleSet
-from bridge.rules.table import EXAMPLE_KEYS, RULE_KEYS
+from bridge.rules.table import EXAMPLE_KEYS, RULE_KEYS, RuleError
 from bridge.rules.targets import (
     COMMAND_KEYS,
     PATH_KEYS,
@@ -93,19 +84,79 @@ from bridge.rules.targets import (
     Targets,
     tool_call_targets,
 )
-from bridge.rules.urls import (
-    DEFAULT_PORTS,
-    UrlReading,
-    UrlView,
-    _whatwg_reading,
-    read_url,
-    split_url,
-    url_allows,
-    url_denies,
-    url_prefix_matches,
-)
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action, Decision, PartVerdict
 from bridge.shell import ParsedCommand, Part, parse_command
+
+if TYPE_CHECKING:
+    from bridge.rules.paths import NamedPaths, inside, named_paths, resolve_checked, resolve_path
+    from bridge.rules.proposals import (
+        DESTRUCTIVE_PROGRAMS,
+        READ_ONLY_PROGRAMS,
+        READ_ONLY_SUBCOMMANDS,
+        breadth,
+        command_prefix,
+        exact_command,
+        propose_rule,
+        scope_text,
+    )
+    from bridge.rules.urls import (
+        DEFAULT_PORTS,
+        UrlReading,
+        UrlView,
+        _whatwg_reading,
+        read_url,
+        split_url,
+        url_allows,
+        url_denies,
+        url_prefix_matches,
+    )
+
+# Loaded with their first use, not with the package: a hook process deciding one call by a
+# command or kind rule needs neither paths, URLs nor proposals (`tests/bench/bench_hooks.py`).
+_LAZY = {
+    **dict.fromkeys(
+        ("NamedPaths", "inside", "named_paths", "resolve_checked", "resolve_path"), "paths"
+    ),
+    **dict.fromkeys(
+        (
+            "DESTRUCTIVE_PROGRAMS",
+            "READ_ONLY_PROGRAMS",
+            "READ_ONLY_SUBCOMMANDS",
+            "breadth",
+            "command_prefix",
+            "exact_command",
+            "propose_rule",
+            "scope_text",
+        ),
+        "proposals",
+    ),
+    **dict.fromkeys(
+        (
+            "DEFAULT_PORTS",
+            "UrlReading",
+            "UrlView",
+            "_whatwg_reading",
+            "read_url",
+            "split_url",
+            "url_allows",
+            "url_denies",
+            "url_prefix_matches",
+        ),
+        "urls",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"bridge.rules.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ACTIONS", "COMMAND_KEYS", "DEFAULT_PORTS", "DESTRUCTIVE_PROGRAMS", "EXACT_MARK", "EXAMPLE_KEYS",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bridge.rules.allow import allow_walk
+from bridge.rules.commands import allow_walk
 from bridge.rules.verdicts import MIGHT, Action, Decision, PartVerdict
 from bridge.shell import Part
 

@@ -6,14 +6,16 @@ import itertools
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
-from bridge.rules.errors import _describe
-from bridge.rules.paths import NamedPaths, named_paths, resolve_checked
+from bridge.rules.table import _describe
 from bridge.rules.targets import tool_call_targets
-from bridge.rules.urls import _HOSTISH, _URL_END, _URL_START, UrlView, _normal_host, read_url
 from bridge.shell import ParsedCommand, parse_cached, parse_command
+
+if TYPE_CHECKING:
+    from bridge.rules.paths import NamedPaths
+    from bridge.rules.urls import UrlView
 
 
 @dataclass
@@ -122,16 +124,24 @@ class Request:
         """Per path: the real paths it may name (resolved, and as written) and why it cannot be
         resolved (a NUL, a symlink loop, a name too long), or None."""
         if self._readings is None:
-            self._readings = tuple(resolve_checked(p, self.cwd) for p in self.paths or ())
+            self._readings = ()
+            if self.paths:  # (most calls name none: the module is loaded with the first)
+                from bridge.rules.paths import resolve_checked
+
+                self._readings = tuple(resolve_checked(p, self.cwd) for p in self.paths)
         return self._readings
 
     def loose_readings(self) -> tuple[str, ...]:
         """The real paths the loose paths (other keys' one-line values) may name: for deny
         rules."""
         if self._loose is None:
-            self._loose = tuple(
-                name for p in self.loose_paths for name in resolve_checked(p, self.cwd)[0]
-            )
+            self._loose = ()
+            if self.loose_paths:
+                from bridge.rules.paths import resolve_checked
+
+                self._loose = tuple(
+                    name for p in self.loose_paths for name in resolve_checked(p, self.cwd)[0]
+                )
         return self._loose
 
     def real_paths(self) -> tuple[str, ...]:
@@ -172,6 +182,8 @@ class Request:
     def named_paths(self) -> NamedPaths:
         """The paths the command's words name (for deny path rules)."""
         if self._named is None:
+            from bridge.rules.paths import named_paths
+
             parsed = self.parsed
             assert parsed is not None
             raw = self.command if isinstance(self.command, str) else None
@@ -180,6 +192,8 @@ class Request:
 
     def url_views(self) -> tuple[UrlView, ...]:
         if self._urls is None:
+            from bridge.rules.urls import read_url
+
             self._urls = tuple(read_url(u, scheme_optional=True) for u in self.urls or ())
         return self._urls
 
@@ -188,6 +202,15 @@ class Request:
         read as a host (`curl evil.example/x`, `ssh user@evil.example`, `scp f host:dir`) — and
         the text values that are URLs: for deny and ask rules."""
         if self._cmd_urls is None:
+            from bridge.rules.urls import (
+                _HOSTISH,
+                _URL_END,
+                _URL_START,
+                UrlView,
+                _normal_host,
+                read_url,
+            )
+
             views = [read_url(u) for u in self.text_urls]
             parsed = self.parsed
             if self.command is not None and parsed is not None and self.too_long() is None:

@@ -8,10 +8,9 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bridge.options import program_name, unsafe_options
-from bridge.rules.allow import allow_walk
 from bridge.rules.commands import (
     _CODE_TOKEN,
     EXACT_MARK,
@@ -20,16 +19,17 @@ from bridge.rules.commands import (
     _match_options,
     _match_rest,
     _token_matches,
+    allow_walk,
     spell,
 )
-from bridge.rules.errors import RuleError, _show
-from bridge.rules.paths import inside, resolve_path
 from bridge.rules.request import Request
-from bridge.rules.table import rule_fields, rule_table
-from bridge.rules.urls import UrlReading, read_url, url_allows, url_denies
+from bridge.rules.table import RuleError, _show, rule_fields, rule_table
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand, Part, is_assignment
+
+if TYPE_CHECKING:
+    from bridge.rules.urls import UrlReading
 
 
 def _compile_glob(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
@@ -97,7 +97,11 @@ class Rule:
             self._prefixes.append(tokens[start:])
             self._exact.append(exact)
         self._spelled = [spell(p) for p in self._prefixes]
-        self._root = resolve_path(self.path) if self.path else None
+        self._root: str | None = None
+        if self.path:
+            from bridge.rules.paths import resolve_path  # path rules only: not on every start
+
+            self._root = resolve_path(self.path)
         self._root_names = frozenset(
             n
             for n in (
@@ -108,6 +112,8 @@ class Rule:
         )
         self._url: UrlReading | None = None
         if self.url:
+            from bridge.rules.urls import read_url  # URL rules only: not on every start
+
             view = read_url(self.url.strip())
             if not view.readings:
                 raise RuleError(f"not a URL with a scheme and a host: {self.url!r}", "url")
@@ -188,6 +194,8 @@ class Rule:
         """This rule's directory against the request: an allow rule needs every path plain and
         inside; a deny or ask rule any path (or a path a shell command names) inside — MIGHT when
         a path cannot be resolved or a word only known when it runs could name one."""
+        from bridge.rules.paths import inside  # path rules only: not on every start
+
         if self.action == "allow":
             if req.command is not None and not self._prefixes:
                 return NO  # an allow path rule never allows a shell command by itself
@@ -215,6 +223,8 @@ class Rule:
     def _url_facet(self, req: Request, url: UrlReading) -> bool:
         """This rule's URL against the request: an allow rule needs every URL plain and under it,
         a deny or ask rule any reading of any URL (a shell command's too)."""
+        from bridge.rules.urls import url_allows, url_denies  # URL rules only
+
         if self.action == "allow":
             if req.command is not None and not self._prefixes:
                 return False  # an allow URL rule never allows a shell command by itself
@@ -239,6 +249,8 @@ class Rule:
         key = f"{root}\0{' '.join(sorted(self._root_names))}"
         verdict = req._named_in.get(key)
         if verdict is None:
+            from bridge.rules.paths import inside
+
             named = req.named_paths()
             under = root.rstrip(os.sep) + os.sep
             ran_inside = named.cwd is not None and inside(named.cwd, root)

@@ -6,7 +6,7 @@ import posixpath
 from collections.abc import Callable, Iterable
 
 from bridge.options import program_name
-from bridge.rules.allow import allow_walk
+from bridge.rules.commands import allow_walk
 from bridge.rules.request import Request
 from bridge.rules.rule import Rule
 from bridge.rules.verdicts import ACTIONS, MIGHT, Decision

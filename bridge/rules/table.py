@@ -1,15 +1,44 @@
 """A rule's settings table: the fields it may have, each checked. A field that cannot be used is an
-error naming it, never ignored: an unknown or misspelt field would silently widen the rule."""
+error naming it (`RuleError`), never ignored: an unknown or misspelt field would silently widen the
+rule."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bridge.rules.errors import RuleError, _describe
 from bridge.rules.verdicts import ACTIONS
 
 if TYPE_CHECKING:
     from bridge.rules.rule import Rule
+
+
+class RuleError(ValueError):
+    """A rule that cannot be used. `field` names the offending key when there is one."""
+
+    def __init__(self, reason: str, field: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.field = field
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def _show(example: Any) -> str:
+    if isinstance(example, str):
+        return repr(example)
+    return "{" + ", ".join(f"{k} = {v!r}" for k, v in example.items()) + "}"
+
+
+# --- deciding -------------------------------------------------------------------------------------
+
 
 RULE_KEYS = (
     "action",

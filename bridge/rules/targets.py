@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from bridge.rules.bounds import MAX_COMMAND, MAX_INPUT_DEPTH, MAX_INPUT_NODES, MAX_LOOSE_PATHS
-from bridge.rules.urls import _URL_PREFIX
+
+# a value that starts as a URL does (`https:`, `scheme://`)
+_URL_PREFIX = re.compile(r"\s*(?:(?i:https?|wss?|ftp):|[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2})")
 
 # rawInput keys (at any depth, in lists too; compared lowercased without `_` and `-`) whose values
 # are paths, URLs, or text that is neither (file contents, search patterns, prompts). A path- or
@@ -145,17 +148,17 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
     )
 
 
-@dataclass
 class _Found:
     """The targets found so far in one tool call (see `Targets`)."""
 
-    paths: list[str] = field(default_factory=list)
-    urls: list[str] = field(default_factory=list)
-    odd_paths: list[str] = field(default_factory=list)
-    odd_urls: list[str] = field(default_factory=list)
-    text_urls: list[str] = field(default_factory=list)
-    loose_paths: list[str] = field(default_factory=list)
-    unchecked: str | None = None
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.urls: list[str] = []
+        self.odd_paths: list[str] = []
+        self.odd_urls: list[str] = []
+        self.text_urls: list[str] = []
+        self.loose_paths: list[str] = []
+        self.unchecked: str | None = None
 
     def add(self, key: str, value: str, depth: int) -> bool:
         """One string value under `key`, by what its key says it is (else by how it looks);

@@ -20,7 +20,6 @@ from bridge.rules.bounds import MAX_URL_CANDIDATES
 UrlReading = tuple[str, str, str, str]  # scheme, host, port ("" when default), path
 DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
 _URL_START = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2}")
-_URL_PREFIX = re.compile(r"\s*(?:(?i:https?|wss?|ftp):|[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2})")
 # a command word that names a host: `evil.example`, `evil.example/x`, `user@evil.example:dir`
 _HOSTISH = re.compile(r"(?:[^@/:\s]+@)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\.?(?:[:/].*)?$")
 _URL_END = re.compile(r"[\s'\"<>`|;&()]")  # where a URL in a shell command's text ends

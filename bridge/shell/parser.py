@@ -9,8 +9,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from bridge.shell.grammar import _bashlex_parse
-from bridge.shell.heredocs import _count_heredocs, _unquote_heredocs
 from bridge.shell.parts import ParsedCommand, Part
 from bridge.shell.programs import HARMLESS_REDIRECT_TARGETS, MAX_SHELL_DEPTH
 from bridge.shell.simple import simple
@@ -96,10 +94,14 @@ class Parser:
                 if words:
                     self.simple(tuple(words), (False,) * len(words), (), depth)
                 return
-        trees, error = _bashlex_parse(script)  # bashlex (~40 ms) only when it is needed
+        from bridge.shell.grammar import _bashlex_parse  # bashlex (~40 ms) only when needed
+
+        trees, error = _bashlex_parse(script)
         if error is not None and "<<" in script:
             # bashlex cannot parse a quoted here-document delimiter (`<<'EOF'`): its body is
             # literal text, so it is set aside and the delimiter unquoted
+            from bridge.shell.heredocs import _count_heredocs, _unquote_heredocs
+
             plain, bodies = _unquote_heredocs(script)
             if bodies:
                 trees, again = _bashlex_parse(plain)
