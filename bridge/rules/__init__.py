@@ -49,12 +49,13 @@ is the rule's main field — its command, URL, path or title — a table gives a
 `check_examples` runs them; the settings layer refuses a file whose examples fail.
 
 The package, one concern a module: `request` (what a tool call asks), `targets` (the paths and
-URLs it names), `paths` and `urls` (how they are compared), `commands` (a command prefix against
-one command, and allow rules against every part of it), `rule` (one rule: its fields, what it
-matches, its examples), `table` (a rule's settings table, `RuleError`), `ruleset` (deciding),
-`explain` (a decision part by part), `proposals` ("always for this pattern"), `bounds` (what is
-too large to check), `verdicts` (actions, YES/MIGHT/NO, decisions). `paths`, `urls` and
-`proposals` are loaded with their first use (see `_LAZY`).
+URLs it names), `paths` and `urls` (how they are compared), `named` (the paths a command's words
+name), `commands` (a command prefix against one command, and allow rules against every part of
+it), `rule` (one rule: its fields, what it matches, its examples), `table` (a rule's settings
+table, `RuleError`), `ruleset` (deciding), `explain` (a decision part by part), `proposals`
+("always for this pattern"), `bounds` (what is too large to check), `verdicts` (actions,
+YES/MIGHT/NO, decisions). `named`, `urls` and `proposals` are loaded with their first use (see
+`_LAZY`).
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ from bridge.rules.bounds import (
     MAX_URL_CANDIDATES,
 )
 from bridge.rules.commands import EXACT_MARK, Find, allow_walk, inert_assignment, spell
+from bridge.rules.paths import inside, resolve_checked, resolve_path
 from bridge.rules.request import EXECUTE_KEYS, Request, command_of
 from bridge.rules.rule import Rule
 from bridge.rules.ruleset import RuleSet
@@ -88,7 +90,7 @@ from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action, Decision, Par
 from bridge.shell import ParsedCommand, Part, parse_command
 
 if TYPE_CHECKING:
-    from bridge.rules.paths import NamedPaths, inside, named_paths, resolve_checked, resolve_path
+    from bridge.rules.named import NamedPaths, named_paths
     from bridge.rules.proposals import (
         DESTRUCTIVE_PROGRAMS,
         READ_ONLY_PROGRAMS,
@@ -112,11 +114,9 @@ if TYPE_CHECKING:
     )
 
 # Loaded with their first use, not with the package: a hook process deciding one call by a
-# command or kind rule needs neither paths, URLs nor proposals (`tests/bench/bench_hooks.py`).
+# command or kind rule needs neither a command's named paths, URLs nor proposals (`tests/bench/bench_hooks.py`).
 _LAZY = {
-    **dict.fromkeys(
-        ("NamedPaths", "inside", "named_paths", "resolve_checked", "resolve_path"), "paths"
-    ),
+    **dict.fromkeys(("NamedPaths", "named_paths"), "named"),
     **dict.fromkeys(
         (
             "DESTRUCTIVE_PROGRAMS",

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
+from bridge.rules.paths import resolve_checked
 from bridge.rules.table import _describe
 from bridge.rules.targets import tool_call_targets
 from bridge.shell import ParsedCommand, parse_cached, parse_command
 
 if TYPE_CHECKING:
-    from bridge.rules.paths import NamedPaths
+    from bridge.rules.named import NamedPaths
     from bridge.rules.urls import UrlView
 
 
@@ -125,9 +126,7 @@ class Request:
         resolved (a NUL, a symlink loop, a name too long), or None."""
         if self._readings is None:
             self._readings = ()
-            if self.paths:  # (most calls name none: the module is loaded with the first)
-                from bridge.rules.paths import resolve_checked
-
+            if self.paths:
                 self._readings = tuple(resolve_checked(p, self.cwd) for p in self.paths)
         return self._readings
 
@@ -137,8 +136,6 @@ class Request:
         if self._loose is None:
             self._loose = ()
             if self.loose_paths:
-                from bridge.rules.paths import resolve_checked
-
                 self._loose = tuple(
                     name for p in self.loose_paths for name in resolve_checked(p, self.cwd)[0]
                 )
@@ -182,7 +179,7 @@ class Request:
     def named_paths(self) -> NamedPaths:
         """The paths the command's words name (for deny path rules)."""
         if self._named is None:
-            from bridge.rules.paths import named_paths
+            from bridge.rules.named import named_paths  # deny path rules against commands
 
             parsed = self.parsed
             assert parsed is not None

@@ -22,6 +22,7 @@ from bridge.rules.commands import (
     allow_walk,
     spell,
 )
+from bridge.rules.paths import inside, resolve_path
 from bridge.rules.request import Request
 from bridge.rules.table import RuleError, _show, rule_fields, rule_table
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action
@@ -73,6 +74,7 @@ class Rule:
             self._title_re = re.compile(self.title_regex) if self.title_regex else None
         except re.error as exc:
             raise RuleError(f"not a valid regular expression: {exc}", "title_regex") from None
+        self._names = bool(self.agent or self.title or self.title_regex)  # beyond the kind
         self._prefixes: list[tuple[str, ...]] = []
         self._assigns: list[tuple[str, ...]] = []  # the `NAME=value` words a prefix starts with
         self._exact: list[bool] = []  # a prefix ending in ` $`: the command exactly, for allow
@@ -99,8 +101,6 @@ class Rule:
         self._spelled = [spell(p) for p in self._prefixes]
         self._root: str | None = None
         if self.path:
-            from bridge.rules.paths import resolve_path  # path rules only: not on every start
-
             self._root = resolve_path(self.path)
         self._root_names = frozenset(
             n
@@ -112,7 +112,7 @@ class Rule:
         )
         self._url: UrlReading | None = None
         if self.url:
-            from bridge.rules.urls import read_url  # URL rules only: not on every start
+            from bridge.rules.urls import read_url, url_allows, url_denies  # URL rules only
 
             view = read_url(self.url.strip())
             if not view.readings:
@@ -120,6 +120,8 @@ class Rule:
             if view.doubt is not None:
                 raise RuleError(f"not a plain URL ({view.doubt}): {self.url!r}", "url")
             self._url = next(iter(view.readings))
+            # every reading plain and under it (allow), or any reading (deny and ask)
+            self._url_matches = url_allows if self.action == "allow" else url_denies
 
     # description ----------------------------------------------------------------------------------
 
@@ -161,7 +163,9 @@ class Rule:
     def facets(self, req: Request) -> int:
         """Everything but the command: YES, NO, or (a deny or ask path rule against a shell
         command) MIGHT when a word only known when it runs could name a path inside."""
-        if not self._names_match(req):
+        if self.kind and req.kind is not None and req.kind != self.kind:
+            return NO
+        if self._names and not self._names_match(req):
             return NO
         verdict = YES
         if self._root is not None:
@@ -173,9 +177,7 @@ class Rule:
         return verdict
 
     def _names_match(self, req: Request) -> bool:
-        """The kind, the agent and the title, where the request gives them."""
-        if self.kind and req.kind is not None and req.kind != self.kind:
-            return False
+        """The agent and the title, where the request gives them."""
         if self.agent and req.agent is not None:
             if self._agent is not None:
                 if not self._agent.match(req.agent):
@@ -194,8 +196,6 @@ class Rule:
         """This rule's directory against the request: an allow rule needs every path plain and
         inside; a deny or ask rule any path (or a path a shell command names) inside — MIGHT when
         a path cannot be resolved or a word only known when it runs could name one."""
-        from bridge.rules.paths import inside  # path rules only: not on every start
-
         if self.action == "allow":
             if req.command is not None and not self._prefixes:
                 return NO  # an allow path rule never allows a shell command by itself
@@ -223,20 +223,18 @@ class Rule:
     def _url_facet(self, req: Request, url: UrlReading) -> bool:
         """This rule's URL against the request: an allow rule needs every URL plain and under it,
         a deny or ask rule any reading of any URL (a shell command's too)."""
-        from bridge.rules.urls import url_allows, url_denies  # URL rules only
-
         if self.action == "allow":
             if req.command is not None and not self._prefixes:
                 return False  # an allow URL rule never allows a shell command by itself
             if req.urls is not None:
                 views = req.url_views()
-                if not views or req.odd_urls or not all(url_allows(url, v) for v in views):
+                if not views or req.odd_urls or not all(self._url_matches(url, v) for v in views):
                     return False
             # it says nothing about paths: a call that names one is not covered
             return not (self._root is None and req.paths)
         if req.urls is not None or req.command is not None or req.text_urls:
             views = req.url_views() + req.command_url_views()
-            return any(url_denies(url, v) for v in views)
+            return any(self._url_matches(url, v) for v in views)
         return True
 
     def _command_path_verdict(self, req: Request) -> int:
@@ -249,8 +247,6 @@ class Rule:
         key = f"{root}\0{' '.join(sorted(self._root_names))}"
         verdict = req._named_in.get(key)
         if verdict is None:
-            from bridge.rules.paths import inside
-
             named = req.named_paths()
             under = root.rstrip(os.sep) + os.sep
             ran_inside = named.cwd is not None and inside(named.cwd, root)
