@@ -114,7 +114,8 @@ if TYPE_CHECKING:
     )
 
 # Loaded with their first use, not with the package: a hook process deciding one call by a
-# command or kind rule needs neither a command's named paths, URLs nor proposals (`tests/bench/bench_hooks.py`).
+# command or kind rule needs neither a command's named paths, URLs nor proposals
+# (`tests/bench/bench_hooks.py`).
 _LAZY = {
     **dict.fromkeys(("NamedPaths", "named_paths"), "named"),
     **dict.fromkeys(
