@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from bridge.rules.bounds import MAX_COMMAND, MAX_INPUT_DEPTH, MAX_INPUT_NODES, MAX_LOOSE_PATHS
 
 # a value that starts as a URL does (`https:`, `scheme://`)
-_URL_PREFIX = re.compile(r"\s*(?:(?i:https?|wss?|ftp):|[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2})")
+_URL_PREFIX = r"\s*(?:(?i:https?|wss?|ftp):|[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2})"
+
+
+@lru_cache(maxsize=1)
+def _url_prefix() -> re.Pattern[str]:
+    """(Compiled with the first value looked at: a shell call's command is not one.)"""
+    return re.compile(_URL_PREFIX)
+
 
 # rawInput keys (at any depth, in lists too; compared lowercased without `_` and `-`) whose values
 # are paths, URLs, or text that is neither (file contents, search patterns, prompts). A path- or
@@ -179,12 +187,12 @@ class _Found:
             self.urls.append(value)
         elif name in PATH_KEYS:
             self.paths.append(value)
-            if _URL_PREFIX.match(value):
+            if _url_prefix().match(value):
                 self.urls.append(value)
         elif name in TEXT_KEYS:
-            if "\n" not in value and _URL_PREFIX.match(value[:256]):
+            if "\n" not in value and _url_prefix().match(value[:256]):
                 self.text_urls.append(value)  # a one-line text that is a URL: for deny rules
-        elif _URL_PREFIX.match(value[:256]):
+        elif _url_prefix().match(value[:256]):
             self.urls.append(value if len(value) < 4096 else value[:4096])
             self.odd_urls.append(key)
         elif _looks_like_path(value):
@@ -202,6 +210,6 @@ def _names_target(name: str, value: str) -> bool:
         or name in URL_KEYS
         or (
             name not in TEXT_KEYS
-            and bool(_URL_PREFIX.match(value[:256]) or _looks_like_path(value[:256]))
+            and bool(_url_prefix().match(value[:256]) or _looks_like_path(value[:256]))
         )
     )

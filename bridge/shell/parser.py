@@ -13,12 +13,12 @@ from bridge.shell.parts import ParsedCommand, Part
 from bridge.shell.programs import HARMLESS_REDIRECT_TARGETS, MAX_SHELL_DEPTH
 from bridge.shell.simple import simple
 from bridge.shell.words import (
-    _CONTROL,
     _PLAIN_SCRIPT,
     _SPACE,
     _is_dynamic,
     _local_assignment,
     _substitutions,
+    control_character,
     word_text,
 )
 
@@ -27,11 +27,8 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     """Every command `source` runs. A list is an argv (`["bash", "-lc", "…"]` included)."""
     parser = Parser()
     texts = [source] if isinstance(source, str) else list(source)
-    suspect = [
-        f"a control character ({_CONTROL.search(t).group()!r}) in the command"  # type: ignore[union-attr]
-        for t in texts
-        if _CONTROL.search(t)
-    ][:1]
+    controls = (control_character(t) for t in texts)
+    suspect = [f"a control character ({c!r}) in the command" for c in controls if c is not None][:1]
     if isinstance(source, str):
         parser.script(source, 0)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash", "mksh", "rbash", "yash", "posh"})
 # Builtins that evaluate array subscripts as arithmetic, where `a[$(cmd)]` runs cmd even quoted.
@@ -25,7 +26,19 @@ RUNS_CODE = frozenset(
      "fakeroot", "faketime", "proot", "nix-shell", "just", "entr", "watchexec", "ghci", "runghc",
      "swift", "kotlin", "cmd.exe", "wsl"}
 )  # fmt: skip
-_INTERPRETER = re.compile(r"(python|pypy|perl|ruby|php|lua|luajit)[0-9.]*")
+_INTERPRETER = r"(python|pypy|perl|ruby|php|lua|luajit)[0-9.]*"
+_INTERPRETER_NAMES = ("python", "pypy", "perl", "ruby", "php", "lua")
+
+
+def is_interpreter(name: str) -> bool:
+    """`python3.12`, `perl5`, `luajit`: an interpreter by a versioned name too. (Its pattern is
+    compiled with the first name that starts like one.)"""
+    return name.startswith(_INTERPRETER_NAMES) and _interpreter().fullmatch(name) is not None
+
+
+@lru_cache(maxsize=1)
+def _interpreter() -> re.Pattern[str]:
+    return re.compile(_INTERPRETER)
 
 
 def _runs_in_container(words: Sequence[str]) -> bool:

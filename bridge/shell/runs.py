@@ -7,7 +7,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from bridge.shell.parts import Part
-from bridge.shell.programs import _INTERPRETER, EVALUATES_SUBSCRIPTS, RUNS_CODE, RUNS_CODE_WHEN
+from bridge.shell.programs import EVALUATES_SUBSCRIPTS, RUNS_CODE, RUNS_CODE_WHEN, is_interpreter
 from bridge.shell.words import _skip_assignments
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def interpreted_code(parser: Parser, words: tuple[str, ...], stdin: str | None) 
     args = words[1:]
     if base in RUNS_CODE_WHEN and not RUNS_CODE_WHEN[base](words):
         return  # `sed -n /rm/p`, `docker rm x`: nothing it runs as code
-    if _INTERPRETER.fullmatch(base) or base in RUNS_CODE:
+    if is_interpreter(base) or base in RUNS_CODE:
         parser.code.append(" ".join(args))
         if stdin is not None:
             parser.code.append(stdin)
