@@ -1,0 +1,203 @@
+"""A command's words read with the table into one spelling (see the package docstring)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bridge.options.programs import PROGRAMS, Program, program_name
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """A command's words in one spelling. `words`: the program, then every word with options
+    written canonically (`-r`, `-f`, `--force-with-lease`, `-X=DELETE`); a value given as the next
+    word stays a word of its own (it may also be read as an argument). `unknown`: the indexes of
+    `words` only known when it runs. `options`: canonical option → the values it was given (None
+    for none). `ended`: the index of `--` in `words`, or len(words)."""
+
+    words: tuple[str, ...]
+    unknown: frozenset[int]
+    options: dict[str, tuple[str | None, ...]]
+    ended: int
+    values: frozenset[int] = frozenset()  # indexes of words that are an option's value
+    expanded: frozenset[str] = frozenset()  # options that stand for others (`-D`: `-d -f`)
+
+    def required(self) -> dict[str, tuple[str | None, ...]]:
+        """What a rule written this way asks for: its options, those that stand for others
+        replaced by them."""
+        return {k: v for k, v in self.options.items() if k not in self.expanded}
+
+
+def read(words: tuple[str, ...], unknown: frozenset[int] = frozenset()) -> Spelling:
+    """Read a command's words with the table (see the module docstring)."""
+    reader = _Reader(words, unknown)
+    reader.read()
+    return reader.spelling()
+
+
+class _Reader:
+    """One command's words read into one spelling, word by word (see `Spelling`). `spec` follows
+    the subcommand (`git push` reads with push's table)."""
+
+    def __init__(self, words: tuple[str, ...], unknown: frozenset[int]) -> None:
+        self.words = words
+        self.unknown = unknown
+        self.name, implied = program_name(words[0])
+        self.spec = PROGRAMS.get(self.name)
+        self.out: list[str] = [self.name]
+        self.dyn: set[int] = set()
+        self.values: set[int] = set()
+        self.expanded: set[str] = set()
+        self.options: dict[str, list[str | None]] = {}
+        self.ended: int | None = None
+        self.positionals = 0
+        for option in implied:
+            key, _, value = option.partition("=")
+            self.add(key, value, attach=True)
+
+    def add(self, option: str, value: str | None, *, attach: bool) -> None:
+        self.options.setdefault(option, []).append(value)
+        more = self.spec.implies.get(option.lstrip("-"), ()) if self.spec else ()
+        if more:
+            self.expanded.add(option)
+        for other in more:
+            self.options.setdefault("-" + other, []).append(None)
+        self.out.append(f"{option}={value}" if attach and value is not None else option)
+
+    def read(self) -> None:
+        words, unknown = self.words, self.unknown
+        value_next = False
+        k = 1
+        while k < len(words):
+            word = words[k]
+            if k in unknown or value_next:
+                if k in unknown:
+                    self.dyn.add(len(self.out))
+                if value_next:
+                    self.values.add(len(self.out))
+                self.out.append(word)
+                value_next = False
+                k += 1
+            elif self.ended is None and word == "--":
+                self.ended = len(self.out)
+                self.out.append(word)
+                k += 1
+            elif self.ended is not None or not word.startswith("-") or word == "-":
+                k = self.operand(word, k)
+            else:
+                value_next = _option(self.spec, words, k, unknown, self.add)
+                k += 1
+
+    def operand(self, word: str, k: int) -> int:
+        """A word that is no option at words[k]: `NAME=value` for a program of operands (dd), a
+        subcommand, else an argument (in the table's words); the index of the next word."""
+        spec = self.spec
+        if spec is not None and spec.operands and "=" in word and self.ended is None:
+            key, _, value = word.partition("=")
+            self.add("--" + key, value, attach=True)
+            return k + 1
+        if (
+            spec is not None
+            and self.ended is None
+            and self.positionals == 0
+            and word in spec.subcommands
+        ):
+            return self.subcommand(spec, word, k)
+        if self.name == "chmod" and word.isdigit():  # `0777` is `777`
+            word = word.lstrip("0") or "0"
+        if spec is not None and spec.words:
+            for piece in word.split("/", 1) if "/" in word else (word,):
+                self.out.append(spec.words.get(piece, piece))
+        else:
+            self.out.append(word)
+        self.positionals += 1
+        return k + 1
+
+    def subcommand(self, spec: Program, word: str, k: int) -> int:
+        """A subcommand (an alias of it written canonically): the words after it read with its
+        own table; the index of the next word."""
+        rest = tuple(self.words[k : k + 3])
+        sub = word
+        for alias, canonical in spec.aliases.items():
+            if rest[: len(alias)] == alias:
+                self.out.extend(canonical)
+                k += len(alias)
+                sub = canonical[0]
+                break
+        else:
+            self.out.append(word)
+            k += 1
+        self.spec = spec.subcommands.get(sub, spec)
+        self.positionals += 1
+        return k
+
+    def spelling(self) -> Spelling:
+        out, options = self.out, self.options
+        if self.name == "git" and "push" in out:
+            for word in out[2:]:  # `+main` force-pushes, `:main` deletes
+                if word[:1] == "+" and len(word) > 1:
+                    self.add("-f", None, attach=False)
+                    out.pop()
+                elif word[:1] == ":" and len(word) > 1:
+                    self.add("-d", None, attach=False)
+                    out.pop()
+        if self.name == "terraform" and "apply" in out and "--destroy" in options:
+            out[out.index("apply")] = "destroy"
+        return Spelling(
+            tuple(out),
+            frozenset(self.dyn),
+            {key: tuple(v) for key, v in options.items()},
+            len(out) if self.ended is None else self.ended,
+            frozenset(self.values),
+            frozenset(self.expanded),
+        )
+
+
+def _option(
+    spec: Program | None,
+    words: tuple[str, ...],
+    k: int,
+    unknown: frozenset[int],
+    add: Callable[..., None],
+) -> bool:
+    """Read the option at words[k], calling `add(option, value, attach=…)` for each option it
+    holds; whether it takes the next word as its value."""
+    word = words[k]
+    nxt = words[k + 1] if k + 1 < len(words) else None
+    if (spec is not None and spec.dash_long) or word.startswith("--"):
+        name, eq, value = word.lstrip("-").partition("=")
+        longs = spec.long if spec is not None else {}
+        if name in longs:
+            matches = [name]
+        else:  # GNU and git accept an unambiguous abbreviation; more than one: the program errs
+            matches = [n for n in longs if n.startswith(name)] if len(name) >= 2 else []
+        if not matches:
+            add("--" + name, value if eq else None, attach=bool(eq))
+            return False
+        used = False
+        for match in matches:
+            short, takes = longs[match]
+            canonical = "-" + short if short else "--" + match
+            if eq:
+                add(canonical, value, attach=True)
+            elif takes == 1 and nxt is not None:
+                add(canonical, None if k + 1 in unknown else nxt, attach=False)
+                used = True
+            else:
+                add(canonical, None, attach=False)
+        return used and len(matches) == 1
+    takes_arg = spec.takes() if spec is not None else {}
+    j = 1
+    while j < len(word):
+        letter = word[j]
+        if takes_arg.get(letter):
+            value = word[j + 1 :]
+            if value:
+                add("-" + letter, value, attach=True)
+                return False
+            add("-" + letter, None if k + 1 in unknown else nxt, attach=False)
+            return nxt is not None
+        add("-" + letter, None, attach=False)
+        j += 1
+    return False

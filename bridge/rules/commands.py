@@ -1,0 +1,209 @@
+"""A rule's command prefixes against one command — as written for allow rules, in one spelling
+(bridge.options) with options skipped for deny and ask rules — and allow rules against every part
+of a command (`allow_walk`: wrappers, privileged wrappers, writes)."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from bridge.options import INERT_VARIABLES, Spelling
+from bridge.options import read as read_options
+from bridge.rules.verdicts import MIGHT, NO, YES, PartVerdict
+from bridge.shell import GLOB_CHARS as _GLOB_CHARS
+from bridge.shell import Part
+
+if TYPE_CHECKING:
+    from bridge.rules.rule import Rule
+
+# A command prefix ending in this word (`command = ["rm -rf build $"]`) allows that command exactly,
+# with no further arguments; a deny or ask rule ignores it (deny matches generously).
+EXACT_MARK = "$"
+
+
+@lru_cache(maxsize=8192)
+def spell(words: tuple[str, ...], unknown: frozenset[int] = frozenset()) -> Spelling:
+    """A command's words in the one spelling deny rules compare (bridge.options)."""
+    return read_options(words, unknown)
+
+
+def inert_assignment(word: str) -> bool:
+    name = word.partition("=")[0].removesuffix("+")
+    return name in INERT_VARIABLES or name.startswith("LC_")
+
+
+def _assigns_covered(prefix_assigns: tuple[str, ...], part: Part) -> bool:
+    """An allow rule covers the assignments given to a command when it names every one of them
+    (but those that only choose a language, a time zone or colours) and each it names is given."""
+    return _assigns_named(prefix_assigns, part) and all(
+        inert_assignment(a) or any(_token_matches(p, a) for p in prefix_assigns)
+        for a in part.assigns
+    )
+
+
+def _assigns_named(prefix_assigns: tuple[str, ...], part: Part) -> bool:
+    """Every assignment a rule's prefix starts with is given to the command."""
+    return all(any(_token_matches(a, b) for b in part.assigns) for a in prefix_assigns)
+
+
+_CODE_TOKEN = re.compile(r"[A-Za-z0-9_.+-]+")
+
+
+def _token_matches(pattern: str, word: str) -> bool:
+    if _GLOB_CHARS & set(pattern):
+        return fnmatch.fnmatchcase(word, pattern)
+    return pattern == word
+
+
+def _is_option(word: str) -> bool:
+    return len(word) > 1 and word.startswith("-") and word != "--"
+
+
+def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
+    """A deny or ask rule's words that are not options against a command whose first word it
+    matches (both read by bridge.options): the rule's words in order, with options skipped between
+    them — an option (`-C`, `--no-pager`), the word right after an option (its possible argument:
+    `-C dir`), and `--`; after `--` nothing is an option. Any other word in between ends the
+    match: `git -C dir push` is a `git push`, `git log --grep push` is not. A word only known when
+    it runs may be anything, even several words or none: MIGHT (skipped in an option's argument
+    place, it does not make a YES uncertain). Words the command runs out of: MIGHT when arguments
+    are added when it runs (`xargs git`), else NO."""
+    prefix = tuple(
+        w
+        for i, w in enumerate(rule.words)
+        if i == 0 or not ((i < rule.ended and _is_option(w)) or i in rule.values)
+    )
+    words = spelled.words
+    unknown = spelled.unknown
+    size = len(prefix)
+    if size == 1:
+        return YES
+    if not unknown and not any(w[:1] == "-" for w in words[1:]):
+        # nothing can be skipped: the words at their places (the common case, and the fast one)
+        if len(words) < size:
+            return MIGHT if open_args else NO
+        return YES if all(map(_token_matches, prefix[1:], words[1:size])) else NO
+    best = NO
+    # states: (next prefix word, the previous word is an option, after `--`) → YES or MIGHT
+    states: dict[tuple[int, bool, bool], int] = {(1, False, False): YES}
+    for i in range(1, len(words)):
+        word = words[i]
+        nxt: dict[tuple[int, bool, bool], int] = {}
+        for (j, after_option, ended), sure in states.items():
+            want = prefix[j]
+            if i in unknown:
+                best = max(best, MIGHT)  # it may be the rest of the prefix
+                if after_option and not ended:
+                    _add(nxt, (j, False, ended), sure)  # an option's argument, whatever it is
+                _add(nxt, (j, True, ended), MIGHT)  # an option, or nothing
+                continue
+            option = not ended and _is_option(word)
+            ends = ended or word == "--"
+            if _token_matches(want, word) and not option:
+                if j + 1 == size:
+                    best = max(best, sure)
+                    if best == YES:
+                        return YES
+                else:
+                    _add(nxt, (j + 1, option, ends), sure)
+            if option or ends != ended or after_option:
+                _add(nxt, (j, option, ends), sure)  # skipped
+        states = nxt
+        if not states:
+            break
+    if states and (open_args or unknown):
+        best = max(best, MIGHT)
+    return best
+
+
+def _match_options(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
+    """A deny or ask rule's options against a command's, in any order and spelling: each one the
+    rule names is given (with the rule's value, when it names one). MIGHT when a word only known
+    when it runs, or arguments added when it runs, could be the option."""
+    required = rule.required()
+    if not required:
+        return YES
+    for option, wanted in required.items():
+        given = spelled.options.get(option)
+        if given is None:
+            return MIGHT if (spelled.unknown or open_args) else NO
+        for value in wanted:
+            if value is None:
+                continue
+            if not any(v is not None and _token_matches(value, v) for v in given):
+                if any(v is None for v in given) and spelled.unknown:
+                    return MIGHT
+                return NO
+    return YES
+
+
+def _add(
+    states: dict[tuple[int, bool, bool], int], state: tuple[int, bool, bool], sure: int
+) -> None:
+    if states.get(state, NO) < sure:
+        states[state] = sure
+
+
+Find = Callable[[Part, "int | None"], "tuple[int, Rule] | None"]
+
+
+def allow_walk(
+    parts: Iterable[Part], find: Find, writable: Callable[[str], str | None] | None = None
+) -> tuple[list[PartVerdict], tuple[int, Rule] | None, bool]:
+    """Allow rules against every part: (each part's verdict, the first rule used, whether some
+    part is not allowed). A harmless wrapper needs nothing (the command it runs decides); a
+    privileged one needs an allow rule of its own as well; a rule whose prefix also names the
+    command a wrapper runs (`allow sudo apt update`) covers that command too. A part that writes
+    to a file (by redirection, `tee`) is a path request too: allowed only when `writable` names
+    an allow path rule for every file it writes. A part implied by another (`find -delete` is
+    `rm -r -f`) is for deny rules only."""
+    parts = list(parts)
+    verdicts: list[PartVerdict] = []
+    first: tuple[int, Rule] | None = None
+    missing = False
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        if part.role == "implied":
+            verdicts.append(
+                PartVerdict(part.text, None, "what the command before it does", "implied")
+            )
+            i += 1
+            continue
+        if part.writes and (writable is None or not all(writable(w) for w in part.writes)):
+            missing = True
+            verdicts.append(PartVerdict(part.text, None, "writes to a file by redirection"))
+            i += 1
+            continue
+        if part.role != "command" and part.reach is not None:
+            cand = find(part, part.reach)
+            if cand is not None:
+                covered = parts[i : i + 1 + part.chain]
+                label = cand[1].label(cand[0])
+                verdicts.extend(PartVerdict(p.text, "allow", label, p.role) for p in covered)
+                first = first if first is not None and first[0] <= cand[0] else cand
+                i += len(covered)
+                continue
+        if part.role == "wrapper":
+            verdicts.append(
+                PartVerdict(part.text, None, "a wrapper: the command it runs decides", "wrapper")
+            )
+            i += 1
+            continue
+        cand = find(part, None)
+        if cand is None:
+            missing = True
+            why = (
+                "a privileged wrapper: it needs an allow rule"
+                if part.role == "privileged"
+                else "no rule"
+            )
+            verdicts.append(PartVerdict(part.text, None, why, part.role))
+        else:
+            verdicts.append(PartVerdict(part.text, "allow", cand[1].label(cand[0]), part.role))
+            first = first if first is not None and first[0] <= cand[0] else cand
+        i += 1
+    return verdicts, first, missing

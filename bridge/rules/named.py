@@ -1,0 +1,222 @@
+"""The paths a shell command's words name, for deny path rules: `~`, `$HOME`, braces and globs
+expanded, relative to the cwd and every directory it changes to. Loaded with the first command a
+deny path rule looks at."""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import re
+import stat
+from dataclasses import dataclass
+
+from bridge.rules.bounds import MAX_BRACES, MAX_EXPANSIONS, MAX_GLOB_LEVELS
+from bridge.rules.paths import resolve_path
+from bridge.shell import GLOB_CHARS as _GLOB_CHARS
+from bridge.shell import ParsedCommand
+
+
+@dataclass(frozen=True)
+class NamedPaths:
+    """What a shell command's words name, for deny path rules: `real`, the real paths its words
+    name (`~`, `$HOME`, `{a,b}` braces and globs expanded; relative ones against the session's
+    cwd and every directory it changes to); `maybe`, real paths named inside longer words (a
+    script's text: `python -c "open('/x/y')"`) or in a command that cannot be parsed; `parts`,
+    the path components of words only known when it runs (`$DIR/.ssh/id`) and of such longer
+    words; `cwd`, the session's directory when known; `too_many`, a glob matched more files than
+    are looked at."""
+
+    real: frozenset[str] = frozenset()
+    maybe: frozenset[str] = frozenset()
+    parts: frozenset[str] = frozenset()
+    cwd: str | None = None
+    too_many: bool = False
+
+
+_TOKEN_SPLIT = re.compile(r"""[\s'"()=:,;<>|&`]+""")
+_HOME_VAR = re.compile(r"\$\{HOME\}|\$HOME(?![A-Za-z0-9_])")
+
+
+def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> NamedPaths:
+    home = os.path.expanduser("~")
+    start = resolve_path(cwd) if cwd else os.getcwd()
+    names = _Names(home, _bases(start, parsed.dirs, home))
+    for text, dynamic in parsed.words:
+        if text:
+            names.word(text, dynamic)
+    if parsed.opaque and raw:
+        names.fuzzy(raw)
+        for token in _TOKEN_SPLIT.split(raw):
+            for word in _expand_words(token, home) or ():
+                names.resolve(word, names.maybe)
+    return NamedPaths(
+        frozenset(names.real),
+        frozenset(names.maybe),
+        frozenset(names.parts),
+        start if cwd else None,
+        names.too_many,
+    )
+
+
+def _bases(start: str, dirs: tuple[str, ...], home: str) -> list[str]:
+    """The directories relative words are read against: the cwd and every one a command changes
+    to (relative to each of those before it)."""
+    bases = [start]
+    for directory in dirs:
+        for text in _expand_words(directory, home) or ():
+            for base in list(bases):
+                if len(bases) < MAX_EXPANSIONS // 16:
+                    bases.append(
+                        os.path.realpath(text) if os.path.isabs(text) else _real_under(base, text)
+                    )
+    return list(dict.fromkeys(bases))
+
+
+def _word_names(text: str) -> list[str]:
+    """What a command word may name: an option's attached value (`--file=X`, `-oX`); a word, and
+    the value of a `NAME=value` (`if=value`)."""
+    if text.startswith("-"):
+        if "=" in text:
+            return [text.partition("=")[2]]
+        if not text.startswith("--") and len(text) > 2:
+            return [text[2:]]
+        return []
+    if "=" in text:
+        return [text, text.partition("=")[2]]
+    return [text]
+
+
+class _Names:
+    """The paths a command's words name, collected word by word (see `NamedPaths`)."""
+
+    def __init__(self, home: str, bases: list[str]) -> None:
+        self.home = home
+        self.bases = bases
+        self.real: set[str] = set()
+        self.maybe: set[str] = set()
+        self.parts: set[str] = set()
+        self.too_many = False
+
+    def resolve(self, text: str, into: set[str]) -> None:
+        if os.path.isabs(text):
+            into.add(os.path.realpath(text))
+        else:
+            into.update(_real_under(base, text) for base in self.bases)
+
+    def fuzzy(self, text: str) -> None:
+        """Paths inside a longer text or a word only known when it runs: their components, and
+        the plain ones as a MIGHT."""
+        for token in _TOKEN_SPLIT.split(text):
+            if "/" in token or token.startswith("~"):
+                plain = _HOME_VAR.sub(self.home, token)
+                plain = os.path.expanduser(plain) if plain.startswith("~") else plain
+                self.parts.update(c for c in plain.split("/") if c)
+                if "$" not in plain and "`" not in plain:
+                    self.resolve(plain, self.maybe)
+
+    def word(self, text: str, dynamic: bool) -> None:
+        for name in _word_names(text):
+            expanded = _expand_words(name, self.home)
+            if expanded is None:  # only known when it runs (or too many braces to expand)
+                self.too_many = self.too_many or name.count("{") > MAX_BRACES
+                self.fuzzy(name)
+                continue
+            self.too_many = self.too_many or len(expanded) >= MAX_EXPANSIONS
+            for word in expanded:
+                if _GLOB_CHARS & set(word):
+                    matches, over = _glob(word, self.bases)
+                    self.real.update(matches)
+                    self.too_many = self.too_many or over
+                self.resolve(word, self.real)
+        if dynamic or len(_TOKEN_SPLIT.split(text)) > 1:
+            self.fuzzy(text)
+
+
+def _real_under(base: str, name: str) -> str:
+    """os.path.realpath(os.path.join(base, name)) for a real `base`; one lstat for a plain name."""
+    if "/" in name or name in (".", ".."):
+        return os.path.realpath(os.path.join(base, name))
+    path = os.path.join(base, name)
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode):
+            return path
+    except (OSError, ValueError):
+        return path  # not there (yet): nothing to resolve
+    return os.path.realpath(path)
+
+
+def _expand_words(text: str, home: str) -> list[str] | None:
+    """What a word becomes: `$HOME`, `{a,b}` braces and a leading `~` expanded; None when it holds
+    another expansion, only known when it runs."""
+    if "$" in text or "`" in text:
+        text = _HOME_VAR.sub(home, text)
+        if "$" in text or "`" in text:
+            return None
+    if "<(" in text or ">(" in text:
+        return None
+    if text.count("{") > MAX_BRACES:
+        return None  # too many to expand: only its name is looked at
+    words = _expand_braces(text)
+    return [os.path.expanduser(w) if w.startswith("~") else w for w in words]
+
+
+def _expand_braces(text: str) -> list[str]:
+    """`a{b,c}d` → `abd`, `acd` (no ranges), at most MAX_EXPANSIONS words."""
+    start = text.find("{")
+    while start != -1:
+        depth, commas, k = 0, [], start
+        while k < len(text):
+            if text[k] == "{":
+                depth += 1
+            elif text[k] == "}":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif text[k] == "," and depth == 1:
+                commas.append(k)
+            k += 1
+        if k < len(text) and commas:
+            bounds = [start, *commas, k]
+            head, tail = text[:start], text[k + 1 :]
+            out: list[str] = []
+            for a, b in itertools.pairwise(bounds):
+                for rest in _expand_braces(head + text[a + 1 : b] + tail):
+                    if len(out) >= MAX_EXPANSIONS:
+                        return out
+                    out.append(rest)
+            return out
+        start = text.find("{", start + 1)
+    return [text]
+
+
+def _glob(pattern: str, bases: list[str]) -> tuple[list[str], bool]:
+    """The real paths a glob matches (as bash would, dot files included), and whether there were
+    more than are looked at."""
+    out: list[str] = []
+    if sum(1 for c in pattern.split("/") if _GLOB_CHARS & set(c)) > MAX_GLOB_LEVELS:
+        return out, True
+    roots: list[str | None] = [None] if os.path.isabs(pattern) else list(bases)
+    for root in roots:
+        try:
+            found = list(
+                itertools.islice(
+                    glob.iglob(pattern, root_dir=root, include_hidden=True), MAX_EXPANSIONS + 1
+                )
+            )
+        except (OSError, ValueError):
+            continue
+        if len(found) > MAX_EXPANSIONS:
+            return out, True
+        out.extend(os.path.realpath(os.path.join(root or "", f)) for f in found)
+    return out, False
+
+
+# --- URLs ---------------------------------------------------------------------------------------------
+
+# A URL is read two ways, as a browser or Node reads it (WHATWG, with `ada_url`: a backslash is a
+# slash in http(s), tabs and newlines are dropped, `%61` in a host is `a`, `0x7f.1` is 127.0.0.1)
+# and as Python's `urllib.parse` does. Each reading is normalized (scheme and host lowercased,
+# the host's trailing dot, a default port and any userinfo dropped) to (scheme, host, port, path).
+# A deny rule matches when any reading of any URL names its host or a subdomain of it, whatever the
+# scheme or port, with its path prefix (compared percent-decoded and case-folded); an allow rule

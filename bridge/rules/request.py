@@ -1,0 +1,274 @@
+"""What a tool call asks, as the rules look at it: its kind, title, command, paths and URLs."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
+from bridge.rules.paths import resolve_checked
+from bridge.rules.table import _describe
+from bridge.rules.targets import tool_call_targets
+from bridge.shell import ParsedCommand, parse_cached, parse_command
+
+if TYPE_CHECKING:
+    from bridge.rules.named import NamedPaths
+    from bridge.rules.urls import UrlView
+
+
+@dataclass
+class Request:
+    """What a rule looks at. In an example, a field left None is "not compared"."""
+
+    agent: str | None = None
+    kind: str | None = None
+    title: str | None = None
+    command: str | tuple[str, ...] | None = None
+    paths: tuple[str, ...] | None = None
+    urls: tuple[str, ...] | None = None
+    cwd: str | None = None
+    odd_paths: tuple[str, ...] = ()  # keys outside PATH_KEYS that hold a path
+    odd_urls: tuple[str, ...] = ()  # keys outside URL_KEYS that hold a URL
+    text_urls: tuple[str, ...] = ()  # text values (a prompt) that are URLs: for deny rules
+    loose_paths: tuple[str, ...] = ()  # other keys' one-line values (`keys/id`): for deny rules
+    unchecked: str | None = None  # why it is too large to check (then it is asked)
+    malformed: str | None = None  # why an execute call's command cannot be judged (→ ask)
+    _parsed: ParsedCommand | None = field(default=None, repr=False)
+    _real: tuple[str, ...] | None = field(default=None, repr=False)
+    _readings: tuple[tuple[tuple[str, ...], str | None], ...] | None = field(
+        default=None, repr=False
+    )
+    _urls: tuple[UrlView, ...] | None = field(default=None, repr=False)
+    _loose: tuple[str, ...] | None = field(default=None, repr=False)
+    _cmd_urls: tuple[UrlView, ...] | None = field(default=None, repr=False)
+    _named: NamedPaths | None = field(default=None, repr=False)
+    _named_in: dict[str, int] = field(default_factory=dict, repr=False)  # root → verdict
+    _doubts: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_tool_call(
+        cls, agent: str, tool_call: dict[str, Any], *, cwd: str | None = None
+    ) -> Request:
+        """The request an ACP `ToolCallUpdate` (camelCase JSON) describes."""
+        kind = tool_call.get("kind") or ""
+        title = tool_call.get("title") or ""
+        raw = tool_call.get("rawInput")
+        command: str | tuple[str, ...] | None = None
+        targets = tool_call_targets(tool_call)
+        paths, urls = list(targets.paths), list(targets.urls)
+        malformed: str | None = None
+        if kind == "execute":
+            command, malformed = command_of(raw)
+        elif isinstance(raw, dict):
+            for key in ("command", "cmd"):
+                value = raw.get(key)
+                if isinstance(value, str) and value.strip():
+                    command = value
+                    break
+                if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+                    command = tuple(value)
+                    break
+        if isinstance(raw, dict):
+            if isinstance(raw.get("cwd"), str) and raw["cwd"] and cwd is None:
+                cwd = raw["cwd"]
+        if not urls and kind == "fetch" and re.match(r"https?://\S+$", title.strip()):
+            urls.append(title.strip())
+        return cls(
+            agent=agent,
+            kind=kind,
+            title=title,
+            command=command,
+            paths=tuple(paths),
+            urls=tuple(urls),
+            cwd=cwd,
+            odd_paths=targets.odd_paths,
+            odd_urls=targets.odd_urls,
+            text_urls=targets.text_urls,
+            loose_paths=targets.loose_paths,
+            unchecked=targets.unchecked,
+            malformed=malformed,
+        )
+
+    @property
+    def parsed(self) -> ParsedCommand | None:
+        if self.command is None:
+            return None
+        if self._parsed is None:
+            too_long = self.too_long()
+            if too_long is not None:
+                self._parsed = ParsedCommand((), (too_long,))
+            elif isinstance(self.command, str):
+                self._parsed = parse_cached(self.command)
+            else:
+                self._parsed = parse_command(self.command)
+        return self._parsed
+
+    def too_long(self) -> str | None:
+        """Why this request is not checked at all (then it is asked), or None."""
+        if self.unchecked is not None:
+            return self.unchecked
+        command = self.command
+        if command is None:
+            return None
+        size = len(command) if isinstance(command, str) else sum(len(w) + 1 for w in command)
+        if size > MAX_COMMAND // 4:  # up to 4 bytes a character
+            text = command if isinstance(command, str) else " ".join(command)
+            size = len(text.encode("utf-8", "surrogatepass"))
+        if size > MAX_COMMAND:
+            return f"the command is {size:,} bytes, too long to check (the limit is 64 KiB)"
+        return None
+
+    def path_readings(self) -> tuple[tuple[tuple[str, ...], str | None], ...]:
+        """Per path: the real paths it may name (resolved, and as written) and why it cannot be
+        resolved (a NUL, a symlink loop, a name too long), or None."""
+        if self._readings is None:
+            self._readings = ()
+            if self.paths:
+                self._readings = tuple(resolve_checked(p, self.cwd) for p in self.paths)
+        return self._readings
+
+    def loose_readings(self) -> tuple[str, ...]:
+        """The real paths the loose paths (other keys' one-line values) may name: for deny
+        rules."""
+        if self._loose is None:
+            self._loose = ()
+            if self.loose_paths:
+                self._loose = tuple(
+                    name for p in self.loose_paths for name in resolve_checked(p, self.cwd)[0]
+                )
+        return self._loose
+
+    def real_paths(self) -> tuple[str, ...]:
+        if self._real is None:
+            self._real = tuple(r[0][0] for r in self.path_readings())
+        return self._real
+
+    def path_doubts(self) -> list[str]:
+        """Why an allow path rule cannot vouch for this request's paths."""
+        out = self._doubts.get("path")
+        if out is None:
+            out = [f"a path in `{key}`, which is not a known path field" for key in self.odd_paths]
+            out.extend(self.unresolved())
+            self._doubts["path"] = out
+        return out
+
+    def unresolved(self) -> list[str]:
+        """The paths that cannot be resolved, each with why."""
+        out = self._doubts.get("unresolved")
+        if out is None:
+            out = [
+                f"the path {p[:200]!r} cannot be resolved: {why}"
+                for p, (_, why) in zip(self.paths or (), self.path_readings(), strict=True)
+                if why is not None
+            ]
+            self._doubts["unresolved"] = out
+        return out
+
+    def url_doubts(self) -> list[str]:
+        """Why an allow URL rule cannot vouch for this request's URLs."""
+        out = self._doubts.get("url")
+        if out is None:
+            out = [f"a URL in `{key}`, which is not a known URL field" for key in self.odd_urls]
+            out.extend(f"{v.text[:200]!r}: {v.doubt}" for v in self.url_views() if v.doubt)
+            self._doubts["url"] = out
+        return out
+
+    def named_paths(self) -> NamedPaths:
+        """The paths the command's words name (for deny path rules)."""
+        if self._named is None:
+            from bridge.rules.named import named_paths  # deny path rules against commands
+
+            parsed = self.parsed
+            assert parsed is not None
+            raw = self.command if isinstance(self.command, str) else None
+            self._named = named_paths(parsed, raw, self.cwd)
+        return self._named
+
+    def url_views(self) -> tuple[UrlView, ...]:
+        if self._urls is None:
+            from bridge.rules.urls import read_url
+
+            self._urls = tuple(read_url(u, scheme_optional=True) for u in self.urls or ())
+        return self._urls
+
+    def command_url_views(self) -> tuple[UrlView, ...]:
+        """The URLs a shell command names — in its text (`curl https://…`), and its words that
+        read as a host (`curl evil.example/x`, `ssh user@evil.example`, `scp f host:dir`) — and
+        the text values that are URLs: for deny and ask rules."""
+        if self._cmd_urls is None:
+            from bridge.rules.urls import (
+                _HOSTISH,
+                _URL_END,
+                _URL_START,
+                UrlView,
+                _normal_host,
+                read_url,
+            )
+
+            views = [read_url(u) for u in self.text_urls]
+            parsed = self.parsed
+            if self.command is not None and parsed is not None and self.too_long() is None:
+                text = self.command if isinstance(self.command, str) else " ".join(self.command)
+                for m in itertools.islice(_URL_START.finditer(text), MAX_URL_CANDIDATES):
+                    end = _URL_END.search(text, m.end())
+                    views.append(read_url(text[m.start() : end.start() if end else len(text)]))
+                words = [w for p in parsed.parts for w in p.words[1:]]
+                words.extend(w for w, _ in parsed.words)
+                hosts = (w for w in dict.fromkeys(words) if _HOSTISH.match(w))
+                for word in itertools.islice(hosts, MAX_URL_CANDIDATES):
+                    host, _, path = word.rpartition("@")[2].replace(":", "/", 1).partition("/")
+                    reading = ("https", _normal_host(host), "", "/" + path)
+                    views.append(UrlView(word, frozenset({reading}), "a host in a command"))
+            self._cmd_urls = tuple(views)
+        return self._cmd_urls
+
+    def to_example(self) -> dict[str, Any]:
+        """This request as a rule example (a table)."""
+        out: dict[str, Any] = {}
+        if self.agent:
+            out["agent"] = self.agent
+        if self.kind:
+            out["kind"] = self.kind
+        if self.command is not None:
+            out["command"] = (
+                self.command if isinstance(self.command, str) else shlex.join(self.command)
+            )
+        elif self.urls:
+            out["url"] = self.urls[0]
+        elif self.paths:
+            out["path"] = self.paths[0]
+        elif self.title:
+            out["title"] = self.title
+        return out
+
+
+# Keys an agent might put a command under. An execute call is judged by its command, never its
+# title: its input must hold exactly one of these, `command`, a string or a list of strings.
+EXECUTE_KEYS = ("command", "cmd", "script", "args", "argv", "commands", "code", "shell",
+                "bash", "shell_command", "command_line", "commandLine", "cmdline")  # fmt: skip
+
+
+def command_of(raw: Any) -> tuple[str | tuple[str, ...] | None, str | None]:
+    """An execute call's command from its `rawInput`, or why it has none that can be judged."""
+    if not isinstance(raw, dict):
+        what = "no input" if raw is None else f"an input that is {_describe(raw)}, not a table"
+        return None, f"an execute call with {what}: its command is not known"
+    keys = [k for k in EXECUTE_KEYS if k in raw]
+    if len(keys) > 1:
+        return None, f"an execute call with more than one command ({', '.join(keys)})"
+    if keys != ["command"]:
+        where = f"under {keys[0]!r}, not 'command'" if keys else "missing"
+        return None, f"an execute call whose command is {where}"
+    value = raw["command"]
+    if isinstance(value, str):
+        if not value.strip():
+            return None, "an execute call with a blank command"
+        return value, None
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        if not "".join(value).strip():
+            return None, "an execute call with a blank command"
+        return tuple(value), None
+    return None, "an execute call whose command is neither a string nor a list of strings"

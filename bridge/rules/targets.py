@@ -1,0 +1,215 @@
+"""The paths and URLs a tool call names, found in its `locations` and anywhere in its `rawInput`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from bridge.rules.bounds import MAX_COMMAND, MAX_INPUT_DEPTH, MAX_INPUT_NODES, MAX_LOOSE_PATHS
+
+# a value that starts as a URL does (`https:`, `scheme://`)
+_URL_PREFIX = r"\s*(?:(?i:https?|wss?|ftp):|[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2})"
+
+
+@lru_cache(maxsize=1)
+def _url_prefix() -> re.Pattern[str]:
+    """(Compiled with the first value looked at: a shell call's command is not one.)"""
+    return re.compile(_URL_PREFIX)
+
+
+# rawInput keys (at any depth, in lists too; compared lowercased without `_` and `-`) whose values
+# are paths, URLs, or text that is neither (file contents, search patterns, prompts). A path- or
+# URL-looking value under any other key is a path or URL too, for deny rules; allow rules do not
+# vouch for a request that has one (they do not know what the tool does with it).
+PATH_KEYS = frozenset(
+    [
+        "path",
+        "paths",
+        "filepath",
+        "filepaths",
+        "file",
+        "files",
+        "filename",
+        "notebookpath",
+        "abspath",
+        "directory",
+        "dir",
+        "cwd",
+        "newpath",
+        "oldpath",
+        "destination",
+        "dest",
+        "target",
+        "targetfile",
+        "targetdirectory",
+        "source",
+        "src",
+        "sourcepath",
+        "targetpath",
+        "destinationpath",
+        "outputpath",
+        "outputfile",
+        "outfile",
+        "workdir",
+        "workingdirectory",
+        "root",
+    ]
+)
+URL_KEYS = frozenset(["url", "urls", "uri", "uris", "href", "hrefs", "link", "links"])
+TEXT_KEYS = frozenset(
+    [
+        "content",
+        "contents",
+        "newstring",
+        "oldstring",
+        "newstr",
+        "oldstr",
+        "newsource",
+        "text",
+        "prompt",
+        "description",
+        "pattern",
+        "query",
+        "regex",
+        "glob",
+        "include",
+        "exclude",
+        "title",
+        "message",
+        "body",
+        "explanation",
+        "reason",
+        "replacement",
+        "code",
+        "insertedtext",
+        "patch",
+        "diff",
+        "newtext",
+        "oldtext",
+    ]
+)
+COMMAND_KEYS = frozenset({"command", "cmd"})  # the shell command: bridge.shell reads it
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The paths and URLs a tool call names (see `tool_call_targets`)."""
+
+    paths: tuple[str, ...] = ()
+    urls: tuple[str, ...] = ()
+    odd_paths: tuple[str, ...] = ()
+    odd_urls: tuple[str, ...] = ()
+    unchecked: str | None = None
+    text_urls: tuple[str, ...] = ()  # one-line text values that are URLs (for deny rules)
+    loose_paths: tuple[str, ...] = ()  # relative paths under other keys (for deny rules)
+
+
+def _file_url_path(value: str) -> str:
+    """The path of a `file:` URL (percent-decoded)."""
+    try:
+        return unquote(urlsplit(value.strip()).path) or value
+    except ValueError:
+        return value
+
+
+def _looks_like_path(value: str) -> bool:
+    return (value.startswith(("/", "~", "./", "../")) or value in (".", "..")) and "\n" not in value
+
+
+def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
+    """Every path and URL a tool call names: its `locations`, and every value of its `rawInput`
+    at any depth (`edits[].file_path`, lists of URLs): under a path key (PATH_KEYS) or a URL key
+    (URL_KEYS); a `file:` URL anywhere is a path; under any other key (not TEXT_KEYS or the
+    command), a value that looks like a path (absolute, `~`, `./`, `../`) or a URL (`scheme://`,
+    `https:`) is one too, and its key is "odd"."""
+    found = _Found()
+    for loc in tool_call.get("locations") or ():
+        if isinstance(loc, dict) and isinstance(loc.get("path"), str) and loc["path"]:
+            path = loc["path"]
+            found.paths.append(_file_url_path(path) if path[:5].lower() == "file:" else path)
+    raw = tool_call.get("rawInput")
+    stack: list[tuple[str, Any, int]] = [("rawInput", raw, 0)] if raw is not None else []
+    nodes = 0
+    while stack:
+        key, value, depth = stack.pop()
+        nodes += 1
+        if nodes > MAX_INPUT_NODES or depth > MAX_INPUT_DEPTH:
+            found.unchecked = "the tool call's input is too large or too deep to check"
+            break
+        if isinstance(value, dict):
+            stack.extend((str(k), v, depth + 1) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((key, v, depth + 1) for v in reversed(value))
+        elif isinstance(value, str) and value.strip() and not found.add(key, value, depth):
+            break
+    return Targets(
+        tuple(found.paths),
+        tuple(found.urls),
+        tuple(dict.fromkeys(found.odd_paths)),
+        tuple(dict.fromkeys(found.odd_urls)),
+        found.unchecked,
+        tuple(found.text_urls),
+        tuple(found.loose_paths),
+    )
+
+
+class _Found:
+    """The targets found so far in one tool call (see `Targets`)."""
+
+    def __init__(self) -> None:
+        self.paths: list[str] = []
+        self.urls: list[str] = []
+        self.odd_paths: list[str] = []
+        self.odd_urls: list[str] = []
+        self.text_urls: list[str] = []
+        self.loose_paths: list[str] = []
+        self.unchecked: str | None = None
+
+    def add(self, key: str, value: str, depth: int) -> bool:
+        """One string value under `key`, by what its key says it is (else by how it looks);
+        False when it is too long to check (then nothing more is looked at)."""
+        name = key.lower().replace("_", "").replace("-", "")
+        if name in COMMAND_KEYS and depth <= 2:
+            return True  # the shell command: bridge.shell reads it (and its paths and URLs)
+        if len(value) > MAX_COMMAND and _names_target(name, value):
+            self.unchecked = f"`{key}` is {len(value):,} characters, too long to check"
+            return False
+        if value[:5].lower() == "file:":
+            self.paths.append(_file_url_path(value))
+            if name in URL_KEYS:
+                self.urls.append(value)  # `file://host/…` names a host too
+            elif name not in PATH_KEYS:
+                self.odd_paths.append(key)
+        elif name in URL_KEYS:
+            self.urls.append(value)
+        elif name in PATH_KEYS:
+            self.paths.append(value)
+            if _url_prefix().match(value):
+                self.urls.append(value)
+        elif name in TEXT_KEYS:
+            if "\n" not in value and _url_prefix().match(value[:256]):
+                self.text_urls.append(value)  # a one-line text that is a URL: for deny rules
+        elif _url_prefix().match(value[:256]):
+            self.urls.append(value if len(value) < 4096 else value[:4096])
+            self.odd_urls.append(key)
+        elif _looks_like_path(value):
+            self.paths.append(value)
+            self.odd_paths.append(key)
+        elif "\n" not in value and len(value) < 4096 and len(self.loose_paths) < MAX_LOOSE_PATHS:
+            self.loose_paths.append(value)  # `keys/id_rsa`, `keys`: may be a path (for deny rules)
+        return True
+
+
+def _names_target(name: str, value: str) -> bool:
+    """Whether a value is a path or a URL (by its key, else by how it starts)."""
+    return (
+        name in PATH_KEYS
+        or name in URL_KEYS
+        or (
+            name not in TEXT_KEYS
+            and bool(_url_prefix().match(value[:256]) or _looks_like_path(value[:256]))
+        )
+    )

@@ -1,0 +1,203 @@
+"""URLs as rules compare them: every reading of a URL, and an allow or deny rule's URL against one."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit
+
+from bridge.rules.bounds import MAX_URL_CANDIDATES
+
+# A URL is read two ways, as a browser or Node reads it (WHATWG, with `ada_url`: a backslash is a
+# slash in http(s), tabs and newlines are dropped, `%61` in a host is `a`, `0x7f.1` is 127.0.0.1)
+# and as Python's `urllib.parse` does. Each reading is normalized (scheme and host lowercased,
+# the host's trailing dot, a default port and any userinfo dropped) to (scheme, host, port, path).
+# A deny rule matches when any reading of any URL names its host or a subdomain of it, whatever the
+# scheme or port, with its path prefix (compared percent-decoded and case-folded); an allow rule
+# only when the URL has exactly one reading and nothing odd (see `UrlView.doubt`).
+
+UrlReading = tuple[str, str, str, str]  # scheme, host, port ("" when default), path
+DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
+_URL_START = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2}")
+# a command word that names a host: `evil.example`, `evil.example/x`, `user@evil.example:dir`
+_HOSTISH = re.compile(r"(?:[^@/:\s]+@)?[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\.?(?:[:/].*)?$")
+_URL_END = re.compile(r"[\s'\"<>`|;&()]")  # where a URL in a shell command's text ends
+_URL_ODD = re.compile(r"[\x00-\x20\x7f\\]")
+_ENCODED_SEP = re.compile(r"%(?:2f|5c|2e)", re.IGNORECASE)
+_WHITESPACE_TABS = str.maketrans("", "", "\t\n\r")
+
+
+@dataclass(frozen=True)
+class UrlView:
+    """One URL value of a request: its `readings` (empty when nothing in it reads as a URL with a
+    host), and `doubt`, why an allow rule cannot vouch for it (None when its one reading is
+    plain)."""
+
+    text: str
+    readings: frozenset[UrlReading]
+    doubt: str | None
+
+
+def _normal_host(host: str) -> str:
+    host = host.lower().strip("[]").rstrip(".")
+    if host and not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            pass
+    return host
+
+
+def _whatwg_reading(text: str) -> tuple[UrlReading, bool] | None:
+    """The WHATWG reading of `text` and whether it has userinfo; None when it is no URL with a
+    host."""
+    from ada_url import parse_url  # ~10 ms to import: only when a URL is read
+
+    try:
+        url = parse_url(text, ("username", "password", "protocol", "port", "hostname", "pathname"))
+    except ValueError:
+        return None
+    scheme = str(url["protocol"]).rstrip(":").lower()
+    host = _normal_host(str(url["hostname"]))
+    if not host:
+        return None
+    port = str(url["port"])
+    if DEFAULT_PORTS.get(scheme) == port:
+        port = ""
+    return (scheme, host, port, str(url["pathname"]) or "/"), bool(
+        url["username"] or url["password"]
+    )
+
+
+def _python_reading(text: str) -> tuple[UrlReading, bool] | None:
+    """What `urllib.parse.urlsplit` makes of `text` (normalized the same way), and whether it has
+    userinfo."""
+    try:
+        parts = urlsplit(text.strip())
+        host = _normal_host(parts.hostname or "")
+        port = str(parts.port) if parts.port is not None else ""
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if not scheme or not host:
+        return None
+    if DEFAULT_PORTS.get(scheme) == port:
+        port = ""
+    path = posixpath.normpath("/" + parts.path.lstrip("/")) if parts.path else "/"
+    if parts.path.endswith("/") and not path.endswith("/"):
+        path += "/"
+    return (scheme, host, port, path.replace("//", "/")), "@" in parts.netloc
+
+
+def read_url(text: str, *, scheme_optional: bool = False) -> UrlView:
+    """Every way `text` may be read as a URL: as a whole, with tabs and newlines dropped, each
+    whitespace-separated piece, and from every `scheme://` in it (a second URL inside, say in a
+    query). With `scheme_optional` (the value of a URL field) `host/path` and `//host/path` are
+    read as https too, as a fetch tool would."""
+    candidates = [text, text.translate(_WHITESPACE_TABS), *text.split()]
+    stripped = candidates[1]
+    candidates.extend(text[m.start() :] for m in _URL_START.finditer(text))
+    candidates.extend(stripped[m.start() :] for m in _URL_START.finditer(stripped))
+    if scheme_optional:
+        for piece in text.split():
+            if piece.startswith(("//", "\\\\")):
+                candidates.append("https:" + piece)
+            elif not _URL_START.match(piece):
+                candidates.append("https://" + piece)
+    readings: set[UrlReading] = set()
+    whatwg: set[UrlReading] = set()
+    python: set[UrlReading] = set()
+    userinfo = False
+    for candidate in dict.fromkeys(c.strip() for c in candidates[:MAX_URL_CANDIDATES] if c.strip()):
+        for reader, into in ((_whatwg_reading, whatwg), (_python_reading, python)):
+            got = reader(candidate)
+            if got is not None:
+                into.add(got[0])
+                userinfo = userinfo or got[1]
+    readings = whatwg | python
+    doubt: str | None = None
+    if not readings:
+        doubt = "not a URL with a host"
+    elif not _URL_START.match(text):
+        doubt = "not an absolute URL (scheme://host/…)"
+    elif _URL_ODD.search(text):
+        doubt = "whitespace, a control character or a backslash in the URL"
+    elif len(_URL_START.findall(text)) > 1:
+        doubt = "a second URL inside the URL"
+    elif userinfo:
+        doubt = "a user name or password in the URL"
+    elif len(readings) > 1 or whatwg != python:
+        doubt = "browsers and Python read the URL differently"
+    elif _ENCODED_SEP.search(next(iter(readings))[3]):
+        doubt = "an encoded `/`, `\\` or `.` in the URL's path"
+    return UrlView(text, frozenset(readings), doubt)
+
+
+def split_url(url: str) -> tuple[str, str, str] | None:
+    """(scheme, host[:port], normalized path) of a plain URL — None for what is not a URL with a
+    host, or one browsers and Python read differently."""
+    view = read_url(url.strip())
+    if view.doubt is not None and view.doubt != "a user name or password in the URL":
+        return None
+    scheme, host, port, path = next(iter(view.readings))
+    return scheme, f"{host}:{port}" if port else host, path
+
+
+def _host_glob(host: str) -> tuple[str, bool]:
+    """A rule's host and whether it stands for its subdomains too (`*.example.com`)."""
+    if host.startswith("*."):
+        return host[2:], True
+    return host, False
+
+
+def url_allows(rule: UrlReading, view: UrlView) -> bool:
+    """An allow rule's URL against one URL of a request: the URL's one plain reading has the rule's
+    scheme, host (a `*.` host: any subdomain), port and path prefix."""
+    if view.doubt is not None or len(view.readings) != 1:
+        return False
+    scheme, host, port, path = next(iter(view.readings))
+    r_scheme, r_host, r_port, r_path = rule
+    base, subdomains = _host_glob(r_host)
+    if scheme != r_scheme or port != r_port:
+        return False
+    if not (host == r_host or (subdomains and host.endswith("." + base))):
+        return False
+    return _path_under(path, r_path)
+
+
+def url_denies(rule: UrlReading, view: UrlView) -> bool:
+    """A deny (or ask) rule's URL against one URL of a request: any reading names the rule's host
+    or a subdomain of it — whatever the scheme and port — with a path under the rule's (compared
+    percent-decoded and case-folded as well)."""
+    base = _host_glob(rule[1])[0]
+    for _scheme, host, _port, path in view.readings:
+        if host != base and not host.endswith("." + base):
+            continue
+        if _path_under(path, rule[3]) or _path_under(_fold_path(path), _fold_path(rule[3])):
+            return True
+    return False
+
+
+def _fold_path(path: str) -> str:
+    return posixpath.normpath("/" + unquote(path).replace("\\", "/").lower()) + (
+        "/" if path.endswith("/") else ""
+    )
+
+
+def _path_under(path: str, prefix: str) -> bool:
+    if prefix in ("", "/"):
+        return True
+    if prefix.endswith("/"):
+        return path.startswith(prefix) or path == prefix.rstrip("/")
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def url_prefix_matches(rule: tuple[str, str, str], url: tuple[str, str, str]) -> bool:
+    """An allow rule's (scheme, host[:port], path) against a URL's (for proposals and tests)."""
+    r_host, _, r_port = rule[1].partition(":")
+    host, _, port = url[1].partition(":")
+    return url_allows(
+        (rule[0], r_host, r_port, rule[2]),
+        UrlView("", frozenset({(url[0], host, port, url[2])}), None),
+    )

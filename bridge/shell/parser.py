@@ -1,0 +1,226 @@
+"""The walk over a script: bashlex's trees (or a plain script's words) down to every simple command,
+with the words, redirections, here-documents and substitutions around them."""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from bridge.shell.parts import ParsedCommand, Part
+from bridge.shell.programs import HARMLESS_REDIRECT_TARGETS, MAX_SHELL_DEPTH
+from bridge.shell.simple import simple
+from bridge.shell.words import (
+    _PLAIN_SCRIPT,
+    _SPACE,
+    _is_dynamic,
+    _local_assignment,
+    _substitutions,
+    control_character,
+    word_text,
+)
+
+
+def parse_command(source: str | Sequence[str]) -> ParsedCommand:
+    """Every command `source` runs. A list is an argv (`["bash", "-lc", "…"]` included)."""
+    parser = Parser()
+    texts = [source] if isinstance(source, str) else list(source)
+    controls = (control_character(t) for t in texts)
+    suspect = [f"a control character ({c!r}) in the command" for c in controls if c is not None][:1]
+    if isinstance(source, str):
+        parser.script(source, 0)
+    else:
+        words = tuple(source)
+        parser.simple(words, (False,) * len(words), (), 0)
+    if parser.interpreted:  # `echo 'os.system("rm -rf /")' | python3`: the whole text counts
+        parser.code.append("\n".join(texts))
+    # a program named by its path as an argument (`ln -s /bin/rm x`, `cp /bin/rm x`) may run under
+    # another name: its name counts too
+    # (a word only known when it runs, or with spaces in it — a script handed to a shell — is not
+    # a path: those are parsed on their own)
+    parser.code.extend(
+        posixpath.basename(w)
+        for w, dynamic in parser.words
+        if "/" in w and not w.endswith("/") and not dynamic and not _SPACE.search(w)
+    )
+    return ParsedCommand(
+        tuple(parser.parts),
+        tuple(parser.opaque),
+        tuple(dict.fromkeys(parser.words)),
+        tuple(dict.fromkeys(parser.dirs)),
+        tuple(dict.fromkeys(parser.code)),
+        tuple(suspect),
+    )
+
+
+@lru_cache(maxsize=4096)
+def parse_cached(source: str) -> ParsedCommand:
+    return parse_command(source)
+
+
+class Parser:
+    """What a script runs, collected as it is walked: bashlex's trees (or a plain script's words)
+    down to each simple command (`simple`), with what cannot be known and the words, directories
+    and code the command names."""
+
+    def __init__(self) -> None:
+        self.parts: list[Part] = []
+        self.opaque: list[str] = []
+        self.words: list[tuple[str, bool]] = []
+        self.dirs: list[str] = []
+        self.code: list[str] = []
+        self.quoted: dict[str, str] = {}  # a quoted here-document's stand-in delimiter → its body
+        self.interpreted = False  # an interpreter reads its code from its input
+
+    # scripts ------------------------------------------------------------------------------------
+
+    def script(self, script: str, depth: int) -> None:
+        if depth > MAX_SHELL_DEPTH:
+            self.opaque.append("shells nested too deep")
+            return
+        if not script.strip():
+            return
+        if _PLAIN_SCRIPT.fullmatch(script):
+            try:
+                words = shlex.split(script)
+            except ValueError:
+                pass  # an unbalanced quote: bashlex says why
+            else:
+                if words:
+                    self.simple(tuple(words), (False,) * len(words), (), depth)
+                return
+        from bridge.shell.grammar import _bashlex_parse  # bashlex (~40 ms) only when needed
+
+        trees, error = _bashlex_parse(script)
+        if error is not None and "<<" in script:
+            # bashlex cannot parse a quoted here-document delimiter (`<<'EOF'`): its body is
+            # literal text, so it is set aside and the delimiter unquoted
+            from bridge.shell.heredocs import _count_heredocs, _unquote_heredocs
+
+            plain, bodies = _unquote_heredocs(script)
+            if bodies:
+                trees, again = _bashlex_parse(plain)
+                if again is None:
+                    used = sum(_count_heredocs(t, bodies) for t in trees)
+                    if used == len(bodies):  # every one of them is a here-document for bash too
+                        self.quoted.update(bodies)
+                        error, script = None, plain
+        if error is not None:
+            self.opaque.append(f"cannot parse the command: {error}")
+            return
+        for tree in trees:
+            self.walk(tree, depth, script)
+
+    def walk(self, node: Any, depth: int, src: str) -> None:
+        kind = node.kind
+        if kind == "command":
+            self.command(node, depth, src)
+            return
+        if kind in ("commandsubstitution", "processsubstitution"):
+            self.walk(node.command, depth, src)
+            return
+        if kind == "word":
+            self.expansions(node, depth, src)
+            return
+        for child in getattr(node, "parts", None) or getattr(node, "list", None) or ():
+            self.walk(child, depth, src)
+
+    def expansions(self, word: Any, depth: int, src: str) -> None:
+        """Commands hidden in a word: `$(…)`, backticks, `<(…)`, and `${…}` bashlex leaves unparsed."""
+        for child in getattr(word, "parts", None) or ():
+            if child.kind in ("commandsubstitution", "processsubstitution"):
+                self.walk(child.command, depth, src)
+            elif child.kind == "parameter" and ("$(" in child.value or "`" in child.value):
+                self.opaque.append(f"a command inside ${{{child.value}}}")
+            elif child.kind not in ("parameter", "tilde"):
+                self.walk(child, depth, src)
+
+    def command(self, node: Any, depth: int, src: str) -> None:
+        words: list[Any] = []
+        writes: list[str] = []
+        assigns: list[str] = []
+        stdin: str | None = None  # what a here-document or here-string feeds it
+        for child in node.parts:
+            if child.kind == "word":
+                words.append(child)
+                self.expansions(child, depth, src)
+            elif child.kind == "assignment":
+                self.expansions(child, depth, src)
+                text = word_text(src, child)
+                value = text.partition("=")[2]
+                self.words.append((value, _is_dynamic(child)))
+                if not words:
+                    assigns.append(text)
+            elif child.kind == "redirect":
+                target = child.output
+                if hasattr(target, "kind") and target.kind == "word":
+                    self.expansions(target, depth, src)
+                    text = word_text(src, target)
+                    if child.type not in ("<<", "<<-"):  # a here-document's delimiter
+                        self.words.append((text, _is_dynamic(target)))
+                    if child.type in (">", ">>", ">|", "&>", "&>>", "<>", ">&") and not (
+                        text in HARMLESS_REDIRECT_TARGETS or text.isdigit()
+                    ):
+                        writes.append(text)
+                    if child.type == "<<<":
+                        stdin = text
+                heredoc = getattr(child, "heredoc", None)
+                delimiter = word_text(src, target) if hasattr(target, "kind") else ""
+                if heredoc is not None and delimiter in self.quoted:
+                    stdin = self.quoted[delimiter]  # literal text: nothing in it is expanded
+                    self.words.extend((w, False) for w in stdin.split())
+                elif heredoc is not None and child.type in ("<<", "<<-"):
+                    body = str(heredoc.value)
+                    if body.endswith(delimiter):
+                        body = body[: len(body) - len(delimiter)]
+                    stdin = body
+                    # an unquoted body's `$(…)` and backticks run (bashlex cannot parse a quoted
+                    # delimiter: such a command is asked)
+                    self.substitutions(body, depth)
+                    self.words.extend((w, True) for w in body.split())
+            else:
+                self.walk(child, depth, src)
+        if words:
+            self.simple(
+                tuple(word_text(src, w) for w in words),
+                tuple(_is_dynamic(w) for w in words),
+                tuple(writes),
+                depth,
+                assigns=tuple(assigns),
+                stdin=stdin,
+            )
+        elif assigns:
+            self.assignments(tuple(assigns), tuple(writes))
+
+    def assignments(self, assigns: tuple[str, ...], writes: tuple[str, ...]) -> None:
+        """`PATH=/x; ls` changes what later commands run: an assignment of its own is a part (no
+        allow rule names it) unless it is a shell variable by convention (lower case) or only
+        chooses a language, a time zone or colours."""
+        kept = tuple(a for a in assigns if not _local_assignment(a))
+        if kept:
+            self.parts.append(Part(kept, writes, "command", assigns=kept))
+
+    def substitutions(self, text: str, depth: int) -> None:
+        """The `$(…)` and backtick substitutions in a text the shell expands later (an unquoted
+        here-document, a quoted array subscript that `let` or `declare` evaluates): each is a
+        script of its own; one whose end cannot be found makes the command unknowable."""
+        for inner in _substitutions(text):
+            if inner is None:
+                self.opaque.append("a command substitution that cannot be read")
+            else:
+                self.script(inner, depth + 1)
+
+    def simple(
+        self,
+        words: tuple[str, ...],
+        dynamic: tuple[bool, ...],
+        writes: tuple[str, ...],
+        depth: int,
+        *,
+        assigns: tuple[str, ...] = (),
+        stdin: str | None = None,
+    ) -> None:
+        """One simple command, wrappers unwrapped (`bridge.shell.simple`)."""
+        simple(self, words, dynamic, writes, depth, assigns=assigns, stdin=stdin)

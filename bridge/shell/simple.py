@@ -1,0 +1,245 @@
+"""One simple command, wrappers unwrapped: the parts it adds (each wrapper, the command it runs,
+what that command implies), with the files they write and the assignments they are given."""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from bridge.shell.parts import Part, Role
+from bridge.shell.programs import (
+    HARMLESS_REDIRECT_TARGETS,
+    MAX_SHELL_DEPTH,
+    SHELLS,
+    _reads_stdin,
+    _shell_script,
+)
+from bridge.shell.runs import note_dirs, runs_code
+from bridge.shell.words import _skip_assignments, _unknown, _unknown_name
+from bridge.shell.wrappers import WRAPPERS, Wrapper, _Unknown
+
+if TYPE_CHECKING:
+    from bridge.shell.parser import Parser
+
+
+def simple(
+    parser: Parser,
+    words: tuple[str, ...],
+    dynamic: tuple[bool, ...],
+    writes: tuple[str, ...],
+    depth: int,
+    *,
+    assigns: tuple[str, ...] = (),
+    stdin: str | None = None,
+) -> None:
+    """`dynamic[i]`: word i holds an expansion (`$X`, `$(…)`), only known when it runs — it may
+    even become several words or none. `assigns`: `NAME=value` written before it; `stdin`:
+    what a here-document or here-string feeds it."""
+    first = _skip_assignments(words, 0)
+    given = [*assigns, *words[:first]]
+    if first == len(words):  # only assignments (an argv, or a plain script)
+        parser.words.extend((w.partition("=")[2], d) for w, d in zip(words, dynamic, strict=True))
+        parser.assignments(tuple(given), writes)
+        return
+    parser.words.extend(
+        (w, d)
+        for k, (w, d) in enumerate(zip(words, dynamic, strict=True))
+        if k != first or "/" in w  # a command name without a slash is looked up in PATH
+    )
+    note_dirs(parser, words, dynamic)
+    pos = len(parser.parts)
+    command = SimpleCommand(parser, words, dynamic, writes, depth, given, stdin)
+    command.unwrap(first)
+    parser.parts[pos:] = command.parts(parser.parts[pos:])
+
+
+class SimpleCommand:
+    """The wrappers of one simple command (`layers`: each one's index and role) and what the
+    innermost runs (`runs`: the index of its command; `default`: what runs when none is given),
+    read word by word. The parts of nested scripts are added to the parser as they are found."""
+
+    def __init__(
+        self,
+        parser: Parser,
+        words: tuple[str, ...],
+        dynamic: tuple[bool, ...],
+        writes: tuple[str, ...],
+        depth: int,
+        given: list[str],
+        stdin: str | None,
+    ) -> None:
+        self.parser = parser
+        self.words = words
+        self.dynamic = dynamic
+        self.depth = depth
+        self.given = given  # the assignments given to the command (an allow rule must name them)
+        self.stdin = stdin
+        self.layers: list[tuple[int, Role]] = []
+        self.writes = list(writes)
+        self.open_args = False
+        self.cut = len(words)  # xargs -I: words from here on are only known when it runs
+        self.runs: int | None = None  # the index of the command the last wrapper runs
+        self.default: tuple[str, ...] | None = None
+        self.implied: list[Part] = []
+        self.splices = 0
+
+    def unwrap(self, i: int) -> None:
+        """Every wrapper from word `i` on, until the command that runs (or what cannot be known)."""
+        while i < len(self.words):
+            nxt = self.step(i)
+            if nxt is None:
+                return
+            i = nxt
+        if self.layers:  # `sudo A=1` and nothing after: it fails
+            self.layers[-1] = (self.layers[-1][0], "command")
+
+    def step(self, i: int) -> int | None:
+        """The word where the command words[i] runs its own command, or None when there is none
+        to read further (it is the command, it runs a script, or the rest cannot be known)."""
+        name = self.words[i]
+        if self.dynamic[i] or _unknown_name(name):
+            self.parser.opaque.append(f"the command name {name!r} is only known when it runs")
+            return None
+        if self.layers and name.startswith("-"):
+            self.parser.opaque.append(f"a wrapper runs {name!r}, not a command")
+            return None
+        base = posixpath.basename(name)
+        if base in SHELLS:
+            self.shell(i, base)
+            return None
+        spec = WRAPPERS.get(base)
+        if spec is None:
+            self.command(i, base)
+            return None
+        return self.wrapper(i, base, spec)
+
+    def shell(self, i: int, base: str) -> None:
+        """`bash -c SCRIPT` (the script's commands), `bash file.sh` (the command itself), `… | bash`
+        (what its input gives it)."""
+        words, parser = self.words, self.parser
+        script = _shell_script(words, i)
+        if script is None:
+            self.runs = i  # `bash file.sh`: the command itself
+            if _reads_stdin(words, i):  # `… | bash`, `bash -s`, `bash <<EOF`
+                if self.stdin is not None:
+                    parser.script(self.stdin, self.depth + 1)
+                else:
+                    parser.opaque.append(
+                        f"{base} runs what its input gives it, which is not known here"
+                    )
+        elif script >= len(words):
+            pass  # `sh -c` without a script: it fails
+        elif any(self.dynamic[i : script + 1]):
+            parser.opaque.append(
+                f"a shell runs a script only known when it runs: {words[script]!r}"
+            )
+        else:
+            parser.script(words[script], self.depth + 1)
+
+    def command(self, i: int, base: str) -> None:
+        """A command that is no wrapper: it runs, with what it implies."""
+        self.runs = i
+        self.implied = runs_code(self.parser, self.words, self.dynamic, i, self.depth, self.stdin)
+        if base == "tee":  # the files it writes
+            self.writes.extend(
+                w
+                for w in self.words[i + 1 :]
+                if not w.startswith("-") and w not in HARMLESS_REDIRECT_TARGETS
+            )
+
+    def wrapper(self, i: int, base: str, spec: Wrapper) -> int | None:
+        """A wrapper at word i: the word where the command it runs starts, or None."""
+        words, parser = self.words, self.parser
+        self.layers.append((i, spec.role))
+        try:
+            u = spec.unwrap(words, i)
+        except _Unknown as exc:
+            parser.opaque.append(f"{base}: {exc}: {shlex.join(words[i:])}")
+            return None
+        if u.inner is None and u.script is None:
+            self.runs_nothing(i, u.default)
+            return None
+        end = u.inner if u.inner is not None else len(words)
+        if any(self.dynamic[i + 1 : end]):
+            parser.opaque.append(
+                f"{base}: its options are only known when it runs: {shlex.join(words[i:])}"
+            )
+            return None
+        if u.splice is not None:  # env -S 'a b' c: env a b c
+            return self.splice(i, end, u.splice, base)
+        self.writes.extend(u.writes)
+        if u.script is not None:
+            parser.script(u.script, self.depth + 1)
+            return None
+        assert u.inner is not None
+        if u.inner >= len(words):
+            self.runs_nothing(i, u.default)  # `timeout 5`: it fails, running nothing
+            return None
+        self.open_args = self.open_args or u.open_args
+        if u.cut is not None:
+            self.cut = u.cut
+        nxt = _skip_assignments(words, u.inner)
+        self.given.extend(words[u.inner : nxt])
+        return nxt
+
+    def runs_nothing(self, i: int, default: tuple[str, ...] | None) -> None:
+        """A wrapper given no command: it is the command, or runs its default (`xargs`: echo)."""
+        if default is None:
+            self.layers[-1] = (i, "command")  # nothing else runs: the wrapper is the command
+        else:
+            self.default = default
+            self.open_args = True
+
+    def splice(self, i: int, end: int, splice: tuple[str, ...], base: str) -> int | None:
+        """`env -S 'a b' c`: the words of the string stand for the wrapper's options, read again."""
+        self.splices += 1
+        if self.splices > MAX_SHELL_DEPTH:
+            self.parser.opaque.append(f"{base}: too many -S strings")
+            return None
+        self.layers.pop()
+        if self.cut >= end:
+            self.cut += len(splice) - (end - i - 1)
+        self.words = (*self.words[: i + 1], *splice, *self.words[end:])
+        self.dynamic = (*self.dynamic[: i + 1], *(False,) * len(splice), *self.dynamic[end:])
+        return i
+
+    def parts(self, nested: list[Part]) -> list[Part]:
+        """Each wrapper's part, the command's, what it implies, then the parts of the scripts it
+        runs (`nested`), which get the files it writes and the assignments it is given."""
+        words, dynamic, writes = self.words, self.dynamic, tuple(self.writes)
+        assigned = tuple(self.given)
+        if writes:
+            nested = [replace(p, writes=p.writes + writes) for p in nested]
+        if assigned:  # `BASH_ENV=x bash -c 'ls'`: the script's commands get them too
+            nested = [replace(p, assigns=p.assigns + assigned) for p in nested]
+        runs = self.runs
+        below = 1 if runs is not None or self.default is not None else 0
+        new = [
+            Part(
+                words[start:],
+                writes,
+                role,
+                reach=runs - start if runs is not None else None,
+                chain=below + len(self.layers) - k - 1,
+                unknown=_unknown(dynamic, start, len(words)),
+                assigns=assigned,
+            )
+            for k, (start, role) in enumerate(self.layers)
+        ]
+        if runs is not None:
+            stop = max(self.cut, runs + 1)
+            new.append(
+                Part(
+                    words[runs:stop],
+                    writes,
+                    "command",
+                    open_args=self.open_args,
+                    unknown=_unknown(dynamic, runs, stop),
+                    assigns=assigned,
+                )
+            )
+        elif self.default is not None:
+            new.append(Part(self.default, writes, "command", open_args=True, assigns=assigned))
+        return new + self.implied + nested
