@@ -251,6 +251,55 @@ def _absolute(path: str, cwd: str | None) -> str:
     return path
 
 
+def _execute_title(raw: dict[str, Any], call: HookCall) -> str:
+    """Bash-like tools: the command (a string, or an argv list — `bash -lc SCRIPT` is the script)
+    and its working folder, made absolute; the title is the command."""
+    command = raw.get("command", raw.get("cmd"))
+    if isinstance(command, list) and all(isinstance(w, str) for w in command):
+        command = " ".join(command) if len(command) != 3 or command[1] != "-lc" else command[2]
+    if isinstance(command, str):
+        raw["command"] = command
+    cwd = raw.get("dir_path") or raw.get("workdir") or raw.get("directory")
+    if isinstance(cwd, str) and cwd:
+        raw["cwd"] = _absolute(cwd, call.cwd)
+    return command if isinstance(command, str) else call.tool_name
+
+
+def _patch_title(raw: dict[str, Any], paths: list[str]) -> str:
+    """Codex's apply_patch: the patch text (however it is passed) and every file it names."""
+    patch = raw.pop("command", None) or raw.pop("patch", None) or raw.pop("input", None)
+    if isinstance(patch, list):
+        patch = "\n".join(str(p) for p in patch)
+    if isinstance(patch, str):
+        raw["patch"] = patch
+        paths.extend(m.group(1) for m in _regex(_PATCH_PATH, multiline=True).finditer(patch))
+    return "apply_patch " + " ".join(paths)
+
+
+def _named_paths(raw: dict[str, Any]) -> list[str]:
+    """The paths an edit, read or search names, in every field the three CLIs use."""
+    paths = [raw[key] for key in _PATH_KEYS if isinstance(raw.get(key), str) and raw[key]]
+    for value in raw.get("paths") or raw.get("file_paths") or ():
+        if isinstance(value, str) and value:
+            paths.append(value)
+    return paths
+
+
+def _fetch_title(raw: dict[str, Any], name: str) -> str:
+    """WebFetch-like tools: the URL (or the first one in the prompt); else the search query."""
+    url = raw.get("url")
+    if not isinstance(url, str):
+        found = _regex(_URL).search(str(raw.get("prompt") or ""))
+        url = found.group(0) if found else None
+        if url:
+            raw["url"] = url
+    if isinstance(url, str) and url:
+        return url
+    if isinstance(raw.get("query"), str):
+        return f"{name} {raw['query']}"
+    return name
+
+
 def tool_call(call: HookCall) -> dict[str, Any]:
     """The call as an ACP `ToolCallUpdate` (camelCase JSON): what the rules, the cards and the
     tool-call log see from every door. Bash → `execute` with its command; Edit / Write /
@@ -269,44 +318,16 @@ def tool_call(call: HookCall) -> dict[str, Any]:
     elif kind is None:
         kind = "other"
     elif kind == "execute":
-        command = raw.get("command", raw.get("cmd"))
-        if isinstance(command, list) and all(isinstance(w, str) for w in command):
-            command = " ".join(command) if len(command) != 3 or command[1] != "-lc" else command[2]
-        if isinstance(command, str):
-            raw["command"] = command
-            title = command
-        cwd = raw.get("dir_path") or raw.get("workdir") or raw.get("directory")
-        if isinstance(cwd, str) and cwd:
-            raw["cwd"] = _absolute(cwd, call.cwd)
-    elif name == "apply_patch":
-        patch = raw.pop("command", None) or raw.pop("patch", None) or raw.pop("input", None)
-        if isinstance(patch, list):
-            patch = "\n".join(str(p) for p in patch)
-        if isinstance(patch, str):
-            raw["patch"] = patch
-            paths.extend(m.group(1) for m in _regex(_PATCH_PATH, multiline=True).finditer(patch))
-        title = "apply_patch " + " ".join(paths)
-    if kind in ("edit", "read", "search") and mcp is None:
-        for key in _PATH_KEYS:
-            value = raw.get(key)
-            if isinstance(value, str) and value:
-                paths.append(value)
-        for value in raw.get("paths") or raw.get("file_paths") or ():
-            if isinstance(value, str) and value:
-                paths.append(value)
-        if paths and name != "apply_patch":
-            title = f"{name} {paths[0]}"
-    if kind == "fetch" and mcp is None:
-        url = raw.get("url")
-        if not isinstance(url, str):
-            found = _regex(_URL).search(str(raw.get("prompt") or ""))
-            url = found.group(0) if found else None
-            if url:
-                raw["url"] = url
-        if isinstance(url, str) and url:
-            title = url
-        elif isinstance(raw.get("query"), str):
-            title = f"{name} {raw['query']}"
+        title = _execute_title(raw, call)
+    else:
+        if name == "apply_patch":
+            title = _patch_title(raw, paths)
+        if kind in ("edit", "read", "search"):
+            paths.extend(_named_paths(raw))
+            if paths and name != "apply_patch":
+                title = f"{name} {paths[0]}"
+        elif kind == "fetch":
+            title = _fetch_title(raw, name)
     paths = [_absolute(p, call.cwd) for p in paths]
     for key in _PATH_KEYS:  # the rules resolve these keys too: keep them absolute as well
         if isinstance(raw.get(key), str) and raw[key]:
