@@ -822,6 +822,25 @@ async def test_f2_the_moment_a_card_is_added_focuses_it(make_app):
         await wait_for(pilot, lambda: app.focused is card, what="the new card focused")
 
 
+async def test_two_cards_arriving_in_one_refresh_leave_the_oldest_focused(make_app):
+    """Both cards ask for focus before either has it: the oldest (the current one) must end up
+    focused, or keys meant for it answer the newer request."""
+    from symposium_tui.widgets.approvals import ApprovalInfo
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.query_one("#tabs").active == "approvals")
+        older = app.queue.add(
+            ApprovalInfo("a1", "c1", "s1", "eliza", run_call("one"), ONCE_OPTIONS)
+        )
+        newer = app.queue.add(
+            ApprovalInfo("a2", "c1", "s2", "eliza", run_call("two"), ONCE_OPTIONS)
+        )
+        await wait_for(pilot, lambda: app.focused in (older, newer), what="a card focused")
+        await pilot.pause()
+        assert app.focused is older and app.queue.current is older
+
+
 async def test_what_the_agent_runs_under_its_own_always_allow_is_audited_like_any_decision(
     make_app, tmp_path
 ):

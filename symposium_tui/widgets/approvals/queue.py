@@ -126,10 +126,12 @@ class ApprovalQueue(VerticalScroll):
         self._cards[info.approval_id] = card
         self.query_one("#queue-empty").display = False
         self.mount(card)
-        if self.current is None:
+        if self.current is None or self.current.state == "resolved":
             self.current = card
         if self._may_take_focus():
-            self.call_after_refresh(self._focus_if_allowed, card)
+            # the current card, not this one: two cards arriving in one refresh both get here
+            # before focus lands, and the oldest must keep it
+            self.call_after_refresh(self._focus_current_if_allowed)
         self.post_message(self.Changed(self, len(self.pending), info))
         return card
 
@@ -204,9 +206,9 @@ class ApprovalQueue(VerticalScroll):
         if new is not None:
             new.add_class("-current")
 
-    def _focus_if_allowed(self, card: ApprovalCard) -> None:
-        if self._may_take_focus():
-            self._focus_card(card)
+    def _focus_current_if_allowed(self) -> None:
+        if self.current is not None and self._may_take_focus():
+            self._focus_card(self.current)
 
     def _focus_card(self, card: ApprovalCard) -> None:
         """Focus moved to a card by itself: it re-arms."""
