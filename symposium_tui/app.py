@@ -33,19 +33,20 @@ from bridge.settings import (
 )
 from symposium_tui.alerts import TerminalAlerts
 from symposium_tui.commands import ConsoleCommands, console_commands
-from symposium_tui.links import console_name
 from symposium_tui.themes import DEFAULT_THEME, load_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalInfo, ApprovalQueue
 from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliza_choice
+from symposium_tui.wire.transport import console_name
 
 if TYPE_CHECKING:  # the bridge loads after the first frame: its types only for the checker
     from bridge import events as ev
     from bridge.approvals import Answer, ApprovalBroker, ConsoleHandle
     from bridge.core import Bridge
-    from symposium_tui.host import ConsoleHost, Hosted
-    from symposium_tui.links import LinkSet
+    from symposium_tui.hosting.console_socket import ConsoleHost
+    from symposium_tui.hosting.hosted import Hosted
     from symposium_tui.screens.help import HelpGroup
     from symposium_tui.state import ConsoleState
+    from symposium_tui.wire.link_set import LinkSet
 
     Connect = Callable[[], Awaitable[tuple[Hosted, ConsoleHost | None]]]
 
@@ -1145,7 +1146,7 @@ def run_attached(targets: list[Any], *, mouse: bool = True) -> int:
     of the bridges it attaches to (`symposium_tui.links`)."""
     import asyncio
 
-    from symposium_tui.links import LinkSet
+    from symposium_tui.wire.link_set import LinkSet
 
     preferences = Settings.load_quietly().prefs
     if not preferences.mouse:

@@ -10,6 +10,7 @@ serves the rest of stdin itself.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import select
 import socket
@@ -17,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 CONSOLE_GONE = -32000
 _NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method":'

@@ -180,7 +180,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.file:
         path = Path(args.file)
     else:
-        from symposium_tui.host import audit_path
+        from symposium_tui.hosting.hosted import audit_path
 
         path = audit_path()
     if not path.exists():

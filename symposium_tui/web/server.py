@@ -14,7 +14,7 @@ Anything refused gets 403 and reaches nothing. To use it from another machine, f
 with ssh (same port on both ends, since Host is checked): `ssh -L 8765:127.0.0.1:8765 HOST`.
 
 Nothing outlives its browser session (`SessionService`): each console runs in its own process
-group, without a shell in between, with `symposium_tui.webdriver.ConsoleWebDriver` (which leaves
+group, without a shell in between, with `symposium_tui.web.driver.ConsoleWebDriver` (which leaves
 when its input ends, and within 2 s of SIGTERM). Its output is read to the end even after the
 browser is gone (a console blocked on a full pipe can neither draw nor quit). When the session's
 websocket closes, however abruptly, the console is asked to quit and its input is closed; a
@@ -39,7 +39,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 TOKEN_PARAM = "token"
-DRIVER = "symposium_tui.webdriver:ConsoleWebDriver"
+DRIVER = "symposium_tui.web.driver:ConsoleWebDriver"
 QUIT_GRACE = 5.0
 """Seconds a console has to quit by itself once its browser session ended (then SIGTERM)."""
 TERM_GRACE = 2.0
