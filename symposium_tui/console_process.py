@@ -11,16 +11,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bridge.settings import Settings
 from symposium_tui.hosting.console_socket import ConsoleHost, another_console_listening
 from symposium_tui.hosting.hosted import Hosted, build_hosted
+from symposium_tui.hosting.lifeline import Lifeline
+from symposium_tui.wire.transport import console_name
 
 if TYPE_CHECKING:
+    from bridge.core import Bridge
     from bridge.openai import OpenAIServer
+    from symposium_tui.app import SymposiumApp
 
 log = logging.getLogger(__name__)
 
@@ -53,60 +58,47 @@ def run_console(
     )
 
 
-async def _run_console(
-    *,
-    cwd: str | None,
-    mouse: bool,
-    event_log: str | None,
-    bridge_options: dict[str, Any] | None = None,
-    openai: str | None = None,
-    api_key: str | None = None,
-    allowed_hosts: tuple[str, ...] = (),
-    allowed_origins: tuple[str, ...] = (),
-) -> int:
-    import sys
+class BridgeStart:
+    """What the console starts right after its first frame — the hosted bridge, the console
+    socket and, with `openai` ("HOST:PORT"), the OpenAI-compatible API — and what it started, for
+    the lifeline and the clean-up. `connect` is the app's."""
 
-    from symposium_tui.app import SymposiumApp
-    from symposium_tui.hosting.lifeline import Lifeline
-    from symposium_tui.wire.transport import console_name
+    def __init__(
+        self,
+        *,
+        cwd: str | None,
+        event_log: str | None,
+        bridge_options: dict[str, Any] | None,
+        openai: str | None,
+        api_key: str | None,
+        allowed_hosts: tuple[str, ...],
+        allowed_origins: tuple[str, ...],
+    ) -> None:
+        self.cwd = cwd
+        self.event_log = event_log
+        self.bridge_options = bridge_options
+        self.openai = openai
+        self.api_key = api_key
+        self.allowed_hosts = allowed_hosts
+        self.allowed_origins = allowed_origins
+        self.hosts: list[ConsoleHost] = []  # known to the lifeline before the app has it
+        self.servers: list[OpenAIServer] = []
+        self.on_serving: Callable[[str], None] = lambda url: None  # the OpenAI API's URL
 
-    taken = another_console_listening()
-    if taken is not None:
-        print(
-            f"symposium-tui: another Symposium console is already running (socket {taken})",
-            file=sys.stderr,
+    async def connect(self) -> tuple[Hosted, ConsoleHost | None]:
+        hosted = build_hosted(
+            cwd=self.cwd, event_log=self.event_log, bridge_options=self.bridge_options
         )
-        return 1
-    preferences = Settings.load_quietly().prefs
-    if not preferences.mouse:
-        mouse = False
-
-    servers: list[OpenAIServer] = []
-    hosts: list[ConsoleHost] = []
-
-    async def connect() -> tuple[Hosted, ConsoleHost | None]:
-        hosted = build_hosted(cwd=cwd, event_log=event_log, bridge_options=bridge_options)
         bridge = hosted.bridge
         host = ConsoleHost(bridge)
-        hosts.append(host)  # known to the lifeline before the app has it
+        self.hosts.append(host)
         # Held for the app until it attaches its own handle: a relayed request that asks
         # permission in between is a card waiting for the queue, not "no console attached".
         host.early_handle = bridge.approvals.attach(console_name())
         try:
             await host.start()
-            if openai:
-                from bridge.openai import OpenAIServer
-
-                server = OpenAIServer(
-                    bridge,
-                    openai,
-                    api_key=api_key,
-                    allowed_hosts=allowed_hosts,
-                    allowed_origins=allowed_origins,
-                )
-                await server.start()
-                servers.append(server)
-                app.openai_urls.append(server.url)
+            if self.openai:
+                await self._serve_openai(bridge)
         except BaseException:
             await host.stop()
             await hosted.close()
@@ -116,14 +108,30 @@ async def _run_console(
         settle_heap()  # after the first frame: the console is drawn before this runs
         return hosted, host
 
-    app = SymposiumApp(connect=connect, arm_delay=preferences.arm_delay)
+    async def _serve_openai(self, bridge: Bridge) -> None:
+        from bridge.openai import OpenAIServer
+
+        assert self.openai is not None
+        server = OpenAIServer(
+            bridge,
+            self.openai,
+            api_key=self.api_key,
+            allowed_hosts=self.allowed_hosts,
+            allowed_origins=self.allowed_origins,
+        )
+        await server.start()
+        self.servers.append(server)
+        self.on_serving(server.url)
+
+
+def _lifeline(app: SymposiumApp, start: BridgeStart) -> Lifeline:
+    """A closed SSH session (SIGHUP, or the terminal reporting a hang-up) or a `kill` (SIGTERM):
+    what this console held is denied and its socket removed at once, then it leaves as Ctrl+Q
+    does — within 2 seconds whatever the terminal does (symposium_tui/hosting/lifeline.py)."""
 
     def current_host() -> ConsoleHost | None:
-        return app.host if app.host is not None else (hosts[0] if hosts else None)
+        return app.host if app.host is not None else (start.hosts[0] if start.hosts else None)
 
-    # A closed SSH session (SIGHUP, or the terminal reporting a hang-up) or a `kill` (SIGTERM):
-    # what this console held is denied and its socket removed at once, then it leaves as Ctrl+Q
-    # does — within 2 seconds whatever the terminal does (symposium_tui/lifeline.py).
     def fail_closed(why: str) -> None:
         log.warning("leaving (%s): denying what this console holds", why)
         host = current_host()
@@ -151,27 +159,65 @@ async def _run_console(
             if session.process is not None:
                 session.process.kill_now()
 
-    lifeline = Lifeline(
+    return Lifeline(
         asyncio.get_running_loop(),
         fail_closed,
         app.exit,
         socket_path=socket_path,
         kill_agents=last_resort,
     )
+
+
+async def _run_console(
+    *,
+    cwd: str | None,
+    mouse: bool,
+    event_log: str | None,
+    bridge_options: dict[str, Any] | None = None,
+    openai: str | None = None,
+    api_key: str | None = None,
+    allowed_hosts: tuple[str, ...] = (),
+    allowed_origins: tuple[str, ...] = (),
+) -> int:
+    from symposium_tui.app import SymposiumApp
+
+    taken = another_console_listening()
+    if taken is not None:
+        print(
+            f"symposium-tui: another Symposium console is already running (socket {taken})",
+            file=sys.stderr,
+        )
+        return 1
+    preferences = Settings.load_quietly().prefs
+    if not preferences.mouse:
+        mouse = False
+    start = BridgeStart(
+        cwd=cwd,
+        event_log=event_log,
+        bridge_options=bridge_options,
+        openai=openai,
+        api_key=api_key,
+        allowed_hosts=allowed_hosts,
+        allowed_origins=allowed_origins,
+    )
+    app = SymposiumApp(connect=start.connect, arm_delay=preferences.arm_delay)
+    start.on_serving = app.openai_urls.append
+    lifeline = _lifeline(app, start)
     lifeline.install()
     try:
         await app.run_async(mouse=mouse)
     finally:
         lifeline.uninstall()
-        for server in servers:
+        for server in start.servers:
             await server.stop()
         if app.host is not None:
             await app.host.stop()
         if app.hosted is not None:
             await app.hosted.close()
         lifeline.finished.set()
-    if servers:
+    if start.servers:
         print(
-            f"symposium-tui: served the OpenAI-compatible API on {servers[0].url}", file=sys.stderr
+            f"symposium-tui: served the OpenAI-compatible API on {start.servers[0].url}",
+            file=sys.stderr,
         )
     return app.return_code or 0
