@@ -174,9 +174,9 @@ def test_mcp_shim_is_standard_library_only():
 
 
 def test_the_console_process_draws_before_the_bridge_is_imported():
-    """`symposium-tui` imports the console process (`symposium_tui.console_process.run_console`) and the app,
-    draws the first frame, and only then builds the bridge: neither module loads the core,
-    pydantic or the ACP SDK."""
+    """`symposium-tui` imports the console process (`symposium_tui.console_process.run_console`)
+    and the app, draws the first frame, and only then builds the bridge: neither module loads the
+    core, pydantic or the ACP SDK."""
     result = loaded_after("import symposium_tui.console_process, symposium_tui.app")
     for heavy in ("pydantic", "pydantic_core", "acp", "mcp", "mcp_types"):
         assert heavy not in result["top"], f"the console's entry imported {heavy}"
