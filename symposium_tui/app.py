@@ -42,10 +42,11 @@ from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliz
 if TYPE_CHECKING:  # the bridge loads after the first frame: its types only for the checker
     from bridge.approvals import ConsoleHandle
     from bridge.core import Bridge
-    from symposium_tui.host import ConsoleHost, Hosted
-    from symposium_tui.links import LinkSet
+    from symposium_tui.hosting.console_socket import ConsoleHost
+    from symposium_tui.hosting.hosted import Hosted
     from symposium_tui.screens.help import HelpGroup
     from symposium_tui.state import ConsoleState
+    from symposium_tui.wire.link_set import LinkSet
 
     Connect = Callable[[], Awaitable[tuple[Hosted, ConsoleHost | None]]]
 
@@ -460,10 +461,10 @@ class SymposiumApp(App[int]):
 
 def run_attached(targets: list[Any], *, mouse: bool = True) -> int:
     """`symposium-tui attach HOST …`: a console with no bridge of its own, answering the approvals
-    of the bridges it attaches to (`symposium_tui.links`)."""
+    of the bridges it attaches to (`symposium_tui.wire`)."""
     import asyncio
 
-    from symposium_tui.links import LinkSet
+    from symposium_tui.wire.link_set import LinkSet
 
     preferences = Settings.load_quietly().prefs
     if not preferences.mouse:

@@ -3,7 +3,7 @@ frame, the console's handle on the approval broker, the bus events turned into a
 audit head checked, and everything let go again on the way out.
 
 `ConsoleAnswerer` is the queue's way to answer: this console's handle on the broker, and the links
-to the hosts it is attached to (`symposium_tui.links`), each answering the cards that came from it.
+to the hosts it is attached to (`symposium_tui.wire`), each answering the cards that came from it.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import TabPane
 
-from symposium_tui.links import console_name
 from symposium_tui.state.approval import ApprovalInfo
 from symposium_tui.widgets.chat import ChatPane
+from symposium_tui.wire.transport import console_name
 
 if TYPE_CHECKING:
     from bridge import events as ev
     from bridge.approvals import Answer, ApprovalBroker, ConsoleHandle
     from symposium_tui.app import SymposiumApp
-    from symposium_tui.links import LinkSet
     from symposium_tui.state import ConsoleState
+    from symposium_tui.wire.link_set import LinkSet
 
 CLOSED = "the console was closed"  # what the agent and the client hear about cards left pending
 

@@ -76,7 +76,7 @@ def build_demo_app(config_dir: str | None = None, **app_options: Any) -> Any:
     from bridge.rules import Rule
     from bridge.settings import AgentConfig, SettingsStore
     from symposium_tui.app import SymposiumApp
-    from symposium_tui.host import Hosted
+    from symposium_tui.hosting.hosted import Hosted
 
     config = Path(config_dir or tempfile.mkdtemp(prefix="symposium-demo-"))
     store = SettingsStore(config / "settings.toml")

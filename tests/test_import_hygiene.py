@@ -174,10 +174,10 @@ def test_mcp_shim_is_standard_library_only():
 
 
 def test_the_console_process_draws_before_the_bridge_is_imported():
-    """`symposium-tui` imports the console process (`symposium_tui.host.run_console`) and the app,
-    draws the first frame, and only then builds the bridge: neither module loads the core,
-    pydantic or the ACP SDK."""
-    result = loaded_after("import symposium_tui.host, symposium_tui.app")
+    """`symposium-tui` imports the console process (`symposium_tui.console_process.run_console`)
+    and the app, draws the first frame, and only then builds the bridge: neither module loads the
+    core, pydantic or the ACP SDK."""
+    result = loaded_after("import symposium_tui.console_process, symposium_tui.app")
     for heavy in ("pydantic", "pydantic_core", "acp", "mcp", "mcp_types"):
         assert heavy not in result["top"], f"the console's entry imported {heavy}"
     assert not [m for m in result["modules"] if m in ("bridge.core", "bridge.events")]
@@ -207,7 +207,7 @@ def _loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
 
 FIRST_FRAME_PROBE = """
 import json, os, sys
-import symposium_tui.host as host
+import symposium_tui.console_process as host
 
 def build_hosted(**options):
     # The console calls this right after its first frame, to build the bridge.
@@ -340,7 +340,7 @@ def test_the_console_builds_its_first_frame_without_pydantic_or_the_rules():
     bridge, after the frame) nor the approval rules and their shell parser (with the first rule)."""
     result = loaded_after(
         "from bridge.settings import Settings\n"
-        "        import symposium_tui.host\n"
+        "        import symposium_tui.console_process\n"
         "        from symposium_tui.app import SymposiumApp\n"
         "        Settings.load_quietly()\n"
         "        SymposiumApp(connect=lambda: None)",

@@ -170,7 +170,7 @@ async def serve_connection(
 ) -> None:
     """Serve one vscodelm connection until its input ends, then close its agent sessions.
 
-    `configure(peer, core)` may install an interceptor on the peer (see symposium_tui.switch) and
+    `configure(peer, core)` may install an interceptor on the peer (see symposium_tui.hosting.switch) and
     return what to await when the connection ends (an `async def` taking nothing): what it started
     ends with the connection, before the agent sessions close."""
     core = bridge.open_connection(kind)

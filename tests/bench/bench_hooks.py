@@ -134,7 +134,8 @@ def rule_decided(spawns: int, env: dict[str, str]) -> float:
 
 async def card_latency(spawns: int, base_ms: float) -> None:
     from bridge import events as ev
-    from symposium_tui.host import ConsoleHost, build_hosted
+    from symposium_tui.hosting.console_socket import ConsoleHost
+    from symposium_tui.hosting.hosted import build_hosted
 
     bridge = build_hosted(cwd="/tmp").bridge
     host = ConsoleHost(bridge)

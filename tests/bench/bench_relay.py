@@ -10,7 +10,7 @@ does) counts the `lm/responsePart` notifications of its request from `symposium-
 
 - relay: a console host (`symposium-tui serve`) is running in this benchmark's private runtime
   dir (`SYMPOSIUM_RUNTIME_DIR`), so the endpoint relays its stdio over the console's unix socket
-  (`symposium_tui/relay.py`); the bridge, and the agent, run in the host;
+  (`symposium_tui/hosting/relay.py`); the bridge, and the agent, run in the host;
 - headless: the endpoint with an empty runtime dir: it serves the request itself (the bridge and
   the agent under it).
 

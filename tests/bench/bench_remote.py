@@ -37,7 +37,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from symposium_tui.links import HostLink, Target  # noqa: E402
+from symposium_tui.wire.host_link import HostLink  # noqa: E402
+from symposium_tui.wire.transport import Target  # noqa: E402
 from tests.bench.report import row, spread  # noqa: E402
 from tests.support.lmclient import user  # noqa: E402
 from tests.support.remote import ServeProcess  # noqa: E402

@@ -277,6 +277,6 @@ def test_a_runtime_dir_planted_as_another_users_symlink_is_refused(tmp_path):
     assert "symlink made by another user" in proc.stderr
     assert mode(victim) == 0o755 and list(victim.iterdir()) == []
 
-    from symposium_tui import relay
+    from symposium_tui.hosting import relay
 
     assert relay.connect(link / "console.sock") is None

@@ -34,7 +34,8 @@ class Console:
     does), recording its bus and answering cards as told."""
 
     def __init__(self, tmp_path: Path, answer: str | None = "approve") -> None:
-        from symposium_tui.host import ConsoleHost, build_hosted
+        from symposium_tui.hosting.console_socket import ConsoleHost
+        from symposium_tui.hosting.hosted import build_hosted
 
         self.bridge = build_hosted(cwd=str(tmp_path)).bridge
         self.host = ConsoleHost(self.bridge)

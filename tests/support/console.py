@@ -12,7 +12,7 @@ from typing import Any
 from bridge.approvals import ApprovalContext
 from bridge.core import Bridge
 from bridge.settings import SettingsStore
-from symposium_tui.host import Hosted, build_hosted
+from symposium_tui.hosting.hosted import Hosted, build_hosted
 
 ELIZA_OPTIONS = [
     {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},

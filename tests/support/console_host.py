@@ -14,7 +14,8 @@ import signal
 import sys
 
 from bridge import events as ev
-from symposium_tui.host import ConsoleHost, build_hosted
+from symposium_tui.hosting.console_socket import ConsoleHost
+from symposium_tui.hosting.hosted import build_hosted
 
 
 async def main(mode: str, cwd: str | None) -> int:

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from symposium_tui.links import LinkSet, Target
+from symposium_tui.wire.link_set import LinkSet
+from symposium_tui.wire.transport import Target
 from tests.support.lmclient import REPO, LmClient
 from tests.support.sshd import FakeHost
 

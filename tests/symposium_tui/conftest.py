@@ -13,7 +13,7 @@ import pytest
 
 from bridge.core import Bridge
 from bridge.settings import SettingsStore
-from symposium_tui.host import Hosted
+from symposium_tui.hosting.hosted import Hosted
 from tests.support.console import Asker, make_hosted
 
 

@@ -18,7 +18,7 @@ import pytest
 from bridge import events as ev
 from bridge.approvals import REASON_LIMIT, ApprovalBroker, ApprovalContext
 from bridge.settings import Settings, SettingsError
-from symposium_tui.links import Target
+from symposium_tui.wire.transport import Target
 from tests.support.lmclient import REPO, user
 from tests.support.remote import HeadlessConsole, ServeProcess
 from tests.support.sshd import FakeHost
@@ -204,7 +204,7 @@ async def test_a_card_from_a_host_where_its_agent_is_on_bypass_says_so(host):
     from bridge.rules import Rule
     from bridge.settings import SettingsStore
     from symposium_tui.app import SymposiumApp
-    from symposium_tui.links import LinkSet
+    from symposium_tui.wire.link_set import LinkSet
     from tests.support.console import wait_for
 
     store = SettingsStore(host.config_dir / "settings.toml")
@@ -467,7 +467,7 @@ async def test_notify_is_rate_limited_and_skips_what_was_settled_while_it_waited
     """burst = 2, one run per 60 s after that: the third card waits for its turn (on a clock the
     test drives), and a card settled meanwhile is never announced."""
     from bridge.settings import NotifyConfig
-    from symposium_tui.notify import Notifier
+    from symposium_tui.hosting.notify import Notifier
 
     out = tmp_path / "args.jsonl"
     script = tmp_path / "record.py"

@@ -13,7 +13,7 @@ from collections import Counter
 import pytest
 
 from symposium_tui.app import SymposiumApp
-from symposium_tui.links import LinkSet
+from symposium_tui.wire.link_set import LinkSet
 from tests.support.lmclient import LmClient, user
 from tests.support.remote import HeadlessConsole, ServeProcess, ssh_target
 from tests.support.sshd import sshd_available, start_sshd

@@ -260,7 +260,8 @@ async def test_peers_of_another_uid_are_refused(tmp_path):
     import shutil
     import tempfile
 
-    from symposium_tui.host import ConsoleHost, build_hosted
+    from symposium_tui.hosting.console_socket import ConsoleHost
+    from symposium_tui.hosting.hosted import build_hosted
 
     bridge = build_hosted(cwd=str(tmp_path), audit=False).bridge
     sock_dir = Path(

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from symposium_tui import host as host_module
-from symposium_tui import linkmux
-from symposium_tui.host import ConsoleHost, Hosted
+from symposium_tui.hosting import console_socket as host_module
+from symposium_tui.hosting.console_socket import ConsoleHost
+from symposium_tui.hosting.hosted import Hosted
+from symposium_tui.wire import mux as linkmux
 from tests.support.waiting import until
 
 

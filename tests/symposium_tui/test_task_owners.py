@@ -25,8 +25,9 @@ from bridge.config import BridgeConfig
 from bridge.core import Bridge
 from bridge.events import EventBus
 from bridge.rpc import JsonRpcPeer
-from symposium_tui import linkmux
-from symposium_tui.links import LinkSet, Target
+from symposium_tui.wire import mux as linkmux
+from symposium_tui.wire.link_set import LinkSet
+from symposium_tui.wire.transport import Target
 from tests.support.lmclient import REPO
 from tests.support.tasks import running_since
 from tests.support.waiting import gone, until
@@ -175,7 +176,7 @@ async def test_when_the_consoles_end_closes_the_link_mux_leaves_nothing_running(
 async def test_closing_the_console_switch_ends_its_reader_and_relays_nothing_more(
     console, lost_exceptions
 ):
-    from symposium_tui.switch import ConsoleSwitch
+    from symposium_tui.hosting.switch import ConsoleSwitch
 
     before = asyncio.all_tasks()
     out = Lines()
@@ -205,7 +206,7 @@ async def test_when_a_headless_endpoints_input_ends_its_switch_to_the_console_en
     """The endpoint's connection as `symposium-tui vscodelm` serves it, handed to the console;
     when its client leaves, nothing of the relay is left running."""
     from bridge.vscodelm import serve_connection
-    from symposium_tui.cli import configure_endpoint
+    from symposium_tui.hosting.endpoint import configure_endpoint
 
     bus = EventBus()
     bridge = Bridge(BridgeConfig(cwd=str(tmp_path)), bus=bus, approvals=ApprovalBroker(bus))
@@ -236,7 +237,7 @@ async def test_when_a_headless_endpoints_input_ends_its_switch_to_the_console_en
 
 
 async def test_closing_the_acp_console_link_ends_its_reader(console, tmp_path, lost_exceptions):
-    from symposium_tui.acp_link import ConsoleLink
+    from symposium_tui.wire.acp_console import ConsoleLink
 
     bus = EventBus()
     bridge = Bridge(BridgeConfig(cwd=str(tmp_path)), bus=bus, approvals=ApprovalBroker(bus))
@@ -266,7 +267,7 @@ async def test_a_notify_command_that_cannot_start_is_logged_and_the_next_card_st
     tmp_path, caplog, lost_exceptions
 ):
     from bridge.settings import NotifyConfig
-    from symposium_tui.notify import Notifier
+    from symposium_tui.hosting.notify import Notifier
 
     out = tmp_path / "args.jsonl"
     script = tmp_path / "record.py"
@@ -277,11 +278,11 @@ async def test_a_notify_command_that_cannot_start_is_logged_and_the_next_card_st
     notifier = Notifier(
         NotifyConfig(command=(sys.executable, str(script), str(out))), "devbox", sleep=asyncio.sleep
     )
-    with caplog.at_level(logging.WARNING, logger="symposium_tui.notify"):
+    with caplog.at_level(logging.WARNING, logger="symposium_tui.hosting.notify"):
         notifier.card("a1", "eliza", "Run\x00 the tests")  # an agent's title with a NUL in it
         notifier.card("a2", "eliza", "Deploy")
         assert await _lines(out, 1) == [["eliza", "devbox", "Deploy"]]
-    (warning,) = [r for r in caplog.records if r.name == "symposium_tui.notify"]
+    (warning,) = [r for r in caplog.records if r.name == "symposium_tui.hosting.notify"]
     assert "could not start" in warning.getMessage() and "null" in warning.getMessage()
     await notifier.close()
     assert running_since(before) == []
@@ -294,7 +295,7 @@ async def test_a_notifier_whose_runner_fails_logs_it_and_the_next_card_starts_a_
     tmp_path, caplog, lost_exceptions
 ):
     from bridge.settings import NotifyConfig
-    from symposium_tui.notify import Notifier
+    from symposium_tui.hosting.notify import Notifier
 
     out = tmp_path / "args.jsonl"
     script = tmp_path / "record.py"
@@ -332,7 +333,7 @@ async def test_a_notifier_whose_runner_fails_logs_it_and_the_next_card_starts_a_
 async def test_stopping_an_endpoints_socket_for_consoles_ends_its_start_and_its_consoles(
     runtime, tmp_path, lost_exceptions
 ):
-    from symposium_tui.host import hold_for_consoles
+    from symposium_tui.hosting.endpoint import hold_for_consoles
 
     config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
     config.mkdir(parents=True, exist_ok=True)

@@ -7,9 +7,9 @@ which this driver changes:
 * the end of its input (the server closed the pipe, or went away) ends the driver's input thread
   and nothing else: the app kept running, and drawing, for ever. Here it leaves, as on SIGTERM;
 * SIGTERM posts a message to the app's queue, which an app stalled on a pipe nobody reads never
-  handles. Here SIGTERM and SIGHUP go through `symposium_tui.lifeline.Lifeline`, as for a console
-  in a terminal: the app is asked to exit, and the process ends `lifeline.DEADLINE` seconds later
-  at the latest. The same goes for the server's "quit" (the browser session ended) and for the
+  handles. Here SIGTERM and SIGHUP go through `symposium_tui.hosting.lifeline.Lifeline`, as for
+  a console in a terminal: the app is asked to exit, and the process ends `lifeline.DEADLINE`
+  seconds later at the latest. The same goes for the server's "quit" (the browser session ended) and for the
   end of the input. An attached console holds nothing of its own (the approvals stay with their
   hosts), so leaving loses nothing. The deadline stays armed through the app's shutdown: an app
   told to exit while it is still mounting can fail there and never finish.
@@ -24,7 +24,7 @@ import signal
 
 from textual.drivers.web_driver import WebDriver
 
-from symposium_tui.lifeline import Lifeline
+from symposium_tui.hosting.lifeline import Lifeline
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ Anything refused gets 403 and reaches nothing. To use it from another machine, f
 with ssh (same port on both ends, since Host is checked): `ssh -L 8765:127.0.0.1:8765 HOST`.
 
 Nothing outlives its browser session (`SessionService`): each console runs in its own process
-group, without a shell in between, with `symposium_tui.webdriver.ConsoleWebDriver` (which leaves
+group, without a shell in between, with `symposium_tui.web.driver.ConsoleWebDriver` (which leaves
 when its input ends, and within 2 s of SIGTERM). Its output is read to the end even after the
 browser is gone (a console blocked on a full pipe can neither draw nor quit). When the session's
 websocket closes, however abruptly, the console is asked to quit and its input is closed; a
@@ -39,7 +39,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 TOKEN_PARAM = "token"
-DRIVER = "symposium_tui.webdriver:ConsoleWebDriver"
+DRIVER = "symposium_tui.web.driver:ConsoleWebDriver"
 QUIT_GRACE = 5.0
 """Seconds a console has to quit by itself once its browser session ended (then SIGTERM)."""
 TERM_GRACE = 2.0
@@ -146,9 +146,14 @@ def _session_service_class() -> Any:
 
 def make_server(command: str, *, port: int, token: str) -> Any:
     """A textual-serve `Server` behind the guard and the token, bound to 127.0.0.1:`port`."""
+    server_class = _guarded_server_class(_guard(port, token), _session_service_class())
+    return server_class(command, host="127.0.0.1", port=port, title="Symposium")
+
+
+def _guard(port: int, token: str) -> Any:
+    """The middleware every request meets first: the Host / Origin checks, then the token (from
+    the query, after which a cookie carries it); 403 otherwise."""
     from aiohttp import web
-    from textual_serve import server as textual_server
-    from textual_serve.server import Server
 
     from bridge.httpguard import GuardPolicy
 
@@ -191,7 +196,15 @@ def make_server(command: str, *, port: int, token: str) -> Any:
             response.headers.setdefault("Referrer-Policy", "no-referrer")  # the token stays here
         return response
 
-    SessionService = _session_service_class()
+    return guard
+
+
+def _guarded_server_class(guard: Any, session_service: Any) -> Any:
+    """textual-serve's `Server` behind `guard`, each browser session's console a `SessionService`
+    that is always stopped."""
+    from aiohttp import web
+    from textual_serve import server as textual_server
+    from textual_serve.server import Server
 
     class GuardedServer(Server):
         sessions: set[Any]
@@ -218,7 +231,7 @@ def make_server(command: str, *, port: int, token: str) -> Any:
             service = None
             try:
                 await websocket.prepare(request)
-                service = SessionService(
+                service = session_service(
                     self.command,
                     write_bytes=websocket.send_bytes,
                     write_str=websocket.send_str,
@@ -241,7 +254,7 @@ def make_server(command: str, *, port: int, token: str) -> Any:
                     await websocket.close()
             return websocket
 
-    return GuardedServer(command, host="127.0.0.1", port=port, title="Symposium")
+    return GuardedServer
 
 
 def serve_web(hosts: list[str], *, port: int = 0, ssh: str, remote_command: str) -> int:

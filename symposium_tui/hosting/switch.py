@@ -22,7 +22,7 @@ from typing import Any
 from bridge.jsonrpc import INTERNAL_ERROR, line_limit
 from bridge.rpc import JsonRpcPeer, OverlongLine, read_line
 from bridge.tasks import TaskSupervisor
-from symposium_tui import relay
+from symposium_tui.hosting import relay
 
 log = logging.getLogger(__name__)
 

@@ -10,6 +10,7 @@ serves the rest of stdin itself.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import select
 import socket
@@ -17,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 CONSOLE_GONE = -32000
 _NOTIFICATION_PREFIX = b'{"jsonrpc":"2.0","method":'
@@ -116,6 +119,102 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+class _Relay:
+    """One relay's state: stdin's bytes not yet forwarded, the console's not yet written, and
+    the requests forwarded but not yet answered."""
+
+    def __init__(
+        self,
+        sock: socket.socket,
+        in_fd: int,
+        out_fd: int,
+        initial: bytes,
+        on_recv: Callable[[bytes], None] | None,
+        on_send: Callable[[bytes], None] | None,
+    ) -> None:
+        self.sock, self.in_fd, self.out_fd = sock, in_fd, out_fd
+        self.on_recv, self.on_send = on_recv, on_send
+        self.pending: dict[str, Any] = {}
+        self.inbuf = initial
+        self.outbuf = b""
+        self.stdin_open = True
+        self.result = RelayResult()
+
+    def serve(self) -> None:
+        """Until stdin has ended and the console answered what it was sent (OSError: the
+        console went away)."""
+        self.forward_lines()
+        while True:
+            watch = [self.sock] + ([self.in_fd] if self.stdin_open else [])
+            ready, _, _ = select.select(watch, [], [])
+            if self.in_fd in ready and self.stdin_open and not self.from_stdin():
+                if not self.pending:
+                    return
+                continue
+            if self.sock in ready and self.from_console():
+                return
+
+    def forward_lines(self) -> None:
+        if b"\n" not in self.inbuf:
+            return
+        head, _, self.inbuf = self.inbuf.rpartition(b"\n")
+        for line in head.split(b"\n"):
+            if self.on_recv is not None:
+                self.on_recv(line)
+            is_request, rid = _request_id(line)
+            if is_request:
+                self.pending[_key(rid)] = rid
+        self.sock.sendall(head + b"\n")
+
+    def from_stdin(self) -> bool:
+        """Read stdin and forward its whole lines; False when it ended."""
+        chunk = os.read(self.in_fd, 1 << 16)
+        if not chunk:
+            self.stdin_open = False
+            self.result.eof = True
+            return False
+        self.inbuf += chunk
+        self.forward_lines()
+        return True
+
+    def from_console(self) -> bool:
+        """Write the console's whole lines to stdout; True when stdin has ended and nothing is
+        awaited any more."""
+        chunk = self.sock.recv(1 << 18)
+        if not chunk:
+            raise ConnectionResetError("console closed the connection")
+        self.outbuf += chunk
+        if b"\n" not in self.outbuf:
+            return False
+        head, _, self.outbuf = self.outbuf.rpartition(b"\n")
+        for line in head.split(b"\n"):
+            if self.on_send is not None:
+                self.on_send(line)
+            is_response, rid = _response_id(line)
+            if is_response:
+                self.pending.pop(_key(rid), None)
+        _write_all(self.out_fd, head + b"\n")
+        return not self.stdin_open and not self.pending
+
+    def console_gone(self) -> None:
+        """Every request still in flight is answered with an error, here."""
+        self.result.console_gone = True
+        for rid in self.pending.values():
+            response = {
+                "jsonrpc": "2.0",
+                "id": rid,
+                "error": {
+                    "code": CONSOLE_GONE,
+                    "message": "The Symposium console closed while answering this request; send it again to continue without it",
+                },
+            }
+            data = json.dumps(response, separators=(",", ":")).encode() + b"\n"
+            if self.on_send is not None:
+                self.on_send(data[:-1])
+            _write_all(self.out_fd, data)
+            self.result.failed.append(rid)
+
+
 def run(
     sock: socket.socket,
     *,
@@ -126,77 +225,15 @@ def run(
     on_send: Callable[[bytes], None] | None = None,
 ) -> RelayResult:
     """Relay until stdin ends (and the console has answered what it was sent) or the console goes."""
-    pending: dict[str, Any] = {}
-    inbuf = initial
-    outbuf = b""
-    stdin_open = True
-    result = RelayResult()
-
-    def forward_lines() -> None:
-        nonlocal inbuf
-        if b"\n" not in inbuf:
-            return
-        head, _, inbuf = inbuf.rpartition(b"\n")
-        for line in head.split(b"\n"):
-            if on_recv is not None:
-                on_recv(line)
-            is_request, rid = _request_id(line)
-            if is_request:
-                pending[_key(rid)] = rid
-        sock.sendall(head + b"\n")
-
+    relay = _Relay(sock, in_fd, out_fd, initial, on_recv, on_send)
     try:
-        forward_lines()
-        while True:
-            watch = [sock] + ([in_fd] if stdin_open else [])
-            ready, _, _ = select.select(watch, [], [])
-            if in_fd in ready and stdin_open:
-                chunk = os.read(in_fd, 1 << 16)
-                if not chunk:
-                    stdin_open = False
-                    result.eof = True
-                    if not pending:
-                        break
-                    continue
-                inbuf += chunk
-                forward_lines()
-            if sock in ready:
-                chunk = sock.recv(1 << 18)
-                if not chunk:
-                    raise ConnectionResetError("console closed the connection")
-                outbuf += chunk
-                if b"\n" in outbuf:
-                    head, _, outbuf = outbuf.rpartition(b"\n")
-                    lines = head.split(b"\n")
-                    for line in lines:
-                        if on_send is not None:
-                            on_send(line)
-                        is_response, rid = _response_id(line)
-                        if is_response:
-                            pending.pop(_key(rid), None)
-                    _write_all(out_fd, head + b"\n")
-                    if not stdin_open and not pending:
-                        break
+        relay.serve()
     except OSError:
-        result.console_gone = True
-        for rid in pending.values():
-            response = {
-                "jsonrpc": "2.0",
-                "id": rid,
-                "error": {
-                    "code": CONSOLE_GONE,
-                    "message": "The Symposium console closed while answering this request; send it again to continue without it",
-                },
-            }
-            data = json.dumps(response, separators=(",", ":")).encode() + b"\n"
-            if on_send is not None:
-                on_send(data[:-1])
-            _write_all(out_fd, data)
-            result.failed.append(rid)
+        relay.console_gone()
     finally:
         try:
             sock.close()
         except OSError:
             pass
-    result.rest = inbuf
-    return result
+    relay.result.rest = relay.inbuf
+    return relay.result

@@ -80,7 +80,6 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from bridge.rules import Request
     from bridge.settings import SettingsError
 
     try:
@@ -88,42 +87,15 @@ def _explain(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         print(f"symposium-tui rules explain: {exc}", file=sys.stderr)
         return 1
-    words = list(args.request)
-    if len(words) == 1 and words[0].lstrip().startswith("{"):
-        try:
-            call = json.loads(words[0])
-        except ValueError as exc:
-            print(f"symposium-tui rules explain: not JSON: {exc}", file=sys.stderr)
-            return 2
-        if not isinstance(call, dict):
-            print("symposium-tui rules explain: expected a JSON object", file=sys.stderr)
-            return 2
-        agent = args.agent or str(call.get("agent") or "")
-        request = Request.from_tool_call(agent, call)
-    elif words:
-        # one word is a script (`-- 'git status && ls'`); several are the argv the shell gave us
-        # (`-- bash -c "git status"`), written back as the script that runs exactly that argv
-        command = shlex.join(words) if len(words) > 1 else words[0]
-        kind = args.kind or "execute"
-        request = Request.from_tool_call(
-            args.agent or "", {"title": command, "kind": kind, "rawInput": {"command": command}}
-        )
-    else:
-        print("symposium-tui rules explain: give a JSON request or a command", file=sys.stderr)
+    try:
+        request = _request(args)
+    except ValueError as exc:
+        print(f"symposium-tui rules explain: {exc}", file=sys.stderr)
         return 2
     policy = settings.policy()
     decision = policy.ruleset().explain(request)
     bypass = request.agent in policy.bypass_agents
-    if decision.action == "deny":
-        verdict = "deny"
-    elif decision.action == "ask":
-        verdict = "ask (a person decides)"
-    elif bypass:
-        verdict = "allow (the agent is on bypass)"
-    elif decision.action == "allow":
-        verdict = "allow"
-    else:
-        verdict = "ask (no rule decides; a person is asked)"
+    verdict = _verdict(decision.action, bypass)
     if args.json:
         out = decision.to_dict()
         out["verdict"] = verdict.split(" ")[0]
@@ -143,6 +115,44 @@ def _explain(args: argparse.Namespace) -> int:
         status = part.action or ("wrapper" if part.role == "wrapper" else "no allow")
         print(f"  {part.part}: {status} — {part.rule or 'no rule'}")
     return 0
+
+
+def _request(args: argparse.Namespace) -> Any:
+    """The request `rules explain` is given: an ACP tool call as JSON, or a shell command
+    (ValueError: neither)."""
+    from bridge.rules import Request
+
+    words = list(args.request)
+    if len(words) == 1 and words[0].lstrip().startswith("{"):
+        try:
+            call = json.loads(words[0])
+        except ValueError as exc:
+            raise ValueError(f"not JSON: {exc}") from None
+        if not isinstance(call, dict):
+            raise ValueError("expected a JSON object")
+        agent = args.agent or str(call.get("agent") or "")
+        return Request.from_tool_call(agent, call)
+    if not words:
+        raise ValueError("give a JSON request or a command")
+    # one word is a script (`-- 'git status && ls'`); several are the argv the shell gave us
+    # (`-- bash -c "git status"`), written back as the script that runs exactly that argv
+    command = shlex.join(words) if len(words) > 1 else words[0]
+    kind = args.kind or "execute"
+    return Request.from_tool_call(
+        args.agent or "", {"title": command, "kind": kind, "rawInput": {"command": command}}
+    )
+
+
+def _verdict(action: str | None, bypass: bool) -> str:
+    if action == "deny":
+        return "deny"
+    if action == "ask":
+        return "ask (a person decides)"
+    if bypass:
+        return "allow (the agent is on bypass)"
+    if action == "allow":
+        return "allow"
+    return "ask (no rule decides; a person is asked)"
 
 
 def _recorded_heads(text: str, log: Any) -> list[Any]:
@@ -180,7 +190,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.file:
         path = Path(args.file)
     else:
-        from symposium_tui.host import audit_path
+        from symposium_tui.hosting.hosted import audit_path
 
         path = audit_path()
     if not path.exists():

@@ -1,10 +1,9 @@
-"""The console protocol, console side: links from this console to the bridges it is attached to.
+"""The console protocol, console side: this console's link to one bridge it is attached to.
 
-`symposium-tui attach HOST …` keeps one `HostLink` per host. A link to another machine runs the
-system's `ssh` (so `~/.ssh/config`, keys, agent forwarding and jump hosts work as they always
-do): `ssh HOST symposium-tui link`, whose stdio is the remote console socket. A link to this
-machine (`local`) opens the console socket directly. Over either, the link says `console/hello`,
-gets every approval pending there, then each new one and each settlement, and sends answers.
+`symposium-tui attach HOST …` keeps one `HostLink` per host, carried by `ssh HOST symposium-tui
+link` or, for `local`, by the same `link` run here (`symposium_tui.wire.transport`). Over either,
+the link says `console/hello`, gets every approval pending there, then each new one and each
+settlement, and sends answers.
 
 Fail closed, per host: when a link drops, the cards of that host leave this console at once (an
 answer can no longer reach it) and nothing else is touched; the host keeps them pending (until
@@ -21,83 +20,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import getpass
 import itertools
 import json
 import logging
 import os
-import random
-import shlex
-import socket
-import sys
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from bridge.jsonrpc import LINE_LIMIT
 from bridge.lines import OverlongLine, read_line
 from bridge.tasks import OwnerClosed, TaskSupervisor
+from symposium_tui.wire.transport import Backoff, Target, console_name, end_process
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-DEFAULT_REMOTE_COMMAND = "symposium-tui link"
-SSH_OPTIONS = (
-    "-T",  # no terminal: the link's stdio is the protocol
-    "-o",
-    "BatchMode=yes",  # never prompt (the console owns the terminal): keys or an agent
-    "-o",
-    "ServerAliveInterval=10",
-    "-o",
-    "ServerAliveCountMax=3",
-)
-
-
-def console_name() -> str:
-    """How this console is named to the hosts it attaches to (shown as who answered)."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no name for this uid
-        user = str(os.getuid())
-    return f"{user}@{os.environ.get('SYMPOSIUM_HOST_NAME') or socket.gethostname()}"
-
-
-@dataclass
-class Target:
-    """Where a link goes: `argv` to spawn (ssh), or a console socket on this machine."""
-
-    label: str
-    argv: list[str] | None = None
-    socket: Path | None = None
-
-    @classmethod
-    def parse(
-        cls, spec: str, *, ssh: str = "ssh", remote_command: str = DEFAULT_REMOTE_COMMAND
-    ) -> Target:
-        if spec == "local":
-            # The same `link` ssh would run, without ssh: every bridge on this machine.
-            return cls("local", argv=[sys.executable, "-m", "symposium_tui", "link"])
-        if not spec or spec.startswith("-") or any(c.isspace() for c in spec):
-            raise ValueError(f"not a host: {spec!r} (expected [USER@]HOST or an ssh alias)")
-        argv = [*shlex.split(ssh), *SSH_OPTIONS, spec, remote_command]
-        return cls(spec.rsplit("@", 1)[-1], argv=argv)
-
-
-@dataclass
-class Backoff:
-    first: float = 0.25
-    limit: float = 15.0
-    delay: float = field(init=False, default=0.0)
-
-    def next(self) -> float:
-        self.delay = self.first if self.delay == 0 else min(self.limit, self.delay * 2)
-        return self.delay * random.uniform(0.8, 1.2)
-
-    def reset(self) -> None:
-        self.delay = 0.0
 
 
 class LinkDown(Exception):
@@ -189,7 +126,7 @@ class HostLink:
                 stderr_task = self._tasks.start(self._read_stderr(proc.stderr), name="ssh stderr")
             except OwnerClosed:  # stopped while the ssh started: it goes at once
                 self.proc = None
-                await _end(proc, at_once=True)
+                await end_process(proc, at_once=True)
                 raise asyncio.CancelledError from None
         self._writer = writer
         stopping = False
@@ -217,7 +154,7 @@ class HostLink:
             with contextlib.suppress(Exception):
                 writer.close()
             if proc is not None:
-                await _end(proc, at_once=stopping)
+                await end_process(proc, at_once=stopping)
                 self.proc = None
             if stderr_task is not None and not stopping:
                 # Its last lines say why the link ended. A grandchild holding stderr open is not
@@ -380,127 +317,9 @@ class HostLink:
         self._task = None
         proc, self.proc = self.proc, None
         if proc is not None:  # stopped before its session took charge of it
-            await _end(proc, at_once=True)
-
-
-async def _end(proc: asyncio.subprocess.Process, *, at_once: bool) -> None:
-    """End a link's process: SIGTERM and up to 5 s to exit (ssh says goodbye), or at once a
-    SIGKILL; either way it has exited (and been reaped) when this returns."""
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            if at_once:
-                proc.kill()
-            else:
-                proc.terminate()
-    try:
-        await asyncio.wait_for(proc.wait(), 5)
-    except TimeoutError:
-        pass
-    finally:
-        if proc.returncode is None:  # deaf to SIGTERM, or the link stopped while it waited
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
+            await end_process(proc, at_once=True)
 
 
 def _ignore_result(future: asyncio.Future[Any]) -> None:
     if not future.cancelled() and future.exception() is not None:
         log.info("an answer did not reach its host: %s", future.exception())
-
-
-class LinkSet:
-    """The links of one console, as the console sees them: card ids unique across hosts
-    (`<key>-<remote id>`), connections prefixed with the host, events as bus-like objects."""
-
-    def __init__(
-        self, targets: list[Target], post: Callable[[Any], None], *, name: str | None = None
-    ):
-        self.post = post
-        self.links = [
-            HostLink(f"h{i}", target, self._on_link, name=name)
-            for i, target in enumerate(targets, 1)
-        ]
-        self._by_key = {link.key: link for link in self.links}
-
-    def start(self) -> None:
-        for link in self.links:
-            link.start()
-
-    async def stop(self) -> None:
-        """Stop every link; none of their tasks or processes is left when this returns."""
-        await asyncio.gather(*(link.stop() for link in self.links))
-
-    def labels(self) -> list[str]:
-        return [link.label for link in self.links]
-
-    def _on_link(self, kind: str, link: HostLink, payload: dict[str, Any]) -> None:
-        if kind == "requested":
-            self.post(
-                SimpleNamespace(
-                    type="approval_requested",
-                    approval_id=f"{link.key}-{payload.get('approvalId')}",
-                    connection=f"{link.label}:{payload.get('connection', '')}",
-                    session_id=str(payload.get("sessionId", "")),
-                    agent=str(payload.get("agent", "")),
-                    tool_call=payload.get("toolCall") or {},
-                    options=payload.get("options") or [],
-                    ts=payload.get("created") or 0.0,
-                    host=link.label,
-                    bypass=payload.get("bypass") is True,
-                )
-            )
-        elif kind == "resolved":
-            self.post(
-                SimpleNamespace(
-                    type="approval_resolved",
-                    approval_id=f"{link.key}-{payload.get('approvalId')}",
-                    outcome=payload.get("outcome") or "cancelled",
-                    option_id=payload.get("optionId"),
-                    resolver=payload.get("resolver") or "default",
-                    by=payload.get("by"),
-                    rule=payload.get("rule"),
-                    reason=payload.get("reason"),
-                    host=link.label,
-                    ts=time.time(),
-                )
-            )
-        elif kind == "audit":
-            self.post(
-                SimpleNamespace(
-                    type="audit_head",
-                    host=link.label,
-                    log=payload.get("log"),
-                    seq=payload.get("seq"),
-                    head=payload.get("head"),
-                    warning=payload.get("warning"),
-                )
-            )
-        else:
-            self.post(
-                SimpleNamespace(
-                    type="link_state",
-                    host=link.label,
-                    state=payload["state"],
-                    detail=payload["detail"],
-                )
-            )
-
-    def _split(self, approval_id: str) -> tuple[HostLink, str] | None:
-        key, _, remote = approval_id.partition("-")
-        link = self._by_key.get(key)
-        return (link, remote) if link is not None and remote else None
-
-    def owns(self, approval_id: str) -> bool:
-        return self._split(approval_id) is not None
-
-    def answer(self, approval_id: str, answer: str, reason: str | None = None) -> bool:
-        found = self._split(approval_id)
-        return found is not None and found[0].answer(found[1], answer, reason)
-
-    def approve_all(self, connection: str, session_id: str) -> int:
-        label, _, remote_connection = connection.partition(":")
-        return sum(
-            link.approve_session(remote_connection, session_id)
-            for link in self.links
-            if link.label == label
-        )

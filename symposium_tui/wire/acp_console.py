@@ -1,4 +1,4 @@
-"""The ACP front door's line into a running console, over the console socket.
+"""The ACP front door's view of a running console: its line into it, over the console socket.
 
 `symposium-tui acp` always runs its agent itself: an ACP session is stateful end to end, so it
 must not depend on a console staying up, and the agent keeps the environment and working
@@ -21,6 +21,7 @@ is audited once, where it was made: a console's answer, rules and timeout by the
 withdrawal or the client's own answer by the proxy (`link/withdraw` carries it to the console).
 A console that goes away fails closed: what it was asked and had not answered is denied (audited
 here, where the agent waits); later requests go to the client's own permission UI again.
+The console's end is `symposium_tui.wire.acp_door`.
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ from typing import TYPE_CHECKING, Any
 from bridge import events as ev
 from bridge.approvals import ApprovalContext, Resolution
 from bridge.jsonrpc import line_limit
-from bridge.rpc import JsonRpcPeer, OverlongLine, read_line
+from bridge.paths import runtime_dir
+from bridge.rpc import OverlongLine, read_line
 from bridge.tasks import TaskSupervisor
-from symposium_tui import relay
 
 if TYPE_CHECKING:
     from bridge.core import Bridge
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 HELLO = "link/hello"
-HELLO_PREFIX = b'{"jsonrpc":"2.0","method":"link/hello"'
 CONSOLE_GONE = "the console went away before answering"
 RETRIES, RETRY_EVERY = 300, 0.1  # a console that is starting: tried for up to 30 s
 
@@ -57,16 +57,13 @@ def _dumps(message: dict[str, Any]) -> bytes:
     return json.dumps(message, separators=(",", ":"), default=str).encode() + b"\n"
 
 
-# --- the proxy's end -------------------------------------------------------------------------------
-
-
 class ConsoleLink:
     """Attached to the proxy's bridge: forwards its events, hands its approvals to the console."""
 
     def __init__(self, bridge: Bridge, proxy: Any = None, path: Path | None = None) -> None:
         self.bridge = bridge
         self.proxy = proxy
-        self.path = path or relay.socket_path()
+        self.path = path or runtime_dir() / "console.sock"
         self._writer: asyncio.StreamWriter | None = None
         self._tasks = TaskSupervisor("console link")  # the reader of the console's answers
         self._handle: Any = None
@@ -288,123 +285,3 @@ def _reject(ctx: ApprovalContext) -> tuple[str, str | None]:
     from bridge.approvals import choose
 
     return choose(ctx.options, "reject_once")
-
-
-# --- the console's end -----------------------------------------------------------------------------
-
-
-_LINKED: set[str] = set()  # the connection names of the front doors linked to this console
-
-
-def is_hello(line: bytes) -> bool:
-    return line.startswith(HELLO_PREFIX)
-
-
-async def serve_link(
-    bridge: Bridge, reader: asyncio.StreamReader, writer: Any, hello: bytes
-) -> None:
-    """One ACP front door linked into this console: republish its events, decide its approvals
-    with this console's broker (its cards), until it goes away."""
-    try:
-        params = json.loads(hello).get("params") or {}
-    except ValueError:
-        params = {}
-    name = f"acp-link-{params.get('pid')}"
-    peer = JsonRpcPeer(reader, writer, name=name)
-    names: dict[str, str] = {}  # the proxy's connection names → the names used here
-    sessions: set[tuple[str, str]] = set()
-    approvals: dict[Any, str] = {}  # link id → this broker's approval id
-    fields = {f.name for f in dataclasses.fields(ApprovalContext)}
-
-    def local(remote: str) -> str:
-        """The proxy's own name (unique on the machine: `<client>-<pid>`), so the console, the
-        proxy and the audit log say the same; renamed only if another link holds it here."""
-        if remote not in names:
-            name = remote or "acp"
-            if name in _LINKED:
-                name = bridge.connection_name(name)
-                log.warning(
-                    "an ACP front door named %r is linked already: shown as %r", remote, name
-                )
-            _LINKED.add(name)
-            names[remote] = name
-        return names[remote]
-
-    def on_event(data: Any) -> None:
-        if not isinstance(data, dict):
-            return
-        event = ev.parse_event(data)
-        if event is None:
-            return
-        event.connection = local(event.connection)
-        if isinstance(event, ev.SessionStarted):
-            sessions.add((event.connection, event.session_id))
-        elif isinstance(event, ev.SessionEnded):
-            sessions.discard((event.connection, event.session_id))
-        bridge.bus.publish(event)
-
-    async def on_approval(data: Any, request_id: Any) -> dict[str, Any]:
-        raw = dict(data.get("ctx") or {}) if isinstance(data, dict) else {}
-        raw = {k: v for k, v in raw.items() if k in fields}
-        raw["connection"] = local(str(raw.get("connection") or "acp"))
-        ctx = ApprovalContext(**raw)
-        link_id = data.get("id")
-
-        def pending(approval_id: str) -> None:
-            approvals[link_id] = approval_id
-
-        proposed = data.get("approvalId") if isinstance(data, dict) else None
-        try:
-            resolution = await bridge.approvals.request(
-                ctx,
-                on_pending=pending,
-                approval_id=proposed if isinstance(proposed, str) else None,
-            )
-        finally:
-            approvals.pop(link_id, None)
-        return {
-            "outcome": resolution.outcome,
-            "optionId": resolution.option_id,
-            "resolver": resolution.resolver,
-            "rule": resolution.rule,
-            "reason": resolution.reason,
-            "answer": resolution.answer,
-            "who": resolution.who,
-        }
-
-    def on_withdraw(data: Any) -> None:
-        """The front door decided it (a cancelled turn, its client's own answer): the card goes
-        with that decision, which the front door audited."""
-        if isinstance(data, dict):
-            approval_id = approvals.get(data.get("id"))
-            if approval_id is not None:
-                option_id = data.get("optionId")
-                decided = Resolution(
-                    outcome=str(data.get("outcome") or "cancelled"),
-                    option_id=option_id if isinstance(option_id, str) else None,
-                    resolver=str(data.get("resolver") or "default"),
-                    reason=str(data.get("reason") or "withdrawn"),
-                )
-                bridge.approvals.settle(approval_id, decided, audit=False)
-
-    peer.on_notification("link/event", on_event)
-    peer.on_notification("link/withdraw", on_withdraw)
-    peer.on_request("link/approval", on_approval)
-    try:
-        await peer.serve()
-    finally:
-        # The front door audits what it still had pending when it ends (it withdraws them
-        # before it goes): a card still here is only removed.
-        gone = Resolution("cancelled", None, "default", reason="the ACP front door went away")
-        for approval_id in list(approvals.values()):
-            bridge.approvals.settle(approval_id, gone, audit=False)
-        await peer.shutdown()
-        _LINKED.difference_update(names.values())
-        for connection, session_id in sessions:
-            bridge.bus.publish(
-                ev.SessionEnded(
-                    connection=connection,
-                    session_id=session_id,
-                    reason="the ACP client's proxy went away",
-                )
-            )
