@@ -1,6 +1,6 @@
 """JSON-RPC 2.0 message classification and error shapes (standard library only).
 
-Shared by the asyncio peer (`bridge.rpc`) and the start-up fast path (`bridge.fastpath`), which
+Shared by the asyncio peer (`bridge.rpc`) and the start-up fast path (`bridge.vscodelm.fastpath`), which
 answers cheap requests before asyncio and pydantic are even imported.
 """
 

@@ -10,25 +10,12 @@ are ignored everywhere, as upstream's serde parsing does.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-if TYPE_CHECKING:
-    from bridge.vscodelm.wire import (
-        CancelParams,
-        ChatInformationParams,
-        ChatRequestOptions,
-        ChatResponseParams,
-        TokenCountParams,
-    )
-
 __all__ = [
     "AgentSpec",
-    "CancelParams",
-    "ChatInformationParams",
-    "ChatRequestOptions",
-    "ChatResponseParams",
     "ClaudeCodeAgent",
     "ContentPart",
     "ElizaAgent",
@@ -39,34 +26,12 @@ __all__ = [
     "SseServer",
     "StdioServer",
     "TextPart",
-    "TokenCountParams",
     "ToolCallPart",
     "ToolDefinition",
     "ToolResultPart",
     "describe_validation_error",
     "parse_agent",
 ]
-
-#: The vscodelm door's method envelopes, still importable from here (their home is
-#: `bridge.vscodelm.wire`). Loaded on first use and by name, so that the core's model does not
-#: depend on a door.
-_VSCODELM_WIRE = frozenset(
-    {
-        "CancelParams",
-        "ChatInformationParams",
-        "ChatRequestOptions",
-        "ChatResponseParams",
-        "TokenCountParams",
-    }
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _VSCODELM_WIRE:
-        import importlib
-
-        return getattr(importlib.import_module("bridge.vscodelm.wire"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _Wire(BaseModel):

@@ -80,7 +80,7 @@ def test_every_bridge_module_imports_without_textual():
         "bridge.history",
         "bridge.protocol",
         "bridge.registry",
-        "bridge.fastpath",
+        "bridge.vscodelm.fastpath",
         "bridge.agents.eliza",
         "bridge.agents.process",
         "bridge.tools",
@@ -115,7 +115,7 @@ def test_cli_parser_builds_with_the_standard_library_only():
 
 
 @pytest.mark.parametrize(
-    "module", ["bridge.fastpath", "bridge.jsonrpc", "bridge.registry", "bridge.paths"]
+    "module", ["bridge.vscodelm.fastpath", "bridge.jsonrpc", "bridge.registry", "bridge.paths"]
 )
 def test_cheap_modules_import_no_asyncio_or_pydantic(module):
     result = loaded_after(f"import {module}")
@@ -150,7 +150,7 @@ def test_registry_commands_run_on_the_standard_library(argv):
 def test_fast_path_answers_with_the_standard_library_only():
     """What `vscodelm` runs before the heavy imports: classify and answer cheap requests."""
     result = loaded_after(
-        "from bridge.fastpath import answer_cheap\n"
+        "from bridge.vscodelm.fastpath import answer_cheap\n"
         "        from bridge.jsonrpc import classify, dumps\n"
         '        for raw in (b\'{"jsonrpc":"2.0","id":1,"method":"lm/provideTokenCount","params":{"modelId":"m","text":"abcd"}}\',\n'
         '                    b\'{"jsonrpc":"2.0","id":2,"method":"lm/provideLanguageModelChatInformation","params":{}}\',\n'

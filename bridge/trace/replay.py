@@ -15,7 +15,6 @@ from pydantic import TypeAdapter, ValidationError
 from bridge.history import Decision, HistoryTracker
 from bridge.protocol import (
     AgentSpec,
-    ChatResponseParams,
     ContentPart,
     Message,
     agent_key,
@@ -23,6 +22,7 @@ from bridge.protocol import (
     parse_agent,
 )
 from bridge.trace.files import CHAT_METHOD, TraceReader, read_trace
+from bridge.vscodelm.wire import ChatResponseParams
 
 # --- replay --------------------------------------------------------------------------------------
 

@@ -54,7 +54,7 @@ def _load_bridge() -> None:
     import acp  # noqa: F401  (the ACP SDK: needed by the first chat request)
 
     import bridge.agents.eliza
-    import bridge.stdio  # noqa: F401  (asyncio, pydantic, the core)
+    import bridge.vscodelm.stdio  # noqa: F401  (asyncio, pydantic, the core)
 
     # The long-lived objects of those imports need no more collecting: keep them out of the
     # collector's full passes, which otherwise stall a streaming reply now and then.
@@ -85,7 +85,7 @@ def _console_socket_exists() -> bool:
 def _serve_headless(
     trace: Any, rest: bytes, *, cwd: str | None, event_log: str | None, options: dict[str, Any]
 ) -> int:
-    from bridge.fastpath import serve_until_loaded, start_loader
+    from bridge.vscodelm.fastpath import serve_until_loaded, start_loader
 
     loaded = start_loader(_load_bridge)
     handover = serve_until_loaded(
@@ -97,7 +97,7 @@ def _serve_headless(
     if handover.eof and not handover.lines:
         return 0  # the client left before asking anything the fast path could not answer
     loaded.wait()
-    from bridge import stdio
+    from bridge.vscodelm import stdio
 
     return stdio.run(
         cwd=cwd,

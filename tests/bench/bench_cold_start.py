@@ -3,7 +3,7 @@
     .venv/bin/python tests/bench/bench_cold_start.py [--spawns 20]
 
 VS Code spawns `symposium-tui vscodelm` lazily and its first request is often a token count, so
-that answer must not wait for asyncio, pydantic and the ACP SDK (`bridge/fastpath.py` answers it
+that answer must not wait for asyncio, pydantic and the ACP SDK (`bridge/vscodelm/fastpath.py` answers it
 while a thread imports them). For each spawn the request is written to stdin right after the
 spawn, and the clock stops when the response line has been read; stdin is then closed and the
 process reaped (untimed; its exit time is reported for information).

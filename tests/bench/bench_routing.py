@@ -28,7 +28,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bridge.history import DecisionKind, HistoryTracker
-from bridge.protocol import ChatResponseParams, Message, TextPart
+from bridge.protocol import Message, TextPart
+from bridge.vscodelm.wire import ChatResponseParams
 from tests.bench.report import pairs, row
 
 AGENT = '{"deterministic":false,"kind":"eliza"}'

@@ -11,10 +11,6 @@ from pydantic import TypeAdapter, ValidationError
 
 from bridge.protocol import (
     MAX_JSON_DEPTH,
-    CancelParams,
-    ChatInformationParams,
-    ChatRequestOptions,
-    ChatResponseParams,
     ClaudeCodeAgent,
     ContentPart,
     ElizaAgent,
@@ -24,7 +20,6 @@ from bridge.protocol import (
     SseServer,
     StdioServer,
     TextPart,
-    TokenCountParams,
     ToolCallPart,
     ToolDefinition,
     ToolResultPart,
@@ -32,6 +27,13 @@ from bridge.protocol import (
     agent_label,
     describe_validation_error,
     parse_agent,
+)
+from bridge.vscodelm.wire import (
+    CancelParams,
+    ChatInformationParams,
+    ChatRequestOptions,
+    ChatResponseParams,
+    TokenCountParams,
 )
 
 PART = TypeAdapter(ContentPart)

@@ -1,5 +1,5 @@
 """The headless endpoint's stdin: a long conversation's request line costs no more to take in
-than it must (bridge.stdio: the pipe widened, freed memory kept rather than faulted in again)."""
+than it must (bridge.vscodelm.stdio: the pipe widened, freed memory kept rather than faulted in again)."""
 
 from __future__ import annotations
 
