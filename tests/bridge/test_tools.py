@@ -106,8 +106,10 @@ class Notifications:
 
 
 @pytest.fixture
-async def server(tmp_path: Path):
-    tool_server = ClientToolServer(socket_dir=tmp_path / "sockets")
+async def server():
+    # its own private socket folder (under the system's temporary folder: a socket path has
+    # room for about 100 bytes, which a test's own tmp_path can exceed)
+    tool_server = ClientToolServer()
     await tool_server.start()
     try:
         yield tool_server
@@ -460,8 +462,8 @@ async def test_a_shim_with_a_wrong_token_gets_a_closed_connection(server):
 # --- stop ---------------------------------------------------------------------------------------------
 
 
-async def test_stop_returns_promptly_while_clients_hold_streams_and_calls_open(tmp_path: Path):
-    tool_server = ClientToolServer(socket_dir=tmp_path)
+async def test_stop_returns_promptly_while_clients_hold_streams_and_calls_open():
+    tool_server = ClientToolServer()
     await tool_server.start()
     http_handler, shim_handler = Handler(block=True), Handler(block=True)
     tool_server.register("http", http_handler, [READ])

@@ -112,6 +112,8 @@ class ApprovalCard(Widget, can_focus=True):
         self.set_reactive(ApprovalCard.armed, arm_delay <= 0)  # drawn by on_mount
         self._arm_timer: Timer | None = None
         self._clock = clock or (lambda ts: time.strftime("%H:%M:%S", time.localtime(ts)))
+        # known from the start, so that a card in the queue says who asks before it has mounted
+        self.border_title = escape(self._head())
 
     # --- composition -------------------------------------------------------------------------------
 
@@ -139,7 +141,6 @@ class ApprovalCard(Widget, can_focus=True):
             yield Static(classes="card-diff")
 
     def on_mount(self) -> None:
-        self.border_title = escape(self._head())
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
         self._render_diff()
         self._render_keys()
