@@ -105,10 +105,6 @@ class AgentsPanel(Vertical):
         event.stop()
         self.action_edit_agent()
 
-    def select_row(self, row: int) -> None:
-        table = self.query_one("#agents-table", DataTable)
-        table.move_cursor(row=row % table.row_count if table.row_count else 0)
-
     def _selected(self) -> str | None:
         table = self.query_one("#agents-table", DataTable)
         if not table.row_count:

@@ -18,7 +18,7 @@ class SettingsChange(Message):
     happens."""
 
     panel: Widget
-    """The panel that asked (its table's cursor moves to `select` once written)."""
+    """The panel that asked (the cursor of its table moves to `select` once written)."""
     change: Callable[[SettingsStore], Settings]
     """The change, made on the store; it returns the settings written."""
     done: str | Callable[[Settings], str] | None = None

@@ -101,10 +101,6 @@ class RulesPanel(Vertical):
             table.move_cursor(row=min(row, table.row_count - 1))
         self.refresh_bindings()
 
-    def select_row(self, row: int) -> None:
-        table = self.query_one("#rules-table", DataTable)
-        table.move_cursor(row=row % table.row_count if table.row_count else 0)
-
     def _rules(self) -> list[Any]:
         settings = self.app.settings
         return list(settings.rules) if settings is not None else []

@@ -8,7 +8,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
 from bridge.settings import Settings, SettingsError
 from symposium_tui.screens.settings.agents import AgentsPanel
@@ -140,9 +140,9 @@ class SettingsScreen(Screen[None]):
             return
         self.refresh_all()
         if event.select is not None:
-            select_row = getattr(event.panel, "select_row", None)
-            if select_row is not None:
-                select_row(event.select)
+            table = event.panel.query_one(DataTable)
+            if table.row_count:
+                table.move_cursor(row=event.select % table.row_count)
         done = event.done(settings) if callable(event.done) else event.done
         if done:
             self.notify(done)
