@@ -29,6 +29,9 @@ def live_bypass(app: SymposiumApp) -> set[str]:
 
 
 class AgentsPanel(Vertical):
+    """The agents table: add, edit or remove an agent, and turn its bypass on or off. Changes are asked of the screen
+    (`SettingsChange`), never written here."""
+
     app = console_app()
 
     BINDINGS = [

@@ -14,6 +14,9 @@ from symposium_tui.typed_app import console_app
 
 
 class PreferencesPanel(VerticalScroll):
+    """The theme and mouse preferences. Changes are asked of the screen
+    (`SettingsChange`), never written here."""
+
     app = console_app()
 
     def compose(self) -> ComposeResult:

@@ -19,6 +19,9 @@ MOVE = Binding.Group("Move")  # K and J share one footer entry
 
 
 class RulesPanel(Vertical):
+    """The rules table: add, edit, move or remove a rule. Changes are asked of the screen
+    (`SettingsChange`), never written here."""
+
     app = console_app()
 
     BINDINGS = [
