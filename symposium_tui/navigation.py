@@ -88,6 +88,7 @@ class Navigator:
             return
         settings = next((s for s in app.screen_stack if isinstance(s, SettingsScreen)), None)
         section = settings.query_one("#settings-tabs", TabbedContent).active if settings else None
+        popped = len(app.screen_stack) > 1
         self.main_screen()
         current = app._active_tab()
         if section:
@@ -96,6 +97,9 @@ class Navigator:
             self.return_to = (current, app.focused)
         self._tabs().active = "approvals"
         app.queue.focus_first()
+        if popped:
+            # the main screen, resumed, may put back the focus it had before: a card again
+            app.call_after_refresh(app.queue.keep_card_focus)
 
     def go_back(self) -> None:
         """Esc in the queue: back to where F2 came from."""

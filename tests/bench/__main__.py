@@ -91,6 +91,35 @@ BENCHES = (
     ),
     Bench("bench_tool_hop.py", ("client tool hop (agent's tools/call -> tool_call part)",)),
     Bench(
+        "bench_registry.py",
+        ("`registry resolve-agent`", "`resolve-agent claude`", "`registry list`"),
+    ),
+    Bench(
+        "bench_hooks.py",
+        (
+            "hook, edit, no console",
+            "hook, bash, no console",
+            "hook, bash, console",
+            "hook start -> card, beyond process start",
+        ),
+    ),
+    Bench(
+        "bench_rule_bounds.py",
+        (
+            "a 1 MB command, decided (asked)",
+            "the loop's longest stall while a 54 KB command is decided",
+        ),
+    ),
+    Bench(
+        "bench_openai_memory.py",
+        ("`serve --openai` RSS after 10,000 conversations",),
+    ),
+    Bench(
+        "bench_console_load.py",
+        ("console RSS over the last minute at capacity",),
+        ("--seconds", "120"),
+    ),
+    Bench(
         "bench_remote.py",
         ("approval card over ssh", "approval answer over ssh"),
         needs=("/usr/sbin/sshd",),

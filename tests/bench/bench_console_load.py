@@ -50,6 +50,7 @@ from bridge.core import Bridge
 from symposium_tui.state import ConsoleState
 from symposium_tui.widgets.sessions import SessionsPane
 from symposium_tui.widgets.toollog import ToolLogPane, ToolLogView
+from tests.bench.report import row
 
 AGENT_KEY = '{"deterministic":false,"kind":"eliza"}'
 WORDS = [
@@ -519,6 +520,17 @@ async def main(
                 f"  over the last minute at capacity: {min(last):.1f}-{max(last):.1f} MB, "
                 f"spread {spread:.1f} MB  target <= 5 MB (flat)  {'met' if spread <= 5 else 'MISSED'}"
                 f"  (tool log {state.tools.bytes / 2**20:.1f} MiB of {state.tools.max_bytes / 2**20:.0f})"
+            )
+            row(
+                "console RSS over the last minute at capacity",
+                baseline=f"{min(last):.1f} MB",
+                target="spread <= 5 MB",
+                result=spread,
+                unit="MB",
+                met=spread <= 5,
+                low=min(last),
+                high=max(last),
+                samples=len(last),
             )
         else:
             print("  (run with --seconds 180 for the last-minute flatness figure)")

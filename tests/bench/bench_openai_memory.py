@@ -34,6 +34,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.bench.report import row
+
 TARGET = 1.10
 PY = sys.executable
 SCRIPT = str(Path(PY).parent / "symposium-tui")
@@ -231,6 +235,14 @@ def main() -> None:
         print(
             f"RSS({options.conversations:,}) / RSS({options.baseline:,}) = {ratio:.3f}  "
             f"target <= {TARGET:.2f}  {'met' if ratio <= TARGET else 'MISSED'}  (load {load})"
+        )
+        row(
+            f"`serve --openai` RSS after {options.conversations:,} conversations",
+            baseline=f"RSS after {options.baseline:,}",
+            target=f"<= {TARGET:.2f}x",
+            result=ratio,
+            unit="x",
+            met=ratio <= TARGET,
         )
     finally:
         server.terminate()

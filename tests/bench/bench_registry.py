@@ -34,6 +34,10 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.bench.report import pairs, row
+
 TARGET = 2.0
 PY = sys.executable
 SCRIPT = str(Path(PY).parent / "symposium-tui")
@@ -164,6 +168,20 @@ def main() -> None:
             ratio = median / base
             line += f"  ratio {ratio:.2f}x  target <= {TARGET:g}x  {'met' if ratio <= TARGET else 'MISSED'}"
         print(line)
+    for name in names[1:]:
+        _, low, high, n = pairs(times[name], times["python -c pass"])
+        ratio = statistics.median(times[name]) / base
+        row(
+            f"`{name}`",
+            baseline="`python -c pass`",
+            target=f"<= {TARGET:g}x",
+            result=ratio,
+            unit="x",
+            met=ratio <= TARGET,
+            low=low,
+            high=high,
+            samples=n,
+        )
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ from bench_rules import OPTIONS, build_requests, build_rules
 from bridge import events as ev
 from bridge.approvals import ApprovalBroker, ApprovalContext, Policy
 from bridge.rules import Rule
+from tests.bench.report import row
 
 HUGE = "git status " + "-s " * 350_000  # ~1 MB
 COMPOUND = "git status && ls; " * 3000  # ~54 KB, parsed by bashlex
@@ -169,6 +170,27 @@ async def main_async(args: argparse.Namespace) -> None:
         f"{real_max:.1f} ms (target <= 20 ms: {'met' if real_max <= 20 else 'NOT met'}), p99 "
         f"{real_p99:.2f} ms; over the same span with nothing decided: longest {base_max:.1f} ms, "
         f"p99 {base_p99:.2f} ms"
+    )
+    row(
+        "a 1 MB command, decided (asked)",
+        baseline="-",
+        target="<= 100 ms",
+        result=max(huge_times),
+        unit="ms",
+        met=max(huge_times) <= 100,
+        low=min(huge_times),
+        high=max(huge_times),
+        samples=len(huge_times),
+        note="the slowest of the repeats",
+    )
+    row(
+        "the loop's longest stall while a 54 KB command is decided",
+        baseline=f"nothing decided: {base_max:.1f} ms",
+        target="<= 20 ms",
+        result=real_max,
+        unit="ms",
+        met=real_max <= 20,
+        note="a real bridge streaming from the echo agent meanwhile",
     )
     print(
         f"ordinary decisions through the broker: median {statistics.median(via_broker):.0f} us "

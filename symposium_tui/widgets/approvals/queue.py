@@ -219,6 +219,15 @@ class ApprovalQueue(VerticalScroll):
         self.current = card
         card.scroll_visible(animate=False)
 
+    def keep_card_focus(self) -> None:
+        """Focus the oldest pending card unless a pending card (or something in it) has focus."""
+        focused = self.app.focused
+        if any(
+            focused is c or (focused is not None and c in focused.ancestors) for c in self.pending
+        ):
+            return
+        self.focus_first()
+
     def focus_first(self) -> bool:
         """Focus the oldest pending card (a person asked for it: no re-arming)."""
         pending = self.pending
