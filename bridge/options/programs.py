@@ -3,12 +3,12 @@ subcommands and aliases, and the other names a program goes by. Data, read by `s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
 
+from bridge.record import Frozen
 
-@dataclass(frozen=True)
-class Program:
+
+class Program(Frozen):
     """One program's options. `short`: getopt letters (`k:` takes an argument). `long`: long
     name → its canonical short letter, or "" when it has none (a name ending in `=` takes an
     argument). `implies`: an option → the options it also means (`-D` → `-d -f`). `dash_long`:
@@ -18,14 +18,36 @@ class Program:
     `aliases`: word sequences that name the same subcommand (`container rm` is `rm`). `words`:
     other words with another spelling (`kubectl delete ns` is `namespace`)."""
 
-    short: str = ""
-    long: dict[str, tuple[str, int]] = field(default_factory=dict)
-    implies: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    dash_long: bool = False
-    operands: bool = False
-    subcommands: dict[str, Program] = field(default_factory=dict)
-    aliases: dict[tuple[str, ...], tuple[str, ...]] = field(default_factory=dict)
-    words: dict[str, str] = field(default_factory=dict)
+    __slots__ = _fields = (
+        "short",
+        "long",
+        "implies",
+        "dash_long",
+        "operands",
+        "subcommands",
+        "aliases",
+        "words",
+    )
+
+    def __init__(
+        self,
+        short: str = "",
+        long: dict[str, tuple[str, int]] | None = None,
+        implies: dict[str, tuple[str, ...]] | None = None,
+        dash_long: bool = False,
+        operands: bool = False,
+        subcommands: dict[str, Program] | None = None,
+        aliases: dict[tuple[str, ...], tuple[str, ...]] | None = None,
+        words: dict[str, str] | None = None,
+    ) -> None:
+        self.short = short
+        self.long: dict[str, tuple[str, int]] = {} if long is None else long
+        self.implies: dict[str, tuple[str, ...]] = {} if implies is None else implies
+        self.dash_long = dash_long
+        self.operands = operands
+        self.subcommands: dict[str, Program] = {} if subcommands is None else subcommands
+        self.aliases: dict[tuple[str, ...], tuple[str, ...]] = {} if aliases is None else aliases
+        self.words: dict[str, str] = {} if words is None else words
 
     def takes(self) -> dict[str, bool]:
         return _short_table(self.short)

@@ -3,25 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from bridge.options.programs import PROGRAMS, Program, program_name
+from bridge.record import Frozen
 
 
-@dataclass(frozen=True)
-class Spelling:
+class Spelling(Frozen):
     """A command's words in one spelling. `words`: the program, then every word with options
     written canonically (`-r`, `-f`, `--force-with-lease`, `-X=DELETE`); a value given as the next
     word stays a word of its own (it may also be read as an argument). `unknown`: the indexes of
     `words` only known when it runs. `options`: canonical option → the values it was given (None
     for none). `ended`: the index of `--` in `words`, or len(words)."""
 
-    words: tuple[str, ...]
-    unknown: frozenset[int]
-    options: dict[str, tuple[str | None, ...]]
-    ended: int
-    values: frozenset[int] = frozenset()  # indexes of words that are an option's value
-    expanded: frozenset[str] = frozenset()  # options that stand for others (`-D`: `-d -f`)
+    __slots__ = _fields = ("words", "unknown", "options", "ended", "values", "expanded")
+
+    def __init__(
+        self,
+        words: tuple[str, ...],
+        unknown: frozenset[int],
+        options: dict[str, tuple[str | None, ...]],
+        ended: int,
+        values: frozenset[int] = frozenset(),  # indexes of words that are an option's value
+        expanded: frozenset[str] = frozenset(),  # options that stand for others (`-D`: `-d -f`)
+    ) -> None:
+        self.words = words
+        self.unknown = unknown
+        self.options = options
+        self.ended = ended
+        self.values = values
+        self.expanded = expanded
 
     def required(self) -> dict[str, tuple[str | None, ...]]:
         """What a rule written this way asks for: its options, those that stand for others

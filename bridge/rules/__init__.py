@@ -60,8 +60,6 @@ YES/MIGHT/NO, decisions). `named`, `urls` and `proposals` are loaded with their 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from bridge.rules.bounds import (
     MAX_BRACES,
     MAX_COMMAND,
@@ -89,7 +87,10 @@ from bridge.rules.targets import (
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action, Decision, PartVerdict
 from bridge.shell import ParsedCommand, Part, parse_command
 
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
+    from typing import Any
+
     from bridge.rules.named import NamedPaths, named_paths
     from bridge.rules.proposals import (
         DESTRUCTIVE_PROGRAMS,

@@ -9,16 +9,15 @@ import itertools
 import os
 import re
 import stat
-from dataclasses import dataclass
 
+from bridge.record import Frozen
 from bridge.rules.bounds import MAX_BRACES, MAX_EXPANSIONS, MAX_GLOB_LEVELS
 from bridge.rules.paths import resolve_path
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand
 
 
-@dataclass(frozen=True)
-class NamedPaths:
+class NamedPaths(Frozen):
     """What a shell command's words name, for deny path rules: `real`, the real paths its words
     name (`~`, `$HOME`, `{a,b}` braces and globs expanded; relative ones against the session's
     cwd and every directory it changes to); `maybe`, real paths named inside longer words (a
@@ -27,11 +26,21 @@ class NamedPaths:
     words; `cwd`, the session's directory when known; `too_many`, a glob matched more files than
     are looked at."""
 
-    real: frozenset[str] = frozenset()
-    maybe: frozenset[str] = frozenset()
-    parts: frozenset[str] = frozenset()
-    cwd: str | None = None
-    too_many: bool = False
+    __slots__ = _fields = ("real", "maybe", "parts", "cwd", "too_many")
+
+    def __init__(
+        self,
+        real: frozenset[str] = frozenset(),
+        maybe: frozenset[str] = frozenset(),
+        parts: frozenset[str] = frozenset(),
+        cwd: str | None = None,
+        too_many: bool = False,
+    ) -> None:
+        self.real = real
+        self.maybe = maybe
+        self.parts = parts
+        self.cwd = cwd
+        self.too_many = too_many
 
 
 _TOKEN_SPLIT = re.compile(r"""[\s'"()=:,;<>|&`]+""")

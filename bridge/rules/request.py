@@ -5,48 +5,97 @@ from __future__ import annotations
 import itertools
 import re
 import shlex
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
+from bridge.record import Record
 from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
 from bridge.rules.paths import resolve_checked
 from bridge.rules.table import _describe
 from bridge.rules.targets import tool_call_targets
 from bridge.shell import ParsedCommand, parse_cached, parse_command
 
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
+    from typing import Any
+
     from bridge.rules.named import NamedPaths
     from bridge.rules.urls import UrlView
 
 
-@dataclass
-class Request:
-    """What a rule looks at. In an example, a field left None is "not compared"."""
+class Request(Record):
+    """What a rule looks at. In an example, a field left None is "not compared". `odd_paths` and
+    `odd_urls`: keys outside PATH_KEYS / URL_KEYS that hold a path / a URL; `text_urls`: text
+    values (a prompt) that are URLs, and `loose_paths`: other keys' one-line values (`keys/id`),
+    both for deny rules; `unchecked`: why it is too large to check (then it is asked);
+    `malformed`: why an execute call's command cannot be judged (→ ask)."""
 
-    agent: str | None = None
-    kind: str | None = None
-    title: str | None = None
-    command: str | tuple[str, ...] | None = None
-    paths: tuple[str, ...] | None = None
-    urls: tuple[str, ...] | None = None
-    cwd: str | None = None
-    odd_paths: tuple[str, ...] = ()  # keys outside PATH_KEYS that hold a path
-    odd_urls: tuple[str, ...] = ()  # keys outside URL_KEYS that hold a URL
-    text_urls: tuple[str, ...] = ()  # text values (a prompt) that are URLs: for deny rules
-    loose_paths: tuple[str, ...] = ()  # other keys' one-line values (`keys/id`): for deny rules
-    unchecked: str | None = None  # why it is too large to check (then it is asked)
-    malformed: str | None = None  # why an execute call's command cannot be judged (→ ask)
-    _parsed: ParsedCommand | None = field(default=None, repr=False)
-    _real: tuple[str, ...] | None = field(default=None, repr=False)
-    _readings: tuple[tuple[tuple[str, ...], str | None], ...] | None = field(
-        default=None, repr=False
+    _shown = (
+        "agent",
+        "kind",
+        "title",
+        "command",
+        "paths",
+        "urls",
+        "cwd",
+        "odd_paths",
+        "odd_urls",
+        "text_urls",
+        "loose_paths",
+        "unchecked",
+        "malformed",
     )
-    _urls: tuple[UrlView, ...] | None = field(default=None, repr=False)
-    _loose: tuple[str, ...] | None = field(default=None, repr=False)
-    _cmd_urls: tuple[UrlView, ...] | None = field(default=None, repr=False)
-    _named: NamedPaths | None = field(default=None, repr=False)
-    _named_in: dict[str, int] = field(default_factory=dict, repr=False)  # root → verdict
-    _doubts: dict[str, list[str]] = field(default_factory=dict, repr=False)
+    # (what it has worked out so far is compared too, as it was)
+    _fields = (
+        *_shown,
+        "_parsed",
+        "_real",
+        "_readings",
+        "_urls",
+        "_loose",
+        "_cmd_urls",
+        "_named",
+        "_named_in",
+        "_doubts",
+    )
+    __slots__ = _fields
+
+    def __init__(
+        self,
+        agent: str | None = None,
+        kind: str | None = None,
+        title: str | None = None,
+        command: str | tuple[str, ...] | None = None,
+        paths: tuple[str, ...] | None = None,
+        urls: tuple[str, ...] | None = None,
+        cwd: str | None = None,
+        odd_paths: tuple[str, ...] = (),
+        odd_urls: tuple[str, ...] = (),
+        text_urls: tuple[str, ...] = (),
+        loose_paths: tuple[str, ...] = (),
+        unchecked: str | None = None,
+        malformed: str | None = None,
+    ) -> None:
+        self.agent = agent
+        self.kind = kind
+        self.title = title
+        self.command = command
+        self.paths = paths
+        self.urls = urls
+        self.cwd = cwd
+        self.odd_paths = odd_paths
+        self.odd_urls = odd_urls
+        self.text_urls = text_urls
+        self.loose_paths = loose_paths
+        self.unchecked = unchecked
+        self.malformed = malformed
+        self._parsed: ParsedCommand | None = None
+        self._real: tuple[str, ...] | None = None
+        self._readings: tuple[tuple[tuple[str, ...], str | None], ...] | None = None
+        self._urls: tuple[UrlView, ...] | None = None
+        self._loose: tuple[str, ...] | None = None
+        self._cmd_urls: tuple[UrlView, ...] | None = None
+        self._named: NamedPaths | None = None
+        self._named_in: dict[str, int] = {}  # root → verdict
+        self._doubts: dict[str, list[str]] = {}
 
     @classmethod
     def from_tool_call(

@@ -7,10 +7,9 @@ import os
 import posixpath
 import re
 import shlex
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from bridge.options import program_name, unsafe_options
+from bridge.record import Record
 from bridge.rules.commands import (
     _CODE_TOKEN,
     EXACT_MARK,
@@ -29,7 +28,10 @@ from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand, Part, is_assignment
 
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
+    from typing import Any
+
     from bridge.rules.urls import UrlReading
 
 
@@ -37,30 +39,56 @@ def _compile_glob(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
     return re.compile(fnmatch.translate(pattern), re.IGNORECASE if ignore_case else 0)
 
 
-@dataclass
-class Rule:
-    """A standing decision. Every given field must match (see the module docstring)."""
+class Rule(Record):
+    """A standing decision. Every given field must match (see the module docstring). `line`: where
+    it is in the settings file (shown, not compared)."""
 
-    action: Action
-    kind: str | None = None
-    title: str | None = None  # glob, case-insensitive
-    agent: str | None = None  # glob
-    path: str | None = None  # a directory: inside it after resolution
-    title_regex: str | None = None  # re.search
-    command: tuple[str, ...] | None = None  # command prefixes, any of them
-    url: str | None = None  # scheme://host/path prefix
-    reason: str | None = None  # told to the agent (and the audit log) when it denies
-    match: list[Any] = field(default_factory=list)  # examples it must match
-    not_match: list[Any] = field(default_factory=list)  # examples it must not match
-    line: int | None = field(default=None, compare=False)  # where it is in the settings file
+    _fields = (
+        "action",
+        "kind",
+        "title",
+        "agent",
+        "path",
+        "title_regex",
+        "command",
+        "url",
+        "reason",
+        "match",
+        "not_match",
+    )
+    _shown = (*_fields, "line")
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        action: Action,
+        kind: str | None = None,
+        title: str | None = None,  # glob, case-insensitive
+        agent: str | None = None,  # glob
+        path: str | None = None,  # a directory: inside it after resolution
+        title_regex: str | None = None,  # re.search
+        command: tuple[str, ...] | str | None = None,  # command prefixes, any of them
+        url: str | None = None,  # scheme://host/path prefix
+        reason: str | None = None,  # told to the agent (and the audit log) when it denies
+        match: list[Any] | None = None,  # examples it must match
+        not_match: list[Any] | None = None,  # examples it must not match
+        line: int | None = None,
+    ) -> None:
+        self.action = action
+        self.kind = kind
+        self.title = title
+        self.agent = agent
+        self.path = path
+        self.title_regex = title_regex
+        self.command: tuple[str, ...] | None = (command,) if isinstance(command, str) else command
+        self.url = url
+        self.reason = reason
+        self.match: list[Any] = [] if match is None else match
+        self.not_match: list[Any] = [] if not_match is None else not_match
+        self.line = line
         if self.action not in ACTIONS:
             raise RuleError(
                 f"a rule's action must be allow, ask or deny, not {self.action!r}", "action"
             )
-        if isinstance(self.command, str):
-            self.command = (self.command,)
         self._compile()
 
     def _compile(self) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-from urllib.parse import unquote, urlsplit
 
+from bridge.record import Frozen
 from bridge.rules.bounds import MAX_COMMAND, MAX_INPUT_DEPTH, MAX_INPUT_NODES, MAX_LOOSE_PATHS
+
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
+if TYPE_CHECKING:
+    from typing import Any
 
 # a value that starts as a URL does (`https:`, `scheme://`)
 _URL_PREFIX = r"\s*(?:(?i:https?|wss?|ftp):|[A-Za-z][A-Za-z0-9+.-]*:[/\\]{2})"
@@ -94,21 +96,43 @@ TEXT_KEYS = frozenset(
 COMMAND_KEYS = frozenset({"command", "cmd"})  # the shell command: bridge.shell reads it
 
 
-@dataclass(frozen=True)
-class Targets:
-    """The paths and URLs a tool call names (see `tool_call_targets`)."""
+class Targets(Frozen):
+    """The paths and URLs a tool call names (see `tool_call_targets`). `text_urls`: one-line text
+    values that are URLs; `loose_paths`: relative paths under other keys (both for deny rules)."""
 
-    paths: tuple[str, ...] = ()
-    urls: tuple[str, ...] = ()
-    odd_paths: tuple[str, ...] = ()
-    odd_urls: tuple[str, ...] = ()
-    unchecked: str | None = None
-    text_urls: tuple[str, ...] = ()  # one-line text values that are URLs (for deny rules)
-    loose_paths: tuple[str, ...] = ()  # relative paths under other keys (for deny rules)
+    __slots__ = _fields = (
+        "paths",
+        "urls",
+        "odd_paths",
+        "odd_urls",
+        "unchecked",
+        "text_urls",
+        "loose_paths",
+    )
+
+    def __init__(
+        self,
+        paths: tuple[str, ...] = (),
+        urls: tuple[str, ...] = (),
+        odd_paths: tuple[str, ...] = (),
+        odd_urls: tuple[str, ...] = (),
+        unchecked: str | None = None,
+        text_urls: tuple[str, ...] = (),
+        loose_paths: tuple[str, ...] = (),
+    ) -> None:
+        self.paths = paths
+        self.urls = urls
+        self.odd_paths = odd_paths
+        self.odd_urls = odd_urls
+        self.unchecked = unchecked
+        self.text_urls = text_urls
+        self.loose_paths = loose_paths
 
 
 def _file_url_path(value: str) -> str:
     """The path of a `file:` URL (percent-decoded)."""
+    from urllib.parse import unquote, urlsplit  # (a `file:` URL only: not on every start-up)
+
     try:
         return unquote(urlsplit(value.strip()).path) or value
     except ValueError:

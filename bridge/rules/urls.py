@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
 
+from bridge.record import Frozen
 from bridge.rules.bounds import MAX_URL_CANDIDATES
 
 # A URL is read two ways, as a browser or Node reads it (WHATWG, with `ada_url`: a backslash is a
@@ -28,15 +28,17 @@ _ENCODED_SEP = re.compile(r"%(?:2f|5c|2e)", re.IGNORECASE)
 _WHITESPACE_TABS = str.maketrans("", "", "\t\n\r")
 
 
-@dataclass(frozen=True)
-class UrlView:
+class UrlView(Frozen):
     """One URL value of a request: its `readings` (empty when nothing in it reads as a URL with a
     host), and `doubt`, why an allow rule cannot vouch for it (None when its one reading is
     plain)."""
 
-    text: str
-    readings: frozenset[UrlReading]
-    doubt: str | None
+    __slots__ = _fields = ("text", "readings", "doubt")
+
+    def __init__(self, text: str, readings: frozenset[UrlReading], doubt: str | None) -> None:
+        self.text = text
+        self.readings = readings
+        self.doubt = doubt
 
 
 def _normal_host(host: str) -> str:

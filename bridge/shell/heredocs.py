@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
+if TYPE_CHECKING:
+    from typing import Any
 
 _QUOTED_HEREDOC = re.compile(r"""<<(-?)[ \t]*(?:'([^'\n]+)'|"([^"\n]+)"|\\([A-Za-z_][\w]*))""")
 _STAND_IN = "SYMPOSIUM_QUOTED_HEREDOC_"

@@ -7,7 +7,6 @@ import posixpath
 import shlex
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
 from bridge.shell.parts import ParsedCommand, Part
 from bridge.shell.programs import HARMLESS_REDIRECT_TARGETS, MAX_SHELL_DEPTH
@@ -21,6 +20,10 @@ from bridge.shell.words import (
     control_character,
     word_text,
 )
+
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def parse_command(source: str | Sequence[str]) -> ParsedCommand:

@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import posixpath
-from typing import TYPE_CHECKING
 
 from bridge.shell.parts import Part
 from bridge.shell.programs import EVALUATES_SUBSCRIPTS, RUNS_CODE, RUNS_CODE_WHEN, is_interpreter
 from bridge.shell.words import _skip_assignments
 
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
     from bridge.shell.parser import Parser
 

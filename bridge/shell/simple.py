@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import posixpath
 import shlex
-from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from bridge.shell.parts import Part, Role
 from bridge.shell.programs import (
@@ -20,6 +18,7 @@ from bridge.shell.runs import note_dirs, runs_code
 from bridge.shell.words import _skip_assignments, _unknown, _unknown_name
 from bridge.shell.wrappers import WRAPPERS, Wrapper, _Unknown
 
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
     from bridge.shell.parser import Parser
 
@@ -211,9 +210,9 @@ class SimpleCommand:
         words, dynamic, writes = self.words, self.dynamic, tuple(self.writes)
         assigned = tuple(self.given)
         if writes:
-            nested = [replace(p, writes=p.writes + writes) for p in nested]
+            nested = [p.but(writes=p.writes + writes) for p in nested]
         if assigned:  # `BASH_ENV=x bash -c 'ls'`: the script's commands get them too
-            nested = [replace(p, assigns=p.assigns + assigned) for p in nested]
+            nested = [p.but(assigns=p.assigns + assigned) for p in nested]
         runs = self.runs
         below = 1 if runs is not None or self.default is not None else 0
         new = [

@@ -7,9 +7,12 @@ import re
 import shlex
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
 
 from bridge.options import INERT_VARIABLES
+
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
+if TYPE_CHECKING:
+    from typing import Any
 
 GLOB_CHARS = frozenset("*?[")
 _SPACE = re.compile(r"\s")

@@ -6,9 +6,9 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 
+from bridge.record import Frozen
 from bridge.shell.parts import Role
 from bridge.shell.words import _PLAIN_SCRIPT
 
@@ -43,8 +43,7 @@ class _Unwrapped:
         self.splice = splice
 
 
-@dataclass(frozen=True)
-class Wrapper:
+class Wrapper(Frozen):
     """A command that runs another one, and its options: `short` as getopt spells them (`k:`
     takes an argument, `k::` an optional one attached to it, `k` none), `long` likewise (`name=`,
     `name==`, `name`); GNU abbreviations of long options are understood. `positionals`: words
@@ -52,14 +51,36 @@ class Wrapper:
     after which no command runs (`command -v`, `sudo -l`). `writes`: options whose argument is a
     file written (`time -o FILE`). `permute`: options may follow the positionals (su)."""
 
-    role: Role
-    short: str = ""
-    long: str = ""
-    positionals: int = 0
-    stop: frozenset[str] = frozenset()
-    writes: frozenset[str] = frozenset()
-    numeric: bool = False  # `nice -10`: a negative number is an option
-    special: str = ""  # a wrapper with its own rules: env, xargs, su, eval, watch, flock, busybox
+    __slots__ = _fields = (
+        "role",
+        "short",
+        "long",
+        "positionals",
+        "stop",
+        "writes",
+        "numeric",
+        "special",
+    )
+
+    def __init__(
+        self,
+        role: Role,
+        short: str = "",
+        long: str = "",
+        positionals: int = 0,
+        stop: frozenset[str] = frozenset(),
+        writes: frozenset[str] = frozenset(),
+        numeric: bool = False,  # `nice -10`: a negative number is an option
+        special: str = "",  # one with its own rules: env, xargs, su, eval, watch, flock, busybox
+    ) -> None:
+        self.role = role
+        self.short = short
+        self.long = long
+        self.positionals = positionals
+        self.stop = stop
+        self.writes = writes
+        self.numeric = numeric
+        self.special = special
 
     def options(self) -> tuple[dict[str, int], dict[str, int]]:
         return _option_table(self.short, self.long)

@@ -240,6 +240,43 @@ async def test_a_hook_process_loads_neither_the_console_nor_the_acp_sdk_mcp_or_p
     assert b"LOADED \n" in err, err
 
 
+LEAN = """
+import sys
+from symposium_tui.start import main
+code = main(["hook", "claude"])
+slow = ("dataclasses", "inspect", "typing", "urllib.parse", "ipaddress", "bashlex", "tomllib")
+sys.stderr.write("LOADED " + ",".join(sorted(name for name in slow if name in sys.modules)) + "\\n")
+"""
+
+
+def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standard_modules():
+    """No console, the rules from the settings file's start-up cache, a plain command: the hook
+    loads neither `dataclasses` (nor the `inspect`/`ast`/`dis` it brings), `typing`, the URL
+    modules, the shell grammar (bashlex) nor `tomllib` (the settings are not parsed)."""
+    import os
+    import sys
+    import time
+    from pathlib import Path
+
+    from bridge import startcache
+
+    write_settings(RULES)
+    settings = Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "settings.toml"
+    old = time.time() - 60  # written a minute ago: old enough to be cached
+    os.utime(settings, (old, old))
+    payload = json.dumps(pre("claude", "Bash", {"command": "git status"})).encode()
+    cache = startcache.cache_file(str(settings), "hook")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(cache):  # (the file's ctime is now: cached once it is 2 s old)
+        assert time.monotonic() < deadline, "the hook never wrote the start-up cache"
+        assert verdict("claude", hook("claude", payload))[0] == "allow"
+    done = subprocess.run(
+        [sys.executable, "-c", LEAN], input=payload, capture_output=True, timeout=60
+    )
+    assert verdict("claude", done)[0] == "allow"
+    assert b"LOADED \n" in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize(
     "env",
     [
