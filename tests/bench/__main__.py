@@ -151,6 +151,8 @@ def run(bench: Bench, timeout: float) -> tuple[list[dict[str, Any]], dict[str, A
     started = time.monotonic()
     if reason is None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # start-up figures are of a normal install, which keeps its bytecode
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         try:
             proc = subprocess.run(
                 [sys.executable, str(BENCH / bench.script), *bench.args],

@@ -33,6 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.bench.report import pairs, row
+
 PY = sys.executable
 SCRIPT = str(Path(PY).parent / "symposium-tui")
 RULES = """
@@ -129,6 +131,19 @@ def rule_decided(spawns: int, env: dict[str, str]) -> float:
     print("1. hook start -> answer, decided by a rule (target <= 3x python -c pass)")
     for key, values in times.items():
         print(f"   {key:20s} median {ms(values):7.1f} ms   {ms(values) / base:5.2f}x")
+    for key, values in list(times.items())[1:]:
+        _, low, high, n = pairs(values, times["python -c pass"])
+        row(
+            f"hook, {key}",
+            baseline="`python -c pass`",
+            target="<= 3x",
+            result=ms(values) / base,
+            unit="x",
+            met=ms(values) / base <= 3,
+            low=low,
+            high=high,
+            samples=n,
+        )
     return base
 
 
@@ -177,6 +192,15 @@ async def card_latency(spawns: int, base_ms: float) -> None:
     print("2. hook start -> card in a running console (target <= 50 ms beyond process start)")
     print(
         f"   median {card:.1f} ms; python -c pass {base_ms:.1f} ms; beyond it {card - base_ms:.1f} ms"
+    )
+    row(
+        "hook start -> card, beyond process start",
+        baseline=f"`python -c pass` {base_ms:.1f} ms",
+        target="<= 50 ms",
+        result=card - base_ms,
+        unit="ms",
+        met=card - base_ms <= 50,
+        samples=len(times),
     )
 
 
