@@ -37,6 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bridge.audit_chain import args_hash as args_hash
+from bridge.audit_chain import chained, entry_hash, last_line, link_of
+
 CSV_COLUMNS = (
     "seq",
     "ts",
@@ -59,53 +62,6 @@ CSV_COLUMNS = (
     "status",
     "hash",
 )
-
-
-def canonical(record: dict[str, Any]) -> bytes:
-    return json.dumps(
-        record, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str
-    ).encode("utf-8")
-
-
-def entry_hash(record: dict[str, Any]) -> str:
-    body = {k: v for k, v in record.items() if k != "hash"}
-    return hashlib.sha256(canonical(body)).hexdigest()
-
-
-def args_hash(raw_input: Any) -> str:
-    """The hash of the exact arguments (the tool call's `rawInput`) a decision was about."""
-    return hashlib.sha256(canonical({"rawInput": raw_input})).hexdigest()
-
-
-def _last_line(fd: int) -> bytes:
-    """The file's last non-empty line (read backwards in blocks)."""
-    end = os.lseek(fd, 0, os.SEEK_END)
-    block = 4096
-    buf = b""
-    pos = end
-    while pos > 0:
-        step = min(block, pos)
-        pos -= step
-        buf = os.pread(fd, step, pos) + buf
-        stripped = buf.rstrip(b"\n")
-        nl = stripped.rfind(b"\n")
-        if nl >= 0:
-            return stripped[nl + 1 :]
-    return buf.rstrip(b"\n")
-
-
-def _link_of(line: bytes) -> tuple[int, str]:
-    """(seq, hash) an entry after `line` continues from."""
-    if not line.strip():
-        return 0, ""
-    try:
-        record = json.loads(line)
-    except ValueError:
-        record = None
-    if isinstance(record, dict) and isinstance(record.get("hash"), str):
-        seq = record.get("seq")
-        return (seq if isinstance(seq, int) else 0), record["hash"]
-    return 0, hashlib.sha256(line).hexdigest()  # an unchained (older) line
 
 
 class AuditLog:
@@ -136,11 +92,8 @@ class AuditLog:
                 if self._cache is not None and self._cache[0] == size:
                     seq, prev = self._cache[1], self._cache[2]
                 else:  # first write, or another process appended meanwhile
-                    seq, prev = _link_of(_last_line(self._fd)) if size else (0, "")
-                entry = {**record, "seq": seq + 1, "prev": prev}
-                entry["hash"] = entry_hash(entry)
-                data = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
-                data_bytes = (data + "\n").encode("utf-8")
+                    seq, prev = link_of(last_line(self._fd)) if size else (0, "")
+                entry, data_bytes = chained(record, seq, prev)
                 os.write(self._fd, data_bytes)
                 self._cache = (size + len(data_bytes), seq + 1, entry["hash"])
             finally:
@@ -212,7 +165,7 @@ def head(path: str | os.PathLike[str]) -> Head:
     except FileNotFoundError:
         return Head(0, "")
     try:
-        seq, digest = _link_of(_last_line(fd))
+        seq, digest = link_of(last_line(fd))
     finally:
         os.close(fd)
     return Head(seq, digest)
