@@ -102,3 +102,22 @@ async def test_a_run_of_taken_lines_is_forwarded_together_and_never_past_a_messa
     assert seen == [[1, 2], "request 7", [3]]
     await transport.close()
     os.close(read_fd)
+
+
+async def test_a_message_longer_than_any_read_and_an_unterminated_last_line_arrive_whole():
+    """A message of several megabytes (past the reader's limit, arriving in many pieces) and a
+    last line without a newline are each handed on whole, in order."""
+    big = {"jsonrpc": "2.0", "id": 1, "result": {"text": "x" * (3 << 20)}}
+    reader = asyncio.StreamReader()
+    payload = json.dumps(big).encode() + b"\n" + b'{"jsonrpc":"2.0","id":2,"result":{}}'
+    for start in range(0, len(payload), 100_000):  # arriving in pieces, as from a pipe
+        reader.feed_data(payload[start : start + 100_000])
+    reader.feed_eof()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer, keep_lines=False)
+    first = await transport.receive()
+    assert first is not None and len(first["result"]["text"]) == 3 << 20
+    assert await transport.receive() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert await transport.receive() is None
+    await transport.close()
+    os.close(read_fd)
