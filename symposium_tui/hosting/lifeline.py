@@ -7,7 +7,9 @@ that terminal is gone or stalled, those writes can block forever — and with th
 signal handler that needs the event loop to run. So:
 
 * the signal handlers are plain `signal.signal` handlers: they run in the main thread even while
-  it is blocked in a write or on a lock (PEP 475 runs handlers on EINTR);
+  it is blocked in a write or on a lock (PEP 475 runs handlers on EINTR); a handler only writes
+  a byte to a pipe (no lock taken, no thread started: the main thread may be interrupted while
+  holding threading's own locks), and a thread started with the lifeline does the rest;
 * the handler asks the event loop (thread-safe) to fail closed at once — every approval this
   console holds denied and audited, the console socket closed and removed, relayed clients
   answered — and then to exit the app as Ctrl+Q would;
@@ -57,10 +59,14 @@ class Lifeline:
         self.finished = threading.Event()  # set when the process is about to end normally
         self._fired = threading.Event()
         self._previous: dict[int, Any] = {}
+        self._wake: tuple[int, int] | None = None  # (read, write): a signal's byte, EOF to stop
+        self._why = ""  # what the terminal watcher saw (a signal names itself in its byte)
 
     # --- installing ---------------------------------------------------------------------------
 
     def install(self) -> None:
+        self._wake = os.pipe()
+        threading.Thread(target=self._on_wake, name="exit-deadline", daemon=True).start()
         for sig in (signal.SIGTERM, signal.SIGHUP):
             self._previous[sig] = signal.signal(sig, self._on_signal)
         with contextlib.suppress(OSError, ValueError):
@@ -72,19 +78,43 @@ class Lifeline:
             with contextlib.suppress(Exception):
                 signal.signal(sig, previous)
         self._previous.clear()
+        if self._wake is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._wake[1])  # the waiting thread reads the end and returns
 
     # --- what happens --------------------------------------------------------------------------
 
     def _on_signal(self, signum: int, frame: Any) -> None:
-        self.fire(signal.Signals(signum).name)
+        if self._wake is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._wake[1], bytes([signum]))
 
     def fire(self, why: str) -> None:
-        if self._fired.is_set():
+        """From a thread (not a signal handler): leave, as a signal would make it."""
+        self._why = why
+        if self._wake is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._wake[1], b"\0")
+
+    def _on_wake(self) -> None:
+        """The lifeline's own thread: waits for a signal's (or the watcher's) byte, asks the event
+        loop to fail closed and exit, and ends the process if it has not finished in time."""
+        assert self._wake is not None
+        read_end = self._wake[0]
+        try:
+            byte = os.read(read_end, 1)
+        except OSError:
             return
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(read_end)
+        if not byte or self.finished.is_set():
+            return  # uninstalled: the process is ending on its own
+        why = signal.Signals(byte[0]).name if byte[0] else (self._why or "terminal closed")
         self._fired.set()
-        threading.Thread(target=self._enforce_deadline, name="exit-deadline", daemon=True).start()
         with contextlib.suppress(RuntimeError):  # the loop is already closed
             self.loop.call_soon_threadsafe(self._leave, why)
+        self._enforce_deadline()
 
     def _leave(self, why: str) -> None:
         try:

@@ -39,17 +39,11 @@ class FormScreen(ModalScreen[Any]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel"), *FORM_KEYS]
 
+    DEFAULT_CLASSES = "dialog"  # the look every dialog shares (app.tcss)
     DEFAULT_CSS = """
-    FormScreen {
-        align: center middle;
-    }
     FormScreen > Vertical {
         width: 70;
-        max-width: 100%;
         height: auto;
-        border: round $primary;
-        background: $surface;
-        padding: 0 1;
     }
     FormScreen Input {
         margin-bottom: 0;

@@ -128,3 +128,38 @@ async def test_a_terminal_that_hangs_up_without_a_signal_ends_the_console(tmp_pa
             proc.wait()
         if master >= 0:
             os.close(master)
+
+
+LIFELINE_UNDER_A_HELD_LOCK = """
+import os, signal, sys, threading
+from symposium_tui.hosting.lifeline import Lifeline
+
+class Loop:
+    def call_soon_threadsafe(self, fn, *args):
+        print("asked the loop to leave:", *args, flush=True)
+
+lifeline = Lifeline(Loop(), lambda why: None, lambda: None, socket_path=lambda: None,
+                    kill_agents=lambda: print("agents killed", flush=True), deadline=0.2)
+lifeline.install()
+# The signal arrives while the main thread holds threading's own lock (as while it starts a
+# thread): a handler that started a thread itself would wait for that lock forever.
+with threading._active_limbo_lock:
+    os.kill(os.getpid(), signal.SIGTERM)
+    threading.Event().wait(60)
+print("not ended", flush=True)
+"""
+
+
+def test_a_signal_while_the_main_thread_holds_a_threading_lock_still_ends_the_console():
+    """The lifeline's signal handler takes no lock and starts no thread: the kill is acted on
+    (the loop asked to leave, then the forced exit at the deadline) whatever the main thread
+    was doing when the signal came."""
+    done = subprocess.run(
+        [sys.executable, "-c", LIFELINE_UNDER_A_HELD_LOCK],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "asked the loop to leave: SIGTERM" in done.stdout
+    assert "agents killed" in done.stdout and "not ended" not in done.stdout
