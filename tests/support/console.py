@@ -103,6 +103,21 @@ async def wait_for(
         await pilot.pause(0.02)
 
 
+async def drawn_card(pilot: Any, index: int = 0) -> Any:
+    """The queue's pending card at `index` once it is on screen: mounted, its key legend drawn
+    (a card joins the queue a moment before it mounts)."""
+
+    def drawn() -> Any:
+        pending = pilot.app.queue.pending
+        if len(pending) <= index:
+            return None
+        card = pending[index]
+        legends = card.query(".card-keys") if card.is_mounted else []
+        return card if legends and str(legends[0].render()) else None
+
+    return await wait_for(pilot, drawn, what=f"pending card {index} drawn")
+
+
 def shown_text(widgets: Any) -> str:
     """What the widgets show, as plain text (a Rich table included), one line per row."""
     import io

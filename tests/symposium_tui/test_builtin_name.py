@@ -30,14 +30,14 @@ async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_th
     from textual.widgets import DataTable
 
     from bridge.settings import AgentConfig
-    from tests.support.console import run_call, wait_for
+    from tests.support.console import drawn_card, run_call, wait_for
 
     store.upsert_agent(AgentConfig(id="claude-code", name="Claude Code", command="npx"))
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for(pilot, lambda: app.chat_pane() is not None)
         await pilot.press("f3", *"ask permission to run the tests", "enter")
-        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        card = await drawn_card(pilot)
         assert card.info.agent == "eliza"  # the id: what rules and bypass match
         assert str(card.border_title).startswith("Eliza (built in) · ")
         assert "allow all Eliza (built in) asks" in str(card.query_one(".card-keys").render())
@@ -79,13 +79,13 @@ async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_th
 async def test_a_card_names_the_agent_by_its_own_name_and_version(make_app, asker):
     """An ACP agent known by its `agentInfo` (not the `node` that runs it): the card says which
     agent asks, with the version it gave, and the bypass offered is for that agent alone."""
-    from tests.support.console import run_call, wait_for
+    from tests.support.console import drawn_card, run_call, wait_for
 
     app = make_app()
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: app.chat_pane() is not None)
         asker.ask(run_call("deploy"), agent="@zed-industries/codex-acp", agent_version="0.16.0")
-        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        card = await drawn_card(pilot)
         assert str(card.border_title).startswith("@zed-industries/codex-acp 0.16.0 · ")
         keys = str(card.query_one(".card-keys").render())
         assert "allow all @zed-industries/codex-acp asks" in keys
