@@ -6,10 +6,13 @@ goes to. Textual's shutdown writes to the terminal (restoring modes, clearing th
 that terminal is gone or stalled, those writes can block forever — and with them an asyncio
 signal handler that needs the event loop to run. So:
 
-* the signal handlers are plain `signal.signal` handlers: they run in the main thread even while
-  it is blocked in a write or on a lock (PEP 475 runs handlers on EINTR); a handler only writes
-  a byte to a pipe (no lock taken, no thread started: the main thread may be interrupted while
-  holding threading's own locks), and a thread started with the lifeline does the rest;
+* the signal reaches a thread started with the lifeline through the interpreter's wakeup fd
+  (`signal.set_wakeup_fd`): the C-level handler writes the signal's number to a pipe from
+  whichever thread the kernel delivered it to. A Python-level handler would not do: it runs only
+  in the main thread, which a terminal nobody reads can hold in a write forever while the signal
+  went to another thread. Nothing runs in a handler (no lock taken, no thread started: the main
+  thread may be interrupted while holding threading's own locks); the lifeline's thread does the
+  rest;
 * the handler asks the event loop (thread-safe) to fail closed at once — every approval this
   console holds denied and audited, the console socket closed and removed, relayed clients
   answered — and then to exit the app as Ctrl+Q would;
@@ -61,19 +64,29 @@ class Lifeline:
         self._previous: dict[int, Any] = {}
         self._wake: tuple[int, int] | None = None  # (read, write): a signal's byte, EOF to stop
         self._why = ""  # what the terminal watcher saw (a signal names itself in its byte)
+        self._previous_wakeup: int | None = None  # the wakeup fd before ours (None: not ours)
 
     # --- installing ---------------------------------------------------------------------------
 
     def install(self) -> None:
         self._wake = os.pipe()
+        os.set_blocking(self._wake[1], False)
         threading.Thread(target=self._on_wake, name="exit-deadline", daemon=True).start()
         for sig in (signal.SIGTERM, signal.SIGHUP):
             self._previous[sig] = signal.signal(sig, self._on_signal)
+        try:  # every signal with a Python handler now writes its number here, in any thread
+            self._previous_wakeup = signal.set_wakeup_fd(self._wake[1], warn_on_full_buffer=False)
+        except ValueError:  # not the main thread: the handler writes the byte itself
+            self._previous_wakeup = None
         with contextlib.suppress(OSError, ValueError):
             if os.isatty(0):
                 threading.Thread(target=self._watch_terminal, name="tty-watch", daemon=True).start()
 
     def uninstall(self) -> None:
+        if self._previous_wakeup is not None:
+            with contextlib.suppress(ValueError):
+                signal.set_wakeup_fd(self._previous_wakeup)
+            self._previous_wakeup = None
         for sig, previous in self._previous.items():
             with contextlib.suppress(Exception):
                 signal.signal(sig, previous)
@@ -85,7 +98,8 @@ class Lifeline:
     # --- what happens --------------------------------------------------------------------------
 
     def _on_signal(self, signum: int, frame: Any) -> None:
-        if self._wake is not None:
+        # The wakeup fd has already carried the signal (see install); without it, the byte.
+        if self._wake is not None and self._previous_wakeup is None:
             with contextlib.suppress(OSError):
                 os.write(self._wake[1], bytes([signum]))
 
@@ -101,15 +115,18 @@ class Lifeline:
         loop to fail closed and exit, and ends the process if it has not finished in time."""
         assert self._wake is not None
         read_end = self._wake[0]
-        try:
-            byte = os.read(read_end, 1)
-        except OSError:
-            return
-        finally:
-            with contextlib.suppress(OSError):
-                os.close(read_end)
-        if not byte or self.finished.is_set():
-            return  # uninstalled: the process is ending on its own
+        leaving = {0, signal.SIGTERM, signal.SIGHUP}  # 0: the terminal watcher's `fire`
+        while True:  # other signals' numbers arrive here too (a resize): not ours
+            try:
+                byte = os.read(read_end, 1)
+            except OSError:
+                return
+            if not byte or self.finished.is_set():
+                with contextlib.suppress(OSError):
+                    os.close(read_end)
+                return  # uninstalled: the process is ending on its own
+            if byte[0] in leaving:
+                break
         why = signal.Signals(byte[0]).name if byte[0] else (self._why or "terminal closed")
         self._fired.set()
         with contextlib.suppress(RuntimeError):  # the loop is already closed

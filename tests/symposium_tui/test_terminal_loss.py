@@ -163,3 +163,39 @@ def test_a_signal_while_the_main_thread_holds_a_threading_lock_still_ends_the_co
     assert done.returncode == 0, done.stderr
     assert "asked the loop to leave: SIGTERM" in done.stdout
     assert "agents killed" in done.stdout and "not ended" not in done.stdout
+
+
+LIFELINE_SIGNAL_TO_ANOTHER_THREAD = """
+import os, signal, threading
+from symposium_tui.hosting.lifeline import Lifeline
+
+class Loop:
+    def call_soon_threadsafe(self, fn, *args):
+        print("asked the loop to leave:", *args, flush=True)
+
+lifeline = Lifeline(Loop(), lambda why: None, lambda: None, socket_path=lambda: None,
+                    kill_agents=lambda: print("agents killed", flush=True), deadline=0.2)
+lifeline.install()
+# Another thread takes the SIGTERM while the main thread sits in a system call that nothing
+# interrupts (as in a write to a terminal nobody reads): no Python-level handler runs.
+blocked, _ = os.pipe()
+worker = threading.Thread(target=threading.Event().wait, args=(60,), daemon=True)
+worker.start()
+threading.Timer(0.3, signal.pthread_kill, (worker.ident, signal.SIGTERM)).start()
+os.read(blocked, 1)
+print("not ended", flush=True)
+"""
+
+
+def test_a_kill_taken_by_another_thread_ends_a_console_whose_main_thread_is_stuck():
+    """The kernel may hand the SIGTERM to any thread; the main thread, stuck writing to a stalled
+    terminal, never runs a Python-level handler. The lifeline still ends the process."""
+    done = subprocess.run(
+        [sys.executable, "-c", LIFELINE_SIGNAL_TO_ANOTHER_THREAD],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "asked the loop to leave: SIGTERM" in done.stdout
+    assert "agents killed" in done.stdout and "not ended" not in done.stdout
