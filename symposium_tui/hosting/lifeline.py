@@ -150,7 +150,6 @@ class Lifeline:
             except (OSError, ValueError):
                 return
             if any(ev & (select.POLLHUP | select.POLLERR | select.POLLNVAL) for _, ev in events):
-                log.warning("the console's terminal went away")
                 self.fire("terminal closed")
                 return
 
@@ -159,7 +158,8 @@ class Lifeline:
             return
         # The event loop did not finish in time (the terminal blocks it): what can be done
         # without it, then leave. Relayed clients see their connection close (→ -32000).
-        log.warning("the console did not finish within %.1f s: leaving now", self.deadline)
+        # Nothing is logged here: with no handler configured a warning goes to stderr — the very
+        # terminal that is stuck — and the main thread may be blocked inside a handler's lock.
         try:
             path = self.socket_path()
         except Exception:
@@ -169,6 +169,4 @@ class Lifeline:
                 path.unlink()
         with contextlib.suppress(Exception):
             self.kill_agents()
-        with contextlib.suppress(Exception):
-            logging.shutdown()
         os._exit(0)
