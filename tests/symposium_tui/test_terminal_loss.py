@@ -130,42 +130,7 @@ async def test_a_terminal_that_hangs_up_without_a_signal_ends_the_console(tmp_pa
             os.close(master)
 
 
-LIFELINE_UNDER_A_HELD_LOCK = """
-import os, signal, sys, threading
-from symposium_tui.hosting.lifeline import Lifeline
-
-class Loop:
-    def call_soon_threadsafe(self, fn, *args):
-        print("asked the loop to leave:", *args, flush=True)
-
-lifeline = Lifeline(Loop(), lambda why: None, lambda: None, socket_path=lambda: None,
-                    kill_agents=lambda: print("agents killed", flush=True), deadline=0.2)
-lifeline.install()
-# The signal arrives while the main thread holds threading's own lock (as while it starts a
-# thread): a handler that started a thread itself would wait for that lock forever.
-with threading._active_limbo_lock:
-    os.kill(os.getpid(), signal.SIGTERM)
-    threading.Event().wait(60)
-print("not ended", flush=True)
-"""
-
-
-def test_a_signal_while_the_main_thread_holds_a_threading_lock_still_ends_the_console():
-    """The lifeline's signal handler takes no lock and starts no thread: the kill is acted on
-    (the loop asked to leave, then the forced exit at the deadline) whatever the main thread
-    was doing when the signal came."""
-    done = subprocess.run(
-        [sys.executable, "-c", LIFELINE_UNDER_A_HELD_LOCK],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "asked the loop to leave: SIGTERM" in done.stdout
-    assert "agents killed" in done.stdout and "not ended" not in done.stdout
-
-
-LIFELINE_SIGNAL_TO_ANOTHER_THREAD = """
+LIFELINE = """
 import os, signal, threading
 from symposium_tui.hosting.lifeline import Lifeline
 
@@ -176,22 +141,14 @@ class Loop:
 lifeline = Lifeline(Loop(), lambda why: None, lambda: None, socket_path=lambda: None,
                     kill_agents=lambda: print("agents killed", flush=True), deadline=0.2)
 lifeline.install()
-# Another thread takes the SIGTERM while the main thread sits in a system call that nothing
-# interrupts (as in a write to a terminal nobody reads): no Python-level handler runs.
-blocked, _ = os.pipe()
-worker = threading.Thread(target=threading.Event().wait, args=(60,), daemon=True)
-worker.start()
-threading.Timer(0.3, signal.pthread_kill, (worker.ident, signal.SIGTERM)).start()
-os.read(blocked, 1)
-print("not ended", flush=True)
 """
 
 
-def test_a_kill_taken_by_another_thread_ends_a_console_whose_main_thread_is_stuck():
-    """The kernel may hand the SIGTERM to any thread; the main thread, stuck writing to a stalled
-    terminal, never runs a Python-level handler. The lifeline still ends the process."""
+def assert_the_lifeline_ends_the_process(scenario: str) -> None:
+    """Run `scenario` after installing a lifeline (its loop a stub): the SIGTERM it sends must
+    ask the loop to leave, kill the agents at the deadline and end the process."""
     done = subprocess.run(
-        [sys.executable, "-c", LIFELINE_SIGNAL_TO_ANOTHER_THREAD],
+        [sys.executable, "-c", LIFELINE + scenario + '\nprint("not ended", flush=True)\n'],
         capture_output=True,
         text=True,
         timeout=60,
@@ -199,3 +156,30 @@ def test_a_kill_taken_by_another_thread_ends_a_console_whose_main_thread_is_stuc
     assert done.returncode == 0, done.stderr
     assert "asked the loop to leave: SIGTERM" in done.stdout
     assert "agents killed" in done.stdout and "not ended" not in done.stdout
+
+
+def test_a_signal_while_the_main_thread_holds_a_threading_lock_still_ends_the_console():
+    """The lifeline's signal handler takes no lock and starts no thread: the kill is acted on
+    (the loop asked to leave, then the forced exit at the deadline) whatever the main thread
+    was doing when the signal came."""
+    # The signal arrives while the main thread holds threading's own lock (as while it starts a
+    # thread): a handler that started a thread itself would wait for that lock forever.
+    assert_the_lifeline_ends_the_process(
+        "with threading._active_limbo_lock:\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    threading.Event().wait(60)\n"
+    )
+
+
+def test_a_kill_taken_by_another_thread_ends_a_console_whose_main_thread_is_stuck():
+    """The kernel may hand the SIGTERM to any thread; the main thread, stuck writing to a stalled
+    terminal, never runs a Python-level handler. The lifeline still ends the process."""
+    # the main thread sits in a system call nothing interrupts (as a write to a terminal nobody
+    # reads) while another thread takes the signal
+    assert_the_lifeline_ends_the_process(
+        "blocked, _ = os.pipe()\n"
+        "worker = threading.Thread(target=threading.Event().wait, args=(60,), daemon=True)\n"
+        "worker.start()\n"
+        "threading.Timer(0.3, signal.pthread_kill, (worker.ident, signal.SIGTERM)).start()\n"
+        "os.read(blocked, 1)\n"
+    )
