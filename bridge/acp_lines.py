@@ -4,22 +4,28 @@ message-level transport seam (`acp._transport.Transport`: `send`, `receive`, `cl
 Both ends the bridge drives an agent from use it: the ACP front door (`bridge.acp_proxy`, on the
 client's side and the agent's) and the stateless doors' agent sessions (`bridge.sessions`). What
 it saves over the SDK's own stdio transport is per message, and a streamed reply is thousands of
-messages: no queue, future and drain per message sent (lines written in one turn of the loop go
-out in one write; back-pressure only when the peer falls behind), and two hooks that let the
+messages: input is read in blocks (whatever has arrived) rather than a read and a coroutine step
+per line; no queue, future and drain per message sent (lines written in one turn of the loop go
+out in one write; back-pressure only when the peer falls behind); and two hooks that let the
 owner take a received message before the SDK does — `fast` sees the raw line (the proxy forwards
 an update as the very line it came in), `take` the decoded message (a session reads a streamed
-text chunk without the SDK's task, model and tracing span per notification), and `pace` is
-awaited after the fast lane took a line (the proxy waits there for a slow client). A hook that
-takes a message must handle it from a loop callback (`call_soon`), the place in the loop's FIFO where the
-SDK would have started its task, so the order against everything else the agent sent holds. Lines
-the fast lane took one after another are handed to `forward` together, from the one callback of
-the first of them (nothing the SDK was given can come between them), so a streamed reply costs a
-loop callback and a write per run of updates rather than per update.
+text chunk without the SDK's task, model and tracing span per notification). `pace` is awaited
+once the fast lane took the lines of a block, before more is read (the proxy waits there for a
+slow client).
+
+Order: a hook that takes a message must handle it from a loop callback (`call_soon`), the place
+in the loop's FIFO where the SDK would have started its task, so the order against everything
+else the agent sent holds. Lines the fast lane took one after another are handed to `forward`
+together: from the one callback of the first of them while something handed to the SDK may still
+be waiting for its first step in the loop, or else at once, at the end of the block — nothing
+they must follow is waiting then. A streamed reply costs a read, a write and a few loop turns
+per block of updates rather than per update.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -61,14 +67,52 @@ class LineTransport:
         # Given, from a loop callback, the lines `fast` took in a row (else `fast` hands them on).
         self.forward: Callable[[list[bytes]], None] | None = None
         self._taken: list[bytes] | None = None  # the run of taken lines not yet forwarded
+        # Input is read in blocks (whatever has arrived, up to 64 KiB) and split here: a streamed
+        # reply is thousands of short lines, and a read, a wake-up and a coroutine step per line
+        # cost more than the line.
+        self._lines: collections.deque[bytes] = collections.deque()  # complete, without "\n"
+        self._partial: list[bytes] = []  # the start of a line still arriving
+        self._eof = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._settled = True  # no message handed on is still to take its first step
+        self._settling: object | None = None
+        self._run_now = False  # the run in `_taken` goes out at the end of this block
+
+    def _call_soon(self, callback: Callable[..., None], *args: Any) -> None:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        self._loop.call_soon(callback, *args)
 
     def _hand_on(self, line: bytes) -> None:
         # The first line of a run schedules the callback; the next ones join it until a message
-        # goes to the SDK (whose task must come after them) or the callback has run.
+        # goes to the SDK (whose task must come after them) or the callback has run. When every
+        # message handed on before has had its first step (`_settled`), nothing the run must
+        # follow is waiting in the loop: the run goes out from here, at the end of the block.
         if self._taken is None:
             self._taken = []
-            asyncio.get_running_loop().call_soon(self._forward_taken, self._taken)
+            if self._settled:
+                self._run_now = True
+            else:
+                self._call_soon(self._forward_taken, self._taken)
         self._taken.append(line)
+
+    def _forward_now(self) -> None:
+        if self._run_now:
+            self._run_now = False
+            lines, self._taken = self._taken, None
+            assert self.forward is not None and lines is not None
+            self.forward(lines)
+
+    def _handed_on(self) -> None:
+        """A message went to the SDK (or `take`): until whatever it starts has had its first
+        step — two turns of the loop's FIFO from here — runs are forwarded from callbacks."""
+        self._settled = False
+        token = self._settling = object()
+        self._call_soon(self._call_soon, self._settle, token)
+
+    def _settle(self, token: object) -> None:
+        if self._settling is token:
+            self._settled = True
 
     def _forward_taken(self, lines: list[bytes]) -> None:
         if self._taken is lines:
@@ -84,19 +128,17 @@ class LineTransport:
             return 0
 
     def write_lines(self, lines: list[bytes]) -> None:
-        """Write a run of lines as they were read (each but an input's unterminated last line ends
-        with a newline) in one write, from a loop callback: a peer that went away is not an error
-        here (its connection notices on its own)."""
-        data = b"".join(lines)
-        if not data.endswith(b"\n"):
-            data += b"\n"
-        with contextlib.suppress(ConnectionError, RuntimeError, OSError):
+        """Write a run of lines as they were read (without their newlines) in one write, from a
+        loop callback: a peer that went away is not an error here (its connection notices on its
+        own)."""
+        data = b"\n".join(lines) + b"\n"
+        try:
             if self._out:
                 self._write(data)  # after what is already waiting to go out
-            elif self._writer.is_closing():
-                raise ConnectionError("Connection closed")
-            else:
+            elif not self._writer.is_closing():
                 self._writer.write(data)
+        except (ConnectionError, RuntimeError, OSError):
+            pass
 
     async def send(self, message: dict[str, Any]) -> None:
         self._write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
@@ -113,7 +155,7 @@ class LineTransport:
             raise ConnectionError("Connection closed")
         self._out.append(data)
         if len(self._out) == 1:
-            asyncio.get_running_loop().call_soon(self._flush)
+            self._call_soon(self._flush)
 
     def _flush(self) -> None:
         data = b"".join(self._out)
@@ -134,31 +176,55 @@ class LineTransport:
         if self._buffered() > self._high_water:
             await self._writer.drain()  # back-pressure only when the peer falls behind
 
+    def _split(self, block: bytes) -> None:
+        end = block.rfind(b"\n")
+        if end < 0:
+            self._partial.append(block)
+            return
+        if self._partial:
+            self._partial.append(block[:end])
+            head = b"".join(self._partial)
+            self._partial.clear()
+        else:
+            head = block[:end] if end < len(block) - 1 else block[:-1]
+        self._lines.extend(head.split(b"\n"))
+        if end < len(block) - 1:
+            self._partial.append(block[end + 1 :])
+
+    async def _read_more(self) -> bool:
+        """Read what has arrived into `_lines`; False at the end of the input (an unterminated
+        last line is then a line of its own)."""
+        while not self._lines:
+            if self._eof:
+                return False
+            block = await self._reader.read(1 << 16)
+            if not block:
+                self._eof = True
+                if self._partial:
+                    self._lines.append(b"".join(self._partial))
+                    self._partial.clear()
+                    return True
+                return False
+            self._split(block)
+        return True
+
     async def receive(self) -> dict[str, Any] | None:
+        lines = self._lines
         while True:
-            try:
-                line = await self._reader.readuntil(b"\n")
-            except asyncio.IncompleteReadError as exc:
-                line = exc.partial
-                if not line.strip():
-                    return None
-            except asyncio.LimitOverrunError as exc:
-                chunks = [await self._reader.readexactly(exc.consumed)]
-                while True:  # an oversized message: read it whole
-                    try:
-                        chunks.append(await self._reader.readuntil(b"\n"))
-                        break
-                    except asyncio.LimitOverrunError as more:
-                        chunks.append(await self._reader.readexactly(more.consumed))
-                line = b"".join(chunks)
-            if not line.strip():
+            if not lines and not await self._read_more():
+                return None
+            line = lines.popleft()
+            if not line or line.isspace():
                 continue
             if self.fast is not None and self.fast(line):
                 if self.forward is not None:
                     self._hand_on(line)
-                if self.pace is not None:
-                    await self.pace()
+                if not lines:  # once per block read
+                    self._forward_now()
+                    if self.pace is not None:
+                        await self.pace()
                 continue
+            self._forward_now()
             self._taken = None  # a line after this one is forwarded after this one's message
             try:
                 message = json.loads(line)
@@ -167,6 +233,8 @@ class LineTransport:
                 continue
             if not isinstance(message, dict):
                 continue
+            if self.forward is not None:
+                self._handed_on()
             if self.take is not None and self.take(message):
                 continue
             params = message.get("params")

@@ -23,28 +23,35 @@ async def pipe_writer() -> tuple[asyncio.StreamWriter, int]:
     return asyncio.StreamWriter(transport, protocol, None, loop), read_fd
 
 
-async def test_a_line_the_fast_lane_took_is_paced_before_the_next_is_read():
-    """The owner's `pace` runs after each line `fast` took and before the next line is read:
-    a client that falls behind holds the agent's reading back."""
+async def test_the_fast_lane_forwards_and_paces_each_block_before_reading_more():
+    """What arrived together is read as one block: its lines are taken, forwarded in one run
+    (from the transport itself, nothing being handed on before them), then the owner's `pace`
+    runs — before anything more is read, so a client that falls behind holds the agent's
+    reading back."""
     reader = asyncio.StreamReader()
-    for n in range(3):
-        reader.feed_data(update(n))
-    reader.feed_eof()
+    reader.feed_data(update(0) + update(1))
     writer, read_fd = await pipe_writer()
     transport = LineTransport(reader, writer)
-    seen: list[str] = []
+    seen: list[object] = []
 
     def fast(line: bytes) -> bool:
         seen.append(f"line {json.loads(line)['params']['n']}")
         return True
 
+    def forward(lines: list[bytes]) -> None:
+        seen.append([json.loads(line)["params"]["n"] for line in lines])
+
     async def pace() -> None:
         seen.append("pace")
+        if seen.count("pace") == 1:  # the next block arrives only now
+            reader.feed_data(update(2))
+            reader.feed_eof()
 
     transport.fast = fast
+    transport.forward = forward
     transport.pace = pace
     assert await transport.receive() is None  # all three taken, then the end of the input
-    assert seen == ["line 0", "pace", "line 1", "pace", "line 2", "pace"]
+    assert seen == ["line 0", "line 1", [0, 1], "pace", "line 2", [2], "pace"]
     await transport.close()
     os.close(read_fd)
 
