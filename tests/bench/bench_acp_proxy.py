@@ -8,6 +8,11 @@ Two measurements, each against a baseline taken in the same run, interleaved rou
 2. **Round trip**: one short `session/prompt` (one chunk, then `end_turn`), sent to its response
    read, 300 times. Target: added latency (median through the proxy - median direct) <= 1 ms.
 
+Beside them, in the same rounds, the floor for any process between client and agent on this
+machine: the same stream through a byte-copying relay (`byte_relay.c`, built with `cc` when one is
+installed, and `byte_relay.py`), which parses nothing. The streaming figure is the median of the
+interleaved pairs' ratios (proxy round i / direct round i), with the relays' medians in its note.
+
 The agent is the suite's surface agent (tests/agents/surface_agent.py, on the SDK's agent side);
 the client is the SDK's own JSON-RPC connection (`acp.stdio.spawn_stdio_connection`) counting the
 updates as they arrive. No console runs (the usual headless case; the console link only adds
@@ -20,7 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -35,8 +42,9 @@ REPO = Path(__file__).resolve().parents[2]
 SURFACE = str(REPO / "tests" / "agents" / "surface_agent.py")
 DIRECT = [sys.executable, SURFACE]
 PROXIED = [sys.executable, "-m", "symposium_tui", "acp", "--", sys.executable, SURFACE]
+RELAY_PY = [sys.executable, str(REPO / "tests" / "bench" / "byte_relay.py"), *DIRECT]
 CHUNKS = 20_000
-ROUNDS = 5
+ROUNDS = 7
 TRIPS = 300
 
 
@@ -83,40 +91,67 @@ async def round_trip(conn: Any, session_id: str) -> float:
     return time.perf_counter() - started
 
 
+def c_relay(tmp: str) -> tuple[list[str] | None, str]:
+    """The C byte relay built into `tmp` (its argv), or None and why not."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        return None, "no C compiler installed"
+    binary = os.path.join(tmp, "byte_relay")
+    source = str(REPO / "tests" / "bench" / "byte_relay.c")
+    built = subprocess.run(
+        [cc, "-O2", "-pthread", source, "-o", binary], capture_output=True, text=True
+    )
+    if built.returncode != 0:
+        return None, f"cc failed: {built.stderr.strip()[:100]}"
+    return [binary, *DIRECT], ""
+
+
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:  # no settings, no audit log of the person's
         os.environ["SYMPOSIUM_CONFIG_DIR"] = os.path.join(tmp, "config")
         os.environ["SYMPOSIUM_RUNTIME_DIR"] = os.path.join(tmp, "run")
+        relay_c, no_c = c_relay(tmp)
+        argvs = {"direct": DIRECT, "proxy": PROXIED, "relay (Python)": RELAY_PY}
+        if relay_c is not None:
+            argvs["relay (C)"] = relay_c
         sides = {}
-        for name, argv in (("direct", DIRECT), ("proxy", PROXIED)):
+        for name, argv in argvs.items():
             sides[name] = await session(argv)
-        # warm up both (imports, first turn)
+        # warm up every side (imports, first turn)
         for _cm, conn, _counter, sid in sides.values():
             for _ in range(20):
                 await round_trip(conn, sid)
             await conn.send_request("session/prompt", prompt(sid, "stream 2000"))
 
-        rates: dict[str, list[float]] = {"direct": [], "proxy": []}
+        rates: dict[str, list[float]] = {name: [] for name in sides}
         for _ in range(ROUNDS):
             for name, (_cm, conn, counter, sid) in sides.items():
                 rates[name].append(await stream_rate(conn, counter, sid))
         trips: dict[str, list[float]] = {"direct": [], "proxy": []}
         for _ in range(TRIPS):
-            for name, (_cm, conn, _counter, sid) in sides.items():
+            for name in trips:
+                _cm, conn, _counter, sid = sides[name]
                 trips[name].append(await round_trip(conn, sid))
         for cm, *_ in sides.values():
             await cm.__aexit__(None, None, None)
 
-    direct, proxy = max(rates["direct"]), max(rates["proxy"])
-    ratio = proxy / direct
-    print(f"streaming ({CHUNKS} updates, best of {ROUNDS}):")
+    ratio, low, high, n = pairs(rates["proxy"], rates["direct"])
+    print(f"streaming ({CHUNKS} updates, {ROUNDS} interleaved rounds; ratio: median of the pairs):")
+    for name, values in rates.items():
+        print(
+            f"  {name:15} best {max(values):8.0f} updates/s   (rounds: {', '.join(f'{r:.0f}' for r in values)})"
+        )
+    floors = []
+    for name in ("relay (C)", "relay (Python)"):
+        if name in rates:
+            floor = pairs(rates[name], rates["direct"])[0]
+            floors.append(f"a byte-copying relay in {name[7:-1]} {floor:.2f}x")
+            print(f"  {name:15} {floor:.2f}x direct (the floor for any process in between)")
+    if relay_c is None:
+        floors.append(f"the C relay not measured: {no_c}")
     print(
-        f"  direct  {direct:10.0f} updates/s   (rounds: {', '.join(f'{r:.0f}' for r in rates['direct'])})"
+        f"  proxy           {ratio:.2f}x direct   target >= 0.9x   {'OK' if ratio >= 0.9 else 'MISSED'}"
     )
-    print(
-        f"  proxy   {proxy:10.0f} updates/s   (rounds: {', '.join(f'{r:.0f}' for r in rates['proxy'])})"
-    )
-    print(f"  ratio   {ratio:.2f}x   target >= 0.9x   {'OK' if ratio >= 0.9 else 'MISSED'}")
     d_med = statistics.median(trips["direct"]) * 1000
     p_med = statistics.median(trips["proxy"]) * 1000
     added = p_med - d_med
@@ -128,7 +163,6 @@ async def main() -> None:
         f"  proxy   median {p_med:.3f} ms   p90 {statistics.quantiles(trips['proxy'], n=10)[-1] * 1000:.3f} ms"
     )
     print(f"  added   {added:.3f} ms   target <= 1 ms   {'OK' if added <= 1.0 else 'MISSED'}")
-    _, low, high, n = pairs(rates["proxy"], rates["direct"])
     row(
         "ACP proxy streaming, updates/s",
         baseline="client <-> agent direct",
@@ -139,7 +173,7 @@ async def main() -> None:
         low=low,
         high=high,
         samples=n,
-        note="best round of each",
+        note="same run: " + ", ".join(floors),
     )
     diffs = [(p - d) * 1000 for p, d in zip(trips["proxy"], trips["direct"])]
     _, low, high, n = spread(diffs)
