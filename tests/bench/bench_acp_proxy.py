@@ -36,6 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.bench.bench_vscodelm_common import child_pids, cpu_seconds
 from tests.bench.report import pairs, row, spread
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,6 +52,7 @@ TRIPS = 300
 class Counter:
     def __init__(self) -> None:
         self.updates = 0
+        self.pid = 0  # the process the client spawned (the agent, or what stands before it)
 
     async def __call__(self, method: str, params: Any, is_notification: bool) -> Any:
         if method == "session/update":
@@ -63,12 +65,13 @@ async def session(argv: list[str]):
 
     counter = Counter()
     cm = spawn_stdio_connection(counter, argv[0], *argv[1:], env=dict(os.environ), cwd=str(REPO))
-    conn, _proc = await cm.__aenter__()
+    conn, proc = await cm.__aenter__()
     await conn.send_request(
         "initialize",
         {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "bench"}},
     )
     new = await conn.send_request("session/new", {"cwd": str(REPO), "mcpServers": []})
+    counter.pid = proc.pid
     return cm, conn, counter, new["sessionId"]
 
 
@@ -89,6 +92,16 @@ async def round_trip(conn: Any, session_id: str) -> float:
     started = time.perf_counter()
     await conn.send_request("session/prompt", prompt(session_id, "hi"))
     return time.perf_counter() - started
+
+
+def side_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds so far of this process (the client), the process it spawned, and that one's
+    child (the agent behind a proxy or relay)."""
+    split = {"client": time.process_time(), "spawned": cpu_seconds(pid)}
+    children = child_pids(pid)
+    if children:
+        split["agent behind it"] = sum(map(cpu_seconds, children))
+    return split
 
 
 def c_relay(tmp: str) -> tuple[list[str] | None, str]:
@@ -124,9 +137,13 @@ async def main() -> None:
             await conn.send_request("session/prompt", prompt(sid, "stream 2000"))
 
         rates: dict[str, list[float]] = {name: [] for name in sides}
+        cpu: dict[str, dict[str, float]] = {name: {} for name in sides}
         for _ in range(ROUNDS):
             for name, (_cm, conn, counter, sid) in sides.items():
+                before = side_cpu(counter.pid)
                 rates[name].append(await stream_rate(conn, counter, sid))
+                for who, seconds in side_cpu(counter.pid).items():
+                    cpu[name][who] = cpu[name].get(who, 0.0) + seconds - before.get(who, 0.0)
         trips: dict[str, list[float]] = {"direct": [], "proxy": []}
         for _ in range(TRIPS):
             for name in trips:
@@ -141,6 +158,12 @@ async def main() -> None:
         print(
             f"  {name:15} best {max(values):8.0f} updates/s   (rounds: {', '.join(f'{r:.0f}' for r in values)})"
         )
+    print(f"  CPU per update ({ROUNDS * CHUNKS} updates per side, /proc):")
+    for name, split in cpu.items():
+        per = ", ".join(
+            f"{who} {seconds / (ROUNDS * CHUNKS) * 1e6:.1f} us" for who, seconds in split.items()
+        )
+        print(f"    {name:15} {per}")
     floors = []
     for name in ("relay (C)", "relay (Python)"):
         if name in rates:
