@@ -11,11 +11,10 @@ from typing import Any
 
 from rich.style import Style
 from rich.text import Text
-from textual.widgets import DataTable
 from textual.widgets.data_table import RowDoesNotExist
 
 from symposium_tui.state import DecisionRecord, session_name
-from symposium_tui.widgets.sessions.common import KIND_WORDS, kind_style, short_label
+from symposium_tui.widgets.sessions.common import KIND_WORDS, KeyedTable, kind_style, short_label
 
 SESSION_SCOPE_COLUMNS = (("#", "index"), ("Decision", "kind"), ("Outcome", "outcome"))
 ALL_SCOPE_COLUMNS = (
@@ -72,7 +71,7 @@ def record_for_row(decisions: Sequence[DecisionRecord], value: Any) -> DecisionR
     return None
 
 
-class DecisionTable(DataTable[Any]):
+class DecisionTable(KeyedTable):
     """Decisions, one row each, keyed by the decision's index."""
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
@@ -101,6 +100,7 @@ class DecisionTable(DataTable[Any]):
     def show(self, records: Sequence[DecisionRecord], styles: dict[str, Style]) -> bool:
         """Bring the rows to `records`, touching only the cells that changed; True if a row was
         added."""
+        since = self.update_count
         wanted = {str(r.index): r for r in records}
         for gone in [k for k in self._cells if k not in wanted]:
             del self._cells[gone]
@@ -123,4 +123,5 @@ class DecisionTable(DataTable[Any]):
                     if new != was:
                         self.update_cell(key, column, new)
             self._cells[key] = cells
+        self.drop_stale_drawing(since)
         return added

@@ -17,7 +17,7 @@ from textual.widgets.data_table import RowDoesNotExist
 from bridge.settings import agent_display_name
 from symposium_tui.state import SessionRecord
 from symposium_tui.widgets.fit import available_width, clip, fit_widths, natural_widths
-from symposium_tui.widgets.sessions.common import KIND_WORDS, kind_style, row_key
+from symposium_tui.widgets.sessions.common import KIND_WORDS, KeyedTable, kind_style, row_key
 
 SESSION_COLUMNS = (
     ("Session", "session"),
@@ -50,7 +50,7 @@ def session_row(rec: SessionRecord, styles: dict[str, Style], settings: Any) -> 
     )
 
 
-class SessionTable(DataTable[Any]):
+class SessionTable(KeyedTable):
     """Sessions, one row each, keyed by connection and session id."""
 
     def __init__(self, *, id: str | None = None) -> None:  # noqa: A002
@@ -74,6 +74,7 @@ class SessionTable(DataTable[Any]):
         settings: Any,
     ) -> None:
         """Bring the rows to `sessions`, touching only the cells that changed."""
+        since = self.update_count
         rows = {row_key(k): session_row(rec, styles, settings) for k, rec in sessions.items()}
         # Columns that fit the pane: the session and agent names give way first, with an
         # ellipsis, so that "Prov." and "Last decision" stay on an 80-column screen.
@@ -103,6 +104,7 @@ class SessionTable(DataTable[Any]):
                     if new != was:
                         self.update_cell(key, column, new)
             self._cells[key] = cells
+        self.drop_stale_drawing(since)
 
     def move_to_session(self, key: tuple[str, str]) -> None:
         """Put the cursor on a session's row without announcing it (the pane already knows)."""

@@ -204,6 +204,41 @@ def test_a_state_holds_at_most_its_capacity_of_tool_calls():
     assert len(state.tools) == 100 and next(iter(state.tools)).title == "t150"
 
 
+async def test_a_full_tool_log_holds_the_same_memory_however_many_calls_it_replaces(bridge):
+    """Full means flat: once the log drops its oldest calls, replacing them (five times over here)
+    grows neither what it counts nor its key index's table, which a dict under replacement
+    doubles once its dead slots run out unless the store settled it when it filled."""
+    state = ConsoleState(bridge, tool_capacity=1000)
+    state.attach()
+
+    def call(i: int) -> None:
+        bridge.bus.publish(
+            ev.ToolCallSeen(
+                connection="vscodelm-1",
+                session_id="s1",
+                tool_call_id=f"call-{i:06d}",
+                title="read a file",
+                kind="read",
+                status="completed",
+                raw_input={"path": f"src/{i:06d}.py"},
+                content="the file's text",
+                ts=float(i),
+            )
+        )
+
+    def held() -> tuple[int, int, int]:
+        store = state.tools
+        return (len(store), store.bytes, sys.getsizeof(store._by_key))
+
+    for i in range(1001):  # full, and its first call dropped
+        call(i)
+    at_capacity = held()
+    assert at_capacity[0] == 1000 and state.tools.dropped == 1
+    for i in range(1001, 6001):
+        call(i)
+    assert state.tools.dropped == 5001 and held() == at_capacity
+
+
 async def test_listeners_hear_of_a_burst_once_per_topic_not_once_per_event(bridge):
     state = ConsoleState(bridge, coalesce=0.05)
     state.attach()

@@ -305,3 +305,35 @@ async def test_a_theme_change_redraws_the_tables_and_history_in_the_new_colours(
         assert decisions.get_row_at(1)[1].style == pane.styles_map["commit"], (
             "cells redrawn with the new theme"
         )
+
+
+async def test_the_tables_keep_only_what_they_drew_since_their_rows_last_changed(bridge):
+    """A DataTable keys what it drew by its update count, which every changed cell moves on; what
+    was drawn before is never read again. Updated ten times a second, a table must not hold it
+    until its caches' own bounds (10,000 cells) push it out."""
+    state = ConsoleState(bridge)
+    state.attach()
+    app = sessions_app(state, bridge)
+    async with app.run_test(size=(80, 24)) as pilot:
+        conv = Conversation(bridge)  # the first session: the one selected
+        history = [text_message("user", "hello")]
+        other = Conversation(bridge, "vscodelm")
+        turns = 24
+        for i in range(turns):
+            history += [conv.reply(await conv.send(history)), text_message("user", f"and {i}")]
+            if i == 0:
+                await other.send([text_message("user", "a second session in the list")])
+            await settle(pilot, state)  # each update drawn before the next
+        sessions = app.query_one("#sessions-table", DataTable)
+        decisions = app.query_one("#decisions-table", DataTable)
+        assert decisions.row_count == turns, "every turn's decision was shown"
+        for table in (sessions, decisions):
+            # What a frame draws: each line on screen, cell by cell (twice: with and without the
+            # cursor). DataTable has no public view of its caches.
+            one_frame = 2 * table.size.height * len(table.columns)
+            held = {
+                "cells": len(table._cell_render_cache),
+                "row lines": len(table._row_render_cache),
+                "screen lines": len(table._line_cache),
+            }
+            assert max(held.values()) <= one_frame, (table.id, held, one_frame)
