@@ -36,6 +36,11 @@ log = logging.getLogger(__name__)
 
 # How the SDKs (Python, TypeScript, Rust) write a `session/update` notification's first keys.
 UPDATE_LINE = b'{"jsonrpc":"2.0","method":"session/update"'
+# The `limit` of a stream reader this transport reads. Input is read in blocks, never by line, so
+# the limit bounds no message: it is the reader's flow control, which stops reading the pipe once
+# twice this much waits unread — while its owner waits for the other side, the writer of this
+# side then waits on its own full pipe.
+READ_LIMIT = 64 * 1024
 
 
 class Params(dict[str, Any]):
@@ -57,6 +62,7 @@ class LineTransport:
         self._writer = writer
         self._keep_lines = keep_lines  # a notification's params remember their line (`Params`)
         self._high_water = 1 << 20
+        self._pace_water = self._high_water  # what `keep_up` lets the peer leave unread
         self._out: list[bytes] = []
         # Sees each received line first; True when it took the line (the streaming fast lane).
         self.fast: Callable[[bytes], bool] | None = None
@@ -163,10 +169,28 @@ class LineTransport:
         with contextlib.suppress(ConnectionError, RuntimeError, OSError):
             self._writer.write(data)
 
+    def pace_like_a_pipe(self) -> None:
+        """Make `keep_up` wait whenever something written has not yet gone into the peer's pipe
+        (the pipe is full), as a blocking write would, rather than only past the high-water mark.
+        A relay that reads one side and writes this one then reads on only once this side took
+        what it was given: its reader stops taking in (see `READ_LIMIT`), the writer on the other
+        side waits on its own full pipe instead of taking the CPU of a reader that cannot keep up,
+        and what arrived meanwhile is read as one block rather than a line or two per wake-up."""
+        self._pace_water = 0
+        transport = self._writer.transport
+        try:
+            transport.set_write_buffer_limits(high=0)  # drain() waits until all of it is written
+        except (AttributeError, NotImplementedError):  # a transport without a buffer
+            pass
+
+    def lagging(self) -> bool:
+        """The peer has more unread than `keep_up` lets pass."""
+        return self._buffered() > self._pace_water
+
     async def keep_up(self) -> None:
         """Wait while the peer has more than the high-water mark unread (lines written from loop
         callbacks, as the fast lane writes them, are not waited for one by one)."""
-        if self._buffered() > self._high_water:
+        if self.lagging():
             with contextlib.suppress(ConnectionError, RuntimeError, OSError):
                 await self._writer.drain()
 

@@ -109,6 +109,7 @@ class AcpProxy(PermissionRequests):
         """Serve the client on (reader, writer) until it closes its end; then stop the agent."""
         self._started = self._tasks.start(self._start_agent(), name="start the agent")
         self._client_transport = LineTransport(reader, writer)
+        self._client_transport.pace_like_a_pipe()  # the agent is read as the client takes it
         self.client = Connection(self._from_client, self._client_transport, listening=False)
         try:
             await self.client.main_loop()

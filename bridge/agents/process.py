@@ -24,11 +24,11 @@ import secrets
 import signal
 from collections.abc import Callable, Mapping
 
+from bridge.acp_lines import READ_LIMIT
 from bridge.tasks import TaskSupervisor
 
 log = logging.getLogger(__name__)
 
-STREAM_LIMIT = 64 * 1024 * 1024
 STDERR_LINE_LIMIT = 32 * 1024  # characters of one stderr line kept (and redacted)
 MARK_ENV = "SYMPOSIUM_AGENT_MARK"
 
@@ -86,7 +86,7 @@ class AgentProcess:
                 env=env,
                 cwd=self.cwd,
                 start_new_session=True,
-                limit=STREAM_LIMIT,
+                limit=READ_LIMIT,  # stdout is read in blocks; a longer stderr line is cut
             )
         except OSError as exc:
             raise AgentStartError(
@@ -105,17 +105,16 @@ class AgentProcess:
         stream = self.proc.stderr
         while True:
             try:
-                line = await stream.readline()
-            except ValueError:  # an over-long line: skip what the reader dropped
-                continue
+                line, skipped = await _stderr_line(stream)
             except Exception:
                 return
             if not line:
                 return
             text = line.decode("utf-8", "replace").rstrip("\r\n")
-            if len(text) > STDERR_LINE_LIMIT:  # diagnostics, not data: bounded redaction cost
-                more = len(text) - STDERR_LINE_LIMIT
-                text = f"{text[:STDERR_LINE_LIMIT]} … ({more} more characters)"
+            if len(text) > STDERR_LINE_LIMIT or skipped:  # diagnostics, not data: bounded cost
+                more = max(0, len(text) - STDERR_LINE_LIMIT)
+                unread = f", then {skipped} bytes not read" if skipped else ""
+                text = f"{text[:STDERR_LINE_LIMIT]} … ({more} more characters{unread})"
             text = redact_free_text(text, self.secrets)
             self.stderr_tail.append(text)
             log.debug("agent %s stderr: %s", self.command, text)
@@ -288,3 +287,23 @@ def _marked_processes(mark: str) -> list[int]:
         if needle in environ.split(b"\0"):
             out.append(int(entry))
     return out
+
+
+async def _stderr_line(stream: asyncio.StreamReader) -> tuple[bytes, int]:
+    """The next line of `stream` (b"" at its end) and how many of its bytes were not read: of a
+    line longer than the reader's limit, the part the limit holds is kept, the rest dropped."""
+    try:
+        return await stream.readuntil(b"\n"), 0
+    except asyncio.IncompleteReadError as exc:
+        return exc.partial, 0
+    except asyncio.LimitOverrunError as exc:
+        head = await stream.readexactly(exc.consumed)
+    skipped = 0
+    while True:  # to the end of the over-long line
+        try:
+            skipped += len(await stream.readuntil(b"\n")) - 1  # not its newline
+            return head, skipped
+        except asyncio.IncompleteReadError as end:
+            return head, skipped + len(end.partial)
+        except asyncio.LimitOverrunError as more:
+            skipped += len(await stream.readexactly(more.consumed))

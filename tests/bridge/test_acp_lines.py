@@ -128,3 +128,42 @@ async def test_a_message_longer_than_any_read_and_an_unterminated_last_line_arri
     assert await transport.receive() is None
     await transport.close()
     os.close(read_fd)
+
+
+async def test_paced_like_a_pipe_the_fast_lane_waits_until_the_peer_took_everything():
+    """With `pace_like_a_pipe`, `keep_up` waits as a blocking write would: while anything written
+    is still short of the peer's pipe (the pipe is full), and no longer once the peer read it —
+    the agent is then read again in one block rather than a line at a time."""
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(asyncio.StreamReader(), writer)
+    transport.pace_like_a_pipe()
+    transport.write_lines([b"x" * 100_000, b"y" * 100_000])  # more than a pipe holds
+    assert transport.lagging()
+    waiting = asyncio.ensure_future(transport.keep_up())
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert not waiting.done()  # the peer has read nothing yet
+
+    received = bytearray()
+
+    def read_all() -> None:
+        while len(received) < 200_002:
+            received.extend(os.read(read_fd, 1 << 16))
+
+    await asyncio.gather(asyncio.to_thread(read_all), waiting)
+    assert not transport.lagging()
+    assert bytes(received) == b"x" * 100_000 + b"\n" + b"y" * 100_000 + b"\n"
+    await transport.close()
+    os.close(read_fd)
+
+
+async def test_by_default_a_full_pipe_alone_does_not_hold_the_fast_lane():
+    """Without `pace_like_a_pipe`, `keep_up` lets up to the high-water mark (1 MiB) wait
+    unread: a full pipe with a little more buffered does not stop the lane."""
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(asyncio.StreamReader(), writer)
+    transport.write_lines([b"x" * 200_000])
+    assert not transport.lagging()
+    await transport.keep_up()  # returns at once
+    writer.transport.abort()
+    os.close(read_fd)

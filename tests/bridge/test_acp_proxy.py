@@ -893,3 +893,88 @@ async def test_a_call_eliza_runs_unasked_under_its_kept_always_allow_is_audited(
         kept["approval_id"],
         "completed",
     )
+
+
+def _wchar(pid: int) -> int:
+    with open(f"/proc/{pid}/io") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("wchar:"))
+
+
+def test_a_client_that_reads_nothing_holds_the_agent_back_and_then_gets_every_update(tmp_path):
+    """While the client reads nothing of a long streamed reply, the proxy stops reading the agent
+    once the client's pipe is full, so the agent waits on its own full pipe (as it would with the
+    client on its pipe directly) instead of the proxy taking in the whole reply; once the client
+    reads, every update arrives, in order."""
+    import subprocess
+    import time
+
+    chunks = 100_000  # ~18 MB of updates
+    env = {
+        **os.environ,
+        "SYMPOSIUM_CONFIG_DIR": str(tmp_path / "config"),
+        "SYMPOSIUM_RUNTIME_DIR": str(tmp_path / "run"),
+    }
+    proxy = subprocess.Popen(
+        SURFACE_PROXY, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=str(REPO), env=env
+    )
+    assert proxy.stdin is not None and proxy.stdout is not None
+
+    def send(message: dict[str, Any]) -> None:
+        proxy.stdin.write(json.dumps(message).encode() + b"\n")
+        proxy.stdin.flush()
+
+    def answer(rid: int) -> dict[str, Any]:
+        while True:
+            message = json.loads(proxy.stdout.readline())
+            if message.get("id") == rid and "method" not in message:
+                return message
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+        answer(1)
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "session/new",
+                "params": {"cwd": str(tmp_path), "mcpServers": []},
+            }
+        )
+        session_id = answer(2)["result"]["sessionId"]
+        agents = [
+            int(child)
+            for task in os.listdir(f"/proc/{proxy.pid}/task")
+            for child in Path(f"/proc/{proxy.pid}/task/{task}/children").read_text().split()
+        ]
+        assert len(agents) == 1
+        before = _wchar(agents[0])
+        prompt = [{"type": "text", "text": f"stream {chunks}"}]
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "session/prompt",
+                "params": {"sessionId": session_id, "prompt": prompt},
+            }
+        )
+        # Wait until the agent stops writing: the same count three polls in a row.
+        seen: list[int] = []
+        deadline = time.monotonic() + 60
+        while len(seen) < 3 or len(set(seen[-3:])) > 1:
+            assert time.monotonic() < deadline, f"the agent never stopped writing: {seen[-3:]}"
+            time.sleep(0.1)
+            seen.append(_wchar(agents[0]) - before)
+        assert seen[-1] < 4 << 20, f"the agent wrote {seen[-1]} bytes while the client read none"
+
+        updates = 0
+        while True:
+            message = json.loads(proxy.stdout.readline())
+            if message.get("method") == "session/update":
+                updates += 1
+            elif message.get("id") == 3:
+                break
+        assert updates == chunks
+        assert message["result"]["stopReason"] == "end_turn"
+    finally:
+        proxy.stdin.close()
+        proxy.wait(timeout=30)

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import select
 import signal
 import subprocess
 import sys
 
-from bridge.agents.process import AgentProcess, _peek_exit_code
+from bridge.agents.process import STDERR_LINE_LIMIT, AgentProcess, _peek_exit_code
 
 
 def _wait_for_exit(pid: int) -> None:
@@ -52,3 +53,42 @@ async def test_exit_callbacks_are_called_once_as_the_exit_is_seen_unless_taken_b
     assert heard == [("kept", True, 7)]
     await process.close()
     assert heard == [("kept", True, 7)]
+
+
+LONG_STDERR = """
+import sys
+sys.stderr.write("x" * 1_000_000 + "\\n")
+sys.stderr.write("after the long one\\n")
+sys.stderr.write("y" * 70_000)
+sys.stderr.flush()
+"""
+
+
+async def test_a_stderr_line_past_the_readers_limit_is_cut_and_the_next_lines_still_arrive(
+    tmp_path,
+):
+    """An agent's stderr line longer than the reader holds keeps its start (cut to the kept
+    length, saying how much more there was) and costs none of the lines after it; an
+    unterminated last line past the limit is cut the same way."""
+    lines: list[str] = []
+    process = AgentProcess(
+        sys.executable, ["-c", LONG_STDERR], cwd=str(tmp_path), on_stderr=lines.append
+    )
+    await process.start()
+    try:
+        await asyncio.wait_for(process.exited.wait(), 30)
+        while len(lines) < 3:
+            await asyncio.sleep(0.01)
+    finally:
+        await process.close()
+    first, second, third = lines
+    for line, length, char in ((first, 1_000_000, "x"), (third, 70_000, "y")):
+        kept, rest = line.split(" … (")
+        assert kept == char * STDERR_LINE_LIMIT
+        found = re.fullmatch(r"(\d+) more characters(?:, then (\d+) bytes not read)?\)", rest)
+        assert found is not None, rest
+        more, unread = int(found[1]), int(found[2] or 0)
+        assert len(kept) + more + unread == length  # every byte accounted for
+        if line is first:
+            assert unread > 0  # far past what the reader holds: read only in part
+    assert second == "after the long one"
