@@ -1,6 +1,6 @@
 """The tool-call log's side of the console's state: the bridge's tool-call, client-tool and
-permission events folded into `ToolEntry` records in the log's store, and the session labels,
-kinds and statuses seen so far (the log's filters offer them)."""
+permission events folded into `ToolEntry` records in the log's store, and what the log's filters
+offer: the sessions that have calls in the store, and the kinds and statuses seen so far."""
 
 from __future__ import annotations
 
@@ -27,7 +27,11 @@ class ToolLog:
     def __init__(self, store: ToolCallStore, changed: Callable[[], None]) -> None:
         self.store = store
         self._changed = changed
-        self.sessions: dict[str, None] = {}  # session labels seen, in order
+        # The session labels of the calls in the store, in the order they first came (one whose
+        # calls have all been dropped leaves): no more than the store holds calls.
+        self.sessions: dict[str, None] = {}
+        self._calls_of: dict[str, int] = {}  # calls in the store, by session label
+        store.on_drop = self._dropped
         self.kinds: dict[str, None] = {}
         self.statuses: dict[str, None] = {}
         self._last_agent_entry: dict[tuple[str, str], ToolEntry] = {}
@@ -37,13 +41,23 @@ class ToolLog:
         self._last_agent_entry.pop(key, None)
 
     def _add(self, key: tuple[Any, ...], entry: ToolEntry) -> ToolEntry:
+        label = entry.session_label
+        self._calls_of[label] = self._calls_of.get(label, 0) + 1
+        self.sessions.setdefault(label, None)
         self.store.add(key, entry)
         self._note(entry)
         return entry
 
+    def _dropped(self, entry: ToolEntry) -> None:
+        label = entry.session_label
+        left = self._calls_of.get(label, 0) - 1
+        if left > 0:
+            self._calls_of[label] = left
+        else:
+            self._calls_of.pop(label, None)
+            self.sessions.pop(label, None)
+
     def _note(self, entry: ToolEntry) -> None:
-        if entry.session_label not in self.sessions and len(self.sessions) < 10_000:
-            self.sessions[entry.session_label] = None
         if entry.kind and entry.kind not in self.kinds:
             self.kinds[entry.kind] = None
         if entry.status and entry.status not in self.statuses:

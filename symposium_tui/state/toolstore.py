@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 from symposium_tui.state.records import ToolEntry
@@ -77,6 +77,7 @@ class ToolCallStore:
         self._journal: deque[int] = deque(maxlen=journal or max(1024, capacity // 2))
         self.change_no = 0
         self.dropped = 0
+        self.on_drop: Callable[[ToolEntry], None] | None = None  # told of each call dropped
 
     def __len__(self) -> int:
         return self.next_seq - self.first_seq
@@ -123,6 +124,8 @@ class ToolCallStore:
         old = self._ring[slot]
         if old is not None:
             self._forget(old)
+            if self.on_drop is not None:
+                self.on_drop(old)
         self._ring[slot] = None
         self.bytes -= self._sizes[slot]
         self._sizes[slot] = 0

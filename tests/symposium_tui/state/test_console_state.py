@@ -239,6 +239,43 @@ async def test_a_full_tool_log_holds_the_same_memory_however_many_calls_it_repla
     assert state.tools.dropped == 5001 and held() == at_capacity
 
 
+async def test_the_tool_log_offers_the_sessions_that_still_have_calls_in_it(bridge):
+    """The log's session filter lists the sessions with calls in the store, in the order they
+    first came: a session whose calls have all been dropped leaves the list, so a long run's list
+    is never longer than the log holds calls."""
+    state = ConsoleState(bridge, tool_capacity=3)
+    state.attach()
+
+    def call(session: str, n: int) -> None:
+        bridge.bus.publish(
+            ev.ToolCallSeen(
+                connection="vscodelm-1",
+                session_id=session,
+                tool_call_id=f"{session}-{n}",
+                title="read a file",
+                kind="read",
+                status="completed",
+                ts=float(len(state.tools) + state.tools.dropped),
+            )
+        )
+
+    def offered() -> list[str]:
+        return [label.split("/")[-1] for label in state.tool_sessions]
+
+    call("a", 1)
+    call("a", 2)
+    call("b", 1)
+    assert offered() == ["a", "b"]
+    call("c", 1)  # drops a-1: a still has a call
+    assert offered() == ["a", "b", "c"]
+    call("d", 1)  # drops a-2: a has none left
+    assert offered() == ["b", "c", "d"]
+    for n in range(100):  # a hundred sessions later the list holds what the log holds
+        call(f"s{n}", 1)
+    assert offered() == ["s97", "s98", "s99"]
+    assert len(state.tools) == 3
+
+
 async def test_listeners_hear_of_a_burst_once_per_topic_not_once_per_event(bridge):
     state = ConsoleState(bridge, coalesce=0.05)
     state.attach()
