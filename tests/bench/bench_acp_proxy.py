@@ -37,7 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.bench.bench_vscodelm_common import child_pids, cpu_seconds
-from tests.bench.report import pairs, row, spread
+from tests.bench.report import pairs, ratio_row, row, spread
 
 REPO = Path(__file__).resolve().parents[2]
 SURFACE = str(REPO / "tests" / "agents" / "surface_agent.py")
@@ -152,7 +152,7 @@ async def main() -> None:
         for cm, *_ in sides.values():
             await cm.__aexit__(None, None, None)
 
-    ratio, low, high, n = pairs(rates["proxy"], rates["direct"])
+    ratio = pairs(rates["proxy"], rates["direct"])[0]
     print(f"streaming ({CHUNKS} updates, {ROUNDS} interleaved rounds; ratio: median of the pairs):")
     for name, values in rates.items():
         print(
@@ -186,16 +186,14 @@ async def main() -> None:
         f"  proxy   median {p_med:.3f} ms   p90 {statistics.quantiles(trips['proxy'], n=10)[-1] * 1000:.3f} ms"
     )
     print(f"  added   {added:.3f} ms   target <= 1 ms   {'OK' if added <= 1.0 else 'MISSED'}")
-    row(
+    ratio_row(
         "ACP proxy streaming, updates/s",
         baseline="client <-> agent direct",
-        target=">= 0.9x",
-        result=ratio,
-        unit="x",
-        met=ratio >= 0.9,
-        low=low,
-        high=high,
-        samples=n,
+        ratio=ratio,
+        target=0.9,
+        subject=rates["proxy"],
+        against=rates["direct"],
+        at_least=True,
         note="same run: " + ", ".join(floors),
     )
     diffs = [(p - d) * 1000 for p, d in zip(trips["proxy"], trips["direct"])]

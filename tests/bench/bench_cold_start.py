@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.report import pairs, row
+from tests.bench.report import ratio_row
 
 TARGET = 5.0
 PY = sys.executable
@@ -143,17 +143,13 @@ def main() -> int:
             f"exit after EOF: median {ms(statistics.median(exit_[name]))}]"
         )
         if name == "symposium-tui vscodelm":
-            _, low, high, n = pairs(answer[name], answer["python -c pass"])
-            row(
+            ratio_row(
                 "vscodelm cold start -> first answer",
                 baseline="python -c pass",
-                target=f"<= {TARGET:g}x",
-                result=ratio,
-                unit="x",
-                met=ratio <= TARGET,
-                low=low,
-                high=high,
-                samples=n,
+                ratio=ratio,
+                target=TARGET,
+                subject=answer[name],
+                against=answer["python -c pass"],
             )
     return 0
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.report import pairs, row
+from tests.bench.report import ratio_row
 
 TARGET = 1.5
 PY = sys.executable
@@ -141,17 +141,13 @@ def main() -> int:
         f"symposium-tui console   median {console * 1000:7.1f} ms   (min {min(results['console']) * 1000:.1f})"
     )
     print(f"ratio {ratio:.2f}x (target <= {TARGET}x): {'OK' if ratio <= TARGET else 'OVER'}")
-    _, low, high, n = pairs(results["console"], results["minimal"])
-    row(
+    ratio_row(
         "console first frame (80x24)",
         baseline="a minimal Textual app",
-        target=f"<= {TARGET}x",
-        result=ratio,
-        unit="x",
-        met=ratio <= TARGET,
-        low=low,
-        high=high,
-        samples=n,
+        ratio=ratio,
+        target=TARGET,
+        subject=results["console"],
+        against=results["minimal"],
     )
     return 0
 

@@ -62,7 +62,7 @@ from tests.bench.bench_vscodelm_common import (
     text_of,
     user,
 )
-from tests.bench.report import pairs, row, spread
+from tests.bench.report import ratio_row, row, spread
 
 RATIO_TARGET = 1.15
 ADDED_TARGET_MS = 0.5
@@ -294,18 +294,14 @@ def main() -> int:
     )
     ratio = long / short
     net_ratio = (long - transport) / short
-    _, low, high, n = pairs(times["long"], times["short"])
-    row(
+    ratio_row(
         f"turn at {args.long} vs 10 messages"
         + (f", {args.conversations} conversations" if args.conversations != 2 else ""),
         baseline="the same endpoint's 10-message turn",
-        target=f"<= {RATIO_TARGET:g}x",
-        result=ratio,
-        unit="x",
-        met=ratio <= RATIO_TARGET,
-        low=low,
-        high=high,
-        samples=n,
+        ratio=ratio,
+        target=RATIO_TARGET,
+        subject=times["long"],
+        against=times["short"],
         note=f"net of the longer line's transport {net_ratio:.2f}x",
     )
     verdict = "ok" if ratio <= RATIO_TARGET else "OVER TARGET"

@@ -33,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.report import pairs, row
+from tests.bench.report import ratio_row, row
 
 PY = sys.executable
 SCRIPT = str(Path(PY).parent / "symposium-tui")
@@ -132,17 +132,13 @@ def rule_decided(spawns: int, env: dict[str, str]) -> float:
     for key, values in times.items():
         print(f"   {key:20s} median {ms(values):7.1f} ms   {ms(values) / base:5.2f}x")
     for key, values in list(times.items())[1:]:
-        _, low, high, n = pairs(values, times["python -c pass"])
-        row(
+        ratio_row(
             f"hook, {key}",
             baseline="`python -c pass`",
-            target="<= 3x",
-            result=ms(values) / base,
-            unit="x",
-            met=ms(values) / base <= 3,
-            low=low,
-            high=high,
-            samples=n,
+            ratio=ms(values) / base,
+            target=3,
+            subject=values,
+            against=times["python -c pass"],
         )
     return base
 

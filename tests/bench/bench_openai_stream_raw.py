@@ -35,7 +35,7 @@ from tests.bench.bench_openai_common import (
     cpu_seconds,
     sse_content,
 )
-from tests.bench.report import pairs, row
+from tests.bench.report import ratio_row
 
 TARGET = 0.9
 
@@ -135,17 +135,14 @@ def main() -> int:
     print(
         f"ratio bridge / bare: {ratio:.2f} (target >= {TARGET}): {'OK' if ratio >= TARGET else 'MISSED'}"
     )
-    _, low, high, n = pairs(rates["bridge"], rates["bare"])
-    row(
+    ratio_row(
         "OpenAI raw stream, chunks/s",
         baseline="bare ACP client",
-        target=f">= {TARGET}x",
-        result=ratio,
-        unit="x",
-        met=ratio >= TARGET,
-        low=low,
-        high=high,
-        samples=n,
+        ratio=ratio,
+        target=TARGET,
+        subject=rates["bridge"],
+        against=rates["bare"],
+        at_least=True,
     )
     return 0
 

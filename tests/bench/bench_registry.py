@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.report import pairs, row
+from tests.bench.report import ratio_row
 
 TARGET = 2.0
 PY = sys.executable
@@ -169,18 +169,13 @@ def main() -> None:
             line += f"  ratio {ratio:.2f}x  target <= {TARGET:g}x  {'met' if ratio <= TARGET else 'MISSED'}"
         print(line)
     for name in names[1:]:
-        _, low, high, n = pairs(times[name], times["python -c pass"])
-        ratio = statistics.median(times[name]) / base
-        row(
+        ratio_row(
             f"`{name}`",
             baseline="`python -c pass`",
-            target=f"<= {TARGET:g}x",
-            result=ratio,
-            unit="x",
-            met=ratio <= TARGET,
-            low=low,
-            high=high,
-            samples=n,
+            ratio=statistics.median(times[name]) / base,
+            target=TARGET,
+            subject=times[name],
+            against=times["python -c pass"],
         )
 
 

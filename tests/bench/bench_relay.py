@@ -46,7 +46,7 @@ from tests.bench.bench_vscodelm_common import (
     p90,
     user,
 )
-from tests.bench.report import pairs, row
+from tests.bench.report import ratio_row
 
 TARGET = 0.8
 WARMUP = "stream 10"
@@ -211,17 +211,14 @@ def main() -> int:
         f"relay throughput: relay median {relay:.0f} parts/s vs headless {headless:.0f} parts/s -> ratio {ratio:.2f}x "
         f"(target >= {TARGET:g}x) {verdict}   [{args.repeats} runs each]"
     )
-    _, low, high, count = pairs(rates("relay"), rates("headless"))
-    row(
+    ratio_row(
         "vscodelm relayed into a console, parts/s",
         baseline="the same endpoint headless",
-        target=f">= {TARGET:g}x",
-        result=ratio,
-        unit="x",
-        met=ratio >= TARGET,
-        low=low,
-        high=high,
-        samples=count,
+        ratio=ratio,
+        target=TARGET,
+        subject=rates("relay"),
+        against=rates("headless"),
+        at_least=True,
     )
     return 0
 

@@ -55,7 +55,7 @@ class Failed(Exception):
 sys.path.insert(0, str(REPO))
 
 from tests.bench.bench_vscodelm_common import child_pids, cpu_seconds  # noqa: E402
-from tests.bench.report import pairs, row  # noqa: E402
+from tests.bench.report import ratio_row  # noqa: E402
 
 
 class Run:
@@ -301,19 +301,14 @@ def main() -> int:
         f"streaming {args.chunks} chunks: bridge median {bridge:.0f} parts/s vs bare ACP client {bare:.0f} chunks/s "
         f"-> ratio {ratio:.2f}x (target >= {TARGET:g}x) {verdict}   [{args.repeats} repeats each]"
     )
-    _, low, high, count = pairs(
-        [n / r.seconds for r in runs["bridge"]], [n / r.seconds for r in runs["bare"]]
-    )
-    row(
+    ratio_row(
         "vscodelm stream, parts/s",
         baseline="bare ACP client",
-        target=f">= {TARGET:g}x",
-        result=ratio,
-        unit="x",
-        met=ratio >= TARGET,
-        low=low,
-        high=high,
-        samples=count,
+        ratio=ratio,
+        target=TARGET,
+        subject=[n / r.seconds for r in runs["bridge"]],
+        against=[n / r.seconds for r in runs["bare"]],
+        at_least=True,
     )
     return 0
 

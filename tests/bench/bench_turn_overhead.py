@@ -59,7 +59,7 @@ from tests.bench.bench_vscodelm_common import (
     text_of,
     user,
 )
-from tests.bench.report import pairs, row
+from tests.bench.report import ratio_row
 
 TARGET = 1.2
 FLOOR = str(Path(__file__).resolve().parent / "floor_translator.py")
@@ -328,17 +328,13 @@ def main() -> int:
         f"turn overhead: bridge median {mb * 1000:.3f} ms vs direct ACP SDK median {md * 1000:.3f} ms -> ratio "
         f"{ratio:.2f}x (target <= {TARGET:g}x) {verdict}   [p90 {p90(bridge) * 1000:.3f} vs {p90(direct) * 1000:.3f} ms]"
     )
-    _, low, high, count = pairs(bridge, direct)
-    row(
+    ratio_row(
         f"turn overhead ({args.agent} agent)",
         baseline="direct ACP SDK turn",
-        target=f"<= {TARGET:g}x",
-        result=ratio,
-        unit="x",
-        met=ratio <= TARGET,
-        low=low,
-        high=high,
-        samples=count,
+        ratio=ratio,
+        target=TARGET,
+        subject=bridge,
+        against=direct,
         note=f"adds {(mb - md) * 1000:.3f} ms; same run: " + ", ".join(floors),
     )
     return 0

@@ -16,7 +16,7 @@ from typing import Any
 
 PREFIX = "BENCH-ROW "
 
-__all__ = ["PREFIX", "pairs", "row", "spread"]
+__all__ = ["PREFIX", "pairs", "ratio_row", "row", "spread"]
 
 
 def row(
@@ -67,3 +67,32 @@ def spread(values: Sequence[float]) -> tuple[float, float, float, int]:
     if not values:
         return float("nan"), float("nan"), float("nan"), 0
     return statistics.median(values), min(values), max(values), len(values)
+
+
+def ratio_row(
+    figure: str,
+    *,
+    baseline: str,
+    ratio: float,
+    target: float,
+    subject: Sequence[float],
+    against: Sequence[float],
+    at_least: bool = False,
+    note: str = "",
+) -> dict[str, Any]:
+    """Print (and return) a ratio figure: `ratio` against `target` — at most it, or with
+    `at_least` at least it — with its range over the interleaved pairs of `subject` and `against`
+    (`pairs()`)."""
+    _, low, high, n = pairs(subject, against)
+    return row(
+        figure,
+        baseline=baseline,
+        target=f"{'>=' if at_least else '<='} {target:g}x",
+        result=ratio,
+        unit="x",
+        met=ratio >= target if at_least else ratio <= target,
+        low=low,
+        high=high,
+        samples=n,
+        note=note,
+    )
