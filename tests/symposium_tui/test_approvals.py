@@ -243,6 +243,29 @@ async def test_focus_moving_to_the_next_card_by_itself_rearms_it(make_app, asker
         assert not second.done()
 
 
+async def test_a_card_that_lost_focus_to_nothing_gets_it_back_when_the_queue_is_shown(
+    make_app, asker
+):
+    """Textual blurs a widget a Hide event reaches, and when the card is not in the focus chain
+    just then, focus goes nowhere: F2 from Settings as a card arrived could leave the queue shown
+    with nothing focused, so the next key answered nothing."""
+    from textual.widgets import TabPane
+
+    app = make_app(arm_delay=0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call())
+        card = await pending_card(pilot)
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        pane = app.query_one("#approvals", TabPane)
+        pane.display = False  # the card leaves the focus chain and is hidden: focus goes nowhere
+        await wait_for(pilot, lambda: app.focused is None, what="focus gone")
+        pane.display = True
+        await wait_for(pilot, lambda: app.focused is card, what="the card focused again")
+        await pilot.press("a")
+        assert (await task).outcome == "allow_once"
+
+
 async def test_a_new_card_never_takes_focus_from_the_chat_input(make_app, asker):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

@@ -15,6 +15,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.reactive import var
+from textual.widget import Widget
 from textual.widgets import Static
 
 from symposium_tui.state.approval import ApprovalInfo
@@ -264,6 +265,26 @@ class ApprovalQueue(VerticalScroll):
         # However a card got focus (a key, a click, Tab), it is the current one.
         if isinstance(event.widget, ApprovalCard):
             self.current = event.widget
+
+    def on_descendant_blur(self, event: events.DescendantBlur) -> None:
+        # A card that loses focus to nothing while the queue is shown gets it back, so the keys
+        # typed next still answer it: Textual blurs a widget a Hide event reaches, and one queued
+        # while the queue was covered (F2 from Settings as a card arrived) can arrive after the
+        # card was focused, when the card is not yet in the focus chain.
+        if isinstance(event.widget, ApprovalCard):
+            self.call_after_refresh(self._refocus_if_lost)
+
+    def on_show(self) -> None:
+        # ... or when the queue is shown again after that.
+        self._refocus_if_lost()
+
+    def _refocus_if_lost(self) -> None:
+        # Shown as far as the widget tree says (its layout may still be on its way).
+        shown = self.screen is self.app.screen and all(
+            node.display for node in self.ancestors_with_self if isinstance(node, Widget)
+        )
+        if self.app.focused is None and shown and self.pending:
+            self.focus_first()
 
     @on(ApprovalCard.Step)
     def _step(self, message: ApprovalCard.Step) -> None:
