@@ -123,6 +123,7 @@ class ApprovalRequested(Event):
     tool_call: dict[str, Any]
     options: list[dict[str, Any]]
     agent_version: str | None = None  # the agent's own word for its version, when it gave one
+    ask_reason: str | None = None  # why the rules left it to a person, when they say why
 
 
 class ApprovalResolved(Event):

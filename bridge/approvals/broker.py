@@ -196,6 +196,7 @@ class ApprovalBroker:
                 tool_call=ctx.tool_call,
                 options=ctx.options,
                 agent_version=ctx.agent_version,
+                ask_reason=ctx.ask_reason,
             )
         )
         if self.consoles or self.hold:

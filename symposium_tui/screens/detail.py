@@ -39,6 +39,9 @@ class ApprovalDetailScreen(ModalScreen[None]):
                 )
             )
             yield Static(Text.assemble(("⚠ " + info.title, "bold"), f"  [{info.kind}]"))
+            why = info.why_asked()
+            if why:
+                yield Static(Text(why, style="italic"))
             if info.paths():
                 yield Static("files: " + ", ".join(info.paths()))
             text = info.input_text()

@@ -36,6 +36,7 @@ class ApprovalInfo:
     agent_name: str = ""  # the agent's name for a person; `agent` stays the id rules match
     agent_version: str | None = None  # the agent's own word for its version, when it gave one
     host_bypass: bool = False  # a card from an attached host: its agent is on bypass there
+    ask_reason: str | None = None  # why the rules left it to a person, when they say why
 
     @property
     def agent_display(self) -> str:
@@ -59,6 +60,7 @@ class ApprovalInfo:
             getattr(event, "host", None),
             agent_version=getattr(event, "agent_version", None),
             host_bypass=getattr(event, "bypass", False) is True,
+            ask_reason=getattr(event, "ask_reason", None),
         )
 
     @classmethod
@@ -73,6 +75,7 @@ class ApprovalInfo:
             list(ctx.options),
             pending.created,
             agent_version=ctx.agent_version,
+            ask_reason=ctx.ask_reason,
         )
 
     @property
@@ -111,6 +114,17 @@ class ApprovalInfo:
         from bridge.rules import scope_text
 
         return scope_text(rule, self.agent_display)
+
+    def why_asked(self) -> str | None:
+        """Why the rules left this call to a person, when they say why: the ask rule that
+        caught it ("asked by rule 3: ask command=deploy"), or what could not be known ("asked
+        because rule 1: deny command=git push might match (…)")."""
+        reason = self.ask_reason
+        if not reason:
+            return None
+        if reason.startswith("ask by "):
+            return "asked by " + reason.removeprefix("ask by ")
+        return "asked because " + reason.removeprefix("ask: ")
 
     def input_text(self) -> str | None:
         raw = self.tool_call.get("rawInput")

@@ -90,6 +90,8 @@ def card_of_pending(approval: PendingApproval, host: str, bypass: bool = False) 
         "toolCall": ctx.tool_call,
         "options": ctx.options,
         "created": approval.created,
+        "agentVersion": ctx.agent_version,
+        "askReason": ctx.ask_reason,
     }
 
 
@@ -104,6 +106,8 @@ def card_of_event(event: ev.ApprovalRequested, host: str, bypass: bool = False) 
         "toolCall": event.tool_call,
         "options": event.options,
         "created": event.ts,
+        "agentVersion": event.agent_version,
+        "askReason": event.ask_reason,
     }
 
 

@@ -55,6 +55,8 @@ class LinkSet:
                     ts=payload.get("created") or 0.0,
                     host=link.label,
                     bypass=payload.get("bypass") is True,
+                    agent_version=_text_or_none(payload.get("agentVersion")),
+                    ask_reason=_text_or_none(payload.get("askReason")),
                 )
             )
         elif kind == "resolved":
@@ -112,3 +114,8 @@ class LinkSet:
             for link in self.links
             if link.label == label
         )
+
+
+def _text_or_none(value: Any) -> str | None:
+    """A string a host sent for a card, or None for anything else (an older host sends none)."""
+    return value if isinstance(value, str) and value else None

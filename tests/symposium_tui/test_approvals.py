@@ -3,12 +3,13 @@ the alerts, approve-all, and cards that leave because someone else settled them.
 
 from __future__ import annotations
 
-from textual.widgets import Input, TabbedContent, Tabs
+from textual.widgets import Input, Static, TabbedContent, Tabs
 
 from bridge.approvals import Rule
 from symposium_tui.widgets.approvals import ApprovalCard
 from tests.support.console import (
     ONCE_OPTIONS,
+    drawn_card,
     edit_call,
     run_call,
     shown_text,
@@ -264,6 +265,38 @@ async def test_a_card_that_lost_focus_to_nothing_gets_it_back_when_the_queue_is_
         await wait_for(pilot, lambda: app.focused is card, what="the card focused again")
         await pilot.press("a")
         assert (await task).outcome == "allow_once"
+
+
+async def test_a_card_says_why_the_rules_asked_a_person(make_app, asker, store):
+    """What the rules could not settle says so on its card and in its full view (v): the ask rule
+    that caught it, or the deny rule that might match a command it cannot read in full."""
+    from symposium_tui.screens.detail import ApprovalDetailScreen
+
+    app = make_app(arm_delay=0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        store.add_rule(Rule("ask", command="deploy"))
+        app.settings_changed(store.add_rule(Rule("deny", command="git push")))
+        asker.ask(run_call("deploy --prod"), session="s1")
+        card = await drawn_card(pilot)
+        why = shown_text(card.query(".card-why"))
+        assert why.startswith("asked by rule 1") and "ask command=deploy" in why, why
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalDetailScreen))
+        assert "asked by rule 1" in shown_text(app.screen.query(Static))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalDetailScreen))
+        await pilot.press("d", "enter")  # deny it: the next card comes first
+        asker.ask(run_call('"$TOOL" push', call_id="call-3"), session="s2")
+        await wait_for(pilot, lambda: [c.info.session_id for c in app.queue.pending] == ["s2"])
+        card = await drawn_card(pilot)
+        why = shown_text(card.query(".card-why"))
+        assert why.startswith("asked because rule 2") and "might match" in why, why
+        # A call no rule speaks of is an ordinary question: no line.
+        asker.ask(run_call("make test", call_id="call-4"), session="s3")
+        await wait_for(pilot, lambda: len(app.queue.pending) == 2)
+        plain = app.queue.pending[1]
+        await wait_for(pilot, lambda: plain.is_mounted)
+        assert not plain.query(".card-why")
 
 
 async def test_a_new_card_never_takes_focus_from_the_chat_input(make_app, asker):

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -198,6 +200,40 @@ async def test_an_attaching_console_records_the_audit_head_and_warns_when_it_was
         await serve.stop()
 
 
+def test_a_hosts_card_keeps_the_agents_version_and_why_it_was_asked(tmp_path):
+    """What a host sends of a card (`card_of_event`, `card_of_pending`) and what the console makes
+    of it carry the agent's version and the rules' reason for asking, as a local card does."""
+    from symposium_tui.state.approval import ApprovalInfo
+    from symposium_tui.wire.attached_console import card_of_event, card_of_pending
+    from symposium_tui.wire.link_set import LinkSet
+
+    asked = ctx()
+    asked.agent_version, asked.ask_reason = "2.1.0", "ask by rule 1: ask command=deploy"
+    event = ev.ApprovalRequested(
+        connection="c1",
+        approval_id="a1",
+        session_id="s1",
+        agent="agent",
+        tool_call=asked.tool_call,
+        options=OPTIONS,
+        agent_version="2.1.0",
+        ask_reason="ask by rule 1: ask command=deploy",
+    )
+    pending = SimpleNamespace(id="a2", ctx=asked, created=1.0)
+    posted: list[Any] = []
+    links = LinkSet([Target("devbox", socket=tmp_path / "console.sock")], post=posted.append)
+    for card in (card_of_event(event, "devbox"), card_of_pending(pending, "devbox")):  # type: ignore[arg-type]
+        links._on_link("requested", links.links[0], json.loads(json.dumps(card)))
+    infos = [ApprovalInfo.from_event(p) for p in posted]
+    assert [(i.agent_version, i.why_asked()) for i in infos] == [
+        ("2.1.0", "asked by rule 1: ask command=deploy")
+    ] * 2
+    # A host that sends neither (an older one) gives a card without them.
+    links._on_link("requested", links.links[0], {"approvalId": "a3", "agentVersion": 3})
+    bare = ApprovalInfo.from_event(posted[-1])
+    assert (bare.agent_version, bare.why_asked()) == (None, None)
+
+
 async def test_a_card_from_a_host_where_its_agent_is_on_bypass_says_so(host):
     """Eliza on bypass on the host, an ask rule that asks anyway: the card an attached console
     gets says bypass is on there, and the console shows it on the card and in the header."""
@@ -219,6 +255,9 @@ async def test_a_card_from_a_host_where_its_agent_is_on_bypass_says_so(host):
             chat = client.chat_start([user(ASK)])
             card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
             assert card.info.host == "local" and card.info.host_bypass
+            # and, as on the host's own console, why the rules asked
+            why = card.info.why_asked() or ""
+            assert why.startswith("asked by rule 1 (line ") and why.endswith(": ask command=deploy")
             await wait_for(pilot, lambda: "bypass on for Eliza" in str(card.border_subtitle))
             await wait_for(pilot, lambda: "⚠ bypass on: Eliza (built in) on local" in app.sub_title)
             assert links.answer(card.info.approval_id, "approve")

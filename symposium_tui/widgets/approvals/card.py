@@ -122,6 +122,9 @@ class ApprovalCard(Widget, can_focus=True):
         yield Static(classes="card-keys")
         yield Static(classes="card-status")
         with Widget(classes="card-details"):
+            why = self.info.why_asked()
+            if why:
+                yield Static(Text(why, style="italic"), classes="card-why")
             if self.info.paths():
                 yield Static(
                     Text("files: " + ", ".join(self.info.paths()), style="italic"),
