@@ -108,6 +108,42 @@ async def test_d_then_escape_goes_back_to_the_card_and_enter_denies_without_a_re
         assert (resolution.outcome, resolution.reason) == ("reject_once", None)
 
 
+def type_at_once(app, keys: list[tuple[str, str | None]]) -> None:
+    """Keys as the terminal driver hands them over from one read: all queued before any is
+    handled (`pilot.press` lets the app settle after each key)."""
+    from textual import events
+
+    for key, char in keys:
+        event = events.Key(key, char)
+        event.set_sender(app)
+        app._driver.send_message(event)
+
+
+async def test_keys_typed_together_with_d_are_the_reasons_and_enter_denies(make_app, asker):
+    """A terminal hands over keys typed quickly in one read: "d", then the reason and Enter
+    arrive before the reason field has mounted and taken focus. They are the reason's — the Enter
+    used to be lost (the card, still focused, ignored it) and the field could end up without
+    focus, so every key after it went nowhere."""
+    app = make_app(arm_delay=0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        first = asker.ask(run_call("one"), session="s1")
+        card = await pending_card(pilot)
+        await wait_for(pilot, lambda: app.focused is card)
+        type_at_once(app, [("d", "d"), ("enter", "\r")])
+        await wait_for(pilot, first.done, what="the first card denied")
+        resolution = first.result()
+        assert (resolution.outcome, resolution.reason) == ("reject_once", None)
+
+        second = asker.ask(run_call("two", call_id="call-3"), session="s2")
+        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        await wait_for(pilot, lambda: app.focused is card)
+        typed = [("d", "d"), *((c if c != " " else "space", c) for c in "not now")]
+        type_at_once(app, [*typed, ("backspace", None), ("enter", "\r")])
+        await wait_for(pilot, second.done, what="the second card denied")
+        resolution = second.result()
+        assert (resolution.outcome, resolution.reason) == ("reject_once", "not no")
+
+
 async def test_b_bypasses_the_agent_saves_it_and_its_next_request_needs_no_card(
     make_app, asker, store
 ):

@@ -15,7 +15,7 @@ from typing import Any
 
 from rich.cells import cell_len
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.markup import escape
 from textual.message import Message
@@ -25,7 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Input, Static
 
 from symposium_tui.state.approval import ApprovalInfo
-from symposium_tui.widgets.approvals.keys import card_bindings, legend, needed_answer
+from symposium_tui.widgets.approvals.keys import DENY_KEYS, card_bindings, legend, needed_answer
 
 INPUT_LINES = 8  # of the pretty-printed input, on a card (`v` shows everything)
 INPUT_LINES_WITH_DIFF = 3  # the diff says it better
@@ -293,16 +293,45 @@ class ApprovalCard(Widget, can_focus=True):
     def action_answer(self, answer: str) -> None:
         self.post_message(self.Decided(self, answer))
 
-    def action_deny(self) -> None:
+    async def action_deny(self) -> None:
         reason = Input(
             placeholder="Reason (optional) · Enter denies · Esc back to the card",
             id="deny-reason",
             classes="card-reason",
             compact=True,
         )
-        self.mount(reason, before=self.query_one(".card-status"))
         self.state = "reason"
-        reason.focus()
+        # Focus once it is mounted: Textual drops focus given to a widget that has no screen yet.
+        await self.mount(reason, before=self.query_one(".card-status"))
+        if self.state == "reason" and self.has_focus:
+            reason.focus()
+
+    async def on_key(self, event: events.Key) -> None:
+        """A terminal hands over keys typed quickly in one read, and the card sees them all before
+        its deny binding would run: so the deny key is taken here (the next keys wait until the
+        reason field is there), and keys that reach the card before the field has focus are the
+        reason's — Enter denies with what was typed."""
+        if self.state == "pending" and event.key in DENY_KEYS:
+            if self.check_action("deny", ()) is True:
+                event.stop()
+                event.prevent_default()
+                await self.action_deny()
+            return
+        if self.state != "reason" or not self.has_focus:
+            return
+        field = next(self.query(".card-reason").results(Input), None)
+        if field is None:
+            return
+        if event.key == "enter":
+            self.post_message(self.Decided(self, "deny", field.value.strip() or None))
+        elif event.key == "backspace":
+            field.action_delete_left()
+        elif event.is_printable and event.character:
+            field.insert_text_at_cursor(event.character)
+        else:
+            return  # Esc and the rest: the card's bindings
+        event.stop()
+        event.prevent_default()
 
     def cancel_reason(self) -> None:
         """Back out of typing a deny reason without answering."""

@@ -169,6 +169,10 @@ CARD_KEYS: tuple[CardKey, ...] = (
 )
 
 
+# The keys that start a denial (the card takes them itself: see `ApprovalCard.on_key`).
+DENY_KEYS = frozenset(k for key in CARD_KEYS if key.action == "deny" for k in key.key.split(","))
+
+
 def card_bindings(table: Iterable[CardKey] = CARD_KEYS) -> list[BindingType]:
     return [key.binding() for key in table]
 
