@@ -40,7 +40,7 @@ class ApprovalActions:
         if answer == "deny":
             app.action_queue()
             card.focus()
-            card.action_deny()
+            card.call_later(card.action_deny)
             return
         if answer == "bypass":
             self.confirm_bypass(card.info.approval_id)

@@ -282,7 +282,7 @@ async def _visit(pilot: Any, directory: Path) -> list[Path]:
     await pilot.press("f2")
     await shot("approvals")
     card = app.queue.current_card()
-    card.action_deny()
+    await card.action_deny()
     await pilot.pause()
     await pilot.press(*"Add a test first")
     await shot("deny-reason")

@@ -81,4 +81,4 @@ class ApprovalDetailScreen(ModalScreen[None]):
     def action_deny(self) -> None:
         self.dismiss()
         self.card.focus()
-        self.card.action_deny()
+        self.card.call_later(self.card.action_deny)

@@ -575,6 +575,31 @@ async def test_v_shows_the_whole_request_and_its_keys_still_answer(make_app, ask
         assert (await task).outcome == "allow_once"
 
 
+async def test_d_in_the_full_view_and_deny_from_the_palette_open_the_reason_on_the_card(
+    make_app, asker
+):
+    from symposium_tui.screens.detail import ApprovalDetailScreen
+
+    app = make_app(arm_delay=0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        first = asker.ask(run_call("one"), session="s1")
+        await pending_card(pilot)
+        await pilot.press("v")
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalDetailScreen))
+        await pilot.press("d")
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "deny-reason")
+        await pilot.press(*"no", "enter")
+        assert ((await first).outcome, (await first).reason) == ("reject_once", "no")
+
+        second = asker.ask(run_call("two", call_id="call-3"), session="s2")
+        await wait_for(pilot, lambda: app.queue.pending)
+        app.action_show_tab("sessions")
+        app.answer_current("deny")  # the palette's "Approvals: deny"
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "deny-reason")
+        await pilot.press(*"later", "enter")
+        assert ((await second).outcome, (await second).reason) == ("reject_once", "later")
+
+
 async def test_the_full_view_of_an_arming_card_shows_its_keys_usable_once_it_is_armed(
     make_app, asker
 ):

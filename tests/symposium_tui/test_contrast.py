@@ -367,7 +367,7 @@ async def tour(pilot: Any) -> AsyncIterator[str]:
     yield "card-pattern"
     await pilot.press("escape")
     await shown("the queue again", tab("approvals"))
-    card.action_deny()
+    await card.action_deny()
     await pilot.press(*"Add a test first")
     await shown("a reason", lambda: "Add a test first" in str(card.query_one(".card-reason").value))
     yield "deny-reason"

@@ -303,7 +303,7 @@ class ApprovalCard(Widget, can_focus=True):
         self.state = "reason"
         # Focus once it is mounted: Textual drops focus given to a widget that has no screen yet.
         await self.mount(reason, before=self.query_one(".card-status"))
-        if self.state == "reason" and self.has_focus:
+        if self.state == "reason":
             reason.focus()
 
     async def on_key(self, event: events.Key) -> None:
