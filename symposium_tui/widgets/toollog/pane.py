@@ -190,9 +190,13 @@ class ToolLogPane(StatePane):
         }
         for selector, options in wanted.items():
             select = self.query_one(selector, Select)
+            current = select.value
+            if isinstance(current, str) and current and all(v != current for _, v in options):
+                # What the view filters on stays offered, and shown, while it is chosen — a
+                # session whose calls have all left the log included (its view is empty).
+                options.insert(1, (current, current))
             if getattr(select, "_symposium_options", None) == options:
                 continue
-            current = select.value
             with select.prevent(Select.Changed):
                 select.set_options(options)
                 select.value = current if any(v == current for _, v in options) else ""

@@ -159,6 +159,31 @@ async def test_the_filter_bar_filters_by_session_kind_and_status_with_the_keyboa
         assert "status failed" in screen_lines(app)[0]
 
 
+async def test_a_chosen_session_whose_calls_all_left_the_log_stays_chosen_and_shown():
+    """The log keeps its last calls; once every call of the session the filter is on has been
+    dropped, the filter still says that session (and shows nothing) — it used to say "all
+    sessions" while the view went on filtering on the session that had left."""
+    state = ConsoleState(None, tool_capacity=3)
+    add_calls(state, 0, 2, session="s1")
+    app = toollog_app(state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.query_one(ToolLogView)
+        await pilot.press("f", "shift+tab", "shift+tab", "shift+tab")
+        session = app.query_one("#filter-session", Select)
+        assert session.has_focus
+        await pilot.press("enter", "down", "enter")
+        await settle(pilot)
+        assert session.value == "c/s1" and len(view.index) == 2
+        add_calls(state, 2, 3, session="s2")  # s1's two calls leave the log
+        await settle(pilot, state)
+        assert list(state.tool_sessions) == ["c/s2"]
+        assert session.value == "c/s1"
+        assert view.index == [] and "c/s1" in " ".join(screen_lines(app)[:3])
+        await pilot.press("enter", "up", "enter")  # all sessions: the three calls of s2
+        await settle(pilot)
+        assert session.value == "" and len(view.index) == 3
+
+
 async def test_search_keeps_the_calls_whose_text_matches():
     state = ConsoleState(None)
     demo(state)
