@@ -104,17 +104,33 @@ def _entry(cli: str, event: str) -> dict[str, Any]:
 # --- JSON settings (Claude Code, Gemini CLI) -------------------------------------------------------
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def _read_json(path: Path) -> tuple[dict[str, Any], str]:
+    """The settings and the file's text (comments included: Gemini CLI allows them)."""
+    from bridge.hooks.jsonc import blank_comments
+
     try:
         text = path.read_text()
     except FileNotFoundError:
-        return {}
+        return {}, ""
     if not text.strip():
-        return {}
-    data = json.loads(text)
+        return {}, ""
+    try:
+        data = json.loads(blank_comments(text))
+    except ValueError as exc:
+        raise ValueError(f"{path} is not JSON ({exc}); it was left as it is") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: not a JSON object")
-    return data
+        raise ValueError(f"{path}: not a JSON object; it was left as it is")
+    return data, text
+
+
+def _write_json(path: Path, text: str, data: dict[str, Any]) -> None:
+    """`data` into `path`: a file with comments keeps them, and every byte but its `hooks`."""
+    from bridge.hooks.jsonc import blank_comments, set_member
+
+    if text and blank_comments(text) != text:
+        _write_atomic(path, set_member(text, "hooks", data.get("hooks")))
+    else:
+        _write_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -162,7 +178,7 @@ def _strip_ours(groups: Any, cli: str) -> tuple[list[Any], int]:
 
 
 def _json_install(cli: str, path: Path) -> bool:
-    data = _read_json(path)
+    data, text = _read_json(path)
     hooks = data.get("hooks")
     if hooks is None:
         hooks = {}
@@ -175,14 +191,14 @@ def _json_install(cli: str, path: Path) -> bool:
     data["hooks"] = hooks
     if json.dumps(hooks, sort_keys=True) == before and path.exists():
         return False
-    _write_atomic(path, json.dumps(data, indent=2) + "\n")
+    _write_json(path, text, data)
     return True
 
 
 def _json_uninstall(cli: str, path: Path) -> int:
     if not path.exists():
         return 0
-    data = _read_json(path)
+    data, text = _read_json(path)
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return 0
@@ -198,13 +214,13 @@ def _json_uninstall(cli: str, path: Path) -> int:
     if total:
         if not hooks:
             del data["hooks"]
-        _write_atomic(path, json.dumps(data, indent=2) + "\n")
+        _write_json(path, text, data)
     return total
 
 
 def _json_events(cli: str, path: Path) -> list[str]:
     try:
-        hooks = _read_json(path).get("hooks") or {}
+        hooks = _read_json(path)[0].get("hooks") or {}
     except (OSError, ValueError):
         return []
     found = []

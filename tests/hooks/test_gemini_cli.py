@@ -9,13 +9,21 @@ runner, our hook process, the console host and the audit log are real.
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
 from bridge import events as ev
 from tests.agents.fake_anthropic import FakeAnthropic, text, tool_use
 from tests.support.acp_console import Console
-from tests.support.hooks import RULES, audit, gemini_print, hook_install, write_settings
+from tests.support.hooks import (
+    RULES,
+    SCRIPT,
+    audit,
+    gemini_print,
+    hook_install,
+    write_settings,
+)
 
 pytestmark = pytest.mark.agents
 
@@ -51,6 +59,38 @@ async def test_rules_allow_and_deny_gemini_cli_shell_calls(tmp_path, project):
         ("allow_once", "gemini-cli"),
         ("reject_once", "gemini-cli"),
     ]
+
+
+async def test_a_commented_settings_file_keeps_its_comments_and_gemini_cli_runs_the_hook(
+    tmp_path, gemini_ready
+):
+    """Gemini CLI allows comments in its settings.json: install keeps them (and every other byte),
+    Gemini CLI reads the file and runs the hook from it, and uninstall gives back the very file."""
+    project = tmp_path / "project"
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    original = '{\n  // the person\'s own note\n  "general": { /* kept */ "vimMode": false }\n}\n'
+    settings.write_text(original)
+    hook_install("gemini", project, "--project")
+    installed = settings.read_text()
+    assert installed.startswith(original[:-3]), installed  # all of it, up to the closing brace
+    write_settings(RULES)
+    (project / "keep.txt").write_text("precious")
+    script = [tool_use("run_shell_command", {"command": "rm -f keep.txt"}), text("Done")]
+    async with FakeAnthropic(script) as api:
+        run = await gemini_print(tmp_path / "home", project, api.base_url)
+    assert run.code == 0, run.stderr
+    assert (project / "keep.txt").read_text() == "precious", "the hook in the file denied it"
+    assert [d["outcome"] for d in audit()] == ["reject_once"]
+    done = subprocess.run(
+        [SCRIPT, "hook", "uninstall", "gemini", "--project"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert settings.read_text() == original
 
 
 async def test_with_no_console_and_deny_configured_an_undecided_call_is_refused(tmp_path, project):
