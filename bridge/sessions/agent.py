@@ -150,6 +150,7 @@ class AgentLink:
         self.agent_label = agent_label
         self.conn: Any = None
         self.acp_session_id: str | None = None
+        self.version: str | None = None  # the agent's own word for its version (`agentInfo`)
         self.process: Any = None
         self.secrets: list[str] = []  # the agent's env values: never in a message we send or show
         self._closer: Callable[[], Awaitable[None]] | None = None
@@ -207,6 +208,8 @@ class AgentLink:
             ),
             host.config.start_timeout,
         )
+        info = getattr(init, "agent_info", None)
+        self.version = str(info.version) if info is not None and info.version else None
         mcp_servers = []
         if request.client_tools:
             mcp_servers.append(await self._client_tool_server(init, call_client_tool, tools))

@@ -69,6 +69,7 @@ class ClientRoundTrips:
             options=[o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options],
             client_tool=str(tool_call.tool_call_id) in self.client_calls,
             cwd=self.host.config.cwd,
+            agent_version=self.session.agent.version,
         )
         ask_client = None
         if turn.has_agent_action:

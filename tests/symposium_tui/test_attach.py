@@ -237,6 +237,7 @@ def test_a_hosts_card_keeps_the_agents_version_and_why_it_was_asked(tmp_path):
 async def test_a_card_from_a_host_where_its_agent_is_on_bypass_says_so(host):
     """Eliza on bypass on the host, an ask rule that asks anyway: the card an attached console
     gets says bypass is on there, and the console shows it on the card and in the header."""
+    from bridge.agents.eliza import AGENT_VERSION
     from bridge.rules import Rule
     from bridge.settings import SettingsStore
     from symposium_tui.app import SymposiumApp
@@ -255,9 +256,10 @@ async def test_a_card_from_a_host_where_its_agent_is_on_bypass_says_so(host):
             chat = client.chat_start([user(ASK)])
             card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
             assert card.info.host == "local" and card.info.host_bypass
-            # and, as on the host's own console, why the rules asked
+            # and, as on the host's own console, why the rules asked and the agent's version
             why = card.info.why_asked() or ""
             assert why.startswith("asked by rule 1 (line ") and why.endswith(": ask command=deploy")
+            assert card.info.agent_version == AGENT_VERSION
             await wait_for(pilot, lambda: "bypass on for Eliza" in str(card.border_subtitle))
             await wait_for(pilot, lambda: "⚠ bypass on: Eliza (built in) on local" in app.sub_title)
             assert links.answer(card.info.approval_id, "approve")

@@ -29,6 +29,7 @@ async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_th
 ):
     from textual.widgets import DataTable
 
+    from bridge.agents.eliza import AGENT_VERSION
     from bridge.settings import AgentConfig
     from tests.support.console import drawn_card, run_call, wait_for
 
@@ -39,7 +40,8 @@ async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_th
         await pilot.press("f3", *"ask permission to run the tests", "enter")
         card = await drawn_card(pilot)
         assert card.info.agent == "eliza"  # the id: what rules and bypass match
-        assert str(card.border_title).startswith("Eliza (built in) · ")
+        # its name as a person knows it, then the version its `initialize` gave
+        assert str(card.border_title).startswith(f"Eliza (built in) {AGENT_VERSION} · ")
         assert "allow all Eliza (built in) asks" in str(card.query_one(".card-keys").render())
         # the approval stats name the pattern as the card does
         assert "exactly `run the tests` by Eliza (built in)" in app.fatigue.patterns
