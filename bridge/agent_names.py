@@ -137,7 +137,12 @@ def agent_info_name(result: Any) -> tuple[str | None, str | None]:
     name = info.get("name")
     version = info.get("version")
     name = name.strip()[:80] if isinstance(name, str) else ""
-    version_text = version.strip()[:40] if isinstance(version, str) and version.strip() else None
+    version_text = version_text_of(version)
     if not name or is_interpreter(name):
         return None, version_text
     return name, version_text
+
+
+def version_text_of(version: Any) -> str | None:
+    """An agent's `agentInfo.version` as a card shows it: trimmed and bounded, None when empty."""
+    return version.strip()[:40] if isinstance(version, str) and version.strip() else None

@@ -105,7 +105,7 @@ def _entry(cli: str, event: str) -> dict[str, Any]:
 
 
 def _read_json(path: Path) -> tuple[dict[str, Any], str]:
-    """The settings and the file's text (comments included: Gemini CLI allows them)."""
+    """The settings, and the file's text when it has comments (Gemini CLI allows them), else ""."""
     from bridge.hooks.jsonc import blank_comments
 
     try:
@@ -115,20 +115,22 @@ def _read_json(path: Path) -> tuple[dict[str, Any], str]:
     if not text.strip():
         return {}, ""
     try:
-        data = json.loads(blank_comments(text))
+        blank = blank_comments(text)
+        data = json.loads(blank)
     except ValueError as exc:
         raise ValueError(f"{path} is not JSON ({exc}); it was left as it is") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a JSON object; it was left as it is")
-    return data, text
+    return data, (text if blank != text else "")
 
 
-def _write_json(path: Path, text: str, data: dict[str, Any]) -> None:
-    """`data` into `path`: a file with comments keeps them, and every byte but its `hooks`."""
-    from bridge.hooks.jsonc import blank_comments, set_member
+def _write_json(path: Path, commented: str, data: dict[str, Any]) -> None:
+    """`data` into `path`: a file with comments (its text, `commented`) keeps them, and every
+    byte but its `hooks`."""
+    from bridge.hooks.jsonc import set_member
 
-    if text and blank_comments(text) != text:
-        _write_atomic(path, set_member(text, "hooks", data.get("hooks")))
+    if commented:
+        _write_atomic(path, set_member(commented, "hooks", data.get("hooks")))
     else:
         _write_atomic(path, json.dumps(data, indent=2) + "\n")
 
@@ -178,7 +180,7 @@ def _strip_ours(groups: Any, cli: str) -> tuple[list[Any], int]:
 
 
 def _json_install(cli: str, path: Path) -> bool:
-    data, text = _read_json(path)
+    data, commented = _read_json(path)
     hooks = data.get("hooks")
     if hooks is None:
         hooks = {}
@@ -191,14 +193,14 @@ def _json_install(cli: str, path: Path) -> bool:
     data["hooks"] = hooks
     if json.dumps(hooks, sort_keys=True) == before and path.exists():
         return False
-    _write_json(path, text, data)
+    _write_json(path, commented, data)
     return True
 
 
 def _json_uninstall(cli: str, path: Path) -> int:
     if not path.exists():
         return 0
-    data, text = _read_json(path)
+    data, commented = _read_json(path)
     hooks = data.get("hooks")
     if not isinstance(hooks, dict):
         return 0
@@ -214,7 +216,7 @@ def _json_uninstall(cli: str, path: Path) -> int:
     if total:
         if not hooks:
             del data["hooks"]
-        _write_json(path, text, data)
+        _write_json(path, commented, data)
     return total
 
 

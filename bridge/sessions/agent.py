@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
 from bridge.acp_lines import LineTransport
+from bridge.agent_names import version_text_of
 from bridge.sessions.stream import ChatRequest, SessionFailed
 from bridge.tool_results import CLIENT_TOOL_SERVER
 
@@ -208,8 +209,7 @@ class AgentLink:
             ),
             host.config.start_timeout,
         )
-        info = getattr(init, "agent_info", None)
-        self.version = str(info.version) if info is not None and info.version else None
+        self.version = version_text_of(getattr(getattr(init, "agent_info", None), "version", None))
         mcp_servers = []
         if request.client_tools:
             mcp_servers.append(await self._client_tool_server(init, call_client_tool, tools))
