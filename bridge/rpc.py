@@ -2,12 +2,15 @@
 
 Requests are handled concurrently, each in its own task; every request gets exactly one answer,
 whatever its handler does. Writes are synchronous appends to the transport in call order, so a
-handler that writes notifications and then returns has them on the wire before its response.
+handler that writes notifications and then returns has them on the wire before its response. A
+handler may also answer before it returns (`JsonRpcPeer.answer_of_this_request`), from wherever
+the outcome becomes known: the answer then goes out with the lines written just before it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -39,6 +42,34 @@ NotificationHandler = Callable[[Any], Any]
 # A front door's own decoding of a line: exactly what `classify(line)` returns for it, or None to
 # leave the line to `classify`.
 LineDecoder = Callable[[bytes], Incoming | None]
+
+
+class Answer:
+    """The one answer of a request being handled: sent once, by `send` or, when the handler
+    ends, by the peer — whichever comes first."""
+
+    __slots__ = ("_peer", "id", "sent")
+
+    def __init__(self, peer: JsonRpcPeer, id_: Any) -> None:
+        self._peer = peer
+        self.id = id_
+        self.sent = False
+
+    def send(self, result: Any) -> None:
+        """Answer now with `result`, unless the request was answered already."""
+        if not self.sent:
+            self.sent = True
+            self._peer.send(result_response(self.id, result))
+
+    def _send_message(self, message: dict[str, Any]) -> None:
+        if not self.sent:
+            self.sent = True
+            self._peer.send(message)
+
+
+_answer_var: contextvars.ContextVar[Answer | None] = contextvars.ContextVar(
+    "jsonrpc_answer", default=None
+)
 
 
 class ByteWriter(Protocol):
@@ -289,29 +320,39 @@ class JsonRpcPeer:
             if left:
                 self._unanswered[(method, id_)] = left
 
+    def answer_of_this_request(self) -> Answer:
+        """The answer of the request whose handler calls this (in its own task): a handler that
+        learns its outcome in a callback answers there, and what it returns is then not sent."""
+        answer = _answer_var.get()
+        if answer is None or answer._peer is not self:
+            raise RuntimeError("not called from a request handler of this peer")
+        return answer
+
     async def _handle(self, handler: RequestHandler, method: str, id_: Any, params: Any) -> None:
+        answer = Answer(self, id_)
+        _answer_var.set(answer)
         try:
             result = await handler(params, id_)
         except RpcError as exc:
-            self.send(error_response(id_, exc.code, exc.message, exc.data))
+            answer._send_message(error_response(id_, exc.code, exc.message, exc.data))
         except ValidationError as exc:
             from bridge.protocol import describe_validation_error
 
-            self.send(
+            answer._send_message(
                 error_response(
                     id_, INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)
                 )
             )
         except asyncio.CancelledError:
-            self.send(error_response(id_, SESSION_ERROR, self.shutdown_message))
+            answer._send_message(error_response(id_, SESSION_ERROR, self.shutdown_message))
             raise
         except Exception as exc:  # a bug must cost one request, never the endpoint
             log.exception("%s: %s failed", self.name, method)
-            self.send(
+            answer._send_message(
                 error_response(id_, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
             )
         else:
-            self.send(result_response(id_, result))
+            answer.send(result)
 
     async def shutdown(self, message: str | None = None) -> None:
         """Cancel every handler still running (each still answers) and close the output."""

@@ -276,35 +276,46 @@ class AgentLink:
             await self._tool_server.wait_relisted(self._tool_server_key)
 
     async def call(self, awaitable: Awaitable[Any]) -> Any:
-        """Await an ACP call, but fail as soon as the agent process is gone: the call runs as a
-        task of its own, which the agent's exit cancels (this waits for it either way, so it
-        never outlives the call). Watching the exit costs a callback, not a second task."""
-        task = asyncio.ensure_future(awaitable)
+        """Await an ACP call, but fail as soon as the agent process is gone. The call runs in the
+        caller's task (a task of its own would cost two turns of the loop on every prompt): the
+        agent's exit cancels it as `asyncio.timeout` does, one turn of the loop later, so an
+        answer that came first stands (the task it woke runs before that turn)."""
         process = self.process
         if process is None:
-            return await task
-        gone = False
+            return await awaitable
+        current = asyncio.current_task()
+        assert current is not None
+        loop = asyncio.get_running_loop()
+        state = "waiting"  # -> "settled" once the call returned or raised, "gone" once the exit cancelled it
+
+        def cancel_if_waiting() -> None:
+            nonlocal state
+            if state == "waiting":
+                state = "gone"
+                current.cancel()
 
         def agent_gone() -> None:
-            nonlocal gone
-            if not task.done():  # an answer (or error) that came first stands
-                gone = True
-                task.cancel()
+            loop.call_soon(cancel_if_waiting)
 
-        forget = process.on_exit(agent_gone)
         if process.exited.is_set():
-            agent_gone()
+            if asyncio.iscoroutine(awaitable):
+                awaitable.close()  # never started: nothing was sent
+            raise SessionFailed(process.describe_exit())
+        forget = process.on_exit(agent_gone)
         try:
-            return await task
+            result = await awaitable
         except BaseException as exc:
-            current = asyncio.current_task()
-            if not gone or (current is not None and current.cancelling()):
+            if state != "gone" or current.uncancel() > 0:
                 raise  # not the exit's doing, or this call itself is being cancelled
             if not isinstance(exc, asyncio.CancelledError):  # failed as it was cancelled
                 log.debug("%s: an abandoned ACP call failed", self.session_id, exc_info=exc)
             raise SessionFailed(process.describe_exit()) from None
         finally:
             forget()
+            cancelled, state = state == "gone", "settled"
+        if cancelled:  # answered although cancelled: the cancel is taken back
+            current.uncancel()
+        return result
 
     async def describe_failure(self, exc: BaseException) -> str:
         process = self.process
@@ -317,6 +328,17 @@ class AgentLink:
         if process is not None and process.exited.is_set():
             return redact_free_text(process.describe_exit(), self.secrets)  # its stderr's tail
         return redact_free_text(f"agent session failed: {type(exc).__name__}: {exc}", self.secrets)
+
+    async def describe_start_failure(self, exc: BaseException) -> str:
+        """Why the agent failed to start: its exit (and stderr's tail) when it is gone, else
+        what went wrong, with its secrets redacted."""
+        from bridge.redact import redact_free_text
+
+        message = await self.describe_failure(exc)
+        process = self.process
+        if process is None or not process.exited.is_set():
+            message = f"agent failed to start: {type(exc).__name__}: {exc}"
+        return redact_free_text(message, self.secrets)
 
     async def send_cancel(self) -> None:
         """ACP `session/cancel` for the running prompt (a failure to send it is ignored)."""

@@ -83,6 +83,30 @@ class SessionHost(Protocol):
         ...
 
 
+def _prompt_blocks(prompt: str, notices: list[str], context: str | None) -> list[Any]:
+    """A turn's `session/prompt` content: the replayed conversation (marked as such), what the
+    rules denied since the last prompt, then the prompt itself."""
+    from acp.schema import TextContentBlock
+
+    blocks = [TextContentBlock(type="text", text=prompt)]
+    if notices:
+        blocks.insert(0, TextContentBlock(type="text", text="\n".join(notices)))
+    if context:
+        blocks.insert(0, TextContentBlock(type="text", text=context, field_meta=REPLAY_META))
+    return blocks
+
+
+def _with_reported_usage(usage: dict[str, int] | None, response: Any) -> dict[str, int] | None:
+    """A turn's usage with the token counts its prompt response reported, when it did."""
+    reported = getattr(response, "usage", None)
+    if reported is None:
+        return usage
+    return (usage or {}) | {
+        "input_tokens": reported.input_tokens,
+        "output_tokens": reported.output_tokens,
+    }
+
+
 def _log_failure(stream: ResponseStream, task: asyncio.Future[Any]) -> None:
     """A submission that went on after its request was answered (cancelled, or its session
     closed) has ended: a failure of its own is logged. Ending with the request's outcome — the
@@ -175,6 +199,13 @@ class AgentSession:
         self._stream = stream
         if previous is not None and not previous.done:
             self.cancel_stream(previous, "Request cancelled: superseded by a newer request")
+        self._take_request(request)
+        if self._can_prompt_now(stream):
+            # Nothing to wait for (the agent is up and idle): the turn starts in this step, and no
+            # task is started to submit it.
+            self._prompt_now(decision, request, stream)
+            await stream.wait()
+            return
         try:
             submitting = self._tasks.start(
                 self.submit(decision, request, stream),
@@ -203,10 +234,6 @@ class AgentSession:
     ) -> None:
         """Answer one request routed to this session (`answer` made `stream` the session's);
         returns when `stream` is finished."""
-        self.last_active = time.monotonic()
-        self.host.session_active()
-        self._update_tools(request)
-
         if self.waiting:
             # A request cancelled before this took a step delivers nothing: the waiting turn is
             # given up, as when the cancel comes after its results were delivered.
@@ -259,9 +286,31 @@ class AgentSession:
             if stream.done:
                 self.prompts.not_delivered(prompt, context)
                 return False
-        self.prompts.needs_replay = False
         self._start_turn(prompt, stream, request, context=context)
         return True
+
+    def _take_request(self, request: ChatRequest) -> None:
+        self.last_active = time.monotonic()
+        self.host.session_active()
+        self._update_tools(request)
+
+    def _can_prompt_now(self, stream: ResponseStream) -> bool:
+        """`submit` would reach the prompt without waiting for anything: no turn to end or wait
+        for, no agent to start or restart, no tool list for it to take in first."""
+        turn = self.turn
+        return (
+            self.state == "ready"
+            and not stream.done
+            and not self.waiting
+            and not self._lock.locked()
+            and (turn is None or turn.done.is_set())
+            and not self._restart_for_tools
+            and not (self._tools_changed and self.agent.has_tool_server)
+        )
+
+    def _prompt_now(self, decision: Decision, request: ChatRequest, stream: ResponseStream) -> None:
+        context, prompt = self.prompts.plan(decision, request.messages, request.prompt_suffix)
+        self._start_turn(prompt, stream, request, context=context)
 
     def _update_tools(self, request: ChatRequest) -> None:
         tools = request.client_tools
@@ -297,6 +346,7 @@ class AgentSession:
     def _start_turn(
         self, prompt: str, stream: ResponseStream, request: ChatRequest, context: str | None
     ) -> Turn:
+        self.prompts.needs_replay = False
         self._turn_ids += 1
         turn = Turn(id=self._turn_ids, stream=stream, has_agent_action=request.has_agent_action)
         self.turn = turn
@@ -336,14 +386,8 @@ class AgentSession:
     async def _prompt(self, turn: Turn, prompt: str, context: str | None) -> str | None:
         """One ACP `session/prompt` of the turn, until the agent answers it: the error that
         ended the session, if one did."""
-        from acp.schema import TextContentBlock
-
-        blocks = [TextContentBlock(type="text", text=prompt)]
-        if self.deny_notices:
-            notices, self.deny_notices = self.deny_notices, []
-            blocks.insert(0, TextContentBlock(type="text", text="\n".join(notices)))
-        if context:
-            blocks.insert(0, TextContentBlock(type="text", text=context, field_meta=REPLAY_META))
+        notices, self.deny_notices = self.deny_notices, []
+        blocks = _prompt_blocks(prompt, notices, context)
         log.debug(
             "%s/%s: turn %d prompts %d characters", self.host.name, self.id, turn.id, len(prompt)
         )
@@ -356,12 +400,7 @@ class AgentSession:
             return str(exc)
         except Exception as exc:  # the SDK's RequestError, ConnectionError, ...
             return await self.agent.describe_failure(exc)
-        reported = getattr(response, "usage", None)
-        if reported is not None:
-            turn.usage = (turn.usage or {}) | {
-                "input_tokens": reported.input_tokens,
-                "output_tokens": reported.output_tokens,
-            }
+        turn.usage = _with_reported_usage(turn.usage, response)
         log.debug(
             "%s/%s: turn %d ended: %s",
             self.host.name,
@@ -456,14 +495,8 @@ class AgentSession:
             await self._stop_agent("failed to start")
             raise
         except Exception as exc:
-            from bridge.redact import redact_free_text
-
             self.state = "dead"
-            message = await self.agent.describe_failure(exc)
-            process = self.agent.process
-            if process is None or not process.exited.is_set():
-                message = f"agent failed to start: {type(exc).__name__}: {exc}"
-            message = redact_free_text(message, self.agent.secrets)
+            message = await self.agent.describe_start_failure(exc)
             await self._stop_agent("failed to start")
             raise SessionFailed(message) from exc
         self.state = "ready"

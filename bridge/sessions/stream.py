@@ -39,10 +39,34 @@ class ResponseStream:
         # `input_tokens` / `output_tokens` (the prompt response's usage), `context_tokens` (the
         # last `usage_update`).
         self.usage: dict[str, int] | None = None
+        # Called as the request completes (not when it fails or is cancelled): a front door
+        # answers there, and its answer goes out with the last parts in one write.
+        self.on_complete: Callable[[], None] | None = None
+        self._waiters: list[asyncio.Future[None]] = []
 
     @property
     def done(self) -> bool:
         return self.finished.done()
+
+    async def wait(self) -> None:
+        """Until the request is finished (raising as `finished` does). Cancelling the waiting
+        task leaves `finished` as it is, as `asyncio.shield(finished)` would, without the extra
+        turn of the loop a shield costs: the waiter is woken by the very call that finishes."""
+        if not self.finished.done():
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+        self.finished.result()
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def emit(self, part: dict[str, Any]) -> None:
         if not self.finished.done():
@@ -52,16 +76,21 @@ class ResponseStream:
     def complete(self) -> None:
         if not self.finished.done():
             self.finished.set_result(None)
+            self._wake()
+            if self.on_complete is not None:
+                self.on_complete()
 
     def cancel(self, reason: str = "Request cancelled") -> None:
         if not self.finished.done():
             self.finished.set_exception(RequestCancelled(reason))
             self.finished.exception()  # mark retrieved: nobody may be waiting yet
+            self._wake()
 
     def fail(self, message: str) -> None:
         if not self.finished.done():
             self.finished.set_exception(SessionFailed(message))
             self.finished.exception()
+            self._wake()
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -95,27 +96,18 @@ class VscodeLmEndpoint:
 
         peer = self.peer
         notify = peer.notify
-        send_raw = peer.send_raw
-        # Text parts are most of a streamed reply: build their line from a template rather than
-        # serializing a fresh dict per chunk.
-        text_prefix = (
-            b'{"jsonrpc":"2.0","method":"lm/responsePart","params":{"requestId":'
-            + json.dumps(request_id).encode()
-            + b',"part":{"type":"text","value":'
-        )
+        stream = ResponseStream(request_id, _part_writer(peer, request_id))
+        answer = peer.answer_of_this_request()
 
-        def write_part(part: dict[str, Any]) -> None:
-            if part["type"] == "text" and len(part) == 2:
-                value = part["value"]
-                try:
-                    encoded = json.dumps(value, ensure_ascii=False).encode("utf-8")
-                except UnicodeEncodeError:  # a lone surrogate: echo it escaped
-                    encoded = json.dumps(value).encode("ascii")
-                send_raw(text_prefix + encoded + b"}}}")
-            else:
-                notify("lm/responsePart", {"requestId": request_id, "part": part})
+        def complete() -> None:
+            # Answered as the stream completes, from the turn's own step: the answer joins the
+            # reply's last parts in one write, and the client is woken once for both.
+            if answer.sent:
+                return
+            notify("lm/responseComplete", {"requestId": request_id})
+            answer.send({})
 
-        stream = ResponseStream(request_id, write_part)
+        stream.on_complete = complete
         if request_id in self._cancelled_early:
             # Never routed: the agent is not started or prompted for a request already cancelled.
             stream.cancel()
@@ -138,8 +130,7 @@ class VscodeLmEndpoint:
                 else:
                     stream.cancel()
             raise
-        # The answer follows in the same write (the peer waits for a slow reader after it).
-        notify("lm/responseComplete", {"requestId": request_id})
+        complete()  # sent already, as the stream completed
         return {}
 
     def cancel(self, params: Any) -> None:
@@ -154,6 +145,30 @@ class VscodeLmEndpoint:
             self._cancelled_early.add(request_id)  # read, not yet started: it ends as it starts
             return
         log.debug("lm/cancel for unknown or finished request %r", request_id)
+
+
+def _part_writer(peer: JsonRpcPeer, request_id: Any) -> Callable[[dict[str, Any]], None]:
+    """What writes a request's `lm/responsePart`s. Text parts are most of a streamed reply:
+    their line is built from a template rather than serializing a fresh dict per chunk."""
+    send_raw, notify = peer.send_raw, peer.notify
+    text_prefix = (
+        b'{"jsonrpc":"2.0","method":"lm/responsePart","params":{"requestId":'
+        + json.dumps(request_id).encode()
+        + b',"part":{"type":"text","value":'
+    )
+
+    def write_part(part: dict[str, Any]) -> None:
+        if part["type"] == "text" and len(part) == 2:
+            value = part["value"]
+            try:
+                encoded = json.dumps(value, ensure_ascii=False).encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: echo it escaped
+                encoded = json.dumps(value).encode("ascii")
+            send_raw(text_prefix + encoded + b"}}}")
+        else:
+            notify("lm/responsePart", {"requestId": request_id, "part": part})
+
+    return write_part
 
 
 async def serve_connection(

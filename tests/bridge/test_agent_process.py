@@ -92,3 +92,100 @@ async def test_a_stderr_line_past_the_readers_limit_is_cut_and_the_next_lines_st
         if line is first:
             assert unread > 0  # far past what the reader holds: read only in part
     assert second == "after the long one"
+
+
+# --- an ACP call to the agent (`AgentLink.call`) waits in its caller's own task ------------------
+
+
+async def _agent_reading_stdin(tmp_path, code: str = "import sys; sys.stdin.read(); sys.exit(7)"):
+    from bridge.sessions.agent import AgentLink
+
+    process = AgentProcess(sys.executable, ["-c", code], cwd=str(tmp_path))
+    stdin, _ = await process.start()
+    link = AgentLink(None, "s1", None, "test agent")  # type: ignore[arg-type]
+    link.process = process
+    return link, process, stdin
+
+
+async def test_an_acp_call_fails_as_the_agent_exits_and_its_caller_goes_on_uncancelled(tmp_path):
+    """The call waits in the caller's task (no task of its own): the exit cancels it there, and
+    the caller gets the agent's exit, not a cancellation, with no cancel left pending on it."""
+    from bridge.sessions.stream import SessionFailed
+
+    link, process, stdin = await _agent_reading_stdin(tmp_path)
+    try:
+        unanswered = asyncio.get_running_loop().create_future()
+        stdin.close()  # the agent reads to the end of its input, then exits with 7
+        try:
+            await link.call(unanswered)
+        except SessionFailed as exc:
+            assert "exited with code 7" in str(exc)
+        else:
+            raise AssertionError("the call outlived the agent")
+        current = asyncio.current_task()
+        assert current is not None and current.cancelling() == 0
+        assert unanswered.cancelled()  # the abandoned call is given up
+        await asyncio.sleep(0)  # still free to wait: nothing cancels this task later
+        more = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_soon(more.set_result, "later")
+        assert await more == "later"
+    finally:
+        await process.close()
+
+
+async def test_an_acp_call_answered_returns_its_answer_and_a_later_exit_leaves_the_caller_be(
+    tmp_path,
+):
+    link, process, stdin = await _agent_reading_stdin(tmp_path)
+    try:
+        answered = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_soon(answered.set_result, {"stopReason": "end_turn"})
+        assert await link.call(answered) == {"stopReason": "end_turn"}
+        stdin.close()
+        await asyncio.wait_for(process.exited.wait(), 30)
+        # the exit, seen after the call returned, cancels nothing of the caller's
+        after = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_later(0.05, after.set_result, "next step")
+        assert await after == "next step"
+    finally:
+        await process.close()
+
+
+async def test_cancelling_the_caller_of_an_acp_call_is_a_cancel_not_an_agent_failure(tmp_path):
+    link, process, stdin = await _agent_reading_stdin(tmp_path)
+    try:
+        unanswered = asyncio.get_running_loop().create_future()
+        caller = asyncio.ensure_future(link.call(unanswered))
+        await asyncio.sleep(0)  # the call is waiting
+        caller.cancel()
+        try:
+            await caller
+        except asyncio.CancelledError:
+            pass
+        else:
+            raise AssertionError("the cancelled call returned")
+        assert caller.cancelled()
+    finally:
+        stdin.close()
+        await process.close()
+
+
+async def test_a_call_to_an_agent_already_gone_is_never_sent(tmp_path):
+    from bridge.sessions.stream import SessionFailed
+
+    link, process, stdin = await _agent_reading_stdin(tmp_path)
+    stdin.close()
+    await asyncio.wait_for(process.exited.wait(), 30)
+    sent: list[str] = []
+
+    async def prompt() -> None:
+        sent.append("session/prompt")
+
+    try:
+        await link.call(prompt())
+    except SessionFailed as exc:
+        assert "exited with code 7" in str(exc)
+    else:
+        raise AssertionError("a call to an exited agent returned")
+    assert sent == []
+    await process.close()
