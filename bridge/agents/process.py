@@ -60,6 +60,7 @@ class AgentProcess:
         ]
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_tail)
         self.proc: asyncio.subprocess.Process | None = None
+        self._stdout: asyncio.ReadTransport | None = None  # the agent's stdout, ours to close
         self._tasks = TaskSupervisor(f"agent process {command}")  # its stderr reader and watcher
         self._stderr_task: asyncio.Task[None] | None = None
         self._watch_task: asyncio.Task[None] | None = None  # sets `exited`, then kills leftovers
@@ -76,27 +77,40 @@ class AgentProcess:
         env = dict(os.environ)
         env.update(self.extra_env)
         env[MARK_ENV] = self.mark
+        # The agent's stdout is a pipe of our own, read by a plain pipe transport: asyncio's
+        # subprocess transport hands each read to its protocol one turn of the loop later, a
+        # turn every message from the agent would wait for.
+        out_read, out_write = os.pipe()
         try:
             self.proc = await asyncio.create_subprocess_exec(
                 self.command,
                 *self.args,
                 stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
+                stdout=out_write,
                 stderr=asyncio.subprocess.PIPE,
                 env=env,
                 cwd=self.cwd,
                 start_new_session=True,
-                limit=READ_LIMIT,  # stdout is read in blocks; a longer stderr line is cut
+                limit=READ_LIMIT,  # a longer stderr line is cut
             )
         except OSError as exc:
+            os.close(out_read)
             raise AgentStartError(
                 f"could not start agent {self.command!r}: {exc.strerror or exc}"
             ) from exc
+        finally:
+            os.close(out_write)
+        loop = asyncio.get_running_loop()
+        stdout = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)  # read in blocks
+        self._stdout, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stdout, loop=loop),
+            os.fdopen(out_read, "rb", buffering=0),
+        )
         pid = self.proc.pid
         self._stderr_task = self._tasks.start(self._read_stderr(), name=f"agent {pid} stderr")
         self._watch_task = self._tasks.start(self._watch(), name=f"agent {pid} exit watcher")
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        return self.proc.stdin, self.proc.stdout
+        assert self.proc.stdin is not None
+        return self.proc.stdin, stdout
 
     async def _read_stderr(self) -> None:
         from bridge.redact import redact_free_text
@@ -241,6 +255,8 @@ class AgentProcess:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(watch), grace)
         await self._tasks.close()  # the stderr reader, and a watcher that did not end in time
+        if self._stdout is not None:
+            self._stdout.close()  # at its end already, unless something else still holds it
 
     def _signal_group(self, sig: int) -> None:
         if self.proc is None:

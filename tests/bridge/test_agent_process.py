@@ -189,3 +189,25 @@ async def test_a_call_to_an_agent_already_gone_is_never_sent(tmp_path):
         raise AssertionError("a call to an exited agent returned")
     assert sent == []
     await process.close()
+
+
+async def test_an_agents_output_ends_as_it_exits_and_closing_it_leaves_no_pipe_open(tmp_path):
+    """Its stdout is a pipe of our own (read without asyncio's subprocess transport): the reader
+    sees the end of the output when the agent exits, and closing the process leaves none of its
+    pipes open here, whether or not the agent got to the end of its output."""
+
+    def open_fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd"))
+
+    before = open_fds()
+    process = AgentProcess(sys.executable, ["-c", "print('bye')"], cwd=str(tmp_path))
+    _, stdout = await process.start()
+    assert await asyncio.wait_for(stdout.read(), 30) == b"bye\n"  # to its end
+    await process.close(grace=5)
+    process = AgentProcess(sys.executable, ["-c", "import time; time.sleep(60)"], cwd=str(tmp_path))
+    await process.start()
+    await process.close(grace=5)
+    deadline = asyncio.get_running_loop().time() + 30
+    while open_fds() - before and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.02)  # a transport closes its pipe on the loop's next pass
+    assert open_fds() - before == set()
