@@ -48,23 +48,33 @@ class Answer:
     """The one answer of a request being handled: sent once, by `send` or, when the handler
     ends, by the peer — whichever comes first."""
 
-    __slots__ = ("_peer", "id", "sent")
+    __slots__ = ("_key", "_peer", "id", "sent")
 
-    def __init__(self, peer: JsonRpcPeer, id_: Any) -> None:
+    def __init__(self, peer: JsonRpcPeer, method: str, id_: Any) -> None:
         self._peer = peer
+        self._key = (method, id_)
         self.id = id_
         self.sent = False
 
     def send(self, result: Any) -> None:
-        """Answer now with `result`, unless the request was answered already."""
+        """Answer now with `result`, unless the request was answered already: the answer goes
+        out at once, with what was written before it (nothing more of this request follows)."""
         if not self.sent:
-            self.sent = True
-            self._peer.send(result_response(self.id, result))
+            self._send_message(result_response(self.id, result))
+            self._peer._flush()
 
     def _send_message(self, message: dict[str, Any]) -> None:
         if not self.sent:
-            self.sent = True
+            self._settle()
             self._peer.send(message)
+
+    def _settle(self) -> None:
+        """No longer unanswered (`JsonRpcPeer.unanswered`, `busy`), from this moment on."""
+        self.sent = True
+        unanswered = self._peer._unanswered
+        left = unanswered.pop(self._key, 1) - 1
+        if left:
+            unanswered[self._key] = left
 
 
 _answer_var: contextvars.ContextVar[Answer | None] = contextvars.ContextVar(
@@ -137,8 +147,8 @@ class JsonRpcPeer:
 
     @property
     def busy(self) -> bool:
-        """Some request is still being answered."""
-        return bool(self._tasks)
+        """Some request read is not answered yet."""
+        return bool(self._unanswered)
 
     def send_raw(self, line: bytes) -> None:
         """Write one already-encoded message line (without its newline)."""
@@ -312,13 +322,8 @@ class JsonRpcPeer:
         task.add_done_callback(self._tasks.discard)
 
     async def _answer(self, handler: RequestHandler, method: str, id_: Any, params: Any) -> None:
-        try:
-            await self._handle(handler, method, id_, params)
-            await self._keep_up()
-        finally:
-            left = self._unanswered.pop((method, id_), 1) - 1
-            if left:
-                self._unanswered[(method, id_)] = left
+        await self._handle(handler, method, id_, params)
+        await self._keep_up()
 
     def answer_of_this_request(self) -> Answer:
         """The answer of the request whose handler calls this (in its own task): a handler that
@@ -329,7 +334,7 @@ class JsonRpcPeer:
         return answer
 
     async def _handle(self, handler: RequestHandler, method: str, id_: Any, params: Any) -> None:
-        answer = Answer(self, id_)
+        answer = Answer(self, method, id_)
         _answer_var.set(answer)
         try:
             result = await handler(params, id_)
@@ -353,6 +358,9 @@ class JsonRpcPeer:
             )
         else:
             answer.send(result)
+        finally:
+            if not answer.sent:  # unanswerable (the process is going down): not waited for
+                answer._settle()
 
     async def shutdown(self, message: str | None = None) -> None:
         """Cancel every handler still running (each still answers) and close the output."""
