@@ -211,6 +211,10 @@ class ConsoleHost:
         server, self._server = self._server, None
         if server is not None:
             server.close()
+            # Gone before anything in flight is answered: an endpoint relaying here sees the
+            # console leaving (`ConsoleSwitch`) before its client can send the next request.
+            with contextlib.suppress(OSError):
+                self.path.unlink()
         for task in list(self._clients):
             task.cancel()
         if self._clients:
@@ -218,8 +222,6 @@ class ConsoleHost:
         if server is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)
-            with contextlib.suppress(OSError):
-                self.path.unlink()
 
 
 def another_console_listening() -> str | None:

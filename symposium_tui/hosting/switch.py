@@ -35,6 +35,7 @@ class ConsoleSwitch:
         self.path = path or relay.socket_path()
         self.on_switch = on_switch
         self._writer: asyncio.StreamWriter | None = None
+        self._connected_ino = 0  # the inode of the socket file of the console relayed to
         self._pending: dict[str, Any] = {}
         self._failed_probe: tuple[int, int] | None = (
             None  # (inode, mtime_ns) of a socket that refused us
@@ -51,6 +52,11 @@ class ConsoleSwitch:
         assert self._writer is not None
         is_request, rid = relay._request_id(line)
         if is_request:
+            if not self._console_still_there():
+                # Leaving: a console removes its socket before it answers what it has in flight,
+                # so a request sent after such an answer is served here, not lost with it.
+                self._console_gone()
+                return False
             self._pending[relay._key(rid)] = rid
         try:
             self._writer.write(line + b"\n")
@@ -61,6 +67,13 @@ class ConsoleSwitch:
             self._console_gone()
             return False
         return True
+
+    def _console_still_there(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        return st.st_ino == self._connected_ino
 
     async def _try_connect(self, line: bytes) -> bool:
         if self._tasks.closed:
@@ -87,6 +100,7 @@ class ConsoleSwitch:
             return False
         log.info("a console is running: relaying to it from now on")
         self._writer = writer
+        self._connected_ino = st.st_ino
         self._tasks.start(self._read(reader), name="console reader")
         with contextlib.suppress(Exception):
             await self.on_switch()

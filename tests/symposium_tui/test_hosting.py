@@ -424,3 +424,41 @@ async def test_an_over_long_line_from_a_console_is_skipped_whole_and_what_follow
             server.close()
     assert long_answer.order == ["response"] and answer.order == ["response"]
     assert client.unsolicited == []
+
+
+async def test_a_request_sent_once_the_console_has_removed_its_socket_is_served_here(
+    tmp_path, runtime_dir
+):
+    """A console leaving removes its socket before it answers what it has in flight; the
+    endpoint relaying to it serves a request that comes after that itself, even while the
+    console's connection is still open (the console never sees it)."""
+    client = await LmClient.start("--cwd", str(tmp_path))
+    relayed: list[dict] = []
+    server = None
+    socket_path = runtime_dir / "console.sock"
+
+    async def console(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            message = json.loads(line)
+            relayed.append(message)
+            if "id" in message:
+                answer = {"jsonrpc": "2.0", "id": message["id"], "result": 1000 + len(relayed)}
+                writer.write(json.dumps(answer).encode() + b"\n")
+                await writer.drain()
+
+    try:
+        first = await client.chat([user("Hello")])  # served headless: the switch is in place
+        assert first.error is None
+        runtime_dir.mkdir(parents=True, exist_ok=True)
+        server = await asyncio.start_unix_server(console, path=str(socket_path))
+        params = {"modelId": "m", "text": "abcdefgh"}  # 8 bytes: 2 tokens, counted here
+        by_console = await asyncio.wait_for(client.request("lm/provideTokenCount", params), 30)
+        assert by_console.result == 1001 and len(relayed) == 1
+        socket_path.unlink()  # the console is leaving; its connection is still open
+        here = await asyncio.wait_for(client.request("lm/provideTokenCount", params), 30)
+        assert here.error is None and here.result == 2
+        assert len(relayed) == 1  # the console never saw it
+    finally:
+        await client.close()
+        if server is not None:
+            server.close()
