@@ -596,8 +596,26 @@ async def test_d_in_the_full_view_and_deny_from_the_palette_open_the_reason_on_t
         app.action_show_tab("sessions")
         app.answer_current("deny")  # the palette's "Approvals: deny"
         await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "deny-reason")
+        await pilot.pause()  # the tab switches' own messages settled (a person types after them)
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "deny-reason")
         await pilot.press(*"later", "enter")
         assert ((await second).outcome, (await second).reason) == ("reject_once", "later")
+
+
+async def test_a_card_taking_a_reason_that_loses_focus_gets_it_back_in_its_field(make_app, asker):
+    """The palette's deny may open the field while the queue is still hidden (the field cannot
+    take focus there); the queue gives focus back to the card once shown, and the card hands it
+    on to the field it has open."""
+    app = make_app(arm_delay=0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        task = asker.ask(run_call("one"))
+        await pending_card(pilot)
+        await pilot.press("d")
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "deny-reason")
+        app.set_focus(None)  # lost to nothing: the queue gives it back to the card
+        await wait_for(pilot, lambda: app.focused is not None and app.focused.id == "deny-reason")
+        await pilot.press(*"ok", "enter")
+        assert ((await task).outcome, (await task).reason) == ("reject_once", "ok")
 
 
 async def test_the_full_view_of_an_arming_card_shows_its_keys_usable_once_it_is_armed(

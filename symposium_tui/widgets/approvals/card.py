@@ -333,6 +333,15 @@ class ApprovalCard(Widget, can_focus=True):
         event.stop()
         event.prevent_default()
 
+    def on_focus(self) -> None:
+        # Focus given back to a card that is taking a reason goes on to the field: the palette's
+        # deny opens it while the queue may still be hidden, where the field cannot take focus,
+        # and the queue refocuses the card once it is shown.
+        if self.state == "reason":
+            field = next(self.query(".card-reason").results(Input), None)
+            if field is not None:
+                field.focus()
+
     def cancel_reason(self) -> None:
         """Back out of typing a deny reason without answering."""
         if self.state != "reason":

@@ -271,7 +271,8 @@ class ApprovalQueue(VerticalScroll):
         # typed next still answer it: Textual blurs a widget a Hide event reaches, and one queued
         # while the queue was covered (F2 from Settings as a card arrived) can arrive after the
         # card was focused, when the card is not yet in the focus chain.
-        if isinstance(event.widget, ApprovalCard):
+        # The same for the reason field of a card being denied (the card hands focus on to it).
+        if isinstance(event.widget, ApprovalCard) or event.widget.has_class("card-reason"):
             self.call_after_refresh(self._refocus_if_lost)
 
     def on_show(self) -> None:
