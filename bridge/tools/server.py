@@ -121,9 +121,9 @@ class ClientToolServer:
             else:
                 self._socket_dir = Path(tempfile.mkdtemp(prefix="symposium-tools-"))  # 0700
                 self._created_socket_dir = True
-            self.socket_path = (
-                self._socket_dir / f"vscode-tools-{os.getpid()}-{secrets.token_hex(4)}.sock"
-            )
+            # Short: a unix socket's whole path must fit in 107 bytes, and the directory may be
+            # a long one of the person's (the runtime directory).
+            self.socket_path = self._socket_dir / f"t{os.getpid()}-{secrets.token_hex(4)}.sock"
             listener = await anyio.create_unix_listener(self.socket_path, mode=0o600)
         except BaseException:
             sock.close()
