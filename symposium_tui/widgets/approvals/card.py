@@ -319,7 +319,7 @@ class ApprovalCard(Widget, can_focus=True):
             return
         if self.state != "reason" or not self.has_focus:
             return
-        field = next(self.query(".card-reason").results(Input), None)
+        field = self._reason_field()
         if field is None:
             return
         if event.key == "enter":
@@ -333,12 +333,15 @@ class ApprovalCard(Widget, can_focus=True):
         event.stop()
         event.prevent_default()
 
+    def _reason_field(self) -> Input | None:
+        return next(self.query(".card-reason").results(Input), None)
+
     def on_focus(self) -> None:
-        # Focus given back to a card that is taking a reason goes on to the field: the palette's
-        # deny opens it while the queue may still be hidden, where the field cannot take focus,
-        # and the queue refocuses the card once it is shown.
+        # Focus given back to a card that is taking a reason goes on to the field: after the
+        # palette's deny switches tabs, a late Hide event can blur the field to nothing, and the
+        # queue then gives focus back to the card.
         if self.state == "reason":
-            field = next(self.query(".card-reason").results(Input), None)
+            field = self._reason_field()
             if field is not None:
                 field.focus()
 
