@@ -35,6 +35,7 @@ from symposium_tui.commands import ConsoleCommands, console_commands
 from symposium_tui.early_keys import STARTING, EarlyKeys
 from symposium_tui.navigation import Navigator
 from symposium_tui.pending import PendingDisplay, realign_tab_underline
+from symposium_tui.start import resume_collection
 from symposium_tui.themes import install_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalQueue
 from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliza_choice
@@ -285,6 +286,7 @@ class SymposiumApp(App[int]):
         else:
             self._update_pending(0)
         self.navigator.focus_later("approvals", self.queue.focus_first)
+        self.call_after_refresh(resume_collection)  # held from the process's start, if it was
         if self.bridge is None and self._connect is not None:
             # First frame first: the bridge (pydantic, the ACP SDK, the socket) comes right after it.
             self.call_after_refresh(self.early_keys.replay_screen_keys)

@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -98,12 +99,14 @@ def test_cli_module_imports_only_the_standard_library():
     assert not_stdlib(result["top"]) == [], result["top"]
     for heavy in HEAVY:
         assert heavy not in result["top"], f"symposium_tui.cli imported {heavy}"
-    # Only the CLI itself from this project (and its standard-library helper for a closed
-    # output), nothing from the bridge.
+    # Only the CLI itself from this project (and its standard-library helpers: for a closed
+    # output, and the console script's start, which holds the garbage collector), nothing from
+    # the bridge.
     assert [m for m in result["modules"] if m.split(".")[0] in ("bridge", "symposium_tui")] == [
         "symposium_tui",
         "symposium_tui.cli",
         "symposium_tui.closed_output",
+        "symposium_tui.start",
     ]
 
 
@@ -221,24 +224,23 @@ sys.exit(main(["console"]))
 """
 
 
-def test_the_console_reaches_its_first_frame_without_the_sdks_servers_or_models(tmp_path):
-    """`symposium-tui console` in a terminal (a pty), its modules recorded at the moment it builds
-    the bridge, which it does right after its first frame."""
+def _run_in_a_terminal(probe: str, tmp_path: Path) -> None:
+    """`python -c probe` in a terminal (a pty) of its own, with fresh settings and runtime
+    directories and `PROBE_OUT` naming where it writes; the terminal is drained until it exits."""
     import os
     import pty
     import select
 
-    out = tmp_path / "modules.json"
     env = dict(os.environ)
     env.update(
-        PROBE_OUT=str(out),
+        PROBE_OUT=str(tmp_path / "probe.json"),
         TERM="xterm-256color",
         SYMPOSIUM_CONFIG_DIR=str(tmp_path / "config"),
         SYMPOSIUM_RUNTIME_DIR=str(tmp_path / "run"),
     )
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-c", FIRST_FRAME_PROBE],
+        [sys.executable, "-c", probe],
         stdin=slave,
         stdout=slave,
         stderr=subprocess.PIPE,
@@ -259,9 +261,78 @@ def test_the_console_reaches_its_first_frame_without_the_sdks_servers_or_models(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    modules = json.loads(out.read_text())
+
+
+def test_the_console_reaches_its_first_frame_without_the_sdks_servers_or_models(tmp_path):
+    """`symposium-tui console` in a terminal (a pty), its modules recorded at the moment it builds
+    the bridge, which it does right after its first frame."""
+    _run_in_a_terminal(FIRST_FRAME_PROBE, tmp_path)
+    modules = json.loads((tmp_path / "probe.json").read_text())
     assert "textual" in modules and "symposium_tui.app" in modules  # the probe saw the console
     assert _loaded(modules, NOT_AT_START) == []
+
+
+COLLECTOR_PROBE = """
+import gc, json, os, sys
+import symposium_tui.app as app
+import symposium_tui.console_process as host
+
+seen = {"before main": gc.isenabled()}
+compose = app.SymposiumApp.compose
+
+def composing(self):
+    seen["while composing"] = gc.isenabled()
+    yield from compose(self)
+
+def build_hosted(**options):
+    # The console calls this right after its first frame, to build the bridge.
+    seen["building the bridge"] = gc.isenabled()
+    seen["frozen"] = gc.get_freeze_count()
+    with open(os.environ["PROBE_OUT"], "w") as f:
+        json.dump(seen, f)
+    os._exit(0)
+
+app.SymposiumApp.compose = composing
+host.build_hosted = build_hosted
+from symposium_tui.start import main
+sys.exit(main(["console"]))
+"""
+
+
+def test_the_console_starts_without_the_garbage_collector_and_has_it_back_after_its_first_frame(
+    tmp_path,
+):
+    """The collector's passes over what the console builds before its first frame freed next to
+    nothing and took a fifth of the start: it is off from `main` to the first frame, then back on,
+    with what the start built kept out of its passes (frozen)."""
+    _run_in_a_terminal(COLLECTOR_PROBE, tmp_path)
+    seen = json.loads((tmp_path / "probe.json").read_text())
+    assert seen["before main"] is True
+    assert seen["while composing"] is False
+    assert seen["building the bridge"] is True
+    assert seen["frozen"] > 10_000  # the modules and widgets built for the first frame
+
+
+def test_every_other_command_runs_with_the_garbage_collector_on():
+    """Only an app with a first frame to draw turns the collector back on itself; any other
+    command has it on (and the start's objects frozen) before it runs."""
+    probe = """
+import gc, sys
+import symposium_tui.cli as cli
+
+def vscodelm(args):
+    print(gc.isenabled(), gc.get_freeze_count() > 0)
+    return 0
+
+cli.COMMANDS["vscodelm"] = vscodelm
+from symposium_tui.start import main
+sys.exit(main(["vscodelm"]))
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True"]
 
 
 def _imported_by(argv: list[str], env: dict[str, str], cwd: str) -> tuple[list[str], str]:

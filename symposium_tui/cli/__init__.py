@@ -16,6 +16,7 @@ import sys
 from typing import Any
 
 from symposium_tui.closed_output import run_to_closed_output
+from symposium_tui.start import resume_collection
 
 LOG_LEVELS = ("error", "warn", "warning", "info", "debug", "trace")
 
@@ -263,6 +264,11 @@ COMMANDS = {
 }
 
 
+# The commands whose app turns the garbage collector back on after its first frame
+# (`symposium_tui.start.hold_collection`); every other one has it back as soon as it is chosen.
+FIRST_FRAME_COMMANDS = frozenset({"console", "attach"})
+
+
 def _rules_cli() -> Any:
     from symposium_tui.cli import rules
 
@@ -283,4 +289,6 @@ def _run(argv: list[str] | None) -> int:
     args = parser.parse_args(argv)
     _use_dirs(args)
     command = args.command or "console"
+    if command not in FIRST_FRAME_COMMANDS:
+        resume_collection()
     return COMMANDS[command](args) or 0
