@@ -31,11 +31,11 @@ from symposium_tui.alerts import TerminalAlerts
 from symposium_tui.anywhere_keys import ANYWHERE_KEYS
 from symposium_tui.approval_actions import ApprovalActions
 from symposium_tui.bridge_attachment import CLOSED, BridgeAttachment, BridgeEvent
+from symposium_tui.collector import resume_collection
 from symposium_tui.commands import ConsoleCommands, console_commands
 from symposium_tui.early_keys import STARTING, EarlyKeys
 from symposium_tui.navigation import Navigator
 from symposium_tui.pending import PendingDisplay, realign_tab_underline
-from symposium_tui.start import resume_collection
 from symposium_tui.themes import install_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalQueue
 from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliza_choice

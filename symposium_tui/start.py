@@ -12,7 +12,6 @@ which also knows the `registry` commands.
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 
@@ -57,31 +56,6 @@ def registry_argv(argv: list[str]) -> list[str] | None:
     return words[1:]
 
 
-_held = False
-
-
-def hold_collection() -> None:
-    """No cyclic garbage collection while a command starts (`resume_collection` turns it back
-    on). What the console imports and builds before its first frame is nearly all alive for the
-    whole run: the collector's passes over it (a full one among them) freed next to nothing and
-    took a fifth of the time to that frame."""
-    global _held
-    if gc.isenabled():
-        gc.disable()
-        _held = True
-
-
-def resume_collection() -> None:
-    """Collection back on, if `hold_collection` turned it off (the console after its first frame,
-    every other command as soon as it is chosen). What the start left behind is kept out of the
-    collector's passes (`gc.freeze`): it lives as long as the process."""
-    global _held
-    if _held:
-        _held = False
-        gc.freeze()
-        gc.enable()
-
-
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"]:
@@ -98,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_to_closed_output(
             lambda: registry_main(registry, RegistryAgents())  # type: ignore[arg-type]
         )
+    from symposium_tui.collector import hold_collection
+
     hold_collection()
     from symposium_tui.cli import main as cli_main
 

@@ -100,13 +100,12 @@ def test_cli_module_imports_only_the_standard_library():
     for heavy in HEAVY:
         assert heavy not in result["top"], f"symposium_tui.cli imported {heavy}"
     # Only the CLI itself from this project (and its standard-library helpers: for a closed
-    # output, and the console script's start, which holds the garbage collector), nothing from
-    # the bridge.
+    # output, and the garbage collector held at the start), nothing from the bridge.
     assert [m for m in result["modules"] if m.split(".")[0] in ("bridge", "symposium_tui")] == [
         "symposium_tui",
         "symposium_tui.cli",
         "symposium_tui.closed_output",
-        "symposium_tui.start",
+        "symposium_tui.collector",
     ]
 
 

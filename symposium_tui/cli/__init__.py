@@ -16,7 +16,7 @@ import sys
 from typing import Any
 
 from symposium_tui.closed_output import run_to_closed_output
-from symposium_tui.start import resume_collection
+from symposium_tui.collector import resume_collection
 
 LOG_LEVELS = ("error", "warn", "warning", "info", "debug", "trace")
 
