@@ -257,6 +257,13 @@ class AgentProcess:
         await self._tasks.close()  # the stderr reader, and a watcher that did not end in time
         if self._stdout is not None:
             self._stdout.close()  # at its end already, unless something else still holds it
+        # asyncio's transport of the process, and the stdin and stderr pipes it holds: it closes
+        # itself once both pipes have ended, which a process outside the agent's group holding
+        # its stderr would put off for good (the pipe open here, then closed at exit on a loop
+        # gone by then: "Event loop is closed").
+        transport = getattr(proc, "_transport", None)
+        if transport is not None:
+            transport.close()
 
     def _signal_group(self, sig: int) -> None:
         if self.proc is None:

@@ -211,3 +211,38 @@ async def test_an_agents_output_ends_as_it_exits_and_closing_it_leaves_no_pipe_o
     while open_fds() - before and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(0.02)  # a transport closes its pipe on the loop's next pass
     assert open_fds() - before == set()
+
+
+GRANDCHILD_HOLDS_STDERR = """
+import os, subprocess, sys
+# A process of its own session and without the agent's environment (so not one of the agent's
+# leftovers), holding the agent's stderr open.
+child = subprocess.Popen(
+    [sys.executable, "-c", "import time; time.sleep(120)"],
+    start_new_session=True, env={}, stdout=subprocess.DEVNULL,
+)
+print(child.pid, flush=True)
+"""
+
+
+async def test_closing_an_agent_closes_its_stderr_even_while_something_outside_it_holds_it(
+    tmp_path,
+):
+    """A process outside the agent's group (not one of its leftovers) may keep the agent's stderr
+    open after the agent is gone: closing the agent closes our end of it anyway (and asyncio's
+    transport of the process with it), so no pipe of it stays open here, to be closed at exit on
+    a loop gone by then ("Event loop is closed")."""
+    before = set(os.listdir("/proc/self/fd"))
+    process = AgentProcess(sys.executable, ["-c", GRANDCHILD_HOLDS_STDERR], cwd=str(tmp_path))
+    _, stdout = await process.start()
+    holder = int(await asyncio.wait_for(stdout.readline(), 30))
+    try:
+        await process.close(grace=0.5)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        while set(os.listdir("/proc/self/fd")) - before and loop.time() < deadline:
+            await asyncio.sleep(0.02)  # a transport closes its pipe on the loop's next pass
+        assert set(os.listdir("/proc/self/fd")) - before == set()
+        assert os.path.exists(f"/proc/{holder}")  # it still holds the other end
+    finally:
+        os.kill(holder, signal.SIGKILL)
