@@ -265,7 +265,7 @@ COMMANDS = {
 
 
 # The commands whose app turns the garbage collector back on after its first frame
-# (`symposium_tui.start.hold_collection`); every other one has it back as soon as it is chosen.
+# (`symposium_tui.collector`); every other one has it back as soon as it is chosen.
 FIRST_FRAME_COMMANDS = frozenset({"console", "attach"})
 
 
