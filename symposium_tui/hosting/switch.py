@@ -47,10 +47,16 @@ class ConsoleSwitch:
         return self._writer is not None
 
     async def __call__(self, line: bytes) -> bool:
-        if self._writer is None and (self.peer.busy or not await self._try_connect(line)):
-            return False
+        if self._writer is None:
+            if self.peer.busy:
+                return False
+            connected, rid = await self._try_connect(line)
+            if not connected:
+                return False
+            is_request = True  # it connects for a request only
+        else:
+            is_request, rid = relay._request_id(line)
         assert self._writer is not None
-        is_request, rid = relay._request_id(line)
         if is_request:
             if not self._console_still_there():
                 # Leaving: a console removes its socket before it answers what it has in flight,
@@ -75,36 +81,38 @@ class ConsoleSwitch:
             return False
         return st.st_ino == self._connected_ino
 
-    async def _try_connect(self, line: bytes) -> bool:
+    async def _try_connect(self, line: bytes) -> tuple[bool, Any]:
+        """Whether a console took the connection `line` (a request) would be relayed on, and the
+        request's id (parsed once, for both)."""
         if self._tasks.closed:
-            return False
+            return False, None
         # The stat first: with no console (the usual case) it settles the question without
         # parsing the line, which carries the whole conversation.
         try:
             st = os.stat(self.path)
         except OSError:
-            return False
+            return False, None
         probe = (st.st_ino, st.st_mtime_ns)
         if probe == self._failed_probe or st.st_uid != os.getuid():
-            return False
-        is_request, _ = relay._request_id(line)
+            return False, None
+        is_request, rid = relay._request_id(line)
         if not is_request:
-            return False
+            return False, None
         try:
             reader, writer = await asyncio.open_unix_connection(str(self.path), limit=line_limit())
         except OSError:
             self._failed_probe = probe
-            return False
+            return False, None
         if self._tasks.closed:  # closed while this connected
             writer.close()
-            return False
+            return False, None
         log.info("a console is running: relaying to it from now on")
         self._writer = writer
         self._connected_ino = st.st_ino
         self._tasks.start(self._read(reader), name="console reader")
         with contextlib.suppress(Exception):
             await self.on_switch()
-        return True
+        return True, rid
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
         try:
