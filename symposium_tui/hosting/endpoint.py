@@ -49,16 +49,12 @@ def run(
 
 def _load_bridge() -> None:
     # Run in a background thread while the fast path answers cheap requests.
-    import gc
-
-    import acp  # noqa: F401  (the ACP SDK: needed by the first chat request)
-
-    import bridge.agents.eliza
     import bridge.vscodelm.stdio  # noqa: F401  (asyncio, pydantic, the core)
+    from bridge.core import settle_heap
 
-    # The long-lived objects of those imports need no more collecting: keep them out of the
-    # collector's full passes, which otherwise stall a streaming reply now and then.
-    gc.freeze()
+    # The ACP SDK and Eliza too (the first chat request needs them), then what all of it built
+    # kept out of the collector's full passes, which otherwise stall a streaming reply now and then.
+    settle_heap()
 
 
 def _relay(
