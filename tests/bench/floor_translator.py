@@ -79,7 +79,8 @@ class Translator:
         else:
             at = line.index(b'"id": ') + 6
             rid = int(line[at : line.index(b",", at)])
-            at = line.rindex(b'"value": "') + 10
+            # the last message's text: the last `"value"` before the agent (whose env has some)
+            at = line.rindex(b'"value": "', 0, line.rindex(b'"agent": ')) + 10
             text = line[at : line.index(b'"', at)].decode()
         self.request_id = rid
         prompt = [{"type": "text", "text": text}]
