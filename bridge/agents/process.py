@@ -24,6 +24,7 @@ import secrets
 import signal
 from collections.abc import Callable, Mapping
 
+from bridge import scheduling
 from bridge.acp_lines import READ_LIMIT
 from bridge.tasks import TaskSupervisor
 
@@ -82,17 +83,18 @@ class AgentProcess:
         # turn every message from the agent would wait for.
         out_read, out_write = os.pipe()
         try:
-            self.proc = await asyncio.create_subprocess_exec(
-                self.command,
-                *self.args,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=out_write,
-                stderr=asyncio.subprocess.PIPE,
-                env=env,
-                cwd=self.cwd,
-                start_new_session=True,
-                limit=READ_LIMIT,  # a longer stderr line is cut
-            )
+            with scheduling.spawning():  # scheduled as without a relay before it
+                self.proc = await asyncio.create_subprocess_exec(
+                    self.command,
+                    *self.args,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=out_write,
+                    stderr=asyncio.subprocess.PIPE,
+                    env=env,
+                    cwd=self.cwd,
+                    start_new_session=True,
+                    limit=READ_LIMIT,  # a longer stderr line is cut
+                )
         except OSError as exc:
             os.close(out_read)
             raise AgentStartError(

@@ -52,8 +52,12 @@ def run(
 ) -> int:
     """Serve the ACP client on stdio until it leaves, linked to a console while one runs."""
     from bridge.acp_proxy import serve_stdio
+    from bridge.scheduling import schedule_as_relay
     from symposium_tui.hosting.hosted import build_hosted
     from symposium_tui.wire.acp_console import ConsoleLink
+
+    # A relay between the client and its agent: never takes the CPU from either on a wake-up.
+    schedule_as_relay()
 
     async def main() -> int:
         # No timeout of its own: a card waits in the linked console, whose timeout denies it

@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bridge.scheduling import spawning
 from bridge.settings import NotifyConfig
 from bridge.tasks import TaskSupervisor
 
@@ -120,12 +121,13 @@ class Notifier:
     async def _spawn(self, agent: str, title: str) -> None:
         argv = [*self.config.command, agent, self.host, title]
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.PIPE,
-            )
+            with spawning():  # scheduled as without a relay, when the ACP door runs this
+                proc = await asyncio.create_subprocess_exec(
+                    *argv,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.PIPE,
+                )
         except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument
             log.warning("notify command %r could not start: %s", argv[0], exc)
             return
