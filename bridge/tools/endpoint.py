@@ -197,6 +197,10 @@ class Endpoint:
     ignores_list_changed: bool = False
     busy: int = 0  # MCP requests being answered, but for _LONG_REQUESTS
     last_seen: float = 0.0  # when one last started or ended (time.monotonic)
+    # The definitions `tools` was made from and its `canonical` form: a client resends its whole
+    # tool list with every request (VS Code: ~100 KB of schemas), nearly always unchanged.
+    definitions: list[ToolDefinition] = field(default_factory=list)
+    signature: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         self.listen = ListenHandler(self.bus)

@@ -228,7 +228,11 @@ class ClientToolServer:
         if self._stopped:
             raise RuntimeError("the ClientToolServer is stopped")
         ep = Endpoint(
-            key=key, token=secrets.token_urlsafe(24), handler=handler, tools=mcp_tools(tools)
+            key=key,
+            token=secrets.token_urlsafe(24),
+            handler=handler,
+            tools=mcp_tools(tools),
+            definitions=list(tools),
         )
         self._endpoints[key] = ep
         self._by_token[ep.token] = ep
@@ -286,11 +290,20 @@ class ClientToolServer:
         MCP clients; the new list is served from the moment this returns.
         """
         ep = self._endpoints[key]
-        new = mcp_tools(tools)
-        if canonical(new) == canonical(ep.tools):
-            ep.tools = new  # same content; keep the client's order
+        if _same_objects(tools, ep.definitions):
+            # The very definitions of the last request (the vscodelm door reuses what it validated
+            # when a request repeats the tool list byte for byte): nothing to compare.
             return False
-        ep.tools = new
+        new = mcp_tools(tools)
+        signature = canonical(new)
+        if ep.signature is None:
+            ep.signature = canonical(ep.tools)
+        changed = signature != ep.signature
+        ep.tools = new  # when unchanged: the same content, in the client's order
+        ep.definitions = list(tools)
+        ep.signature = signature
+        if not changed:
+            return False
         if self._tg is not None and not ep.closed:
             if ep.connected() and not ep.ignores_list_changed:
                 ep.relisted = anyio.Event()
@@ -448,3 +461,7 @@ async def _not_found(send: Any) -> None:
         }
     )
     await send({"type": "http.response.body", "body": b"Not Found"})
+
+
+def _same_objects(a: list[Any], b: list[Any]) -> bool:
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))

@@ -30,6 +30,16 @@ doubtful — invalid UTF-8, malformed JSON, a sentinel that cannot be made uniqu
 nested deeper than `_MAX_DEPTH` — leaves the line to the ordinary decoder, so every error is
 exactly the plain path's.
 
+What follows the array — the request's `agent` and `options`, whose tool list is most of the line
+when a client offers its tools (VS Code: ~100 KB of schemas, resent with every request) — is
+nearly always the previous request's, byte for byte. When it is the same text as the last tail
+that passed step 4, the line is decoded up to the sentinel followed by `]}}` instead (the same
+proof: the marker the one element of the top-level `params.messages`, which puts the decoder
+exactly where the tail starts), and the tail's members are added as the decoder would have added
+them (later keys win, in place): decoded once, alone, in that same place (`{"params":{"messages":
+[0` + tail, with the ordinary decoder), the second time the tail is seen. The same objects then
+stand in every request that repeats them; nothing downstream writes to a request's values.
+
 The handler's `parse` then validates only the new messages (pydantic validates a list's messages
 one by one, so the reused ones, valid alone before, are valid now) and remembers the request; any
 validation failure re-validates the whole request, so -32602 messages are the plain path's too.
@@ -50,7 +60,7 @@ from pydantic import TypeAdapter
 from bridge.jsonrpc import Incoming, classify_message, scan_value
 from bridge.protocol import Message
 from bridge.vscodelm.fastpath import CHAT_RESPONSE
-from bridge.vscodelm.wire import ChatResponseParams
+from bridge.vscodelm.wire import ChatRequestOptions, ChatResponseParams
 
 __all__ = ["PrefixCache"]
 
@@ -65,6 +75,22 @@ _SENTINELS = ("NaN", "Infinity")
 # far from the recursion limit is it sure to decode them as this module did.
 _MAX_DEPTH = 200
 _PENDING = 32  # predecoded requests whose handler has not run yet
+# What the decoder reads after the sentinel when the tail is a known one: it closes the array,
+# `params` and the request, which only a head ending inside the top-level `params.messages` allows.
+_CLOSE = "]}}"
+# Where a known tail is decoded alone: the same place as in a request, after one element.
+_TAIL_CONTEXT = '{"params":{"messages":[0'
+
+
+class _Tail:
+    """The text after the messages array of the last request that passed the marker proof, and
+    once seen again, its members: (params' members, the request's members)."""
+
+    __slots__ = ("members", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.members: tuple[dict[str, Any], dict[str, Any]] | None = None
 
 
 class _Entry:
@@ -136,6 +162,13 @@ class PrefixCache:
         self.skipped: int | None = None
         self.reused = 0
         self._reuses: tuple[ChatResponseParams, list[Message], int] | None = None
+        self._tail: _Tail | None = None
+        self._tail_failed: str | None = None  # a tail that did not decode alone: not tried again
+        # The options object of the last parsed request (as decoded) and what it validated to: a
+        # request that repeats the tail carries the very same object.
+        self._options: tuple[Any, ChatRequestOptions] | None = None
+        # For tests and benchmarks: whether the last predecoded line reused a known tail.
+        self.tail_reused = False
 
     # --- the line ------------------------------------------------------------------------------
 
@@ -161,7 +194,7 @@ class PrefixCache:
         values, ends, close = scanned
         if not _shallow(text, ends[-1] if ends else 0, values):
             return None
-        doc = self._decode_around(head, text[close:])
+        doc = self._decode_request(head, text[close:])
         if doc is None:
             return None
         params = doc["params"]
@@ -223,6 +256,48 @@ class PrefixCache:
             return self._marker
         raise ValueError(f"{name} is not valid JSON")
 
+    def _decode_request(self, head: str, tail: str) -> dict[str, Any] | None:
+        """The request decoded from `head` + the array + `tail` (its messages array the one
+        marker, as `_decode_around` makes it), reusing a known tail's decoded members."""
+        self.tail_reused = False
+        known = self._tail
+        if known is not None and known.text == tail:
+            if known.members is None and tail != self._tail_failed:
+                known.members = self._decode_tail(tail)
+                if known.members is None:
+                    self._tail_failed = tail
+            if known.members is not None:
+                doc = self._decode_around(head, _CLOSE)
+                if doc is not None:
+                    params_members, request_members = known.members
+                    doc["params"].update(params_members)
+                    doc.update(request_members)
+                    self.tail_reused = True
+                    return doc
+        doc = self._decode_around(head, tail)
+        if doc is not None and (known is None or known.text != tail):
+            self._tail = _Tail(tail)
+        return doc
+
+    def _decode_tail(self, tail: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """A tail's members, decoded by the ordinary (strict) decoder where a request has it. Only
+        a tail that passed the marker proof gets here: it redefines neither `params` nor
+        `params.messages` (either would have moved the marker)."""
+        self._want, self._hits = "", 1  # every NaN/Infinity is rejected, as `classify` does
+        try:
+            doc = self._decoder.decode(_TAIL_CONTEXT + tail)
+        except (ValueError, RecursionError):
+            return None
+        if type(doc) is not dict or type(doc.get("params")) is not dict:
+            return None
+        params = doc["params"]
+        if params.get("messages") != [0]:
+            return None
+        return (
+            {k: v for k, v in params.items() if k != "messages"},
+            {k: v for k, v in doc.items() if k != "params"},
+        )
+
     def _decode_around(self, head: str, tail: str) -> dict[str, Any] | None:
         """The request decoded from `head` + sentinel + `tail` (`tail` starts at the array's `]`),
         if the sentinel is provably the one element of its top-level `params.messages`."""
@@ -265,8 +340,23 @@ class PrefixCache:
             return ChatResponseParams.model_validate(params)
         k = pending.reused
         base = pending.base
+        options = params.get("options")
+        known = self._options
         try:
-            if k and base is not None:
+            if known is not None and options is known[0]:
+                # The very options object the last request validated (a repeated tail): its
+                # tools are not validated again.
+                rest = dict(params)
+                del rest["options"]
+                rest["messages"] = []
+                parsed = ChatResponseParams.model_validate(rest)
+                parsed.options = known[1]
+                parsed.messages = (
+                    _head(base.messages, k) + _MESSAGES.validate_python(raw[k:])
+                    if k and base is not None
+                    else _MESSAGES.validate_python(raw)
+                )
+            elif k and base is not None:
                 rest = dict(params)
                 rest["messages"] = []
                 parsed = ChatResponseParams.model_validate(rest)
@@ -275,6 +365,8 @@ class PrefixCache:
                 parsed = ChatResponseParams.model_validate(params)
         except ValueError:  # pydantic's ValidationError: report it as the plain path does
             return ChatResponseParams.model_validate(params)
+        if type(options) is dict:
+            self._options = (options, parsed.options)
         self.reused = k
         if base is not None:
             if k:

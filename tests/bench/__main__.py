@@ -73,6 +73,15 @@ BENCHES = (
         ),
         ("--conversations", "4"),
     ),
+    Bench(
+        "bench_history_length.py",
+        (
+            "turn at 2000 vs 10 messages, 80 client tools",
+            "added time per turn, 10 messages, 80 client tools",
+            "added time per turn, 2000 messages, 80 client tools",
+        ),
+        ("--tools", "80"),
+    ),
     Bench("bench_openai_latency.py", ("OpenAI added latency",)),
     Bench("bench_openai_stream_raw.py", ("OpenAI raw stream, chunks/s",)),
     Bench(

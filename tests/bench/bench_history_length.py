@@ -28,6 +28,10 @@ Turn time: request written -> JSON-RPC response line read (bridge); `session/pro
 line written -> answer line read (null). The client's own `json.dumps` of the request is off the
 clock; the endpoint's reading and decoding of it is on it.
 
+`--tools N`: every request also carries N tool definitions in `options.tools`, as VS Code offers
+its tools with each request of an agent-mode chat (~1.5 KB each with their schemas: 80 are ~120
+KB, resent unchanged every turn); the rows then name them.
+
 Targets: median(long turn) / median(short turn) <= 1.15; added time per turn (bridge median minus
 direct median) <= 0.5 ms at both lengths. Both are also printed net of the longer line's transport
 (null long minus null short). `--endpoint CMD` runs another endpoint command line (A/B a patched
@@ -80,11 +84,43 @@ def preloaded(n: int, tag: str) -> list[dict[str, Any]]:
     return out
 
 
+def client_tools(n: int) -> list[dict[str, Any]] | None:
+    """N tool definitions shaped like VS Code's own (a paragraph of description, an object
+    schema whose properties are described): ~1.5 KB each."""
+    if not n:
+        return None
+    return [
+        {
+            "name": f"tool_{i}",
+            "description": f"Tool {i}: " + "does one thing in the workspace, with care. " * 6,
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    f"param_{j}": {
+                        "type": "string",
+                        "description": "what this parameter means and when to give it " * 3,
+                    }
+                    for j in range(6)
+                },
+                "required": ["param_0"],
+            },
+        }
+        for i in range(n)
+    ]
+
+
 class Conversation:
-    def __init__(self, client: LmStdio, agent: Agent, history: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        client: LmStdio,
+        agent: Agent,
+        history: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+    ) -> None:
         self.client = client
         self.agent = agent
         self.history = history
+        self.tools = tools
         self.prompt = ""
         self.rid = 0
         self.line = b""
@@ -93,7 +129,9 @@ class Conversation:
         """The next request's line (encoded off the clock)."""
         self.prompt = prompt
         self.history.append(user(prompt))
-        self.rid, self.line = self.client.encode_chat(self.history, agent=self.agent.wire())
+        self.rid, self.line = self.client.encode_chat(
+            self.history, agent=self.agent.wire(), tools=self.tools
+        )
         return self.line
 
     def send(self, check: bool = True) -> float:
@@ -179,17 +217,20 @@ async def run_repeat(
     times: dict[str, list[float]],
     faults: list[float],
     conversations: int = 2,
+    tools: list[dict[str, Any]] | None = None,
 ) -> None:
     agent = Agent("echo", cwd)
     client = LmStdio(endpoint, cwd=cwd, env=env, compact=True)
     null = NullEndpoint(cwd, env)
     try:
-        short = Conversation(client, agent, preloaded(10, "short"))
-        long = Conversation(client, agent, preloaded(long_len, "long"))
+        short = Conversation(client, agent, preloaded(10, "short"), tools)
+        long = Conversation(client, agent, preloaded(long_len, "long"), tools)
         # More conversations in the same endpoint, each taking an untimed turn every round:
         # alternately long and short, as a person's several chats would be.
         others = [
-            Conversation(client, agent, preloaded(long_len if k % 2 == 0 else 10, f"other{k}"))
+            Conversation(
+                client, agent, preloaded(long_len if k % 2 == 0 else 10, f"other{k}"), tools
+            )
             for k in range(conversations - 2)
         ]
         async with direct_session(agent, cwd, env) as (direct, _agent_pid):
@@ -240,6 +281,12 @@ def main() -> int:
         help="conversations in the one endpoint (default 2: the timed short and long; more are "
         "alternately long and short, each taking an untimed turn every round)",
     )
+    parser.add_argument(
+        "--tools",
+        type=int,
+        default=0,
+        help="tool definitions each request carries, as VS Code sends its tools (default 0)",
+    )
     parser.add_argument("--null", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.null:
@@ -262,7 +309,15 @@ def main() -> int:
         for r in range(args.repeats):
             asyncio.run(
                 run_repeat(
-                    endpoint, args.turns, args.long, cwd, env, times, faults, args.conversations
+                    endpoint,
+                    args.turns,
+                    args.long,
+                    cwd,
+                    env,
+                    times,
+                    faults,
+                    args.conversations,
+                    client_tools(args.tools),
                 )
             )
             last = {k: v[-args.turns :] for k, v in times.items()}
@@ -276,7 +331,7 @@ def main() -> int:
     transport = med["null long"] - med["null short"]
     print(
         f"history length ({args.turns} turns x {args.repeats} repeats each, interleaved; echo agent; "
-        f"{args.conversations} conversations in the endpoint)"
+        f"{args.conversations} conversations in the endpoint; {args.tools} client tools)"
     )
     print(f"  short (10-message history, +2 a turn):         {ms(times['short'])}")
     print(f"  long ({args.long}-message history, +2 a turn):     {ms(times['long'])}")
@@ -294,9 +349,11 @@ def main() -> int:
     )
     ratio = long / short
     net_ratio = (long - transport) / short
+    suffix = (f", {args.conversations} conversations" if args.conversations != 2 else "") + (
+        f", {args.tools} client tools" if args.tools else ""
+    )
     ratio_row(
-        f"turn at {args.long} vs 10 messages"
-        + (f", {args.conversations} conversations" if args.conversations != 2 else ""),
+        f"turn at {args.long} vs 10 messages" + suffix,
         baseline="the same endpoint's 10-message turn",
         ratio=ratio,
         target=RATIO_TARGET,
@@ -315,8 +372,7 @@ def main() -> int:
         diffs = [(b - d) * 1000 for b, d in zip(times[name], times["direct"])]
         _, low, high, n = spread(diffs)
         row(
-            f"added time per turn, {10 if name == 'short' else args.long} messages"
-            + (f", {args.conversations} conversations" if args.conversations != 2 else ""),
+            f"added time per turn, {10 if name == 'short' else args.long} messages" + suffix,
             baseline="direct ACP SDK turn",
             target=f"<= {ADDED_TARGET_MS:g} ms",
             result=added,

@@ -367,6 +367,127 @@ def test_a_new_message_nested_too_deeply_is_left_to_the_decoder():
     assert feed(cache, wire([*continued, text("user", "fine")], 3)) == 11
 
 
+# --- the tail: what follows the messages (the agent, the client's tools) -----------------------------
+
+
+def tools_of(n: int, note: str = "") -> dict[str, Any]:
+    """`options` as VS Code sends them: every tool with its schema, on every request."""
+    schema = {"type": "object", "properties": {"path": {"type": "string", "description": "NaN?"}}}
+    tools = [
+        {"name": f"tool_{i}", "description": f"tool {i}{note}", "inputSchema": schema}
+        for i in range(n)
+    ]
+    return {"tools": tools, "toolMode": "auto"}
+
+
+def with_tools(messages: list[Any], options: dict[str, Any]) -> dict[str, Any]:
+    return {**params_of(messages), "options": options}
+
+
+def test_a_repeated_tail_is_decoded_once_alone_and_its_values_and_validation_reused():
+    cache = PrefixCache()
+    options = tools_of(40)
+    messages = [*history(3), text("user", "go")]
+    seen: list[Any] = []
+    validated: list[Any] = []
+    for rid in range(1, 5):
+        line = wire(messages, rid, params=with_tools(messages, options))
+        assert feed(cache, line) is not None  # checked against decoding the whole line
+        assert cache.tail_reused is (rid > 1)
+        validated.append(cache._options[1] if cache._options else None)
+        seen.append(cache.predecode(line).params["options"])
+        cache._pending.clear()
+        messages = [*messages, text("assistant", f"a{rid}"), text("user", f"q{rid}")]
+    # From the second request on: the very same decoded options, validated once.
+    assert seen[1] is seen[2] is seen[3]
+    assert validated[1] is validated[2] is validated[3]
+    parsed = cache.parse(
+        cache.predecode(wire(messages, 9, params=with_tools(messages, options))).params
+    )
+    assert parsed.options is validated[3]
+    assert [t.name for t in parsed.options.tools] == [f"tool_{i}" for i in range(40)]
+
+
+def test_a_tail_changed_by_one_byte_is_decoded_and_validated_anew():
+    cache = PrefixCache()
+    messages = [*history(2), text("user", "go")]
+    for rid in (1, 2):
+        feed(cache, wire(messages, rid, params=with_tools(messages, tools_of(3))))
+    assert cache.tail_reused
+    changed = with_tools(messages, tools_of(3, note="!"))
+    assert feed(cache, wire(messages, 3, params=changed)) is not None
+    assert not cache.tail_reused
+    parsed = cache.parse(cache.predecode(wire(messages, 4, params=changed)).params)
+    assert [t.description for t in parsed.options.tools] == ["tool 0!", "tool 1!", "tool 2!"]
+
+
+def _request_line(params_json: str, after_params: str = "", rid: int = 5) -> bytes:
+    return (
+        '{"jsonrpc":"2.0","id":'
+        + str(rid)
+        + ',"method":"'
+        + CHAT
+        + '","params":'
+        + params_json
+        + after_params
+        + "}"
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("head", "tail", "after_params"),
+    [
+        # a key of the head written again in the tail: the tail's value wins, in the head's place
+        ('{"agent":{"old":{}},"modelId":"m","messages":', ',"agent":{"eliza":{}}}', ""),
+        ('{"modelId":"m","messages":', ',"modelId":"x","agent":{"eliza":{}},"modelId":"y"}', ""),
+        # members of the request after `params`, and whitespace everywhere
+        ('{"modelId":"m","messages":', ',"agent":{"eliza":{}}}', ',"extra":[1,{"a":null}]'),
+        # ... and the request's own `id`, `method` or `jsonrpc` written again after `params`
+        ('{"modelId":"m","messages":', ',"agent":{"eliza":{}}}', ',"id":"other"'),
+        ('{"modelId":"m","messages":', ',"agent":{"eliza":{}}}', ',"method":"lm/cancel"'),
+        ('{"modelId":"m","messages":', ',"agent":{"eliza":{}}}', ',"jsonrpc":"1.0"'),
+        ('{"modelId":"m","messages":', ' ,\n "agent" : {"eliza":{}} \t}', ' , "z" : 1 '),
+        # the sentinels' text inside the tail's strings
+        ('{"modelId":"m","messages":', ',"agent":{"eliza":{"x":"NaN"}}}', ""),
+        ('{"modelId":"NaN","messages":', ',"agent":{"eliza":{"x":"Inf"}}}', ""),
+    ],
+)
+def test_a_repeated_tail_gives_what_decoding_the_whole_line_gives(head, tail, after_params):
+    cache = PrefixCache()
+    messages = [*history(2), text("user", "go")]
+    for rid in range(1, 5):
+        array = json.dumps(messages, separators=(",", ":"))
+        line = _request_line(head + array + tail, after_params, rid)
+        assert feed(cache, line) is not None
+        assert cache.tail_reused is (rid > 1)
+        messages = [*messages, text("assistant", f"a{rid}"), text("user", f"q{rid}")]
+
+
+def test_a_known_tail_after_another_head_or_redefining_params_is_left_to_the_decoder():
+    cache = PrefixCache()
+    messages = [*history(2), text("user", "go")]
+    array = json.dumps(messages, separators=(",", ":"))
+    tail = ',"agent":{"eliza":{}}}'
+    for rid in (1, 2):
+        feed(cache, _request_line('{"modelId":"m","messages":' + array + tail, "", rid))
+    assert cache.tail_reused
+    # The same tail text after a `messages` nested one level deeper: not the request's messages.
+    nested = _request_line('{"modelId":"m","inner":{"messages":' + array + tail, "}", 3)
+    assert cache.predecode(nested) is None
+    assert feed(cache, nested) is None
+    # A tail that writes `params` again (the last one wins): never reused, never mistaken.
+    override = ',"agent":{"eliza":{}}},"params":{"modelId":"m","messages":[]'
+    for rid in (4, 5):
+        line = _request_line('{"modelId":"m","messages":' + array + override, "}", rid)
+        assert cache.predecode(line) is None
+        assert feed(cache, line) is None
+        assert classify(line).params["messages"] == []
+    # A NaN token in a known tail's place is the decoder's parse error.
+    bad = _request_line('{"modelId":"m","messages":' + array + ',"agent":NaN}', "", 6)
+    assert cache.predecode(bad) is None
+    assert classify(bad).error["error"]["code"] == -32700
+
+
 # --- property: random conversations, random edits of the line --------------------------------------
 
 _VALUES = st.text(alphabet=st.sampled_from(list('ab "\\\u00e9\U0001f600\ud800\x00\n:,[]{}NaN')))
@@ -393,6 +514,7 @@ _EDIT = st.tuples(st.integers(0, 10**6), st.binary(max_size=3), st.integers(0, 3
             _EDIT,
             st.booleans(),
             st.sampled_from(["m", "NaN", "Infinity", "NaN Infinity", "-"]),
+            st.sampled_from([None, tools_of(2), tools_of(2, "NaN"), tools_of(3)]),
         ),
         max_size=8,
     ),
@@ -401,7 +523,7 @@ def test_whatever_the_line_the_door_gives_what_decoding_it_whole_gives(start, st
     cache = PrefixCache()
     messages = list(start)
     feed(cache, wire(messages, 0, ascii_only=True))
-    for n, (kind, new, (where, data, cut), ascii_only, model) in enumerate(steps, 1):
+    for n, (kind, new, (where, data, cut), ascii_only, model, options) in enumerate(steps, 1):
         if kind == "extend":
             messages = messages + new
         elif kind == "truncate":
@@ -409,7 +531,10 @@ def test_whatever_the_line_the_door_gives_what_decoding_it_whole_gives(start, st
         elif kind == "edit" and new:
             messages = [*messages[: where % len(messages)], *new]
         lone = "\ud800" in json.dumps(messages, ensure_ascii=False)
-        line = wire(messages, n, params=params_of(messages, model), ascii_only=ascii_only or lone)
+        params = params_of(messages, model)
+        if options is not None:
+            params["options"] = options
+        line = wire(messages, n, params=params, ascii_only=ascii_only or lone)
         if kind == "bytes":  # a few bytes replaced anywhere: usually inside a seen history
             at = where % len(line)
             line = line[:at] + data + line[at + cut :]

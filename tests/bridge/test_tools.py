@@ -343,6 +343,25 @@ async def test_a_changed_schema_under_the_same_names_is_announced_and_an_unchang
             await notifications.wait_for("notifications/tools/list_changed", count=2)
 
 
+async def test_the_very_definitions_of_the_last_request_are_no_change_and_rebuild_nothing(server):
+    """A client resends its whole tool list with each request; the vscodelm door hands over the
+    very objects it validated before when the list is the same bytes. Equal copies, a new order
+    and a changed schema are compared as before."""
+    server.register("s1", Handler(), [READ, SEARCH])
+    endpoint = server._endpoints["s1"]
+    listed = endpoint.tools
+    assert server.set_tools("s1", [READ, SEARCH]) is False
+    assert endpoint.tools is listed  # not rebuilt, not compared
+    copies = [READ.model_copy(), SEARCH.model_copy()]
+    assert server.set_tools("s1", copies) is False
+    assert endpoint.tools is not listed and endpoint.tools == listed
+    assert server.set_tools("s1", copies) is False
+    changed = READ.model_copy(update={"inputSchema": {"type": "object", "properties": {}}})
+    assert server.set_tools("s1", [changed, *copies[1:]]) is True
+    assert server.set_tools("s1", copies) is True  # and back again: a change too
+    assert server.set_tools("s1", [copies[1], copies[0]]) is False
+
+
 async def test_a_2026_era_client_hears_list_changed_on_its_listen_stream(server):
     with anyio.fail_after(HANG_GUARD):
         server.register("s1", Handler(), [READ])
