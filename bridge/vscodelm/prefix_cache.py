@@ -86,10 +86,11 @@ class _Tail:
     """The text after the messages array of the last request that passed the marker proof, and
     once seen again, its members: (params' members, the request's members)."""
 
-    __slots__ = ("members", "text")
+    __slots__ = ("members", "raw", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self.raw = text.encode("utf-8")  # its bytes (it was decoded from them: the same bytes)
         self.members: tuple[dict[str, Any], dict[str, Any]] | None = None
 
 
@@ -183,18 +184,17 @@ class PrefixCache:
             self._expire()
         base, k = self._match(line, start)
         pos = start + (base.ends[k - 1] if base is not None and k else 0)
+        rest = self._read_rest(line, pos, k > 0)
+        if rest is None:
+            return None
+        text, (values, ends, _), tail = rest
         try:
-            text = line[pos:].decode("utf-8")
             head = line[:start].decode("utf-8")
         except UnicodeDecodeError:
             return None
-        scanned = _scan_array(text, k > 0)
-        if scanned is None:
-            return None
-        values, ends, close = scanned
         if not _shallow(text, ends[-1] if ends else 0, values):
             return None
-        doc = self._decode_request(head, text[close:])
+        doc = self._decode_request(head, tail)
         if doc is None:
             return None
         params = doc["params"]
@@ -220,6 +220,36 @@ class PrefixCache:
             while len(self._pending) > _PENDING:
                 self._pending.popitem(last=False)
         return incoming
+
+    def _read_rest(
+        self, line: bytes, pos: int, after_value: bool
+    ) -> tuple[str, tuple[list[Any], list[int], int], str] | None:
+        """The text from `pos` to the array's `]`, the array's rest read from it (`_scan_array`),
+        and the text after the array: None where the decoder would fail. A line that ends with a
+        known tail is read only up to that tail's `]`, which must then close the array (else the
+        line is read whole): the tail is neither copied nor decoded again."""
+        known = self._tail
+        if (
+            known is not None
+            and known.members is not None
+            and len(known.raw) < len(line) - pos
+            and line.endswith(known.raw)
+        ):
+            try:
+                text = line[pos : len(line) - len(known.raw) + 1].decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            scanned = _scan_array(text, after_value)
+            if scanned is not None and scanned[2] == len(text) - 1:
+                return text, scanned, known.text
+        try:
+            text = line[pos:].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        scanned = _scan_array(text, after_value)
+        if scanned is None:
+            return None
+        return text, scanned, text[scanned[2] :]
 
     def _match(self, line: bytes, start: int) -> tuple[_Entry | None, int]:
         """The remembered request with the longest run of leading messages whose bytes `line`

@@ -482,6 +482,15 @@ def test_a_known_tail_after_another_head_or_redefining_params_is_left_to_the_dec
         assert cache.predecode(line) is None
         assert feed(cache, line) is None
         assert classify(line).params["messages"] == []
+    # A line that ends with the known tail's bytes although its array closed earlier.
+    early = [text("user", "early")]
+    ends_alike = _request_line(
+        '{"modelId":"m","messages":' + json.dumps(early) + ',"x":[1]' + tail, "", 7
+    )
+    assert ends_alike.endswith(tail.encode() + b"}")
+    assert feed(cache, ends_alike) is not None
+    assert classify(ends_alike).params["x"] == [1]
+    assert classify(ends_alike).params["messages"] == early
     # A NaN token in a known tail's place is the decoder's parse error.
     bad = _request_line('{"modelId":"m","messages":' + array + ',"agent":NaN}', "", 6)
     assert cache.predecode(bad) is None
