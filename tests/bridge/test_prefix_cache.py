@@ -262,7 +262,8 @@ def test_escapes_and_non_ascii_text_are_read_as_the_decoder_reads_them(ascii_onl
 # --- look-alike and duplicate keys ------------------------------------------------------------------
 
 
-def _line_of(params_json: str, rid: int = 5) -> bytes:
+def _line_of(params_json: str, rid: int = 5, after_params: str = "") -> bytes:
+    """A request line with `params` written as given (and the request's members after it)."""
     return (
         '{"jsonrpc":"2.0","id":'
         + str(rid)
@@ -270,6 +271,7 @@ def _line_of(params_json: str, rid: int = 5) -> bytes:
         + CHAT
         + '","params":'
         + params_json
+        + after_params
         + "}"
     ).encode()
 
@@ -421,19 +423,6 @@ def test_a_tail_changed_by_one_byte_is_decoded_and_validated_anew():
     assert [t.description for t in parsed.options.tools] == ["tool 0!", "tool 1!", "tool 2!"]
 
 
-def _request_line(params_json: str, after_params: str = "", rid: int = 5) -> bytes:
-    return (
-        '{"jsonrpc":"2.0","id":'
-        + str(rid)
-        + ',"method":"'
-        + CHAT
-        + '","params":'
-        + params_json
-        + after_params
-        + "}"
-    ).encode()
-
-
 @pytest.mark.parametrize(
     ("head", "tail", "after_params"),
     [
@@ -457,7 +446,7 @@ def test_a_repeated_tail_gives_what_decoding_the_whole_line_gives(head, tail, af
     messages = [*history(2), text("user", "go")]
     for rid in range(1, 5):
         array = json.dumps(messages, separators=(",", ":"))
-        line = _request_line(head + array + tail, after_params, rid)
+        line = _line_of(head + array + tail, rid, after_params)
         assert feed(cache, line) is not None
         assert cache.tail_reused is (rid > 1)
         messages = [*messages, text("assistant", f"a{rid}"), text("user", f"q{rid}")]
@@ -469,30 +458,28 @@ def test_a_known_tail_after_another_head_or_redefining_params_is_left_to_the_dec
     array = json.dumps(messages, separators=(",", ":"))
     tail = ',"agent":{"eliza":{}}}'
     for rid in (1, 2):
-        feed(cache, _request_line('{"modelId":"m","messages":' + array + tail, "", rid))
+        feed(cache, _line_of('{"modelId":"m","messages":' + array + tail, rid))
     assert cache.tail_reused
     # The same tail text after a `messages` nested one level deeper: not the request's messages.
-    nested = _request_line('{"modelId":"m","inner":{"messages":' + array + tail, "}", 3)
+    nested = _line_of('{"modelId":"m","inner":{"messages":' + array + tail, 3, "}")
     assert cache.predecode(nested) is None
     assert feed(cache, nested) is None
     # A tail that writes `params` again (the last one wins): never reused, never mistaken.
     override = ',"agent":{"eliza":{}}},"params":{"modelId":"m","messages":[]'
     for rid in (4, 5):
-        line = _request_line('{"modelId":"m","messages":' + array + override, "}", rid)
+        line = _line_of('{"modelId":"m","messages":' + array + override, rid, "}")
         assert cache.predecode(line) is None
         assert feed(cache, line) is None
         assert classify(line).params["messages"] == []
     # A line that ends with the known tail's bytes although its array closed earlier.
     early = [text("user", "early")]
-    ends_alike = _request_line(
-        '{"modelId":"m","messages":' + json.dumps(early) + ',"x":[1]' + tail, "", 7
-    )
+    ends_alike = _line_of('{"modelId":"m","messages":' + json.dumps(early) + ',"x":[1]' + tail, 7)
     assert ends_alike.endswith(tail.encode() + b"}")
     assert feed(cache, ends_alike) is not None
     assert classify(ends_alike).params["x"] == [1]
     assert classify(ends_alike).params["messages"] == early
     # A NaN token in a known tail's place is the decoder's parse error.
-    bad = _request_line('{"modelId":"m","messages":' + array + ',"agent":NaN}', "", 6)
+    bad = _line_of('{"modelId":"m","messages":' + array + ',"agent":NaN}', 6)
     assert cache.predecode(bad) is None
     assert classify(bad).error["error"]["code"] == -32700
 
