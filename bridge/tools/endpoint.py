@@ -200,9 +200,10 @@ class Endpoint:
     # The definitions `tools` was made from and its `canonical` form: a client resends its whole
     # tool list with every request (VS Code: ~100 KB of schemas), nearly always unchanged.
     definitions: list[ToolDefinition] = field(default_factory=list)
-    signature: dict[str, str] | None = None
+    signature: dict[str, str] = field(init=False)
 
     def __post_init__(self) -> None:
+        self.signature = canonical(self.tools)
         self.listen = ListenHandler(self.bus)
         self.server = ToolsServer(
             SERVER_NAME,

@@ -296,8 +296,6 @@ class ClientToolServer:
             return False
         new = mcp_tools(tools)
         signature = canonical(new)
-        if ep.signature is None:
-            ep.signature = canonical(ep.tools)
         changed = signature != ep.signature
         ep.tools = new  # when unchanged: the same content, in the client's order
         ep.definitions = list(tools)

@@ -86,12 +86,13 @@ class _Tail:
     """The text after the messages array of the last request that passed the marker proof, and
     once seen again, its members: (params' members, the request's members)."""
 
-    __slots__ = ("members", "raw", "text")
+    __slots__ = ("decoded", "members", "raw", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.raw = text.encode("utf-8")  # its bytes (it was decoded from them: the same bytes)
         self.members: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self.decoded = False  # decoded alone once (members None after that: it did not decode)
 
 
 class _Entry:
@@ -164,7 +165,6 @@ class PrefixCache:
         self.reused = 0
         self._reuses: tuple[ChatResponseParams, list[Message], int] | None = None
         self._tail: _Tail | None = None
-        self._tail_failed: str | None = None  # a tail that did not decode alone: not tried again
         # The options object of the last parsed request (as decoded) and what it validated to: a
         # request that repeats the tail carries the very same object.
         self._options: tuple[Any, ChatRequestOptions] | None = None
@@ -292,10 +292,9 @@ class PrefixCache:
         self.tail_reused = False
         known = self._tail
         if known is not None and known.text == tail:
-            if known.members is None and tail != self._tail_failed:
+            if not known.decoded:
+                known.decoded = True
                 known.members = self._decode_tail(tail)
-                if known.members is None:
-                    self._tail_failed = tail
             if known.members is not None:
                 doc = self._decode_around(head, _CLOSE)
                 if doc is not None:
@@ -371,26 +370,23 @@ class PrefixCache:
         k = pending.reused
         base = pending.base
         options = params.get("options")
-        known = self._options
+        # The very options object the last request validated (a repeated tail): its tools are
+        # not validated again.
+        known = self._options if self._options and options is self._options[0] else None
         try:
-            if known is not None and options is known[0]:
-                # The very options object the last request validated (a repeated tail): its
-                # tools are not validated again.
+            if known is not None or (k and base is not None):
                 rest = dict(params)
-                del rest["options"]
                 rest["messages"] = []
+                if known is not None:
+                    del rest["options"]
                 parsed = ChatResponseParams.model_validate(rest)
-                parsed.options = known[1]
+                if known is not None:
+                    parsed.options = known[1]
                 parsed.messages = (
                     _head(base.messages, k) + _MESSAGES.validate_python(raw[k:])
                     if k and base is not None
                     else _MESSAGES.validate_python(raw)
                 )
-            elif k and base is not None:
-                rest = dict(params)
-                rest["messages"] = []
-                parsed = ChatResponseParams.model_validate(rest)
-                parsed.messages = _head(base.messages, k) + _MESSAGES.validate_python(raw[k:])
             else:
                 parsed = ChatResponseParams.model_validate(params)
         except ValueError:  # pydantic's ValidationError: report it as the plain path does
