@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.support.processes import child_pids as child_pids  # the benchmarks' too
+
 REPO = Path(__file__).resolve().parents[2]
 ECHO_AGENT = str(REPO / "tests" / "agents" / "echo_agent.py")
 SCRIPT = str(Path(sys.executable).parent / "symposium-tui")
@@ -80,17 +82,6 @@ def cpu_seconds(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / _TICK
     except (OSError, IndexError, ValueError):
         return 0.0
-
-
-def child_pids(pid: int) -> list[int]:
-    out: list[int] = []
-    try:
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/children") as f:
-                out += [int(x) for x in f.read().split()]
-    except OSError:
-        pass
-    return out
 
 
 # --- the stdio client ----------------------------------------------------------------------------

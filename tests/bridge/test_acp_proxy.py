@@ -31,6 +31,7 @@ from acp.schema import (
 
 from bridge import events as ev
 from tests.support.acp_console import Console, audit_lines, tool_outcomes
+from tests.support.processes import child_pids
 
 REPO = Path(__file__).resolve().parents[2]
 SURFACE = str(REPO / "tests" / "agents" / "surface_agent.py")
@@ -941,11 +942,7 @@ def test_a_client_that_reads_nothing_holds_the_agent_back_and_then_gets_every_up
             }
         )
         session_id = answer(2)["result"]["sessionId"]
-        agents = [
-            int(child)
-            for task in os.listdir(f"/proc/{proxy.pid}/task")
-            for child in Path(f"/proc/{proxy.pid}/task/{task}/children").read_text().split()
-        ]
+        agents = child_pids(proxy.pid)
         assert len(agents) == 1
         before = _wchar(agents[0])
         prompt = [{"type": "text", "text": f"stream {chunks}"}]

@@ -20,19 +20,13 @@ import pytest
 
 from bridge.scheduling import ENV
 from tests.bridge.test_acp_proxy import SURFACE_PROXY, RecordingClient, initialized
+from tests.support.processes import child_pids
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "SCHED_BATCH"), reason="scheduling policies are Linux's"
 )
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def children(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(c) for c in (task / "children").read_text().split()]
-    return found
 
 
 async def policies(argv: list[str], setting: str | None) -> tuple[int, list[int]]:
@@ -46,7 +40,7 @@ async def policies(argv: list[str], setting: str | None) -> tuple[int, list[int]
         proc,
     ):
         await initialized(conn)
-        agents = children(proc.pid)
+        agents = child_pids(proc.pid)
         return os.sched_getscheduler(proc.pid), [os.sched_getscheduler(p) for p in agents]
 
 

@@ -9,7 +9,6 @@ terminal output, exactly what xterm.js draws."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import http.client
 import io
 import os
@@ -27,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.lmclient import REPO, user
+from tests.support.processes import child_pids
 from tests.support.remote import ServeProcess
 from tests.support.sshd import FakeHost
 
@@ -215,12 +215,7 @@ def test_the_browser_view_refuses_a_page_opened_without_the_token_in_chromium(ho
 
 
 def _children(pid: int) -> set[int]:
-    found: set[int] = set()
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                found.update(int(c) for c in f.read().split())
-    return found
+    return set(child_pids(pid))
 
 
 def _cpu_ticks(pid: int) -> int:
