@@ -5,21 +5,21 @@ Both ends the bridge drives an agent from use it: the ACP front door (`bridge.ac
 client's side and the agent's) and the stateless doors' agent sessions (`bridge.sessions`). What
 it saves over the SDK's own stdio transport is per message, and a streamed reply is thousands of
 messages: input is read in blocks (whatever has arrived) rather than a read and a coroutine step
-per line; no queue, future and drain per message sent (lines written in one turn of the loop go
-out in one write; back-pressure only when the peer falls behind); and two hooks that let the
-owner take a received message before the SDK does — `fast` sees the raw line (the proxy forwards
-an update as the very line it came in), `take` the decoded message (a session reads a streamed
-text chunk without the SDK's task, model and tracing span per notification). `pace` is awaited
-once the fast lane took the lines of a block, before more is read (the proxy waits there for a
-slow client).
+per line; no queue, future and drain per message sent (a message is written as it is sent, a run
+of forwarded lines in one write; back-pressure only when the peer falls behind); and two hooks
+that let the owner take a received message before the SDK does — `fast` sees the raw line (the
+proxy forwards an update as the very line it came in), `take` the decoded message (a session
+reads a streamed text chunk without the SDK's task, model and tracing span per notification).
+`pace` is awaited once the fast lane took the lines of a block, before more is read (the proxy
+waits there for a slow client).
 
-Order: a hook that takes a message must handle it from a loop callback (`call_soon`), the place
-in the loop's FIFO where the SDK would have started its task, so the order against everything
-else the agent sent holds. Lines the fast lane took one after another are handed to `forward`
-together: from the one callback of the first of them while something handed to the SDK may still
-be waiting for its first step in the loop, or else at once, at the end of the block — nothing
-they must follow is waiting then. A streamed reply costs a read, a write and a few loop turns
-per block of updates rather than per update.
+Order: a taken message is handled where the SDK would have started its task, so the order against
+everything else the agent sent holds: at once while every message handed to the SDK has had its
+first step, else from a loop callback (`in_order`), behind them in the loop's FIFO. Lines the fast
+lane took one after another are handed to `forward` together: from the one callback of the first
+of them while something handed to the SDK may still be waiting for its first step in the loop, or
+else at once, at the end of the block — nothing they must follow is waiting then. A streamed reply
+costs a read, a write and a few loop turns per block of updates rather than per update.
 """
 
 from __future__ import annotations
@@ -63,11 +63,13 @@ class LineTransport:
         self._keep_lines = keep_lines  # a notification's params remember their line (`Params`)
         self._high_water = 1 << 20
         self._pace_water = self._high_water  # what `keep_up` lets the peer leave unread
-        self._out: list[bytes] = []
         # Sees each received line first; True when it took the line (the streaming fast lane).
         self.fast: Callable[[bytes], bool] | None = None
         # Sees each decoded message next; True when it took the message.
         self.take: Callable[[dict[str, Any]], bool] | None = None
+        # Called once everything read so far is handled or handed on, before reading more: what
+        # the owner made of a block can go out now, in one write.
+        self.idle: Callable[[], None] | None = None
         # Awaited after `fast` took a line, before the next is read: the owner's back-pressure.
         self.pace: Callable[[], Awaitable[None]] | None = None
         # Given, from a loop callback, the lines `fast` took in a row (else `fast` hands them on).
@@ -109,9 +111,24 @@ class LineTransport:
             assert self.forward is not None and lines is not None
             self.forward(lines)
 
+    def in_order(self, callback: Callable[..., None], *args: Any) -> None:
+        """Run `callback(*args)` for a message `take` took, where the SDK would have started
+        its task: at once when every message handed on before has had its first step, else from
+        a loop callback, after them (and then what follows it waits its turn too). An exception
+        of a callback run at once is logged, as the loop logs one of a callback."""
+        if self._settled:
+            try:
+                callback(*args)
+            except Exception:
+                log.exception("a taken message's handler failed")
+            return
+        self._call_soon(callback, *args)
+        self._handed_on()
+
     def _handed_on(self) -> None:
-        """A message went to the SDK (or `take`): until whatever it starts has had its first
-        step — two turns of the loop's FIFO from here — runs are forwarded from callbacks."""
+        """A message went to the SDK (or a taken one's handler waits in the loop): until
+        whatever it starts has had its first step — two turns of the loop's FIFO from here —
+        runs are forwarded, and taken messages handled, from callbacks."""
         self._settled = False
         token = self._settling = object()
         self._call_soon(self._call_soon, self._settle, token)
@@ -139,9 +156,7 @@ class LineTransport:
         own)."""
         data = b"\n".join(lines) + b"\n"
         try:
-            if self._out:
-                self._write(data)  # after what is already waiting to go out
-            elif not self._writer.is_closing():
+            if not self._writer.is_closing():
                 self._writer.write(data)
         except (ConnectionError, RuntimeError, OSError):
             pass
@@ -155,17 +170,11 @@ class LineTransport:
         await self._maybe_drain()
 
     def _write(self, data: bytes) -> None:
-        # Lines written in one turn of the loop go out in one write (a streamed reply is many
-        # small lines); the order is the order of the calls.
+        # Written at once, in the order of the calls: the transport's own buffer keeps what the
+        # pipe does not take yet. (A message sent is awaited by its sender; a streamed reply's
+        # many small lines go out together through `write_lines`.)
         if self._writer.is_closing():
             raise ConnectionError("Connection closed")
-        self._out.append(data)
-        if len(self._out) == 1:
-            self._call_soon(self._flush)
-
-    def _flush(self) -> None:
-        data = b"".join(self._out)
-        self._out.clear()
         with contextlib.suppress(ConnectionError, RuntimeError, OSError):
             self._writer.write(data)
 
@@ -195,8 +204,6 @@ class LineTransport:
                 await self._writer.drain()
 
     async def _maybe_drain(self) -> None:
-        if self._out:
-            self._flush()
         if self._buffered() > self._high_water:
             await self._writer.drain()  # back-pressure only when the peer falls behind
 
@@ -218,6 +225,11 @@ class LineTransport:
     async def _read_more(self) -> bool:
         """Read what has arrived into `_lines`; False at the end of the input (an unterminated
         last line is then a line of its own)."""
+        if self.idle is not None:
+            try:
+                self.idle()
+            except Exception:
+                log.exception("the transport's idle hook failed")
         while not self._lines:
             if self._eof:
                 return False
@@ -257,10 +269,10 @@ class LineTransport:
                 continue
             if not isinstance(message, dict):
                 continue
-            if self.forward is not None:
-                self._handed_on()
             if self.take is not None and self.take(message):
                 continue
+            if self.forward is not None or self.take is not None:
+                self._handed_on()
             params = message.get("params")
             if self._keep_lines and "id" not in message and isinstance(params, dict):
                 wrapped = Params(params)
@@ -269,7 +281,5 @@ class LineTransport:
             return message
 
     async def close(self) -> None:
-        if self._out:
-            self._flush()
         with contextlib.suppress(Exception):
             self._writer.close()

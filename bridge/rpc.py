@@ -61,7 +61,7 @@ class Answer:
         out at once, with what was written before it (nothing more of this request follows)."""
         if not self.sent:
             self._send_message(result_response(self.id, result))
-            self._peer._flush()
+            self._peer.flush()
 
     def _send_message(self, message: dict[str, Any]) -> None:
         if not self.sent:
@@ -165,11 +165,13 @@ class JsonRpcPeer:
         self._out.append(data)
         if len(self._out) == 1:
             try:
-                asyncio.get_running_loop().call_soon(self._flush)
+                asyncio.get_running_loop().call_soon(self.flush)
             except RuntimeError:  # no loop (tests poking a peer directly): write now
-                self._flush()
+                self.flush()
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Write what is queued now rather than at the loop's next turn (when whoever queued it
+        knows nothing more comes in this turn)."""
         if not self._out:
             return
         data = self._out[0] if len(self._out) == 1 else b"".join(self._out)
@@ -202,7 +204,7 @@ class JsonRpcPeer:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
     async def drain(self) -> None:
-        self._flush()
+        self.flush()
         if self.closed:
             return
         try:

@@ -150,6 +150,7 @@ class AgentLink:
         self.spec = spec  # an AgentSpec
         self.agent_label = agent_label
         self.conn: Any = None
+        self.transport: LineTransport | None = None  # what `conn` runs on
         self.acp_session_id: str | None = None
         self.version: str | None = None  # the agent's own word for its version (`agentInfo`)
         self.process: Any = None
@@ -168,7 +169,8 @@ class AgentLink:
         self,
         request: ChatRequest,
         client: AcpClient,
-        take_chunk: Callable[[dict[str, Any]], bool],
+        on_text: Callable[[Any], None],
+        on_read: Callable[[], None],
         call_client_tool: ClientToolCall,
         tools: list[ToolDefinition],
     ) -> None:
@@ -194,10 +196,21 @@ class AgentLink:
         self.process = agent.process
         self._closer = None if agent.process is not None else agent.close
         # The SDK looks the client's methods up by name; ours leaves out the optional ones. Its
-        # connection runs on our line transport, which hands a streamed text chunk straight to
-        # the session (`take_chunk`).
-        transport = LineTransport(agent.reader, agent.writer, keep_lines=False)
-        transport.take = take_chunk
+        # connection runs on our line transport, which hands a streamed text chunk (an update of
+        # `streamed_text_update`) straight to `on_text`, where the SDK would have started its task
+        # (`in_order`), so it keeps its place among the agent's messages; and calls `on_read`
+        # whenever all the agent sent so far is read (the parts made of it can go out).
+        transport = self.transport = LineTransport(agent.reader, agent.writer, keep_lines=False)
+
+        def take(message: dict[str, Any]) -> bool:
+            update = streamed_text_update(message, self.acp_session_id)
+            if update is None:
+                return False
+            transport.in_order(on_text, update)
+            return True
+
+        transport.take = take
+        transport.idle = on_read
         self.conn = acp.connect_to_agent(client, transport)  # type: ignore[arg-type]
         init = await asyncio.wait_for(
             self.call(
@@ -347,7 +360,7 @@ class AgentLink:
 
     async def stop(self) -> None:
         conn, closer, process = self.conn, self._closer, self.process
-        self.conn = self._closer = self.process = None
+        self.conn = self._closer = self.process = self.transport = None
         self.acp_session_id = None
         if self._tool_server is not None and self._tool_server_key is not None:
             self._tool_server.unregister(self._tool_server_key)

@@ -15,7 +15,7 @@ from bridge.acp_updates import read_update, record_tool
 from bridge.history import Decision, DecisionKind
 from bridge.protocol import ToolDefinition
 from bridge.render import REPLAY_META
-from bridge.sessions.agent import AcpClient, AgentLink, streamed_text_update
+from bridge.sessions.agent import AcpClient, AgentLink
 from bridge.sessions.roundtrips import ClientRoundTrips
 from bridge.sessions.state import (
     PromptLedger,
@@ -466,17 +466,6 @@ class AgentSession:
                     turn.stream.on_agent_tool_call(update)
             self.output.emit(turn, {"type": "text", "value": reading.rendered})
 
-    def _take_chunk(self, message: dict[str, Any]) -> bool:
-        """A streamed text chunk of this session (`streamed_text_update`) is read from a loop
-        callback, where the SDK would have started the task that calls
-        `AcpClient.session_update`, so it keeps its place among the agent's messages (the
-        prompt's response is read after it). Anything else goes to the SDK."""
-        update = streamed_text_update(message, self.agent.acp_session_id)
-        if update is None:
-            return False
-        asyncio.get_running_loop().call_soon(self.on_update, update)
-        return True
-
     # --- agent lifecycle ---------------------------------------------------------------------------
 
     async def _ensure_started(self, request: ChatRequest) -> None:
@@ -488,7 +477,12 @@ class AgentSession:
         try:
             await self.host.make_room_for_agent(self)
             await self.agent.start(
-                request, AcpClient(self), self._take_chunk, self.client.call_tool, self.tools
+                request,
+                AcpClient(self),
+                self.on_update,
+                lambda: self.output.write_now(self.turn),
+                self.client.call_tool,
+                self.tools,
             )
         except SessionFailed:
             self.state = "dead"

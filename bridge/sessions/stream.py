@@ -42,6 +42,9 @@ class ResponseStream:
         # Called as the request completes (not when it fails or is cancelled): a front door
         # answers there, and its answer goes out with the last parts in one write.
         self.on_complete: Callable[[], None] | None = None
+        # Writes the parts emitted so far at once, when the front door holds its writes until the
+        # loop's next turn (the session calls it once it has read all the agent sent so far).
+        self.flush: Callable[[], None] | None = None
         self._waiters: list[asyncio.Future[None]] = []
 
     @property

@@ -71,6 +71,12 @@ class TurnOutput:
             )
         )
 
+    def write_now(self, turn: Turn | None) -> None:
+        """The parts `turn` streamed so far go to its client now, not at the loop's next turn."""
+        stream = turn.stream if turn is not None else None
+        if stream is not None and stream.flush is not None:
+            stream.flush()
+
     def flush(self, turn: Turn, stream: ResponseStream) -> None:
         """The parts that waited in the backlog go to `stream`, the request now answered."""
         backlog, turn.backlog = turn.backlog, []

@@ -97,6 +97,7 @@ class VscodeLmEndpoint:
         peer = self.peer
         notify = peer.notify
         stream = ResponseStream(request_id, _part_writer(peer, request_id))
+        stream.flush = peer.flush
         answer = peer.answer_of_this_request()
 
         def complete() -> None:

@@ -167,3 +167,113 @@ async def test_by_default_a_full_pipe_alone_does_not_hold_the_fast_lane():
     await transport.keep_up()  # returns at once
     writer.transport.abort()
     os.close(read_fd)
+
+
+async def test_a_taken_message_is_handled_at_once_unless_one_handed_on_still_waits_to_start():
+    """`in_order` runs a taken message's handler where the SDK would have started its task: at
+    once while nothing handed to the connection waits for its first step, and from loop
+    callbacks after a message handed on (the connection's task for it first) — the chunks that
+    follow a request never overtake it, and those before it never wait for a loop turn."""
+    request = b'{"jsonrpc":"2.0","id":7,"method":"fs/read_text_file","params":{}}\n'
+    reader = asyncio.StreamReader()
+    reader.feed_data(update(1) + request + update(2) + update(3))
+    reader.feed_eof()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer, keep_lines=False)
+    seen: list[object] = []
+
+    def take(message: dict) -> bool:
+        if message.get("method") != "session/update":
+            return False
+        transport.in_order(seen.append, message["params"]["n"])
+        return True
+
+    transport.take = take
+    message = await transport.receive()
+    assert message is not None and message["id"] == 7
+    assert seen == [1]  # handled before the request was even handed on
+    # Where the SDK's connection starts its task for the request: a loop callback.
+    asyncio.get_running_loop().call_soon(seen.append, "request 7")
+    assert await transport.receive() is None
+    assert seen == [1]  # 2 and 3 wait their turn behind the request's task
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert seen == [1, "request 7", 2, 3]
+    # Once that settled, a taken message is handled at once again.
+    for _ in range(3):
+        await asyncio.sleep(0)
+    transport.in_order(seen.append, 4)
+    assert seen[-1] == 4
+    await transport.close()
+    os.close(read_fd)
+
+
+async def test_a_taken_message_whose_handler_fails_is_logged_and_reading_goes_on(caplog):
+    reader = asyncio.StreamReader()
+    reader.feed_data(update(1) + update(2))
+    reader.feed_eof()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer, keep_lines=False)
+    seen: list[int] = []
+
+    def handle(n: int) -> None:
+        if n == 1:
+            raise ValueError("broken handler")
+        seen.append(n)
+
+    def take(message: dict) -> bool:
+        transport.in_order(handle, message["params"]["n"])
+        return True
+
+    transport.take = take
+    assert await transport.receive() is None
+    assert seen == [2]
+    assert "broken handler" in caplog.text
+    await transport.close()
+    os.close(read_fd)
+
+
+async def test_a_message_sent_is_in_the_peers_pipe_before_send_returns():
+    """No write waits for a later turn of the loop: a prompt goes to the agent from the step
+    that sends it, and messages go out in the order they were sent."""
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(asyncio.StreamReader(), writer)
+    os.set_blocking(read_fd, False)
+    await transport.send({"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": {}})
+    transport.write_lines([update(1).rstrip(b"\n")])
+    await transport.send_line(b'{"jsonrpc":"2.0","id":2,"result":{}}')
+    assert os.read(read_fd, 1 << 16).splitlines() == [
+        b'{"jsonrpc":"2.0","id":1,"method":"session/prompt","params":{}}',
+        update(1).rstrip(b"\n"),
+        b'{"jsonrpc":"2.0","id":2,"result":{}}',
+    ]
+    await transport.close()
+    os.close(read_fd)
+
+
+async def test_idle_runs_once_everything_read_is_handled_and_before_anything_more_is_read():
+    """`idle` is the owner's moment to write what it made of a block (a session's parts go to
+    the client then, in one write, rather than a turn of the loop later): once per block, after
+    its last message was taken, before the next read."""
+    reader = asyncio.StreamReader()
+    reader.feed_data(update(1) + update(2))
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer, keep_lines=False)
+    seen: list[object] = []
+
+    def take(message: dict) -> bool:
+        seen.append(message["params"]["n"])
+        return True
+
+    def idle() -> None:
+        seen.append("idle")
+        if seen.count("idle") == 2:  # the next block arrives only now
+            reader.feed_data(update(3))
+            reader.feed_eof()
+
+    transport.take = take
+    transport.idle = idle
+    assert await transport.receive() is None
+    assert seen == ["idle", 1, 2, "idle", 3, "idle"]
+    await transport.close()
+    os.close(read_fd)
