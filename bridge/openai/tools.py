@@ -3,6 +3,7 @@ names), `tool_choice`, and the proxy's own tool options."""
 
 from __future__ import annotations
 
+import marshal
 from typing import Any
 
 from bridge.openai.errors import bad_request
@@ -59,13 +60,70 @@ def _tool(name: Any, description: Any, parameters: Any, where: str) -> ToolDefin
     return ToolDefinition(name=name, description=description or "", inputSchema=parameters)
 
 
+class _SeenTools:
+    """The definitions made of the last few `tools` arrays, by their exact value.
+
+    OpenAI clients send every tool they offer, schema and all, with every request of a
+    conversation (an agent framework's 80 tools are ~120 KB a request). Validating them again, and
+    then comparing them with the list the agent was given (`ClientToolServer.set_tools`), cost
+    ~0.8 ms a request; a list seen before now costs its `marshal` serialization (~40 us for those
+    120 KB) and a comparison of bytes, and hands back the very definitions it gave last time,
+    which the tool server recognises without comparing them. `marshal` is exact where `==` is not
+    (`1`, `1.0` and `true` differ, as do key orders): the same bytes load as the same value, types
+    included. (Bytes that differ only in which strings the decoder shared are merely not
+    recognised.) Bounded by count and by the size of what it keeps."""
+
+    def __init__(self, entries: int = 8, max_bytes: int = 1 << 20) -> None:
+        self.entries = entries
+        self.max_bytes = max_bytes  # an array serializing to more is not kept
+        self._seen: list[tuple[bool, bytes, list[ToolDefinition]]] = []  # oldest first
+
+    def key(self, raw: list[Any], flat: bool) -> tuple[bool, bytes] | None:
+        try:
+            data = marshal.dumps(raw)
+        except ValueError:  # not a decoded JSON value, or nested too deeply
+            return None
+        return (flat, data) if len(data) <= self.max_bytes else None
+
+    def get(self, key: tuple[bool, bytes]) -> list[ToolDefinition] | None:
+        flat, data = key
+        seen = self._seen
+        for i in range(len(seen) - 1, -1, -1):
+            entry = seen[i]
+            if entry[0] is flat and entry[1] == data:
+                if i != len(seen) - 1:
+                    seen.append(seen.pop(i))
+                return list(entry[2])
+        return None
+
+    def put(self, key: tuple[bool, bytes], tools: list[ToolDefinition]) -> None:
+        self._seen.append((key[0], key[1], list(tools)))
+        del self._seen[: -self.entries]
+
+
+SEEN_TOOLS = _SeenTools()
+
+
 def function_tools(raw: Any, *, flat: bool) -> list[ToolDefinition]:
     """A request's `tools` array → definitions: each an object of type `function`, its definition
-    under `function` (Chat Completions) or, with `flat`, also beside `type` (the Responses API)."""
+    under `function` (Chat Completions) or, with `flat`, also beside `type` (the Responses API).
+    An array seen lately, byte for byte, gives the definitions it gave then (`SEEN_TOOLS`)."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise bad_request("Invalid type for 'tools': expected an array.", "tools")
+    key = SEEN_TOOLS.key(raw, flat) if raw else None
+    if key is not None:
+        seen = SEEN_TOOLS.get(key)
+        if seen is not None:
+            return seen
+    out = _function_tools(raw, flat)
+    if key is not None:
+        SEEN_TOOLS.put(key, out)
+    return out
+
+
+def _function_tools(raw: list[Any], flat: bool) -> list[ToolDefinition]:
     out: list[ToolDefinition] = []
     for i, tool in enumerate(raw):
         where = f"tools[{i}]"

@@ -83,6 +83,11 @@ BENCHES = (
         ("--tools", "80"),
     ),
     Bench("bench_openai_latency.py", ("OpenAI added latency",)),
+    Bench(
+        "bench_openai_latency.py",
+        ("OpenAI added latency, 80 client tools",),
+        ("--tools", "80"),
+    ),
     Bench("bench_openai_stream_raw.py", ("OpenAI raw stream, chunks/s",)),
     Bench(
         "bench_openai_stream_sdk.py",

@@ -95,12 +95,19 @@ class RawHttp:
         self.buf = b""
 
     def send(self, path: str, body: dict[str, Any]) -> None:
+        self.send_encoded(self.encode(path, body))
+
+    def encode(self, path: str, body: dict[str, Any]) -> bytes:
+        """A POST of `body` as JSON, ready to send (to encode it before a clock starts)."""
         data = json.dumps(body, separators=(",", ":")).encode()
         head = (
             f"POST {path} HTTP/1.1\r\nhost: 127.0.0.1:{self.port}\r\ncontent-type: application/json\r\n"
             f"content-length: {len(data)}\r\n\r\n"
         ).encode()
-        self.sock.sendall(head + data)
+        return head + data
+
+    def send_encoded(self, request: bytes) -> None:
+        self.sock.sendall(request)
 
     def _read_head(self) -> dict[str, str]:
         while b"\r\n\r\n" not in self.buf:

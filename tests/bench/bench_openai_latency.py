@@ -6,10 +6,15 @@ The test echo agent answers `ECHO: <prompt>` in one chunk. Measured two ways, al
 agent each repeat, start-up excluded (a warm-up request first):
 
 - bridge: `POST /v1/chat/completions` (not streamed) to the front door in a server process of its
-  own, from a raw keep-alive HTTP client (no SDK on the clock). Each request continues the
+  own, from a raw keep-alive HTTP client (no SDK on the clock; each request is encoded before the
+  clock starts). Each request continues the
   conversation (the whole history is sent, as OpenAI clients do), so every one goes through the
   history tracker, commits the previous exchange and prompts the same agent session.
 - bare: `session/prompt` with the ACP SDK client straight to the agent, until the prompt returns.
+
+`--tools N` sends N function tools in every request, as OpenAI clients resend the tools they
+offer with each one (shaped like `bench_history_length.py`'s: ~1.5 KB each); the bridge hands them
+to the agent as its `vscode_tools` MCP server, so each request also checks whether they changed.
 
 Added latency = median(bridge round trip) − median(bare round trip). Target: ≤ 2 ms. Exit code 0.
 """
@@ -22,21 +27,39 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.bench.bench_history_length import client_tools
 from tests.bench.bench_openai_common import BridgeServer, RawHttp, bare_session, bench_settings
 from tests.bench.report import row, spread
 
 TARGET_MS = 2.0
 
 
-def bridge_round_trips(config: Path, n: int) -> list[float]:
+def openai_tools(n: int) -> list[dict[str, Any]]:
+    """N function tools in the Chat Completions form."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t["name"],
+                "description": t["description"],
+                "parameters": t["inputSchema"],
+            },
+        }
+        for t in client_tools(n) or []
+    ]
+
+
+def bridge_round_trips(config: Path, n: int, tools: int = 0) -> list[float]:
     server = BridgeServer(config)
     http = RawHttp(server.port)
+    extra: dict[str, Any] = {"tools": openai_tools(tools)} if tools else {}
     try:
         messages = [{"role": "user", "content": "warm up"}]
-        http.send("/v1/chat/completions", {"model": "echo", "messages": messages})
+        http.send("/v1/chat/completions", {"model": "echo", "messages": messages, **extra})
         reply = http.read_json()["choices"][0]["message"]["content"]
         times = []
         for i in range(n):
@@ -45,8 +68,11 @@ def bridge_round_trips(config: Path, n: int) -> list[float]:
                 {"role": "assistant", "content": reply},
                 {"role": "user", "content": f"q{i}"},
             ]
-            t0 = time.perf_counter()
-            http.send("/v1/chat/completions", {"model": "echo", "messages": messages})
+            request = http.encode(
+                "/v1/chat/completions", {"model": "echo", "messages": messages, **extra}
+            )
+            t0 = time.perf_counter()  # from the request's first byte sent (encoded already)
+            http.send_encoded(request)
             body = http.read_json()
             times.append(time.perf_counter() - t0)
             reply = body["choices"][0]["message"]["content"]
@@ -83,6 +109,9 @@ def main() -> int:
     )
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--tools", type=int, default=0, help="function tools sent with every request (default 0)"
+    )
     args = parser.parse_args()
     config = bench_settings()
     bridge: list[float] = []
@@ -91,12 +120,15 @@ def main() -> int:
         order = ("bridge", "bare") if r % 2 == 0 else ("bare", "bridge")
         for kind in order:
             if kind == "bridge":
-                bridge += bridge_round_trips(config, args.requests)
+                bridge += bridge_round_trips(config, args.requests, args.tools)
             else:
                 bare += asyncio.run(bare_round_trips(args.requests))
     mb, ma = statistics.median(bridge) * 1e3, statistics.median(bare) * 1e3
     added = mb - ma
-    print(f"requests: {len(bridge)} through the bridge, {len(bare)} bare ACP round trips")
+    with_tools = f", {args.tools} client tools" if args.tools else ""
+    print(
+        f"requests: {len(bridge)} through the bridge{with_tools}, {len(bare)} bare ACP round trips"
+    )
     print(
         f"bridge round trip: median {mb:.3f} ms (p90 {statistics.quantiles(bridge, n=10)[-1] * 1e3:.3f} ms)"
     )
@@ -108,7 +140,7 @@ def main() -> int:
     )
     _, low, high, n = spread([(b - a) * 1e3 for b, a in zip(bridge, bare)])
     row(
-        "OpenAI added latency",
+        "OpenAI added latency" + with_tools,
         baseline="bare ACP round trip",
         target=f"<= {TARGET_MS} ms",
         result=added,
