@@ -5,6 +5,8 @@ Over stdio (`python tests/agents/echo_agent.py`). Prompts:
 - `permit <title> [KIND...]` asks permission for a tool call titled <title>, offering only the
   option kinds given (default: all four), and replies `OUTCOME: <kind or cancelled>`;
 - `foreign N` sends N `session/update`s for a session that does not exist, then says `done`;
+- `interleave N` sends, N times, a text chunk `t<i> ` then the start of a tool call titled
+  `tool<i>`, back to back (they arrive together), then says `end`;
 - `crash` streams one chunk, writes to stderr and exits with status 3 mid-turn;
 - anything else is echoed back as `ECHO: <prompt>` in one chunk.
 `--start-gate PATH` makes it slow to start: it writes `PATH.starting`, then answers `initialize`
@@ -95,6 +97,15 @@ class EchoAgent:
                     session_id="no-such-session", update=acp.update_agent_message_text(f"spam{i} ")
                 )
             await self.say(session_id, "done")
+            return PromptResponse(stop_reason="end_turn")
+        if words[:1] == ["interleave"]:
+            for i in range(int(words[1])):
+                await self.say(session_id, f"t{i} ")
+                await self.conn.session_update(
+                    session_id=session_id,
+                    update=acp.start_tool_call(f"tc-{i}", f"tool{i}", kind="read"),
+                )
+            await self.say(session_id, "end")
             return PromptResponse(stop_reason="end_turn")
         if words[:1] == ["permit"]:
             kinds = list(words[2:]) or [

@@ -148,6 +148,18 @@ async def test_tool_call_updates_are_rendered_as_markdown(lm):
     assert text.endswith("Permission denied (reject_once). I did not run the tests.")
 
 
+async def test_text_chunks_and_tool_calls_sent_together_reach_the_client_in_the_agents_order(lm):
+    """The agent sends text chunks (read straight off the line) and tool calls (through the
+    SDK's typed client) back to back, so they arrive together: a chunk after a tool call waits
+    for the SDK's task for that call, a chunk before one does not, and none is lost."""
+    n = 40
+    resp = await lm.chat([user(f"interleave {n}")], agent=echo_agent())
+    assert resp.error is None
+    expected = [p for i in range(n) for p in (f"t{i} ", f"\u2022 **tool{i}**\n")] + ["end"]
+    assert [p["value"] for p in resp.parts] == expected
+    assert resp.order == ["part"] * len(expected) + ["complete", "response"]
+
+
 # --- history (D1–D8) -----------------------------------------------------------------------------
 
 
