@@ -30,7 +30,9 @@ retries and `Idempotency-Key`s (`max_exchanges` 1,024, `retry_window` 120 s: a r
 one runs again as a new request); stored responses (`ResponseStore`: 512, 24 h: an evicted
 `previous_response_id` is answered 404 `not_found`, as an unknown id); remembered reply shapes
 (`ReplyMemory`: 2,048, 1 h: an evicted one is read in the wire order). A space with an exchange
-running is never evicted.
+running is never evicted. Shared by all conversations: the definitions of the last eight tool
+arrays validated, none over 1 MB serialized (`tools.SEEN_TOOLS`: an evicted one is validated
+again).
 
 **State.** Only a request marked as a retry — `x-stainless-retry-count` >= 1 with the same body,
 or the same `Idempotency-Key` — joins the exchange already running or replays one that completed
