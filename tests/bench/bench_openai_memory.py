@@ -37,6 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from tests.bench.report import row
+from tests.support.processes import child_pids
 
 TARGET = 1.10
 PY = sys.executable
@@ -55,11 +56,9 @@ def rss_kib(pid: int) -> int:
                 for line in f:
                     if line.startswith("VmRSS:"):
                         total += int(line.split()[1])
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children") as f:
-                    todo.extend(int(c) for c in f.read().split())
         except OSError:
             continue
+        todo.extend(child_pids(p))
     return total
 
 
