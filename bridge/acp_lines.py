@@ -70,6 +70,8 @@ class LineTransport:
         # Called once everything read so far is handled or handed on, before reading more: what
         # the owner made of a block can go out now, in one write.
         self.idle: Callable[[], None] | None = None
+        # Called once when the input ends (before `receive` returns None).
+        self.ended: Callable[[], None] | None = None
         # Awaited after `fast` took a line, before the next is read: the owner's back-pressure.
         self.pace: Callable[[], Awaitable[None]] | None = None
         # Given, from a loop callback, the lines `fast` took in a row (else `fast` hands them on).
@@ -165,6 +167,11 @@ class LineTransport:
         self._write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
         await self._maybe_drain()
 
+    def write(self, data: bytes) -> None:
+        """Write a message line (with its newline) now, without waiting on the peer: raises
+        ConnectionError when the connection is closing."""
+        self._write(data)
+
     async def send_line(self, line: bytes) -> None:
         self._write(line if line.endswith(b"\n") else line + b"\n")
         await self._maybe_drain()
@@ -247,8 +254,15 @@ class LineTransport:
     async def receive(self) -> dict[str, Any] | None:
         lines = self._lines
         while True:
-            if not lines and not await self._read_more():
-                return None
+            if not lines:
+                try:
+                    more = await self._read_more()
+                except Exception:
+                    self._end()
+                    raise
+                if not more:
+                    self._end()
+                    return None
             line = lines.popleft()
             if not line or line.isspace():
                 continue
@@ -279,6 +293,11 @@ class LineTransport:
                 wrapped.line = line
                 message["params"] = wrapped
             return message
+
+    def _end(self) -> None:
+        ended, self.ended = self.ended, None
+        if ended is not None:
+            ended()
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -25,6 +27,10 @@ if TYPE_CHECKING:
     from bridge.tools import ClientToolServer
 
 log = logging.getLogger(__package__)  # the package's one logger: `bridge.sessions`
+
+# The ids of the `session/prompt` requests a link writes itself (`AgentLink.send_prompt`): far
+# above the SDK's own, which count up from 0 on the same connection.
+PROMPT_IDS = 1 << 40
 
 
 class AcpClient:
@@ -159,6 +165,9 @@ class AgentLink:
         # the `vscode_tools` server this session's endpoint is registered with, under this key
         self._tool_server: ClientToolServer | None = None
         self._tool_server_key: str | None = None
+        # The prompts written by `send_prompt` and not answered yet, by request id.
+        self._prompts: dict[int, asyncio.Future[Any]] = {}
+        self._prompt_ids = itertools.count(PROMPT_IDS)
 
     @property
     def is_up(self) -> bool:
@@ -203,6 +212,14 @@ class AgentLink:
         transport = self.transport = LineTransport(agent.reader, agent.writer, keep_lines=False)
 
         def take(message: dict[str, Any]) -> bool:
+            if "method" not in message:
+                # The answer to a prompt `send_prompt` wrote (anything else is the SDK's).
+                rid = message.get("id")
+                future = self._prompts.pop(rid, None) if type(rid) is int else None
+                if future is None:
+                    return False
+                transport.in_order(_settle_prompt, future, message)
+                return True
             update = streamed_text_update(message, self.acp_session_id)
             if update is None:
                 return False
@@ -211,6 +228,7 @@ class AgentLink:
 
         transport.take = take
         transport.idle = on_read
+        transport.ended = self._fail_prompts
         self.conn = acp.connect_to_agent(client, transport)  # type: ignore[arg-type]
         init = await asyncio.wait_for(
             self.call(
@@ -353,6 +371,43 @@ class AgentLink:
             message = f"agent failed to start: {type(exc).__name__}: {exc}"
         return redact_free_text(message, self.secrets)
 
+    def send_prompt(self, blocks: list[dict[str, Any]]) -> asyncio.Future[Any]:
+        """Write the ACP `session/prompt` of these content blocks now, in the caller's step:
+        what the SDK's `prompt` would send, without its request model, serialization and task
+        hop before the write (a turn's prompt goes out in the step that routed its request).
+
+        The future gets the agent's answer as the SDK's call would give it: the result validated
+        as a `PromptResponse`, or the SDK's `RequestError` for an error answer, a ConnectionError
+        when the connection is closed or ends first. It is settled where the SDK would have
+        handled the answer (`LineTransport.in_order`): every update the agent sent before its
+        answer has reached the session by then, as the SDK's `prompt` waits for them."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        transport = self.transport
+        if transport is None or self.conn is None:
+            _fail(future, ConnectionError("Connection closed"))
+            return future
+        rid = next(self._prompt_ids)
+        params = json.dumps({"sessionId": self.acp_session_id, "prompt": blocks})
+        line = b'{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":%s}\n' % (
+            rid,
+            params.encode("utf-8"),
+        )
+        self._prompts[rid] = future
+        future.add_done_callback(lambda _: self._prompts.pop(rid, None))  # given up on: forgotten
+        try:
+            transport.write(line)
+        except ConnectionError as exc:
+            self._prompts.pop(rid, None)
+            _fail(future, exc)
+        return future
+
+    def _fail_prompts(self) -> None:
+        """The connection ended or is closing: every prompt still waiting fails, as the SDK
+        rejects its own calls then."""
+        prompts, self._prompts = self._prompts, {}
+        for future in prompts.values():
+            _fail(future, ConnectionError("Connection closed"))
+
     async def send_cancel(self) -> None:
         """ACP `session/cancel` for the running prompt (a failure to send it is ignored)."""
         with contextlib.suppress(Exception):
@@ -361,6 +416,7 @@ class AgentLink:
     async def stop(self) -> None:
         conn, closer, process = self.conn, self._closer, self.process
         self.conn = self._closer = self.process = self.transport = None
+        self._fail_prompts()
         self.acp_session_id = None
         if self._tool_server is not None and self._tool_server_key is not None:
             self._tool_server.unregister(self._tool_server_key)
@@ -373,3 +429,33 @@ class AgentLink:
                 await closer()
         if process is not None:
             await process.close()
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc)
+        future.exception()  # retrieved: its awaiter may have given up on it (the agent exited)
+
+
+def _settle_prompt(future: asyncio.Future[Any], message: dict[str, Any]) -> None:
+    """A prompt's answer, as the SDK's `Connection` and `prompt` make it of the message."""
+    if future.done():
+        return
+    import acp
+    from acp.schema import PromptResponse
+    from pydantic import ValidationError
+
+    if "result" not in message and "error" in message:
+        error = message.get("error")
+        error = error if isinstance(error, dict) else {}
+        _fail(
+            future,
+            acp.RequestError(
+                error.get("code", -32603), error.get("message", "Error"), error.get("data")
+            ),
+        )
+        return
+    try:
+        future.set_result(PromptResponse.model_validate(message.get("result")))
+    except ValidationError as exc:
+        _fail(future, exc)

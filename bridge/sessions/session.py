@@ -84,15 +84,13 @@ class SessionHost(Protocol):
 
 
 def _prompt_blocks(prompt: str, notices: list[str], context: str | None) -> list[Any]:
-    """A turn's `session/prompt` content: the replayed conversation (marked as such), what the
-    rules denied since the last prompt, then the prompt itself."""
-    from acp.schema import TextContentBlock
-
-    blocks = [TextContentBlock(type="text", text=prompt)]
+    """A turn's `session/prompt` content, as ACP text blocks: the replayed conversation (marked
+    as such), what the rules denied since the last prompt, then the prompt itself."""
+    blocks: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
     if notices:
-        blocks.insert(0, TextContentBlock(type="text", text="\n".join(notices)))
+        blocks.insert(0, {"type": "text", "text": "\n".join(notices)})
     if context:
-        blocks.insert(0, TextContentBlock(type="text", text=context, field_meta=REPLAY_META))
+        blocks.insert(0, {"type": "text", "text": context, "_meta": REPLAY_META})
     return blocks
 
 
@@ -351,18 +349,19 @@ class AgentSession:
         turn = Turn(id=self._turn_ids, stream=stream, has_agent_action=request.has_agent_action)
         self.turn = turn
         self.client.trips.start_turn(one_call=not request.parallel_tool_calls)
-        self._tasks.start(self._run_turn(turn, prompt, context), name=f"turn {turn.id}")
+        # The prompt is written in this step: the turn's task only waits for its answer.
+        sent = self._send_prompt(turn, prompt, context)
+        self._tasks.start(self._run_turn(turn, sent), name=f"turn {turn.id}")
         return turn
 
-    async def _run_turn(self, turn: Turn, prompt: str, context: str | None = None) -> None:
+    async def _run_turn(self, turn: Turn, sent: asyncio.Future[Any]) -> None:
         error: str | None = None
         while True:
-            error = await self._prompt(turn, prompt, context)
-            context = None
+            error = await self._prompt(turn, sent)
             if error or turn.cancelled or not turn.followups:
                 break
             # The request that approved a tool also carried the user's words: prompt them now.
-            prompt = "\n".join(turn.followups)
+            sent = self._send_prompt(turn, "\n".join(turn.followups), None)
             turn.followups.clear()
             turn.tracker.clear()
         turn.done.set()
@@ -383,19 +382,20 @@ class AgentSession:
             stream.usage = turn.usage
             self.complete(stream)
 
-    async def _prompt(self, turn: Turn, prompt: str, context: str | None) -> str | None:
-        """One ACP `session/prompt` of the turn, until the agent answers it: the error that
-        ended the session, if one did."""
+    def _send_prompt(self, turn: Turn, prompt: str, context: str | None) -> asyncio.Future[Any]:
+        """Write one ACP `session/prompt` of the turn now; `_prompt` waits for its answer."""
         notices, self.deny_notices = self.deny_notices, []
-        blocks = _prompt_blocks(prompt, notices, context)
         log.debug(
             "%s/%s: turn %d prompts %d characters", self.host.name, self.id, turn.id, len(prompt)
         )
         self.prompts.prompted = True
+        return self.agent.send_prompt(_prompt_blocks(prompt, notices, context))
+
+    async def _prompt(self, turn: Turn, sent: asyncio.Future[Any]) -> str | None:
+        """Until the agent answers a prompt of the turn: the error that ended the session, if
+        one did."""
         try:
-            response = await self.agent.call(
-                self.agent.conn.prompt(session_id=self.agent.acp_session_id, prompt=blocks)
-            )
+            response = await self.agent.call(sent)
         except SessionFailed as exc:
             return str(exc)
         except Exception as exc:  # the SDK's RequestError, ConnectionError, ...

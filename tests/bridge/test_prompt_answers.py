@@ -1,0 +1,82 @@
+"""A turn's `session/prompt` and its answer, however the agent answers (real endpoint subprocess,
+a real agent process speaking raw JSON-RPC lines: `tests/agents/answers_agent.py`).
+
+The endpoint writes a turn's prompt itself, in the step that routed its request, and takes the
+answer before the ACP SDK would: each way an answer can go must end the request as the SDK's call
+did — an error answer or a malformed result fails that request with a clear message and the
+endpoint serves the next one; an agent that stops writing fails it rather than leaving it
+waiting; and whatever the agent sent before its answer is in the reply, even in the same read.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from tests.support.lmclient import REPO, LmClient, assistant, echo_agent, user
+
+ANSWERS_AGENT = str(REPO / "tests" / "agents" / "answers_agent.py")
+
+
+def answers_agent() -> dict[str, Any]:
+    return {
+        "id": "answers",
+        "name": "Answers",
+        "command": sys.executable,
+        "args": [ANSWERS_AGENT],
+        "env": [],
+    }
+
+
+async def test_an_error_answer_fails_the_request_with_the_agents_message_and_the_next_is_served():
+    lm = await LmClient.start()
+    try:
+        failed = await lm.chat([user("error")], agent=answers_agent(), timeout=60)
+        assert failed.error is not None
+        assert "the model is overloaded" in failed.error["message"], failed.error
+        # That session is gone; the agent answers the next conversation in a new one.
+        ok = await lm.chat([user("hello")], agent=answers_agent(), timeout=60)
+        assert ok.error is None, ok.error
+        assert ok.text == "ECHO: hello"
+    finally:
+        await lm.close()
+
+
+async def test_an_answer_that_is_no_prompt_response_fails_the_request_and_the_endpoint_serves_on():
+    lm = await LmClient.start()
+    try:
+        failed = await lm.chat([user("invalid")], agent=answers_agent(), timeout=60)
+        assert failed.error is not None
+        assert "stopReason" in failed.error["message"], failed.error
+        ok = await lm.chat([user("still here")], agent=echo_agent(), timeout=60)
+        assert ok.text == "ECHO: still here"
+    finally:
+        await lm.close()
+
+
+async def test_an_agent_that_closes_its_output_mid_turn_fails_the_request_rather_than_hang():
+    lm = await LmClient.start()
+    try:
+        # The agent stays alive, its stdout closed: nothing will ever answer the prompt.
+        failed = await lm.chat([user("close")], agent=answers_agent(), timeout=60)
+        assert failed.error is not None
+        assert "Connection closed" in failed.error["message"], failed.error
+        ok = await lm.chat([user("next")], agent=echo_agent(), timeout=60)
+        assert ok.text == "ECHO: next"
+    finally:
+        await lm.close()
+
+
+async def test_an_update_read_in_one_block_with_the_answer_is_in_the_reply():
+    lm = await LmClient.start()
+    try:
+        reply = await lm.chat([user("tool then end")], agent=answers_agent(), timeout=60)
+        assert reply.error is None, reply.error
+        assert "late tool" in reply.text, reply.parts
+        assert reply.order[-2:] == ["complete", "response"]
+        # The conversation goes on in the same session.
+        history = [user("tool then end"), assistant(*reply.parts), user("more")]
+        more = await lm.chat(history, agent=answers_agent(), timeout=60)
+        assert more.text == "ECHO: more"
+    finally:
+        await lm.close()
