@@ -213,13 +213,7 @@ class AgentLink:
 
         def take(message: dict[str, Any]) -> bool:
             if "method" not in message:
-                # The answer to a prompt `send_prompt` wrote (anything else is the SDK's).
-                rid = message.get("id")
-                future = self._prompts.pop(rid, None) if type(rid) is int else None
-                if future is None:
-                    return False
-                transport.in_order(_settle_prompt, future, message)
-                return True
+                return self._took_answer(message)
             update = streamed_text_update(message, self.acp_session_id)
             if update is None:
                 return False
@@ -400,6 +394,14 @@ class AgentLink:
             self._prompts.pop(rid, None)
             _fail(future, exc)
         return future
+
+    def _took_answer(self, message: dict[str, Any]) -> bool:
+        """Takes the answer to a prompt `send_prompt` wrote (any other answer is the SDK's)."""
+        rid = message.get("id")
+        if type(rid) is not int or rid not in self._prompts or self.transport is None:
+            return False
+        self.transport.in_order(_settle_prompt, self._prompts.pop(rid), message)
+        return True
 
     def _fail_prompts(self) -> None:
         """The connection ended or is closing: every prompt still waiting fails, as the SDK
