@@ -381,7 +381,9 @@ class AgentLink:
             _fail(future, ConnectionError("Connection closed"))
             return future
         rid = next(self._prompt_ids)
-        params = json.dumps({"sessionId": self.acp_session_id, "prompt": blocks})
+        params = json.dumps(
+            {"sessionId": self.acp_session_id, "prompt": blocks}, separators=(",", ":")
+        )
         line = b'{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":%s}\n' % (
             rid,
             params.encode("utf-8"),

@@ -5,15 +5,20 @@ The endpoint writes a turn's prompt itself, in the step that routed its request,
 answer before the ACP SDK would: each way an answer can go must end the request as the SDK's call
 did — an error answer or a malformed result fails that request with a clear message and the
 endpoint serves the next one; an agent that stops writing fails it rather than leaving it
-waiting; and whatever the agent sent before its answer is in the reply, even in the same read.
+waiting; whatever the agent sent before its answer is in the reply, even in the same read; and
+what the agent reads is a `session/prompt` the SDK's own model accepts (checked on a tap of the
+agent's stdin), as the SDK would have written it.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import Any
 
 from tests.support.lmclient import REPO, LmClient, assistant, echo_agent, user
+
+ECHO = [sys.executable, str(REPO / "tests" / "agents" / "echo_agent.py")]
 
 ANSWERS_AGENT = str(REPO / "tests" / "agents" / "answers_agent.py")
 
@@ -80,3 +85,43 @@ async def test_an_update_read_in_one_block_with_the_answer_is_in_the_reply():
         assert more.text == "ECHO: more"
     finally:
         await lm.close()
+
+
+async def test_the_prompt_on_the_wire_is_an_acp_prompt_request_with_the_replay_marked(tmp_path):
+    """What the agent reads (tapped on its stdin) is a `session/prompt` the ACP SDK's own model
+    accepts: the earlier turns replayed in a first block marked `_meta.symposium.replay`, the
+    new prompt last, under an integer id, answered once."""
+    from acp.schema import PromptRequest
+
+    log = tmp_path / "tap.jsonl"
+    tapped = {
+        "id": "echo",
+        "name": "Echo",
+        "command": sys.executable,
+        "args": [str(REPO / "tests" / "agents" / "acp_tap.py"), str(log), "--", *ECHO],
+        "env": [],
+    }
+    lm = await LmClient.start()
+    try:
+        # A conversation that comes with history: a new session, its history replayed.
+        history = [user("earlier"), assistant("said before"), user("now")]
+        reply = await lm.chat(history, agent=tapped, timeout=60)
+        assert reply.error is None, reply.error
+        more = await lm.chat([*history, reply.as_assistant(), user("then")], agent=tapped)
+        assert more.text == "ECHO: then"
+    finally:
+        await lm.close()
+    sent = [json.loads(line)["msg"] for line in log.read_text().splitlines()]
+    prompts = [m for m in sent if isinstance(m, dict) and m.get("method") == "session/prompt"]
+    assert [type(m["id"]) for m in prompts] == [int, int]
+    assert prompts[0]["id"] != prompts[1]["id"]
+    request = PromptRequest.model_validate(prompts[0]["params"])
+    assert request.prompt[-1].text == "now"
+    assert request.prompt[0].field_meta == {"symposium": {"replay": True}}
+    assert "said before" in request.prompt[0].text
+    # The next turn continues the session: its prompt alone, nothing replayed.
+    following = PromptRequest.model_validate(prompts[1]["params"])
+    assert [b.text for b in following.prompt] == ["then"]
+    for prompt in prompts:
+        answers = [m for m in sent if isinstance(m, dict) and m.get("id") == prompt["id"]]
+        assert [("result" in m) for m in answers] == [False, True]  # the request, its answer
