@@ -2,8 +2,9 @@
 
 The VS Code side is `tests/support/lmclient.py` speaking the vscodelm protocol to a real
 `symposium-tui vscodelm` process over pipes; the agent side is fast-agent, Claude Code (Zed's ACP
-adapter, talking to the scripted fake Anthropic API of `tests/agents/fake_anthropic.py`) and
-Gemini CLI (the same fake, in its Gemini dialect), each an external process the bridge launches
+adapter, talking to the scripted fake Anthropic API of `tests/agents/fake_anthropic.py`), Gemini
+CLI (the same fake, in its Gemini dialect) and Codex (Zed's adapter, on the fake Responses API of
+`tests/agents/fake_openai_responses.py`), each an external process the bridge launches
 from the agent definition of the request. Each agent runs under `tests/agents/acp_tap.py`, which
 relays its stdio unchanged and logs every ACP message, so that a test can check what the agent was
 really sent (the outcome of a permission request, `session/cancel`, the order of a drained turn).
@@ -693,3 +694,40 @@ async def test_gemini_calls_client_tools_through_vscode_tools(
     texts = [r["text"] for r in tool_results(api.main_requests[-1], last_only=False)]
     assert len(texts) == 2, texts
     assert "x" in texts[0].split() and "a.txt b.txt" in texts[1] and "$mid" not in "".join(texts)
+
+
+# == Codex (Zed's ACP adapter, in Rust) + the fake Responses API =========================================
+async def test_codex_command_is_approved_through_vscode_and_the_next_turn_continues(
+    codex_acp_ready: None, tmp_path: Path
+) -> None:
+    """Codex asks before it runs a command (`approval_policy = "untrusted"`): the question reaches
+    VS Code as the agent-action round trip, is approved there, and the command runs; the next turn
+    is prompted into the same ACP session. Codex's ACP side is the Rust SDK: every prompt it was
+    sent (written by the bridge itself) was answered once, under the id it was sent with."""
+    from tests.agents.fake_openai_responses import FakeResponses, call, say
+
+    async with FakeResponses(
+        [call("exec_command", {"cmd": "echo ran > marker.txt"}), say("Done."), say("Again.")]
+    ) as api:
+
+        def launch_of(work: Path) -> agents.AgentLaunch:
+            return agents.codex_agent(tmp_path / "home", api.base_url)
+
+        async with bridge(tmp_path, "codex", launch_of, [AGENT_ACTION]) as chat:
+            first = await chat.approved(await chat.say("Write a marker"))
+            assert first.text.endswith("Done."), first.parts
+            assert (tmp_path / "work" / "marker.txt").read_text().strip() == "ran"
+            ((asked, answer),) = chat.tap.permissions()
+            assert asked["toolCall"]["rawInput"]["command"][-1] == "echo ran > marker.txt"
+            assert outcome(answer) == "approved"
+            second = await chat.say("Once more")
+            assert second.text.endswith("Again."), second.parts
+            prompts = chat.tap.sent("session/prompt")
+            assert len(chat.tap.sent("session/new")) == 1 and len(prompts) == 2
+            for prompt in prompts:
+                answers = [
+                    m
+                    for d, m in chat.tap.messages()
+                    if d == "from_agent" and "method" not in m and m.get("id") == prompt["id"]
+                ]
+                assert [a["result"]["stopReason"] for a in answers] == ["end_turn"]
