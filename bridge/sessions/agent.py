@@ -400,7 +400,8 @@ class AgentLink:
     def _took_answer(self, message: dict[str, Any]) -> bool:
         """Takes the answer to a prompt `send_prompt` wrote (any other answer is the SDK's)."""
         rid = message.get("id")
-        if type(rid) is not int or rid not in self._prompts or self.transport is None:
+        # As the SDK finds its calls (a dict lookup): an id echoed as 1e12 or 1000000000000.0 too.
+        if type(rid) not in (int, float) or rid not in self._prompts or self.transport is None:
             return False
         self.transport.in_order(_settle_prompt, self._prompts.pop(rid), message)
         return True

@@ -6,6 +6,7 @@ A prompt's text says how it is answered:
 - `error`: one chunk `failing `, then a JSON-RPC error answer (-32000, "the model is overloaded");
 - `invalid`: one chunk, then a result that is no `PromptResponse` (`stopReason` 42);
 - `close`: one chunk, then the agent closes its stdout and stays alive until its stdin ends;
+- `float id`: `ECHO: float id`, its answer under the request's id written as a float (`1.0`);
 - `tool then end`: the start of a tool call titled `late tool` and the prompt's answer, in one
   write (the bridge reads them in one block);
 - anything else: `ECHO: <text>` in one chunk.
@@ -70,6 +71,10 @@ def main() -> int:
                 for _ in sys.stdin.buffer:  # alive, not answering, until the bridge lets go
                     pass
                 return 0
+            elif text == "float id":
+                out.write(
+                    chunk(sid, "ECHO: float id") + answer(float(rid), {"stopReason": "end_turn"})
+                )
             elif text == "tool then end":
                 start = {
                     "sessionUpdate": "tool_call",

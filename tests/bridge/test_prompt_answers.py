@@ -72,6 +72,17 @@ async def test_an_agent_that_closes_its_output_mid_turn_fails_the_request_rather
         await lm.close()
 
 
+async def test_an_answer_whose_id_is_echoed_as_a_float_still_answers_the_prompt():
+    # JSON has one number type: the SDK finds its calls by a dict lookup, where 7.0 finds 7.
+    lm = await LmClient.start()
+    try:
+        reply = await lm.chat([user("float id")], agent=answers_agent(), timeout=60)
+        assert reply.error is None, reply.error
+        assert reply.text == "ECHO: float id"
+    finally:
+        await lm.close()
+
+
 async def test_an_update_read_in_one_block_with_the_answer_is_in_the_reply():
     lm = await LmClient.start()
     try:
