@@ -133,7 +133,10 @@ class Notifier:
             return
         self.runs += 1
         try:
-            _, err = await asyncio.wait_for(proc.communicate(), self.config.timeout)
+            # Not `asyncio.wait_for`: on Python 3.11 it returns the result, and swallows the cancel,
+            # when the command ends just as `close()` cancels the runner (which then never ends).
+            async with asyncio.timeout(self.config.timeout):
+                _, err = await proc.communicate()
         except asyncio.CancelledError:  # closing: the run ends with us
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
