@@ -16,7 +16,7 @@ import json
 import sys
 from typing import Any
 
-from tests.support.lmclient import REPO, LmClient, assistant, echo_agent, user
+from tests.support.lmclient import REPO, assistant, echo_agent, user
 
 ECHO = [sys.executable, str(REPO / "tests" / "agents" / "echo_agent.py")]
 
@@ -33,72 +33,54 @@ def answers_agent() -> dict[str, Any]:
     }
 
 
-async def test_an_error_answer_fails_the_request_with_the_agents_message_and_the_next_is_served():
-    lm = await LmClient.start()
-    try:
-        failed = await lm.chat([user("error")], agent=answers_agent(), timeout=60)
-        assert failed.error is not None
-        assert "the model is overloaded" in failed.error["message"], failed.error
-        # That session is gone; the agent answers the next conversation in a new one.
-        ok = await lm.chat([user("hello")], agent=answers_agent(), timeout=60)
-        assert ok.error is None, ok.error
-        assert ok.text == "ECHO: hello"
-    finally:
-        await lm.close()
+async def test_an_error_answer_fails_the_request_with_the_agents_message_and_the_next_is_served(lm):
+    failed = await lm.chat([user("error")], agent=answers_agent(), timeout=60)
+    assert failed.error is not None
+    assert "the model is overloaded" in failed.error["message"], failed.error
+    # That session is gone; the agent answers the next conversation in a new one.
+    ok = await lm.chat([user("hello")], agent=answers_agent(), timeout=60)
+    assert ok.error is None, ok.error
+    assert ok.text == "ECHO: hello"
 
 
-async def test_an_answer_that_is_no_prompt_response_fails_the_request_and_the_endpoint_serves_on():
-    lm = await LmClient.start()
-    try:
-        failed = await lm.chat([user("invalid")], agent=answers_agent(), timeout=60)
-        assert failed.error is not None
-        assert "stopReason" in failed.error["message"], failed.error
-        ok = await lm.chat([user("still here")], agent=echo_agent(), timeout=60)
-        assert ok.text == "ECHO: still here"
-    finally:
-        await lm.close()
+async def test_an_answer_that_is_no_prompt_response_fails_the_request_and_the_endpoint_serves_on(
+    lm,
+):
+    failed = await lm.chat([user("invalid")], agent=answers_agent(), timeout=60)
+    assert failed.error is not None
+    assert "stopReason" in failed.error["message"], failed.error
+    ok = await lm.chat([user("still here")], agent=echo_agent(), timeout=60)
+    assert ok.text == "ECHO: still here"
 
 
-async def test_an_agent_that_closes_its_output_mid_turn_fails_the_request_rather_than_hang():
-    lm = await LmClient.start()
-    try:
-        # The agent stays alive, its stdout closed: nothing will ever answer the prompt.
-        failed = await lm.chat([user("close")], agent=answers_agent(), timeout=60)
-        assert failed.error is not None
-        assert "Connection closed" in failed.error["message"], failed.error
-        ok = await lm.chat([user("next")], agent=echo_agent(), timeout=60)
-        assert ok.text == "ECHO: next"
-    finally:
-        await lm.close()
+async def test_an_agent_that_closes_its_output_mid_turn_fails_the_request_rather_than_hang(lm):
+    # The agent stays alive, its stdout closed: nothing will ever answer the prompt.
+    failed = await lm.chat([user("close")], agent=answers_agent(), timeout=60)
+    assert failed.error is not None
+    assert "Connection closed" in failed.error["message"], failed.error
+    ok = await lm.chat([user("next")], agent=echo_agent(), timeout=60)
+    assert ok.text == "ECHO: next"
 
 
-async def test_an_answer_whose_id_is_echoed_as_a_float_still_answers_the_prompt():
+async def test_an_answer_whose_id_is_echoed_as_a_float_still_answers_the_prompt(lm):
     # JSON has one number type: the SDK finds its calls by a dict lookup, where 7.0 finds 7.
-    lm = await LmClient.start()
-    try:
-        reply = await lm.chat([user("float id")], agent=answers_agent(), timeout=60)
-        assert reply.error is None, reply.error
-        assert reply.text == "ECHO: float id"
-    finally:
-        await lm.close()
+    reply = await lm.chat([user("float id")], agent=answers_agent(), timeout=60)
+    assert reply.error is None, reply.error
+    assert reply.text == "ECHO: float id"
 
 
-async def test_an_update_read_in_one_block_with_the_answer_is_in_the_reply():
-    lm = await LmClient.start()
-    try:
-        reply = await lm.chat([user("tool then end")], agent=answers_agent(), timeout=60)
-        assert reply.error is None, reply.error
-        assert "late tool" in reply.text, reply.parts
-        assert reply.order[-2:] == ["complete", "response"]
-        # The conversation goes on in the same session.
-        history = [user("tool then end"), assistant(*reply.parts), user("more")]
-        more = await lm.chat(history, agent=answers_agent(), timeout=60)
-        assert more.text == "ECHO: more"
-    finally:
-        await lm.close()
+async def test_an_update_read_in_one_block_with_the_answer_is_in_the_reply(lm):
+    reply = await lm.chat([user("tool then end")], agent=answers_agent(), timeout=60)
+    assert reply.error is None, reply.error
+    assert "late tool" in reply.text, reply.parts
+    assert reply.order[-2:] == ["complete", "response"]
+    # The conversation goes on in the same session.
+    history = [user("tool then end"), assistant(*reply.parts), user("more")]
+    more = await lm.chat(history, agent=answers_agent(), timeout=60)
+    assert more.text == "ECHO: more"
 
 
-async def test_the_prompt_on_the_wire_is_an_acp_prompt_request_with_the_replay_marked(tmp_path):
+async def test_the_prompt_on_the_wire_is_an_acp_prompt_request_with_the_replay_marked(tmp_path, lm):
     """What the agent reads (tapped on its stdin) is a `session/prompt` the ACP SDK's own model
     accepts: the earlier turns replayed in a first block marked `_meta.symposium.replay`, the
     new prompt last, under an integer id, answered once."""
@@ -112,16 +94,12 @@ async def test_the_prompt_on_the_wire_is_an_acp_prompt_request_with_the_replay_m
         "args": [str(REPO / "tests" / "agents" / "acp_tap.py"), str(log), "--", *ECHO],
         "env": [],
     }
-    lm = await LmClient.start()
-    try:
-        # A conversation that comes with history: a new session, its history replayed.
-        history = [user("earlier"), assistant("said before"), user("now")]
-        reply = await lm.chat(history, agent=tapped, timeout=60)
-        assert reply.error is None, reply.error
-        more = await lm.chat([*history, reply.as_assistant(), user("then")], agent=tapped)
-        assert more.text == "ECHO: then"
-    finally:
-        await lm.close()
+    # A conversation that comes with history: a new session, its history replayed.
+    history = [user("earlier"), assistant("said before"), user("now")]
+    reply = await lm.chat(history, agent=tapped, timeout=60)
+    assert reply.error is None, reply.error
+    more = await lm.chat([*history, reply.as_assistant(), user("then")], agent=tapped)
+    assert more.text == "ECHO: then"
     sent = [json.loads(line)["msg"] for line in log.read_text().splitlines()]
     prompts = [m for m in sent if isinstance(m, dict) and m.get("method") == "session/prompt"]
     assert [type(m["id"]) for m in prompts] == [int, int]
