@@ -178,6 +178,7 @@ async def run_repeat(
     first_last: list[tuple[float, float]],
     agent: Agent,
     floor_times: dict[str, list[float]],
+    floor_thirds: dict[str, list[tuple[float, float]]],
 ) -> None:
     bridge = BridgeConversation(argv, cwd, env, agent)
     floors = {name: BridgeConversation(cmd, cwd, env, agent) for name, cmd in FLOORS.items()}
@@ -216,6 +217,11 @@ async def run_repeat(
             bridge_times += b
             third = max(1, turns // 3)
             first_last.append((statistics.median(b[:third]), statistics.median(b[-third:])))
+            for name, times in floor_times.items():
+                mine = times[-turns:]
+                floor_thirds[name].append(
+                    (statistics.median(mine[:third]), statistics.median(mine[-third:]))
+                )
             cpu["bridge process"] += c1[0] - c0[0]
             cpu["agent behind the bridge"] += c1[1] - c0[1]
             cpu["agent driven directly"] += c1[2] - c0[2]
@@ -267,6 +273,7 @@ def main() -> int:
     )
     first_last: list[tuple[float, float]] = []
     floor_times: dict[str, list[float]] = {name: [] for name in FLOORS}
+    floor_thirds: dict[str, list[tuple[float, float]]] = {name: [] for name in FLOORS}
     with tempfile.TemporaryDirectory(prefix="bench-turns-") as cwd:
         # A private runtime/config dir: no console of anyone's is reached, no settings read.
         env = {
@@ -288,6 +295,7 @@ def main() -> int:
                     first_last,
                     agent,
                     floor_times,
+                    floor_thirds,
                 )
             )
             print(
@@ -320,7 +328,11 @@ def main() -> int:
     for name, times in floor_times.items():
         floor = statistics.median(times) / md
         floors.append(f"{name} {floor:.2f}x")
-        print(f"  floor, {name}: {ms(times)} -> {floor:.2f}x direct")
+        first = statistics.median(f for f, _ in floor_thirds[name]) * 1000
+        last = statistics.median(last for _, last in floor_thirds[name]) * 1000
+        print(
+            f"  floor, {name}: {ms(times)} -> {floor:.2f}x direct; first vs last third {first:.3f} ms vs {last:.3f} ms"
+        )
     print("  cpu per turn: " + ", ".join(f"{k} {v * 1e6 / n:.0f} us" for k, v in cpu.items()))
     print(f"  {load_before} before, {load_average()} after")
     verdict = "ok" if ratio <= TARGET else "OVER TARGET"
