@@ -26,7 +26,13 @@ from bridge.protocol import (
     agent_label,
     parse_agent,
 )
-from bridge.sessions import AgentSession, ChatRequest, RequestOutcome, ResponseStream
+from bridge.sessions import (
+    AgentSession,
+    ChatRequest,
+    OfferedTools,
+    RequestOutcome,
+    ResponseStream,
+)
 from bridge.tasks import TaskSupervisor
 
 if TYPE_CHECKING:
@@ -188,6 +194,8 @@ class ConnectionCore:
         # The agents this connection's requests named, by their exact JSON: each request names
         # its agent again, and parsing and keying it costs about 0.1 ms.
         self._agents: OrderedDict[str, tuple[AgentSpec, str, str]] = OrderedDict()
+        # The last request's tool list worked out: the next one often carries the very list.
+        self._offered: OfferedTools | None = None
 
     # what its sessions need of the process-wide bridge (SessionHost)
     async def ensure_tool_server(self) -> ClientToolServer:
@@ -224,6 +232,7 @@ class ConnectionCore:
         elif text is not None:
             self._agents.move_to_end(text)
         spec, key, label = known
+        self._offered = offered = OfferedTools.of(tools, self._offered)
         return ChatRequest(
             request_id=request_id,
             agent=spec,
@@ -232,6 +241,7 @@ class ConnectionCore:
             messages=messages,
             tools=tools,
             reuses=reuses,
+            offered=offered,
         )
 
     async def chat(self, request: ChatRequest, stream: ResponseStream) -> None:

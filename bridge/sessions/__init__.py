@@ -12,7 +12,8 @@ the next request to carry the results.
 
 The package, by concern:
 
-* `stream.py` — the request side: `ResponseStream`, `ChatRequest` and how a request fails;
+* `stream.py` — the request side: `ResponseStream`, `ChatRequest` (and what its tool list comes to,
+  `OfferedTools`) and how a request fails;
 * `turn.py` — a turn, and where the parts it streams go (`TurnOutput`);
 * `roundtrips.py` — permissions and client-tool calls: the turn's round trips through the client;
 * `state.py` — what a session decides, as pure state (no I/O): the round trips through the client,
@@ -24,12 +25,19 @@ The package, by concern:
 
 from bridge.sessions.session import AgentSession, SessionHost
 from bridge.sessions.state import RequestOutcome, RoundTrip, RoundTripKind, SessionState
-from bridge.sessions.stream import ChatRequest, RequestCancelled, ResponseStream, SessionFailed
+from bridge.sessions.stream import (
+    ChatRequest,
+    OfferedTools,
+    RequestCancelled,
+    ResponseStream,
+    SessionFailed,
+)
 from bridge.sessions.turn import Turn
 
 __all__ = [
     "AgentSession",
     "ChatRequest",
+    "OfferedTools",
     "RequestCancelled",
     "RequestOutcome",
     "ResponseStream",

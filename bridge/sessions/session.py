@@ -312,6 +312,9 @@ class AgentSession:
 
     def _update_tools(self, request: ChatRequest) -> None:
         tools = request.client_tools
+        if tools is self.tools and self.agent.has_tool_server:
+            # The very list the last request offered (`OfferedTools`): the agent has it already.
+            return
         self.tools = tools
         self.tool_names = {t.name for t in tools}
         if self.agent.has_tool_server:

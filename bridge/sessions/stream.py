@@ -96,6 +96,27 @@ class ResponseStream:
             self._wake()
 
 
+@dataclass(frozen=True, slots=True)
+class OfferedTools:
+    """What a request's tool list comes to for a session: the client's own tools (the list less
+    the agent-action tool) and whether the agent-action tool is offered. Worked out once per list
+    (`of`): a door that hands over the very list of an earlier request — the vscodelm door does
+    when a request repeats the tool list byte for byte, VS Code's ~100 KB of schemas — gets the
+    very `client_tools` list back, which a session recognises without looking inside it.
+    Nothing writes to a request's tool list once it is validated."""
+
+    source: list[ToolDefinition]
+    client_tools: list[ToolDefinition]
+    has_agent_action: bool
+
+    @classmethod
+    def of(cls, tools: list[ToolDefinition], last: OfferedTools | None = None) -> OfferedTools:
+        if last is not None and last.source is tools:
+            return last
+        client = [t for t in tools if t.name != AGENT_ACTION_TOOL]
+        return cls(tools, client, len(client) != len(tools))
+
+
 @dataclass
 class ChatRequest:
     request_id: Any
@@ -115,11 +136,19 @@ class ChatRequest:
     # request of this connection (the vscodelm door's prefix cache reused them); the history
     # tracker then takes their normalization over without comparing them one by one.
     reuses: tuple[list[Message], int] | None = None
+    # `tools` worked out (`OfferedTools.of`); made on first use when the door did not give it.
+    offered: OfferedTools | None = None
+
+    def _offered(self) -> OfferedTools:
+        offered = self.offered
+        if offered is None or offered.source is not self.tools:
+            offered = self.offered = OfferedTools.of(self.tools)
+        return offered
 
     @property
     def has_agent_action(self) -> bool:
-        return any(t.name == AGENT_ACTION_TOOL for t in self.tools)
+        return self._offered().has_agent_action
 
     @property
     def client_tools(self) -> list[ToolDefinition]:
-        return [t for t in self.tools if t.name != AGENT_ACTION_TOOL]
+        return self._offered().client_tools

@@ -18,8 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from bridge.core import Bridge
 from bridge.jsonrpc import Incoming, classify
 from bridge.protocol import describe_validation_error
+from bridge.render import AGENT_ACTION_TOOL
 from bridge.vscodelm.prefix_cache import PrefixCache
 from bridge.vscodelm.wire import ChatResponseParams
 from tests.support.lmclient import LmClient, Response, echo_agent, user
@@ -421,6 +423,39 @@ def test_a_tail_changed_by_one_byte_is_decoded_and_validated_anew():
     assert not cache.tail_reused
     parsed = cache.parse(cache.predecode(wire(messages, 4, params=changed)).params)
     assert [t.description for t in parsed.options.tools] == ["tool 0!", "tool 1!", "tool 2!"]
+
+
+def test_a_repeated_tool_list_reaches_the_session_as_the_list_it_had_and_a_changed_one_anew():
+    """What lets a session see at a glance that the client's tools did not change: a tool list
+    repeated byte for byte comes to the very `client_tools` list of the last request."""
+    cache = PrefixCache()
+    core = Bridge().open_connection()
+    options = tools_of(40)
+    options["tools"].append({"name": AGENT_ACTION_TOOL, "description": "d", "inputSchema": {}})
+    changed = tools_of(40, note="!")
+    messages = [*history(2), text("user", "go")]
+    requests = []
+    for rid, opts in enumerate([options, options, options, changed, changed], start=1):
+        parsed = cache.parse(
+            cache.predecode(wire(messages, rid, params=with_tools(messages, opts))).params
+        )
+        requests.append(core.make_request(rid, parsed.agent, parsed.messages, parsed.options.tools))
+        messages = [*messages, text("assistant", f"a{rid}"), text("user", f"q{rid}")]
+    first, second, third, fourth, fifth = requests
+    # The second request decodes the tail anew (the first time it is seen again), then reuses it.
+    assert third.client_tools is second.client_tools
+    assert [t.name for t in third.client_tools] == [f"tool_{i}" for i in range(40)]
+    assert third.has_agent_action and not fourth.has_agent_action
+    assert fourth.client_tools is not third.client_tools
+    assert [t.description for t in fourth.client_tools][:2] == ["tool 0!", "tool 1!"]
+    assert fifth.client_tools is not fourth.client_tools  # decoded alone the first time it repeats
+    assert [t.description for t in fifth.client_tools] == [
+        t.description for t in fourth.client_tools
+    ]
+    # A list of equal content that is not the very same list is worked out again.
+    again = core.make_request(9, parsed.agent, parsed.messages, list(parsed.options.tools))
+    assert again.client_tools is not fifth.client_tools
+    assert again.client_tools == fifth.client_tools
 
 
 @pytest.mark.parametrize(
