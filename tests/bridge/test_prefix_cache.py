@@ -443,6 +443,7 @@ def test_a_repeated_tool_list_reaches_the_session_as_the_list_it_had_and_a_chang
         messages = [*messages, text("assistant", f"a{rid}"), text("user", f"q{rid}")]
     first, second, third, fourth, fifth = requests
     # The second request decodes the tail anew (the first time it is seen again), then reuses it.
+    assert second.client_tools is not first.client_tools
     assert third.client_tools is second.client_tools
     assert [t.name for t in third.client_tools] == [f"tool_{i}" for i in range(40)]
     assert third.has_agent_action and not fourth.has_agent_action
