@@ -70,6 +70,20 @@ FLOORS = {
 WARMUP = 2
 
 
+def thirds(times: list[float]) -> tuple[float, float]:
+    """The median turn of the first and of the last third of one conversation's turns."""
+    third = max(1, len(times) // 3)
+    return statistics.median(times[:third]), statistics.median(times[-third:])
+
+
+def thirds_ms(pairs: list[tuple[float, float]]) -> tuple[float, float]:
+    """The medians, over the repeats, of each conversation's `thirds`, in milliseconds."""
+    return (
+        statistics.median(first for first, _ in pairs) * 1000,
+        statistics.median(last for _, last in pairs) * 1000,
+    )
+
+
 class TextClient:
     """The bare ACP SDK client: keeps the text of the current prompt's chunks."""
 
@@ -215,13 +229,9 @@ async def run_repeat(
                 time.process_time(),
             )
             bridge_times += b
-            third = max(1, turns // 3)
-            first_last.append((statistics.median(b[:third]), statistics.median(b[-third:])))
+            first_last.append(thirds(b))
             for name, times in floor_times.items():
-                mine = times[-turns:]
-                floor_thirds[name].append(
-                    (statistics.median(mine[:third]), statistics.median(mine[-third:]))
-                )
+                floor_thirds[name].append(thirds(times[-turns:]))
             cpu["bridge process"] += c1[0] - c0[0]
             cpu["agent behind the bridge"] += c1[1] - c0[1]
             cpu["agent driven directly"] += c1[2] - c0[2]
@@ -318,8 +328,7 @@ def main() -> int:
     print(
         f"  added per turn: median {(mb - md) * 1000:.3f} ms; p90 ratio {p90(bridge) / p90(direct):.2f}x"
     )
-    early = statistics.median(f for f, _ in first_last) * 1000
-    late = statistics.median(last for _, last in first_last) * 1000
+    early, late = thirds_ms(first_last)
     print(
         f"  bridge turn, first third vs last third of each conversation (history grows by 2 messages a turn): "
         f"{early:.3f} ms vs {late:.3f} ms"
@@ -328,8 +337,7 @@ def main() -> int:
     for name, times in floor_times.items():
         floor = statistics.median(times) / md
         floors.append(f"{name} {floor:.2f}x")
-        first = statistics.median(f for f, _ in floor_thirds[name]) * 1000
-        last = statistics.median(last for _, last in floor_thirds[name]) * 1000
+        first, last = thirds_ms(floor_thirds[name])
         print(
             f"  floor, {name}: {ms(times)} -> {floor:.2f}x direct; first vs last third {first:.3f} ms vs {last:.3f} ms"
         )
