@@ -39,6 +39,7 @@ from symposium_tui.pending import PendingDisplay, realign_tab_underline
 from symposium_tui.themes import install_themes, variable_defaults
 from symposium_tui.widgets.approvals import ApprovalCard, ApprovalQueue
 from symposium_tui.widgets.chat import AgentChoice, ChatPane, agent_choice, eliza_choice
+from symposium_tui.widgets.tabs import ConsoleTabs
 
 if TYPE_CHECKING:  # the bridge loads after the first frame: its types only for the checker
     from bridge.approvals import ConsoleHandle
@@ -219,7 +220,7 @@ class SymposiumApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Header(icon="§")
-        with TabbedContent(initial="approvals", id="tabs"):
+        with ConsoleTabs(refocus=self.navigator.focus_tab, initial="approvals", id="tabs"):
             with TabPane(TAB_TITLES["approvals"], id="approvals"):
                 yield ApprovalQueue(
                     None, arm_delay=self.arm_delay, linger=self.linger, clock=self.clock, id="queue"

@@ -30,24 +30,29 @@ class Navigator:
             self.app.pop_screen()
 
     def show_tab(self, tab: str) -> None:
-        app = self.app
         self.main_screen()
         self._tabs().active = tab
-        # Focus at once (not after a refresh), so keys typed right after the switch land there.
+        self.focus_tab(tab)
+
+    def focus_tab(self, tab: str) -> None:
+        """Focus where a tab just shown wants it: at once (not after a refresh), so keys typed
+        right after the switch land there."""
+        app = self.app
         if tab == "approvals":
             app.queue.focus_first()
-        elif tab == "chat":
-            chat = app.chat_pane()
-            if chat is not None:
-                chat.focus_input()
-        else:
-            self._focus_within(app._main.query_one(f"#{tab}", TabPane))
+        elif tab == "chat" and (chat := app.chat_pane()) is not None:
+            chat.focus_input()
+        elif not self._focus_within(app._main.query_one(f"#{tab}", TabPane)):
+            # Nothing to focus yet (the pane comes with the bridge): the focus leaves the tab that
+            # is no longer shown, so no key typed here reaches a widget out of sight.
+            app._main.set_focus(None)
 
-    def _focus_within(self, pane: Widget) -> None:
+    def _focus_within(self, pane: Widget) -> bool:
         for widget in pane.query("*"):
             if widget.focusable:
                 widget.focus()
-                return
+                return True
+        return False
 
     def focus_later(self, tab: str, focus: Callable[[], Any]) -> None:
         """Focus after the next refresh, unless the person has moved to another tab meanwhile

@@ -597,3 +597,40 @@ async def test_keys_typed_while_the_bridge_starts_are_kept_for_it(hosted):
         assert card.info.title == "run the tests"
         assert [m.role for m in app.chat.messages] == ["user"]
         assert app.chat.messages[0].content[0].value == "ask permission to run the tests"
+
+
+async def test_f3_pressed_as_the_first_focus_lands_keeps_the_chat_and_what_is_typed(hosted):
+    """On a loaded machine the console's first focus (the queue, given after the first frame) can
+    land after the person's F3: the chat stays shown and keeps what they type for the bridge,
+    rather than the approvals tab coming back and taking the keys."""
+    import asyncio
+
+    from symposium_tui.app import SymposiumApp
+
+    ready = asyncio.Event()
+
+    async def connect():
+        await ready.wait()  # the bridge still loading
+        return hosted, None
+
+    app = SymposiumApp(connect=connect, arm_delay=0, linger=0, deterministic_eliza=True)
+    app.animation_level = "none"
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.focused is app.queue, what="the first focus")
+        app.screen.set_focus(None)
+        app.queue.focus()  # the first focus, still on its way ...
+        app.action_chat()  # ... as F3 is handled
+        await pilot.press(*"hello")
+        note = app.query_one("#chat .starting", Static)
+        await wait_for(pilot, lambda: "Kept: hello" in str(note.render()), what="the kept keys")
+        await pilot.pause()
+        assert app._active_tab() == "chat"
+        assert app.focused is None  # nothing out of sight takes the keys
+        ready.set()
+        await wait_for(pilot, lambda: app.chat_pane() is not None and app.chat.messages == [])
+        await wait_for(
+            pilot,
+            lambda: app.query_one("#chat-input", Input).value == "hello",
+            what="the kept keys in the chat's input",
+        )
+        assert app._active_tab() == "chat"
