@@ -7,12 +7,13 @@ console host's first line, the console links and the ssh link's multiplexer.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, SupportsIndex
 
 from bridge.jsonrpc import LINE_LIMIT, recover_id
 
-__all__ = ["OverlongLine", "read_line"]
+__all__ = ["LineFeed", "OverlongLine", "read_line"]
 
 _HEAD_BYTES = 64 * 1024  # of an over-long line, kept to find its id
 
@@ -56,3 +57,48 @@ async def read_line(reader: asyncio.StreamReader) -> bytes | OverlongLine:
         except asyncio.LimitOverrunError as exc:
             await reader.readexactly(exc.consumed)
     return OverlongLine(head, _limit_of(reader))
+
+
+class LineFeed(asyncio.StreamReader):
+    """A StreamReader that can hand whole lines to their reader as they arrive, in the read's own
+    callback, rather than waking a task to read them back out of its buffer: a turn's request is
+    then handled one pass of the event loop sooner (`bridge.rpc.JsonRpcPeer.serve` arms it).
+
+    While `take` is set, a read that ends a line and finds nothing buffered ahead of it is split
+    into its lines (without their newlines), each given to `take` in order; the first line `take`
+    declines (it returns False), and everything after it, is buffered to be read as usual, and
+    `take` is unset. Whoever sets `take` does so only where the input is at the start of a line
+    (nothing read of the next line yet), and unsets it before doing anything else with the
+    reader. A read that does not end a line, or one with more than `limit` bytes in a line, is
+    buffered as usual too (and unsets `take`)."""
+
+    take: Callable[[bytes], bool] | None = None
+    taken = 0  # lines handed to `take` (for tests)
+
+    def arm(self, take: Callable[[bytes], bool]) -> None:
+        """Set `take` if nothing is buffered: called where what was read so far ended a line."""
+        self.take = None if self._buffer or self._eof else take  # type: ignore[attr-defined]
+
+    def feed_data(self, data: Iterable[SupportsIndex]) -> None:
+        take = self.take
+        if take is None or type(data) is not bytes:  # a transport reads bytes
+            super().feed_data(data)
+            return
+        if self._buffer or self._eof or not data.endswith(b"\n"):  # type: ignore[attr-defined]
+            self.take = None
+            super().feed_data(data)
+            return
+        limit = self._limit  # type: ignore[attr-defined]
+        start, end = 0, len(data)
+        while start < end:
+            stop = data.index(b"\n", start)
+            if stop - start > limit or not take(data[start:stop]):
+                break
+            self.taken += 1
+            start = stop + 1
+            if self.take is not take:  # unset while that line was taken: the rest is read as usual
+                break
+        else:
+            return
+        self.take = None
+        super().feed_data(data[start:] if start else data)

@@ -32,6 +32,7 @@ from bridge.jsonrpc import (
     error_response,
     result_response,
 )
+from bridge.lines import LineFeed
 from bridge.lines import OverlongLine as OverlongLine
 from bridge.lines import read_line as read_line
 
@@ -42,6 +43,19 @@ NotificationHandler = Callable[[Any], Any]
 # A front door's own decoding of a line: exactly what `classify(line)` returns for it, or None to
 # leave the line to `classify`.
 LineDecoder = Callable[[bytes], Incoming | None]
+
+
+class LineInterceptor(Protocol):
+    """Sees every incoming line before it is handled (`JsonRpcPeer.intercept`)."""
+
+    async def __call__(self, line: bytes) -> bool:
+        """True when it took the line (the peer then does nothing more with it)."""
+        ...
+
+    def declines(self, line: bytes) -> bool:
+        """True when it is sure at once, with nothing to await, that it would not take the line:
+        the line is then handled as it is read (`LineFeed`)."""
+        ...
 
 
 class Answer:
@@ -131,7 +145,7 @@ class JsonRpcPeer:
         self.closed = False
         # Sees every incoming line first; returns True when it took the line (the stdio endpoint
         # hands lines to a console that appeared while it was serving headless).
-        self.intercept: Callable[[bytes], Awaitable[bool]] | None = None
+        self.intercept: LineInterceptor | None = None
         # Decodes a line before `classify` may: a front door that can tell what a line holds more
         # cheaply than decoding all of it (the vscodelm door recognises the history it has seen).
         # It must give exactly what `classify` would; None leaves the line to `classify`.
@@ -257,8 +271,19 @@ class JsonRpcPeer:
     async def _read_line(self) -> bytes | None:
         """The next line (b"" at the end of input), or None for a line longer than the reader's
         limit: it is skipped to its end (never read whole, never split into a bogus second
-        message) and answered once — with its own id when its first bytes show it."""
-        line = await read_line(self._reader)
+        message) and answered once — with its own id when its first bytes show it.
+
+        From a `LineFeed`, the lines that arrive whole while this waits are handled as they are
+        read (`_take_at_once`), in order, and this goes on waiting for one that cannot be."""
+        reader = self._reader
+        if isinstance(reader, LineFeed):
+            reader.arm(self._take_at_once)
+            try:
+                line = await read_line(reader)
+            finally:
+                reader.take = None
+        else:
+            line = await read_line(reader)
         if not isinstance(line, OverlongLine):
             return line
         known, id_ = line.id()
@@ -273,6 +298,28 @@ class JsonRpcPeer:
         else:
             self.send(error_response(None, PARSE_ERROR, "Parse error: message too long"))
         return None
+
+    def _take_at_once(self, line: bytes) -> bool:
+        """Handle a line in the read's own callback (`LineFeed.take`), as the loop in `serve`
+        would, unless the interceptor may want it: False leaves it to that loop."""
+        intercept = self.intercept
+        if intercept is not None:
+            try:
+                if not intercept.declines(line):
+                    return False
+            except Exception:
+                log.exception("%s: the interceptor failed; the line is read as usual", self.name)
+                return False
+            if self._on_recv is not None:
+                self._on_recv(line)
+            traced = True
+        else:
+            traced = False
+        try:
+            self._dispatch(line, traced=traced)
+        except Exception:  # a bug must cost this line, never the input (the read's transport)
+            log.exception("%s: a line could not be handled", self.name)
+        return True
 
     def _dispatch(self, line: bytes, traced: bool = False) -> None:
         if self._on_recv is not None and not traced:

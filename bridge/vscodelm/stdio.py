@@ -14,6 +14,7 @@ from bridge import events as ev
 from bridge.config import BridgeConfig
 from bridge.core import Bridge
 from bridge.jsonrpc import line_limit
+from bridge.lines import LineFeed
 from bridge.rpc import FdWriter
 from bridge.vscodelm.endpoint import serve_connection
 
@@ -70,7 +71,7 @@ def widen_pipe(fd: int, size: int = 1 << 20) -> bool:
 async def _stdio_streams(preread: bytes, eof: bool) -> tuple[asyncio.StreamReader, Any]:
     loop = asyncio.get_running_loop()
     widen_pipe(0)
-    reader = asyncio.StreamReader(limit=line_limit())
+    reader = LineFeed(limit=line_limit())  # a whole request is handled as it is read
     if preread:
         reader.feed_data(preread)
     if eof:

@@ -46,6 +46,20 @@ class ConsoleSwitch:
     def relaying(self) -> bool:
         return self._writer is not None
 
+    def declines(self, line: bytes) -> bool:
+        """Sure at once not to take `line`: nothing relayed now, and no console to switch to (none
+        there, or one that refused us), or a request in flight here; the line is then handled
+        as it is read. Where this says False, awaiting the switch decides (`__call__`)."""
+        if self._writer is not None:
+            return False
+        if self.peer.busy or self._tasks.closed:
+            return True
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return True
+        return (st.st_ino, st.st_mtime_ns) == self._failed_probe or st.st_uid != os.getuid()
+
     async def __call__(self, line: bytes) -> bool:
         if self._writer is None:
             if self.peer.busy:
