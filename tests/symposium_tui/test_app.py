@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from textual.command import CommandPalette
 from textual.widgets import DataTable, Input, Static
@@ -572,9 +573,9 @@ async def test_the_theme_list_marks_the_theme_in_use(make_app):
         assert marked == [app.theme] == ["symposium-dark"]
 
 
-async def test_keys_typed_while_the_bridge_starts_are_kept_for_it(hosted):
-    """A person who presses F3 and types before the bridge is there (seconds, on a loaded
-    machine) loses nothing: the placeholder says the keys are kept, and the chat gets them."""
+def _console_whose_bridge_waits(hosted: Any) -> tuple[Any, Any]:
+    """A console started without its bridge, and the event that lets the bridge come (it is
+    still loading until then)."""
     import asyncio
 
     from symposium_tui.app import SymposiumApp
@@ -582,11 +583,18 @@ async def test_keys_typed_while_the_bridge_starts_are_kept_for_it(hosted):
     ready = asyncio.Event()
 
     async def connect():
-        await ready.wait()  # the bridge still loading
+        await ready.wait()
         return hosted, None
 
     app = SymposiumApp(connect=connect, arm_delay=0, linger=0, deterministic_eliza=True)
     app.animation_level = "none"
+    return app, ready
+
+
+async def test_keys_typed_while_the_bridge_starts_are_kept_for_it(hosted):
+    """A person who presses F3 and types before the bridge is there (seconds, on a loaded
+    machine) loses nothing: the placeholder says the keys are kept, and the chat gets them."""
+    app, ready = _console_whose_bridge_waits(hosted)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f3", *"ask permission to run the tests", "enter")
         note = app.query_one("#chat .starting", Static)
@@ -603,18 +611,7 @@ async def test_f3_pressed_as_the_first_focus_lands_keeps_the_chat_and_what_is_ty
     """On a loaded machine the console's first focus (the queue, given after the first frame) can
     land after the person's F3: the chat stays shown and keeps what they type for the bridge,
     rather than the approvals tab coming back and taking the keys."""
-    import asyncio
-
-    from symposium_tui.app import SymposiumApp
-
-    ready = asyncio.Event()
-
-    async def connect():
-        await ready.wait()  # the bridge still loading
-        return hosted, None
-
-    app = SymposiumApp(connect=connect, arm_delay=0, linger=0, deterministic_eliza=True)
-    app.animation_level = "none"
+    app, ready = _console_whose_bridge_waits(hosted)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.focused is app.queue, what="the first focus")
         app.screen.set_focus(None)
