@@ -61,8 +61,14 @@ async def test_tool_calls_of_a_real_turn_appear_at_the_tail_and_the_log_follows(
                 await settle(pilot, state)
         assert shown_titles(view) == ["run the tests", "run the tests"]
         assert view.follow and view.cursor == 1 and view.selected.source == "permission"
-        text = "\n".join(screen_lines(app))
-        assert "failed" in text and "reject_once" in text and "2 calls" in text
+
+        def drawn() -> str:
+            return "\n".join(screen_lines(app))
+
+        async with asyncio.timeout(30):  # ... and the screen draws them (a frame may come later)
+            while not all(word in drawn() for word in ("failed", "reject_once", "2 calls")):
+                await settle(pilot, state)
+        assert view.follow and view.cursor == 1  # still at the tail, following
 
 
 async def test_moving_up_pauses_the_tail_and_end_follows_it_again():
