@@ -52,13 +52,7 @@ class ConsoleSwitch:
         as it is read. Where this says False, awaiting the switch decides (`__call__`)."""
         if self._writer is not None:
             return False
-        if self.peer.busy or self._tasks.closed:
-            return True
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return True
-        return (st.st_ino, st.st_mtime_ns) == self._failed_probe or st.st_uid != os.getuid()
+        return self.peer.busy or self._console_to_try() is None
 
     async def __call__(self, line: bytes) -> bool:
         if self._writer is None:
@@ -95,19 +89,27 @@ class ConsoleSwitch:
             return False
         return st.st_ino == self._connected_ino
 
-    async def _try_connect(self, line: bytes) -> tuple[bool, Any]:
-        """Whether a console took the connection `line` (a request) would be relayed on, and the
-        request's id (parsed once, for both)."""
+    def _console_to_try(self) -> tuple[int, int] | None:
+        """The (inode, mtime_ns) of a console socket worth connecting to: there, ours, and not one
+        that refused us; None when there is none (or this switch is closed)."""
         if self._tasks.closed:
-            return False, None
-        # The stat first: with no console (the usual case) it settles the question without
-        # parsing the line, which carries the whole conversation.
+            return None
         try:
             st = os.stat(self.path)
         except OSError:
-            return False, None
+            return None
         probe = (st.st_ino, st.st_mtime_ns)
         if probe == self._failed_probe or st.st_uid != os.getuid():
+            return None
+        return probe
+
+    async def _try_connect(self, line: bytes) -> tuple[bool, Any]:
+        """Whether a console took the connection `line` (a request) would be relayed on, and the
+        request's id (parsed once, for both)."""
+        # The stat first: with no console (the usual case) it settles the question without
+        # parsing the line, which carries the whole conversation.
+        probe = self._console_to_try()
+        if probe is None:
             return False, None
         is_request, rid = relay._request_id(line)
         if not is_request:
@@ -122,7 +124,7 @@ class ConsoleSwitch:
             return False, None
         log.info("a console is running: relaying to it from now on")
         self._writer = writer
-        self._connected_ino = st.st_ino
+        self._connected_ino = probe[0]
         self._tasks.start(self._read(reader), name="console reader")
         with contextlib.suppress(Exception):
             await self.on_switch()
