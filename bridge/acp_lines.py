@@ -32,6 +32,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bridge.lines import LineFeed
+
 log = logging.getLogger(__name__)
 
 # How the SDKs (Python, TypeScript, Rust) write a `session/update` notification's first keys.
@@ -87,6 +89,8 @@ class LineTransport:
         self._settled = True  # no message handed on is still to take its first step
         self._settling: object | None = None
         self._run_now = False  # the run in `_taken` goes out at the end of this block
+        # The message of the line `take` declined as it was read (`_take_line`): the next line.
+        self._declined: tuple[bytes, dict[str, Any]] | None = None
 
     def _call_soon(self, callback: Callable[..., None], *args: Any) -> None:
         if self._loop is None:
@@ -232,15 +236,11 @@ class LineTransport:
     async def _read_more(self) -> bool:
         """Read what has arrived into `_lines`; False at the end of the input (an unterminated
         last line is then a line of its own)."""
-        if self.idle is not None:
-            try:
-                self.idle()
-            except Exception:
-                log.exception("the transport's idle hook failed")
+        self._all_taken()
         while not self._lines:
             if self._eof:
                 return False
-            block = await self._reader.read(1 << 16)
+            block = await self._read_block()
             if not block:
                 self._eof = True
                 if self._partial:
@@ -250,6 +250,62 @@ class LineTransport:
                 return False
             self._split(block)
         return True
+
+    async def _read_block(self) -> bytes:
+        """What has arrived (up to 64 KiB). From a `LineFeed`, and where no fast lane reads the
+        lines, the messages `take` takes are handled as they are read, in the read's own callback
+        (`_take_line`), rather than one turn of the loop later from here: this goes on waiting
+        until a line arrives that is not taken, or one split across reads."""
+        reader = self._reader
+        if not isinstance(reader, LineFeed) or self.fast is not None or self._partial:
+            return await reader.read(1 << 16)
+        reader.arm(self._take_line, self._all_taken)
+        try:
+            return await reader.read(1 << 16)
+        finally:
+            reader.take = reader.taken_all = None
+
+    def _take_line(self, line: bytes) -> bool:
+        """A line as `receive` reads it, taken if `take` takes its message; False leaves it (and
+        what follows it) to `receive`, which then hands the message to the SDK without asking
+        `take` again."""
+        if not line or line.isspace():
+            return True
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return False
+        take = self.take
+        if type(message) is not dict or take is None:
+            return False
+        try:
+            taken = take(message)
+        except Exception:  # left to `receive`, where it fails as it would have
+            return False
+        if not taken:
+            self._declined = (line, message)
+        return bool(taken)
+
+    def _all_taken(self) -> None:
+        if self.idle is not None:
+            try:
+                self.idle()
+            except Exception:
+                log.exception("the transport's idle hook failed")
+
+    def _for_the_sdk(self, line: bytes) -> dict[str, Any] | None:
+        """The message of a line, unless it is not a JSON object (dropped) or `take` takes it."""
+        declined, self._declined = self._declined, None
+        if declined is not None and declined[0] == line:
+            return declined[1]  # `take` declined it as it was read
+        try:
+            message = json.loads(line)
+        except ValueError:
+            log.warning("dropped a line that is not JSON: %.200r", line)
+            return None
+        if not isinstance(message, dict) or (self.take is not None and self.take(message)):
+            return None
+        return message
 
     async def receive(self) -> dict[str, Any] | None:
         lines = self._lines
@@ -276,14 +332,8 @@ class LineTransport:
                 continue
             self._forward_now()
             self._taken = None  # a line after this one is forwarded after this one's message
-            try:
-                message = json.loads(line)
-            except ValueError:
-                log.warning("dropped a line that is not JSON: %.200r", line)
-                continue
-            if not isinstance(message, dict):
-                continue
-            if self.take is not None and self.take(message):
+            message = self._for_the_sdk(line)
+            if message is None:
                 continue
             if self.forward is not None or self.take is not None:
                 self._handed_on()

@@ -70,14 +70,19 @@ class LineFeed(asyncio.StreamReader):
     `take` is unset. Whoever sets `take` does so only where the input is at the start of a line
     (nothing read of the next line yet), and unsets it before doing anything else with the
     reader. A read that does not end a line, or one with more than `limit` bytes in a line, is
-    buffered as usual too (and unsets `take`)."""
+    buffered as usual too (and unsets `take`). `taken_all`, when given, is called after a read
+    whose every line `take` took (what was made of them can go out together)."""
 
     take: Callable[[bytes], bool] | None = None
+    taken_all: Callable[[], None] | None = None
     taken = 0  # lines handed to `take` (for tests)
 
-    def arm(self, take: Callable[[bytes], bool]) -> None:
+    def arm(
+        self, take: Callable[[bytes], bool], taken_all: Callable[[], None] | None = None
+    ) -> None:
         """Set `take` if nothing is buffered: called where what was read so far ended a line."""
         self.take = None if self._buffer or self._eof else take  # type: ignore[attr-defined]
+        self.taken_all = taken_all
 
     def feed_data(self, data: Iterable[SupportsIndex]) -> None:
         take = self.take
@@ -99,6 +104,8 @@ class LineFeed(asyncio.StreamReader):
             if self.take is not take:  # unset while that line was taken: the rest is read as usual
                 break
         else:
+            if self.taken_all is not None:
+                self.taken_all()
             return
         self.take = None
         super().feed_data(data[start:] if start else data)

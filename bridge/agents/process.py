@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 
 from bridge import scheduling
 from bridge.acp_lines import READ_LIMIT
+from bridge.lines import LineFeed
 from bridge.tasks import TaskSupervisor
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,8 @@ class AgentProcess:
         finally:
             os.close(out_write)
         loop = asyncio.get_running_loop()
-        stdout = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)  # read in blocks
+        # Read in blocks; the messages the session takes are handled as they are read.
+        stdout = LineFeed(limit=READ_LIMIT, loop=loop)
         self._stdout, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(stdout, loop=loop),
             os.fdopen(out_read, "rb", buffering=0),

@@ -8,6 +8,7 @@ import json
 import os
 
 from bridge.acp_lines import UPDATE_LINE, LineTransport
+from bridge.lines import LineFeed
 
 
 def update(n: int) -> bytes:
@@ -275,5 +276,79 @@ async def test_idle_runs_once_everything_read_is_handled_and_before_anything_mor
     transport.idle = idle
     assert await transport.receive() is None
     assert seen == ["idle", 1, 2, "idle", 3, "idle"]
+    await transport.close()
+    os.close(read_fd)
+
+
+def answer(rid: int) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%d,"result":{"stopReason":"end_turn"}}\n' % rid
+
+
+async def started_receive(transport: LineTransport) -> asyncio.Task:
+    """`receive` in a task of its own, as the SDK's receive loop runs it, waiting for input."""
+    task = asyncio.create_task(transport.receive())
+    while not transport._reader._waiter:  # type: ignore[attr-defined]
+        await asyncio.sleep(0)
+    return task
+
+
+async def test_from_a_line_feed_taken_messages_are_handled_in_the_reads_own_callback():
+    """An agent's output read by a `LineFeed`: a read whose messages the session takes (a text
+    chunk, the prompt's answer) is handled within the read's callback — taken, then `idle` once
+    for the block — while the SDK's receive loop goes on waiting, without a turn of the loop."""
+    reader = LineFeed()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer, keep_lines=False)
+    seen: list[object] = []
+
+    def take(message: dict) -> bool:
+        seen.append(message["params"]["n"] if "method" in message else f"answer {message['id']}")
+        return True
+
+    transport.take = take
+    transport.idle = lambda: seen.append("idle")
+    receiving = await started_receive(transport)
+    seen.clear()  # (`receive` ran `idle` as it started waiting)
+    reader.feed_data(update(1) + answer(5))  # as the pipe transport's read callback feeds it
+    assert seen == [1, "answer 5", "idle"]
+    reader.feed_data(update(2))
+    assert seen == [1, "answer 5", "idle", 2, "idle"]
+    assert reader.taken == 3 and not receiving.done()
+    reader.feed_eof()
+    assert await receiving is None
+    await transport.close()
+    os.close(read_fd)
+
+
+async def test_a_message_not_taken_reaches_the_connection_decoded_once_and_ahead_of_those_after_it():
+    """The first line `take` declines goes to the SDK through `receive`, as read (`take` is not
+    asked again), and the lines behind it are read after it, in order — the SDK's message first,
+    then the chunk behind it; a line split across reads is read by `receive` too."""
+    reader = LineFeed()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer, keep_lines=False)
+    asked: list[object] = []
+
+    def take(message: dict) -> bool:
+        asked.append(message.get("method") or message.get("id"))
+        return "method" in message and message["method"] == "session/update"
+
+    transport.take = take
+    receiving = await started_receive(transport)
+    request = b'{"jsonrpc":"2.0","id":3,"method":"session/request_permission","params":{}}\n'
+    reader.feed_data(update(1) + request + update(2))
+    assert asked == ["session/update", "session/request_permission"]
+    assert await receiving == json.loads(request)
+    assert asked == ["session/update", "session/request_permission"]  # the chunk waits behind it
+    receiving = await started_receive(transport)
+    assert asked == ["session/update", "session/request_permission", "session/update"]
+    line = answer(9)
+    reader.feed_data(line[:10])  # a read that does not end a line: buffered for `receive`
+    assert asked[3:] == []
+    reader.feed_data(line[10:])
+    assert await receiving == json.loads(line)
+    assert asked[3:] == [9]
+    reader.feed_eof()
+    assert await transport.receive() is None
     await transport.close()
     os.close(read_fd)
