@@ -94,8 +94,11 @@ class ConsoleSwitch:
         that refused us; None when there is none (or this switch is closed)."""
         if self._tasks.closed:
             return None
+        path = str(self.path)
+        if not os.access(path, os.F_OK):  # (no console, the usual case: no exception to build)
+            return None
         try:
-            st = os.stat(self.path)
+            st = os.stat(path)
         except OSError:
             return None
         probe = (st.st_ino, st.st_mtime_ns)
