@@ -61,8 +61,10 @@ async def read_line(reader: asyncio.StreamReader) -> bytes | OverlongLine:
 
 class LineFeed(asyncio.StreamReader):
     """A StreamReader that can hand whole lines to their reader as they arrive, in the read's own
-    callback, rather than waking a task to read them back out of its buffer: a turn's request is
-    then handled one pass of the event loop sooner (`bridge.rpc.JsonRpcPeer.serve` arms it).
+    callback, rather than waking a task to read them back out of its buffer: a turn's request, and
+    the agent's text and answer, are then handled one pass of the event loop sooner (armed by
+    `bridge.rpc.JsonRpcPeer.serve` on the stdio endpoint's input, and by
+    `bridge.acp_lines.LineTransport` on an agent's output).
 
     While `take` is set, a read that ends a line and finds nothing buffered ahead of it is split
     into its lines (without their newlines), each given to `take` in order; the first line `take`
