@@ -252,12 +252,17 @@ class LineTransport:
         return True
 
     async def _read_block(self) -> bytes:
-        """What has arrived (up to 64 KiB). From a `LineFeed`, and where no fast lane reads the
-        lines, the messages `take` takes are handled as they are read, in the read's own callback
-        (`_take_line`), rather than one turn of the loop later from here: this goes on waiting
-        until a line arrives that is not taken, or one split across reads."""
+        """What has arrived (up to 64 KiB). From a `LineFeed`, where `take` is set and no fast
+        lane reads the lines, the messages `take` takes are handled as they are read, in the
+        read's own callback (`_take_line`), rather than one turn of the loop later from here: this
+        goes on waiting until a line arrives that is not taken, or one split across reads."""
         reader = self._reader
-        if not isinstance(reader, LineFeed) or self.fast is not None or self._partial:
+        if (
+            not isinstance(reader, LineFeed)
+            or self.take is None
+            or self.fast is not None
+            or self._partial
+        ):
             return await reader.read(1 << 16)
         reader.arm(self._take_line, self._all_taken)
         try:
@@ -276,7 +281,7 @@ class LineTransport:
         except ValueError:
             return False
         take = self.take
-        if type(message) is not dict or take is None:
+        if type(message) is not dict or take is None:  # (unset meanwhile: `receive` reads it)
             return False
         try:
             taken = take(message)
