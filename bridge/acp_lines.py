@@ -236,7 +236,7 @@ class LineTransport:
     async def _read_more(self) -> bool:
         """Read what has arrived into `_lines`; False at the end of the input (an unterminated
         last line is then a line of its own)."""
-        self._all_taken()
+        self._run_idle()
         while not self._lines:
             if self._eof:
                 return False
@@ -264,11 +264,11 @@ class LineTransport:
             or self._partial
         ):
             return await reader.read(1 << 16)
-        reader.arm(self._take_line, self._all_taken)
+        reader.arm(self._take_line, self._run_idle)
         try:
             return await reader.read(1 << 16)
         finally:
-            reader.take = reader.taken_all = None
+            reader.disarm()
 
     def _take_line(self, line: bytes) -> bool:
         """A line as `receive` reads it, taken if `take` takes its message; False leaves it (and
@@ -291,7 +291,7 @@ class LineTransport:
             self._declined = (line, message)
         return bool(taken)
 
-    def _all_taken(self) -> None:
+    def _run_idle(self) -> None:
         if self.idle is not None:
             try:
                 self.idle()

@@ -70,8 +70,8 @@ class LineFeed(asyncio.StreamReader):
     into its lines (without their newlines), each given to `take` in order; the first line `take`
     declines (it returns False), and everything after it, is buffered to be read as usual, and
     `take` is unset. Whoever sets `take` does so only where the input is at the start of a line
-    (nothing read of the next line yet), and unsets it before doing anything else with the
-    reader. A read that does not end a line, or one with more than `limit` bytes in a line, is
+    (nothing read of the next line yet), and unsets it (`disarm`) before doing anything else
+    with the reader. A read that does not end a line, or one with more than `limit` bytes in a line, is
     buffered as usual too (and unsets `take`). `taken_all`, when given, is called after a read
     whose every line `take` took (what was made of them can go out together)."""
 
@@ -85,6 +85,10 @@ class LineFeed(asyncio.StreamReader):
         """Set `take` if nothing is buffered: called where what was read so far ended a line."""
         self.take = None if self._buffer or self._eof else take  # type: ignore[attr-defined]
         self.taken_all = taken_all
+
+    def disarm(self) -> None:
+        """Lines are read as usual again (what `arm` set is unset)."""
+        self.take = self.taken_all = None
 
     def feed_data(self, data: Iterable[SupportsIndex]) -> None:
         take = self.take

@@ -281,7 +281,7 @@ class JsonRpcPeer:
             try:
                 line = await read_line(reader)
             finally:
-                reader.take = None
+                reader.disarm()
         else:
             line = await read_line(reader)
         if not isinstance(line, OverlongLine):
