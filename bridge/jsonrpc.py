@@ -130,6 +130,19 @@ def scan_value(text: str, index: int) -> tuple[Any, int]:
     return _SCAN(text, index)
 
 
+def with_sentinel(head: str, tail: str) -> tuple[str, str] | None:
+    """`head` + a sentinel token + `tail`, and the token: `NaN`, or `Infinity` when the text holds
+    `NaN` elsewhere — a token found in the text only where it was put, so that a decoder turning
+    that token into a marker object shows where the text's value between `head` and `tail` sits.
+    None when neither can be."""
+    at = len(head)
+    for sentinel in ("NaN", "Infinity"):
+        text = head + sentinel + tail
+        if text.find(sentinel) == at and text.find(sentinel, at + 1) < 0:
+            return text, sentinel
+    return None
+
+
 def classify_message(msg: Any) -> Incoming:
     """What `classify` makes of a line that decoded to `msg`."""
     if isinstance(msg, list):

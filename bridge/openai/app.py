@@ -72,6 +72,7 @@ from bridge.openai.asgi import (
     read_body,
     send_json,
 )
+from bridge.openai.body import KnownTools
 from bridge.openai.catalog import Catalog
 from bridge.openai.chat_wire import ChatEncoder
 from bridge.openai.convert import parse_chat
@@ -128,6 +129,8 @@ class OpenAIFrontDoor:
         self.retry_window = retry_window
         self.coalesce = coalesce
         self.memory = ReplyMemory()
+        # A body's `tools` array, resent unchanged with every request, is decoded once.
+        self.bodies = KnownTools()
         self.responses = ResponseStore()
         self.max_exchanges = max_exchanges
         self.spaces = ConversationSpaces(
@@ -264,10 +267,9 @@ class OpenAIFrontDoor:
     def _fingerprint(principal: str, route: bytes, body: bytes) -> bytes:
         return hashlib.sha256(principal.encode() + b"\0" + route + b"\0" + body).digest()
 
-    @staticmethod
-    def _json(body: bytes) -> Any:
+    def _json(self, body: bytes) -> Any:
         try:
-            return json.loads(body)
+            return self.bodies.decode(body)
         except (ValueError, UnicodeDecodeError):
             raise bad_request(
                 "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "

@@ -71,12 +71,27 @@ class _SeenTools:
     which the tool server recognises without comparing them. `marshal` is exact where `==` is not
     (`1`, `1.0` and `true` differ, as do key orders): the same bytes load as the same value, types
     included. (Bytes that differ only in which strings the decoder shared are merely not
-    recognised.) Bounded by count and by the size of what it keeps."""
+    recognised.) Bounded by count and by the size of what it keeps.
+
+    The array of the last request is also known by its identity: a body that repeats its `tools`
+    bytes carries the very list the one before did (`bridge.openai.body.KnownTools`), and nothing
+    writes to a request's values, so that list is recognised without serializing it."""
 
     def __init__(self, entries: int = 8, max_bytes: int = 1 << 20) -> None:
         self.entries = entries
         self.max_bytes = max_bytes  # an array serializing to more is not kept
         self._seen: list[tuple[bool, bytes, list[ToolDefinition]]] = []  # oldest first
+        self._last: tuple[list[Any], bool, list[ToolDefinition]] | None = None
+
+    def same(self, raw: list[Any], flat: bool) -> list[ToolDefinition] | None:
+        """The definitions made of this very list last time (`remember`), if it is that list."""
+        last = self._last
+        if last is not None and last[0] is raw and last[1] is flat:
+            return list(last[2])
+        return None
+
+    def remember(self, raw: list[Any], flat: bool, tools: list[ToolDefinition]) -> None:
+        self._last = (raw, flat, list(tools))
 
     def key(self, raw: list[Any], flat: bool) -> tuple[bool, bytes] | None:
         try:
@@ -107,19 +122,25 @@ SEEN_TOOLS = _SeenTools()
 def function_tools(raw: Any, *, flat: bool) -> list[ToolDefinition]:
     """A request's `tools` array → definitions: each an object of type `function`, its definition
     under `function` (Chat Completions) or, with `flat`, also beside `type` (the Responses API).
-    An array seen lately, byte for byte, gives the definitions it gave then (`SEEN_TOOLS`)."""
+    An array seen lately, byte for byte, gives the definitions it gave then (`SEEN_TOOLS`), and the
+    very list of the last request gives them without being serialized."""
     if raw is None:
         return []
     if not isinstance(raw, list):
         raise bad_request("Invalid type for 'tools': expected an array.", "tools")
+    same = SEEN_TOOLS.same(raw, flat)
+    if same is not None:
+        return same
     key = SEEN_TOOLS.key(raw, flat) if raw else None
     if key is not None:
         seen = SEEN_TOOLS.get(key)
         if seen is not None:
+            SEEN_TOOLS.remember(raw, flat, seen)
             return seen
     out = _function_tools(raw, flat)
     if key is not None:
         SEEN_TOOLS.put(key, out)
+        SEEN_TOOLS.remember(raw, flat, out)
     return out
 
 

@@ -57,7 +57,7 @@ from typing import Any, AnyStr
 
 from pydantic import TypeAdapter
 
-from bridge.jsonrpc import Incoming, classify_message, scan_value
+from bridge.jsonrpc import Incoming, classify_message, scan_value, with_sentinel
 from bridge.protocol import Message
 from bridge.vscodelm.fastpath import CHAT_RESPONSE
 from bridge.vscodelm.wire import ChatRequestOptions, ChatResponseParams
@@ -69,7 +69,6 @@ _KEY = b'"messages"'
 # JSON's whitespace, skipped as the JSON decoder skips it (`json.decoder.WHITESPACE`).
 _WS_TEXT = re.compile(r"[ \t\n\r]*")
 _WS_BYTES = re.compile(rb"[ \t\n\r]*")
-_SENTINELS = ("NaN", "Infinity")
 # A new message nested deeper than this is left to the ordinary decoder: it reads the array's
 # values three levels deeper (the request, its params, the array) and from another frame, so only
 # far from the recursion limit is it sure to decode them as this module did.
@@ -330,13 +329,10 @@ class PrefixCache:
     def _decode_around(self, head: str, tail: str) -> dict[str, Any] | None:
         """The request decoded from `head` + sentinel + `tail` (`tail` starts at the array's `]`),
         if the sentinel is provably the one element of its top-level `params.messages`."""
-        for sentinel in _SENTINELS:
-            text = head + sentinel + tail
-            at = len(head)
-            if text.find(sentinel) == at and text.find(sentinel, at + 1) < 0:
-                break
-        else:
+        spliced = with_sentinel(head, tail)
+        if spliced is None:
             return None
+        text, sentinel = spliced
         marker = object()
         self._want, self._marker, self._hits = sentinel, marker, 0
         try:
