@@ -270,7 +270,7 @@ class OpenAIFrontDoor:
     def _json(self, body: bytes) -> Any:
         try:
             return self.bodies.decode(body)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # nested past the decoder's depth
             raise bad_request(
                 "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your "
                 "HTTP library correctly. The OpenAI API expects a JSON payload.)"

@@ -287,6 +287,16 @@ def _http_classes(port: int) -> dict[str, Callable[[random.Random, int], bytes]]
         headers["Connection"] = "close"
         return req("POST", "/v1/chat/completions", headers, body.encode())
 
+    def post(path: str, payload: bytes) -> bytes:
+        """A POST of a JSON body, framed right, from an allowed host."""
+        headers = {
+            "Host": host,
+            "Content-Type": "application/json",
+            "Content-Length": str(len(payload)),
+            "Connection": "close",
+        }
+        return req("POST", path, headers, payload)
+
     def bad_bodies(rng: random.Random, i: int) -> bytes:
         payload = rng.choice(
             [
@@ -305,17 +315,24 @@ def _http_classes(port: int) -> dict[str, Callable[[random.Random, int], bytes]]
             ]
         )
         path = rng.choice(["/v1/chat/completions", "/v1/responses", "/v1/models", "/nope"])
-        return req(
-            "POST",
-            path,
-            {
-                "Host": host,
-                "Content-Type": "application/json",
-                "Content-Length": str(len(payload)),
-                "Connection": "close",
-            },
-            payload,
+        return post(path, payload)
+
+    def deep_bodies(rng: random.Random, i: int) -> bytes:
+        # Nested past any JSON decoder's depth, alone or where a field's value goes (a tool
+        # array, a message, its content parts): a 400, like any body that does not parse.
+        n = rng.choice([1_000, 5_000, 100_000])
+        deep = b"[" * n + b"]" * n
+        payload = rng.choice(
+            [
+                deep,
+                b'{"model":"eliza","messages":[{"role":"user","content":"hi"}],"tools":%s}' % deep,
+                b'{"model":"eliza","messages":%s}' % deep,
+                b'{"model":"eliza","messages":[{"role":"user","content":%s}]}' % deep,
+                b'{"model":"eliza","input":%s}' % deep,
+            ]
         )
+        path = rng.choice(["/v1/chat/completions", "/v1/responses"])
+        return post(path, payload)
 
     def bad_framing(rng: random.Random, i: int) -> bytes:
         return rng.choice(
@@ -401,6 +418,7 @@ def _http_classes(port: int) -> dict[str, Callable[[random.Random, int], bytes]]
         "bad request lines": bad_request_line,
         "foreign host, origin, content type": foreign,
         "bad bodies": bad_bodies,
+        "deep bodies": deep_bodies,
         "bad framing": bad_framing,
         "methods and paths": methods_and_paths,
     }
