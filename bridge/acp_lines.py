@@ -278,7 +278,7 @@ class LineTransport:
             return True
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past the decoder's depth
             return False
         take = self.take
         if type(message) is not dict or take is None:  # (unset meanwhile: `receive` reads it)
@@ -305,11 +305,18 @@ class LineTransport:
             return declined[1]  # `take` declined it as it was read
         try:
             message = json.loads(line)
-        except ValueError:
-            log.warning("dropped a line that is not JSON: %.200r", line)
+        except (ValueError, RecursionError) as exc:
+            # Never raised to the SDK: its receive loop would end without failing what waits on it.
+            log.warning("dropped a line that is not JSON (%s): %.200r", exc, line)
             return None
-        if not isinstance(message, dict) or (self.take is not None and self.take(message)):
+        if not isinstance(message, dict):
             return None
+        take = self.take
+        try:
+            if take is not None and take(message):
+                return None
+        except Exception:  # a bug must cost this message's handling, never the connection
+            log.exception("taking a message failed; it goes to the connection: %.200r", line)
         return message
 
     async def receive(self) -> dict[str, Any] | None:
@@ -327,7 +334,7 @@ class LineTransport:
             line = lines.popleft()
             if not line or line.isspace():
                 continue
-            if self.fast is not None and self.fast(line):
+            if self.fast is not None and self._fast(line):
                 if self.forward is not None:
                     self._hand_on(line)
                 if not lines:  # once per block read
@@ -348,6 +355,14 @@ class LineTransport:
                 wrapped.line = line
                 message["params"] = wrapped
             return message
+
+    def _fast(self, line: bytes) -> bool:
+        assert self.fast is not None
+        try:
+            return self.fast(line)
+        except Exception:  # a bug must cost the fast lane this line, never the connection
+            log.exception("the fast lane failed on a line; it takes the general path: %.200r", line)
+            return False
 
     def _end(self) -> None:
         ended, self.ended = self.ended, None

@@ -200,7 +200,7 @@ class AcpProxy(PermissionRequests):
         if self.bus.active or self._awaited or self.bridge.approvals.keeps_always(self.name):
             try:
                 self._observe(json.loads(line).get("params"))
-            except (ValueError, AttributeError):
+            except (ValueError, AttributeError, RecursionError):
                 return False
         return True
 

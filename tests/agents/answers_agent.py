@@ -9,6 +9,9 @@ A prompt's text says how it is answered:
 - `float id`: `ECHO: float id`, its answer under the request's id written as a float (`1.0`);
 - `tool then end`: the start of a tool call titled `late tool` and the prompt's answer, in one
   write (the bridge reads them in one block);
+- `deep`: a chunk `before `; a `session/update` nested 100,000 deep (~200 KB: past any JSON
+  decoder's depth, and longer than a read); in one write, one nested 3,000 deep (a short line,
+  read with what follows it), the chunk `after` and the prompt's answer;
 - anything else: `ECHO: <text>` in one chunk.
 """
 
@@ -45,6 +48,15 @@ def answer(rid: Any, result: Any) -> bytes:
     return line({"jsonrpc": "2.0", "id": rid, "result": result})
 
 
+END = {"stopReason": "end_turn"}
+
+
+def nested(session_id: str, depth: int) -> bytes:
+    """A `session/update` whose update is an array nested `depth` deep."""
+    head = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"%s","update":'
+    return head % session_id.encode() + b"[" * depth + b"]" * depth + b"}}\n"
+
+
 def main() -> int:
     out = sys.stdout.buffer
     for raw in sys.stdin.buffer:
@@ -71,6 +83,12 @@ def main() -> int:
                 for _ in sys.stdin.buffer:  # alive, not answering, until the bridge lets go
                     pass
                 return 0
+            elif text == "deep":
+                out.write(chunk(sid, "before "))
+                out.flush()
+                out.write(nested(sid, 100_000))
+                out.flush()
+                out.write(nested(sid, 3_000) + chunk(sid, "after") + answer(rid, END))
             elif text == "float id":
                 out.write(
                     chunk(sid, "ECHO: float id") + answer(float(rid), {"stopReason": "end_turn"})

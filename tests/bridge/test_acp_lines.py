@@ -9,6 +9,7 @@ import os
 
 from bridge.acp_lines import UPDATE_LINE, LineTransport
 from bridge.lines import LineFeed
+from tests.support.waiting import until
 
 
 def update(n: int) -> bytes:
@@ -292,6 +293,16 @@ async def started_receive(transport: LineTransport) -> asyncio.Task:
     return task
 
 
+def taking_all(seen: list[object]):
+    """A session's `take` that takes every message, noting each: an update's `n`, an answer's id."""
+
+    def take(message: dict) -> bool:
+        seen.append(message["params"]["n"] if "method" in message else f"answer {message['id']}")
+        return True
+
+    return take
+
+
 async def test_from_a_line_feed_taken_messages_are_handled_in_the_reads_own_callback():
     """An agent's output read by a `LineFeed`: a read whose messages the session takes (a text
     chunk, the prompt's answer) is handled within the read's callback — taken, then `idle` once
@@ -300,12 +311,7 @@ async def test_from_a_line_feed_taken_messages_are_handled_in_the_reads_own_call
     writer, read_fd = await pipe_writer()
     transport = LineTransport(reader, writer, keep_lines=False)
     seen: list[object] = []
-
-    def take(message: dict) -> bool:
-        seen.append(message["params"]["n"] if "method" in message else f"answer {message['id']}")
-        return True
-
-    transport.take = take
+    transport.take = taking_all(seen)
     transport.idle = lambda: seen.append("idle")
     receiving = await started_receive(transport)
     seen.clear()  # (`receive` ran `idle` as it started waiting)
@@ -348,6 +354,66 @@ async def test_a_message_not_taken_reaches_the_connection_decoded_once_and_ahead
     reader.feed_data(line[10:])
     assert await receiving == json.loads(line)
     assert asked[3:] == [9]
+    reader.feed_eof()
+    assert await transport.receive() is None
+    await transport.close()
+    os.close(read_fd)
+
+
+def nested(n: int) -> bytes:
+    """A notification nested `n` deep: past the JSON decoder's depth from ~1,000."""
+    return UPDATE_LINE + b',"params":' + b"[" * n + b"]" * n + b"}\n"
+
+
+async def test_a_line_no_decoder_can_read_costs_that_line_and_reading_goes_on(caplog):
+    """A line nested past the decoder's depth, short (in the read with the lines around it) or
+    longer than a read: dropped with a warning, never raised to the SDK's receive loop (which
+    would end without failing what waits on it); the lines around it are taken in order."""
+    reader = LineFeed()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer, keep_lines=False)
+    seen: list[object] = []
+    transport.take = taking_all(seen)
+    receiving = await started_receive(transport)
+    reader.feed_data(update(1) + nested(3_000) + update(2))
+    await until(lambda: seen == [1, 2])
+    reader.feed_data(nested(100_000)[:70_000])
+    reader.feed_data(nested(100_000)[70_000:] + answer(5))
+    await until(lambda: seen == [1, 2, "answer 5"])
+    assert not receiving.done(), "the receive loop waits for more"
+    dropped = [r for r in caplog.records if "dropped a line that is not JSON" in r.getMessage()]
+    assert len(dropped) == 2 and all("recursion" in r.getMessage() for r in dropped)
+    reader.feed_eof()
+    assert await receiving is None
+    await transport.close()
+    os.close(read_fd)
+
+
+async def test_a_take_or_fast_lane_that_fails_hands_its_line_to_the_connection(caplog):
+    """A bug in the owner's hooks costs their handling of one line: the message goes to the SDK
+    as it would without them, the failure is logged, and the lines after it are read as usual."""
+    reader = LineFeed()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer, keep_lines=False)
+
+    def take(message: dict) -> bool:
+        if message.get("id") == 7:
+            raise RuntimeError("a bug in take")
+        return False
+
+    def fast(line: bytes) -> bool:
+        if b'"n":3' in line:
+            raise RuntimeError("a bug in the fast lane")
+        return False
+
+    transport.take = take
+    transport.fast = fast
+    reader.feed_data(answer(7) + update(3) + update(4))
+    assert await transport.receive() == json.loads(answer(7))
+    assert await transport.receive() == json.loads(update(3))
+    assert await transport.receive() == json.loads(update(4))
+    logged = " ".join(r.getMessage() for r in caplog.records)
+    assert "taking a message failed" in logged and "the fast lane failed" in logged
     reader.feed_eof()
     assert await transport.receive() is None
     await transport.close()

@@ -114,3 +114,16 @@ async def test_the_prompt_on_the_wire_is_an_acp_prompt_request_with_the_replay_m
     for prompt in prompts:
         answers = [m for m in sent if isinstance(m, dict) and m.get("id") == prompt["id"]]
         assert [("result" in m) for m in answers] == [False, True]  # the request, its answer
+
+
+async def test_updates_nested_past_the_decoders_depth_are_dropped_and_the_turn_ends_with_the_rest(
+    lm,
+):
+    """An agent's line no JSON decoder can read (nested 100,000 deep, and 3,000 deep in a read
+    with the rest of the turn) costs that line, never the connection the turn waits on."""
+    reply = await lm.chat([user("deep")], agent=answers_agent(), timeout=60)
+    assert reply.error is None, reply.error
+    assert reply.text == "before after"
+    history = [user("deep"), assistant(*reply.parts), user("more")]
+    more = await lm.chat(history, agent=answers_agent(), timeout=60)
+    assert more.text == "ECHO: more"
