@@ -157,7 +157,7 @@ def _run(cli: str, reply: _Reply, deadline: float) -> Answer:
             raise clis.HookInputError("the hook input is empty")
         try:
             data = json.loads(raw)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise clis.HookInputError(f"the hook input is not JSON ({exc})") from None
         call = clis.parse(cli, data)
     except _Oversized as exc:

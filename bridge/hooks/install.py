@@ -386,7 +386,7 @@ def codex_hooks(cwd: str) -> list[dict[str, Any]] | None:
             for line in proc.stdout:
                 try:
                     msg = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if msg.get("id") == 1:
                     data = (msg.get("result") or {}).get("data") or []

@@ -210,7 +210,7 @@ class ConsoleLink:
                     break
                 try:
                     msg = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if isinstance(msg, dict) and "method" not in msg and "id" in msg:
                     self._answered(msg)

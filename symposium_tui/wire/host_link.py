@@ -211,7 +211,7 @@ class HostLink:
                 continue
             try:
                 msg = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 log.warning("%s: not JSON: %.200r", self.label, line)
                 continue
             if not isinstance(msg, dict):

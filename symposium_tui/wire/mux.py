@@ -78,7 +78,7 @@ class Upstream:
                     continue
                 try:
                     msg = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if not isinstance(msg, dict):
                     continue
@@ -294,7 +294,7 @@ async def serve(runtime: Path, reader: asyncio.StreamReader, writer: Any) -> int
                 continue
             try:
                 msg = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if (
                 not isinstance(msg, dict)
