@@ -82,8 +82,15 @@ def test_a_rule_allows_or_denies_in_the_clis_own_schema(cli):
         (json.dumps({"hook_event_name": "Mystery", "session_id": "s"}), "unknown hook event"),
         (json.dumps({"hook_event_name": "PreToolUse"}), "names no tool_name"),
         (b'{"x": "' + b"a" * (10 * 1024 * 1024) + b'"}', "larger than 4 MiB"),
+        (
+            b'{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"x":'
+            + b"[" * 100_000
+            + b"]" * 100_000
+            + b"}}",
+            "the hook input is not JSON",
+        ),
     ],
-    ids=["empty", "not-json", "not-an-object", "unknown-event", "no-tool", "10-MB"],
+    ids=["empty", "not-json", "not-an-object", "unknown-event", "no-tool", "10-MB", "too-deep"],
 )
 def test_input_it_cannot_use_is_blocked_with_exit_status_2_and_nothing_on_stdout(stdin, reason):
     done = hook("claude", stdin)
