@@ -205,7 +205,7 @@ def verify(
                 continue
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 result.problems.append(Problem(lineno, None, "not a JSON entry (edited?)"))
                 prev = hashlib.sha256(line).hexdigest()
                 continue
@@ -308,7 +308,7 @@ def read_entries(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
                 continue
             try:
                 record = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(record, dict):
                 yield record

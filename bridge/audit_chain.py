@@ -62,7 +62,7 @@ def link_of(line: bytes) -> tuple[int, str]:
         return 0, ""
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         record = None
     if isinstance(record, dict) and isinstance(record.get("hash"), str):
         seq = record.get("seq")

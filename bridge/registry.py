@@ -234,7 +234,7 @@ def main(argv: list[str], settings: Settings | None = None) -> int:
     try:
         request = json.loads(raw) if raw.lstrip().startswith(("{", '"')) else raw
         print(json.dumps(resolve(request, settings)))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         print(f"symposium-tui registry: invalid JSON: {exc}", file=sys.stderr)
         return 2
     except ResolveError as exc:

@@ -463,7 +463,7 @@ async def _call_tool(
         return f"ERROR: no MCP server named {name}"
     try:
         arguments = json.loads(raw_args) if raw_args and raw_args.strip() else {}
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:
         return f"ERROR: invalid JSON arguments: {exc}"
     if not isinstance(arguments, dict):
         return "ERROR: tool arguments must be a JSON object"

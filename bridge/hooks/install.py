@@ -117,7 +117,7 @@ def _read_json(path: Path) -> tuple[dict[str, Any], str]:
     try:
         blank = blank_comments(text)
         data = json.loads(blank)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ValueError(f"{path} is not JSON ({exc}); it was left as it is") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a JSON object; it was left as it is")

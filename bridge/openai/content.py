@@ -130,7 +130,7 @@ def parse_arguments(arguments: Any, where: str) -> Any:
         raise bad_request(f"Invalid type for '{where}': expected a JSON string.", where)
     try:
         return json.loads(arguments)
-    except ValueError:
+    except (ValueError, RecursionError):
         return arguments  # kept verbatim: an echo compares equal to itself
 
 

@@ -115,5 +115,5 @@ class ReplyMemory:
 def _canonical_args(arguments: str) -> str:
     try:
         return json.dumps(json.loads(arguments), sort_keys=True, separators=(",", ":"))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return arguments

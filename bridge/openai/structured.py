@@ -72,7 +72,10 @@ class OutputFormat:
             if not isinstance(value, dict):
                 return None, f"the answer is a JSON {_json_type(value)}, not an object"
             return value, None
-        error = self._best_error(value)
+        try:
+            error = self._best_error(value)
+        except RecursionError:  # a value (or a schema) nested past what the validator can walk
+            return None, "it is nested too deeply to check against the schema"
         if error is not None:
             where = "/".join(str(p) for p in error.absolute_path)
             return (
@@ -113,20 +116,29 @@ def _extract(text: str) -> tuple[Any, str | None]:
         return None, "the answer is empty"
     try:
         return json.loads(stripped), None
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     for block in _FENCE.findall(stripped):
         try:
             return json.loads(block), None
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
+    # The first value that reads whole, from any `{` or `[` of the prose. What the failed tries
+    # read is bounded by a few times the answer's length (each could read to its end: an answer
+    # of unclosed brackets would cost the square of its length), and one nested past the
+    # decoder's depth ends the search: nothing inside it reads either.
     decoder = json.JSONDecoder()
+    budget = 4 * len(stripped) + 4096
     for i, ch in enumerate(stripped):
         if ch in "{[":
             try:
                 return decoder.raw_decode(stripped, i)[0], None
-            except ValueError:
-                continue
+            except json.JSONDecodeError as exc:
+                budget -= max(1, exc.pos - i)
+                if budget <= 0:
+                    break
+            except (ValueError, RecursionError):
+                break
     return None, "the answer is not JSON"
 
 
@@ -157,6 +169,11 @@ def _schema_format(raw: dict[str, Any], where: str, *, nested: bool) -> OutputFo
     except jsonschema.exceptions.SchemaError as exc:
         raise bad_request(
             f"Invalid schema for response_format '{name}': {exc.message}.", f"{spec_where}.schema"
+        ) from None
+    except RecursionError:
+        raise bad_request(
+            f"Invalid schema for response_format '{name}': it is nested too deeply.",
+            f"{spec_where}.schema",
         ) from None
     strict = spec.get("strict")
     if strict is not None and not isinstance(strict, bool):

@@ -132,7 +132,7 @@ class TraceReader:
                 if direction != "stderr":
                     try:
                         parsed = json.loads(line)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         parsed = None
                     message = parsed if isinstance(parsed, dict) else None
                 yield TraceRecord(stamp, direction, line, message)
@@ -156,7 +156,7 @@ def sniff_file(path: str | os.PathLike[str]) -> str | None:
                 return "trace"
             try:
                 data = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(data, dict) and isinstance(data.get("type"), str):
                 return "events"

@@ -151,7 +151,7 @@ def _event_agent_key(agent: Any) -> str:
     if isinstance(agent, str) and agent.startswith("{"):
         try:
             agent = json.loads(agent)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     if isinstance(agent, dict) and "kind" in agent:
         try:
@@ -184,7 +184,7 @@ def read_event_log(
                 continue
             try:
                 event = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 event = None
             if not isinstance(event, dict) or not isinstance(event.get("type"), str):
                 if junk is not None:

@@ -126,7 +126,7 @@ def _request(args: argparse.Namespace) -> Any:
     if len(words) == 1 and words[0].lstrip().startswith("{"):
         try:
             call = json.loads(words[0])
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise ValueError(f"not JSON: {exc}") from None
         if not isinstance(call, dict):
             raise ValueError("expected a JSON object")
@@ -170,7 +170,7 @@ def _recorded_heads(text: str, log: Any) -> list[Any]:
     body = candidate.read_text()
     try:
         record = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return [Head.parse(body)]
     from bridge.approvals import host_name
     from symposium_tui.audit_heads import heads_for

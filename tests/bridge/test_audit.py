@@ -78,6 +78,7 @@ def test_a_fresh_log_is_chained_across_writers(tmp_path: Path) -> None:
         ("reorder", "does not link to the entry before it"),
         ("duplicate", "entries reordered or repeated"),
         ("garbage", "not a JSON entry"),
+        ("too-deep", "not a JSON entry"),
         ("rehash", "does not link to the entry before it"),
     ],
 )
@@ -95,6 +96,8 @@ def test_verify_detects_each_kind_of_tampering(tmp_path: Path, tamper: str, expe
         rows.insert(3, rows[2])
     elif tamper == "garbage":
         rows.insert(1, "{not json\n")
+    elif tamper == "too-deep":  # nested past the JSON decoder's depth
+        rows.insert(1, "[" * 100_000 + "]" * 100_000 + "\n")
     elif tamper == "rehash":  # edited and its own hash recomputed: the next link breaks
         entry = json.loads(rows[2])
         entry["title"] = "something else"
