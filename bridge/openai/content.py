@@ -60,6 +60,8 @@ def content_text(content: Any, where: str, *, allow_media: bool = True) -> str:
         if not isinstance(part, dict):
             raise bad_request(f"Invalid type for '{here}': expected an object.", here)
         kind = part.get("type")
+        if not isinstance(kind, str):
+            raise bad_request(f"Invalid type for '{here}.type': expected a string.", f"{here}.type")
         if kind in _TEXT_KINDS:
             value = part.get("text") if kind != "refusal" else part.get("refusal", part.get("text"))
             if not isinstance(value, str):

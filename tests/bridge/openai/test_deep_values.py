@@ -6,13 +6,13 @@ for bodies a client library would not send)."""
 from __future__ import annotations
 
 import json
+import socket
 from typing import Any
 
 import pytest
 
 from bridge.openai.errors import OpenAIError
 from bridge.openai.structured import OutputFormat, chat_response_format
-from tests.support.adversarial import _send
 
 
 def deep(n: int) -> str:
@@ -25,9 +25,17 @@ def post(server: Any, path: str, body: bytes) -> tuple[int, dict[str, Any]]:
         f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     ).encode()
-    answer = _send(port, head + body)
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as s:
+        s.sendall(head + body)  # not half-closed: that is a client gone away, its request dropped
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
     status = int(answer.split(b" ", 2)[1])
-    return status, json.loads(answer.split(b"\r\n\r\n", 1)[1] or b"{}")
+    text = answer.split(b"\r\n\r\n", 1)[1]
+    try:
+        return status, json.loads(text)
+    except ValueError:  # a server error's page
+        return status, {"page": text[:200].decode(errors="replace")}
 
 
 @pytest.mark.parametrize(
@@ -174,3 +182,114 @@ def test_searching_prose_for_the_answers_json_reads_a_few_times_its_length_at_mo
     assert sum(max(1, r) for r in _Spy.read) <= 4 * len(answer) + 4096 + max(_Spy.read)
     if -1 in _Spy.read:  # a try nested past the decoder's depth ends the search
         assert _Spy.read.index(-1) == len(_Spy.read) - 1
+
+
+CHAT = {
+    "model": "eliza",
+    "messages": [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "user", "content": "more"},
+    ],
+    "tools": [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "description": "d",
+                "parameters": {"type": "object", "properties": {"a": {"type": "integer"}}},
+            },
+        }
+    ],
+    "tool_choice": "auto",
+    "metadata": {"k": "v"},
+    "stop": ["zz"],
+    "user": "u",
+    "max_tokens": 50,
+    "temperature": 0.5,
+}
+RESPONSES = {
+    "model": "eliza",
+    "input": [
+        {"role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+    ],
+    "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}],
+    "instructions": "be brief",
+    "metadata": {"k": "v"},
+    "max_output_tokens": 50,
+}
+# Each JSON type, and values nested deep (within the decoder's depth: they reach the fields).
+WRONG = [
+    None,
+    0,
+    -1.5,
+    True,
+    "x",
+    [],
+    {},
+    json.loads(deep(900)),
+    json.loads('{"x":' * 400 + "1" + "}" * 400),
+]
+
+
+def places(value: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value: the value itself, each member and each element, deep."""
+    found = [at]
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, inner in items:
+        found += places(inner, (*at, key))
+    return found
+
+
+def put(value: Any, at: tuple[Any, ...], new: Any) -> Any:
+    if not at:
+        return new
+    copy = json.loads(json.dumps(value))
+    holder = copy
+    for key in at[:-1]:
+        holder = holder[key]
+    holder[at[-1]] = new
+    return copy
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [("/v1/chat/completions", CHAT), ("/v1/responses", RESPONSES)],
+    ids=["chat", "responses"],
+)
+def test_any_field_of_any_type_is_answered_or_refused_never_a_server_error(
+    server, client, path, body
+):
+    """Every place of a full request (every member and element, the body itself) replaced by
+    a value of each JSON type, or one nested hundreds deep: answered, or refused with a 4xx that
+    names the problem — never a 5xx."""
+    assert post(server, path, json.dumps(body).encode())[0] == 200  # the request as it is
+    refused = 0
+    for at in places(body):
+        for value in WRONG:
+            status, answer = post(server, path, json.dumps(put(body, at, value)).encode())
+            assert status < 500, (at, type(value).__name__, answer)
+            if status >= 400:
+                refused += 1
+                assert answer["error"]["message"], (at, answer)
+    assert refused > 50, "most wrong types are refused"
+    reply = client.chat.completions.create(
+        model="eliza", messages=[{"role": "user", "content": "still there?"}]
+    )
+    assert reply.choices[0].message.content
