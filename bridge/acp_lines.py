@@ -280,16 +280,24 @@ class LineTransport:
             message = json.loads(line)
         except (ValueError, RecursionError):  # not JSON, or nested past the decoder's depth
             return False
+        if type(message) is not dict or self.take is None:  # (unset meanwhile: `receive` reads it)
+            return False
+        if self._offer(line, message):
+            return True
+        self._declined = (line, message)
+        return False
+
+    def _offer(self, line: bytes, message: dict[str, Any]) -> bool:
+        """Whether `take` takes the message: asked once per message. A failing `take` takes
+        nothing (logged): a bug costs its handling of this message, which goes to the SDK."""
         take = self.take
-        if type(message) is not dict or take is None:  # (unset meanwhile: `receive` reads it)
+        if take is None:
             return False
         try:
-            taken = take(message)
-        except Exception:  # left to `receive`, where it fails as it would have
+            return bool(take(message))
+        except Exception:
+            log.exception("taking a message failed; it goes to the connection: %.200r", line)
             return False
-        if not taken:
-            self._declined = (line, message)
-        return bool(taken)
 
     def _run_idle(self) -> None:
         if self.idle is not None:
@@ -309,14 +317,8 @@ class LineTransport:
             # Never raised to the SDK: its receive loop would end without failing what waits on it.
             log.warning("dropped a line that is not JSON (%s): %.200r", exc, line)
             return None
-        if not isinstance(message, dict):
+        if not isinstance(message, dict) or self._offer(line, message):
             return None
-        take = self.take
-        try:
-            if take is not None and take(message):
-                return None
-        except Exception:  # a bug must cost this message's handling, never the connection
-            log.exception("taking a message failed; it goes to the connection: %.200r", line)
         return message
 
     async def receive(self) -> dict[str, Any] | None:

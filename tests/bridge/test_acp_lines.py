@@ -406,7 +406,12 @@ async def test_a_take_or_fast_lane_that_fails_hands_its_line_to_the_connection(c
             raise RuntimeError("a bug in the fast lane")
         return False
 
-    transport.take = take
+    asked: list[object] = []
+    transport.take = lambda message: asked.append(message.get("id")) or take(message)
+    receiving = await started_receive(transport)  # read in the read's callback, then by `receive`
+    reader.feed_data(answer(7))
+    assert await receiving == json.loads(answer(7))
+    assert asked == [7], "take is asked once per message, failing or not"
     transport.fast = fast
     reader.feed_data(answer(7) + update(3) + update(4))
     assert await transport.receive() == json.loads(answer(7))
