@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, AnyStr
 
 LINE_LIMIT = 256 * 1024 * 1024  # one JSON-RPC message per line; long histories are large
 
@@ -128,6 +129,17 @@ def scan_value(text: str, index: int) -> tuple[Any, int]:
     `classify` decodes a line's values, and the index just past it. Raises StopIteration when no
     value starts there, ValueError (or RecursionError) when it is malformed."""
     return _SCAN(text, index)
+
+
+_WHITESPACE_TEXT = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, as `json.decoder.WHITESPACE`
+_WHITESPACE_BYTES = re.compile(rb"[ \t\n\r]*")
+
+
+def skip_whitespace(s: AnyStr, i: int) -> int:
+    """The index of the first character (or byte) of `s` at or after `i` that is not JSON
+    whitespace, as the JSON decoder skips it."""
+    pattern: Any = _WHITESPACE_BYTES if isinstance(s, bytes) else _WHITESPACE_TEXT
+    return int(pattern.match(s, i).end())  # `*` matches the empty string too
 
 
 def with_sentinel(head: str, tail: str) -> tuple[str, str] | None:

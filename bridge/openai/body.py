@@ -31,15 +31,14 @@ Bounded: the last `entries` arrays (default 4), each kept only when its bytes ar
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
+from bridge.jsonrpc import skip_whitespace as _skip
 from bridge.jsonrpc import with_sentinel
 
 __all__ = ["KnownTools"]
 
 _TOOLS = b'"tools"'
-_SPACE = re.compile(rb"[ \t\n\r]*")  # JSON's whitespace
 _CONSTANTS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
 
 
@@ -126,9 +125,3 @@ class KnownTools:
         if type(doc) is not dict or doc.get("tools") is not marker:
             return None
         return doc
-
-
-def _skip(data: bytes, i: int) -> int:
-    m = _SPACE.match(data, i)
-    assert m is not None  # `*` matches the empty string too
-    return m.end()

@@ -48,16 +48,16 @@ validation failure re-validates the whole request, so -32602 messages are the pl
 from __future__ import annotations
 
 import json
-import re
 import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, AnyStr
+from typing import Any
 
 from pydantic import TypeAdapter
 
 from bridge.jsonrpc import Incoming, classify_message, scan_value, with_sentinel
+from bridge.jsonrpc import skip_whitespace as _skip
 from bridge.protocol import Message
 from bridge.vscodelm.fastpath import CHAT_RESPONSE
 from bridge.vscodelm.wire import ChatRequestOptions, ChatResponseParams
@@ -66,9 +66,6 @@ __all__ = ["PrefixCache"]
 
 _MESSAGES = TypeAdapter(list[Message])
 _KEY = b'"messages"'
-# JSON's whitespace, skipped as the JSON decoder skips it (`json.decoder.WHITESPACE`).
-_WS_TEXT = re.compile(r"[ \t\n\r]*")
-_WS_BYTES = re.compile(rb"[ \t\n\r]*")
 # A new message nested deeper than this is left to the ordinary decoder: it reads the array's
 # values three levels deeper (the request, its params, the array) and from another frame, so only
 # far from the recursion limit is it sure to decode them as this module did.
@@ -429,20 +426,13 @@ def _messages_start(line: bytes) -> int:
     i = line.find(_KEY)
     if i < 0:
         return -1
-    i = _skip(_WS_BYTES, line, i + len(_KEY))
+    i = _skip(line, i + len(_KEY))
     if line[i : i + 1] != b":":
         return -1
-    i = _skip(_WS_BYTES, line, i + 1)
+    i = _skip(line, i + 1)
     if line[i : i + 1] != b"[":
         return -1
-    return _skip(_WS_BYTES, line, i + 1)
-
-
-def _skip(whitespace: re.Pattern[AnyStr], s: AnyStr, i: int) -> int:
-    """The index of the first character at or after `i` that is not JSON whitespace."""
-    m = whitespace.match(s, i)
-    assert m is not None  # `*` matches the empty string too
-    return m.end()
+    return _skip(line, i + 1)
 
 
 def _scan_array(text: str, after_value: bool) -> tuple[list[Any], list[int], int] | None:
@@ -462,13 +452,13 @@ def _scan_array(text: str, after_value: bool) -> tuple[list[Any], list[int], int
             values.append(value)
             ends.append(i)
         scan = True
-        i = _skip(_WS_TEXT, text, i)
+        i = _skip(text, i)
         c = text[i : i + 1]
         if c == "]":
             return values, ends, i
         if c != ",":
             return None
-        i = _skip(_WS_TEXT, text, i + 1)
+        i = _skip(text, i + 1)
 
 
 def _shallow(text: str, end: int, values: list[Any]) -> bool:
