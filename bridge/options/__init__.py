@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from bridge.options.programs import PROGRAMS, SAME_PROGRAM, Program, program_name
 from bridge.options.spelling import Spelling, read
-from bridge.options.unsafe import INERT_VARIABLES, UNSAFE, unsafe_options
+from bridge.options.unsafe import INERT_VARIABLES, UNSAFE, may_be_made_unsafe, unsafe_options
 
 __all__ = [
     "INERT_VARIABLES",
@@ -30,6 +30,7 @@ __all__ = [
     "UNSAFE",
     "Program",
     "Spelling",
+    "may_be_made_unsafe",
     "program_name",
     "read",
     "unsafe_options",

@@ -66,6 +66,16 @@ _SED_RUNS_OR_WRITES = r"(?:^|[;\n{}!]|[0-9$/])\s*[ewW](?:\s|$)|s(.).*?\1.*?\1[gp
 _AWK_RUNS_OR_WRITES = r"system\s*\(|\|\s*(?:getline|&)|\|\s*\"|print[f]?[^;}]*[>|]"
 
 
+def may_be_made_unsafe(name: str) -> bool:
+    """Whether a word only known when it runs (`git log $REF`, `xargs find`) could make this
+    program run another program or write a file: it has options (or `+command` words, or a
+    script) that do."""
+    return name in UNSAFE or name in _SCRIPTED
+
+
+_SCRIPTED = frozenset({"sed", "gsed", "awk", "gawk", "mawk", "nawk", "less", "more", "most"})
+
+
 def unsafe_options(words: tuple[str, ...]) -> list[tuple[int, str]]:
     """The words of a command (as written) that make it run another program or write a file,
     with why: what an allow rule must name to cover them."""

@@ -58,6 +58,41 @@ def _token_matches(pattern: str, word: str) -> bool:
     return pattern == word
 
 
+# Programs that never run their arguments as a command: a denied command spelled among them
+# (`echo rm -rf x`, `man rm`, `grep 'git push' log`) is text.
+TEXT_ONLY = frozenset(
+    {"echo", "printf", "man", "which", "whereis", "type", "whatis", "apropos", "help", "info",
+     "grep", "egrep", "fgrep", "rg", "ag", "ack", "cat", "head", "tail", "wc", "ls", "stat",
+     "file", "less", "more", "test", "[", "true", "false", "pwd", ":", "git", "alias", "trap"}
+)  # fmt: skip
+
+
+def operand_commands(part: Part, starts: Callable[[str], bool]) -> Iterable[tuple[int, Part]]:
+    """The commands a program might run from its arguments, where its own rules are not known
+    (`chrt -o 0 rm -rf x`, `unbuffer git push`: a wrapper `bridge.shell.WRAPPERS` does not know):
+    the words from each argument `starts` says a rule's command could begin with, as a command."""
+    words = part.words
+    if part.role not in ("command", "implied") or len(words) < 2:
+        return
+    if words[0].rsplit("/", 1)[-1] in TEXT_ONLY:
+        return
+    for k in range(1, len(words)):
+        word = words[k]
+        if k in part.unknown or word.startswith("-") or not starts(word):
+            continue
+        yield (
+            k,
+            Part(
+                words[k:],
+                part.writes,
+                "command",
+                open_args=part.open_args,
+                unknown=frozenset(u - k for u in part.unknown if u > k),
+                assigns=part.assigns,
+            ),
+        )
+
+
 def _is_option(word: str) -> bool:
     return len(word) > 1 and word.startswith("-") and word != "--"
 

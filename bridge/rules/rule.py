@@ -8,7 +8,7 @@ import posixpath
 import re
 import shlex
 
-from bridge.options import program_name, unsafe_options
+from bridge.options import may_be_made_unsafe, program_name, unsafe_options
 from bridge.record import Record
 from bridge.rules.commands import (
     _CODE_TOKEN,
@@ -19,6 +19,7 @@ from bridge.rules.commands import (
     _match_rest,
     _token_matches,
     allow_walk,
+    operand_commands,
     spell,
 )
 from bridge.rules.paths import inside, resolve_path
@@ -307,8 +308,8 @@ class Rule(Record):
             if not _assigns_covered(assigns, part):
                 continue
             start = reach if reach is not None else 0  # the command a privileged wrapper runs
-            if any(k + start >= len(prefix) for k, _ in unsafe_options(words[start:]) if k):
-                continue  # an option that runs a program or writes a file, not named
+            if _unsafe_uncovered(part, len(prefix), start):
+                continue  # an option that runs a program or writes a file (or may be), not named
             return True
         return False
 
@@ -361,7 +362,7 @@ class Rule(Record):
             if verdict == YES:
                 return YES
             best = max(best, verdict)
-        return best
+        return MIGHT if best == NO and runs_among_operands(self, parsed) else best
 
     def verdict(self, req: Request) -> int:
         """A deny or ask rule against a request: YES, NO, or MIGHT (what cannot be known could
@@ -445,3 +446,35 @@ def _example_without_command(req: Request) -> bool:
     # A command rule and a request without a command: a real request (its kind is known) does not
     # match; an example that names no command is not compared on it.
     return req.kind is None and req.title is None
+
+
+def runs_among_operands(rule: Rule, parsed: ParsedCommand) -> tuple[Part, Part] | None:
+    """A part of the command (a program not known to run only what it is) whose arguments spell
+    a command `rule` matches (`chrt -o 0 rm -rf x` for `deny rm -rf`), and that command: it might
+    run it."""
+
+    firsts = {p[0] for p in rule._prefixes} | {posixpath.basename(p[0]) for p in rule._prefixes}
+    firsts |= {s.words[0] for s in rule._spelled}
+
+    def could_start(word: str) -> bool:  # a command the rule names could start with `word`
+        base = posixpath.basename(word)
+        names = {word, base, program_name(base)[0]}
+        return any(_token_matches(first, name) for first in firsts for name in names)
+
+    for part in parsed.parts:
+        for _, sub in operand_commands(part, could_start):
+            if rule.part_verdict(sub) == YES:
+                return part, sub
+    return None
+
+
+def _unsafe_uncovered(part: Part, covered: int, start: int) -> bool:
+    """Whether the command (from word `start`: the one a privileged wrapper runs) has, past the
+    `covered` words a prefix names, an option that makes it run a program or write a file — or
+    words only known when it runs (or appended by `xargs`) that could be one."""
+    words = part.words
+    if any(k + start >= covered for k, _ in unsafe_options(words[start:]) if k):
+        return True
+    return (part.open_args or any(k >= covered for k in part.unknown)) and may_be_made_unsafe(
+        posixpath.basename(words[start])
+    )

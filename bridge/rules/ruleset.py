@@ -6,9 +6,9 @@ import posixpath
 from collections.abc import Callable, Iterable
 
 from bridge.options import program_name
-from bridge.rules.commands import allow_walk
+from bridge.rules.commands import allow_walk, operand_commands
 from bridge.rules.request import Request
-from bridge.rules.rule import Rule
+from bridge.rules.rule import Rule, runs_among_operands
 from bridge.rules.verdicts import ACTIONS, MIGHT, Decision
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand, Part
@@ -211,6 +211,14 @@ class _Bucket:
                 best = (index, rule)
         return best
 
+    def _names_a_first_word(self, word: str) -> bool:
+        """Whether a command rule of this action could start with `word`."""
+        if self.cmd_wild:
+            return True
+        base = posixpath.basename(word)
+        cmd_first = self.cmd_first
+        return word in cmd_first or base in cmd_first or program_name(base)[0] in cmd_first
+
     def first_might(self, req: Request, parsed: ParsedCommand | None) -> tuple[int, Rule] | None:
         """The first deny or ask rule that might match what cannot be known: a command rule against
         a command that cannot be known, a path rule against words that might name a path or a
@@ -224,6 +232,9 @@ class _Bucket:
             for part in parsed.parts:
                 if part.open_args or part.unknown:
                     by_index.update((c[0], c) for c in self._candidates(part))
+                # a program that might run a command spelled among its arguments
+                for _, sub in operand_commands(part, self._names_a_first_word):
+                    by_index.update((c[0], c) for c in self._candidates(sub))
         if self.rooted_any or self.rooted_kind:
             by_index.update((c[0], c) for c in self.rooted_any)
             by_index.update((c[0], c) for c in self.rooted_kind.get(req.kind or "", ()))
@@ -246,6 +257,9 @@ def _unknown_reason(
         return "a path cannot be resolved"
     if rule.facets(req) == MIGHT:
         return f"a word of the command might name a path inside {rule.path}"
+    among = runs_among_operands(rule, parsed) if not parsed.opaque else None
+    if among is not None:
+        return f"`{among[0].text}` might run `{among[1].text}`"
     return "; ".join(parsed.opaque) or "; ".join(
         f"`{p.text}` {'gets more arguments' if p.open_args else 'has words'} "
         "only known when it runs"

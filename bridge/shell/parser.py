@@ -4,6 +4,7 @@ with the words, redirections, here-documents and substitutions around them."""
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from collections.abc import Sequence
 from functools import lru_cache
@@ -18,6 +19,9 @@ from bridge.shell.words import (
     _local_assignment,
     _substitutions,
     control_character,
+    evaluates_arithmetic,
+    has_brace_expansion,
+    join_continuations,
     word_text,
 )
 
@@ -58,6 +62,10 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     )
 
 
+# `((` where a command starts: an arithmetic command (`(( v ))`, `for ((…))`), not two subshells
+_ARITHMETIC_COMMAND = r"(?:^|[;&|(\s])\(\("  # (compiled by `re` when first used)
+
+
 @lru_cache(maxsize=4096)
 def parse_cached(source: str) -> ParsedCommand:
     return parse_command(source)
@@ -76,6 +84,8 @@ class Parser:
         self.code: list[str] = []
         self.quoted: dict[str, str] = {}  # a quoted here-document's stand-in delimiter → its body
         self.interpreted = False  # an interpreter reads its code from its input
+        self.aliases: dict[str, str] = {}  # `alias NAME=VALUE` defined earlier in the script
+        self.git_aliases: dict[str, str] = {}  # git aliases defined in the command
 
     # scripts ------------------------------------------------------------------------------------
 
@@ -85,6 +95,13 @@ class Parser:
             return
         if not script.strip():
             return
+        script, unsure = join_continuations(script)  # `r\<newline>m` is `rm` to bash
+        if unsure:
+            self.opaque.append("a line continuation inside a quoted string or a comment")
+        if "((" in script and re.search(_ARITHMETIC_COMMAND, script):
+            # `(( v ))`, `for ((…))`: bashlex reads them as subshells; the arithmetic evaluates the
+            # value of every variable it names, and a value like `a[$(cmd)]` runs cmd
+            self.opaque.append("an arithmetic command on values only known when it runs")
         if _PLAIN_SCRIPT.fullmatch(script):
             try:
                 words = shlex.split(script)
@@ -137,6 +154,10 @@ class Parser:
                 self.walk(child.command, depth, src)
             elif child.kind == "parameter" and ("$(" in child.value or "`" in child.value):
                 self.opaque.append(f"a command inside ${{{child.value}}}")
+            elif child.kind == "parameter" and evaluates_arithmetic(child.value):
+                self.opaque.append(
+                    f"${{{child.value}}} evaluates arithmetic on a value only known when it runs"
+                )
             elif child.kind not in ("parameter", "tilde"):
                 self.walk(child, depth, src)
 
@@ -188,7 +209,10 @@ class Parser:
         if words:
             self.simple(
                 tuple(word_text(src, w) for w in words),
-                tuple(_is_dynamic(w) for w in words),
+                # a brace expansion (`git {push,}`) makes words only known when it runs, too
+                tuple(
+                    _is_dynamic(w) or has_brace_expansion(src[w.pos[0] : w.pos[1]]) for w in words
+                ),
                 tuple(writes),
                 depth,
                 assigns=tuple(assigns),
@@ -201,6 +225,8 @@ class Parser:
         """`PATH=/x; ls` changes what later commands run: an assignment of its own is a part (no
         allow rule names it) unless it is a shell variable by convention (lower case) or only
         chooses a language, a time zone or colours."""
+        if any(a.startswith("GIT_CONFIG") for a in assigns):
+            self.opaque.append("git configuration given in the environment (aliases, programs)")
         kept = tuple(a for a in assigns if not _local_assignment(a))
         if kept:
             self.parts.append(Part(kept, writes, "command", assigns=kept))

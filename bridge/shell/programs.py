@@ -62,25 +62,63 @@ HARMLESS_REDIRECT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"
 MAX_SHELL_DEPTH = 4
 
 
-def _reads_stdin(words: Sequence[str], i: int) -> bool:
-    """`sh`, `sh -s …`, `sh -` read their script from their input; `sh file` does not."""
+# Files a shell given as its script reads its input from
+STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+# A shell's long options that take a file; the others take nothing (`--norc`, `--posix`, …)
+_SHELL_LONG_FILE = frozenset({"--rcfile", "--init-file"})
+_SHELL_LONG = frozenset(
+    {"--debugger", "--dump-po-strings", "--dump-strings", "--help", "--login", "--noediting",
+     "--noprofile", "--norc", "--posix", "--pretty-print", "--protected", "--restricted",
+     "--verbose", "--version", "--wordexp"}
+)  # fmt: skip
+
+
+class ShellUse:
+    """How a shell at words[i] is given its script (`read_shell`): `kind` "script" (`-c`: the
+    script is words[at]), "file" (a script file, words[at]), "stdin" (its input: `sh`, `sh -s`,
+    `bash /dev/stdin`), "none" (`sh -c` and no script: it fails), or "unknown" (an option this
+    reading does not know, `why`)."""
+
+    def __init__(self, kind: str, at: int = -1, why: str = "") -> None:
+        self.kind = kind
+        self.at = at
+        self.why = why
+
+
+def read_shell(words: Sequence[str], i: int) -> ShellUse:
+    """Read a shell's options as bash reads them — `-o NAME`/`-O NAME` take a word, `--` or `-`
+    ends them, `-c` may come anywhere among them (`bash -c -- 'ls'`, `bash -o pipefail -c 'ls'`,
+    `bash -ec 'ls'`) and the script is then the first word that is not an option — and say where
+    its script comes from."""
     j = i + 1
-    while j < len(words) and words[j].startswith("-") and words[j] not in ("-", "--"):
-        if not words[j].startswith("--") and "s" in words[j][1:]:
-            return True
-        if words[j] in ("-o", "+o", "-O", "+O") and j + 1 < len(words):
+    command = stdin = False
+    while j < len(words):
+        word = words[j]
+        if word in ("--", "-"):
             j += 1
-        j += 1
-    if j < len(words) and words[j] == "--":
-        j += 1
-    return j >= len(words) or words[j] == "-"
-
-
-def _shell_script(words: Sequence[str], i: int) -> int | None:
-    """The index of the script word of `sh [-opts] -c script …` (words[i] is the shell), else None."""
-    j = i + 1
-    while j < len(words) and words[j].startswith("-") and words[j] != "--":
-        if not words[j].startswith("--") and "c" in words[j][1:]:
-            return j + 1
-        j += 1
-    return None
+            break
+        if word.startswith("--"):
+            name = word.partition("=")[0]
+            if name in _SHELL_LONG_FILE:
+                j += 1 if "=" in word else 2
+                continue
+            if name not in _SHELL_LONG:
+                return ShellUse("unknown", why=f"a shell option {word!r} is not known")
+            j += 1
+            continue
+        if word[:1] not in ("-", "+") or len(word) == 1:
+            break
+        takes = 0
+        for letter in word[1:]:
+            if letter in "oO":
+                takes += 1
+            elif letter == "c" and word[0] == "-":
+                command = True
+            elif letter == "s" and word[0] == "-":
+                stdin = True
+        j += 1 + takes
+    if command:
+        return ShellUse("script", j) if j < len(words) else ShellUse("none")
+    if stdin or j >= len(words) or words[j] in STDIN_FILES:
+        return ShellUse("stdin")
+    return ShellUse("file", j)

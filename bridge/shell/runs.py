@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import posixpath
+import re
+import shlex
 
 from bridge.shell.parts import Part
 from bridge.shell.programs import EVALUATES_SUBSCRIPTS, RUNS_CODE, RUNS_CODE_WHEN, is_interpreter
-from bridge.shell.words import _skip_assignments
+from bridge.shell.words import _local_assignment, _skip_assignments
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -42,7 +44,9 @@ def runs_code(
     elif base == "alias":
         for arg in args:
             if "=" in arg and not arg.startswith("-"):
-                parser.script(arg.partition("=")[2], depth + 1)
+                name, _, value = arg.partition("=")
+                parser.script(value, depth + 1)
+                parser.aliases[name] = value  # the commands after it that start with NAME
     elif base == "hash" and "-p" in args:
         k = args.index("-p")
         if k + 1 < len(args):
@@ -50,9 +54,18 @@ def runs_code(
             implied.append(Part((args[k + 1],), role="implied", open_args=True))
     elif base == "git":
         git_code(parser, args, depth)
+        aliased = git_alias(parser, args)
+        if aliased is not None:
+            implied.append(Part(("git", *aliased), role="implied"))
     if base in EVALUATES_SUBSCRIPTS:
         for arg in args:
             parser.substitutions(arg, depth)
+        arithmetic = _arithmetic(base, args)
+        if arithmetic is not None:
+            parser.opaque.append(
+                f"{base} evaluates arithmetic on a value only known when it runs: {arithmetic!r}"
+            )
+    implied.extend(_assigned(parser, base, args))
     interpreted_code(parser, words[i:], stdin)
     return implied
 
@@ -76,14 +89,11 @@ def interpreted_code(parser: Parser, words: tuple[str, ...], stdin: str | None) 
 def git_code(parser: Parser, args: tuple[str, ...], depth: int) -> None:
     """What git runs besides itself: an alias that starts with `!` is a shell script; other
     `-c` values (a pager, an editor, an ssh command…) and `ext::` URLs are code; the program
-    of `--upload-pack`, `--receive-pack`, `--exec`, `-u` is a shell command."""
+    of `--upload-pack`, `--receive-pack`, `--exec`, `-u` is a shell command. Other aliases are
+    remembered (`git_alias`); an included configuration file cannot be known."""
     positional = [a for a in args if not a.startswith("-")]
     if positional[:1] == ["config"] and len(positional) >= 3:  # `git config alias.x '!…'`
-        setting, text = positional[1], positional[2]
-        if setting.lower().startswith("alias.") and text.startswith("!"):
-            parser.script(text[1:], depth + 1)
-        else:
-            parser.code.append(text)
+        _git_setting(parser, positional[1], positional[2], depth)
     k = 0
     while k < len(args):
         word = args[k]
@@ -100,15 +110,58 @@ def git_code(parser: Parser, args: tuple[str, ...], depth: int) -> None:
             parser.code.append(word[5:])
         if value is not None:
             option = word.partition("=")[0]
-            if option in ("-c", "--config-env") or word.startswith("-c"):
+            if option == "--config-env":  # `NAME=ENVVAR`: the value comes from the environment
+                setting = value.partition("=")[0]
+                if setting.lower().startswith(("alias.", "include")):
+                    parser.opaque.append(f"git setting {setting!r} from the environment")
+                parser.code.append(value)
+            elif option == "-c" or word.startswith("-c"):
                 setting, _, text = value.partition("=")
-                if setting.lower().startswith("alias.") and text.startswith("!"):
-                    parser.script(text[1:], depth + 1)
-                else:
-                    parser.code.append(text or value)
+                _git_setting(parser, setting, text or value, depth)
             else:
                 parser.script(value, depth + 1)
         k += 1
+
+
+def _git_setting(parser: Parser, setting: str, text: str, depth: int) -> None:
+    """A git setting given in the command (`-c NAME=VALUE`, `git config NAME VALUE`)."""
+    name = setting.lower()
+    if name.startswith("alias.") and text.startswith("!"):
+        parser.script(text[1:], depth + 1)
+    else:
+        parser.code.append(text)
+    if name.startswith("alias."):
+        parser.git_aliases[name[6:]] = text
+    elif name.startswith("include"):
+        parser.opaque.append("git includes configuration that is not known here")
+
+
+# git's options (before its subcommand) that take the next word as their value
+_GIT_OPTION_VALUES = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix",
+     "--exec-path", "--list-cmds", "--attr-source"}
+)  # fmt: skip
+
+
+def git_alias(parser: Parser, args: tuple[str, ...]) -> tuple[str, ...] | None:
+    """What git runs for a subcommand that is an alias defined in this command (`git -c
+    alias.p=push p`, `git config alias.p push; git p`): the alias's words, then the rest."""
+    if not parser.git_aliases:
+        return None
+    k = 0
+    while k < len(args) and args[k].startswith("-"):
+        k += 2 if args[k] in _GIT_OPTION_VALUES else 1
+    if k >= len(args):
+        return None
+    value = parser.git_aliases.get(args[k].lower())
+    if value is None or value.startswith("!"):
+        return None  # a `!` alias is a shell script: parsed where it is defined
+    try:
+        words = tuple(shlex.split(value))
+    except ValueError:
+        parser.opaque.append(f"git alias {args[k]!r} cannot be read")
+        return None
+    return (*words, *args[k + 1 :])
 
 
 def note_dirs(parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...]) -> None:
@@ -150,3 +203,84 @@ def find_exec(
                 parser.simple(sub, marks, (), depth + 1)
             k = end
         k += 1
+
+
+# A name with a subscript that is not a number (`a[v]`, `a[$i]`): the subscript is arithmetic
+# (patterns compiled by `re` when first used: a hook's start-up does not pay for them)
+_SUBSCRIPTED = r"[A-Za-z_][A-Za-z0-9_]*\[(?!\s*-?\d+\s*\])"
+_IDENTIFIER = r"[A-Za-z_]"
+
+
+def _arithmetic(base: str, args: tuple[str, ...]) -> str | None:
+    """The word of a builtin's arguments that makes it evaluate arithmetic on the value of a
+    variable (which runs any `a[$(cmd)]` in that value): a subscript that is not a number
+    (`printf -v 'a[v]'`, `read 'a[v]'`, `unset 'a[v]'`), any name `let` evaluates, `declare -i`
+    (every later assignment to the name is evaluated)."""
+    if base == "printf":  # only its `-v` name: a format or an argument is text
+        names = args[1:2] if args[:1] == ("-v",) else [a[2:] for a in args[:1] if a[:2] == "-v"]
+    elif base in ("test", "[", "[["):  # only the name of a `-v` test
+        names = [args[k + 1] for k in range(len(args) - 1) if args[k] == "-v"]
+    else:
+        names = list(args)
+    for arg in names:
+        if "[" in arg and re.search(_SUBSCRIPTED, arg):
+            return arg
+    if base == "let":
+        return next((a for a in args if re.search(_IDENTIFIER, a)), None)
+    if base in _DECLARES:
+        for arg in args:
+            if arg == "--" or not arg.startswith(("-", "+")):
+                break
+            if "i" in arg[1:]:
+                return arg
+    return None
+
+
+_DECLARES = frozenset({"declare", "typeset", "local", "export", "readonly"})
+# Options of the builtins that assign variables, which take an argument (not a name)
+_NAME_OPTIONS = {
+    "printf": "",
+    "read": "dinNptu",
+    "mapfile": "dnOsuCc",
+    "readarray": "dnOsuCc",
+}
+
+
+def _assigned(parser: Parser, base: str, args: tuple[str, ...]) -> list[Part]:
+    """The variables a builtin assigns (`printf -v PATH …`, `read PATH`, `declare PATH=…`,
+    `getopts o PATH`), as an assignment of their own would be: `PATH=/x; ls` changes what later
+    commands run. A shell variable by convention (lower case) is not one (`_local_assignment`)."""
+    names: list[str] = []
+    if base == "printf":
+        if len(args) >= 2 and args[0] == "-v":
+            names.append(args[1])
+        elif args and args[0].startswith("-v") and len(args[0]) > 2:
+            names.append(args[0][2:])
+    elif base in ("read", "mapfile", "readarray"):
+        takes = _NAME_OPTIONS[base]
+        k = 0
+        while k < len(args) and args[k].startswith("-") and args[k] != "-":
+            if args[k] == "--":
+                k += 1
+                break
+            letters = args[k][1:]
+            for n, letter in enumerate(letters):
+                if letter == "a" and base == "read":  # read -a NAME
+                    names.append(letters[n + 1 :] or (args[k + 1] if k + 1 < len(args) else ""))
+                    if not letters[n + 1 :]:
+                        k += 1
+                    break
+                if letter in takes:
+                    if not letters[n + 1 :]:
+                        k += 1
+                    break
+            k += 1
+        names.extend(args[k:] if base == "read" else args[k:][-1:])
+    elif base == "getopts" and len(args) >= 2:
+        names.append(args[1])
+    elif base in _DECLARES:
+        names.extend(a.partition("=")[0] for a in args if not a.startswith(("-", "+")) and "=" in a)
+    if any(name.startswith("GIT_CONFIG") for name in names):
+        parser.opaque.append("git configuration given in the environment (aliases, programs)")
+    kept = tuple(f"{name}=" for name in names if name and not _local_assignment(f"{name}="))
+    return [Part(kept, role="command", assigns=kept)] if kept else []

@@ -11,11 +11,11 @@ from bridge.shell.programs import (
     HARMLESS_REDIRECT_TARGETS,
     MAX_SHELL_DEPTH,
     SHELLS,
-    _reads_stdin,
-    _shell_script,
+    STDIN_FILES,
+    read_shell,
 )
 from bridge.shell.runs import note_dirs, runs_code
-from bridge.shell.words import _skip_assignments, _unknown, _unknown_name
+from bridge.shell.words import _PLAIN_SCRIPT, _skip_assignments, _unknown, _unknown_name
 from bridge.shell.wrappers import WRAPPERS, Wrapper, _Unknown
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
@@ -38,6 +38,33 @@ def simple(
     what a here-document or here-string feeds it."""
     first = _skip_assignments(words, 0)
     given = [*assigns, *words[:first]]
+    if any(a.startswith(_GIT_CONFIG) for a in given):
+        parser.opaque.append("git configuration given in the environment (aliases, programs)")
+    if first < len(words) and not dynamic[first] and words[first] in parser.aliases:
+        # an alias defined earlier in the script (`alias r=rm; r -rf x`): what it stands for
+        value = parser.aliases.pop(words[first])  # bash does not expand an alias inside itself
+        try:
+            if not _PLAIN_SCRIPT.fullmatch(value):
+                raise ValueError
+            replaced = tuple(shlex.split(value))
+        except ValueError:
+            parser.opaque.append(f"the alias {words[first]!r} cannot be read: {value!r}")
+        else:
+            if depth < MAX_SHELL_DEPTH:
+                simple(
+                    parser,
+                    (*words[:first], *replaced, *words[first + 1 :]),
+                    (*dynamic[:first], *(False,) * len(replaced), *dynamic[first + 1 :]),
+                    writes,
+                    depth + 1,
+                    assigns=assigns,
+                    stdin=stdin,
+                )
+                parser.aliases[words[first]] = value
+                return
+            parser.opaque.append("aliases nested too deep")
+        finally:
+            parser.aliases.setdefault(words[first], value)
     if first == len(words):  # only assignments (an argv, or a plain script)
         parser.words.extend((w.partition("=")[2], d) for w, d in zip(words, dynamic, strict=True))
         parser.assignments(tuple(given), writes)
@@ -52,6 +79,10 @@ def simple(
     command = SimpleCommand(parser, words, dynamic, writes, depth, given, stdin)
     command.unwrap(first)
     parser.parts[pos:] = command.parts(parser.parts[pos:])
+
+
+# `GIT_CONFIG_COUNT`/`_KEY_n`/`_VALUE_n`, `GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_GLOBAL`, …
+_GIT_CONFIG = "GIT_CONFIG"
 
 
 class SimpleCommand:
@@ -108,6 +139,9 @@ class SimpleCommand:
         if base in SHELLS:
             self.shell(i, base)
             return None
+        if base in (".", "source"):
+            self.source(i, base)
+            return None
         spec = WRAPPERS.get(base)
         if spec is None:
             self.command(i, base)
@@ -116,26 +150,51 @@ class SimpleCommand:
 
     def shell(self, i: int, base: str) -> None:
         """`bash -c SCRIPT` (the script's commands), `bash file.sh` (the command itself), `… | bash`
-        (what its input gives it)."""
+        and `bash /dev/stdin <<< …` (what its input gives it)."""
         words, parser = self.words, self.parser
-        script = _shell_script(words, i)
-        if script is None:
-            self.runs = i  # `bash file.sh`: the command itself
-            if _reads_stdin(words, i):  # `… | bash`, `bash -s`, `bash <<EOF`
-                if self.stdin is not None:
-                    parser.script(self.stdin, self.depth + 1)
-                else:
-                    parser.opaque.append(
-                        f"{base} runs what its input gives it, which is not known here"
-                    )
-        elif script >= len(words):
+        use = read_shell(words, i)
+        if use.kind == "unknown":
+            parser.opaque.append(f"{base}: {use.why}")
+            self.runs = i
+        elif use.kind == "stdin":
+            self.runs = i
+            if self.stdin is not None:
+                parser.script(self.stdin, self.depth + 1)
+            else:
+                parser.opaque.append(
+                    f"{base} runs what its input gives it, which is not known here"
+                )
+        elif use.kind == "none":
             pass  # `sh -c` without a script: it fails
-        elif any(self.dynamic[i : script + 1]):
+        elif any(self.dynamic[i : use.at + 1]):
+            what = "script" if use.kind == "script" else "script file"
             parser.opaque.append(
-                f"a shell runs a script only known when it runs: {words[script]!r}"
+                f"a shell runs a {what} only known when it runs: {words[use.at]!r}"
             )
+            self.runs = i if use.kind == "file" else None
+        elif use.kind == "file":
+            self.runs = i  # `bash file.sh`: the command itself
         else:
-            parser.script(words[script], self.depth + 1)
+            parser.script(words[use.at], self.depth + 1)
+
+    def source(self, i: int, base: str) -> None:
+        """`. FILE` / `source FILE`: the script in FILE runs in this shell — the command itself,
+        unless the file is its input (`source /dev/stdin <<< …`) or only known when it runs
+        (`. <(curl …)`)."""
+        words, parser = self.words, self.parser
+        self.runs = i
+        at = i + 2 if words[i + 1 : i + 2] == ("--",) else i + 1
+        if at >= len(words):
+            return
+        if self.dynamic[at]:
+            parser.opaque.append(f"{base} runs a script only known when it runs: {words[at]!r}")
+        elif words[at] in STDIN_FILES:
+            if self.stdin is not None:
+                parser.script(self.stdin, self.depth + 1)
+            else:
+                parser.opaque.append(
+                    f"{base} runs what its input gives it, which is not known here"
+                )
 
     def command(self, i: int, base: str) -> None:
         """A command that is no wrapper: it runs, with what it implies."""

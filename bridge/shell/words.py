@@ -111,3 +111,107 @@ def _is_dynamic(word: Any) -> bool:
         child.kind in ("parameter", "commandsubstitution", "processsubstitution")
         for child in getattr(word, "parts", None) or ()
     )
+
+
+def join_continuations(script: str) -> tuple[str, bool]:
+    """`script` with its line continuations (a backslash right before a newline) removed, as bash
+    removes them before it reads a word — outside single quotes, `$'…'` strings and comments —
+    and whether one is left where this reading cannot be sure of it (inside what it took for a
+    quoted string or a comment: a here-document's text can hold a lone quote)."""
+    if "\\\n" not in script:
+        return script, False
+    out: list[str] = []
+    k, n = 0, len(script)
+    quote = ""  # "'" (single, or `$'…'` when `ansi`), '"', or "#" (a comment)
+    ansi = False
+    while k < n:
+        c = script[k]
+        if quote == "'":
+            if ansi and c == "\\" and k + 1 < n:
+                out.append(script[k : k + 2])
+                k += 2
+                continue
+            if c == "'":
+                quote, ansi = "", False
+            out.append(c)
+        elif quote == "#":
+            if c == "\n":
+                quote = ""
+            out.append(c)
+        elif c == "\\" and k + 1 < n:
+            if script[k + 1] != "\n":
+                out.append(script[k : k + 2])
+            k += 2
+            continue
+        elif quote == '"':
+            if c == '"':
+                quote = ""
+            out.append(c)
+        else:
+            if c == "'":
+                quote, ansi = "'", k > 0 and script[k - 1] == "$"
+            elif c == '"':
+                quote = '"'
+            elif c == "#" and (k == 0 or script[k - 1] in " \t\n;&|()"):
+                quote = "#"
+            out.append(c)
+        k += 1
+    joined = "".join(out)
+    return joined, "\\\n" in joined
+
+
+def has_brace_expansion(raw: str) -> bool:
+    """Whether a word as written holds a brace expansion bash makes several words of
+    (`{push,}`, `--{recursive,force}`, `{1..3}`): an unquoted `{` (not `${`) whose matching `}`
+    encloses an unquoted `,` or `..`."""
+    if "{" not in raw:
+        return False
+    opened: list[bool] = []  # per unquoted `{`: whether it is a parameter's `${`
+    k, n = 0, len(raw)
+    quote = ""
+    while k < n:
+        c = raw[k]
+        if quote:
+            if c == "\\" and quote == '"':
+                k += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c == "\\":
+            k += 2
+            continue
+        elif c in "'\"":
+            quote = c
+        elif c == "{":
+            opened.append(k > 0 and raw[k - 1] == "$")
+        elif c == "}" and opened:
+            opened.pop()
+        elif opened and not opened[-1]:
+            if c == "," or (c == "." and raw.startswith("..", k)):
+                return True
+        k += 1
+    return False
+
+
+# A parameter expansion that evaluates arithmetic: a subscript other than a number, `@` or `*`
+# (`${a[v]}`), an offset or length (`${v:n:m}`, not `:-`/`:=`/`:+`/`:?`), an indirection
+# (`${!ref}`). The arithmetic evaluates the *value* of every variable it names, and a value like
+# `a[$(cmd)]` runs cmd — whatever the quotes around the expansion.
+# (patterns compiled by `re` when first used: a hook's start-up does not pay for them)
+_PARAM_SUBSCRIPT = r"\[(?!\s*(?:-?\d+|@|\*)\s*\])"
+_PARAM_OFFSET = r"#?[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?:(?![-=+?])"
+
+
+def evaluates_arithmetic(parameter: str) -> bool:
+    """Whether a `${…}` expansion (its text between the braces) evaluates arithmetic on a value
+    only known when it runs (see `_PARAM_SUBSCRIPT`)."""
+    if parameter.startswith("!") and not parameter.endswith(("*", "@", "[@]", "[*]")):
+        return True
+    head = re.split(r"[#%/^,]|:[-=+?]", parameter.lstrip("#!"), maxsplit=1)[0]
+    if re.search(_PARAM_SUBSCRIPT, head):
+        return True
+    m = re.match(_PARAM_OFFSET, parameter)
+    if m is not None:
+        rest = parameter[m.end() :]
+        return not re.fullmatch(r"\s*-?\d*\s*(?::\s*-?\d*\s*)?", rest)
+    return False

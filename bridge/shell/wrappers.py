@@ -3,6 +3,7 @@ options, and how the command it runs is found among its words."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Callable, Sequence
@@ -287,7 +288,35 @@ def _busybox(
     return _Unwrapped(j)
 
 
+def _setarch(
+    spec: Wrapper, words: Sequence[str], i: int, j: int, seen: _Seen, rest: list[int]
+) -> _Unwrapped:
+    # setarch ARCH [options] [command …] (its other names — linux64, i386, … — have no ARCH)
+    if posixpath.basename(words[i]) == "setarch":
+        if j < len(words) and j == i + 1:  # the architecture comes before its options
+            j, seen, _ = _getopt(spec, words, j + 1)
+        else:
+            raise _Unknown("an architecture is expected first")
+    if any(name in ("list", "help", "version", "h", "V") for name, _ in seen):
+        return _Unwrapped(None)
+    return _Unwrapped(j, default=("sh",))  # with no command it starts a shell
+
+
+def _sg(
+    spec: Wrapper, words: Sequence[str], i: int, j: int, seen: _Seen, rest: list[int]
+) -> _Unwrapped:
+    # sg [-] [GROUP [[-c] COMMAND]]: the command is a script for /bin/sh
+    j += 1  # the group
+    if j < len(words) and words[j] == "-c":
+        j += 1
+    if j >= len(words):
+        return _Unwrapped(None)  # a shell with that group
+    return _Unwrapped(None, script=" ".join(words[j:]))
+
+
 _SPECIALS: dict[str, _Special] = {
+    "setarch": _setarch,
+    "sg": _sg,
     "env": _env,
     "xargs": _xargs,
     "su": _su,
@@ -388,6 +417,26 @@ WRAPPERS: dict[str, Wrapper] = {
         special="flock",
     ),
     "busybox": Wrapper("wrapper", long="list list-full install help", special="busybox"),
+    "chrt": Wrapper(
+        "wrapper",
+        short="abdefimoprRT:P:D:vhV",
+        long="all-tasks batch deadline ext fifo idle max other pid rr reset-on-fork "
+        "sched-runtime= sched-period= sched-deadline= verbose help version",
+        positionals=1,  # the priority
+        stop=frozenset({"m", "max", "p", "pid", "h", "help", "V", "version"}),
+    ),
+    **{
+        name: Wrapper(
+            "wrapper",
+            short="v3BFILRSTXZhV",
+            long="verbose 3gb 4gb uname-2.6 addr-no-randomize fdpic-funcptrs mmap-page-zero "
+            "addr-compat-layout read-implies-exec 32bit short-inode whole-seconds "
+            "sticky-timeouts list help version",
+            special="setarch",
+        )
+        for name in ("setarch", "linux32", "linux64", "i386", "x86_64", "uname26")
+    },
+    "ssh-agent": Wrapper("wrapper", short="cDdsa:E:O:P:t:k", stop=frozenset({"k"})),
     "toybox": Wrapper("wrapper", long="help version", special="busybox"),
     # privileged: they change who (or where) runs the command
     "sudo": Wrapper(
@@ -425,6 +474,7 @@ WRAPPERS: dict[str, Wrapper] = {
         "shell= user= whitelist-environment= fast help version",
         special="su",
     ),
+    "sg": Wrapper("privileged", special="sg"),
     "pkexec": Wrapper(
         "privileged",
         long="user= disable-internal-agent keep-cwd help version",

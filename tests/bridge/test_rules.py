@@ -372,7 +372,10 @@ def test_a_harmless_wrapper_is_transparent_for_allow_rules(command: str) -> None
         ("xargs rm", [Rule("allow", command="xargs")], None),
         # xargs appends arguments: only a prefix the written words already cover allows it
         ("xargs git", [ALLOW_GIT], None),
-        ("xargs git status", [ALLOW_GIT], "allow"),
+        # … and not when words it appends could be an option that writes a file or runs a
+        # program (`git status --output=x` is not `git status`)
+        ("xargs git status", [ALLOW_GIT], None),
+        ("xargs ls", [Rule("allow", command="ls")], "allow"),
         ("xargs -I{} git {} status", [ALLOW_GIT], None),
         ("xargs npm run", [Rule("allow", command="npm run *")], None),
         # an unknown wrapper option, a wrapper word only known when it runs: never allowed
@@ -450,6 +453,9 @@ HARMLESS = ["timeout 5", "timeout -s KILL 1m", "nice -n 5", "nohup", "/usr/bin/t
 PRIVILEGED = ["sudo", "sudo -u bob --", "doas", "pkexec --user bob", "chroot /jail"]
 ELEVATED = ("<a privileged wrapper: never allowed by these rules>",)
 ASSIGNED = ("<an environment assignment no allow rule names>",)
+# `xargs git …`: words appended when it runs could be an option that writes a file or runs a
+# program (`--output=`), which no allow rule of these names
+APPENDED = ("<words xargs appends to a program with such options>",)
 
 
 def quote_word(word: str, style: int) -> str:
@@ -485,6 +491,8 @@ def simple_commands(draw: st.DrawFn) -> tuple[list[tuple[str, ...]], str]:
         text = f"{wrapper} {text}"
         if wrapper in PRIVILEGED:
             commands.append(ELEVATED)
+        if wrapper.startswith("xargs") and words[0] == "git":
+            commands.append(APPENDED)
     if draw(st.integers(0, 4)) == 0:
         text += " 2>/dev/null"
     return commands, text

@@ -279,7 +279,6 @@ CASES: list[Case] = [
         PERSON,
         "GIT_PAGER='sh -c id' git log",
         "GIT_EXTERNAL_DIFF=./x git diff",
-        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=id git log",
         "GIT_SSH_COMMAND=id git status",
         "GIT_DIR=/tmp/evil git status",
         "LD_PRELOAD=/tmp/x.so ls",
@@ -426,4 +425,70 @@ CASES: list[Case] = [
         {"title": "ls", "kind": "execute", "rawInput": {"command": ["ls", "a\rb"]}},
     ),
     *_cases("control characters", DENY, "rm -rf /\r"),
+    # --- an attacker's spellings: how bash reads a word, options, stdin, aliases, wrappers --------
+    # (each one run in a sandbox by test_corpus.py: the denied command really runs)
+    *_cases(
+        "attacker spellings",
+        DENY,
+        "r\\\nm -rf /",  # a line continuation inside a word: bash reads `rm`
+        "rm -r\\\nf /",
+        "bash -c -- 'rm -rf /'",  # `-c` takes the first word that is not an option
+        "bash -c -x 'rm -rf /'",
+        "bash -o pipefail -c 'rm -rf /'",  # `-o` takes a word
+        "bash -O extglob -c 'rm -rf /'",
+        "bash --rcfile /dev/null -c 'rm -rf /'",
+        "bash /dev/stdin <<< 'rm -rf /'",  # a script file that is its input
+        "echo x | bash /dev/fd/0 <<< 'rm -rf /'",
+        "source /dev/stdin <<< 'rm -rf /'",
+        "shopt -s expand_aliases\nalias r=rm\nr -rf /",  # an alias defined in the command
+        "shopt -s expand_aliases\nalias r='rm -r'\nr -f /",
+        "chrt -o 0 rm -rf /",  # wrappers: they run the command they are given
+        "setarch x86_64 rm -rf /",
+        "linux64 -R rm -rf /",
+        "ssh-agent rm -rf /",
+        "sg root -c 'rm -rf /'",
+        "git -c alias.p='push --force' p origin main",  # a git alias defined in the command
+        "git config alias.p 'push -f'; git p origin main",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        "git {push,} --force",  # a brace expansion: several words, known when it runs
+        "rm --{recursive,force} /",
+        "bash <(echo 'rm -rf /')",  # a script only known when it runs
+        ". <(echo 'rm -rf /')",
+        "echo 'rm -rf /' | bash /dev/stdin",
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; let v",  # arithmetic runs `a[$(…)]` in a value
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; (( v ))",
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; declare -i n; n=v",
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; echo ${arr[v]}",
+        'd=\'$\'; v="a[${d}(rm -rf /)]"; x=abc; echo "${x::v}"',
+        "d='$'; ref=\"a[${d}(rm -rf /)]\"; echo ${!ref}",
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; printf -v 'x[v]' %s 1",
+        "unbuffer rm -rf /",  # a program not known to run only what it is
+        "nocache git push --force",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0='push -f' git p",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=id git log",
+        "git --config-env=alias.p=P p",
+        "echo '. -maxdepth 0 -exec id ;' | xargs find",  # find's options come from its input
+        "find . -maxdepth 0 {-exec,id} \\;",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "printf -v PATH %s /tmp/evil; ls",  # assigns PATH as `PATH=/tmp/evil; ls` does
+        "read PATH <<< /tmp/evil; ls",
+        "sort {-o,/tmp/x} README.md",  # an allowed program, an option only known when it runs
+        'o=--output=/tmp/x; git log "$o"',
+        "git diff $(cat /tmp/refs)",
+        "echo pwned > /tmp/symposium-corpus-allowed/.\\\n./escaped",
+    ),
+    *_cases(
+        "attacker spellings",
+        ALLOW,
+        "echo rm -rf /",  # text, not a command
+        "xargs ls",
+        "echo ${a[0]} ${#a[@]} ${HOME:-/} ${x: -1}",
+        "git sta\\\ntus",
+    ),
 ]

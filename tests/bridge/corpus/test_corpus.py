@@ -257,3 +257,82 @@ def test_the_oracle_sees_a_program_the_rules_do_not_name(work) -> None:
     started = {os.path.basename(p) for p in programs}
     assert {"ls", "id", "timeout", "whoami"} <= started
     assert not {"id", "whoami"} & allowed_programs()
+
+
+# --- the attacker's spellings, run: each really runs what the rules stop ----------------------------
+
+ATTACKS = [c for c in CASES if c[0] == "attacker spellings" and c[2] != "allow"]
+# Spellings whose program is not here, cannot start in the sandbox, or whose effect is not a
+# command it starts: their verdicts are still checked above, not what they run.
+UNRUNNABLE = {
+    "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=id git log": "a pager "
+    "runs only on a terminal",
+    "printf -v PATH %s /tmp/evil; ls": "it changes where later commands are found",
+    "read PATH <<< /tmp/evil; ls": "it changes where later commands are found",
+    "git diff $(cat /tmp/refs)": "its words come from a file that is not here",
+    "echo pwned > /tmp/symposium-corpus-allowed/.\\\n./escaped": "it writes a file, outside the "
+    "folder an allow rule names (the sandbox's /tmp is its own)",
+    "unbuffer rm -rf /": "unbuffer (expect) is not installed",
+    "nocache git push --force": "nocache is not installed",
+    "sg root -c 'rm -rf /'": "sg cannot change group in the sandbox's user namespace",
+    "git --config-env=alias.p=P p": "its alias comes from the environment, here unset",
+}
+
+
+def sandboxed_commands(command: str, work: Path) -> list[list[str]]:
+    """Run `command` with bash in the sandbox of `sandboxed`, with git tracing on; every command
+    that ran: each program's argv (as execve got it) and each git command git ran in itself
+    (an alias, a builtin: `GIT_TRACE`)."""
+    trace, git_trace = work / ".trace", work / ".git-trace"
+    argv = [
+        BWRAP, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        "--bind", str(work), str(work), "--unshare-net", "--unshare-user-try",
+        "--die-with-parent", "--chdir", str(work), "--setenv", "HOME", str(work),
+        "--setenv", "GIT_CONFIG_NOSYSTEM", "1", "--setenv", "GIT_TRACE", str(git_trace),
+        STRACE, "-f", "-qq", "-s", "256", "-e", "trace=execve", "-e", "signal=none",
+        "-o", str(trace), "bash", "-c", command,
+    ]  # fmt: skip
+    subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
+    ran = []
+    for line in trace.read_text().splitlines():
+        found = re.search(r"execve\(\"[^\"]+\", \[(.*?)\]", line)
+        if found and line.rstrip().endswith("= 0"):
+            ran.append(re.findall(r'"((?:[^"\\]|\\.)*)"', found.group(1)))
+    if git_trace.exists():
+        for line in git_trace.read_text().splitlines():
+            built_in = re.search(r"trace: built-in: (git .*)", line)
+            if built_in:
+                ran.append(built_in.group(1).split())
+        git_trace.unlink()
+    trace.unlink()
+    return ran
+
+
+def stopped(argv: list[str]) -> bool:
+    """What these rules stop or leave to a person: `rm` recursive and forced, `git push`
+    forced, a program no allow rule names (the shell and git themselves aside), or one given an
+    option that writes a file or runs a program (`sort -o`, `git log --output`)."""
+    from bridge.options import unsafe_options
+
+    name = os.path.basename(argv[0])
+    if unsafe_options(tuple(argv)):
+        return True
+    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
+    longs = {a for a in argv[1:] if a.startswith("--")}
+    if name == "rm":
+        return bool({"r", "R"} & set(flags) or "--recursive" in longs) and (
+            "f" in flags or "--force" in longs
+        )
+    if name == "git" and "push" in argv:
+        return "f" in flags or "--force" in longs
+    return name not in allowed_programs() | {"bash", "git", "chrt", "setarch", "linux64",
+                                             "ssh-agent", "strace"}  # fmt: skip
+
+
+@pytest.mark.skipif(BWRAP is None or STRACE is None, reason="needs bubblewrap and strace")
+@pytest.mark.parametrize("case", [c for c in ATTACKS if c[1] not in UNRUNNABLE], ids=case_id)
+def test_each_attacker_spelling_really_runs_what_the_rules_stop(case, work) -> None:
+    # the verdicts above are only worth something if bash reads these spellings as the command
+    # the rules name: run, each starts (or has git run) a command these rules deny or ask about
+    ran = sandboxed_commands(case[1], work)
+    assert any(stopped(argv) for argv in ran), (case[1], ran)
