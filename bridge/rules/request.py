@@ -254,6 +254,7 @@ class Request(Record):
                 _URL_START,
                 UrlView,
                 _normal_host,
+                command_url_spellings,
                 read_url,
             )
 
@@ -266,6 +267,8 @@ class Request(Record):
                     views.append(read_url(text[m.start() : end.start() if end else len(text)]))
                 words = [w for p in parsed.parts for w in p.words[1:]]
                 words.extend(w for w, _ in parsed.words)
+                for spelled in itertools.islice(command_url_spellings(words), MAX_URL_CANDIDATES):
+                    views.append(read_url(spelled))
                 hosts = (w for w in dict.fromkeys(words) if _HOSTISH.match(w))
                 for word in itertools.islice(hosts, MAX_URL_CANDIDATES):
                     host, _, path = word.rpartition("@")[2].replace(":", "/", 1).partition("/")

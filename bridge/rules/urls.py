@@ -203,3 +203,62 @@ def url_prefix_matches(rule: tuple[str, str, str], url: tuple[str, str, str]) ->
         (rule[0], r_host, r_port, rule[2]),
         UrlView("", frozenset({(url[0], host, port, url[2])}), None),
     )
+
+
+# --- how programs that fetch spell a URL in a command -----------------------------------------------
+
+# `http:/host/x`, `https:host`: curl (and others) read these as `http://host/x`
+_LOOSE_SCHEME = re.compile(r"(?i)((?:https?|ftps?|wss?|gopher|dict|telnet|tftp|scp|sftp):)/?(?!/)")
+# Options naming a host the program connects to instead of (or through) the URL's own
+_HOST_OPTIONS = frozenset(
+    {"--connect-to", "-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5",
+     "--socks5-hostname", "--doh-url"}
+)  # fmt: skip
+_GLOB_SETS = re.compile(r"\{([^{}]*)\}|\[([^\[\]]*)\]")
+_MAX_GLOB = 64  # URLs a globbed word stands for, at most, that are read
+
+
+def command_url_spellings(words: list[str]) -> list[str]:
+    """More readings of a command's words as URLs, the way programs that fetch read them: a
+    scheme with one slash or none (`http:/evil.example/`), curl's `{a,b}` and `[a-z]` globs
+    expanded (`http://ev[i-i]l.example/`: at most `_MAX_GLOB` each), and the hosts options
+    connect to (`--connect-to ::evil.example:`, `-x proxy.example`)."""
+    out: list[str] = []
+    for k, word in enumerate(words):
+        if (k and words[k - 1] in _HOST_OPTIONS) or word.startswith(("--connect-to=", "--proxy=")):
+            value = word.partition("=")[2] if word.startswith("--") and "=" in word else word
+            out.extend(f"https://{h}/" for h in re.split(r"[:,\s]+", value) if "." in h)
+        loose = _LOOSE_SCHEME.match(word)
+        if loose:
+            out.append(loose.group(1) + "//" + word[loose.end() :].lstrip("/"))
+        if "{" in word or "[" in word:
+            out.extend(_expand_globs(word))
+    return out
+
+
+def _expand_globs(word: str) -> list[str]:
+    """The words a curl URL glob stands for (`{a,b}`, `[a-z]`, `[1-3]`), the first `_MAX_GLOB`."""
+    found = _GLOB_SETS.search(word)
+    if found is None:
+        return [word]
+    if found.group(1) is not None:
+        choices = found.group(1).split(",")
+    else:
+        span = found.group(2).partition(":")[0]  # `[1-9:2]`: a step
+        lo, dash, hi = span.partition("-")
+        if not dash or len(lo) != len(hi) or not lo:
+            choices = [found.group(0)]
+        elif lo.isdigit() and hi.isdigit():
+            choices = [str(n).zfill(len(lo)) for n in range(int(lo), int(hi) + 1)][:_MAX_GLOB]
+        elif len(lo) == 1 and lo.isalpha():
+            choices = [chr(c) for c in range(ord(lo), ord(hi) + 1)][:_MAX_GLOB]
+        else:
+            choices = [found.group(0)]
+    head, tail = word[: found.start()], word[found.end() :]
+    out: list[str] = []
+    for choice in choices:
+        for rest in _expand_globs(tail):
+            out.append(head + choice + rest)
+            if len(out) >= _MAX_GLOB:
+                return out
+    return out

@@ -13,6 +13,9 @@ import asyncio
 import gc
 import json
 import os
+import re
+import shutil
+import subprocess
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -133,6 +136,15 @@ def run(id: str, command: Any) -> Case:
 DOCS = "https://docs.python.org/3/"
 PROJECT = "HOME/src/project"
 
+# Spellings of the denied host that curl itself contacts it by (`test_curl_contacts_the_denied_host_…`)
+CURL_SPELLINGS = [
+    ("curl, one slash", "curl -sS http:/evil.example/"),
+    ("curl's [a-z] glob", "curl -sS 'http://ev[i-i]l.example/'"),
+    ("curl's {a,b} glob", "curl -sS 'http://evil.exa{mple,x}/'"),
+    ("curl --connect-to", "curl -sS --connect-to ::evil.example: https://docs.python.org/3/"),
+    ("curl through a proxy", "curl -sS -x evil.example:8080 https://docs.python.org/3/"),
+]
+
 URLS = [
     # the docs the allow rule exists for
     allowed(fetch("docs page", DOCS + "library/os.html")),
@@ -209,6 +221,9 @@ URLS = [
     denied(Case("a file URL with the host", "fetch", {"url": "file://evil.example/x"})),
     allowed(run("git log naming files with dots", "git log -- README.md setup.cfg")),
     denied(run("curl, spelled oddly", "curl 'HTTPS://EVIL.example.:443/x' -o /dev/null")),
+    # how curl itself reads a URL (CURL_SPELLINGS: each run against the real curl below)
+    *(denied(run(name, command)) for name, command in CURL_SPELLINGS),
+    denied(run("a scheme with no slash", "curl -sS http:evil.example/x")),
     denied(fetch("metadata by its address", "http://169.254.169.254/latest/")),
     denied(fetch("metadata in hex", "http://0xa9.0xfe.0xa9.0xfe/latest/")),
     denied(fetch("metadata as one number", "http://2852039166/latest/")),
@@ -263,12 +278,15 @@ PATHS = [
     # A write by redirection is an edit judged by the path rules: inside the project, allowed.
     allowed(run("a write by redirection inside the project", "git status > status.txt")),
     run("a write by redirection outside the project", "git status > /tmp/status.txt"),
+    # a line continuation inside the target: bash writes outside the project
+    run("a write out of the project split by a line continuation", "git status > ./.\\\n./x"),
     # cannot be resolved: asked, bypass or not (a deny path rule might match)
     asked(Case("a NUL in the path", "edit", {"file_path": "a\u0000.py"})),
     asked(Case("a symlink loop", "edit", {"file_path": "loop/x"})),
     asked(Case("a name too long", "read", {"file_path": "a" * 5000})),
     # a denied directory, by any field, spelling or command
     denied(Case("read a key", "read", {"file_path": "~/.ssh/id_rsa"})),
+    denied(run("read a key, its path split by a line continuation", "cat ~/.s\\\nsh/id_rsa")),
     denied(Case("read a key by ..", "read", {"file_path": "../../.ssh/id_rsa"})),
     denied(Case("through a symlink", "read", {"file_path": "keys/id_rsa"})),
     denied(
@@ -664,3 +682,17 @@ def test_respelling_a_denied_path_never_allows_it(home, path: str, key: str, kin
         ctx = ApprovalContext("c", "s", agent, call, OPTIONS, cwd=str(home / "src" / "project"))
         resolution = policy.decide(ctx)
         assert resolution is not None and resolution.outcome == "reject_once", (path, key)
+
+
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None or shutil.which("curl") is None, reason="needs bwrap and curl"
+)
+@pytest.mark.parametrize(("name", "command"), CURL_SPELLINGS)
+def test_curl_contacts_the_denied_host_for_each_spelling_the_rules_deny(name, command) -> None:
+    # an oracle that is not our reading: the real curl, with no network, names the host it tried
+    out = subprocess.run(
+        ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net",
+         "bash", "-c", command],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert re.search(r"Could not resolve (host|proxy): evil\.example\b", out.stderr), out.stderr
