@@ -112,8 +112,16 @@ class PatternRuleScreen(ModalScreen[Any]):
 
     @on(Button.Pressed, "#save")
     def action_save(self) -> None:
+        # Ctrl+S is taken before any widget sees a key: typed in one read right behind an edit,
+        # it would run before the editor has the keys ahead of it. Saved from the editor's own
+        # queue, after them: what is saved is what the editor shows.
+        self.query_one("#pattern-rule", TextArea).call_later(self._save)
+
+    def _save(self) -> None:
         from bridge.settings import SettingsError, rule_from_toml
 
+        if not self.is_attached or self.app.screen is not self:
+            return  # closed meanwhile
         text = self.query_one("#pattern-rule", TextArea).text
         try:
             rule = rule_from_toml(text)

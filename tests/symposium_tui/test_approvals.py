@@ -754,6 +754,33 @@ async def test_p_proposes_a_rule_for_the_pattern_edits_it_saves_it_and_approves(
         assert (again.resolver, again.outcome) == ("policy", "allow_once")
 
 
+async def test_ctrl_s_typed_right_behind_an_edit_saves_the_rule_as_the_editor_shows_it(
+    make_app, asker, store
+):
+    """Ctrl+S is a key the screen takes before any widget: typed in one read right behind an edit
+    (type-ahead over a slow link), it used to save the text as it was before the edit reached
+    the editor — a rule other than the one on screen, and the card approved by it."""
+    from textual.widgets import TextArea
+
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        task = asker.ask(run_call("git status -s"))
+        await pending_card(pilot)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        editor = app.screen.query_one("#pattern-rule", TextArea)
+        editor.move_cursor(editor.document.end)
+        typed = [("enter", "\r"), *((c if c != " " else "space", c) for c in "bogus = 1")]
+        type_at_once(app, [*typed, ("ctrl+s", None)])
+        error = app.screen.query_one("#pattern-error")
+        await wait_for(pilot, lambda: "bogus" in str(error.render()), what="the field refused")
+        assert editor.text.rstrip().endswith("bogus = 1")
+        assert store.load().rules == [] and not task.done()
+        task.cancel()
+
+
 async def test_p_on_a_destructive_command_proposes_it_exactly_and_warns_when_edited_broad(
     make_app, asker, store
 ):
