@@ -42,6 +42,14 @@ class StatePane(Widget):
         if self._stale:
             self.refresh_from_state()
 
+    def catch_up(self) -> None:
+        """Its tab is shown: draw what changed while it was hidden. (Textual's Show does not reach
+        a pane every time its tab is shown again, and while the tab's layout is being made the
+        pane is not yet on screen.)"""
+        if self._stale and self.is_attached:
+            self._stale = False
+            self.update_from_state()
+
     def _state_changed(self, topic: str) -> None:
         if topic in self.SHOWS and self.state is self.live_state:
             self.call_later(self.refresh_from_state)

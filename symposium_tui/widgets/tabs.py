@@ -27,3 +27,10 @@ class ConsoleTabs(TabbedContent):
         focused = self.app.focused
         if focused is not None and event.tab_pane in focused.ancestors:
             self._refocus(self.active)
+
+    def _on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """A pane shown again catches up on what changed while its tab was hidden."""
+        from symposium_tui.widgets.state_pane import StatePane
+
+        for pane in event.pane.query(StatePane):
+            pane.catch_up()
