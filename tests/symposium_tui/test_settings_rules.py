@@ -126,6 +126,31 @@ async def test_a_broken_settings_file_is_reported_and_not_touched_by_a_move(make
         assert app.bridge.approvals.policy.rules == [BY_KIND, BY_COMMAND]
 
 
+async def test_with_the_file_broken_no_rule_form_opens_to_lose_what_is_typed_into_it(
+    make_app, store
+):
+    # it used to open, take a new rule, and throw it away on Enter ("the file is broken")
+    store.add_rule(BY_KIND)
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await rules_tab(pilot, app)
+        broken = store.path.read_bytes() + b'\n[[rules]]\naction = "deny\n'
+        store.path.write_bytes(broken)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.settings_error is not None)
+        for key in ("n", "enter"):  # a new rule, the selected one edited
+            await pilot.press(key)
+            await wait_for(pilot, lambda: notified(app, "The settings file is broken"))
+            app.clear_notifications()
+            assert not isinstance(app.screen, RuleForm), key
+        assert store.path.read_bytes() == broken
+        store.path.write_bytes(broken[: -len(b'\n[[rules]]\naction = "deny\n')])
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.settings_error is None)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, RuleForm))
+
+
 async def test_a_new_rule_is_selected_once_added(make_app, store):
     store.add_rule(BY_KIND)
     app = make_app()

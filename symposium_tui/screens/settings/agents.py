@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static
 
 from bridge.settings import agent_display_name
 from symposium_tui.screens.settings.agent_form import AgentForm
-from symposium_tui.screens.settings.messages import SettingsChange
+from symposium_tui.screens.settings.messages import SettingsChange, broken_settings
 from symposium_tui.typed_app import console_app
 from symposium_tui.widgets.fit import set_columns
 
@@ -145,6 +145,8 @@ class AgentsPanel(Vertical):
         )
 
     def action_new_agent(self) -> None:
+        if broken_settings(self):
+            return
         self.app.push_screen(AgentForm(None), self._save_agent)
 
     def action_edit_agent(self) -> None:
@@ -152,6 +154,8 @@ class AgentsPanel(Vertical):
         settings = self.app.settings
         if agent_id is None or settings is None or agent_id not in settings.agents:
             self.notify("The built-in Eliza has no settings to edit; b toggles its bypass.")
+            return
+        if broken_settings(self):
             return
         self.app.push_screen(AgentForm(settings.agents[agent_id]), self._save_agent)
 

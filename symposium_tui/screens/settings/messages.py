@@ -32,3 +32,16 @@ class ThemeChosen(Message):
     """The theme picked in Preferences: shown at once (the app remembers it)."""
 
     theme: str
+
+
+def broken_settings(widget: Widget) -> bool:
+    """Whether the settings file is broken (then nothing can be written: said, as a toast). A form
+    asks before it opens, so nothing typed into it is thrown away."""
+    error = getattr(widget.app, "settings_error", None)
+    if error:
+        widget.notify(
+            f"The settings file is broken; fix it, then press r to reload.\n{error}",
+            severity="error",
+            timeout=8,
+        )
+    return bool(error)

@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from symposium_tui.screens.settings.messages import SettingsChange
+from symposium_tui.screens.settings.messages import SettingsChange, broken_settings
 from symposium_tui.screens.settings.rule_form import RuleForm
 from symposium_tui.typed_app import console_app
 from symposium_tui.widgets.fit import set_columns
@@ -126,6 +126,8 @@ class RulesPanel(Vertical):
         self.action_edit_rule()
 
     def action_new_rule(self) -> None:
+        if broken_settings(self):
+            return
         self.app.push_screen(RuleForm(), self._save_rule)
 
     def _save_rule(self, rule: Any) -> None:
@@ -141,7 +143,7 @@ class RulesPanel(Vertical):
 
     def action_edit_rule(self) -> None:
         selected = self._selected()
-        if selected is None:
+        if selected is None or broken_settings(self):
             return
         index, old = selected
 

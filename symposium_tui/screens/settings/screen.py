@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, Ta
 
 from bridge.settings import Settings, SettingsError
 from symposium_tui.screens.settings.agents import AgentsPanel
-from symposium_tui.screens.settings.messages import SettingsChange, ThemeChosen
+from symposium_tui.screens.settings.messages import SettingsChange, ThemeChosen, broken_settings
 from symposium_tui.screens.settings.preferences import PreferencesPanel
 from symposium_tui.screens.settings.rules import RulesPanel
 from symposium_tui.typed_app import console_app
@@ -150,12 +150,7 @@ class SettingsScreen(Screen[None]):
     def _write(self, event: SettingsChange) -> Settings | None:
         """Run one settings change; report what went wrong instead of raising."""
         app = self.app
-        if app.settings_error:
-            self.notify(
-                f"The settings file is broken; fix it, then press r to reload.\n{app.settings_error}",
-                severity="error",
-                timeout=8,
-            )
+        if broken_settings(self):
             return None
         store = app.settings_store
         if store is None:
