@@ -88,7 +88,7 @@ def _explain(args: argparse.Namespace) -> int:
         print(f"symposium-tui rules explain: {exc}", file=sys.stderr)
         return 1
     try:
-        request = _request(args)
+        request = _request(args, settings)
     except ValueError as exc:
         print(f"symposium-tui rules explain: {exc}", file=sys.stderr)
         return 2
@@ -117,7 +117,20 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _request(args: argparse.Namespace) -> Any:
+def _agent_id(agent: str, settings: Any) -> str:
+    """The agent as rules and bypass know it — its settings id — given its id or its name (as the
+    console shows it: "Eliza (built in)", a configured agent's `name`)."""
+    from bridge.settings import BUILTIN_AGENT_IDS, agent_display_name
+
+    if not agent or agent in settings.agents or agent in BUILTIN_AGENT_IDS:
+        return agent
+    for agent_id in (*settings.agents, BUILTIN_AGENT_IDS[0]):
+        if agent_display_name(agent_id, settings).casefold() == agent.casefold():
+            return str(agent_id)
+    return agent
+
+
+def _request(args: argparse.Namespace, settings: Any) -> Any:
     """The request `rules explain` is given: an ACP tool call as JSON, or a shell command
     (ValueError: neither)."""
     from bridge.rules import Request
@@ -131,7 +144,7 @@ def _request(args: argparse.Namespace) -> Any:
         if not isinstance(call, dict):
             raise ValueError("expected a JSON object")
         agent = args.agent or str(call.get("agent") or "")
-        return Request.from_tool_call(agent, call)
+        return Request.from_tool_call(_agent_id(agent, settings), call)
     if not words:
         raise ValueError("give a JSON request or a command")
     # one word is a script (`-- 'git status && ls'`); several are the argv the shell gave us
@@ -139,7 +152,8 @@ def _request(args: argparse.Namespace) -> Any:
     command = shlex.join(words) if len(words) > 1 else words[0]
     kind = args.kind or "execute"
     return Request.from_tool_call(
-        args.agent or "", {"title": command, "kind": kind, "rawInput": {"command": command}}
+        _agent_id(args.agent or "", settings),
+        {"title": command, "kind": kind, "rawInput": {"command": command}},
     )
 
 

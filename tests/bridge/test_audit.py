@@ -354,6 +354,22 @@ def test_rules_check_runs_every_example_and_names_the_lines(tmp_path: Path) -> N
     assert "line 12: rules[2]: does not match its example 'git status | cat'" in bad.stderr
 
 
+def test_rules_explain_knows_an_agent_by_the_name_the_console_shows(tmp_path: Path) -> None:
+    path = tmp_path / "settings.toml"
+    path.write_text(
+        '[agents.cc]\nname = "Claude Code"\ncommand = "claude"\nbypass = true\n\n'
+        '[[rules]]\naction = "allow"\nagent = "eliza"\ncommand = ["run git status"]\n'
+    )
+    for agent in ("eliza", "Eliza (built in)", "eliza (BUILT IN)"):
+        out = cli("rules", "explain", "--file", str(path), "--agent", agent, "--", "run git status")
+        assert "verdict: allow" in out.stdout and "rule 1" in out.stdout, (agent, out.stdout)
+    for agent in ("cc", "Claude Code"):  # its bypass, by its id or its name
+        out = cli("rules", "explain", "--file", str(path), "--agent", agent, "--", "make")
+        assert "allow (the agent is on bypass)" in out.stdout, (agent, out.stdout)
+    out = cli("rules", "explain", "--file", str(path), "--agent", "someone", "--", "make")
+    assert "ask (no rule decides" in out.stdout
+
+
 def test_rules_explain_a_command_and_a_json_request(tmp_path: Path) -> None:
     path = tmp_path / "settings.toml"
     path.write_text(SETTINGS)
