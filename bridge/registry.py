@@ -49,6 +49,7 @@ def self_command(subcommand: list[str]) -> tuple[str, list[str]]:
 
 
 BUILTIN_NAME = "Eliza (built in)"  # as the chat, settings and Eliza's own agentInfo name it
+BUILTIN_VERSION = "0.1.0"  # as Eliza's own agentInfo gives it (the card shows that one)
 
 
 def builtin_agents() -> list[dict[str, Any]]:
@@ -56,7 +57,7 @@ def builtin_agents() -> list[dict[str, Any]]:
         {
             "id": ELIZA_ID,
             "name": BUILTIN_NAME,
-            "version": "1.0.0",
+            "version": BUILTIN_VERSION,
             "description": "The classic ELIZA psychotherapist, built into Symposium TUI as an ACP agent",
             "distribution": {"symposium": {"subcommand": "eliza"}},
         }

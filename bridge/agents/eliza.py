@@ -65,11 +65,13 @@ __all__ = [
     "start_in_memory",
 ]
 
+from bridge.registry import BUILTIN_VERSION  # (the light module `registry list` reads)
+
 log = logging.getLogger(__name__)
 
 AGENT_NAME = "symposium-eliza"
 AGENT_TITLE = "Eliza (built in)"
-AGENT_VERSION = "0.1.0"
+AGENT_VERSION = BUILTIN_VERSION  # what `registry list` says too
 
 #: The seed every session of a deterministic agent starts from. With it, a fresh session answers
 #: "Hello" with "How do you do. Please state your problem." and then "I am doing well, thanks!"

@@ -37,17 +37,24 @@ def show(args: argparse.Namespace) -> int:
     out = ["files:"]
     for what, (where, note) in _files(settings).items():
         out.append(f"  {what + ':':<12} {where}" + (f"  ({note})" if note else ""))
-    out.append(
-        "agents:" if settings.agents else "agents: none configured (Eliza (built in), id elizacp)"
-    )
+    from bridge.registry import BUILTIN_NAME
+    from bridge.settings import BUILTIN_AGENT_IDS
+
+    builtin = f"{BUILTIN_AGENT_IDS[0]} ({BUILTIN_NAME}): runs inside symposium-tui"
+    out.append("agents:")
+    if not any(agent_id in BUILTIN_AGENT_IDS for agent_id in settings.agents):
+        out.append(f"  {builtin}")
     for agent_id, agent in settings.agents.items():
         label = agent_id if agent.name == agent_id else f"{agent_id} ({agent.name})"
-        run = (
-            shlex.join([agent.command, *agent.args])
-            if agent.command
-            else "no command: settings only (its name and bypass apply when VS Code or "
-            "`symposium-tui acp` runs it; the chat cannot start it)"
-        )
+        if agent_id in BUILTIN_AGENT_IDS and not agent.command:
+            label, run = builtin.split(": ", 1)  # settings for the built-in agent (its bypass)
+        elif agent.command:
+            run = shlex.join([agent.command, *agent.args])
+        else:
+            run = (
+                "no command: settings only (its name and bypass apply when VS Code or "
+                "`symposium-tui acp` runs it; the chat cannot start it)"
+            )
         out.append(f"  {label}: {run}" + ("  [bypass]" if agent.bypass else ""))
         if agent.env:
             out.append(f"    env: {', '.join(agent.env)} (values hidden)")

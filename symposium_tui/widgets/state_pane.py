@@ -20,6 +20,7 @@ class StatePane(Widget):
     handlers run beside these without calling `super()`."""
 
     SHOWS: ClassVar[tuple[str, ...]] = ()
+    DEFAULT_CLASSES = "state-pane"  # how the tabs find it (`ConsoleTabs`)
 
     def __init__(
         self, state: ConsoleState, *, id: str | None = None, classes: str | None = None

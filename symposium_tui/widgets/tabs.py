@@ -29,8 +29,7 @@ class ConsoleTabs(TabbedContent):
             self._refocus(self.active)
 
     def _on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        """A pane shown again catches up on what changed while its tab was hidden."""
-        from symposium_tui.widgets.state_pane import StatePane
-
-        for pane in event.pane.query(StatePane):
-            pane.catch_up()
+        """A pane shown again catches up on what changed while its tab was hidden. (Found by its
+        class: the first tab is shown before the first frame, which does not import the panes.)"""
+        for pane in event.pane.query(".state-pane"):
+            pane.catch_up()  # type: ignore[attr-defined]  # a StatePane

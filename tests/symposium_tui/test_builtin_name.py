@@ -16,12 +16,23 @@ def test_the_built_in_agent_has_the_chats_name_in_registry_list_and_config(tmp_p
     assert name == AGENT_TITLE
     listed = cli("registry", "list")
     assert listed.returncode == 0, listed.stderr
-    assert [a["name"] for a in json.loads(listed.stdout) if a["id"] == "elizacp"] == [name]
+    from bridge.agents.eliza import AGENT_VERSION
+
+    (listed_eliza,) = [a for a in json.loads(listed.stdout) if a["id"] == "elizacp"]
+    assert (listed_eliza["name"], listed_eliza["version"]) == (name, AGENT_VERSION)
     config = cli(
         "--config-dir", str(tmp_path / "c"), "--runtime-dir", str(tmp_path / "r"), "config"
     )
     assert config.returncode == 0, config.stderr
-    assert name in config.stdout
+    assert f"eliza ({name}): runs inside symposium-tui" in config.stdout
+    # once the console saved its bypass, it is still the built-in agent, not one without a command
+    (tmp_path / "c").mkdir(exist_ok=True)
+    (tmp_path / "c" / "settings.toml").write_text("[agents.eliza]\nbypass = true\n")
+    config = cli(
+        "--config-dir", str(tmp_path / "c"), "--runtime-dir", str(tmp_path / "r"), "config"
+    )
+    assert f"eliza ({name}): runs inside symposium-tui  [bypass]" in config.stdout
+    assert "no command" not in config.stdout
 
 
 async def test_cards_and_session_rows_show_the_agents_name_and_keep_its_id_as_the_key(
