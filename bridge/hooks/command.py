@@ -29,5 +29,6 @@ def main(argv: list[str]) -> int:
         return 0
     # Anything else is an error of the command line, answered as a block: a CLI whose settings
     # run `hook` with a wrong name must not take an error for a "go ahead".
-    sys.stderr.write(f"symposium-tui hook: unknown command {argv[:1]}\n{USAGE}")
+    what = f"unknown command {argv[0]!r}" if argv else "which CLI, or install|uninstall|status?"
+    sys.stderr.write(f"symposium-tui hook: {what}\n{USAGE}")
     return 2

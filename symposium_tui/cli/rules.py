@@ -24,7 +24,12 @@ def add_parsers(sub: Any, common: Any) -> None:
     )
     e.add_argument("request", nargs="*", metavar="REQUEST", help="JSON, or a command after --")
     e.add_argument("--agent", help="the agent asking (its settings id or name)")
-    e.add_argument("--kind", help="the tool kind (default: execute for a command)")
+    e.add_argument(
+        "--kind",
+        choices=_KINDS,
+        metavar="KIND",
+        help=f"the tool kind, one of ACP's: {', '.join(_KINDS)} (default: execute for a command)",
+    )
     e.add_argument("--file", metavar="SETTINGS", help="a settings file (default: yours)")
     e.add_argument("--json", action="store_true", help="print the explanation as JSON")
 
@@ -77,6 +82,11 @@ def cmd_rules(args: argparse.Namespace) -> int:
         print(f"{len(settings.rules)} rule(s), {examples} example(s): all hold ({settings.path})")
         return 0
     return _explain(args)
+
+
+# ACP's tool kinds (`acp.schema.ToolKind`; named here: this command does not import the SDK)
+_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode",
+          "other")  # fmt: skip
 
 
 def _explain(args: argparse.Namespace) -> int:

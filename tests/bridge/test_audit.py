@@ -368,6 +368,10 @@ def test_rules_explain_knows_an_agent_by_the_name_the_console_shows(tmp_path: Pa
         assert "allow (the agent is on bypass)" in out.stdout, (agent, out.stdout)
     out = cli("rules", "explain", "--file", str(path), "--agent", "someone", "--", "make")
     assert "ask (no rule decides" in out.stdout
+    # a kind ACP does not have is refused, naming the ones it has
+    out = cli("rules", "explain", "--file", str(path), "--kind", "bogus", "--", "make")
+    assert out.returncode == 2 and "invalid choice: 'bogus'" in out.stderr
+    assert "'execute'" in out.stderr and "'fetch'" in out.stderr
 
 
 def test_rules_explain_a_command_and_a_json_request(tmp_path: Path) -> None:

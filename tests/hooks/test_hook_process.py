@@ -130,9 +130,13 @@ def test_a_huge_tool_input_within_the_limit_is_still_decided_by_the_rules():
     assert (word, "read only" in reason) == ("deny", True)
 
 
-def test_an_unknown_cli_name_is_a_block():
+def test_an_unknown_cli_name_is_a_block_that_names_it():
     done = subprocess.run([SCRIPT, "hook", "emacs"], input=b"{}", capture_output=True, timeout=60)
     assert (done.returncode, done.stdout) == (2, b"")
+    assert b"unknown command 'emacs'" in done.stderr
+    done = subprocess.run([SCRIPT, "hook"], input=b"{}", capture_output=True, timeout=60)
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert b"which CLI, or install|uninstall|status?" in done.stderr and b"[]" not in done.stderr
 
 
 async def run_hook(cli: str, payload: dict, *args: str) -> tuple[int, bytes, bytes]:
