@@ -128,11 +128,13 @@ class AuditLog:
 
 @dataclass
 class Problem:
-    line: int
+    line: int  # 0: a problem of the whole log, at no line of it (a head recorded earlier)
     seq: Any
     what: str
 
     def __str__(self) -> str:
+        if not self.line:
+            return f"entry {self.seq}: {self.what}" if self.seq is not None else self.what
         seq = f" (entry {self.seq})" if self.seq is not None else ""
         return f"line {self.line}{seq}: {self.what}"
 
