@@ -16,6 +16,7 @@ requests of a trace or an event log), `present.py` (the steps as text or JSON, `
 """
 
 from bridge.trace.files import (
+    AUDIT_NOT_REPLAYED,
     CHAT_METHOD,
     TraceReader,
     TraceRecord,
@@ -33,6 +34,7 @@ from bridge.trace.replay import (
 )
 
 __all__ = [
+    "AUDIT_NOT_REPLAYED",
     "CHAT_METHOD",
     "ReplayStep",
     "TraceReader",

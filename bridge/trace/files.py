@@ -143,8 +143,16 @@ def read_trace(path: str | os.PathLike[str]) -> TraceReader:
     return TraceReader(path)
 
 
+AUDIT_NOT_REPLAYED = (
+    "an audit log, not a trace or an event log: `symposium-tui audit verify` checks it and "
+    "`symposium-tui audit export` lists its decisions"
+)
+
+
 def sniff_file(path: str | os.PathLike[str]) -> str | None:
-    """ "trace" for a vscodelm wire trace, "events" for a JSONL event log, None for neither."""
+    """ "trace" for a vscodelm wire trace, "events" for a JSONL event log, "audit" for an audit
+    log (its entries are chained: `prev`, `hash`; `symposium-tui audit` reads it), None for
+    none of them."""
     with open(path, "rb") as f:
         for n, raw in enumerate(f):
             if n >= 200:
@@ -158,6 +166,8 @@ def sniff_file(path: str | os.PathLike[str]) -> str | None:
                 data = json.loads(text)
             except (ValueError, RecursionError):
                 continue
+            if isinstance(data, dict) and "prev" in data and "hash" in data and "seq" in data:
+                return "audit"
             if isinstance(data, dict) and isinstance(data.get("type"), str):
                 return "events"
     return None

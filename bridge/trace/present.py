@@ -8,7 +8,7 @@ import sys
 from typing import IO, Any
 
 from bridge.history import DecisionKind
-from bridge.trace.files import read_trace, sniff_file
+from bridge.trace.files import AUDIT_NOT_REPLAYED, read_trace, sniff_file
 from bridge.trace.replay import ReplayStep, replay_event_log, replay_trace
 
 # --- presenting ----------------------------------------------------------------------------------
@@ -164,6 +164,9 @@ def main_replay(path: str, as_json: bool, out: IO[str] = sys.stdout) -> int:
         return 1
     if kind is None:
         print(f"replay: {path}: neither a vscodelm trace nor a JSONL event log", file=sys.stderr)
+        return 1
+    if kind == "audit":
+        print(f"replay: {path}: {AUDIT_NOT_REPLAYED}", file=sys.stderr)
         return 1
     if kind == "trace":
         reader = read_trace(path)

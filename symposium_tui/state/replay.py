@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from bridge import events as ev
-from bridge.trace import sniff_file
+from bridge.trace import AUDIT_NOT_REPLAYED, sniff_file
 from symposium_tui.state.console_state import ConsoleState, request_key
 from symposium_tui.state.messages import compact_json
 
@@ -40,6 +40,8 @@ def load_file(state: ConsoleState, path: str | os.PathLike[str]) -> None:
         _load_trace(state, path)
     elif kind == "events":
         _load_event_log(state, path)
+    elif kind == "audit":
+        raise ValueError(f"{os.fspath(path)}: {AUDIT_NOT_REPLAYED}")
     else:
         raise ValueError(f"{os.fspath(path)}: neither a vscodelm trace nor a JSONL event log")
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from bridge.events import (
     HistoryDecided,
@@ -423,3 +426,25 @@ def test_step_to_json_is_plain_json(tmp_path: Path) -> None:
         "recorded",
         "run",
     }
+
+
+def test_an_audit_log_given_to_replay_is_named_and_pointed_to_its_own_commands(
+    tmp_path: Path,
+) -> None:
+    # it used to be read as an event log: "0 requests replayed … no chat requests"
+    from bridge.audit import AuditLog
+    from bridge.trace import AUDIT_NOT_REPLAYED
+    from symposium_tui.state import ConsoleState
+    from symposium_tui.state.replay import load_file
+
+    path = tmp_path / "audit.jsonl"
+    log = AuditLog(path)
+    for n in range(2):
+        log.append({"type": "decision", "title": f"run {n}", "outcome": "allow_once"})
+    log.close()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main_replay(str(path), as_json=False, out=io.StringIO()) == 1
+    assert AUDIT_NOT_REPLAYED in err.getvalue() and "audit verify" in err.getvalue()
+    with pytest.raises(ValueError, match="an audit log"):  # the Sessions pane's `o`
+        load_file(ConsoleState(None, name="x"), path)
