@@ -72,8 +72,8 @@ def approval_commands(app: SymposiumApp) -> Iterable[SystemCommand]:
 def chat_commands(app: SymposiumApp) -> Iterable[SystemCommand]:
     yield SystemCommand("Chat: go to the chat", "Talk to an agent from here (F3)", app.action_chat)
     yield SystemCommand(
-        "Chat: new conversation",
-        "Start over with the current agent (Ctrl+N in the chat)",
+        "Chat: new chat",  # as the footer says it
+        "A new conversation with the current agent (Ctrl+N in the chat)",
         app.navigator.new_conversation,
     )
     chat = app.chat_pane()

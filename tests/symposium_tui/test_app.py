@@ -108,7 +108,7 @@ async def test_the_command_palette_lists_the_apps_actions_and_runs_them(make_app
             "Sessions: show",
             "Tool calls: show",
             "Chat: go to the chat",
-            "Chat: new conversation",
+            "Chat: new chat",
             "Chat: stop the reply",
             "Chat: talk to Eliza (built in)",
             "Settings",
@@ -130,6 +130,18 @@ async def test_the_command_palette_lists_the_apps_actions_and_runs_them(make_app
         )
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.query_one("#tabs").active == "toolcalls")
+        # a command is found by the words the footer gives its key ("New chat")
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: isinstance(app.screen, CommandPalette))
+        await pilot.press(*"new chat")
+        await wait_for(
+            pilot,
+            lambda: any(
+                "Chat: new chat" in str(o.prompt)
+                for o in app.screen.query_one("CommandList")._options
+            ),
+            what="the palette finds the footer's words",
+        )
 
 
 async def test_palette_answers_act_on_the_current_card(make_app, asker):
