@@ -62,7 +62,6 @@ for _name in ("gsed",):
 del UNSAFE["diff"]
 
 # (compiled on first use, by `re`'s cache: only sed and awk commands need them)
-_SED_RUNS_OR_WRITES = r"(?:^|[;\n{}!]|[0-9$/])\s*[ewW](?:\s|$)|s(.).*?\1.*?\1[gpiImM0-9]*[ew]"
 _AWK_RUNS_OR_WRITES = r"system\s*\(|\|\s*(?:getline|&)|\|\s*\"|print[f]?[^;}]*[>|]"
 
 
@@ -83,10 +82,16 @@ def unsafe_options(words: tuple[str, ...]) -> list[tuple[int, str]]:
     out = _git_unsafe(words) if name == "git" else _program_unsafe(name, words)
     if name in ("sed", "gsed"):
         script = _sed_script(words)
-        if script is None or re.search(_SED_RUNS_OR_WRITES, script, re.DOTALL):
+        if script is None or sed_runs_or_writes(script):
             out.append((len(words) - 1, "a sed script that runs commands or writes files"))
     if name in ("awk", "gawk", "mawk", "nawk"):
-        if any(re.search(_AWK_RUNS_OR_WRITES, w) for w in words[1:]):
+        if any(
+            w in ("-f", "--file", "-E", "--exec", "-i", "--include")
+            or w.startswith(("--file=", "--exec=", "--include="))
+            for w in words[1:]
+        ):
+            out.append((len(words) - 1, "an awk program read from a file"))
+        elif any(re.search(_AWK_RUNS_OR_WRITES, w) for w in words[1:]):
             out.append((len(words) - 1, "an awk program that runs commands or writes files"))
     return out
 
@@ -98,7 +103,7 @@ def _program_unsafe(name: str, words: tuple[str, ...]) -> list[tuple[int, str]]:
     ended = False
     for k in range(1, len(words)):
         word = words[k]
-        if word == "--":
+        if word == "--" and name != "find":  # find's expression comes after its `--`
             ended = True
         if ended or not word.startswith("-") or word == "-":
             if name in ("less", "more", "most") and word.startswith("+"):
@@ -205,37 +210,141 @@ def _outside(path: str) -> bool:
 
 
 def _sed_script(words: tuple[str, ...]) -> str | None:
-    """The script(s) of a sed command; None when it reads them from a file."""
+    """The script(s) of a sed command, its options read as GNU sed reads them (`-l N` and `-s`
+    take no script; `-e`/`--expression` give one; `-f`/`--file` read one from a file: None)."""
     scripts: list[str] = []
     k = 1
     first: str | None = None
+    ended = False
     while k < len(words):
         word = words[k]
-        if word in ("-e", "--expression") and k + 1 < len(words):
-            scripts.append(words[k + 1])
-            k += 2
+        if ended or not word.startswith("-") or word == "-":
+            if first is None and not scripts:
+                first = word
+            k += 1
             continue
-        if word.startswith("--expression="):
-            scripts.append(word.partition("=")[2])
-        elif word in ("-f", "--file") or word.startswith("--file="):
-            return None
-        elif word.startswith("-") and not word.startswith("--") and len(word) > 1:
-            body = word[1:]
-            if "f" in body:
+        if word == "--":
+            ended = True
+        elif word.startswith("--"):
+            name, eq, value = word.partition("=")
+            if name in ("--expression", "--file", "--line-length") and not eq:
+                value = words[k + 1] if k + 1 < len(words) else ""
+                k += 1
+            if name == "--expression":
+                scripts.append(value)
+            elif name == "--file":
                 return None
-            if "e" in body:
-                rest = body[body.index("e") + 1 :]
-                if rest:
-                    scripts.append(rest)
-                elif k + 1 < len(words):
-                    scripts.append(words[k + 1])
-                    k += 1
-        elif not word.startswith("-") and first is None and not scripts:
-            first = word
+        else:
+            for n, letter in enumerate(word[1:], 1):
+                if letter in "efl":  # each takes the rest of the word, or the next word
+                    value = word[n + 1 :]
+                    if not value:
+                        value = words[k + 1] if k + 1 < len(words) else ""
+                        k += 1
+                    if letter == "f":
+                        return None
+                    if letter == "e":
+                        scripts.append(value)
+                    break
         k += 1
     if first is not None and not scripts:
         scripts.append(first)
     return "\n".join(scripts)
+
+
+def sed_runs_or_writes(script: str) -> bool:
+    """Whether a sed script may run a command or write a file — its `e`, `w`, `W` commands,
+    `s///e` or `s///w` — read command by command as sed reads it (addresses with their own
+    delimiters and flags, `{…}`, `!`, text commands); True for what it cannot read."""
+    reader = _SedReader(script)
+    try:
+        return reader.runs_or_writes()
+    except ValueError:  # what it cannot read
+        return True
+
+
+class _SedReader:
+    def __init__(self, script: str) -> None:
+        self.s = script
+        self.k = 0
+
+    def runs_or_writes(self) -> bool:
+        s, n = self.s, len(self.s)
+        while self.k < n:
+            c = s[self.k]
+            if c in " \t\n;{}!":
+                self.k += 1
+            elif c == "#":
+                self.to_line_end()
+            else:
+                self.address()
+                if self.k < n and self.command():
+                    return True
+        return False
+
+    def to_line_end(self) -> None:
+        end = self.s.find("\n", self.k)
+        self.k = len(self.s) if end < 0 else end
+
+    def regex_end(self, at: int, delim: str) -> int:
+        """The index just past the delimiter that closes a regex (or a replacement) at `at`."""
+        s = self.s
+        while at < len(s) and s[at] != delim:
+            at += 2 if s[at] == "\\" else 1
+        if at >= len(s):
+            raise ValueError("an unclosed regex")
+        return at + 1
+
+    def address(self) -> None:
+        """A line number, `$`, `first~step`, `/re/` or `\\cREc` with I/M flags, a range."""
+        s = self.s
+        while self.k < len(s) and (s[self.k].isdigit() or s[self.k] in "$~,+/\\IM "):
+            if s[self.k] == "/":
+                self.k = self.regex_end(self.k + 1, "/")
+            elif s[self.k] == "\\":
+                if self.k + 1 >= len(s):
+                    raise ValueError("a lone backslash")
+                self.k = self.regex_end(self.k + 2, s[self.k + 1])
+            else:
+                self.k += 1
+
+    def command(self) -> bool:
+        """Read one command at `k`: whether it runs something or writes a file."""
+        s, c = self.s, self.s[self.k]
+        if c in "!{ ;\n":
+            return False
+        if c in "ewW":
+            return True
+        if c in "aic":  # text to the end of the line (a `\\` continues it)
+            while self.k < len(s) and s[self.k] != "\n":
+                self.k += 2 if s[self.k] == "\\" else 1
+        elif c in "rRbtTv:":  # a file read, a label: to the end of the line
+            self.to_line_end()
+        elif c in "sy":
+            return self.substitution(c)
+        elif c in "=dDgGhHlnNpPqQxzF":
+            self.k += 1
+        else:
+            raise ValueError(f"a command {c!r} this reading does not know")
+        return False
+
+    def substitution(self, c: str) -> bool:
+        """`s/re/replacement/flags` (`e` runs the pattern space, `w FILE` writes) or `y/…/…/`."""
+        s = self.s
+        if self.k + 1 >= len(s) or s[self.k + 1] in "\\\n":
+            raise ValueError("a substitution without a delimiter")
+        delim = s[self.k + 1]
+        self.k = self.regex_end(self.regex_end(self.k + 2, delim), delim)
+        if c == "y":
+            return False
+        start = self.k
+        while self.k < len(s) and s[self.k] not in ";\n}":
+            if s[self.k] in "ew":
+                return True
+            self.k += 1
+        if s[start : self.k].strip(" gpiImM0123456789"):
+            raise ValueError("a flag this reading does not know")
+        return False
 
 
 # Variables a command may be given without a rule naming them: they only choose a language, a

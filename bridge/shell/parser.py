@@ -144,8 +144,18 @@ class Parser:
         if kind == "word":
             self.expansions(node, depth, src)
             return
+        pos = len(self.parts)
         for child in getattr(node, "parts", None) or getattr(node, "list", None) or ():
             self.walk(child, depth, src)
+        writes = []  # `{ …; } > f`, `( … ) > f`, `for …; done > f`: every command in it writes f
+        for child in getattr(node, "redirects", None) or ():
+            write, _ = self.redirect(child, depth, src)
+            if write is not None:
+                writes.append(write)
+        if writes:
+            self.parts[pos:] = [p.but(writes=p.writes + tuple(writes)) for p in self.parts[pos:]]
+            if len(self.parts) == pos:
+                self.parts.append(Part((":",), tuple(writes), "command"))
 
     def expansions(self, word: Any, depth: int, src: str) -> None:
         """Commands hidden in a word: `$(…)`, backticks, `<(…)`, and `${…}` bashlex leaves unparsed."""
@@ -178,32 +188,11 @@ class Parser:
                 if not words:
                     assigns.append(text)
             elif child.kind == "redirect":
-                target = child.output
-                if hasattr(target, "kind") and target.kind == "word":
-                    self.expansions(target, depth, src)
-                    text = word_text(src, target)
-                    if child.type not in ("<<", "<<-"):  # a here-document's delimiter
-                        self.words.append((text, _is_dynamic(target)))
-                    if child.type in (">", ">>", ">|", "&>", "&>>", "<>", ">&") and not (
-                        text in HARMLESS_REDIRECT_TARGETS or text.isdigit()
-                    ):
-                        writes.append(text)
-                    if child.type == "<<<":
-                        stdin = text
-                heredoc = getattr(child, "heredoc", None)
-                delimiter = word_text(src, target) if hasattr(target, "kind") else ""
-                if heredoc is not None and delimiter in self.quoted:
-                    stdin = self.quoted[delimiter]  # literal text: nothing in it is expanded
-                    self.words.extend((w, False) for w in stdin.split())
-                elif heredoc is not None and child.type in ("<<", "<<-"):
-                    body = str(heredoc.value)
-                    if body.endswith(delimiter):
-                        body = body[: len(body) - len(delimiter)]
-                    stdin = body
-                    # an unquoted body's `$(…)` and backticks run (bashlex cannot parse a quoted
-                    # delimiter: such a command is asked)
-                    self.substitutions(body, depth)
-                    self.words.extend((w, True) for w in body.split())
+                write, fed = self.redirect(child, depth, src)
+                if write is not None:
+                    writes.append(write)
+                if fed is not None:
+                    stdin = fed
             else:
                 self.walk(child, depth, src)
         if words:
@@ -220,6 +209,42 @@ class Parser:
             )
         elif assigns:
             self.assignments(tuple(assigns), tuple(writes))
+        elif writes:  # `> f` alone truncates f, as `: > f` does
+            self.parts.append(Part((":",), tuple(writes), "command"))
+
+    def redirect(self, child: Any, depth: int, src: str) -> tuple[str | None, str | None]:
+        """One redirection: the file it writes (None: none), and what it feeds the command's input
+        (a here-document's or here-string's text; None: nothing known). Its target is a word the
+        command names (path rules look at it)."""
+        write = stdin = None
+        target = child.output
+        if hasattr(target, "kind") and target.kind == "word":
+            self.expansions(target, depth, src)
+            text = word_text(src, target)
+            if child.type not in ("<<", "<<-"):  # a here-document's delimiter
+                self.words.append((text, _is_dynamic(target)))
+            # (`> 1` is a file named 1; only `>& 1` duplicates a descriptor)
+            if child.type in (">", ">>", ">|", "&>", "&>>", "<>", ">&") and not (
+                text in HARMLESS_REDIRECT_TARGETS or (child.type == ">&" and text.isdigit())
+            ):
+                write = text
+            if child.type == "<<<":
+                stdin = text
+        heredoc = getattr(child, "heredoc", None)
+        delimiter = word_text(src, target) if hasattr(target, "kind") else ""
+        if heredoc is not None and delimiter in self.quoted:
+            stdin = self.quoted[delimiter]  # literal text: nothing in it is expanded
+            self.words.extend((w, False) for w in stdin.split())
+        elif heredoc is not None and child.type in ("<<", "<<-"):
+            body = str(heredoc.value)
+            if body.endswith(delimiter):
+                body = body[: len(body) - len(delimiter)]
+            stdin = body
+            # an unquoted body's `$(…)` and backticks run (bashlex cannot parse a quoted
+            # delimiter: such a command is asked)
+            self.substitutions(body, depth)
+            self.words.extend((w, True) for w in body.split())
+        return write, stdin
 
     def assignments(self, assigns: tuple[str, ...], writes: tuple[str, ...]) -> None:
         """`PATH=/x; ls` changes what later commands run: an assignment of its own is a part (no

@@ -16,7 +16,7 @@ EVALUATES_SUBSCRIPTS = frozenset(
 # Programs whose arguments are code run by an interpreter, another shell, another machine or a
 # container: not parsed, looked at by name (`_INTERPRETER` adds versioned names: python3.12).
 RUNS_CODE = frozenset(
-    {"node", "nodejs", "deno", "bun", "osascript", "Rscript", "R", "julia", "tclsh", "wish",
+    {"ed", "red", "zip", "npx", "pnpx", "bunx", "logsave", "capsh", "node", "nodejs", "deno", "bun", "osascript", "Rscript", "R", "julia", "tclsh", "wish",
      "expect", "pwsh", "powershell", "fish", "csh", "tcsh", "nu", "elvish", "xonsh", "awk",
      "gawk", "mawk", "nawk", "sed", "gsed", "gdb", "lldb", "vim", "vi", "nvim", "ex", "emacs",
      "ssh", "scp", "sftp", "rsync", "script", "tmux", "screen", "parallel", "strace", "ltrace",
@@ -62,8 +62,22 @@ HARMLESS_REDIRECT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"
 MAX_SHELL_DEPTH = 4
 
 
-# Files a shell given as its script reads its input from
-STDIN_FILES = frozenset({"/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"})
+def reads_input(path: str) -> bool:
+    """Whether a file a shell is given as its script is its input (a here-string or a pipe, on
+    whichever descriptor): `/dev/stdin`, `/dev/fd/N`, `/proc/self/fd/N`, `-`, however spelled
+    (`//dev/./stdin`)."""
+    if path == "-":
+        return True
+    import posixpath
+
+    normal = posixpath.normpath("/" + path.lstrip("/")) if path.startswith("/") else path
+    return (
+        normal == "/dev/stdin"
+        or normal.startswith(("/dev/fd/", "/proc/self/fd/"))
+        or (normal.startswith("/proc/") and "/fd/" in normal)
+    )
+
+
 # A shell's long options that take a file; the others take nothing (`--norc`, `--posix`, …)
 _SHELL_LONG_FILE = frozenset({"--rcfile", "--init-file"})
 _SHELL_LONG = frozenset(
@@ -119,6 +133,6 @@ def read_shell(words: Sequence[str], i: int) -> ShellUse:
         j += 1 + takes
     if command:
         return ShellUse("script", j) if j < len(words) else ShellUse("none")
-    if stdin or j >= len(words) or words[j] in STDIN_FILES:
+    if stdin or j >= len(words) or reads_input(words[j]):
         return ShellUse("stdin")
     return ShellUse("file", j)

@@ -48,26 +48,32 @@ def runs_code(
                 parser.script(value, depth + 1)
                 parser.aliases[name] = value  # the commands after it that start with NAME
     elif base == "hash" and "-p" in args:
-        k = args.index("-p")
-        if k + 1 < len(args):
-            # its arguments come when NAME runs
-            implied.append(Part((args[k + 1],), role="implied", open_args=True))
+        implied.extend(_hashed(parser, args))
+    elif base == "tar":
+        for value in _tar_programs(args):
+            parser.script(value, depth + 1)
     elif base == "git":
         git_code(parser, args, depth)
         aliased = git_alias(parser, args)
         if aliased is not None:
             implied.append(Part(("git", *aliased), role="implied"))
     if base in EVALUATES_SUBSCRIPTS:
-        for arg in args:
-            parser.substitutions(arg, depth)
-        arithmetic = _arithmetic(base, args)
-        if arithmetic is not None:
-            parser.opaque.append(
-                f"{base} evaluates arithmetic on a value only known when it runs: {arithmetic!r}"
-            )
+        _subscripts(parser, base, args, depth)
     implied.extend(_assigned(parser, base, args))
     interpreted_code(parser, words[i:], stdin)
     return implied
+
+
+def _subscripts(parser: Parser, base: str, args: tuple[str, ...], depth: int) -> None:
+    """A builtin that evaluates subscripts: the substitutions written in them run, and
+    arithmetic on a variable's value is unknowable (`_arithmetic`)."""
+    for arg in args:
+        parser.substitutions(arg, depth)
+    arithmetic = _arithmetic(base, args)
+    if arithmetic is not None:
+        parser.opaque.append(
+            f"{base} evaluates arithmetic on a value only known when it runs: {arithmetic!r}"
+        )
 
 
 def interpreted_code(parser: Parser, words: tuple[str, ...], stdin: str | None) -> None:
@@ -91,9 +97,16 @@ def git_code(parser: Parser, args: tuple[str, ...], depth: int) -> None:
     `-c` values (a pager, an editor, an ssh command…) and `ext::` URLs are code; the program
     of `--upload-pack`, `--receive-pack`, `--exec`, `-u` is a shell command. Other aliases are
     remembered (`git_alias`); an included configuration file cannot be known."""
-    positional = [a for a in args if not a.startswith("-")]
-    if positional[:1] == ["config"] and len(positional) >= 3:  # `git config alias.x '!…'`
-        _git_setting(parser, positional[1], positional[2], depth)
+    sub = _git_subcommand(args)
+    if sub is not None and args[sub] == "config":  # `git config [-f F] alias.x '!…'`
+        positional = _git_config_words(args[sub + 1 :])
+        if positional[:1] == ["set"]:  # `git config set NAME VALUE` (git 2.46)
+            positional = positional[1:]
+        if len(positional) >= 2:
+            _git_setting(parser, positional[0], positional[1], depth)
+    elif sub is not None:
+        for script in _git_runs(args[sub], args[sub + 1 :]):
+            parser.script(script, depth + 1)
     k = 0
     while k < len(args):
         word = args[k]
@@ -121,6 +134,54 @@ def git_code(parser: Parser, args: tuple[str, ...], depth: int) -> None:
             else:
                 parser.script(value, depth + 1)
         k += 1
+
+
+def _git_subcommand(args: tuple[str, ...]) -> int | None:
+    """The index of git's subcommand among its arguments (after its own options), or None."""
+    k = 0
+    while k < len(args) and args[k].startswith("-"):
+        k += 2 if args[k] in _GIT_OPTION_VALUES else 1
+    return k if k < len(args) else None
+
+
+# `git config`'s options that take a value (not a setting's name or value)
+_GIT_CONFIG_VALUES = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment",
+                                "--value", "--file-type"})  # fmt: skip
+
+
+def _git_config_words(args: tuple[str, ...]) -> list[str]:
+    """`git config`'s words that are not its options or their values: NAME VALUE."""
+    out: list[str] = []
+    k = 0
+    while k < len(args):
+        if args[k] in _GIT_CONFIG_VALUES:
+            k += 2
+            continue
+        if not args[k].startswith("-"):
+            out.append(args[k])
+        k += 1
+    return out
+
+
+def _git_runs(sub: str, rest: tuple[str, ...]) -> list[str]:
+    """The shell commands a git subcommand runs: `rebase -x CMD`, `difftool -x|--extcmd CMD`,
+    `submodule foreach CMD`, `filter-branch --*-filter CMD` (`--exec` is read wherever it is)."""
+    out: list[str] = []
+    if sub == "submodule" and "foreach" in rest:
+        words = [w for w in rest[rest.index("foreach") + 1 :] if w not in ("--recursive", "-q",
+                                                                           "--quiet")]  # fmt: skip
+        return [" ".join(words)] if words else []
+    options = {"rebase": ("-x",), "difftool": ("-x", "--extcmd"), "mergetool": ("--tool-cmd",),
+               "filter-branch": ("--env-filter", "--tree-filter", "--index-filter",
+                                 "--parent-filter", "--msg-filter", "--commit-filter",
+                                 "--tag-name-filter")}.get(sub, ())  # fmt: skip
+    for k, word in enumerate(rest):
+        name, eq, value = word.partition("=")
+        if name in options:
+            out.append(value if eq else (rest[k + 1] if k + 1 < len(rest) else ""))
+        elif sub == "rebase" and word.startswith("-x") and len(word) > 2:
+            out.append(word[2:])
+    return [v for v in out if v]
 
 
 def _git_setting(parser: Parser, setting: str, text: str, depth: int) -> None:
@@ -153,15 +214,50 @@ def git_alias(parser: Parser, args: tuple[str, ...]) -> tuple[str, ...] | None:
         k += 2 if args[k] in _GIT_OPTION_VALUES else 1
     if k >= len(args):
         return None
-    value = parser.git_aliases.get(args[k].lower())
-    if value is None or value.startswith("!"):
-        return None  # a `!` alias is a shell script: parsed where it is defined
-    try:
-        words = tuple(shlex.split(value))
-    except ValueError:
-        parser.opaque.append(f"git alias {args[k]!r} cannot be read")
-        return None
-    return (*words, *args[k + 1 :])
+    rest = list(args[k:])
+    seen: set[str] = set()
+    while rest and rest[0].lower() in parser.git_aliases and rest[0].lower() not in seen:
+        seen.add(rest[0].lower())  # an alias may name another (git expands them in turn)
+        value = parser.git_aliases[rest[0].lower()]
+        if value.startswith("!"):
+            return None  # a `!` alias is a shell script: parsed where it is defined
+        try:
+            rest = [*shlex.split(value), *rest[1:]]
+        except ValueError:
+            parser.opaque.append(f"git alias {rest[0]!r} cannot be read")
+            return None
+    return tuple(rest) if seen else None
+
+
+def _hashed(parser: Parser, args: tuple[str, ...]) -> list[Part]:
+    """`hash -p PATH NAME…`: later commands named NAME run PATH (its arguments come then)."""
+    k = args.index("-p")
+    if k + 1 >= len(args):
+        return []
+    for name in args[k + 2 :]:
+        parser.aliases[name] = args[k + 1]
+    return [Part((args[k + 1],), role="implied", open_args=True)]
+
+
+# tar's options whose value is a command it runs (`--checkpoint-action=exec=CMD` too)
+_TAR_PROGRAM_OPTIONS = ("--to-command", "--use-compress-program", "--info-script",
+                        "--new-volume-script", "-I", "-F")  # fmt: skip
+
+
+def _tar_programs(args: tuple[str, ...]) -> list[str]:
+    """The commands tar runs: the values of its options that name one."""
+    out = []
+    for k, word in enumerate(args):
+        name, eq, value = word.partition("=")
+        if name == "--checkpoint-action":
+            value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
+            if value.startswith("exec="):
+                out.append(value[5:])
+        elif name in _TAR_PROGRAM_OPTIONS:
+            out.append(value if eq else (args[k + 1] if k + 1 < len(args) else ""))
+        elif word[:2] in ("-I", "-F") and len(word) > 2:
+            out.append(word[2:])
+    return [v for v in out if v]
 
 
 def note_dirs(parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...]) -> None:

@@ -11,8 +11,8 @@ from bridge.shell.programs import (
     HARMLESS_REDIRECT_TARGETS,
     MAX_SHELL_DEPTH,
     SHELLS,
-    STDIN_FILES,
     read_shell,
+    reads_input,
 )
 from bridge.shell.runs import note_dirs, runs_code
 from bridge.shell.words import _PLAIN_SCRIPT, _skip_assignments, _unknown, _unknown_name
@@ -153,6 +153,13 @@ class SimpleCommand:
         and `bash /dev/stdin <<< …` (what its input gives it)."""
         words, parser = self.words, self.parser
         use = read_shell(words, i)
+        for given in self.given:  # `BASH_ENV=F bash -c …`: F is sourced first
+            name, _, value = given.partition("=")
+            if name in ("BASH_ENV", "ENV"):
+                if reads_input(value) and self.stdin is not None:
+                    parser.script(self.stdin, self.depth + 1)
+                else:
+                    parser.opaque.append(f"{base} first runs the script {name} names: {value!r}")
         if use.kind == "unknown":
             parser.opaque.append(f"{base}: {use.why}")
             self.runs = i
@@ -165,8 +172,10 @@ class SimpleCommand:
                     f"{base} runs what its input gives it, which is not known here"
                 )
         elif use.kind == "none":
-            pass  # `sh -c` without a script: it fails
-        elif any(self.dynamic[i : use.at + 1]):
+            if self.open_args:  # `… | xargs sh -c`: the script is what xargs reads
+                parser.opaque.append(f"{base} runs a script its input gives it")
+            # else `sh -c` without a script: it fails
+        elif any(self.dynamic[i : use.at + 1]) or use.at >= self.cut:
             what = "script" if use.kind == "script" else "script file"
             parser.opaque.append(
                 f"a shell runs a {what} only known when it runs: {words[use.at]!r}"
@@ -188,7 +197,7 @@ class SimpleCommand:
             return
         if self.dynamic[at]:
             parser.opaque.append(f"{base} runs a script only known when it runs: {words[at]!r}")
-        elif words[at] in STDIN_FILES:
+        elif reads_input(words[at]):
             if self.stdin is not None:
                 parser.script(self.stdin, self.depth + 1)
             else:
@@ -200,11 +209,13 @@ class SimpleCommand:
         """A command that is no wrapper: it runs, with what it implies."""
         self.runs = i
         self.implied = runs_code(self.parser, self.words, self.dynamic, i, self.depth, self.stdin)
-        if base == "tee":  # the files it writes
+        if base == "tee":  # the files it writes (after `--`, a word starting with `-` too)
+            args = self.words[i + 1 :]
+            end = args.index("--") if "--" in args else len(args)
             self.writes.extend(
                 w
-                for w in self.words[i + 1 :]
-                if not w.startswith("-") and w not in HARMLESS_REDIRECT_TARGETS
+                for k, w in enumerate(args)
+                if (k > end or not w.startswith("-")) and w not in HARMLESS_REDIRECT_TARGETS
             )
 
     def wrapper(self, i: int, base: str, spec: Wrapper) -> int | None:

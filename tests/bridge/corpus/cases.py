@@ -219,7 +219,6 @@ CASES: list[Case] = [
         "ssh host rm -rf /",
         "ssh -p 22 host 'rm -rf /'",
         "ssh -o ProxyCommand='rm -rf /' host",
-        "hash -p /bin/rm ls; ls -rf /",
         "git -c core.pager='rm -rf /' log",
         "ln -s /bin/rm x && ./x -rf /",
         "cp /usr/bin/rm /tmp/x; /tmp/x -rf /",
@@ -285,7 +284,6 @@ CASES: list[Case] = [
         "LD_LIBRARY_PATH=/tmp ls",
         "PATH=/tmp/evil:$PATH ls",
         "PROMPT_COMMAND=id ls",
-        "BASH_ENV=/tmp/x bash -c 'ls'",
         "env GIT_PAGER=id git log",
         "env -u HOME GIT_EXTERNAL_DIFF=x git diff",
         "env PATH=/tmp ls",
@@ -490,5 +488,49 @@ CASES: list[Case] = [
         "xargs ls",
         "echo ${a[0]} ${#a[@]} ${HOME:-/} ${x: -1}",
         "git sta\\\ntus",
+    ),
+    # --- a second round: what a shell, sed, tar, git and xargs run that the rules did not see ----
+    *_cases(
+        "attacker spellings",
+        DENY,
+        "hash -p /bin/rm ls; ls -rf /",  # NAME runs the program hashed for it
+        "hash -p /bin/bash ls; ls -c 'rm -rf /'",
+        "BASH_ENV=/dev/stdin bash -c true <<< 'rm -rf /'",  # what BASH_ENV names runs first
+        "bash /dev/fd/3 3<<< 'rm -rf /'",  # its input, on any descriptor, however spelled
+        "bash //dev/stdin <<< 'rm -rf /'",
+        "source /dev/./stdin <<< 'rm -rf /'",
+        "tar -cf /dev/null --checkpoint=1 --checkpoint-action=exec='rm -rf /' README.md",
+        "git rebase -x 'rm -rf /' HEAD~1",  # git subcommands that run a shell command
+        "git difftool -y -x 'rm -rf /' HEAD~1",
+        "git submodule foreach 'rm -rf /'",
+        "git config -f .git/config alias.x '!rm -rf /'; git x",
+        "git -c alias.a=b -c alias.b='push --force' a origin main",  # an alias naming another
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        "BASH_ENV=/tmp/x bash -c 'ls'",
+        "echo \"'rm -rf /'\" | xargs sh -c",  # the script is what xargs reads
+        "echo 'rm -rf /' | xargs -I X sh -c X",
+        "ed -s <<< '!rm -rf /'",  # programs that run commands they are given
+        "awk -f /dev/stdin <<< 'BEGIN{system(\"rm -rf /\")}'",
+        "zip -q -T -TT 'rm -rf /' z.zip README.md",
+        "npx --offline -c 'rm -rf /'",
+        "logsave /dev/null sh -c 'rm -rf /'",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "sed -n '1eid' README.md",  # sed commands that run or write, however written
+        "sed -n -l 1 '1e id' README.md",
+        "sed -n '/./Ie id' README.md",
+        "sed -n '\\%.%e id' README.md",
+        "sed -n '1wpwned-sed' README.md",
+        "{ echo pwned; } > pwned-group",  # a redirection of a compound command
+        "(echo pwned) > pwned-subshell",
+        "ls; > README.md",  # a redirection alone truncates
+        "find -- . -maxdepth 0 -fprint pwned-find",
+        "echo pwned > 1",  # a file named 1
+        "echo pwned | tee -- -x",
     ),
 ]

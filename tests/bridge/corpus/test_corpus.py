@@ -276,12 +276,14 @@ UNRUNNABLE = {
     "nocache git push --force": "nocache is not installed",
     "sg root -c 'rm -rf /'": "sg cannot change group in the sandbox's user namespace",
     "git --config-env=alias.p=P p": "its alias comes from the environment, here unset",
+    "BASH_ENV=/tmp/x bash -c 'ls'": "the file BASH_ENV names is not here (what it runs is not "
+    "known: that is why it is asked)",
 }
 
 
 def sandboxed_commands(command: str, work: Path) -> list[list[str]]:
-    """Run `command` with bash in the sandbox of `sandboxed`, with git tracing on; every command
-    that ran: each program's argv (as execve got it) and each git command git ran in itself
+    """Run `command` with bash in the sandbox of `sandboxed` (its input empty), with git tracing
+    on; every command that ran: each program's argv (as execve got it) and each git command git ran in itself
     (an alias, a builtin: `GIT_TRACE`)."""
     trace, git_trace = work / ".trace", work / ".git-trace"
     argv = [
@@ -295,9 +297,10 @@ def sandboxed_commands(command: str, work: Path) -> list[list[str]]:
     subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
     ran = []
     for line in trace.read_text().splitlines():
-        found = re.search(r"execve\(\"[^\"]+\", \[(.*?)\]", line)
-        if found and line.rstrip().endswith("= 0"):
-            ran.append(re.findall(r'"((?:[^"\\]|\\.)*)"', found.group(1)))
+        found = re.search(r"execve\(\"([^\"]+)\", \[(.*?)\]", line)
+        if found and line.rstrip().endswith("= 0"):  # the program run, by its path's name
+            argv = re.findall(r'"((?:[^"\\]|\\.)*)"', found.group(2))
+            ran.append([os.path.basename(found.group(1)), *argv[1:]])
     if git_trace.exists():
         for line in git_trace.read_text().splitlines():
             built_in = re.search(r"trace: built-in: (git .*)", line)
@@ -334,5 +337,22 @@ def stopped(argv: list[str]) -> bool:
 def test_each_attacker_spelling_really_runs_what_the_rules_stop(case, work) -> None:
     # the verdicts above are only worth something if bash reads these spellings as the command
     # the rules name: run, each starts (or has git run) a command these rules deny or ask about
+    before = files_in(work)
     ran = sandboxed_commands(case[1], work)
-    assert any(stopped(argv) for argv in ran), (case[1], ran)
+    written = {name for name, stat in files_in(work).items() if before.get(name) != stat}
+    assert any(stopped(argv) for argv in ran) or written, (case[1], ran)
+    for name in written:  # the work folder as it was, for the next case
+        if name in before:
+            subprocess.run(["git", "checkout", "-q", "--", name], cwd=work, check=False)
+        else:
+            (work / name).unlink()
+
+
+def files_in(folder: Path) -> dict[str, tuple[int, int]]:
+    """The files of `folder` (not its subfolders), each with its size and modification time:
+    what a command that writes one changes."""
+    return {
+        p.name: (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in folder.iterdir()
+        if p.is_file() and not p.name.startswith(".")
+    }
