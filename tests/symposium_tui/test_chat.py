@@ -367,6 +367,29 @@ async def test_a_tool_call_is_one_line_that_changes_state(make_app):
         assert "\u23f3 **run the tests**" in said, "the history keeps every state, as sent"
 
 
+async def test_a_call_approved_by_a_rule_proposed_on_its_card_says_a_person_allowed_it(make_app):
+    # `p` then Ctrl+S saves a rule and approves: the agent went on before the console's word
+    # on who settled it came, and the line said nothing about it
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    app = make_app(linger=3600)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_chat(pilot)
+        await say(pilot, "ask permission to run the tests")
+        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+        await pilot.press("f2")
+        await wait_for(pilot, lambda: app.focused is card)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        await wait_for(
+            pilot,
+            lambda: "✅ **run the tests** · allowed by a person (" in transcript(app)[-1][1],
+            what="who allowed it",
+        )
+
+
 def screen_lines(app) -> list[str]:
     return [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]
 

@@ -213,10 +213,16 @@ class ToolLines:
 
     def decided(self, words: str) -> bool:
         """The permission of the call waiting now (the latest not settled) was settled `words`
-        ("by rule 2"). False when no call is waiting."""
-        if not self._open:
+        ("by rule 2") — or, when the call went on before the word came (a rule saved and the call
+        approved by it, a bypass confirmed: the agent can be quicker than the console's event),
+        the latest call no one is said to have settled. False when there is none."""
+        if self._open:
+            self._decided[max(self._open.values())] = words
+            return True
+        unsaid = [i for i in self._tools if i not in self._decided]
+        if not unsaid:
             return False
-        self._decided[max(self._open.values())] = words
+        self._decided[max(unsaid)] = words
         return True
 
     @property
