@@ -44,7 +44,7 @@ def explain(rules: RuleSet, req: Request) -> Decision:
     final = decision.action
     if final in ("deny", "ask") and not any(v.action == final for v in verdicts):
         for v in verdicts:  # decided by the whole request, or what cannot be known
-            if v.action == "allow":
+            if v.action == "allow" or (v.action is None and decision.rule is not None):
                 v.action = final
                 v.rule = decision.label or decision.why
     decision.parts = verdicts

@@ -369,6 +369,11 @@ def test_rules_explain_knows_an_agent_by_the_name_the_console_shows(tmp_path: Pa
         assert "allow (the agent is on bypass)" in out.stdout, (agent, out.stdout)
     out = cli("rules", "explain", "--file", str(path), "--agent", "someone", "--", "make")
     assert "ask (no rule decides" in out.stdout
+    # a rule on the whole request (its title) decides every part: none reads "no allow"
+    path.write_text('[[rules]]\naction = "deny"\ntitle = "x"\n')
+    out = cli("rules", "explain", "--file", str(path), "--", "x")
+    assert "verdict: deny" in out.stdout and "  x: deny — rule 1" in out.stdout, out.stdout
+    assert "no allow" not in out.stdout
     # a kind ACP does not have is refused, naming the ones it has
     out = cli("rules", "explain", "--file", str(path), "--kind", "bogus", "--", "make")
     assert out.returncode == 2 and "invalid choice: 'bogus'" in out.stderr
