@@ -198,8 +198,8 @@ def _table_says(name: str, table: dict[str, str], word: str) -> str | None:
             if "-" + letter in table:
                 return table["-" + letter]
     elif word.startswith("--"):  # an abbreviation of an unsafe long option
-        stem = key[2:]
-        if len(stem) >= 2 and any(t.startswith("--" + stem) for t in table if t.startswith("--")):
+        stem = key[2:]  # (getopt takes any prefix, one letter too, that names one option)
+        if stem and any(t.startswith("--" + stem) for t in table if t.startswith("--")):
             return "may be an option that runs a program or writes a file"
     return None
 
@@ -221,35 +221,60 @@ def _sed_script(words: tuple[str, ...]) -> str | None:
         if ended or not word.startswith("-") or word == "-":
             if first is None and not scripts:
                 first = word
-            k += 1
-            continue
-        if word == "--":
+        elif word == "--":
             ended = True
-        elif word.startswith("--"):
-            name, eq, value = word.partition("=")
-            if name in ("--expression", "--file", "--line-length") and not eq:
-                value = words[k + 1] if k + 1 < len(words) else ""
-                k += 1
-            if name == "--expression":
-                scripts.append(value)
-            elif name == "--file":
-                return None
         else:
-            for n, letter in enumerate(word[1:], 1):
-                if letter in "efl":  # each takes the rest of the word, or the next word
-                    value = word[n + 1 :]
-                    if not value:
-                        value = words[k + 1] if k + 1 < len(words) else ""
-                        k += 1
-                    if letter == "f":
-                        return None
-                    if letter == "e":
-                        scripts.append(value)
-                    break
+            got = _sed_option(words, k)
+            if got is None:
+                return None  # a script from a file, or an option this reading does not know
+            k, script = got
+            if script is not None:
+                scripts.append(script)
         k += 1
     if first is not None and not scripts:
         scripts.append(first)
     return "\n".join(scripts)
+
+
+def _sed_option(words: tuple[str, ...], k: int) -> tuple[int, str | None] | None:
+    """The sed option at words[k]: the index of its last word and the script it gives (None:
+    none); None when it reads a script from a file or is not known."""
+    word = words[k]
+    following = words[k + 1] if k + 1 < len(words) else ""
+    if word.startswith("--"):
+        given, eq, value = word.partition("=")
+        name = _sed_long(given)
+        if name is None or name == "--file":
+            return None
+        if name in ("--expression", "--line-length") and not eq:
+            value, k = following, k + 1
+        return k, value if name == "--expression" else None
+    for n, letter in enumerate(word[1:], 1):
+        if letter == "i":  # `-i[SUFFIX]`: the rest of the word is its suffix
+            return k, None
+        if letter in "efl":  # each takes the rest of the word, or the next word
+            value = word[n + 1 :]
+            if not value:
+                value, k = following, k + 1
+            if letter == "f":
+                return None
+            return k, value if letter == "e" else None
+    return k, None
+
+
+# GNU sed's long options (any unique prefix names one: `--expr=SCRIPT`)
+_SED_LONG = ("--expression", "--file", "--line-length", "--null-data", "--zero-terminated",
+             "--in-place", "--regexp-extended", "--quiet", "--silent", "--sandbox", "--separate",
+             "--unbuffered", "--posix", "--debug", "--follow-symlinks", "--help", "--version",
+             "--binary")  # fmt: skip
+
+
+def _sed_long(name: str) -> str | None:
+    """The sed long option `name` names, in full (None: none, or more than one)."""
+    if name in _SED_LONG:
+        return name
+    found = [o for o in _SED_LONG if o.startswith(name)]
+    return found[0] if len(found) == 1 else None
 
 
 def sed_runs_or_writes(script: str) -> bool:

@@ -214,6 +214,9 @@ _HOST_OPTIONS = frozenset(
     {"--connect-to", "-x", "--proxy", "--preproxy", "--socks4", "--socks4a", "--socks5",
      "--socks5-hostname", "--doh-url"}
 )  # fmt: skip
+_DEV_NET = re.compile(r"/dev/(?:tcp|udp)/([^/]+)/")
+_WORD_PIECES = re.compile(r"[\s\"'=<>,;()]+")
+_HOST_PIECE = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\.?(?::\d+)?(?:/\S*)?$")
 _GLOB_SETS = re.compile(r"\{([^{}]*)\}|\[([^\[\]]*)\]")
 _MAX_GLOB = 64  # URLs a globbed word stands for, at most, that are read
 
@@ -225,6 +228,20 @@ def command_url_spellings(words: list[str]) -> list[str]:
     connect to (`--connect-to ::evil.example:`, `-x proxy.example`)."""
     out: list[str] = []
     for k, word in enumerate(words):
+        net = _DEV_NET.match(word)  # bash's `< /dev/tcp/HOST/PORT`
+        if net is not None:
+            out.append(f"https://{net.group(1)}/")
+        if "://" in word:  # a URL that is a word (decoded: `$'https://evil\x2eexample/'`)
+            out.append(word)
+        if "%" in word:  # `curl evil%2eexample`: curl decodes a host
+            decoded = unquote(word)
+            out.append(decoded if "://" in decoded else "https://" + decoded.lstrip("/"))
+        # a host inside a word: `url = "evil.example"` (a curl config), `url=evil.example`
+        out.extend(
+            f"https://{token}/"
+            for token in _WORD_PIECES.split(word)[1:]
+            if _HOST_PIECE.match(token)
+        )
         if (k and words[k - 1] in _HOST_OPTIONS) or word.startswith(("--connect-to=", "--proxy=")):
             value = word.partition("=")[2] if word.startswith("--") and "=" in word else word
             out.extend(f"https://{h}/" for h in re.split(r"[:,\s]+", value) if "." in h)

@@ -144,6 +144,10 @@ class Parser:
         if kind == "word":
             self.expansions(node, depth, src)
             return
+        if kind == "for":  # `for HOME in …`: the loop assigns its variable
+            names = [p for p in node.parts[1:2] if p.kind == "word"]
+            if names:
+                self.assignments((f"{word_text(src, names[0])}=",), ())
         pos = len(self.parts)
         for child in getattr(node, "parts", None) or getattr(node, "list", None) or ():
             self.walk(child, depth, src)

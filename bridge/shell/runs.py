@@ -37,31 +37,44 @@ def runs_code(
         find_exec(parser, words, dynamic, i, depth)
         if "-delete" in args:
             implied.append(Part(("rm", "-r", "-f"), role="implied"))
-    elif base == "trap":
-        rest = [a for a in args if a != "--"]
-        if rest and not rest[0].startswith("-"):
-            parser.script(rest[0], depth + 1)
+    elif base == "hash" and "-p" in args:
+        implied.extend(_hashed(parser, args))
     elif base == "alias":
         for arg in args:
             if "=" in arg and not arg.startswith("-"):
                 name, _, value = arg.partition("=")
                 parser.script(value, depth + 1)
                 parser.aliases[name] = value  # the commands after it that start with NAME
-    elif base == "hash" and "-p" in args:
-        implied.extend(_hashed(parser, args))
-    elif base == "tar":
-        for value in _tar_programs(args):
-            parser.script(value, depth + 1)
     elif base == "git":
         git_code(parser, args, depth)
         aliased = git_alias(parser, args)
         if aliased is not None:
             implied.append(Part(("git", *aliased), role="implied"))
+    else:
+        for script in _scripts_given(parser, base, args):
+            parser.script(script, depth + 1)
     if base in EVALUATES_SUBSCRIPTS:
         _subscripts(parser, base, args, depth)
     implied.extend(_assigned(parser, base, args))
     interpreted_code(parser, words[i:], stdin)
     return implied
+
+
+def _scripts_given(parser: Parser, base: str, args: tuple[str, ...]) -> list[str]:
+    """The scripts a builtin or program is given to run: `trap SCRIPT …`, `mapfile -C CALLBACK`,
+    tar's programs (`_tar_programs`)."""
+    if base == "trap":
+        rest = [a for a in args if a != "--"]
+        return rest[:1] if rest and not rest[0].startswith("-") else []
+    if base in ("mapfile", "readarray"):  # `-C CALLBACK` runs for every few lines read
+        return [
+            args[k + 1] if arg == "-C" else arg[2:]
+            for k, arg in enumerate(args)
+            if (arg == "-C" and k + 1 < len(args)) or (arg.startswith("-C") and len(arg) > 2)
+        ]
+    if base == "tar":
+        return _tar_programs(args)
+    return []
 
 
 def _subscripts(parser: Parser, base: str, args: tuple[str, ...], depth: int) -> None:

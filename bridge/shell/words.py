@@ -95,8 +95,13 @@ def _substitutions(text: str) -> list[str | None]:
 
 def word_text(src: str, word: Any) -> str:
     """A word with its quotes removed, from the source text: bashlex keeps the quotes of some
-    words (`'r''m'` stays `r''m`), and a deny rule must see `rm`."""
+    words (`'r''m'` stays `r''m`), and a deny rule must see `rm`. A `$'…'` string is decoded as
+    bash decodes it (`$'\\x72m'` is `rm`)."""
     raw = src[word.pos[0] : word.pos[1]]
+    if "$'" in raw:
+        decoded = _ansi_c_word(raw)
+        if decoded is not None:
+            return decoded
     try:
         tokens = shlex.split(raw)
     except ValueError:
@@ -108,9 +113,75 @@ def word_text(src: str, word: Any) -> str:
 
 def _is_dynamic(word: Any) -> bool:
     return any(
-        child.kind in ("parameter", "commandsubstitution", "processsubstitution")
+        child.kind in ("commandsubstitution", "processsubstitution")
+        or (child.kind == "parameter" and child.value != "")  # (`$'…'` reads as an empty `$`)
         for child in getattr(word, "parts", None) or ()
     )
+
+
+_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
+            "t": "\t", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+
+
+def _ansi_c_word(raw: str) -> str | None:
+    """A word holding `$'…'` strings, its quotes removed and each of those decoded as bash
+    decodes it (`\\xHH`, `\\NNN`, `\\uHHHH`, `\\cX`, …); None when it holds anything else only
+    known when it runs, or cannot be read."""
+    out: list[str] = []
+    k, n = 0, len(raw)
+    while k < n:
+        c = raw[k]
+        if raw.startswith("$'", k):
+            k += 2
+            while k < n and raw[k] != "'":
+                if raw[k] == "\\" and k + 1 < n:
+                    text, k = _ansi_c_escape(raw, k + 1)
+                    out.append(text)
+                else:
+                    out.append(raw[k])
+                    k += 1
+            if k >= n:
+                return None
+            k += 1
+        elif c == "'":
+            end = raw.find("'", k + 1)
+            if end < 0:
+                return None
+            out.append(raw[k + 1 : end])
+            k = end + 1
+        elif c in '$`"':
+            return None  # an expansion, or double quotes (which may hold one): read elsewhere
+        elif c == "\\" and k + 1 < n:
+            out.append(raw[k + 1])
+            k += 2
+        else:
+            out.append(c)
+            k += 1
+    return "".join(out)
+
+
+def _ansi_c_escape(raw: str, k: int) -> tuple[str, int]:
+    """The text of the escape after a backslash at raw[k - 1], and the index after it."""
+    c = raw[k]
+    if c in _ESCAPES:
+        return _ESCAPES[c], k + 1
+    digits = {"x": (16, 2), "u": (16, 4), "U": (16, 8)}.get(c)
+    if digits is not None:
+        base, most = digits
+        j = k + 1
+        while j < len(raw) and j - k - 1 < most and raw[j] in "0123456789abcdefABCDEF":
+            j += 1
+        if j == k + 1:
+            return "\\" + c, k + 1
+        return chr(int(raw[k + 1 : j], base) % 0x110000), j
+    if c in "01234567":
+        j = k
+        while j < len(raw) and j - k < 3 and raw[j] in "01234567":
+            j += 1
+        return chr(int(raw[k:j], 8) & 0xFF), j
+    if c == "c" and k + 1 < len(raw):
+        return chr(ord(raw[k + 1]) & 0x1F), k + 2
+    return "\\" + c, k + 1
 
 
 def join_continuations(script: str) -> tuple[str, bool]:

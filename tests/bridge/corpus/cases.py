@@ -533,4 +533,25 @@ CASES: list[Case] = [
         "echo pwned > 1",  # a file named 1
         "echo pwned | tee -- -x",
     ),
+    # --- a third round: bash's ANSI-C strings, sed's and sort's abbreviations, loops, callbacks -
+    *_cases(
+        "attacker spellings",
+        DENY,
+        "$'\\x72m' -rf /",  # bash decodes $'…' before it runs the command
+        "$'\\162m' $'-rf' /",
+        "git $'push' --force",
+        "mapfile -C 'rm -rf /' -c 1 a <<< x",  # the callback runs every line
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        "sed -n --expr='1e rm -rf /' README.md",  # a long option by any unique prefix
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "sed -n --i 's/TODO/PWNED/p' README.md",
+        "sort --o=pwned-sort README.md",
+        "for HOME in /tmp; do git status; done",  # the loop assigns HOME, as HOME=… would
+    ),
 ]

@@ -269,6 +269,7 @@ UNRUNNABLE = {
     "runs only on a terminal",
     "printf -v PATH %s /tmp/evil; ls": "it changes where later commands are found",
     "read PATH <<< /tmp/evil; ls": "it changes where later commands are found",
+    "for HOME in /tmp; do git status; done": "it changes where git reads its configuration",
     "git diff $(cat /tmp/refs)": "its words come from a file that is not here",
     "echo pwned > /tmp/symposium-corpus-allowed/.\\\n./escaped": "it writes a file, outside the "
     "folder an allow rule names (the sandbox's /tmp is its own)",
