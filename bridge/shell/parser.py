@@ -20,8 +20,8 @@ from bridge.shell.words import (
     _substitutions,
     control_character,
     evaluates_arithmetic,
-    has_brace_expansion,
     join_continuations,
+    unreadable_word,
     word_text,
 )
 
@@ -203,9 +203,8 @@ class Parser:
             self.simple(
                 tuple(word_text(src, w) for w in words),
                 # a brace expansion (`git {push,}`) makes words only known when it runs, too
-                tuple(
-                    _is_dynamic(w) or has_brace_expansion(src[w.pos[0] : w.pos[1]]) for w in words
-                ),
+                # (and a `$'…'` string this reading cannot decode)
+                tuple(_is_dynamic(w) or unreadable_word(src[w.pos[0] : w.pos[1]]) for w in words),
                 tuple(writes),
                 depth,
                 assigns=tuple(assigns),

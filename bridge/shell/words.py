@@ -98,6 +98,8 @@ def word_text(src: str, word: Any) -> str:
     words (`'r''m'` stays `r''m`), and a deny rule must see `rm`. A `$'…'` string is decoded as
     bash decodes it (`$'\\x72m'` is `rm`)."""
     raw = src[word.pos[0] : word.pos[1]]
+    if '$"' in raw:  # `$"…"` is `"…"` translated by the locale: the same text in C's
+        raw = _unlocalized(raw)
     if "$'" in raw:
         decoded = _ansi_c_word(raw)
         if decoded is not None:
@@ -117,6 +119,30 @@ def _is_dynamic(word: Any) -> bool:
         or (child.kind == "parameter" and child.value != "")  # (`$'…'` reads as an empty `$`)
         for child in getattr(word, "parts", None) or ()
     )
+
+
+def _unlocalized(raw: str) -> str:
+    """A word with each `$"…"` (outside quotes) written `"…"`."""
+    out: list[str] = []
+    quote = ""
+    k = 0
+    while k < len(raw):
+        c = raw[k]
+        if c == "\\" and quote != "'":
+            out.append(raw[k : k + 2])
+            k += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "$" and raw.startswith('$"', k):
+            k += 1
+            continue
+        out.append(c)
+        k += 1
+    return "".join(out)
 
 
 _ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r",
@@ -229,6 +255,12 @@ def join_continuations(script: str) -> tuple[str, bool]:
         k += 1
     joined = "".join(out)
     return joined, "\\\n" in joined
+
+
+def unreadable_word(raw: str) -> bool:
+    """A word as written that becomes other words when it runs (a brace expansion), or whose
+    text this reading cannot be sure of (a `$'…'` string it cannot decode)."""
+    return has_brace_expansion(raw) or ("$'" in raw and _ansi_c_word(_unlocalized(raw)) is None)
 
 
 def has_brace_expansion(raw: str) -> bool:

@@ -540,12 +540,15 @@ CASES: list[Case] = [
         "$'\\x72m' -rf /",  # bash decodes $'…' before it runs the command
         "$'\\162m' $'-rf' /",
         "git $'push' --force",
+        '$"rm" -rf /',  # $"…" is "…" translated: the same text here
+        'git $"push" --force',
         "mapfile -C 'rm -rf /' -c 1 a <<< x",  # the callback runs every line
     ),
     *_cases(
         "attacker spellings",
         ASK,
         "sed -n --expr='1e rm -rf /' README.md",  # a long option by any unique prefix
+        "$'\\x72m'\"\" -rf /",  # a $'…' string next to other quotes: not read, asked
     ),
     *_cases(
         "attacker spellings",
