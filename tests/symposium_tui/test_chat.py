@@ -38,6 +38,18 @@ def transcript(app):
     return [(m.kind, m.text) for m in app.chat.query("ChatMessage") if m.display]
 
 
+async def card_for_tests_run(pilot, app):
+    """The chat asks Eliza to run the tests; the card that asks for it, in focus in the queue
+    (F2), once the chat shows the call waiting."""
+    await open_chat(pilot)
+    await say(pilot, "ask permission to run the tests")
+    card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
+    await wait_for(pilot, lambda: "\u23f3" in transcript(app)[-1][1], what="the pending call")
+    await pilot.press("f2")
+    await wait_for(pilot, lambda: app.focused is card)
+    return card
+
+
 async def test_talking_to_eliza_streams_her_reply_and_keeps_the_whole_conversation(
     make_app, bridge
 ):
@@ -351,12 +363,7 @@ async def test_a_short_conversation_starts_at_the_top_and_a_long_one_follows_its
 async def test_a_tool_call_is_one_line_that_changes_state(make_app):
     app = make_app(linger=3600)
     async with app.run_test(size=SIZE) as pilot:
-        await open_chat(pilot)
-        await say(pilot, "ask permission to run the tests")
-        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
-        await wait_for(pilot, lambda: "\u23f3" in transcript(app)[-1][1], what="the pending call")
-        await pilot.press("f2")
-        await wait_for(pilot, lambda: app.focused is card)
+        await card_for_tests_run(pilot, app)
         await pilot.press("a")
         await wait_for(pilot, lambda: not app.chat.busy)
         reply = transcript(app)[-1][1]
@@ -374,11 +381,7 @@ async def test_a_call_approved_by_a_rule_proposed_on_its_card_says_a_person_allo
 
     app = make_app(linger=3600)
     async with app.run_test(size=SIZE) as pilot:
-        await open_chat(pilot)
-        await say(pilot, "ask permission to run the tests")
-        card = await wait_for(pilot, lambda: app.queue.pending and app.queue.pending[0])
-        await pilot.press("f2")
-        await wait_for(pilot, lambda: app.focused is card)
+        await card_for_tests_run(pilot, app)
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
         await pilot.press("ctrl+s")

@@ -134,7 +134,8 @@ async def test_with_the_file_broken_no_rule_form_opens_to_lose_what_is_typed_int
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await rules_tab(pilot, app)
-        broken = store.path.read_bytes() + b'\n[[rules]]\naction = "deny\n'
+        good = store.path.read_bytes()
+        broken = good + b'\n[[rules]]\naction = "deny\n'
         store.path.write_bytes(broken)
         await pilot.press("r")
         await wait_for(pilot, lambda: app.settings_error is not None)
@@ -144,7 +145,7 @@ async def test_with_the_file_broken_no_rule_form_opens_to_lose_what_is_typed_int
             app.clear_notifications()
             assert not isinstance(app.screen, RuleForm), key
         assert store.path.read_bytes() == broken
-        store.path.write_bytes(broken[: -len(b'\n[[rules]]\naction = "deny\n')])
+        store.path.write_bytes(good)
         await pilot.press("r")
         await wait_for(pilot, lambda: app.settings_error is None)
         await pilot.press("n")
