@@ -254,28 +254,29 @@ def command_url_spellings(words: list[str]) -> list[str]:
 
 
 def _expand_globs(word: str) -> list[str]:
-    """The words a curl URL glob stands for (`{a,b}`, `[a-z]`, `[1-3]`), the first `_MAX_GLOB`."""
-    found = _GLOB_SETS.search(word)
-    if found is None:
-        return [word]
+    """The words a curl URL glob stands for (`{a,b}`, `[a-z]`, `[1-3]`), the first `_MAX_GLOB`,
+    group by group (a word of thousands of groups costs as many steps, no deeper)."""
+    outs = [""]
+    at = 0
+    for found in _GLOB_SETS.finditer(word):
+        literal = word[at : found.start()]
+        outs = [out + literal + choice for out in outs for choice in _glob_choices(found)]
+        del outs[_MAX_GLOB:]
+        at = found.end()
+    return [out + word[at:] for out in outs]
+
+
+def _glob_choices(found: re.Match[str]) -> list[str]:
+    """What one glob group stands for: `{a,b}`'s words, `[a-z]`'s or `[1-3]`'s range (its first
+    `_MAX_GLOB`); a group that is not one of those stands for itself."""
     if found.group(1) is not None:
-        choices = found.group(1).split(",")
-    else:
-        span = found.group(2).partition(":")[0]  # `[1-9:2]`: a step
-        lo, dash, hi = span.partition("-")
-        if not dash or len(lo) != len(hi) or not lo:
-            choices = [found.group(0)]
-        elif lo.isdigit() and hi.isdigit():
-            choices = [str(n).zfill(len(lo)) for n in range(int(lo), int(hi) + 1)][:_MAX_GLOB]
-        elif len(lo) == 1 and lo.isalpha():
-            choices = [chr(c) for c in range(ord(lo), ord(hi) + 1)][:_MAX_GLOB]
-        else:
-            choices = [found.group(0)]
-    head, tail = word[: found.start()], word[found.end() :]
-    out: list[str] = []
-    for choice in choices:
-        for rest in _expand_globs(tail):
-            out.append(head + choice + rest)
-            if len(out) >= _MAX_GLOB:
-                return out
-    return out
+        return found.group(1).split(",")
+    span = found.group(2).partition(":")[0]  # `[1-9:2]`: a step
+    lo, dash, hi = span.partition("-")
+    if not dash or len(lo) != len(hi) or not lo:
+        return [found.group(0)]
+    if lo.isdigit() and hi.isdigit():
+        return [str(n).zfill(len(lo)) for n in range(int(lo), int(hi) + 1)][:_MAX_GLOB]
+    if len(lo) == 1 and lo.isalpha():
+        return [chr(c) for c in range(ord(lo), ord(hi) + 1)][:_MAX_GLOB]
+    return [found.group(0)]

@@ -707,3 +707,15 @@ def test_curl_contacts_the_denied_host_for_each_spelling_the_rules_deny(name, co
         r"Could not resolve (host|proxy): evil\.example\b|evil\.example: Temporary failure",
         out.stderr,
     ), out.stderr
+
+
+def test_a_word_of_thousands_of_curl_globs_gets_a_verdict_and_its_first_readings() -> None:
+    # its groups were expanded by recursion, one level each: 5,000 of them raised RecursionError
+    from bridge.rules import Request, RuleSet
+    from bridge.rules.rule import Rule
+    from bridge.rules.urls import command_url_spellings
+
+    word = "http://evil.exa{mple}/" + "{a}" * 5000
+    assert "http://evil.example/" + "a" * 5000 in command_url_spellings([word])
+    rules = RuleSet([Rule("deny", url="https://evil.example/")])
+    assert rules.decide(Request(kind="execute", command=f"curl '{word}'")).action == "deny"
