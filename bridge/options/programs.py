@@ -80,6 +80,8 @@ _GIT_PUSH = Program(
         "force-with-lease== force-if-includes mirror all tags prune follow-tags no-verify "
         "atomic receive-pack= exec= repo= signed=="
     ),
+    # `--mirror` force-updates and deletes the remote's refs to match the local ones
+    implies={"mirror": ("f", "d")},
 )
 _GIT = Program(
     short="C:c:pPvh",
@@ -90,6 +92,7 @@ _GIT = Program(
     ),
     subcommands={
         "push": _GIT_PUSH,
+        "send-pack": _GIT_PUSH,  # the plumbing `git push` runs: the same refs, the same force
         "reset": Program(short="qpN", long=_longs("hard soft mixed keep merge quiet:q patch:p")),
         "clean": Program(
             short="fdxXnqie:",
@@ -133,6 +136,7 @@ _GIT = Program(
         "pull": Program(short="fr", long=_longs("force:f rebase==:r")),
         "clone": Program(short="u:", long=_longs("upload-pack=:u mirror bare")),
     },
+    aliases={("send-pack",): ("push",)},
 )
 _RM = Program(
     short="fiIrRdv",

@@ -152,6 +152,8 @@ class _Reader:
                 elif word[:1] == ":" and len(word) > 1:
                     self.add("-d", None, attach=False)
                     out.pop()
+        if self.name == "rm" and any(_never(v) for v in options.get("--interactive", ())):
+            options.setdefault("-f", []).append(None)  # never prompts: what `-f` is there for
         if self.name == "terraform" and "apply" in out and "--destroy" in options:
             out[out.index("apply")] = "destroy"
         return Spelling(
@@ -162,6 +164,12 @@ class _Reader:
             frozenset(self.values),
             frozenset(self.expanded),
         )
+
+
+def _never(value: str | None) -> bool:
+    """GNU rm's `--interactive=WHEN` that never prompts: `never`, `no`, `none`, or any
+    abbreviation of them (they all mean the same, so even `n` is not ambiguous to rm)."""
+    return bool(value) and any(word.startswith(value or "") for word in ("never", "no", "none"))
 
 
 def _option(

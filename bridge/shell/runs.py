@@ -56,6 +56,11 @@ def runs_code(
     if base in EVALUATES_SUBSCRIPTS:
         _subscripts(parser, base, args, depth)
     implied.extend(_assigned(parser, base, args))
+    if base in _DECLARES and base != "export" and _nameref(args):
+        parser.opaque.append(
+            f"{base} -n makes a name stand for another variable: which one its assignments "
+            "change is only known when it runs"
+        )
     interpreted_code(parser, words[i:], stdin)
     return implied
 
@@ -353,6 +358,16 @@ _NAME_OPTIONS = {
     "mapfile": "dnOsuCc",
     "readarray": "dnOsuCc",
 }
+
+
+def _nameref(args: tuple[str, ...]) -> bool:
+    """`declare -n` (`typeset`, `local`): the options before the first name include `n`."""
+    for arg in args:
+        if arg == "--" or not arg.startswith(("-", "+")):
+            return False
+        if arg.startswith("-") and "n" in arg[1:]:
+            return True
+    return False
 
 
 def _assigned(parser: Parser, base: str, args: tuple[str, ...]) -> list[Part]:

@@ -260,7 +260,29 @@ def join_continuations(script: str) -> tuple[str, bool]:
 def unreadable_word(raw: str) -> bool:
     """A word as written that becomes other words when it runs (a brace expansion), or whose
     text this reading cannot be sure of (a `$'…'` string it cannot decode)."""
-    return has_brace_expansion(raw) or ("$'" in raw and _ansi_c_word(_unlocalized(raw)) is None)
+    return has_brace_expansion(raw) or (
+        _unquoted_ansi_c(raw) and _ansi_c_word(_unlocalized(raw)) is None
+    )
+
+
+def _unquoted_ansi_c(raw: str) -> bool:
+    """Whether a `$'…'` string starts in `raw` outside quotes (`'$'` and `"$'"` are text)."""
+    quote = ""
+    k = 0
+    while k < len(raw):
+        c = raw[k]
+        if c == "\\" and quote != "'":
+            k += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+        elif raw.startswith("$'", k):
+            return True
+        elif c in "'\"":
+            quote = c
+        k += 1
+    return False
 
 
 def has_brace_expansion(raw: str) -> bool:

@@ -119,6 +119,15 @@ def test_quoting_and_escapes_are_undone_before_matching() -> None:
     assert run("'r''m' x", ALLOW_GIT, DENY_RM) == "deny"
 
 
+def test_a_dollar_quote_inside_quotes_is_text_not_a_string_bash_decodes() -> None:
+    # `'$'` and `"$'"` are a dollar and a quote: the word is read, not asked as unreadable
+    assert run("sh -c 'rm '\"'\"'$'\"'\"' x'", ALLOW_GIT, DENY_RM) == "deny"
+    assert run("git status '$'\"x\"", ALLOW_GIT, DENY_RM) == "allow"
+    assert run('git status "$\'"', ALLOW_GIT, DENY_RM) == "allow"
+    # …while one outside quotes next to a double-quoted part is still asked
+    assert run("$'\\x72m'\"\" x", ALLOW_GIT, DENY_RM) == "ask"
+
+
 def test_a_command_list_argv_and_a_shell_wrapper_in_it() -> None:
     rules = RuleSet([ALLOW_GIT, DENY_RM])
     assert rules.decide(Request(kind="execute", command=("git", "status"))).action == "allow"

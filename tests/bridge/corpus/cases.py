@@ -557,4 +557,20 @@ CASES: list[Case] = [
         "sort --o=pwned-sort README.md",
         "for HOME in /tmp; do git status; done",  # the loop assigns HOME, as HOME=… would
     ),
+    # --- a fourth round: the same effect under another option's name, a name for a variable ------
+    *_cases(
+        "attacker spellings",
+        DENY,
+        "rm -r --interactive=never /",  # never prompts: what `-f` is there for
+        "rm -R --inter=n /",  # GNU's abbreviations of the option and of its value
+        "git push --mirror origin",  # force-updates (and deletes) every remote ref
+        "git send-pack --force origin main",  # the plumbing under `git push`
+        "git send-pack origin +main",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        "declare -n r=PATH; r=/tmp/evil; ls",  # r stands for PATH: `r=…` assigns PATH
+        "local -n r; r=PATH",
+    ),
 ]

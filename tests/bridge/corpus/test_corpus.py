@@ -269,6 +269,8 @@ UNRUNNABLE = {
     "runs only on a terminal",
     "printf -v PATH %s /tmp/evil; ls": "it changes where later commands are found",
     "read PATH <<< /tmp/evil; ls": "it changes where later commands are found",
+    "declare -n r=PATH; r=/tmp/evil; ls": "it changes where later commands are found",
+    "local -n r; r=PATH": "`local` outside a function is refused; in one, it names a variable",
     "for HOME in /tmp; do git status; done": "it changes where git reads its configuration",
     "git diff $(cat /tmp/refs)": "its words come from a file that is not here",
     "echo pwned > /tmp/symposium-corpus-allowed/.\\\n./escaped": "it writes a file, outside the "
@@ -313,9 +315,11 @@ def sandboxed_commands(command: str, work: Path) -> list[list[str]]:
 
 
 def stopped(argv: list[str]) -> bool:
-    """What these rules stop or leave to a person: `rm` recursive and forced, `git push`
-    forced, a program no allow rule names (the shell and git themselves aside), or one given an
-    option that writes a file or runs a program (`sort -o`, `git log --output`)."""
+    """What these rules stop or leave to a person: `rm` recursive and forced (GNU rm's
+    `--interactive=never`, `no`, `none` or an abbreviation of them never prompts, as `-f`),
+    `git push` (or the `send-pack` it runs) forced (`--mirror` force-updates every ref, `+ref` the
+    one it names), a program no allow rule names (the shell and git themselves aside), or one
+    given an option that writes a file or runs a program (`sort -o`, `git log --output`)."""
     from bridge.options import unsafe_options
 
     name = os.path.basename(argv[0])
@@ -324,11 +328,17 @@ def stopped(argv: list[str]) -> bool:
     flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
     longs = {a for a in argv[1:] if a.startswith("--")}
     if name == "rm":
+        never = any(
+            "--interactive".startswith(option) and len(option) > 3 and value
+            and any(word.startswith(value) for word in ("never", "no", "none"))
+            for option, _, value in (a.partition("=") for a in longs)
+        )  # fmt: skip
         return bool({"r", "R"} & set(flags) or "--recursive" in longs) and (
-            "f" in flags or "--force" in longs
+            "f" in flags or "--force" in longs or never
         )
-    if name == "git" and "push" in argv:
-        return "f" in flags or "--force" in longs
+    if name == "git" and ("push" in argv or "send-pack" in argv):
+        plus = any(a.startswith("+") for a in argv)
+        return "f" in flags or bool({"--force", "--mirror"} & longs) or plus
     return name not in allowed_programs() | {"bash", "git", "chrt", "setarch", "linux64",
                                              "ssh-agent", "strace"}  # fmt: skip
 
