@@ -38,6 +38,7 @@ SOURCE_WORDS = {AGENT_SOURCE: "agent", CLIENT_SOURCE: "client", PERMISSION_SOURC
 OK_STATUSES = frozenset({"completed", "allow_once", "allow_always"})
 BAD_STATUSES = frozenset({"failed", "reject_once", "reject_always", "cancelled"})
 STATUS_WIDTH = max(map(len, OK_STATUSES | BAD_STATUSES | {"in_progress", "pending"}))
+_MIN_TITLE = 16  # cells of a call's title kept on a narrow pane, other columns giving way
 
 
 class ToolLogView(ScrollView, can_focus=True):
@@ -255,33 +256,42 @@ class ToolLogView(ScrollView, can_focus=True):
             status_style = self._style("bad")
         else:
             status_style = self._style("busy")
-        # Columns, narrowest first to go when the pane is narrow.
+        # Columns, with the order they give way in when the pane is narrow: the title (what the
+        # call is) keeps at least `_MIN_TITLE` cells while anything else can go instead.
         session_w = 14 if width >= 76 else 10
-        cols: list[tuple[str, Style]] = [
-            ("▶" if cursor_kind else " ", Style()),
-            (format_clock(entry.ts), self._style("time")),
-            (" ", Style()),
+        optional: list[tuple[int, str, Style]] = [
+            (4, format_clock(entry.ts), self._style("time")),
             (
+                2,
                 set_cell_size(
                     _shorten(session_name(entry.connection, entry.session_id), session_w),
                     session_w,
                 ),
                 self._style("session"),
             ),
-            (" ", Style()),
-            (set_cell_size(SOURCE_WORDS.get(entry.source, entry.source), 6), self._style("source")),
-            (" ", Style()),
-            (set_cell_size(entry.kind, 8), Style()),
-            (" ", Style()),
-            (set_cell_size(status, STATUS_WIDTH), status_style),
-            (" ", Style()),
             (
+                1,
+                set_cell_size(SOURCE_WORDS.get(entry.source, entry.source), 6),
+                self._style("source"),
+            ),
+            (3, set_cell_size(entry.kind, 8), Style()),
+            (5, set_cell_size(status, STATUS_WIDTH), status_style),
+            (
+                0,
                 set_cell_size(format_duration(entry.duration) if entry.finished else "…", 6),
                 self._style("time"),
             ),
-            (" ", Style()),
         ]
-        used = sum(cell_len(text) for text, _ in cols)
+        used = 1 + sum(cell_len(text) + 1 for _, text, _ in optional)
+        for gone in range(5):  # the status stays
+            if width - used >= _MIN_TITLE:
+                break
+            kept = [column for column in optional if column[0] != gone]
+            used -= sum(cell_len(text) + 1 for rank, text, _ in optional if rank == gone)
+            optional = kept
+        cols: list[tuple[str, Style]] = [("▶" if cursor_kind else " ", Style())]
+        for _, text, style in optional:
+            cols.extend(((text, style), (" ", Style())))
         title = entry.title.replace("\n", " ")
         cols.append(
             (

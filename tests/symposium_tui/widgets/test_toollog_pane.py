@@ -395,3 +395,29 @@ async def test_an_acp_session_is_named_after_its_client_and_a_long_title_ends_in
         assert "acpx-2 …e99c" in line, line
         assert line.rstrip().endswith("…"), line
         assert "Tool calls 1 call · no filter" in screen_lines(app)[0]
+
+
+async def test_on_a_narrow_pane_other_columns_give_way_to_the_title_and_the_status_stays():
+    state = ConsoleState(None)
+    state.handle(
+        ev.ToolCallSeen(
+            connection="c",
+            session_id="s1",
+            tool_call_id="t1",
+            title="rm -rf build/ and caches",
+            kind="execute",
+            status="reject_once",
+            ts=1_700_000_000.0,
+        )
+    )
+    app = toollog_app(state)
+    async with app.run_test(size=(60, 24)) as pilot:
+        await settle(pilot, state)
+        (line,) = [line for line in screen_lines(app) if "reject_once" in line]
+        assert "rm -rf build/ a…" in line, line  # its first 16 cells at least
+        assert "execute" in line, line  # the kind still fits beside it at 60 columns
+    app = toollog_app(state)
+    async with app.run_test(size=(40, 24)) as pilot:
+        await settle(pilot, state)
+        (line,) = [line for line in screen_lines(app) if "reject_once" in line]
+        assert "rm -rf build/ a" in line, line
