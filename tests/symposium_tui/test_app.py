@@ -321,7 +321,7 @@ async def test_a_deny_rule_shadows_a_bypass_on_screen_and_in_the_policy(make_app
         await pilot.press("f4", "r")  # the file was written after the bridge read it: reload
         table = app.screen.query_one("#agents-table", DataTable)
         await wait_for(pilot, lambda: table.row_count == 2)
-        assert str(table.get_row("claude-code")[1]) == "on, shadowed: rule 1 denies first"
+        assert str(table.get_row("claude-code")[1]) == "on, but rule 1 still denies"
         hint = str(app.screen.query_one("#rules .settings-hint", Static).render())
         assert "deny > ask > an agent's bypass > allow" in hint
         denied = await asker.ask(run_call("push to prod"), agent="claude-code")

@@ -192,7 +192,8 @@ class AgentsPanel(Vertical):
 
 
 def bypass_cell(settings: Any, agent_id: str) -> str:
-    """`on`, or `on, shadowed: rule 2 denies first` — a deny (or ask) rule beats bypass."""
+    """`on`, or `on, but rule 2 still denies` — a deny (or ask) rule beats bypass for what it
+    matches (the rest is still bypassed: nothing here says the bypass is void)."""
     import fnmatch
 
     rules = settings.rules if settings is not None else []
@@ -206,5 +207,5 @@ def bypass_cell(settings: Any, agent_id: str) -> str:
         return "on"
     if len(hits) == 1:
         verb = "denies" if hits[0][1] == "deny" else "asks"
-        return f"on, shadowed: rule {hits[0][0]} {verb} first"
-    return f"on, shadowed: rules {', '.join(str(i) for i, _ in hits)} deny/ask first"
+        return f"on, but rule {hits[0][0]} still {verb}"
+    return f"on, but rules {', '.join(str(i) for i, _ in hits)} still deny/ask"
