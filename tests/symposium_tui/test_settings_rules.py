@@ -4,7 +4,7 @@ and decides the next request at once; a broken file is reported and left as it i
 
 from __future__ import annotations
 
-from textual.widgets import DataTable, Input
+from textual.widgets import DataTable, Input, Static
 
 from bridge.approvals import Rule
 from symposium_tui.screens.confirm import Confirm
@@ -94,8 +94,12 @@ async def test_a_rule_is_edited_in_its_form_and_removed_after_a_question(make_ap
         app.screen.query_one("#rule-command", Input).value = "shred"
         app.screen.query_one("#rule-command", Input).focus()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: notified(app, "does not match its example 'rm x'"))
+        error = app.screen.query_one("#rule-error", Static)
+        await wait_for(pilot, lambda: "does not match its example 'rm x'" in str(error.render()))
         assert isinstance(app.screen, RuleForm) and store.load().rules[0] == edited
+        assert not notified(app, "does not match")  # in the form, not a toast over its buttons
+        button = app.screen.query_one("#save")
+        assert error.region.bottom <= button.region.y and error.region.height >= 1
         await pilot.press("escape")
         await wait_for(pilot, lambda: isinstance(app.screen, SettingsScreen))
 
@@ -110,6 +114,25 @@ async def test_a_rule_is_edited_in_its_form_and_removed_after_a_question(make_ap
         await wait_for(pilot, lambda: store.load().rules == [Rule("allow", kind="read")])
         await wait_for(pilot, lambda: table.row_count == 1)
         assert app.bridge.approvals.policy.rules == [Rule("allow", kind="read")]
+
+
+async def test_a_rule_that_cannot_be_used_is_refused_in_the_form_at_the_field_to_change(
+    make_app, store
+):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await rules_tab(pilot, app)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: isinstance(app.screen, RuleForm))
+        form = app.screen
+        form.query_one("#rule-title-regex", Input).value = "git ("  # not a regular expression
+        form.query_one("#rule-reason", Input).focus()
+        await pilot.press("enter")
+        error = form.query_one("#rule-error", Static)
+        await wait_for(pilot, lambda: "title_regex" in str(error.render()))
+        assert str(error.render()).startswith("Not saved: ")
+        assert form.query_one("#rule-title-regex", Input).has_focus
+        assert store.load().rules == [] and isinstance(app.screen, RuleForm)
 
 
 async def test_a_broken_settings_file_is_reported_and_not_touched_by_a_move(make_app, store):

@@ -122,6 +122,9 @@ class RuleForm(FormScreen):
                     "they run when you save (edit them in the settings file).",
                     classes="settings-hint",
                 )
+            # Why the rule was not saved: in the form, beside what to change (a toast would
+            # cover the buttons at 80x24, and be gone before it is read).
+            yield Static("", id="rule-error", classes="form-error")
             with Horizontal(classes="form-buttons"):
                 yield Button(
                     "Save" if r is not None else "Add", variant="primary", id="save", compact=True
@@ -144,7 +147,17 @@ class RuleForm(FormScreen):
         return "Agent ids: " + ", ".join(named)
 
     def on_mount(self) -> None:
+        self.query_one("#rule-error").display = False
         self.query_one("#rule-action").focus()
+
+    def _not_saved(self, why: str, field: str | None = None) -> None:
+        """Say why the rule was not saved, under the fields, and go to the field to change."""
+        error = self.query_one("#rule-error", Static)
+        error.update("Not saved: " + why)
+        error.display = True
+        name = (field or "").replace("_", "-")
+        if name and self.query(f"#rule-{name}"):
+            self.query_one(f"#rule-{name}").focus()
 
     def _save(self) -> None:
         from bridge.rules import Rule, RuleError
@@ -162,7 +175,7 @@ class RuleForm(FormScreen):
             else:
                 commands = _split_commands(command_text) or None
         except ValueError as exc:
-            self.app.notify(f"command: {exc}", severity="error")
+            self._not_saved(f"commands: {exc}", "command")
             return
         try:
             rule = Rule(
@@ -179,15 +192,13 @@ class RuleForm(FormScreen):
                 not_match=list(old.not_match) if old is not None else [],
             )
         except RuleError as exc:
-            self.app.notify(f"{exc.field or 'rule'}: {exc.reason}", severity="error")
+            self._not_saved(f"{exc.field or 'rule'}: {exc.reason}", exc.field)
             return
         problems = rule.check_examples()
         if problems:
-            self.app.notify(
-                "Not saved: the rule " + "; ".join(problems) + ". Change the rule, or its "
-                "examples in the settings file.",
-                severity="error",
-                timeout=8,
+            self._not_saved(
+                "the rule " + "; ".join(problems) + ". Change the rule, or its examples in the "
+                "settings file."
             )
             return
         self.dismiss(rule)
