@@ -3,6 +3,8 @@ the alerts, approve-all, and cards that leave because someone else settled them.
 
 from __future__ import annotations
 
+import re
+
 from textual.widgets import Input, Static, TabbedContent, Tabs
 
 from bridge.approvals import Rule
@@ -243,6 +245,18 @@ async def test_keys_the_agent_did_not_offer_are_hidden_and_do_nothing(make_app, 
         assert "agent keeps it" not in legend
         await pilot.press("A", "R")
         assert not task.done() and card.state == "pending"
+
+
+async def test_on_a_narrow_card_a_long_choice_wraps_under_its_label_not_its_key(make_app, asker):
+    app = make_app()
+    async with app.run_test(size=(44, 30)) as pilot:
+        asker.ask(run_call("one"), session="s1")
+        card = await pending_card(pilot)
+        lines = str(card.query_one(".card-keys").render()).splitlines()
+        assert any("agent keeps it" in line for line in lines)
+        for line in lines:  # a key and its label, or the rest of the label under the label
+            assert re.match(r" \S+  \S| {4}\S", line), lines
+        assert sum(1 for line in lines if line.startswith("    ")) >= 2, lines
 
 
 async def test_a_card_ignores_keys_until_it_is_armed(make_app, asker):

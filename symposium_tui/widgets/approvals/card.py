@@ -9,6 +9,7 @@ keystroke meant for something else never answers it.
 
 from __future__ import annotations
 
+import textwrap
 import time
 from collections.abc import Callable
 from typing import Any
@@ -244,6 +245,12 @@ class ApprovalCard(Widget, can_focus=True):
                 text.append("  ")
                 used += 2
             text.append(f" {k} ", key)
+            indent = cell_len(k) + 3
+            if size > width:  # longer than a line alone: wrapped under its label, not its key
+                lines = textwrap.wrap(label, max(8, width - indent)) or [label]
+                text.append(" " + ("\n" + " " * indent).join(lines))
+                used = width  # the next item starts a line of its own
+                continue
             text.append(f" {label}")
             used += size
         if not self.armed:
