@@ -11,6 +11,7 @@ the command palette (Ctrl+P).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -151,6 +152,9 @@ class SymposiumApp(App[int]):
         self.settings_store = hosted.settings_store
         self.settings_error = hosted.settings_error
         self._load_settings()
+        follower = hosted.bridge.approvals.follower
+        if follower is not None:  # the file edited elsewhere: the screens follow the policy
+            follower.on_change = functools.partial(_settings_followed, self)
 
     def _load_settings(self) -> None:
         if self.settings_store is None:
@@ -490,3 +494,19 @@ def run_attached(targets: list[Any], *, mouse: bool = True) -> int:
         return app.return_code or 0
 
     return asyncio.run(main())
+
+
+def _settings_followed(app: SymposiumApp, settings: Settings | None, error: str | None) -> None:
+    """The bridge re-read the settings file before a decision (it changed)."""
+    if settings is not None:
+        app.settings_changed(settings)
+        return
+    was_broken, app.settings_error = app.settings_error, error
+    if was_broken != error and app._alive():
+        app.notify(
+            f"{error}\nUntil it is fixed, its deny and ask rules stay; its allow rules and "
+            "bypasses are off: what they allowed is asked.",
+            title="The settings file no longer reads",
+            severity="error",
+            timeout=30,
+        )

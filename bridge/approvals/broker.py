@@ -14,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import os
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
 from bridge.approvals.decisions import DecisionLog
+from bridge.approvals.follow import SettingsFollower, Stamp
 from bridge.approvals.model import (
     ANSWER_KIND,
     Answer,
@@ -96,6 +98,8 @@ class ApprovalBroker:
         # seconds the rules may take to decide one request (then a person is asked)
         self.decision_deadline = DECISION_DEADLINE
         self.pending: dict[str, PendingApproval] = {}
+        # the settings file, re-read before a decision when it changed (`follow_settings`)
+        self.follower: SettingsFollower | None = None
         self.consoles: dict[int, ConsoleHandle] = {}
         self._console_ids = itertools.count(1)
 
@@ -119,6 +123,26 @@ class ApprovalBroker:
         self.policy.bypass_agents.clear()
         self.policy.bypass_agents.update(settings.bypass_agents())
         self.policy.set_rules(list(settings.rules))
+
+    def follow_settings(
+        self,
+        path: str | os.PathLike[str],
+        stamp: Stamp,
+        load: Callable[[], Settings],
+        on_change: Callable[[Settings | None, str | None], None] | None = None,
+    ) -> SettingsFollower:
+        """Re-read the settings file at `path` (with `load`) before a decision whenever it
+        changed since `stamp` (taken before the settings in force were read): see
+        `bridge.approvals.follow`."""
+        self.follower = SettingsFollower(
+            path,
+            lambda: self.policy,
+            self.apply_settings,
+            load,
+            stamp=stamp,
+            on_change=on_change,
+        )
+        return self.follower
 
     # consoles ---------------------------------------------------------------------------------------
 
@@ -222,6 +246,8 @@ class ApprovalBroker:
     async def policy_resolution(self, ctx: ApprovalContext) -> Resolution | None:
         """What the policy decides of `ctx` (None: a person is asked), decided as `request`
         decides it — off the loop, within the deadline — without recording anything."""
+        if self.follower is not None:
+            self.follower.check()
         decision = await rules_decision(self.policy, ctx, self.decision_deadline)
         return self.policy.resolve(ctx, decision)
 

@@ -113,11 +113,18 @@ async def serve_stdio(
         bus.subscribe(log_sink)
     audit = _open_audit_log()
     from bridge.approvals import ApprovalBroker
+    from bridge.approvals.follow import stamp_of
+    from bridge.paths import settings_path
+    from bridge.settings import Settings
 
+    stamp = stamp_of(settings_path())  # before the read: a write after it is seen
+    approvals = ApprovalBroker(bus, policy=_settings_policy(), audit=audit)
+    # rules edited by hand apply from the next request
+    approvals.follow_settings(settings_path(), stamp, lambda: Settings.load(settings_path()))
     bridge = Bridge(
         BridgeConfig(cwd=cwd or "", **(bridge_options or {})),
         bus=bus,
-        approvals=ApprovalBroker(bus, policy=_settings_policy(), audit=audit),
+        approvals=approvals,
     )
     reader, writer = await _stdio_streams(rest, eof)
     log.debug(

@@ -83,6 +83,9 @@ def build_hosted(
     store = settings_store if settings_store is not None else SettingsStore()
     settings = Settings(path=store.path)
     settings_error: str | None = None
+    from bridge.approvals.follow import stamp_of
+
+    stamp = stamp_of(store.path)  # before the read: a write after it is seen by the follower
     try:
         settings = store.load()
     except SettingsError as exc:
@@ -110,6 +113,7 @@ def build_hosted(
         timeout=timeout,
     )
     broker.apply_settings(settings)
+    broker.follow_settings(store.path, stamp, store.load)  # edited by hand: the next request
     options = settings.prefs.bridge_options()
     notifier = None
     if settings.notify is not None:

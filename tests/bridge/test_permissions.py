@@ -370,3 +370,29 @@ async def test_a_deny_rules_reason_is_told_to_the_agent_at_its_next_prompt_and_s
         assert third.text == "ECHO: again", "told once"
     finally:
         await client.close()
+
+
+async def test_a_rule_changed_while_the_headless_endpoint_runs_decides_its_next_request(tmp_path):
+    """VS Code keeps its endpoint for the whole window: a rule a person changes in the settings
+    file by hand is in force from the next permission request on (here: a deny taken out)."""
+    import os
+    from pathlib import Path
+
+    config = Path(os.environ["SYMPOSIUM_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    settings = config / "settings.toml"
+    settings.write_text(
+        '[[rules]]\naction = "deny"\ntitle = "deploy"\nreason = "deploys go through CI"\n'
+    )
+    client = await LmClient.start("--cwd", str(tmp_path))
+    try:
+        agent = echo_agent()
+        first = await client.chat([user("permit deploy")], agent=agent, tools=[AGENT_ACTION])
+        assert first.tool_calls == [] and "deploys go through CI" in first.text
+        settings.write_text('[[rules]]\naction = "deny"\ntitle = "release"\n')
+        # a conversation of its own (the same words would be routed to the first one's session)
+        second = await client.chat([user("permit  deploy")], agent=agent, tools=[AGENT_ACTION])
+        (call,) = second.tool_calls  # no rule decides it now: VS Code asks the person
+        assert call["toolName"] == "symposium-agent-action"
+    finally:
+        await client.close()

@@ -59,7 +59,7 @@ class AgentsPanel(Vertical):
 
     # Bypass before the command: a long command must not push it off an 80-column screen.
     COLUMNS = (("Agent", "agent"), ("Bypass", "bypass"), ("Name", "name"), ("Command", "command"))
-    FLOORS = (11, 33, 16, 8)  # the bypass cell says which rule shadows it: it gives way last
+    FLOORS = (11, 27, 16, 8)  # the bypass cell says which rule still stops it: it gives way last
 
     def on_resize(self) -> None:
         self.call_after_refresh(self.refresh_rows)  # once the table has its new width
