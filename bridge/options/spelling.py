@@ -33,10 +33,24 @@ class Spelling(Frozen):
         self.values = values
         self.expanded = expanded
 
+    def reads_more_options(self) -> bool:
+        """Whether the program is also given options a file, its input or its configuration
+        holds (`curl -K -` reading `request = DELETE`, `git -c clean.requireForce=false clean`):
+        which ones cannot be known here."""
+        return any(option in self.options for option in _MORE_OPTIONS.get(self.words[0], ()))
+
     def required(self) -> dict[str, tuple[str | None, ...]]:
         """What a rule written this way asks for: its options, those that stand for others
         replaced by them."""
         return {k: v for k, v in self.options.items() if k not in self.expanded}
+
+
+# Options that give a program more options (or settings that change what its options mean)
+_MORE_OPTIONS = {
+    "curl": ("-K",),  # --config FILE
+    "wget": ("-e", "--config"),  # --execute COMMAND (a .wgetrc line), --config FILE
+    "git": ("-c", "--config-env"),
+}
 
 
 def read(words: tuple[str, ...], unknown: frozenset[int] = frozenset()) -> Spelling:
@@ -67,6 +81,7 @@ class _Reader:
             self.add(key, value, attach=True)
 
     def add(self, option: str, value: str | None, *, attach: bool) -> None:
+        value = _path(value) if value else value
         self.options.setdefault(option, []).append(value)
         more = self.spec.implies.get(option.lstrip("-"), ()) if self.spec else ()
         if more:
@@ -120,7 +135,7 @@ class _Reader:
             for piece in word.split("/", 1) if "/" in word else (word,):
                 self.out.append(spec.words.get(piece, piece))
         else:
-            self.out.append(word)
+            self.out.append(_path(word))
         self.positionals += 1
         return k + 1
 
@@ -166,6 +181,15 @@ class _Reader:
         )
 
 
+def _path(word: str) -> str:
+    """An absolute path as one spelling: `//etc`, `/etc/`, `/./etc`, `/dev//sda` and `/etc/.`
+    name the same file as `/etc` and `/dev/sda` (`..` is left: through a symlink it is not)."""
+    if not word.startswith("/") or ("//" not in word and "/." not in word and word[-1] != "/"):
+        return word
+    parts = [p for p in word.split("/") if p not in ("", ".")]
+    return "/" + "/".join(parts)
+
+
 def _never(value: str | None) -> bool:
     """GNU rm's `--interactive=WHEN` that never prompts: `never`, `no`, `none`, or any
     abbreviation of them (they all mean the same, so even `n` is not ambiguous to rm)."""
@@ -188,8 +212,10 @@ def _option(
         longs = spec.long if spec is not None else {}
         if name in longs:
             matches = [name]
-        else:  # GNU and git accept an unambiguous abbreviation; more than one: the program errs
-            matches = [n for n in longs if n.startswith(name)] if len(name) >= 2 else []
+        else:  # GNU and git accept an unambiguous abbreviation (`--f`, `--recur`); more than
+            # one: the program errs. (Not a one-letter `-d` of find's words: that is `-depth`.)
+            abbreviates = len(name) >= 2 or (len(name) == 1 and word.startswith("--"))
+            matches = [n for n in longs if n.startswith(name)] if abbreviates else []
         if not matches:
             add("--" + name, value if eq else None, attach=bool(eq))
             return False

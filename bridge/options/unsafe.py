@@ -26,6 +26,7 @@ _GIT_SUB_UNSAFE = {
     "--exec": "runs a program",
     "--open-files-in-pager": "runs a pager program",
     "--paginate": "runs a pager program",
+    "--show-signature": "runs gpg to check signatures",
 }
 _GIT_SUB_SHORT = {("grep", "-O"): "runs a pager program", ("clone", "-u"): "runs a program",
                   ("fetch", "-u"): "runs a program", ("ls-remote", "-u"): "runs a program",
@@ -173,6 +174,10 @@ def _git_subcommand_unsafe(words: tuple[str, ...], at: int, ended: bool) -> list
                 out.append((k, "uses a repository outside the working folder"))
             continue
         why = _table_says("git", _GIT_SUB_UNSAFE, word)
+        if why is None and word.startswith(("--format", "--pretty")):
+            value = word if "=" in word else (words[k + 1] if k + 1 < len(words) else "")
+            if "%G" in value:
+                why = "runs gpg to check signatures (a %G placeholder)"
         if why is not None:
             out.append((k, why))
     return out

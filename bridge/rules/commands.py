@@ -161,6 +161,7 @@ def _match_options(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
     required = rule.required()
     if not required:
         return YES
+    open_args = open_args or spelled.reads_more_options()
     for option, wanted in required.items():
         given = spelled.options.get(option)
         if given is None:

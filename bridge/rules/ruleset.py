@@ -260,9 +260,17 @@ def _unknown_reason(
     among = runs_among_operands(rule, parsed) if not parsed.opaque else None
     if among is not None:
         return f"`{among[0].text}` might run `{among[1].text}`"
-    return "; ".join(parsed.opaque) or "; ".join(
-        f"`{p.text}` {'gets more arguments' if p.open_args else 'has words'} "
-        "only known when it runs"
-        for p in parsed.parts
-        if (p.open_args or p.unknown) and rule.part_verdict(p) == MIGHT
+    return (
+        "; ".join(parsed.opaque)
+        or "; ".join(_part_unknown(p) for p in parsed.parts if rule.part_verdict(p) == MIGHT)
+        or ("a program it runs is named in code that is not read" if parsed.code else "")
     )
+
+
+def _part_unknown(part: Part) -> str:
+    """Why a command might be one a deny or ask rule names."""
+    if part.open_args:
+        return f"`{part.text}` gets more arguments only known when it runs"
+    if part.unknown:
+        return f"`{part.text}` has words only known when it runs"
+    return f"`{part.text}` reads more options from a file, its input or its configuration"

@@ -71,6 +71,18 @@ def parse_cached(source: str) -> ParsedCommand:
     return parse_command(source)
 
 
+_PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
+# Variables whose value a program runs as a command line (through a shell, or `|cmd` for less)
+RUN_BY_PROGRAMS = frozenset(
+    {
+        "PROMPT_COMMAND", "EDITOR", "VISUAL", "FCEDIT", "PAGER", "MANPAGER", "BROWSER",
+        "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_SSH_COMMAND", "GIT_SSH",
+        "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND",
+        "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "DIFF_PAGER", "SVN_EDITOR",
+    }
+)  # fmt: skip
+
+
 class Parser:
     """What a script runs, collected as it is walked: bashlex's trees (or a plain script's words)
     down to each simple command (`simple`), with what cannot be known and the words, directories
@@ -170,7 +182,12 @@ class Parser:
                 self.opaque.append(f"a command inside ${{{child.value}}}")
             elif child.kind == "parameter" and evaluates_arithmetic(child.value):
                 self.opaque.append(
-                    f"${{{child.value}}} evaluates arithmetic on a value only known when it runs"
+                    f"${{{child.value}}} "
+                    + (
+                        "expands a value as a prompt, running the commands in it"
+                        if child.value.endswith("@P")
+                        else "evaluates arithmetic on a value only known when it runs"
+                    )
                 )
             elif child.kind not in ("parameter", "tilde"):
                 self.walk(child, depth, src)
@@ -189,6 +206,7 @@ class Parser:
                 text = word_text(src, child)
                 value = text.partition("=")[2]
                 self.words.append((value, _is_dynamic(child)))
+                self.run_value(text.partition("=")[0].rstrip("+"), value, _is_dynamic(child), depth)
                 if not words:
                     assigns.append(text)
             elif child.kind == "redirect":
@@ -248,6 +266,30 @@ class Parser:
             self.substitutions(body, depth)
             self.words.extend((w, True) for w in body.split())
         return write, stdin
+
+    def run_value(self, name: str, value: str, dynamic: bool, depth: int) -> None:
+        """An assignment whose value bash or a program runs later: a prompt bash expands when it
+        prints it (`PS4` under `set -x`: its `$(…)` run), and the command lines of
+        `PROMPT_COMMAND`, editors, pagers and helpers git, less or ssh start (`GIT_EDITOR='…'
+        git commit`); a value only known when it runs is asked."""
+        if name in _PROMPTS:
+            what = "is expanded, and its commands run, when bash prints it"
+        elif name in RUN_BY_PROGRAMS:
+            what = "is a command line a program runs"
+        else:
+            return
+        if dynamic:
+            self.opaque.append(f"{name} {what}: its value is only known when it runs")
+            return
+        pos = len(self.parts)
+        if name in _PROMPTS and name != "PROMPT_COMMAND":
+            self.substitutions(value, depth)
+        elif name in ("PROMPT_COMMAND", "LESSOPEN", "LESSCLOSE"):
+            self.script(value.lstrip("|"), depth + 1)  # LESSOPEN='|cmd %s': a pipe from cmd
+        else:  # as git runs its editor: `sh -c "$GIT_EDITOR \"\$@\"" FILE`
+            self.script(value + ' "$@"', depth + 1)
+        # for deny and ask rules: an allow rule covers them by naming the assignment
+        self.parts[pos:] = [p.but(role="implied") for p in self.parts[pos:]]
 
     def assignments(self, assigns: tuple[str, ...], writes: tuple[str, ...]) -> None:
         """`PATH=/x; ls` changes what later commands run: an assignment of its own is a part (no

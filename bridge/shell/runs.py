@@ -79,6 +79,14 @@ def _scripts_given(parser: Parser, base: str, args: tuple[str, ...]) -> list[str
         ]
     if base == "tar":
         return _tar_programs(args)
+    if base in ("compgen", "complete"):  # `-C COMMAND` runs to list the completions
+        return [
+            args[k + 1] if arg == "-C" else arg[2:]
+            for k, arg in enumerate(args)
+            if (arg == "-C" and k + 1 < len(args)) or (arg.startswith("-C") and len(arg) > 2)
+        ]
+    if base == "history" and args[:1] == ("-s",):  # an entry `fc -s` or `!!` runs later
+        return [" ".join(args[1:])]
     return []
 
 
@@ -129,18 +137,17 @@ def git_code(parser: Parser, args: tuple[str, ...], depth: int) -> None:
     while k < len(args):
         word = args[k]
         value: str | None = None
-        if word in ("-c", "--config-env", "--upload-pack", "--receive-pack", "--exec", "-u"):
+        option = _git_long(word, _GIT_PROGRAM_OPTIONS)  # an abbreviation too (`--upl=…`)
+        if word in ("-c", "-u") or (option is not None and "=" not in word):
             value = args[k + 1] if k + 1 < len(args) else None
             k += 1
-        elif word.startswith(("--upload-pack=", "--receive-pack=", "--exec=",
-                              "--config-env=")):  # fmt: skip
+        elif option is not None:
             value = word.partition("=")[2]
         elif word.startswith("-c") and len(word) > 2:
             value = word[2:]
         elif word.startswith("ext::"):
             parser.code.append(word[5:])
         if value is not None:
-            option = word.partition("=")[0]
             if option == "--config-env":  # `NAME=ENVVAR`: the value comes from the environment
                 setting = value.partition("=")[0]
                 if setting.lower().startswith(("alias.", "include")):
@@ -152,6 +159,18 @@ def git_code(parser: Parser, args: tuple[str, ...], depth: int) -> None:
             else:
                 parser.script(value, depth + 1)
         k += 1
+
+
+_GIT_PROGRAM_OPTIONS = ("--upload-pack", "--receive-pack", "--exec", "--config-env")
+
+
+def _git_long(word: str, names: tuple[str, ...]) -> str | None:
+    """Which of `names` (long options) `word` gives — whole, or abbreviated as git and GNU accept
+    (`--exe=…`, `--upl …`: two letters at least) — or None."""
+    name = word.partition("=")[0]
+    if not name.startswith("--") or len(name) < 4:
+        return None
+    return next((n for n in names if n.startswith(name)), None)
 
 
 def _git_subcommand(args: tuple[str, ...]) -> int | None:
@@ -189,12 +208,16 @@ def _git_runs(sub: str, rest: tuple[str, ...]) -> list[str]:
         words = [w for w in rest[rest.index("foreach") + 1 :] if w not in ("--recursive", "-q",
                                                                            "--quiet")]  # fmt: skip
         return [" ".join(words)] if words else []
-    options = {"rebase": ("-x",), "difftool": ("-x", "--extcmd"), "mergetool": ("--tool-cmd",),
+    if sub == "bisect" and rest[:1] == ("run",) and len(rest) > 1:  # CMD ARGS, as `sh` runs them
+        return [" ".join((rest[1], *map(shlex.quote, rest[2:])))]
+    options = {"rebase": ("-x", "--exec"), "difftool": ("-x", "--extcmd"),
+               "mergetool": ("--tool-cmd",),
                "filter-branch": ("--env-filter", "--tree-filter", "--index-filter",
                                  "--parent-filter", "--msg-filter", "--commit-filter",
                                  "--tag-name-filter")}.get(sub, ())  # fmt: skip
     for k, word in enumerate(rest):
-        name, eq, value = word.partition("=")
+        _, eq, value = word.partition("=")
+        name = word.partition("=")[0] if word in options else _git_long(word, options)
         if name in options:
             out.append(value if eq else (rest[k + 1] if k + 1 < len(rest) else ""))
         elif sub == "rebase" and word.startswith("-x") and len(word) > 2:

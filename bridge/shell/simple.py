@@ -38,6 +38,9 @@ def simple(
     what a here-document or here-string feeds it."""
     first = _skip_assignments(words, 0)
     given = [*assigns, *words[:first]]
+    for k in range(first):  # (the assignments of bashlex's `assigns` were read by the parser)
+        name, _, value = words[k].partition("=")
+        parser.run_value(name.rstrip("+"), value, dynamic[k], depth)
     if any(a.startswith(_GIT_CONFIG) for a in given):
         parser.opaque.append("git configuration given in the environment (aliases, programs)")
     if first < len(words) and not dynamic[first] and words[first] in parser.aliases:
@@ -210,6 +213,8 @@ class SimpleCommand:
         self.runs = i
         self.implied = runs_code(self.parser, self.words, self.dynamic, i, self.depth, self.stdin)
         if base == "tee":  # the files it writes (after `--`, a word starting with `-` too)
+            if self.open_args:  # `… | xargs tee`: files its input names
+                self.parser.opaque.append("tee writes the files xargs gives it from its input")
             args = self.words[i + 1 :]
             end = args.index("--") if "--" in args else len(args)
             self.writes.extend(
@@ -254,7 +259,13 @@ class SimpleCommand:
         return nxt
 
     def runs_nothing(self, i: int, default: tuple[str, ...] | None) -> None:
-        """A wrapper given no command: it is the command, or runs its default (`xargs`: echo)."""
+        """A wrapper given no command: it is the command, or runs its default (`xargs`: echo) —
+        unless an `xargs` around it appends words: then they are the command it runs."""
+        if self.open_args:  # `… | xargs xargs`, `… | xargs env`, `… | xargs timeout`
+            self.parser.opaque.append(
+                f"{posixpath.basename(self.words[i])} runs the command xargs gives it from its input"
+            )
+            return
         if default is None:
             self.layers[-1] = (i, "command")  # nothing else runs: the wrapper is the command
         else:

@@ -324,13 +324,15 @@ def has_brace_expansion(raw: str) -> bool:
 # `a[$(cmd)]` runs cmd — whatever the quotes around the expansion.
 # (patterns compiled by `re` when first used: a hook's start-up does not pay for them)
 _PARAM_SUBSCRIPT = r"\[(?!\s*(?:-?\d+|@|\*)\s*\])"
-_PARAM_OFFSET = r"#?[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?:(?![-=+?])"
+_PARAM_OFFSET = r"#?(?:[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?|[@*#?$!0-9-]):(?![-=+?])"
 
 
 def evaluates_arithmetic(parameter: str) -> bool:
     """Whether a `${…}` expansion (its text between the braces) evaluates arithmetic on a value
     only known when it runs (see `_PARAM_SUBSCRIPT`)."""
     if parameter.startswith("!") and not parameter.endswith(("*", "@", "[@]", "[*]")):
+        return True
+    if parameter.endswith("@P"):  # a prompt expansion of the value: its `$(…)` run
         return True
     head = re.split(r"[#%/^,]|:[-=+?]", parameter.lstrip("#!"), maxsplit=1)[0]
     if re.search(_PARAM_SUBSCRIPT, head):

@@ -436,7 +436,9 @@ WRAPPERS: dict[str, Wrapper] = {
         )
         for name in ("setarch", "linux32", "linux64", "i386", "x86_64", "uname26")
     },
-    "ssh-agent": Wrapper("wrapper", short="cDdsa:E:O:P:t:k", stop=frozenset({"k"})),
+    "ssh-agent": Wrapper(
+        "wrapper", short="cDdsa:E:O:P:t:k", stop=frozenset({"k"}), writes=frozenset({"a"})
+    ),  # -a SOCKET: the socket file it creates
     "toybox": Wrapper("wrapper", long="help version", special="busybox"),
     # privileged: they change who (or where) runs the command
     "sudo": Wrapper(

@@ -573,4 +573,44 @@ CASES: list[Case] = [
         "declare -n r=PATH; r=/tmp/evil; ls",  # r stands for PATH: `r=…` assigns PATH
         "local -n r; r=PATH",
     ),
+    # --- a fifth round: what xargs hands a wrapper, values bash or git run, abbreviations, paths --
+    *_cases(
+        "attacker spellings",
+        DENY,
+        "rm --r --f /",  # a one-letter abbreviation of a long option
+        "mv --f README.md moved.md",
+        "GIT_EDITOR='rm -rf /; true' git -c user.name=t -c user.email=t@t commit --amend",
+        "GIT_EXTERNAL_DIFF='rm -rf /; true' git diff HEAD~1",
+        "LESSOPEN='|rm -rf /; echo %s' less README.md",
+        "PROMPT_COMMAND='rm -rf /'",
+        "compgen -C 'rm -rf /' x",  # bash builtins that run a command they are given
+        "set -o history\nhistory -s 'rm -rf /'\nfc -s rm",
+        "git bisect start HEAD HEAD~1; git bisect run rm -rf /; git bisect reset",
+        "git rebase --exe='rm -rf /' HEAD~1",  # git's abbreviations of its own options
+        "git fetch --upl='rm -rf /; git-upload-pack' .",
+        "cp -r /etc/ /tmp/etc-copy",  # the same path, spelled another way
+        "cp -r //etc /tmp/etc-copy",
+        "dd if=/dev/zero of=/dev//sda count=0",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        "echo rm -rf / | xargs xargs",  # the inner xargs runs what the outer one appends
+        "echo rm -rf / | xargs env",
+        "echo 5 rm -rf / | xargs timeout",
+        "echo pwned-by-tee | xargs tee",
+        'd=\'$\'; v="a[${d}(rm -rf /)]"; echo "${@:v}"',  # special parameters' offsets
+        'd=\'$\'; p="${d}(rm -rf /)"; echo "${p@P}"',  # a prompt expansion runs its $(…)
+        "d='$'; PS4=\"${d}(rm -rf /)\"; set -x; true",
+        "curl -s http://127.0.0.1:9/x -K - <<< 'request = DELETE'",  # options from its input
+        "wget -q -e delete_after=on http://127.0.0.1:9/x",
+        "git -c clean.requireForce=false clean -d -n",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "git log --show-signature -1",  # git runs gpg
+        "git log -1 --format=%G?",
+        "ssh-agent -a pwned.sock ls",  # -a creates a socket file
+    ),
 ]

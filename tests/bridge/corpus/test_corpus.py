@@ -271,6 +271,11 @@ UNRUNNABLE = {
     "read PATH <<< /tmp/evil; ls": "it changes where later commands are found",
     "declare -n r=PATH; r=/tmp/evil; ls": "it changes where later commands are found",
     "local -n r; r=PATH": "`local` outside a function is refused; in one, it names a variable",
+    "PROMPT_COMMAND='rm -rf /'": "PROMPT_COMMAND runs before an interactive shell's prompt",
+    "git -c clean.requireForce=false clean -d -n": "what it would do is read from its "
+    "configuration, not its argv (with -n it only lists what it would remove)",
+    "git log --show-signature -1": "git runs gpg only for a signed commit (these are not)",
+    "git log -1 --format=%G?": "git runs gpg only for a signed commit (these are not)",
     "for HOME in /tmp; do git status; done": "it changes where git reads its configuration",
     "git diff $(cat /tmp/refs)": "its words come from a file that is not here",
     "echo pwned > /tmp/symposium-corpus-allowed/.\\\n./escaped": "it writes a file, outside the "
@@ -328,13 +333,17 @@ def stopped(argv: list[str]) -> bool:
     flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
     longs = {a for a in argv[1:] if a.startswith("--")}
     if name == "rm":
+
+        def given(name: str) -> bool:  # GNU's long options take any unique abbreviation
+            return any(len(a) > 2 and name.startswith(a.partition("=")[0]) for a in longs)
+
         never = any(
-            "--interactive".startswith(option) and len(option) > 3 and value
+            "--interactive".startswith(option) and len(option) > 2 and value
             and any(word.startswith(value) for word in ("never", "no", "none"))
             for option, _, value in (a.partition("=") for a in longs)
         )  # fmt: skip
-        return bool({"r", "R"} & set(flags) or "--recursive" in longs) and (
-            "f" in flags or "--force" in longs or never
+        return bool({"r", "R"} & set(flags) or given("--recursive")) and (
+            "f" in flags or given("--force") or never
         )
     if name == "git" and ("push" in argv or "send-pack" in argv):
         plus = any(a.startswith("+") for a in argv)
@@ -365,5 +374,5 @@ def files_in(folder: Path) -> dict[str, tuple[int, int]]:
     return {
         p.name: (p.stat().st_size, p.stat().st_mtime_ns)
         for p in folder.iterdir()
-        if p.is_file() and not p.name.startswith(".")
+        if (p.is_file() or p.is_socket()) and not p.name.startswith(".")
     }
