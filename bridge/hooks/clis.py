@@ -24,6 +24,7 @@ is the answer when the input cannot even be read (no event is known to answer in
 from __future__ import annotations
 
 import os
+import shlex
 
 # Only names for the type checker: `typing` and `dataclasses` cost milliseconds of a hook's start.
 TYPE_CHECKING = False
@@ -254,15 +255,19 @@ def _absolute(path: str, cwd: str | None) -> str:
 def _execute_title(raw: dict[str, Any], call: HookCall) -> str:
     """Bash-like tools: the command (a string, or an argv list — `bash -lc SCRIPT` is the script)
     and its working folder, made absolute; the title is the command."""
-    command = raw.get("command", raw.get("cmd"))
-    if isinstance(command, list) and all(isinstance(w, str) for w in command):
-        command = " ".join(command) if len(command) != 3 or command[1] != "-lc" else command[2]
-    if isinstance(command, str):
-        raw["command"] = command
+    if "cmd" in raw and "command" not in raw:  # Codex's exec_command: one command, judged once
+        raw["command"] = raw.pop("cmd")
+    command = raw.get("command")
+    title = command if isinstance(command, str) else call.tool_name
+    if isinstance(command, list) and command and all(isinstance(w, str) for w in command):
+        # an argv: judged as the words it is (`["bash", "-c", "rm -rf /"]` runs `rm -rf /`);
+        # titled as a shell would write it, or as the script of `bash -lc SCRIPT`
+        lc = len(command) == 3 and command[1] == "-lc"
+        title = command[2] if lc else shlex.join(command)
     cwd = raw.get("dir_path") or raw.get("workdir") or raw.get("directory")
     if isinstance(cwd, str) and cwd:
         raw["cwd"] = _absolute(cwd, call.cwd)
-    return command if isinstance(command, str) else call.tool_name
+    return title
 
 
 def _patch_title(raw: dict[str, Any], paths: list[str]) -> str:

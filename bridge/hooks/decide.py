@@ -282,7 +282,9 @@ def _pre(call: HookCall, reply: _Reply, deadline: float) -> Answer:
     try:
         policy = _policy()
     except Exception as exc:  # a broken settings file: its rules cannot be applied
-        return clis.decision(call, "deny", f"symposium: the settings file is broken: {exc}")
+        why = f"the settings file is broken: {exc}"
+        _audit(call, tool_call, "deny", "default", None, why)  # a fail-closed default, recorded
+        return clis.decision(call, "deny", f"symposium: {why}")
     return _decide_here(call, policy, tool_call, policy.no_console)
 
 
@@ -329,11 +331,18 @@ def _ask_console(
             why += f" ({result['asked_by']} asks a person)"
         return _fallback(call, no_console, why)
     if outcome in ("allow_once", "allow_always"):
-        by = result.get("rule") or result.get("resolver") or "the console"
-        return clis.decision(call, "allow", f"symposium: allowed by {by}")
-    reason = result.get("reason") or ""
-    why = reason or ("denied by " + str(result.get("rule") or result.get("resolver") or "console"))
+        return clis.decision(call, "allow", f"symposium: allowed by {_decided_by(result)}")
+    why = result.get("reason") or f"denied by {_decided_by(result)}"
     return clis.decision(call, "deny", f"symposium: {why}")
+
+
+def _decided_by(result: dict[str, Any]) -> str:
+    """Who decided, in words the agent is shown: a rule's label, or the person on the console."""
+    rule = str(result.get("rule") or "")
+    if result.get("resolver") == "console" or rule.startswith("answered by "):
+        who = result.get("who")
+        return f"{who} on the console" if who else "a person on the console"
+    return rule or {"policy": "the rules"}.get(str(result.get("resolver")), "the console")
 
 
 def _read_result(sock: socket.socket, until: float) -> dict[str, Any]:
@@ -389,7 +398,8 @@ def _decide_here(
         return _audited(call, tool_call, "allow", "policy", label or "rule", verdict.why)
     why = "no console is running"
     if action == "ask":
-        why += f" ({label} asks a person)"
+        assert verdict is not None
+        why += f" ({label} asks a person)" if label else f" ({verdict.why})"
     _audit(call, tool_call, _fallback_verdict(call, no_console), "default", label, why)
     return _fallback(call, no_console, why)
 
@@ -406,7 +416,9 @@ def _audited(
     if verdict == "allow" and approval_id is not None:
         _mark_approved(call, approval_id)
     word = "allowed" if verdict == "allow" else "denied"
-    return clis.decision(call, verdict, f"symposium: {word} by {rule or resolver}: {reason}")
+    by = rule or resolver
+    said = f"symposium: {word} by {by}" if by in reason else f"symposium: {word} by {by}: {reason}"
+    return clis.decision(call, verdict, said)
 
 
 def _audit(

@@ -74,6 +74,28 @@ def test_a_rule_allows_or_denies_in_the_clis_own_schema(cli):
 
 
 @pytest.mark.parametrize(
+    "tool_input",
+    [
+        {"command": ["bash", "-c", "rm -rf /tmp/x"]},  # an argv: not words joined, then re-read
+        {"command": ["zsh", "-c", "rm -rf ~/src"]},
+        {"command": ["bash", "-l", "-c", "rm -rf /"]},
+        {"cmd": "rm -rf /tmp/x"},  # exec_command's key: one command, judged once
+        {"cmd": ["bash", "-lc", "rm -rf /tmp/x"]},
+    ],
+    ids=["bash-c", "zsh-c", "bash-l-c", "cmd", "cmd-argv"],
+)
+def test_codex_commands_given_as_an_argv_or_under_cmd_are_judged_as_what_runs(tool_input):
+    write_settings(RULES + "\n[agents.codex]\nbypass = true\n")  # bypass included
+    for tool in ("shell", "exec_command"):
+        word, reason = verdict("codex", hook("codex", pre("codex", tool, tool_input)))
+        assert (word, "no deleting" in reason) == ("deny", True), (tool, reason)
+    allowed = hook("codex", pre("codex", "exec_command", {"cmd": "git status"}))
+    assert (allowed.returncode, allowed.stdout) == (0, b"")  # allowed: no decision for Codex
+    (*_, last) = audit()
+    assert (last["outcome"], last["title"]) == ("allow_once", "git status")
+
+
+@pytest.mark.parametrize(
     ("stdin", "reason"),
     [
         (b"", "the hook input is empty"),
@@ -113,6 +135,28 @@ def test_a_broken_settings_file_denies(tmp_path):
     word, reason = verdict("claude", hook("claude", pre("claude", "Bash", {"command": "ls"})))
     assert word == "deny"
     assert "the settings file is broken" in reason
+    (decision,) = audit()  # a fail-closed default is recorded like any decision
+    assert (decision["outcome"], decision["resolver"]) == ("reject_once", "default")
+    assert "the settings file is broken" in decision["reason"]
+
+
+def test_a_call_the_rules_cannot_judge_says_why_it_is_left_to_the_cli(tmp_path):
+    write_settings(RULES)
+    done = hook("claude", pre("claude", "Bash", {"command": "  "}))
+    word, reason = verdict("claude", done)
+    assert word == "ask" and "None" not in reason, reason
+    assert "blank command" in reason
+
+
+@pytest.mark.parametrize(("answer", "said"), [("approve", "allowed"), ("deny", "denied")])
+async def test_a_persons_answer_is_told_to_the_agent_in_plain_words(tmp_path, answer, said):
+    write_settings(RULES)
+    async with Console(tmp_path, answer=answer):
+        code, out, _ = await run_hook("claude", pre("claude", "Bash", {"command": "make"}))
+    assert code == 0
+    reason = json.loads(out)["hookSpecificOutput"]["permissionDecisionReason"]
+    assert reason.startswith(f"symposium: {said} by ") and reason.endswith(" on the console")
+    assert "answered by" not in reason, reason
 
 
 def test_a_huge_tool_output_after_the_tool_is_not_turned_into_a_block():
