@@ -350,7 +350,7 @@ class ApprovalBroker:
                     approval.id,
                     "approve",
                     who=who,
-                    reason="approve all for this session",
+                    reason="approved with every pending card of this session",
                     peer=peer,
                 )
         return n

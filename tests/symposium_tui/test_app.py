@@ -103,7 +103,7 @@ async def test_the_command_palette_lists_the_apps_actions_and_runs_them(make_app
             "Approvals: approve once",
             "Approvals: deny",
             "Approvals: bypass the agent",
-            "Approvals: approve all of this session",
+            "Approvals: approve every pending card of this session",
             "Approvals: bypass this session",
             "Sessions: show",
             "Tool calls: show",

@@ -53,7 +53,7 @@ async def test_a_card_shows_who_asks_what_with_the_input_the_diff_and_the_offere
             "Bypass: allow all claude-code asks (saved)",
             "Always allow: every later request of this session (agent keeps it)",
             "Always reject: every later request of this session (agent keeps it)",
-            "Approve session",
+            "Approve session's pending",
         ):
             assert label in text
 

@@ -285,7 +285,7 @@ async def test_approve_all_of_a_session_reaches_the_host_the_card_came_from(host
         response = await asyncio.wait_for(chat, 30)
         assert response.text.endswith("Permission granted (allow_once). I ran deploy.")
         (record,) = serve.audit()
-        assert record["reason"] == "approve all for this session"
+        assert record["reason"] == "approved with every pending card of this session"
     finally:
         await console.stop()
         await client.close()

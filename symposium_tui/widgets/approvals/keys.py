@@ -140,9 +140,10 @@ CARD_KEYS: tuple[CardKey, ...] = (
         "Approve every pending card of this card's session",
         show=False,
         needs="approve",
-        legend=lambda info: "Approve session",
+        # its pending cards, not what the session asks later (that is A, or b)
+        legend=lambda info: "Approve session's pending",
         command=(
-            "Approvals: approve all of this session",
+            "Approvals: approve every pending card of this session",
             "Every pending card of the current card's session",
             lambda app: app.approve_current_session,
         ),
