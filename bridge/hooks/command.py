@@ -13,9 +13,29 @@ USAGE = (
     "       symposium-tui hook install|uninstall claude|codex|gemini [--project|--user]\n"
     "       symposium-tui hook status [claude|codex|gemini] [--project|--user]\n"
 )
+HELP = (
+    USAGE
+    + """
+Claude Code, Codex and Gemini CLI run `symposium-tui hook CLI` around each tool call, with the
+call as JSON on its input: the approval rules decide it, else a card on the running console,
+else the CLI's own prompt (`hook_no_console = "deny"` in the settings: a denial). The answer goes
+to its output in that CLI's schema; a denial reaches the model with its reason.
+
+  install CLI    add the hooks to the CLI's settings (--user: its user settings, the default;
+                 --project: the current folder's), keeping everything else in the file
+  uninstall CLI  remove them again
+  status [CLI]   where they are installed, and whether the CLI will run them
+  --timeout S    (run by the CLI) answer within S seconds whatever happens (install sets it)
+
+Docs: docs/hooks.md.
+"""
+)
 
 
 def main(argv: list[str]) -> int:
+    if any(a in ("-h", "--help") for a in argv[:2]):  # `hook --help`, `hook claude --help`
+        sys.stdout.write(HELP)
+        return 0
     if argv and argv[0] in CLIS:
         from bridge.hooks.decide import main as decide
 
@@ -24,9 +44,6 @@ def main(argv: list[str]) -> int:
         from bridge.hooks.install import main as install
 
         return install(argv)
-    if argv and argv[0] in ("-h", "--help"):
-        sys.stdout.write(USAGE)
-        return 0
     # Anything else is an error of the command line, answered as a block: a CLI whose settings
     # run `hook` with a wrong name must not take an error for a "go ahead".
     what = f"unknown command {argv[0]!r}" if argv else "which CLI, or install|uninstall|status?"

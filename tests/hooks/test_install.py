@@ -114,3 +114,20 @@ def test_status_says_when_gemini_cli_would_skip_project_hooks_in_an_untrusted_fo
     )
     status = hook("status", "gemini", "--project", cwd=project, home=home).stdout
     assert f"Gemini CLI trusts {project.resolve()}" in status
+
+
+def test_help_says_what_the_hook_is_and_how_to_install_it_even_after_a_cli_name(tmp_path):
+    for args in (("--help",), ("-h",), ("claude", "--help")):
+        done = hook(*args, cwd=tmp_path, home=tmp_path / "home")
+        assert done.returncode == 0, done.stderr
+        assert "around each tool call" in done.stdout and "docs/hooks.md" in done.stdout
+        assert "install CLI" in done.stdout
+
+
+def test_contradicting_or_unknown_flags_are_refused_and_nothing_is_written(tmp_path):
+    home = tmp_path / "home"
+    for flags in (("--project", "--user"), ("--proj",), ("--global",)):
+        done = hook("install", "claude", *flags, cwd=tmp_path, home=home)
+        assert done.returncode == 2, flags
+        assert "usage: symposium-tui hook install" in done.stderr
+    assert not (tmp_path / ".claude").exists() and not (home / ".claude").exists()
