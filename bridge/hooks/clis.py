@@ -24,7 +24,6 @@ is the answer when the input cannot even be read (no event is known to answer in
 from __future__ import annotations
 
 import os
-import shlex
 
 # Only names for the type checker: `typing` and `dataclasses` cost milliseconds of a hook's start.
 TYPE_CHECKING = False
@@ -262,6 +261,8 @@ def _execute_title(raw: dict[str, Any], call: HookCall) -> str:
     if isinstance(command, list) and command and all(isinstance(w, str) for w in command):
         # an argv: judged as the words it is (`["bash", "-c", "rm -rf /"]` runs `rm -rf /`);
         # titled as a shell would write it, or as the script of `bash -lc SCRIPT`
+        import shlex  # (with `re`: only for an argv, off the plain command's start-up path)
+
         lc = len(command) == 3 and command[1] == "-lc"
         title = command[2] if lc else shlex.join(command)
     cwd = raw.get("dir_path") or raw.get("workdir") or raw.get("directory")
