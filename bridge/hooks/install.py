@@ -221,9 +221,11 @@ def _json_uninstall(cli: str, path: Path) -> int:
 
 
 def _json_events(cli: str, path: Path) -> list[str]:
+    """Our hooks' events in a JSON settings file (none: the file is missing); ValueError when
+    it does not read (the CLI cannot read it either)."""
     try:
         hooks = _read_json(path)[0].get("hooks") or {}
-    except (OSError, ValueError):
+    except OSError:
         return []
     found = []
     for event, groups in hooks.items() if isinstance(hooks, dict) else ():
@@ -325,7 +327,7 @@ def _toml_events(cli: str, path: Path) -> list[str]:
 
     try:
         data = tomllib.loads(path.read_text())
-    except (OSError, ValueError):
+    except OSError:
         return []
     found = []
     for event, groups in (data.get("hooks") or {}).items():
@@ -482,7 +484,11 @@ def _codex_keys(cli: str, path: Path) -> list[str]:
 def install(cli: str, project: bool) -> tuple[Path, bool]:
     path = settings_file(cli, project)
     if cli == "codex":
-        if sorted(_toml_events(cli, path)) == sorted(EVENTS[cli]) and all(
+        try:
+            events = _toml_events(cli, path)
+        except ValueError:  # a file that does not read: `_toml_install` says so, and keeps it
+            events = []
+        if sorted(events) == sorted(EVENTS[cli]) and all(
             command(cli, EVENTS[cli][e]) in path.read_text() for e in EVENTS[cli]
         ):
             return path, False
@@ -521,8 +527,11 @@ def gemini_trusts(folder: Path) -> bool:
 
 def status_lines(cli: str, project: bool, cwd: str | None = None) -> list[str]:
     path = settings_file(cli, project, cwd)
-    events = _toml_events(cli, path) if cli == "codex" else _json_events(cli, path)
     scope = "project" if project else "user"
+    try:
+        events = _toml_events(cli, path) if cli == "codex" else _json_events(cli, path)
+    except ValueError as exc:  # (tomllib's and json's errors are ValueErrors)
+        return [f"{DISPLAY[cli]} ({scope}): {path} does not read, so no hook in it runs: {exc}"]
     if not events:
         return [f"{DISPLAY[cli]} ({scope}): not installed in {path}"]
     lines = [f"{DISPLAY[cli]} ({scope}): installed in {path}: {', '.join(events)}"]

@@ -131,3 +131,20 @@ def test_contradicting_or_unknown_flags_are_refused_and_nothing_is_written(tmp_p
         assert done.returncode == 2, flags
         assert "usage: symposium-tui hook install" in done.stderr
     assert not (tmp_path / ".claude").exists() and not (home / ".claude").exists()
+
+
+@pytest.mark.parametrize(
+    ("cli", "relative", "broken"),
+    [("claude", ".claude/settings.json", "{not json"), ("codex", ".codex/config.toml", "[x")],
+)
+def test_status_of_a_settings_file_that_does_not_read_says_so_not_that_nothing_is_installed(
+    tmp_path, cli, relative, broken
+):
+    home = tmp_path / "home"
+    (home / relative).parent.mkdir(parents=True)
+    (home / relative).write_text(broken)
+    done = hook("status", cli, cwd=tmp_path, home=home)
+    assert done.returncode == 0, done.stderr
+    assert "does not read, so no hook in it runs" in done.stdout, done.stdout
+    assert "not installed" not in done.stdout
+    assert (home / relative).read_text() == broken
