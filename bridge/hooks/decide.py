@@ -298,7 +298,10 @@ def _fallback(call: HookCall, no_console: str, why: str) -> Answer:
     if _fallback_verdict(call, no_console) == "deny":
         what = "" if call.known_tool else f" (an unknown tool, {call.tool_name!r})"
         return clis.decision(call, "deny", f"symposium: denied{what}: {why}")
-    return clis.decision(call, "ask", f"symposium: {why}; {clis.DISPLAY[call.cli]} asks instead")
+    # Claude Code asks its user; Codex and Gemini CLI take no decision as "your own policy":
+    # an approval mode that runs tools unasked (yolo, never) runs it
+    then = "asks instead" if call.cli == "claude" else "decides by its own approval mode"
+    return clis.decision(call, "ask", f"symposium: {why}; {clis.DISPLAY[call.cli]} {then}")
 
 
 def _ask_console(

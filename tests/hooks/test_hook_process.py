@@ -225,7 +225,8 @@ async def test_the_watchdog_answers_before_the_clis_timeout_whatever_the_hook_wa
         await console.until(lambda: console.of(ev.ApprovalResolved))
     assert code == 0
     assert json.loads(out) == {
-        "systemMessage": "symposium: no console answered in time; Gemini CLI asks instead"
+        "systemMessage": "symposium: no console answered in time; Gemini CLI decides by its own "
+        "approval mode"
     }
 
 
