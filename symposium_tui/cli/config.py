@@ -112,6 +112,16 @@ _PREFERENCES = (
         "600 seconds with serve, none in the console",
         "an approval nobody answers is denied after this long (0: never)",
     ),
+    (
+        "hook_no_console",
+        '"ask"',
+        "what a CLI's hook answers when no console decides: ask (the CLI's own approval) or deny",
+    ),
+    (
+        "hook_wait",
+        "until just before the CLI's hook timeout",
+        "seconds a CLI's hook waits for a card on the console",
+    ),
 )
 
 

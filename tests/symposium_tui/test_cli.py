@@ -569,6 +569,8 @@ def test_config_names_every_file_and_every_default_in_words(tmp_path):
         "max_agents = 16 (default)",
         "mouse = true (default)",
         "approval_timeout = 600 seconds with serve",
+        'hook_no_console = "ask" (default)',
+        "hook_wait = until just before the CLI's hook timeout (default)",
     ):
         assert default in result.stdout, result.stdout
 
