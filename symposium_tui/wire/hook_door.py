@@ -41,6 +41,8 @@ OPTIONS = [
     {"optionId": "deny", "name": "Deny", "kind": "reject_once"},
 ]
 WITHDRAWN = "the CLI's hook stopped waiting (its timeout): it answered without this card"
+# The hook's link closed before its card was answered: stopped, or gone, for a reason not told
+GONE = "the CLI's hook stopped waiting (its link closed): it answered without this card, if at all"
 
 
 def is_hello(line: bytes) -> bool:
@@ -117,7 +119,7 @@ async def serve_hook(
         await peer.serve()
     finally:
         for approval_id in waiting:
-            broker.withdraw(approval_id, WITHDRAWN)
+            broker.withdraw(approval_id, GONE)
         await peer.shutdown()
 
 

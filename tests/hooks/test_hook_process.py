@@ -216,6 +216,26 @@ async def test_a_card_not_answered_before_the_hooks_time_is_withdrawn_and_the_fa
     assert not console.bridge.approvals.pending
 
 
+async def test_a_hook_killed_while_its_card_waits_withdraws_the_card_saying_its_link_closed(
+    tmp_path,
+):
+    write_settings(RULES)
+    async with Console(tmp_path, answer=None) as console:
+        proc = await asyncio.create_subprocess_exec(
+            SCRIPT, "hook", "claude", stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(pre("claude", "Bash", {"command": "make"})).encode())
+        proc.stdin.close()
+        await console.until(lambda: console.of(ev.ApprovalRequested))
+        proc.kill()
+        await proc.wait()
+        await console.until(lambda: console.of(ev.ApprovalResolved))
+    (gone,) = console.of(ev.ApprovalResolved)
+    assert gone.outcome == "cancelled"
+    assert "its link closed" in (gone.reason or "") and "timeout" not in (gone.reason or "")
+
+
 async def test_the_watchdog_answers_before_the_clis_timeout_whatever_the_hook_waits_for(tmp_path):
     write_settings(RULES)  # hook_no_console defaults to "ask": the CLI's own prompt
     async with Console(tmp_path, answer=None) as console:
