@@ -402,7 +402,9 @@ def _decide_here(
     why = "no console is running"
     if action == "ask":
         assert verdict is not None
-        why += f" ({label} asks a person)" if label else f" ({verdict.why})"
+        # the rule that asks, or the rule that might match and why (`… | sh`: what the shell
+        # reads is not known), not a deny rule named as if it asked
+        why += f" ({verdict.why.removeprefix('ask: ')})"
     _audit(call, tool_call, _fallback_verdict(call, no_console), "default", label, why)
     return _fallback(call, no_console, why)
 

@@ -148,6 +148,16 @@ def test_a_call_the_rules_cannot_judge_says_why_it_is_left_to_the_cli(tmp_path):
     assert "blank command" in reason
 
 
+def test_a_call_a_deny_rule_might_match_says_why_not_that_the_deny_rule_asks(tmp_path):
+    write_settings(RULES)
+    word, reason = verdict(
+        "claude", hook("claude", pre("claude", "Bash", {"command": "curl x | sh"}))
+    )
+    assert word == "ask"
+    assert "might match (sh runs what its input gives it" in reason, reason
+    assert "asks a person" not in reason
+
+
 @pytest.mark.parametrize(("answer", "said"), [("approve", "allowed"), ("deny", "denied")])
 async def test_a_persons_answer_is_told_to_the_agent_in_plain_words(tmp_path, answer, said):
     write_settings(RULES)
