@@ -371,7 +371,7 @@ class SymposiumApp(App[int]):
     def propose_current(self) -> None:
         self.approvals.propose_current()
 
-    def propose_rule(self, rule: Any, scope: str, then: Callable[[], Any] | None = None) -> None:
+    def propose_rule(self, rule: Any, scope: str, then: Callable[[str], Any] | None = None) -> None:
         self.approvals.propose_rule(rule, scope, then)
 
     def _update_pending(self, pending: int) -> None:

@@ -128,11 +128,13 @@ class ApprovalActions:
             self.propose_rule(
                 rule,
                 info.pattern_scope() or "",
-                lambda: self.app.queue.answer(info.approval_id, "approve"),
+                # the audit line says which rule the person wrote as they approved
+                lambda saved: self.app.queue.answer(info.approval_id, "approve", saved),
             )
 
-    def propose_rule(self, rule: Any, scope: str, then: Callable[[], Any] | None = None) -> None:
-        """Show a proposed rule for editing; save it when the person does (then run `then`)."""
+    def propose_rule(self, rule: Any, scope: str, then: Callable[[str], Any] | None = None) -> None:
+        """Show a proposed rule for editing; save it when the person does (then run `then`,
+        given what was saved: "saved rule 3: …")."""
         from symposium_tui.screens.pattern import PatternRuleScreen
 
         app = self.app
@@ -151,9 +153,10 @@ class ApprovalActions:
                 app.notify(f"Not saved: {exc}", severity="error", timeout=8)
                 return
             app.settings_changed(settings)
-            app.notify(f"Saved rule {len(settings.rules)}: {edited.describe()}.")
+            said = f"saved rule {len(settings.rules)}: {edited.describe()}"
+            app.notify(said[0].upper() + said[1:] + ".")
             if then is not None:
-                then()
+                then(said)
 
         app.push_screen(PatternRuleScreen(rule, scope), saved)
 

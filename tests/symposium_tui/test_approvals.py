@@ -759,6 +759,7 @@ async def test_p_proposes_a_rule_for_the_pattern_edits_it_saves_it_and_approves(
         await pilot.press("ctrl+s")
         resolution = await task
         assert (resolution.outcome, resolution.answer) == ("allow_once", "approve")
+        assert resolution.reason.startswith("saved rule 1: "), resolution.reason  # audited
         (rule,) = store.load().rules
         assert (rule.action, rule.agent, rule.command) == ("allow", "claude-code", ("git",))
         assert rule.match == [
