@@ -41,6 +41,14 @@ def main(argv: list[str]) -> int:
 
         return decide(argv)
     if argv and argv[0] in ("install", "uninstall", "status"):
+        flags = {a for a in argv[1:] if a.startswith("-")}
+        if flags - {"--project", "--user"} or len(flags) > 1:  # not silently one of them
+            which = "one of --project and --user" if len(flags) > 1 else f"{min(flags)!r}"
+            sys.stderr.write(
+                f"symposium-tui hook {argv[0]}: {which}?\nusage: symposium-tui hook {argv[0]} "
+                "claude|codex|gemini [--project|--user]\n"
+            )
+            return 2
         from bridge.hooks.install import main as install
 
         return install(argv)

@@ -221,8 +221,6 @@ def _json_uninstall(cli: str, path: Path) -> int:
 
 
 def _json_events(cli: str, path: Path) -> list[str]:
-    """Our hooks' events in a JSON settings file (none: the file is missing); ValueError when
-    it does not read (the CLI cannot read it either)."""
     try:
         hooks = _read_json(path)[0].get("hooks") or {}
     except OSError:
@@ -570,11 +568,6 @@ def main(argv: list[str]) -> int:
     project = "--project" in rest
     names = [a for a in rest if not a.startswith("-")]
     unknown = [n for n in names if n not in CLIS]
-    flags = [a for a in rest if a.startswith("-")]
-    if set(flags) - {"--project", "--user"} or len(set(flags)) > 1:
-        which = "one of --project and --user" if len(set(flags)) > 1 else f"{flags[0]!r}"
-        sys.stderr.write(f"symposium-tui hook {action}: {which}? ")
-        unknown = unknown or flags
     if unknown or (action != "status" and len(names) != 1):
         sys.stderr.write(
             f"usage: symposium-tui hook {action} claude|codex|gemini [--project|--user]\n"

@@ -297,4 +297,6 @@ def program_name(word: str) -> tuple[str, tuple[str, ...]]:
     base = word.rsplit("/", 1)[-1]
     if base.startswith("mkfs.") and len(base) > 5:
         return "mkfs", (f"-t={base[5:]}",)
+    if base.startswith("git-") and len(base) > 4:  # `git-push`: git's own program for `git push`
+        return "git", ()
     return SAME_PROGRAM.get(base, base), ()

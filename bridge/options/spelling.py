@@ -55,6 +55,10 @@ _MORE_OPTIONS = {
 
 def read(words: tuple[str, ...], unknown: frozenset[int] = frozenset()) -> Spelling:
     """Read a command's words with the table (see the module docstring)."""
+    base = words[0].rsplit("/", 1)[-1] if words else ""
+    if base.startswith("git-") and len(base) > 4:  # git's own `git-push` is `git push`
+        words = ("git", base[4:], *words[1:])
+        unknown = frozenset(k + 1 for k in unknown)
     reader = _Reader(words, unknown)
     reader.read()
     return reader.spelling()

@@ -63,7 +63,9 @@ for _name in ("gsed",):
 del UNSAFE["diff"]
 
 # (compiled on first use, by `re`'s cache: only sed and awk commands need them)
-_AWK_RUNS_OR_WRITES = r"system\s*\(|\|\s*(?:getline|&)|\|\s*\"|print[f]?[^;}]*[>|]"
+# (an awk program with a pipe anywhere — `print … | cmd`, `cmd | getline`, `|&` — or a `>` after a
+# print, even inside a string: a reading of awk's strings would have to be exact; this is generous)
+_AWK_RUNS_OR_WRITES = r"system\s*\(|(?<!\|)\|(?!\|)|print[f]?[^}]*>"
 
 
 def may_be_made_unsafe(name: str) -> bool:
@@ -176,7 +178,7 @@ def _git_subcommand_unsafe(words: tuple[str, ...], at: int, ended: bool) -> list
         why = _table_says("git", _GIT_SUB_UNSAFE, word)
         if why is None and word.startswith(("--format", "--pretty")):
             value = word if "=" in word else (words[k + 1] if k + 1 < len(words) else "")
-            if "%G" in value:
+            if re.search(r"%[-+ ]?G", value):  # (`%+G?`, `%-GS`, `% GK` too)
                 why = "runs gpg to check signatures (a %G placeholder)"
         if why is not None:
             out.append((k, why))
@@ -348,8 +350,11 @@ class _SedReader:
         if c in "aic":  # text to the end of the line (a `\\` continues it)
             while self.k < len(s) and s[self.k] != "\n":
                 self.k += 2 if s[self.k] == "\\" else 1
-        elif c in "rRbtTv:":  # a file read, a label: to the end of the line
+        elif c in "rR":  # a file read: its name runs to the end of the line
             self.to_line_end()
+        elif c in "btTv:":  # a label (or `v`'s version): GNU sed ends it at `;` too
+            while self.k < len(s) and s[self.k] not in ";\n":
+                self.k += 1
         elif c in "sy":
             return self.substitution(c)
         elif c in "=dDgGhHlnNpPqQxzF":

@@ -10,7 +10,13 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from bridge.shell.parts import ParsedCommand, Part
-from bridge.shell.programs import HARMLESS_REDIRECT_TARGETS, MAX_SHELL_DEPTH
+from bridge.shell.programs import (
+    HARMLESS_REDIRECT_TARGETS,
+    MAX_SHELL_DEPTH,
+    PROMPTS,
+    RUN_BY_PROGRAMS,
+    gives_options,
+)
 from bridge.shell.simple import simple
 from bridge.shell.words import (
     _PLAIN_SCRIPT,
@@ -69,18 +75,6 @@ _ARITHMETIC_COMMAND = r"(?:^|[;&|(\s])\(\("  # (compiled by `re` when first used
 @lru_cache(maxsize=4096)
 def parse_cached(source: str) -> ParsedCommand:
     return parse_command(source)
-
-
-_PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
-# Variables whose value a program runs as a command line (through a shell, or `|cmd` for less)
-RUN_BY_PROGRAMS = frozenset(
-    {
-        "PROMPT_COMMAND", "EDITOR", "VISUAL", "FCEDIT", "PAGER", "MANPAGER", "BROWSER",
-        "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_SSH_COMMAND", "GIT_SSH",
-        "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND",
-        "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "DIFF_PAGER", "SVN_EDITOR",
-    }
-)  # fmt: skip
 
 
 class Parser:
@@ -272,17 +266,21 @@ class Parser:
         prints it (`PS4` under `set -x`: its `$(…)` run), and the command lines of
         `PROMPT_COMMAND`, editors, pagers and helpers git, less or ssh start (`GIT_EDITOR='…'
         git commit`); a value only known when it runs is asked."""
-        if name in _PROMPTS:
+        if name in PROMPTS:
             what = "is expanded, and its commands run, when bash prints it"
         elif name in RUN_BY_PROGRAMS:
             what = "is a command line a program runs"
+        elif gives_options(name) and name not in ("BASH_ENV", "ENV"):  # (read by `shell`)
+            if not name.startswith("GIT_CONFIG"):  # (said where it is given)
+                self.opaque.append(f"{name} gives a program options only read when it runs")
+            return
         else:
             return
         if dynamic:
             self.opaque.append(f"{name} {what}: its value is only known when it runs")
             return
         pos = len(self.parts)
-        if name in _PROMPTS and name != "PROMPT_COMMAND":
+        if name in PROMPTS and name != "PROMPT_COMMAND":
             self.substitutions(value, depth)
         elif name in ("PROMPT_COMMAND", "LESSOPEN", "LESSCLOSE"):
             self.script(value.lstrip("|"), depth + 1)  # LESSOPEN='|cmd %s': a pipe from cmd

@@ -136,3 +136,29 @@ def read_shell(words: Sequence[str], i: int) -> ShellUse:
     if stdin or j >= len(words) or reads_input(words[j]):
         return ShellUse("stdin")
     return ShellUse("file", j)
+
+
+# Prompts bash expands when it prints them (their `$(…)` run): PS4 under `set -x`, the others in
+# an interactive shell; PROMPT_COMMAND is a script run before each prompt
+PROMPTS = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND"})
+# Variables whose value a program runs as a command line (through a shell, or `|cmd` for less)
+RUN_BY_PROGRAMS = frozenset(
+    {
+        "PROMPT_COMMAND", "EDITOR", "VISUAL", "FCEDIT", "PAGER", "MANPAGER", "BROWSER",
+        "GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_PAGER", "GIT_SSH_COMMAND", "GIT_SSH",
+        "GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "GIT_PROXY_COMMAND",
+        "LESSOPEN", "LESSCLOSE", "SYSTEMD_PAGER", "DIFF_PAGER", "SVN_EDITOR", "RSYNC_RSH",
+        "CVS_RSH",
+    }
+)  # fmt: skip
+# Variables that give programs options, configuration or a script to run first: what they say is
+# only read when the program runs (`TAR_OPTIONS='--checkpoint-action=exec=…' tar …`)
+GIVES_OPTIONS = frozenset(
+    {"TAR_OPTIONS", "WGETRC", "CURL_HOME", "GREP_OPTIONS", "BASH_ENV", "ENV", "TF_CLI_ARGS"}
+)
+
+
+def gives_options(name: str) -> bool:
+    """Whether a variable gives a program options, configuration or a script (`GIVES_OPTIONS`,
+    `TF_CLI_ARGS_*`, git's `GIT_CONFIG_*`)."""
+    return name in GIVES_OPTIONS or name.startswith(("TF_CLI_ARGS_", "GIT_CONFIG"))

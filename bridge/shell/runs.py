@@ -8,7 +8,15 @@ import re
 import shlex
 
 from bridge.shell.parts import Part
-from bridge.shell.programs import EVALUATES_SUBSCRIPTS, RUNS_CODE, RUNS_CODE_WHEN, is_interpreter
+from bridge.shell.programs import (
+    EVALUATES_SUBSCRIPTS,
+    PROMPTS,
+    RUN_BY_PROGRAMS,
+    RUNS_CODE,
+    RUNS_CODE_WHEN,
+    gives_options,
+    is_interpreter,
+)
 from bridge.shell.words import _local_assignment, _skip_assignments
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
@@ -125,11 +133,7 @@ def git_code(parser: Parser, args: tuple[str, ...], depth: int) -> None:
     remembered (`git_alias`); an included configuration file cannot be known."""
     sub = _git_subcommand(args)
     if sub is not None and args[sub] == "config":  # `git config [-f F] alias.x '!…'`
-        positional = _git_config_words(args[sub + 1 :])
-        if positional[:1] == ["set"]:  # `git config set NAME VALUE` (git 2.46)
-            positional = positional[1:]
-        if len(positional) >= 2:
-            _git_setting(parser, positional[0], positional[1], depth)
+        _git_config(parser, args[sub + 1 :], depth)
     elif sub is not None:
         for script in _git_runs(args[sub], args[sub + 1 :]):
             parser.script(script, depth + 1)
@@ -171,6 +175,20 @@ def _git_long(word: str, names: tuple[str, ...]) -> str | None:
     if not name.startswith("--") or len(name) < 4:
         return None
     return next((n for n in names if n.startswith(name)), None)
+
+
+def _git_config(parser: Parser, args: tuple[str, ...], depth: int) -> None:
+    """`git config NAME VALUE`: an alias, a setting that runs a program; any other setting (but a
+    name, a colour) changes what the git commands after it do, whatever their own words say
+    (`git config clean.requireForce false; git clean -dx`): asked."""
+    positional = _git_config_words(args)
+    if positional[:1] == ["set"]:  # `git config set NAME VALUE` (git 2.46)
+        positional = positional[1:]
+    if len(positional) < 2:
+        return
+    _git_setting(parser, positional[0], positional[1], depth)
+    if not positional[0].lower().startswith(("user.", "color.", "alias.")):
+        parser.opaque.append(f"git config sets {positional[0]!r} for the git commands after it")
 
 
 def _git_subcommand(args: tuple[str, ...]) -> int | None:
@@ -383,6 +401,26 @@ _NAME_OPTIONS = {
 }
 
 
+def _exported_values(parser: Parser, base: str, args: tuple[str, ...], names: list[str]) -> None:
+    """`export GIT_EDITOR='…'`, `declare -x LESSOPEN=…`: a value later programs run is read as a
+    prefix's would be; one `read` or `printf -v` gives (or `BASH_ENV`, which a later `bash` runs)
+    is only known when it runs."""
+    values = (
+        dict(a.partition("=")[::2] for a in args if "=" in a and not a.startswith(("-", "+")))
+        if base in _DECLARES
+        else {}
+    )
+    for name in names:
+        if name in ("BASH_ENV", "ENV") or (name not in values and _runs_or_gives(name)):
+            parser.opaque.append(f"{name} is set to a value a later program reads when it runs")
+        elif name in values:
+            parser.run_value(name, values[name], "$" in values[name], 0)
+
+
+def _runs_or_gives(name: str) -> bool:
+    return name in RUN_BY_PROGRAMS or name in PROMPTS or gives_options(name)
+
+
 def _nameref(args: tuple[str, ...]) -> bool:
     """`declare -n` (`typeset`, `local`): the options before the first name include `n`."""
     for arg in args:
@@ -429,5 +467,6 @@ def _assigned(parser: Parser, base: str, args: tuple[str, ...]) -> list[Part]:
         names.extend(a.partition("=")[0] for a in args if not a.startswith(("-", "+")) and "=" in a)
     if any(name.startswith("GIT_CONFIG") for name in names):
         parser.opaque.append("git configuration given in the environment (aliases, programs)")
+    _exported_values(parser, base, args, names)
     kept = tuple(f"{name}=" for name in names if name and not _local_assignment(f"{name}="))
     return [Part(kept, role="command", assigns=kept)] if kept else []

@@ -220,7 +220,8 @@ class SimpleCommand:
             self.writes.extend(
                 w
                 for k, w in enumerate(args)
-                if (k > end or not w.startswith("-")) and w not in HARMLESS_REDIRECT_TARGETS
+                if (k > end or not w.startswith("-") or w == "-")  # (`tee -` writes a file `-`)
+                and w not in HARMLESS_REDIRECT_TARGETS
             )
 
     def wrapper(self, i: int, base: str, spec: Wrapper) -> int | None:
@@ -256,6 +257,13 @@ class SimpleCommand:
             self.cut = u.cut
         nxt = _skip_assignments(words, u.inner)
         self.given.extend(words[u.inner : nxt])
+        for k in range(u.inner, nxt):  # `env GIT_EDITOR='…' git commit`: as a prefix would be
+            name, _, value = words[k].partition("=")
+            if name.startswith(_GIT_CONFIG):
+                parser.opaque.append(
+                    "git configuration given in the environment (aliases, programs)"
+                )
+            parser.run_value(name, value, self.dynamic[k], self.depth)
         return nxt
 
     def runs_nothing(self, i: int, default: tuple[str, ...] | None) -> None:

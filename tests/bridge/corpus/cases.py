@@ -613,4 +613,37 @@ CASES: list[Case] = [
         "git log -1 --format=%G?",
         "ssh-agent -a pwned.sock ls",  # -a creates a socket file
     ),
+    # --- a sixth round: sed labels, awk pipes, variables set by env/export/read, git's programs --
+    *_cases(
+        "attacker spellings",
+        DENY,
+        "env GIT_EXTERNAL_DIFF='rm -rf /; true' git diff HEAD~1",  # a value given by env
+        "export GIT_EXTERNAL_DIFF='rm -rf /; true'; git diff HEAD~1",  # …or exported first
+        "declare -x GIT_EXTERNAL_DIFF='rm -rf /; true'; git diff HEAD~1",
+        "export LESSOPEN='|rm -rf /; echo %s'; less README.md",
+        "/usr/lib/git-core/git-reset --hard HEAD",  # git's own program for `git reset`
+        "/usr/lib/git-core/git-push --force origin main",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        "sed -n ':a;1e rm -rf /' README.md",  # GNU sed ends a label at `;`
+        "sed -n 't x;1e rm -rf /\n:x' README.md",
+        'awk \'BEGIN{c="sh"; print "rm -rf /;" | c}\'',  # a pipe to a command in a variable
+        "read GIT_EXTERNAL_DIFF <<< 'rm -rf /'; export GIT_EXTERNAL_DIFF; git diff HEAD~1",
+        "export BASH_ENV=/dev/stdin; bash -c true <<< 'rm -rf /'",
+        "env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm -rf /' git x",
+        "TAR_OPTIONS='--checkpoint=1 --checkpoint-action=exec=\"rm -rf /\"' tar cf /dev/null "
+        "README.md",  # options a program reads from its environment
+        "TF_CLI_ARGS_apply=-destroy terraform apply -auto-approve",
+        "git config clean.requireForce false; git clean -dxn",  # a setting for what follows
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "sed -n 'v;1e id' README.md",
+        "sed -n ':a;w pwned-label' README.md",
+        "git log -1 --format='%+G?'",  # a placeholder that runs gpg, with a modifier
+        "echo pwned | tee -",  # GNU tee writes a file named -
+    ),
 ]

@@ -276,6 +276,11 @@ UNRUNNABLE = {
     "configuration, not its argv (with -n it only lists what it would remove)",
     "git log --show-signature -1": "git runs gpg only for a signed commit (these are not)",
     "git log -1 --format=%G?": "git runs gpg only for a signed commit (these are not)",
+    "git log -1 --format='%+G?'": "git runs gpg only for a signed commit (these are not)",
+    "TF_CLI_ARGS_apply=-destroy terraform apply -auto-approve": "there is no configuration for "
+    "terraform to apply in the work folder",
+    "git config clean.requireForce false; git clean -dxn": "what it does is read from the "
+    "setting it writes into the shared work folder's .git/config (not run: later cases share it)",
     "for HOME in /tmp; do git status; done": "it changes where git reads its configuration",
     "git diff $(cat /tmp/refs)": "its words come from a file that is not here",
     "echo pwned > /tmp/symposium-corpus-allowed/.\\\n./escaped": "it writes a file, outside the "
