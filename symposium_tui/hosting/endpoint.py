@@ -64,11 +64,12 @@ def _relay(
     served here); None when no console accepts."""
     from symposium_tui.hosting import relay
 
+    inode = relay.socket_inode()  # before the connection: a console that replaced it differs
     sock = relay.connect()
     if sock is None:
         return None
     relay.log.info("relaying to the console")
-    return relay.run(sock, on_recv=on_recv, on_send=on_send)
+    return relay.run(sock, on_recv=on_recv, on_send=on_send, inode=inode)
 
 
 def _console_socket_exists() -> bool:

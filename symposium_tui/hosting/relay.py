@@ -31,6 +31,15 @@ def socket_path() -> Path:
     return runtime_dir() / "console.sock"
 
 
+def socket_inode(path: Path | None = None) -> int | None:
+    """The console socket's inode (None: there is none): a console removes its socket before it
+    answers what it has in flight, so a different or missing one means it is leaving."""
+    try:
+        return os.stat(path or socket_path()).st_ino
+    except OSError:
+        return None
+
+
 def connect(path: Path | None = None, timeout: float = 1.0) -> socket.socket | None:
     """A connection to the running console, or None when there is none."""
     from bridge.paths import unsafe_dir_reason
@@ -131,8 +140,10 @@ class _Relay:
         initial: bytes,
         on_recv: Callable[[bytes], None] | None,
         on_send: Callable[[bytes], None] | None,
+        still_there: Callable[[], bool] | None = None,
     ) -> None:
         self.sock, self.in_fd, self.out_fd = sock, in_fd, out_fd
+        self.still_there = still_there
         self.on_recv, self.on_send = on_recv, on_send
         self.pending: dict[str, Any] = {}
         self.inbuf = initial
@@ -147,16 +158,19 @@ class _Relay:
         while True:
             watch = [self.sock] + ([self.in_fd] if self.stdin_open else [])
             ready, _, _ = select.select(watch, [], [])
+            # The console's side first: an answer, or its leaving, before more is forwarded to it
+            if self.sock in ready and self.from_console():
+                return
             if self.in_fd in ready and self.stdin_open and not self.from_stdin():
                 if not self.pending:
                     return
-                continue
-            if self.sock in ready and self.from_console():
-                return
 
     def forward_lines(self) -> None:
         if b"\n" not in self.inbuf:
             return
+        if self.still_there is not None and not self.still_there():
+            # Leaving (its socket is gone): what was not forwarded is served here, not lost
+            raise ConnectionResetError("the console is leaving")
         head, _, self.inbuf = self.inbuf.rpartition(b"\n")
         for line in head.split(b"\n"):
             if self.on_recv is not None:
@@ -223,9 +237,13 @@ def run(
     initial: bytes = b"",
     on_recv: Callable[[bytes], None] | None = None,
     on_send: Callable[[bytes], None] | None = None,
+    inode: int | None = None,
 ) -> RelayResult:
-    """Relay until stdin ends (and the console has answered what it was sent) or the console goes."""
-    relay = _Relay(sock, in_fd, out_fd, initial, on_recv, on_send)
+    """Relay until stdin ends (and the console has answered what it was sent) or the console goes.
+    `inode`: the console socket's (`socket_inode`) when connected; lines read once it is gone are
+    not forwarded but left in `rest`, to be served by the caller."""
+    still_there = None if inode is None else (lambda: socket_inode() == inode)
+    relay = _Relay(sock, in_fd, out_fd, initial, on_recv, on_send, still_there)
     try:
         relay.serve()
     except OSError:
