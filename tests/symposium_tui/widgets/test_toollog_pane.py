@@ -40,6 +40,12 @@ def add_calls(
     state.flush()
 
 
+def one_call(state: ConsoleState, **fields) -> None:
+    """One tool call seen, `fields` over an execute call of session c/s1."""
+    event = {"connection": "c", "session_id": "s1", "tool_call_id": "t1", "kind": "execute"}
+    state.handle(ev.ToolCallSeen(**{**event, "ts": 1_700_000_000.0, **fields}))
+
+
 async def settle(pilot, state: ConsoleState | None = None) -> None:
     if state is not None:
         state.flush()
@@ -355,16 +361,8 @@ async def test_every_status_is_shown_whole_at_80_columns():
     statuses = ["allow_always", "reject_always", "allow_once", "reject_once", "in_progress"]
     state = ConsoleState(None)
     for i, status in enumerate(statuses):
-        state.handle(
-            ev.ToolCallSeen(
-                connection="c",
-                session_id="s1",
-                tool_call_id=f"t{i}",
-                title=f"call {i}",
-                kind="execute",
-                status=status,
-                ts=1_700_000_000.0 + i,
-            )
+        one_call(
+            state, tool_call_id=f"t{i}", title=f"call {i}", status=status, ts=1_700_000_000.0 + i
         )
     app = toollog_app(state)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -377,16 +375,12 @@ async def test_every_status_is_shown_whole_at_80_columns():
 
 async def test_an_acp_session_is_named_after_its_client_and_a_long_title_ends_in_an_ellipsis():
     state = ConsoleState(None)
-    state.handle(
-        ev.ToolCallSeen(
-            connection="acpx-2",
-            session_id="4649bb89-9f7f-4690-95da-a4971afbe99c",
-            tool_call_id="t1",
-            title="delete the database and every backup of it, then the logs",
-            kind="execute",
-            status="completed",
-            ts=1_700_000_000.0,
-        )
+    one_call(
+        state,
+        connection="acpx-2",
+        session_id="4649bb89-9f7f-4690-95da-a4971afbe99c",
+        title="delete the database and every backup of it, then the logs",
+        status="completed",
     )
     app = toollog_app(state)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -399,17 +393,7 @@ async def test_an_acp_session_is_named_after_its_client_and_a_long_title_ends_in
 
 async def test_on_a_narrow_pane_other_columns_give_way_to_the_title_and_the_status_stays():
     state = ConsoleState(None)
-    state.handle(
-        ev.ToolCallSeen(
-            connection="c",
-            session_id="s1",
-            tool_call_id="t1",
-            title="rm -rf build/ and caches",
-            kind="execute",
-            status="reject_once",
-            ts=1_700_000_000.0,
-        )
-    )
+    one_call(state, title="rm -rf build/ and caches", status="reject_once")
     app = toollog_app(state)
     async with app.run_test(size=(60, 24)) as pilot:
         await settle(pilot, state)
