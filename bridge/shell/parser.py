@@ -6,7 +6,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from bridge.shell.parts import ParsedCommand, Part
@@ -289,12 +289,18 @@ class Parser:
         # for deny and ask rules: an allow rule covers them by naming the assignment
         self.parts[pos:] = [p.but(role="implied") for p in self.parts[pos:]]
 
+    def git_environment(self, assigned: Iterable[str]) -> None:
+        """`GIT_CONFIG_COUNT`/`_KEY_n`/`_VALUE_n`, `GIT_CONFIG_PARAMETERS`, … assigned (however:
+        a prefix, `env`, `export`, `read`): git's aliases and programs come from them."""
+        why = "git configuration given in the environment (aliases, programs)"
+        if why not in self.opaque and any(a.startswith("GIT_CONFIG") for a in assigned):
+            self.opaque.append(why)
+
     def assignments(self, assigns: tuple[str, ...], writes: tuple[str, ...]) -> None:
         """`PATH=/x; ls` changes what later commands run: an assignment of its own is a part (no
         allow rule names it) unless it is a shell variable by convention (lower case) or only
         chooses a language, a time zone or colours."""
-        if any(a.startswith("GIT_CONFIG") for a in assigns):
-            self.opaque.append("git configuration given in the environment (aliases, programs)")
+        self.git_environment(assigns)
         kept = tuple(a for a in assigns if not _local_assignment(a))
         if kept:
             self.parts.append(Part(kept, writes, "command", assigns=kept))

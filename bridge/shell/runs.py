@@ -465,8 +465,7 @@ def _assigned(parser: Parser, base: str, args: tuple[str, ...]) -> list[Part]:
         names.append(args[1])
     elif base in _DECLARES:
         names.extend(a.partition("=")[0] for a in args if not a.startswith(("-", "+")) and "=" in a)
-    if any(name.startswith("GIT_CONFIG") for name in names):
-        parser.opaque.append("git configuration given in the environment (aliases, programs)")
+    parser.git_environment(names)
     _exported_values(parser, base, args, names)
     kept = tuple(f"{name}=" for name in names if name and not _local_assignment(f"{name}="))
     return [Part(kept, role="command", assigns=kept)] if kept else []

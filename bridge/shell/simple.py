@@ -41,8 +41,7 @@ def simple(
     for k in range(first):  # (the assignments of bashlex's `assigns` were read by the parser)
         name, _, value = words[k].partition("=")
         parser.run_value(name.rstrip("+"), value, dynamic[k], depth)
-    if any(a.startswith(_GIT_CONFIG) for a in given):
-        parser.opaque.append("git configuration given in the environment (aliases, programs)")
+    parser.git_environment(given)
     if first < len(words) and not dynamic[first] and words[first] in parser.aliases:
         # an alias defined earlier in the script (`alias r=rm; r -rf x`): what it stands for
         value = parser.aliases.pop(words[first])  # bash does not expand an alias inside itself
@@ -82,10 +81,6 @@ def simple(
     command = SimpleCommand(parser, words, dynamic, writes, depth, given, stdin)
     command.unwrap(first)
     parser.parts[pos:] = command.parts(parser.parts[pos:])
-
-
-# `GIT_CONFIG_COUNT`/`_KEY_n`/`_VALUE_n`, `GIT_CONFIG_PARAMETERS`, `GIT_CONFIG_GLOBAL`, …
-_GIT_CONFIG = "GIT_CONFIG"
 
 
 class SimpleCommand:
@@ -257,12 +252,9 @@ class SimpleCommand:
             self.cut = u.cut
         nxt = _skip_assignments(words, u.inner)
         self.given.extend(words[u.inner : nxt])
+        parser.git_environment(words[u.inner : nxt])
         for k in range(u.inner, nxt):  # `env GIT_EDITOR='…' git commit`: as a prefix would be
             name, _, value = words[k].partition("=")
-            if name.startswith(_GIT_CONFIG):
-                parser.opaque.append(
-                    "git configuration given in the environment (aliases, programs)"
-                )
             parser.run_value(name, value, self.dynamic[k], self.depth)
         return nxt
 
