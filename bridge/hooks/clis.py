@@ -120,8 +120,8 @@ _GEMINI_KINDS = {
 KINDS = {"claude": _CLAUDE_KINDS, "codex": _CODEX_KINDS, "gemini": _GEMINI_KINDS}
 
 _PATH_KEYS = ("file_path", "path", "notebook_path", "absolute_path", "dir_path", "directory")
-_PATCH_PATH = r"^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$"
-_URL = r"https?://[^\s\"'<>]+"
+# Codex's parser trims each line before it reads a header (`*** Add File: PATH`): padding too.
+_PATCH_PATH = r"^\s*\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$"
 
 
 def _regex(pattern: str, *, multiline: bool = False) -> re.Pattern[str]:
@@ -292,13 +292,15 @@ def _named_paths(raw: dict[str, Any]) -> list[str]:
 
 
 def _fetch_title(raw: dict[str, Any], name: str) -> str:
-    """WebFetch-like tools: the URL (or the first one in the prompt); else the search query."""
+    """WebFetch-like tools: the URL, or every one in the prompt (Gemini CLI's web_fetch fetches
+    each word of its prompt that holds `://`, as its `parsePrompt` reads them: a rule judges them
+    all); else the search query."""
     url = raw.get("url")
-    if not isinstance(url, str):
-        found = _regex(_URL).search(str(raw.get("prompt") or ""))
-        url = found.group(0) if found else None
-        if url:
-            raw["url"] = url
+    if not isinstance(url, str) and isinstance(raw.get("prompt"), str):
+        words = [w for w in raw["prompt"].split() if "://" in w]
+        if words:
+            raw["urls"] = words
+            url = words[0]
     if isinstance(url, str) and url:
         return url
     if isinstance(raw.get("query"), str):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import os.path
 import re
 import shlex
 
 from bridge.record import Record
 from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
-from bridge.rules.paths import resolve_checked
+from bridge.rules.paths import inside, resolve_checked
 from bridge.rules.table import _describe
 from bridge.rules.targets import tool_call_targets
 from bridge.shell import ParsedCommand, parse_cached, parse_command
@@ -26,7 +27,9 @@ class Request(Record):
     `odd_urls`: keys outside PATH_KEYS / URL_KEYS that hold a path / a URL; `text_urls`: text
     values (a prompt) that are URLs, and `loose_paths`: other keys' one-line values (`keys/id`),
     both for deny rules; `unchecked`: why it is too large to check (then it is asked);
-    `malformed`: why an execute call's command cannot be judged (→ ask)."""
+    `malformed`: why an execute call's command cannot be judged (→ ask); `more_commands`: the
+    call's other commands (an MCP tool's `arguments.command` beside its own), each judged as
+    well: the call is allowed only when every one of them is."""
 
     _shown = (
         "agent",
@@ -42,6 +45,7 @@ class Request(Record):
         "loose_paths",
         "unchecked",
         "malformed",
+        "more_commands",
     )
     # (what it has worked out so far is compared too, as it was)
     _fields = (
@@ -73,6 +77,7 @@ class Request(Record):
         loose_paths: tuple[str, ...] = (),
         unchecked: str | None = None,
         malformed: str | None = None,
+        more_commands: tuple[str | tuple[str, ...], ...] = (),
     ) -> None:
         self.agent = agent
         self.kind = kind
@@ -87,6 +92,7 @@ class Request(Record):
         self.loose_paths = loose_paths
         self.unchecked = unchecked
         self.malformed = malformed
+        self.more_commands = more_commands
         self._parsed: ParsedCommand | None = None
         self._real: tuple[str, ...] | None = None
         self._readings: tuple[tuple[tuple[str, ...], str | None], ...] | None = None
@@ -109,20 +115,23 @@ class Request(Record):
         targets = tool_call_targets(tool_call)
         paths, urls = list(targets.paths), list(targets.urls)
         malformed: str | None = None
+        more: list[str | tuple[str, ...]] = []
         if kind == "execute":
             command, malformed = command_of(raw)
         elif isinstance(raw, dict):
             for key in ("command", "cmd"):
                 value = raw.get(key)
                 if isinstance(value, str) and value.strip():
-                    command = value
-                    break
-                if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-                    command = tuple(value)
-                    break
+                    more.append(value)
+                elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+                    more.append(tuple(value))
+        more.extend(c for c in targets.commands if c != command and c not in more)
+        if command is None and more:
+            command = more.pop(0)
         if isinstance(raw, dict):
-            if isinstance(raw.get("cwd"), str) and raw["cwd"] and cwd is None:
-                cwd = raw["cwd"]
+            cwd = _working_folder(raw, cwd)
+        if kind == "fetch":  # what a fetch's prompt names is what it fetches: an allow vouches
+            urls.extend(u for u in targets.text_urls if u not in urls)
         if not urls and kind == "fetch" and re.match(r"https?://\S+$", title.strip()):
             urls.append(title.strip())
         return cls(
@@ -139,6 +148,24 @@ class Request(Record):
             loose_paths=targets.loose_paths,
             unchecked=targets.unchecked,
             malformed=malformed,
+            more_commands=tuple(more),
+        )
+
+    def with_command(self, command: str | tuple[str, ...]) -> Request:
+        """The same call judged for one of its other commands."""
+        return Request(
+            agent=self.agent,
+            kind=self.kind,
+            title=self.title,
+            command=command,
+            paths=self.paths,
+            urls=self.urls,
+            cwd=self.cwd,
+            odd_paths=self.odd_paths,
+            odd_urls=self.odd_urls,
+            text_urls=self.text_urls,
+            loose_paths=self.loose_paths,
+            unchecked=self.unchecked,
         )
 
     @property
@@ -178,6 +205,17 @@ class Request(Record):
             if self.paths:
                 self._readings = tuple(resolve_checked(p, self.cwd) for p in self.paths)
         return self._readings
+
+    def walks_into(self, root: str) -> bool:
+        """Whether this search (or read of a folder) may go down into `root`: a folder it names,
+        or else the folder it runs in, holds `root` (a search of a folder reads what is inside,
+        its glob or pattern deciding what only when it runs)."""
+        folders = [names[0] for names, _ in self.path_readings()]
+        if self.kind == "read":
+            folders = [f for f in folders if os.path.isdir(f)]
+        elif not folders and self.cwd:
+            folders = [resolve_checked(self.cwd)[0][0]]
+        return any(root != f and inside(root, f) for f in folders)
 
     def loose_readings(self) -> tuple[str, ...]:
         """The real paths the loose paths (other keys' one-line values) may name: for deny
@@ -295,6 +333,28 @@ class Request(Record):
         elif self.title:
             out["title"] = self.title
         return out
+
+
+# The kinds of call that go down a folder they are given: a search, and a read of a folder
+# (Gemini CLI's read_many_files): a deny or ask rule on a path inside it might match.
+WALKING = frozenset({"search", "read"})
+
+# Where a command's input names the folder it runs in (Codex `workdir`, Gemini CLI `dir_path`).
+_WORKING_FOLDER_KEYS = ("cwd", "workdir", "working_directory", "dir_path")
+
+
+def _working_folder(raw: dict[str, Any], cwd: str | None) -> str | None:
+    """The folder the call's relative paths are read in: the one its input names (relative to
+    the session's), else the session's. The tool runs there, whatever the session's folder is."""
+    for key in _WORKING_FOLDER_KEYS:
+        value = raw.get(key)
+        if isinstance(value, str) and value and "\0" not in value:
+            if value.startswith("~"):
+                value = os.path.expanduser(value)
+            if cwd and not value.startswith("/"):
+                return cwd.rstrip("/") + "/" + value
+            return value
+    return cwd
 
 
 # Keys an agent might put a command under. An execute call is judged by its command, never its

@@ -23,10 +23,9 @@ from bridge.rules.commands import (
     spell,
 )
 from bridge.rules.paths import inside, resolve_path
-from bridge.rules.request import Request
+from bridge.rules.request import WALKING, Request
 from bridge.rules.table import RuleError, _show, rule_fields, rule_table
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action
-from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand, Part, is_assignment
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
@@ -38,6 +37,12 @@ if TYPE_CHECKING:
 
 def _compile_glob(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
     return re.compile(fnmatch.translate(pattern), re.IGNORECASE if ignore_case else 0)
+
+
+def agent_folded(name: str) -> str:
+    """An agent's name as rules compare it: the vscodelm door's `claude_code` is the hooks'
+    `claude-code` (and `Claude-Code`)."""
+    return name.lower().replace("_", "-")
 
 
 class Rule(Record):
@@ -95,9 +100,7 @@ class Rule(Record):
     def _compile(self) -> None:
         self._title = _compile_glob(self.title, ignore_case=True) if self.title else None
         self._agent = (
-            _compile_glob(self.agent, ignore_case=False)
-            if self.agent and _GLOB_CHARS & set(self.agent)
-            else None
+            _compile_glob(agent_folded(self.agent), ignore_case=False) if self.agent else None
         )
         try:
             self._title_re = re.compile(self.title_regex) if self.title_regex else None
@@ -207,11 +210,8 @@ class Rule(Record):
 
     def _names_match(self, req: Request) -> bool:
         """The agent and the title, where the request gives them."""
-        if self.agent and req.agent is not None:
-            if self._agent is not None:
-                if not self._agent.match(req.agent):
-                    return False
-            elif req.agent != self.agent:
+        if self._agent is not None and req.agent is not None:
+            if not self._agent.match(agent_folded(req.agent)):
                 return False
         if self._title is not None and req.title is not None and not self._title.match(req.title):
             return False
@@ -243,6 +243,8 @@ class Rule(Record):
             verdict = YES
         elif req.command is not None:
             verdict = self._command_path_verdict(req)
+        elif req.kind in WALKING and req.paths is not None and req.walks_into(root):
+            verdict = MIGHT  # a search of a folder that holds this rule's may read inside it
         elif req.paths is None:
             verdict = YES  # an example that names no path: not compared
         if verdict == NO and req.unresolved():

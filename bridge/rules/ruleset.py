@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 
 from bridge.options import program_name
 from bridge.rules.commands import allow_walk, operand_commands
-from bridge.rules.request import Request
+from bridge.rules.request import WALKING, Request
 from bridge.rules.rule import Rule, runs_among_operands
 from bridge.rules.verdicts import ACTIONS, MIGHT, Decision
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
@@ -28,6 +28,34 @@ class RuleSet:
         return len(self.rules)
 
     def decide(self, req: Request) -> Decision:
+        if req.more_commands:
+            return self._decide_each(req)
+        return self._decide(req)
+
+    def _decide_each(self, req: Request) -> Decision:
+        """A call that carries more than one command (an MCP tool's `arguments.command` beside
+        its own `command`) runs each: a deny or an ask of any of them is the call's, and it is
+        allowed only when every one of them is."""
+        first = self._decide(req)
+        decisions = [first]
+        for command in req.more_commands:
+            decision = self._decide(req.with_command(command))
+            text = command if isinstance(command, str) else " ".join(command)
+            decisions.append(
+                Decision(
+                    decision.action,
+                    decision.rule,
+                    decision.label,
+                    f"{decision.why} (the call's other command: {text[:120]!r})",
+                )
+            )
+        for action in ("deny", "ask", None):
+            for decision in decisions:
+                if decision.action == action:
+                    return decision
+        return first
+
+    def _decide(self, req: Request) -> Decision:
         too_long = req.too_long()
         if too_long is not None:  # nothing is parsed or matched: a person decides, bypass or not
             return Decision("ask", None, None, f"ask: {too_long}")
@@ -66,7 +94,7 @@ class RuleSet:
         """What cannot be known goes to a person when a deny or ask rule could match it — even
         for an agent on bypass: otherwise `$CMD push` would get past `deny git push`."""
         unresolved = req.unresolved()
-        if parsed is None and not unresolved:
+        if parsed is None and not unresolved and req.kind not in WALKING:
             return None
         for action in ("deny", "ask"):
             might = self._by_action[action].first_might(req, parsed)
@@ -254,6 +282,8 @@ def _unknown_reason(
     if unresolved and rule.facets(req) == MIGHT:
         return "; ".join(unresolved)
     if parsed is None:
+        if req.kind in WALKING and rule.path:
+            return f"a search of a folder that holds {rule.path} may read inside it"
         return "a path cannot be resolved"
     if rule.facets(req) == MIGHT:
         return f"a word of the command might name a path inside {rule.path}"

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import lru_cache
 
 from bridge.record import Frozen
-from bridge.rules.bounds import MAX_COMMAND, MAX_INPUT_DEPTH, MAX_INPUT_NODES, MAX_LOOSE_PATHS
+from bridge.rules.bounds import (
+    MAX_COMMAND,
+    MAX_INPUT_DEPTH,
+    MAX_INPUT_NODES,
+    MAX_LOOSE_PATHS,
+    MAX_URL_CANDIDATES,
+)
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -98,7 +105,9 @@ COMMAND_KEYS = frozenset({"command", "cmd"})  # the shell command: bridge.shell 
 
 class Targets(Frozen):
     """The paths and URLs a tool call names (see `tool_call_targets`). `text_urls`: one-line text
-    values that are URLs; `loose_paths`: relative paths under other keys (both for deny rules)."""
+    values that are URLs, and the URLs a prompt names; `loose_paths`: relative paths under other
+    keys (both for deny rules); `commands`: the commands under a `command` or `cmd` key below the
+    input's top level (an MCP tool's `arguments.command`), each a string or an argv."""
 
     __slots__ = _fields = (
         "paths",
@@ -108,6 +117,7 @@ class Targets(Frozen):
         "unchecked",
         "text_urls",
         "loose_paths",
+        "commands",
     )
 
     def __init__(
@@ -119,6 +129,7 @@ class Targets(Frozen):
         unchecked: str | None = None,
         text_urls: tuple[str, ...] = (),
         loose_paths: tuple[str, ...] = (),
+        commands: tuple[str | tuple[str, ...], ...] = (),
     ) -> None:
         self.paths = paths
         self.urls = urls
@@ -127,6 +138,7 @@ class Targets(Frozen):
         self.unchecked = unchecked
         self.text_urls = text_urls
         self.loose_paths = loose_paths
+        self.commands = commands
 
 
 def _file_url_path(value: str) -> str:
@@ -164,6 +176,10 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
             found.unchecked = "the tool call's input is too large or too deep to check"
             break
         if isinstance(value, dict):
+            for k, v in value.items():
+                if depth and _is_command(str(k), v):
+                    # a command below the top level (`arguments.command`): the rules read it too
+                    found.commands.append(v if isinstance(v, str) else tuple(v))
             stack.extend((str(k), v, depth + 1) for k, v in reversed(value.items()))
         elif isinstance(value, list):
             stack.extend((key, v, depth + 1) for v in reversed(value))
@@ -177,6 +193,21 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
         found.unchecked,
         tuple(found.text_urls),
         tuple(found.loose_paths),
+        tuple(dict.fromkeys(found.commands)),
+    )
+
+
+def _is_command(key: str, value: Any) -> bool:
+    """A string, or a list of strings, under a `command` or `cmd` key."""
+    if key.lower().replace("_", "").replace("-", "") not in COMMAND_KEYS:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip())
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, str) for v in value)
+        and bool("".join(value).strip())
     )
 
 
@@ -190,14 +221,15 @@ class _Found:
         self.odd_urls: list[str] = []
         self.text_urls: list[str] = []
         self.loose_paths: list[str] = []
+        self.commands: list[str | tuple[str, ...]] = []
         self.unchecked: str | None = None
 
     def add(self, key: str, value: str, depth: int) -> bool:
         """One string value under `key`, by what its key says it is (else by how it looks);
         False when it is too long to check (then nothing more is looked at)."""
         name = key.lower().replace("_", "").replace("-", "")
-        if name in COMMAND_KEYS and depth <= 2:
-            return True  # the shell command: bridge.shell reads it (and its paths and URLs)
+        if name in COMMAND_KEYS:
+            return True  # a shell command: bridge.shell reads it (and its paths and URLs)
         if len(value) > MAX_COMMAND and _names_target(name, value):
             self.unchecked = f"`{key}` is {len(value):,} characters, too long to check"
             return False
@@ -216,6 +248,11 @@ class _Found:
         elif name in TEXT_KEYS:
             if "\n" not in value and _url_prefix().match(value[:256]):
                 self.text_urls.append(value)  # a one-line text that is a URL: for deny rules
+            elif name == "prompt" and "://" in value:
+                # A fetch tool's prompt names what it fetches: Gemini CLI's web_fetch fetches
+                # every word of it that holds `://` (`parsePrompt`), whatever the case.
+                words = (w for w in value.split() if "://" in w)
+                self.text_urls.extend(itertools.islice(words, MAX_URL_CANDIDATES))
         elif _url_prefix().match(value[:256]):
             self.urls.append(value if len(value) < 4096 else value[:4096])
             self.odd_urls.append(key)

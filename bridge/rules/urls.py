@@ -14,7 +14,8 @@ from bridge.rules.bounds import MAX_URL_CANDIDATES
 # and as Python's `urllib.parse` does. Each reading is normalized (scheme and host lowercased,
 # the host's trailing dot, a default port and any userinfo dropped) to (scheme, host, port, path).
 # A deny rule matches when any reading of any URL names its host or a subdomain of it, whatever the
-# scheme or port, with its path prefix (compared percent-decoded and case-folded); an allow rule
+# scheme or port, with its path prefix (compared percent-decoded and case-folded) — a rule on this
+# machine (`localhost`, 127.0.0.1, `::1`) any spelling of it, `0.0.0.0` included; an allow rule
 # only when the URL has exactly one reading and nothing odd (see `UrlView.doubt`).
 
 UrlReading = tuple[str, str, str, str]  # scheme, host, port ("" when default), path
@@ -48,7 +49,31 @@ def _normal_host(host: str) -> str:
             host = host.encode("idna").decode("ascii")
         except UnicodeError:
             pass
+    if ":" in host:  # an IPv6 address, one spelling of it: `::ffff:7f00:1` is 127.0.0.1
+        import ipaddress
+
+        try:
+            address = ipaddress.IPv6Address(host)
+        except ValueError:
+            return host
+        return str(address.ipv4_mapped or address.compressed)
     return host
+
+
+def _loopback(host: str) -> bool:
+    """A host that is this machine: `localhost` (and its subdomains), 127.0.0.0/8, `::1`, and the
+    unspecified address (`0.0.0.0`, `::`), which a client's connect reaches this machine at."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    if not (host[:1].isdigit() or ":" in host):
+        return False
+    import ipaddress
+
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
 
 
 def _whatwg_reading(text: str) -> tuple[UrlReading, bool] | None:
@@ -173,8 +198,9 @@ def url_denies(rule: UrlReading, view: UrlView) -> bool:
     or a subdomain of it — whatever the scheme and port — with a path under the rule's (compared
     percent-decoded and case-folded as well)."""
     base = _host_glob(rule[1])[0]
+    here = _loopback(base)  # a rule on this machine names it however it is spelled
     for _scheme, host, _port, path in view.readings:
-        if host != base and not host.endswith("." + base):
+        if host != base and not host.endswith("." + base) and not (here and _loopback(host)):
             continue
         if _path_under(path, rule[3]) or _path_under(_fold_path(path), _fold_path(rule[3])):
             return True

@@ -1,0 +1,211 @@
+"""Tool calls shaped the way agents and their tools really send them, against the rules: a command
+below the input's top level, the folder a command says it runs in, a fetch's prompt, a search of a
+folder that holds a denied one, another spelling of this machine's address, an agent's name.
+
+Each case that says a call reaches something is shown to reach it by something other than the
+rules: the file really read in the folder the call names, a real socket connected."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+
+import pytest
+
+from bridge.approvals import ApprovalContext, Policy
+from bridge.rules import Request, Rule, RuleSet
+
+DENY_RM = Rule("deny", command="rm -rf")
+ALLOW_LS = Rule("allow", command=("ls", "cat", "echo"))
+
+
+def decide(tool_call: dict, *rules: Rule, cwd: str | None = None, agent: str = "a") -> str | None:
+    return RuleSet(rules).decide(Request.from_tool_call(agent, tool_call, cwd=cwd)).action
+
+
+OPTIONS = [
+    {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+]
+
+
+def on_bypass(tool_call: dict, *rules: Rule, cwd: str | None = None) -> str:
+    """What an agent on bypass gets ("ask": a card, which its bypass does not answer)."""
+    policy = Policy(rules=list(rules), bypass_agents={"a"})
+    ctx = ApprovalContext("c", "s", "a", tool_call, OPTIONS, cwd=cwd)
+    resolution = policy.decide(ctx)
+    if resolution is None:
+        return "ask"
+    return {"yes": "allow", "no": "deny"}[resolution.option_id]
+
+
+# --- a command below the top level --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"server": "shell", "tool": "run", "arguments": {"command": "rm -rf /tmp/x"}},
+        {"arguments": {"command": ["bash", "-c", "rm -rf /tmp/x"]}},
+        {"arguments": {"cmd": "rm -rf /tmp/x"}},
+        {"a": {"b": [{"command": "rm -rf /tmp/x"}]}},
+        {"command": "ls", "cmd": "rm -rf /tmp/x"},  # two commands: the second is judged too
+        {"command": "ls", "options": {"command": "rm -rf /tmp/x"}},
+    ],
+)
+def test_a_command_anywhere_in_a_calls_input_is_judged_and_denied_even_on_bypass(raw):
+    call = {"title": "mcp__shell__run", "kind": "other", "rawInput": raw}
+    assert decide(call, DENY_RM, ALLOW_LS) == "deny"
+    assert on_bypass(call, DENY_RM, ALLOW_LS) == "deny"
+
+
+def test_a_call_with_several_commands_is_allowed_only_when_each_is():
+    both = {"kind": "other", "rawInput": {"command": "ls", "arguments": {"command": "cat x"}}}
+    assert decide(both, ALLOW_LS) == "allow"
+    one = {"kind": "other", "rawInput": {"command": "ls", "arguments": {"command": "id"}}}
+    decision = RuleSet([ALLOW_LS]).decide(Request.from_tool_call("a", one))
+    assert decision.action is None
+    assert "'id'" in decision.why  # the command that is not allowed is named
+
+
+def test_an_mcp_tools_own_command_is_allowed_as_a_top_level_one_is():
+    nested = {"kind": "other", "rawInput": {"arguments": {"command": "ls -la"}}}
+    assert decide(nested, ALLOW_LS) == "allow"
+
+
+# --- the folder a command runs in ---------------------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "keys").mkdir()
+    (tmp_path / "keys" / "id_rsa").write_text("secret key\n")
+    (tmp_path / "proj" / "sub").mkdir(parents=True)
+    (tmp_path / "proj" / "sub" / "up").symlink_to("../../keys")
+    (tmp_path / "elsewhere").mkdir()
+    return tmp_path
+
+
+def really_reads(folder, command: str) -> str:
+    """The oracle: what the command prints, run by bash in `folder`."""
+    done = subprocess.run(["bash", "-c", command], cwd=folder, capture_output=True, text=True)
+    return done.stdout
+
+
+@pytest.mark.parametrize(
+    ("raw", "folder"),
+    [
+        ({"command": "cat up/id_rsa", "cwd": "{t}/proj/sub"}, "proj/sub"),
+        ({"command": ["bash", "-lc", "cat up/id_rsa"], "workdir": "{t}/proj/sub"}, "proj/sub"),
+        ({"command": "cat ../../keys/id_rsa", "dir_path": "{t}/proj/sub"}, "proj/sub"),
+        ({"command": "cat up/id_rsa", "cwd": "sub"}, "proj/sub"),  # relative to the session's
+    ],
+)
+def test_relative_paths_are_read_in_the_folder_the_command_says_it_runs_in(tree, raw, folder):
+    raw = {k: v.replace("{t}", str(tree)) if isinstance(v, str) else v for k, v in raw.items()}
+    command = raw["command"] if isinstance(raw["command"], str) else raw["command"][2]
+    assert really_reads(tree / folder, command) == "secret key\n"  # it does reach the key
+    call = {"title": "Bash", "kind": "execute", "rawInput": raw}
+    deny = Rule("deny", path=str(tree / "keys"))
+    session = str(tree / "proj") if raw.get("cwd") == "sub" else str(tree / "elsewhere")
+    assert decide(call, deny, ALLOW_LS, cwd=session) == "deny"
+    assert on_bypass(call, deny, ALLOW_LS, cwd=session) == "deny"
+
+
+def test_a_write_is_allowed_only_inside_the_folder_the_command_runs_in(tree):
+    allow_edit = Rule("allow", kind="edit", path=str(tree / "proj"))
+    inside = {"kind": "execute", "rawInput": {"command": "echo x > notes.txt"}}
+    assert decide(inside, ALLOW_LS, allow_edit, cwd=str(tree / "proj")) == "allow"
+    elsewhere = {"kind": "execute", "rawInput": {"command": "echo x > notes.txt", "cwd": "/etc"}}
+    assert decide(elsewhere, ALLOW_LS, allow_edit, cwd=str(tree / "proj")) is None
+
+
+# --- a fetch's prompt ---------------------------------------------------------------------------
+
+DENY_EVIL = Rule("deny", url="https://evil.example/")
+ALLOW_DOCS = Rule("allow", kind="fetch", url="https://docs.python.org/3/")
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Compare https://docs.python.org/3/ with https://evil.example/x",
+        "Summarize HTTPS://evil.example/x",  # a browser reads the scheme in any case
+    ],
+)
+def test_every_url_in_a_fetchs_prompt_is_judged(prompt):
+    call = {"title": "web_fetch", "kind": "fetch", "rawInput": {"prompt": prompt}}
+    assert decide(call, DENY_EVIL, ALLOW_DOCS) == "deny"
+    assert on_bypass(call, DENY_EVIL, ALLOW_DOCS) == "deny"
+
+
+def test_an_allowed_url_in_a_prompt_does_not_carry_another_one_with_it():
+    one = {"kind": "fetch", "rawInput": {"prompt": "Summarize https://docs.python.org/3/x"}}
+    assert decide(one, ALLOW_DOCS) == "allow"
+    two = {
+        "kind": "fetch",
+        "rawInput": {"prompt": "https://docs.python.org/3/ and https://b.example/"},
+    }
+    assert decide(two, ALLOW_DOCS) is None
+
+
+# --- a search of a folder that holds a denied one -----------------------------------------------
+
+
+def test_a_search_of_a_folder_holding_a_denied_one_is_asked_even_on_bypass(tree):
+    (tree / "proj" / "secret").mkdir()
+    (tree / "proj" / "secret" / "key").write_text("k\n")
+    deny = Rule("deny", path=str(tree / "proj" / "secret"))
+    allow = Rule("allow", kind="search", path=str(tree / "proj"))
+    # the oracle: a recursive search of the project prints the secret
+    found = subprocess.run(["grep", "-r", "k", str(tree / "proj")], capture_output=True, text=True)
+    assert "secret/key" in found.stdout
+    search = {"kind": "search", "rawInput": {"pattern": "k", "path": str(tree / "proj")}}
+    assert decide(search, deny, allow) == "ask"
+    assert on_bypass(search, deny, allow) == "ask"
+    in_cwd = {"kind": "search", "rawInput": {"pattern": "k"}}  # no path: the folder it runs in
+    assert decide(in_cwd, deny, allow, cwd=str(tree / "proj")) == "ask"
+    folder_read = {"kind": "read", "rawInput": {"paths": [str(tree / "proj")]}}
+    assert decide(folder_read, deny) == "ask"
+    beside = {"kind": "search", "rawInput": {"pattern": "k", "path": str(tree / "proj" / "sub")}}
+    assert decide(beside, deny, allow) == "allow"
+    a_file = {"kind": "read", "rawInput": {"file_path": str(tree / "proj" / "sub" / "a")}}
+    assert decide(a_file, deny, Rule("allow", kind="read", path=str(tree / "proj"))) == "allow"
+
+
+# --- this machine, however it is spelled --------------------------------------------------------
+
+
+@pytest.fixture
+def listening():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    yield server.getsockname()[1]
+    server.close()
+
+
+@pytest.mark.parametrize("host", ["[::ffff:127.0.0.1]", "[::ffff:7f00:1]", "0.0.0.0", "localhost"])
+def test_a_deny_on_this_machines_address_catches_its_other_spellings(listening, host):
+    # the oracle: a connection to that spelling reaches the server bound to 127.0.0.1 only
+    with socket.create_connection((host.strip("[]"), listening), timeout=10):
+        pass
+    deny = Rule("deny", url="http://127.0.0.1/")
+    call = {"kind": "fetch", "rawInput": {"url": f"http://{host}:{listening}/"}}
+    assert on_bypass(call, deny) == "deny"
+    curl = {"kind": "execute", "rawInput": {"command": f"curl http://{host}:{listening}/"}}
+    assert on_bypass(curl, deny) == "deny"
+    other = {"kind": "fetch", "rawInput": {"url": f"http://192.0.2.1:{listening}/"}}
+    assert on_bypass(other, deny) == "allow"
+
+
+# --- an agent's name ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("agent", ["claude_code", "claude-code", "Claude-Code"])
+def test_an_agent_is_named_in_a_rule_however_its_door_spells_it(agent):
+    deny = Rule("deny", agent="claude-code", command="make")
+    call = {"kind": "execute", "rawInput": {"command": "make"}}
+    assert decide(call, deny, agent=agent) == "deny"
+    assert decide(call, Rule("deny", agent="claude_*", command="make"), agent=agent) == "deny"
+    assert decide(call, deny, agent="codex") is None

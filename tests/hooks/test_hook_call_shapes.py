@@ -1,0 +1,103 @@
+"""`symposium-tui hook CLI` (a real hook process) on the tool calls each CLI sends that carry what
+a rule names somewhere other than where a Bash call does: an MCP tool's command, the folder a
+command runs in, every URL of a web_fetch prompt, a patch header with padding. Every agent here is
+on bypass: only a deny or an ask rule stops it."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.hooks.test_hook_process import hook, pre, verdict
+from tests.support.hooks import write_settings
+
+BYPASS = "\n".join(f"[agents.{a}]\nbypass = true\n" for a in ("claude-code", "codex", "gemini-cli"))
+
+
+def settings(tree) -> None:
+    write_settings(
+        f"""
+[[rules]]
+action = "deny"
+command = "rm -rf"
+reason = "no deleting"
+
+[[rules]]
+action = "deny"
+path = "{tree}/keys"
+reason = "no keys"
+
+[[rules]]
+action = "deny"
+url = "https://evil.example/"
+reason = "not that site"
+
+{BYPASS}
+"""
+    )
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "keys").mkdir()
+    (tmp_path / "keys" / "id_rsa").write_text("secret key\n")
+    (tmp_path / "proj" / "sub").mkdir(parents=True)
+    (tmp_path / "proj" / "sub" / "up").symlink_to("../../keys")
+    settings(tmp_path)
+    return tmp_path
+
+
+def denied(cli: str, tool: str, tool_input: dict, cwd: str = "/tmp") -> str:
+    call = pre(cli, tool, tool_input)
+    call["cwd"] = cwd
+    word, reason = verdict(cli, hook(cli, call))
+    assert word == "deny", reason
+    return reason
+
+
+@pytest.mark.parametrize(
+    ("cli", "tool"),
+    [("claude", "mcp__shell__run"), ("codex", "mcp__shell__run"), ("gemini", "mcp_shell_run")],
+)
+def test_an_mcp_tools_command_is_judged_by_the_rules(tree, cli, tool):
+    assert "no deleting" in denied(cli, tool, {"command": "rm -rf /tmp/x"})
+    assert "no keys" in denied(cli, tool, {"command": f"cat {tree}/keys/id_rsa"})
+
+
+@pytest.mark.parametrize(
+    ("cli", "tool", "tool_input"),
+    [
+        ("codex", "Bash", {"command": "cat up/id_rsa", "workdir": "{t}/proj/sub"}),
+        ("codex", "shell", {"command": ["bash", "-lc", "cat up/id_rsa"], "workdir": "sub"}),
+        ("gemini", "run_shell_command", {"command": "cat ../../keys/id_rsa", "dir_path": "sub"}),
+    ],
+)
+def test_a_commands_relative_paths_are_read_in_the_folder_it_runs_in(tree, cli, tool, tool_input):
+    tool_input = {k: v.replace("{t}", str(tree)) if isinstance(v, str) else v
+                  for k, v in tool_input.items()}  # fmt: skip
+    command = tool_input["command"]
+    script = command if isinstance(command, str) else command[2]
+    # the oracle: run there, it prints the key
+    ran = subprocess.run(["bash", "-c", script], cwd=tree / "proj" / "sub", capture_output=True)
+    assert ran.stdout == b"secret key\n"
+    assert "no keys" in denied(cli, tool, tool_input, cwd=str(tree / "proj"))
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Compare https://docs.python.org/3/ with https://evil.example/x",
+        "Read HTTPS://evil.example/",
+    ],
+)
+def test_every_url_gemini_clis_web_fetch_would_fetch_is_judged(tree, prompt):
+    # web_fetch fetches each whitespace-separated word of its prompt that holds `://`
+    assert "not that site" in denied("gemini", "web_fetch", {"prompt": prompt})
+
+
+@pytest.mark.parametrize("pad", [" ", "\t", "  "])
+def test_a_codex_patch_header_with_padding_still_names_its_file(tree, pad):
+    # Codex's apply_patch parser trims each line before it reads a header
+    patch = f"*** Begin Patch\n{pad}*** Delete File: {tree}/keys/id_rsa\n*** End Patch"
+    assert "no keys" in denied("codex", "apply_patch", {"command": patch})
