@@ -197,7 +197,7 @@ def classify_message(msg: Any) -> Incoming:
         return Incoming(
             "invalid",
             error=error_response(
-                None, INVALID_REQUEST, 'Invalid Request: "id" must be a string, a number or null'
+                None, INVALID_REQUEST, 'Invalid Request: "id" must be a string, an integer or null'
             ),
         )
     params = msg.get("params")
