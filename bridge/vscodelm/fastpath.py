@@ -21,6 +21,7 @@ from bridge.jsonrpc import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     Incoming,
+    LinePieces,
     RpcError,
     classify,
     dumps,
@@ -131,35 +132,36 @@ def serve_until_loaded(
     if limit is None:
         limit = line_limit()
     hand = Handover()
-    buf = initial
-    pending_initial = bool(initial)
-    while not loaded.is_set():
-        if pending_initial:
-            pending_initial = False  # first answer what was read before we were called
-        else:
-            try:
-                ready, _, _ = select.select([in_fd], [], [], 0.02)
-            except (OSError, ValueError):
-                break
-            if not ready:
-                continue
-            chunk = os.read(in_fd, 1 << 16)
-            if not chunk:
-                hand.eof = True
-                break
-            buf += chunk
-        while True:
-            nl = buf.find(b"\n")
-            if nl > limit or (nl < 0 and len(buf) > limit):
-                hand.rest = buf  # an over-long line: the endpoint proper answers it
-                return hand
-            if nl < 0:
-                break
-            line, buf = buf[:nl], buf[nl + 1 :]
+    pieces = LinePieces()
+    chunk, last = initial, False  # first answer what was read before we were called
+    while True:
+        lines = pieces.feed(chunk)
+        at = 0
+        while at < len(lines):
+            nl = lines.index(b"\n", at)
+            if nl - at > limit:
+                hand.rest = lines[at:] + pieces.rest()  # an over-long line: the endpoint
+                return hand  # proper answers it
+            line, at = lines[at:nl], nl + 1
             if on_recv is not None:
                 on_recv(line)
             _take_line(line, hand, out_fd, on_send)
-    hand.rest = buf
+        if pieces.size > limit:
+            hand.rest = pieces.rest()
+            return hand
+        if last or loaded.is_set():
+            break
+        try:
+            ready, _, _ = select.select([in_fd], [], [], 0.02)
+        except (OSError, ValueError):
+            break
+        chunk = os.read(in_fd, 1 << 20) if ready else b""
+        if ready and not chunk:
+            hand.eof = True
+            if not pieces.size:
+                break
+            chunk, last = b"\n", True  # a last line without its newline is a line too
+    hand.rest = pieces.rest()
     return hand
 
 

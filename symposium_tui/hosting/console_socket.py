@@ -21,7 +21,7 @@ import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bridge.jsonrpc import LINE_LIMIT
+from bridge.jsonrpc import line_limit
 from bridge.lines import OverlongLine, read_line
 from bridge.paths import runtime_dir
 from bridge.tasks import TaskSupervisor
@@ -103,7 +103,7 @@ class ConsoleHost:
             # Not serving yet: made without a step of the loop in between, so a start cancelled
             # (by `stop()`) never leaves a listening socket nobody holds.
             self._server = await asyncio.start_unix_server(
-                self._on_client, path=str(self.path), limit=LINE_LIMIT, start_serving=False
+                self._on_client, path=str(self.path), limit=line_limit(), start_serving=False
             )
         finally:
             os.umask(old_umask)

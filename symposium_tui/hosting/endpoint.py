@@ -38,9 +38,9 @@ def run(
     try:
         relayed = _relay(on_recv, on_send) if _console_socket_exists() else None
         if relayed is not None:
-            if relayed.eof:
-                return 0
             rest = relayed.rest
+            if relayed.eof and not rest.strip():
+                return 0  # all of stdin was relayed (what the console left unread is served here)
         return _serve_headless(trace, rest, cwd=cwd, event_log=event_log, options=bridge_options)
     finally:
         if trace is not None:

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bridge.jsonrpc import LinePieces
+
 log = logging.getLogger(__name__)
 
 CONSOLE_GONE = -32000
@@ -78,7 +80,9 @@ def _peer_uid(sock: socket.socket) -> int | None:
 
 @dataclass
 class RelayResult:
-    rest: bytes = b""  # stdin bytes read but not forwarded (a partial line)
+    rest: bytes = (
+        b""  # stdin bytes read but not forwarded: lines read as the console left, a partial line
+    )
     eof: bool = False  # stdin ended: nothing left to serve
     console_gone: bool = False
     failed: list[Any] = field(default_factory=list)  # request ids answered with an error
@@ -145,9 +149,12 @@ class _Relay:
         self.sock, self.in_fd, self.out_fd = sock, in_fd, out_fd
         self.still_there = still_there
         self.on_recv, self.on_send = on_recv, on_send
-        self.pending: dict[str, Any] = {}
-        self.inbuf = initial
-        self.outbuf = b""
+        # The requests forwarded and not answered yet, by id: a list, since a client may send
+        # two with one id (each is answered, and each must be answered if the console goes).
+        self.pending: dict[str, list[Any]] = {}
+        self.stdin = LinePieces()
+        self.ready = self.stdin.feed(initial)  # whole lines read from stdin, not yet forwarded
+        self.console = LinePieces()
         self.stdin_open = True
         self.result = RelayResult()
 
@@ -166,54 +173,62 @@ class _Relay:
                     return
 
     def forward_lines(self) -> None:
-        if b"\n" not in self.inbuf:
+        head = self.ready
+        if not head:
             return
         if self.still_there is not None and not self.still_there():
             # Leaving (its socket is gone): what was not forwarded is served here, not lost
             raise ConnectionResetError("the console is leaving")
-        head, _, self.inbuf = self.inbuf.rpartition(b"\n")
-        for line in head.split(b"\n"):
+        for line in head[:-1].split(b"\n"):
             if self.on_recv is not None:
                 self.on_recv(line)
             is_request, rid = _request_id(line)
             if is_request:
-                self.pending[_key(rid)] = rid
-        self.sock.sendall(head + b"\n")
+                self.pending.setdefault(_key(rid), []).append(rid)
+        self.sock.sendall(head)
+        self.ready = b""
 
     def from_stdin(self) -> bool:
-        """Read stdin and forward its whole lines; False when it ended."""
-        chunk = os.read(self.in_fd, 1 << 16)
+        """Read stdin and forward its whole lines; False when it ended (a last line without its
+        newline is a line: it is forwarded with one)."""
+        chunk = os.read(self.in_fd, 1 << 20)
         if not chunk:
             self.stdin_open = False
             self.result.eof = True
+            if self.stdin.size:
+                self.ready = self.stdin.feed(b"\n")
+                self.forward_lines()
             return False
-        self.inbuf += chunk
+        self.ready = self.stdin.feed(chunk)
         self.forward_lines()
         return True
 
     def from_console(self) -> bool:
         """Write the console's whole lines to stdout; True when stdin has ended and nothing is
         awaited any more."""
-        chunk = self.sock.recv(1 << 18)
+        chunk = self.sock.recv(1 << 20)
         if not chunk:
             raise ConnectionResetError("console closed the connection")
-        self.outbuf += chunk
-        if b"\n" not in self.outbuf:
+        head = self.console.feed(chunk)
+        if not head:
             return False
-        head, _, self.outbuf = self.outbuf.rpartition(b"\n")
-        for line in head.split(b"\n"):
+        for line in head[:-1].split(b"\n"):
             if self.on_send is not None:
                 self.on_send(line)
             is_response, rid = _response_id(line)
             if is_response:
-                self.pending.pop(_key(rid), None)
-        _write_all(self.out_fd, head + b"\n")
+                waiting = self.pending.get(_key(rid))
+                if waiting:
+                    waiting.pop()
+                    if not waiting:
+                        del self.pending[_key(rid)]
+        _write_all(self.out_fd, head)
         return not self.stdin_open and not self.pending
 
     def console_gone(self) -> None:
         """Every request still in flight is answered with an error, here."""
         self.result.console_gone = True
-        for rid in self.pending.values():
+        for rid in (rid for ids in self.pending.values() for rid in ids):
             response = {
                 "jsonrpc": "2.0",
                 "id": rid,
@@ -253,5 +268,5 @@ def run(
             sock.close()
         except OSError:
             pass
-    relay.result.rest = relay.inbuf
+    relay.result.rest = relay.ready + relay.stdin.rest()
     return relay.result
