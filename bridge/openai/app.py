@@ -34,8 +34,8 @@ running is never evicted. Shared by all conversations: the definitions of the la
 arrays validated, none over 1 MB serialized (`tools.SEEN_TOOLS`: an evicted one is validated
 again).
 
-**State.** Only a request marked as a retry — `x-stainless-retry-count` >= 1 with the same body,
-or the same `Idempotency-Key` — joins the exchange already running or replays one that completed
+**State.** Only a request marked as a retry — `x-stainless-retry-count` >= 1 with the same body
+and `x-conversation-id`, or the same `Idempotency-Key` (with them) — joins the exchange already running or replays one that completed
 unseen; a disconnect cancels the agent's turn (after `retry_grace` when the client may still
 retry, i.e. before the response started). See `exchange.py`. Structured output, `stop` and the
 refused parameters: `structured.py`, `params.py`, `convert.py`.
@@ -289,7 +289,11 @@ class OpenAIFrontDoor:
         body = await read_body(receive)
         headers = dict(scope["headers"])
         idempotency = headers.get(b"idempotency-key")
-        body_key = self._fingerprint(principal, endpoint, body)
+        conversation = conversation_id(headers)
+        # The same request is the same body for the same conversation: a retry naming another
+        # `x-conversation-id` is a request of that conversation, not this one's sent again.
+        route = endpoint + b"\0" + (conversation or "").encode("utf-8", "surrogatepass")
+        body_key = self._fingerprint(principal, route, body)
         if idempotency:
             # An Idempotency-Key names the request: the same key is the same request, sent again.
             key = self._fingerprint(principal, endpoint + b"\0idempotency-key", idempotency)
@@ -305,7 +309,6 @@ class OpenAIFrontDoor:
             ex = self._find(key, is_retry(headers))
         if ex is not None:
             return ex, principal, headers, False
-        conversation = conversation_id(headers)
         ex = self._start(key, parse(self._json(body), principal), principal, conversation)
         ex.body_key = body_key
         return ex, principal, headers, True

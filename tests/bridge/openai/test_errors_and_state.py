@@ -278,6 +278,36 @@ async def test_retry_of_a_request_whose_answer_was_missed_replays_it(
     assert agent_events(logs) == ["prompt", "done"]
 
 
+async def test_a_retry_naming_another_conversation_is_that_conversations_own_request(
+    patient_server: ServerThread, logs, tmp_path
+):
+    """The same body marked as a retry, but for another `x-conversation-id`, is not the first
+    request sent again: it gets a turn of its own (it joined the other conversation's answer)."""
+    server = patient_server
+    gate = tmp_path / "gate"
+    body = {"model": "tool", "messages": [{"role": "user", "content": f"gate {gate}"}]}
+    _, first = await raw_post(server.url, "/chat/completions", body, {"x-conversation-id": "a"})
+    await until(lambda: agent_events(logs) == ["prompt"], what="conversation a's prompt")
+    async with httpx2.AsyncClient(base_url=server.url, timeout=30) as http:
+        other = asyncio.ensure_future(
+            http.post(
+                "/chat/completions",
+                content=json.dumps(body).encode(),
+                headers={
+                    "x-conversation-id": "b",
+                    "x-stainless-retry-count": "1",
+                    "content-type": "application/json",
+                },
+            )
+        )
+        await until(lambda: len(server.door.exchanges) == 2, what="an exchange of b's own")
+        gate.touch()
+        answer = await other
+    first.close()
+    assert answer.status_code == 200
+    assert agent_events(logs).count("prompt") == 2
+
+
 def test_disconnect_mid_stream_cancels_the_agents_turn(client, logs):
     stream = client.chat.completions.create(
         model="tool", messages=[{"role": "user", "content": "stream 1000000"}], stream=True
