@@ -19,7 +19,12 @@ The rules, in the order they are checked:
    default (`--allow-origin` adds one, e.g. `http://localhost:5173`); an allowed origin gets proper
    CORS answers: preflights (`OPTIONS` with `Access-Control-Request-Method`) are answered 204 here
    and never reach the app, and its responses carry `Access-Control-Allow-Origin`.
-3. **Content-Type.** `POST`/`PUT`/`PATCH`, and any request that declares a body, must send
+3. **A browser page elsewhere.** A request a browser sends for a page of another origin without
+   saying so — an `<img>` or `<script>` GET carries no `Origin` — says it with `Sec-Fetch-Site:
+   cross-site` or `same-site` (every current browser adds it): without an allowed `Origin` it is
+   refused, **403** (`GET /v1/tools` starts the configured MCP servers to list their tools).
+   `same-origin` and `none` (an address typed by hand) pass, and so does a client that sends none.
+4. **Content-Type.** `POST`/`PUT`/`PATCH`, and any request that declares a body, must send
    `application/json` (parameters such as `charset` allowed), else **415** — the one content type a
    browser cannot send cross-site without a preflight.
 
@@ -194,6 +199,13 @@ class GuardPolicy:
                 )
             if method == "OPTIONS" and "access-control-request-method" in headers:
                 return self._preflight(origin, headers)
+        elif headers.get("sec-fetch-site", "").strip().lower() in ("cross-site", "same-site"):
+            return Verdict(
+                403,
+                "A page of another site may not use this server (its request said Sec-Fetch-Site: "
+                f"{headers['sec-fetch-site']}); start the server with --allow-origin to allow one.",
+                "cross_site_request",
+            )
         if method in _BODY_METHODS or _declares_body(headers):
             media = headers.get("content-type", "").split(";", 1)[0].strip().lower()
             if media != "application/json":

@@ -337,3 +337,55 @@ async def test_the_client_tool_server_refuses_foreign_host_origin_and_content_ty
         status, _, body = await anyio.to_thread.run_sync(lambda: go(extra=accept))
         assert status == 200, body
         assert calls == []
+
+
+def test_a_page_of_another_site_in_chromium_cannot_make_the_server_start_its_mcp_servers(
+    server: ServerThread, tmp_path
+):
+    """An `<img>` on a page elsewhere sends a GET with no Origin: the browser's Sec-Fetch-Site says
+    where it comes from, and the guard refuses it before `GET /v1/tools` starts anything."""
+    import http.server
+    import shutil
+    import tempfile
+    import threading
+
+    from tests.symposium_tui.test_web import CHROMEDRIVER, CHROMIUM, chromium
+
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.skip("chromium / chromium-driver not installed (.ci/run installs them)")
+    page = (
+        f'<img src="{server.url}/tools" onload="document.title=\'loaded\'" '
+        "onerror=\"document.title='refused'\">"
+    ).encode()
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    elsewhere = http.server.HTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=elsewhere.serve_forever, daemon=True).start()
+    profile = tempfile.mkdtemp(prefix="symposium-chromium-")
+    driver = chromium(profile)
+    try:
+        driver.get(f"http://127.0.0.1:{elsewhere.server_port}/")
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        WebDriverWait(driver, 60).until(lambda d: d.title in ("loaded", "refused"))
+        assert driver.title == "refused"
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+        elsewhere.shutdown()
+    catalog = server.door.catalog
+    assert catalog._tools == {}, "the page's request listed the MCP servers' tools"
+    # the oracle sees a listing when one happens: the same GET from a plain client lists them
+    port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+    request = f"GET /v1/tools HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+    status, _, _ = raw(port, request.encode())
+    assert status == 200 and catalog._tools != {}
