@@ -32,6 +32,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bridge.jsonrpc import dumps, parse
 from bridge.lines import LineFeed
 
 log = logging.getLogger(__name__)
@@ -58,11 +59,19 @@ class LineTransport:
     twice — and a notification forwarded unchanged is written as the very line it arrived as."""
 
     def __init__(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, keep_lines: bool = True
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        *,
+        keep_lines: bool = True,
+        answer_invalid: bool = False,
     ) -> None:
         self._reader = reader
         self._writer = writer
         self._keep_lines = keep_lines  # a notification's params remember their line (`Params`)
+        # A peer owed JSON-RPC's errors (a client): a line that is not a valid JSON-RPC 2.0
+        # message is answered here, as `bridge.jsonrpc` answers it, rather than dropped.
+        self._answer_invalid = answer_invalid
         self._high_water = 1 << 20
         self._pace_water = self._high_water  # what `keep_up` lets the peer leave unread
         # Sees each received line first; True when it took the line (the streaming fast lane).
@@ -260,6 +269,7 @@ class LineTransport:
         if (
             not isinstance(reader, LineFeed)
             or self.take is None
+            or self._answer_invalid
             or self.fast is not None
             or self._partial
         ):
@@ -307,7 +317,13 @@ class LineTransport:
                 log.exception("the transport's idle hook failed")
 
     def _for_the_sdk(self, line: bytes) -> dict[str, Any] | None:
-        """The message of a line, unless it is not a JSON object (dropped) or `take` takes it."""
+        """The message of a line, unless it is not a JSON object (dropped, or answered with its
+        error: `answer_invalid`) or `take` takes it."""
+        if self._answer_invalid:
+            message = self._valid(line)
+            if message is None or self._offer(line, message):
+                return None
+            return message
         declined, self._declined = self._declined, None
         if declined is not None and declined[0] == line:
             return declined[1]  # `take` declined it as it was read
@@ -320,6 +336,25 @@ class LineTransport:
         if not isinstance(message, dict) or self._offer(line, message):
             return None
         return message
+
+    def _valid(self, line: bytes) -> dict[str, Any] | None:
+        """The message of a line that is a valid JSON-RPC 2.0 message (`bridge.jsonrpc.classify`,
+        the vscodelm door's rules); any other line is answered with the error `classify` gives it
+        (a parse error, or an invalid request: a batch, a value that is not an object, no
+        `"jsonrpc": "2.0"`, no method, an id that is not a string, an integer or null) — except a
+        notification whose params are neither an object nor an array, dropped unanswered."""
+        message, incoming = parse(line)
+        if incoming is None:  # a blank line
+            return None
+        if incoming.kind != "invalid":
+            return message if isinstance(message, dict) else None  # (`classify` saw an object)
+        if incoming.error is not None:
+            log.warning("answered a line that is not valid JSON-RPC 2.0: %.200r", line)
+            with contextlib.suppress(ConnectionError):
+                self._write(dumps(incoming.error))
+        else:
+            log.warning("dropped a notification with invalid params: %.200r", line)
+        return None
 
     async def receive(self) -> dict[str, Any] | None:
         lines = self._lines

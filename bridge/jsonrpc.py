@@ -138,11 +138,17 @@ def _valid_id(value: Any) -> bool:
 
 def classify(line: bytes | str) -> Incoming | None:
     """Decode one wire line. Returns None for a blank line (skipped, as the client does)."""
+    return parse(line)[1]
+
+
+def parse(line: bytes | str) -> tuple[Any, Incoming | None]:
+    """One wire line's decoded value and what `classify` makes of it: `(None, None)` for a blank
+    line, `(None, <a parse error>)` for one that is not UTF-8 or not JSON."""
     if isinstance(line, bytes):
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return Incoming(
+            return None, Incoming(
                 "invalid",
                 error=error_response(
                     None, PARSE_ERROR, f"Parse error: invalid UTF-8 ({exc.reason})"
@@ -151,12 +157,13 @@ def classify(line: bytes | str) -> Incoming | None:
     else:
         text = line
     if not text.strip():
-        return None
+        return None, None
     try:
         msg = _DECODER.decode(text)  # strict: NaN and Infinity are not JSON
     except (ValueError, RecursionError) as exc:
-        return Incoming("invalid", error=error_response(None, PARSE_ERROR, f"Parse error: {exc}"))
-    return classify_message(msg)
+        error = error_response(None, PARSE_ERROR, f"Parse error: {exc}")
+        return None, Incoming("invalid", error=error)
+    return msg, classify_message(msg)
 
 
 def scan_value(text: str, index: int) -> tuple[Any, int]:

@@ -108,7 +108,8 @@ class AcpProxy(PermissionRequests):
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """Serve the client on (reader, writer) until it closes its end; then stop the agent."""
         self._started = self._tasks.start(self._start_agent(), name="start the agent")
-        self._client_transport = LineTransport(reader, writer)
+        # The client is owed JSON-RPC's errors for what it sends malformed; the agent is not.
+        self._client_transport = LineTransport(reader, writer, answer_invalid=True)
         self._client_transport.pace_like_a_pipe()  # the agent is read as the client takes it
         self.client = Connection(self._from_client, self._client_transport, listening=False)
         try:
