@@ -32,7 +32,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bridge.jsonrpc import dumps, parse
+from bridge.jsonrpc import _valid_id, dumps, parse
 from bridge.lines import LineFeed
 
 log = logging.getLogger(__name__)
@@ -345,6 +345,11 @@ class LineTransport:
         notification whose params are neither an object nor an array, dropped unanswered."""
         message, incoming = parse(line)
         if incoming is None:  # a blank line
+            return None
+        if incoming.kind == "response" and not _valid_id(incoming.id):
+            # A response's id names one of our requests: `true` or `1.0` would find id 1 in the
+            # SDK's table of them (dict keys that compare equal). No request of ours has one.
+            log.warning("dropped a response with an id no request has: %.200r", line)
             return None
         if incoming.kind != "invalid":
             return message if isinstance(message, dict) else None  # (`classify` saw an object)

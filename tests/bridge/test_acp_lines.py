@@ -423,3 +423,24 @@ async def test_a_take_or_fast_lane_that_fails_hands_its_line_to_the_connection(c
     assert await transport.receive() is None
     await transport.close()
     os.close(read_fd)
+
+
+async def test_a_clients_response_with_an_id_no_request_has_is_not_handed_on():
+    """`true` and `1.0` equal 1 as dict keys, where the SDK finds the request an answer settles:
+    on the client's side (`answer_invalid`) such a response is dropped; one with id 1 is not."""
+    reader = asyncio.StreamReader()
+    for rid in ("true", "1.0", "1e0", "1"):
+        reader.feed_data(
+            b'{"jsonrpc":"2.0","id":%s,"result":{"outcome":"allowed"}}\n' % rid.encode()
+        )
+    reader.feed_eof()
+    writer, read_fd = await pipe_writer()
+    transport = LineTransport(reader, writer, keep_lines=False, answer_invalid=True)
+    assert await transport.receive() == {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"outcome": "allowed"},
+    }
+    assert await transport.receive() is None
+    await transport.close()
+    os.close(read_fd)
