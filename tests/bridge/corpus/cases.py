@@ -646,4 +646,23 @@ CASES: list[Case] = [
         "git log -1 --format='%+G?'",  # a placeholder that runs gpg, with a modifier
         "echo pwned | tee -",  # GNU tee writes a file named -
     ),
+    # --- a seventh round: sed labels end at a blank, ------------------------------------------------
+    *_cases(
+        "attacker spellings",
+        ASK,
+        "sed -n ':x e rm -rf /' README.md",  # GNU sed ends a label at a blank too
+        "sed -n 'v 4.2 e rm -rf /' README.md",
+        "sed -n 't x e rm -rf /\n:x' README.md",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "sed -n ':x w pwned-label-blank' README.md",
+    ),
+    *_cases(
+        "attacker spellings",
+        ALLOW,
+        "sed -n '/T/{:a;n;p;ba}' README.md",
+        "sed -n ':a # a comment\np' README.md",
+    ),
 ]
