@@ -16,6 +16,7 @@ from bridge.shell.programs import (
     RUNS_CODE_WHEN,
     gives_options,
     is_interpreter,
+    shell_option,
 )
 from bridge.shell.words import _local_assignment, _skip_assignments
 
@@ -61,6 +62,8 @@ def runs_code(
     else:
         for script in _scripts_given(parser, base, args):
             parser.script(script, depth + 1)
+    if base in ("set", "shopt"):
+        parser.opaque.extend(_set_options(base, args))
     if base in EVALUATES_SUBSCRIPTS:
         _subscripts(parser, base, args, depth)
     implied.extend(_assigned(parser, base, args))
@@ -96,6 +99,25 @@ def _scripts_given(parser: Parser, base: str, args: tuple[str, ...]) -> list[str
     if base == "history" and args[:1] == ("-s",):  # an entry `fc -s` or `!!` runs later
         return [" ".join(args[1:])]
     return []
+
+
+def _set_options(base: str, args: tuple[str, ...]) -> list[str]:
+    """Why `set -k`, `set -o keyword`, `shopt -u interactive_comments` (`shell_option`) make the
+    commands after them unknowable as they are read here."""
+    out: list[str] = []
+    if base == "shopt":  # shopt -s|-u [-o] NAME…
+        letters = "".join(a[1:] for a in args if a.startswith("-"))
+        if "u" in letters or "s" in letters:
+            for name in (a for a in args if not a.startswith("-")):
+                out.extend(shell_option(name, on="s" in letters, shopt="o" not in letters))
+        return [f"shopt: {why}" for why in out]
+    for k, arg in enumerate(args):  # set -k, set -o keyword, set +o interactive-comments
+        if arg == "--" or arg[:1] not in ("-", "+"):
+            break
+        for letter in arg[1:]:
+            named = args[k + 1] if letter == "o" and k + 1 < len(args) else letter
+            out.extend(shell_option(named, on=arg[0] == "-"))
+    return [f"set: {why}" for why in out]
 
 
 def _subscripts(parser: Parser, base: str, args: tuple[str, ...], depth: int) -> None:

@@ -646,13 +646,22 @@ CASES: list[Case] = [
         "git log -1 --format='%+G?'",  # a placeholder that runs gpg, with a modifier
         "echo pwned | tee -",  # GNU tee writes a file named -
     ),
-    # --- a seventh round: sed labels end at a blank, ------------------------------------------------
+    # --- a seventh round: sed labels end at a blank; shell options that change how a script reads --
     *_cases(
         "attacker spellings",
         ASK,
         "sed -n ':x e rm -rf /' README.md",  # GNU sed ends a label at a blank too
         "sed -n 'v 4.2 e rm -rf /' README.md",
         "sed -n 't x e rm -rf /\n:x' README.md",
+        # bash options that make a script's commands unknowable: `-k` (keyword) makes every
+        # NAME=value word an assignment; an rc file an interactive shell sources; `#` no comment
+        "bash -k -c \"git diff HEAD~1 GIT_EXTERNAL_DIFF='rm -rf /; true'\"",
+        "bash -o keyword -c \"git diff HEAD~1 GIT_EXTERNAL_DIFF='rm -rf /; true'\"",
+        "set -k; git diff HEAD~1 GIT_EXTERNAL_DIFF='rm -rf /; true'",
+        "bash --rcfile /dev/stdin -i -c ls <<< 'rm -rf /'",
+        "bash --init-file /dev/stdin -i -c ls <<< 'rm -rf /'",
+        "bash -i +O interactive_comments -c 'ls #; rm -rf /'",
+        "bash -i -c 'shopt -u interactive_comments\nls #; rm -rf /'",
     ),
     *_cases(
         "attacker spellings",
