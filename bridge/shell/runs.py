@@ -428,7 +428,11 @@ def _exported_values(parser: Parser, base: str, args: tuple[str, ...], names: li
     prefix's would be; one `read` or `printf -v` gives (or `BASH_ENV`, which a later `bash` runs)
     is only known when it runs."""
     values = (
-        dict(a.partition("=")[::2] for a in args if "=" in a and not a.startswith(("-", "+")))
+        {  # (`NAME+=value` appends: the value is read as `NAME=value`'s)
+            a.partition("=")[0].removesuffix("+"): a.partition("=")[2]
+            for a in args
+            if "=" in a and not a.startswith(("-", "+"))
+        }
         if base in _DECLARES
         else {}
     )
@@ -486,7 +490,11 @@ def _assigned(parser: Parser, base: str, args: tuple[str, ...]) -> list[Part]:
     elif base == "getopts" and len(args) >= 2:
         names.append(args[1])
     elif base in _DECLARES:
-        names.extend(a.partition("=")[0] for a in args if not a.startswith(("-", "+")) and "=" in a)
+        names.extend(
+            a.partition("=")[0].removesuffix("+")
+            for a in args
+            if not a.startswith(("-", "+")) and "=" in a
+        )
     parser.git_environment(names)
     _exported_values(parser, base, args, names)
     kept = tuple(f"{name}=" for name in names if name and not _local_assignment(f"{name}="))

@@ -662,6 +662,16 @@ CASES: list[Case] = [
         "bash --init-file /dev/stdin -i -c ls <<< 'rm -rf /'",
         "bash -i +O interactive_comments -c 'ls #; rm -rf /'",
         "bash -i -c 'shopt -u interactive_comments\nls #; rm -rf /'",
+        "unset PS4; d='$'; : ${PS4=\"${d}(rm -rf /)\"}; set -x; true",  # assigned in an expansion
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a value assigned in an expansion (exported under -a), or appended to with +=
+        "bash -a -c 'echo ${GIT_EXTERNAL_DIFF:=\"rm -rf /; true\"}; git diff HEAD~1'",
+        "set -a; : ${GIT_EXTERNAL_DIFF='rm -rf /; true'}; git diff HEAD~1",
+        "export GIT_EXTERNAL_DIFF+='rm -rf /; true'; git diff HEAD~1",
+        "declare -x GIT_EXTERNAL_DIFF+='rm -rf /; true'; git diff HEAD~1",
     ),
     *_cases(
         "attacker spellings",
