@@ -672,6 +672,22 @@ CASES: list[Case] = [
         "set -a; : ${GIT_EXTERNAL_DIFF='rm -rf /; true'}; git diff HEAD~1",
         "export GIT_EXTERNAL_DIFF+='rm -rf /; true'; git diff HEAD~1",
         "declare -x GIT_EXTERNAL_DIFF+='rm -rf /; true'; git diff HEAD~1",
+        # a command given to a short option in a group (`-tC CMD`), to an abbreviated long one
+        "mapfile -tC 'rm -rf /' -c 1 a <<< x",
+        "mapfile -c1 -tC'rm -rf /' a <<< x",
+        "readarray -tC 'rm -rf /' -c 1 a <<< x",
+        "compgen -aC 'rm -rf /' x",
+        "git difftool -yx 'rm -rf /; true' HEAD~1",
+        "git rebase --abort; git rebase -qx 'rm -rf /' HEAD~1",  # (an earlier -x stopped midway)
+        "tar -cf /dev/null --checkpoint=1 --checkpoint-act=exec='rm -rf /' README.md",
+        "tar -cf /dev/null --use-comp='rm -rf /; true' README.md",
+        "tar -cf - README.md | tar -xf - --to-com='rm -rf /; true'",
+        "tar cIf 'rm -rf /; true' /dev/null README.md",  # the old style: I takes the next word
+        # other commands git and bash run: a grep pager, filter-branch's setup, fc's editor
+        "git grep -O'rm -rf /; true' TODO",
+        "git grep --open-files-in-pager='rm -rf /; true' TODO",
+        "FILTER_BRANCH_SQUELCH_WARNING=1 git filter-branch --setup 'rm -rf /' HEAD",
+        "set -o history\nhistory -s ls\nfc -e 'rm -rf /; true' -1",
     ),
     *_cases(
         "attacker spellings",
