@@ -663,6 +663,8 @@ CASES: list[Case] = [
         "bash -i +O interactive_comments -c 'ls #; rm -rf /'",
         "bash -i -c 'shopt -u interactive_comments\nls #; rm -rf /'",
         "unset PS4; d='$'; : ${PS4=\"${d}(rm -rf /)\"}; set -x; true",  # assigned in an expansion
+        "cp -r /et? /tmp/x",  # a glob that may expand to the rule's path
+        "cp -r /[e]tc /tmp/x",
     ),
     *_cases(
         "attacker spellings",
@@ -688,6 +690,8 @@ CASES: list[Case] = [
         "git grep --open-files-in-pager='rm -rf /; true' TODO",
         "FILTER_BRANCH_SQUELCH_WARNING=1 git filter-branch --setup 'rm -rf /' HEAD",
         "set -o history\nhistory -s ls\nfc -e 'rm -rf /; true' -1",
+        "cp -r -t /tmp/x README.md /etc",  # a rule's path among the other operands
+        "cp -r README.md README.md /etc /tmp/x",
     ),
     *_cases(
         "attacker spellings",
