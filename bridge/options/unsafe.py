@@ -352,8 +352,11 @@ class _SedReader:
                 self.k += 2 if s[self.k] == "\\" else 1
         elif c in "rR":  # a file read: its name runs to the end of the line
             self.to_line_end()
-        elif c in "btTv:":  # a label (or `v`'s version): GNU sed ends it at `;` too
-            while self.k < len(s) and s[self.k] not in ";\n":
+        elif c in "btTv:":  # a label (or `v`'s version), after blanks: GNU sed 4.9 ends it at a
+            self.k += 1  # blank, `;` or a newline (`:x e id` is `:x` then `e id`), `}` or `#`
+            while self.k < len(s) and s[self.k] in " \t":
+                self.k += 1
+            while self.k < len(s) and s[self.k] not in " \t;\n}#":
                 self.k += 1
         elif c in "sy":
             return self.substitution(c)

@@ -93,6 +93,22 @@ def operand_commands(part: Part, starts: Callable[[str], bool]) -> Iterable[tupl
         )
 
 
+def _word_match(want: str, word: str) -> int:
+    """A rule's word against a command's: YES when it matches; MIGHT when the command's word is a
+    glob that may expand to it (`/et?`, `/[e]tc` for `/etc`: generous, quoted or not); else NO."""
+    if _token_matches(want, word):
+        return YES
+    if _GLOB_CHARS & set(word) and fnmatch.fnmatchcase(want, word):
+        return MIGHT
+    return NO
+
+
+def _is_path(word: str) -> bool:
+    """A rule's word that names a path (`/etc`, `~/x`): matched among any of the command's other
+    words (`cp -r a b /etc /tmp`, `cp -r -t /tmp a /etc`), not only at its place."""
+    return word.startswith(("/", "~"))
+
+
 def _is_option(word: str) -> bool:
     return len(word) > 1 and word.startswith("-") and word != "--"
 
@@ -116,11 +132,12 @@ def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
     size = len(prefix)
     if size == 1:
         return YES
-    if not unknown and not any(w[:1] == "-" for w in words[1:]):
+    paths = any(_is_path(w) for w in prefix[1:])
+    if not unknown and not paths and not any(w[:1] == "-" for w in words[1:]):
         # nothing can be skipped: the words at their places (the common case, and the fast one)
         if len(words) < size:
             return MIGHT if open_args else NO
-        return YES if all(map(_token_matches, prefix[1:], words[1:size])) else NO
+        return min(map(_word_match, prefix[1:], words[1:size]), default=YES)
     best = NO
     # states: (next prefix word, the previous word is an option, after `--`) → YES or MIGHT
     states: dict[tuple[int, bool, bool], int] = {(1, False, False): YES}
@@ -137,14 +154,15 @@ def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
                 continue
             option = not ended and _is_option(word)
             ends = ended or word == "--"
-            if _token_matches(want, word) and not option:
+            matched = min(_word_match(want, word), sure)
+            if matched and not option:
                 if j + 1 == size:
-                    best = max(best, sure)
+                    best = max(best, matched)
                     if best == YES:
                         return YES
                 else:
-                    _add(nxt, (j + 1, option, ends), sure)
-            if option or ends != ended or after_option:
+                    _add(nxt, (j + 1, option, ends), matched)
+            if option or ends != ended or after_option or _is_path(want):
                 _add(nxt, (j, option, ends), sure)  # skipped
         states = nxt
         if not states:

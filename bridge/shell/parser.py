@@ -183,8 +183,26 @@ class Parser:
                         else "evaluates arithmetic on a value only known when it runs"
                     )
                 )
+            elif child.kind == "parameter" and "=" in child.value:
+                self.parameter_assignments(child.value, depth)
             elif child.kind not in ("parameter", "tilde"):
                 self.walk(child, depth, src)
+
+    def parameter_assignments(self, text: str, depth: int) -> None:
+        """`${NAME:=value}`, `${NAME=value}` (nested ones too) assign NAME when it is unset: read
+        as `NAME=value` would be (`: ${PS4:=…}; set -x`; exported under `set -a`). A value with an
+        expansion, or in a nested `${…}` (bashlex cuts those short), is only known when it runs."""
+        for found in re.finditer(r"(?:^|\$\{)([A-Za-z_][A-Za-z0-9_]*):?=", text):
+            name, rest = found.group(1), text[found.end() :]
+            dynamic = found.start() > 0 or "$" in rest or "`" in rest
+            if not dynamic:
+                try:
+                    rest = " ".join(shlex.split(rest))  # quote removal
+                except ValueError:
+                    dynamic = True
+            self.words.append((rest, dynamic))
+            self.run_value(name, rest, dynamic, depth)
+            self.assignments((f"{name}={rest}",), ())
 
     def command(self, node: Any, depth: int, src: str) -> None:
         words: list[Any] = []

@@ -91,30 +91,35 @@ class ShellUse:
     """How a shell at words[i] is given its script (`read_shell`): `kind` "script" (`-c`: the
     script is words[at]), "file" (a script file, words[at]), "stdin" (its input: `sh`, `sh -s`,
     `bash /dev/stdin`), "none" (`sh -c` and no script: it fails), or "unknown" (an option this
-    reading does not know, `why`)."""
+    reading does not know, `why`). `opaque`: options that make what it runs unknowable."""
 
     def __init__(self, kind: str, at: int = -1, why: str = "") -> None:
         self.kind = kind
         self.at = at
         self.why = why
+        self.opaque: list[str] = []
 
 
 def read_shell(words: Sequence[str], i: int) -> ShellUse:
     """Read a shell's options as bash reads them — `-o NAME`/`-O NAME` take a word, `--` or `-`
     ends them, `-c` may come anywhere among them (`bash -c -- 'ls'`, `bash -o pipefail -c 'ls'`,
     `bash -ec 'ls'`) and the script is then the first word that is not an option — and say where
-    its script comes from."""
+    its script comes from, and which options make its commands unknowable (`shell_option`)."""
     j = i + 1
     command = stdin = False
+    opaque: list[str] = []
     while j < len(words):
         word = words[j]
         if word in ("--", "-"):
             j += 1
             break
         if word.startswith("--"):
-            name = word.partition("=")[0]
+            name, eq, value = word.partition("=")
             if name in _SHELL_LONG_FILE:
-                j += 1 if "=" in word else 2
+                value = value if eq else (words[j + 1] if j + 1 < len(words) else "")
+                if value != "/dev/null":  # an interactive shell sources it before the script
+                    opaque.append(f"a shell given {name} {value!r} first runs that file")
+                j += 1 if eq else 2
                 continue
             if name not in _SHELL_LONG:
                 return ShellUse("unknown", why=f"a shell option {word!r} is not known")
@@ -126,16 +131,38 @@ def read_shell(words: Sequence[str], i: int) -> ShellUse:
         for letter in word[1:]:
             if letter in "oO":
                 takes += 1
-            elif letter == "c" and word[0] == "-":
+                named = words[j + takes] if j + takes < len(words) else ""
+                opaque.extend(shell_option(named, on=word[0] == "-", shopt=letter == "O"))
+            else:
+                opaque.extend(shell_option(letter, on=word[0] == "-"))
+            if letter == "c" and word[0] == "-":
                 command = True
             elif letter == "s" and word[0] == "-":
                 stdin = True
         j += 1 + takes
     if command:
-        return ShellUse("script", j) if j < len(words) else ShellUse("none")
-    if stdin or j >= len(words) or reads_input(words[j]):
-        return ShellUse("stdin")
-    return ShellUse("file", j)
+        use = ShellUse("script", j) if j < len(words) else ShellUse("none")
+    elif stdin or j >= len(words) or reads_input(words[j]):
+        use = ShellUse("stdin")
+    else:
+        use = ShellUse("file", j)
+    use.opaque = opaque
+    return use
+
+
+def shell_option(name: str, *, on: bool, shopt: bool = False) -> list[str]:
+    """Why setting (`on`) or unsetting a shell option — a letter (`-k`), a `-o`/`set -o` name
+    or a `shopt` name — makes the commands of the script after it unknowable as they are read
+    here: `-k` (`keyword`) makes every `NAME=value` word of a command an assignment to it
+    (`git diff GIT_EXTERNAL_DIFF=…`); without `interactive_comments` a `#` starts no comment
+    in an interactive shell (`ls #; rm …` runs rm). (`-i`/`-l` alone are not: the startup files
+    they source are the user's own, not in the command, and writing one is a request of its
+    own; a file named by `--rcfile`/`--init-file` is, in `read_shell`.)"""
+    if on and not shopt and name in ("k", "keyword"):
+        return ["the keyword option makes NAME=value arguments assignments to the command"]
+    if not on and name in (("interactive_comments",) if shopt else ("interactive-comments",)):
+        return [f"without {name} a '#' starts no comment in an interactive shell"]
+    return []
 
 
 # Prompts bash expands when it prints them (their `$(…)` run): PS4 under `set -x`, the others in

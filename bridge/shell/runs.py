@@ -16,6 +16,7 @@ from bridge.shell.programs import (
     RUNS_CODE_WHEN,
     gives_options,
     is_interpreter,
+    shell_option,
 )
 from bridge.shell.words import _local_assignment, _skip_assignments
 
@@ -61,6 +62,8 @@ def runs_code(
     else:
         for script in _scripts_given(parser, base, args):
             parser.script(script, depth + 1)
+    if base in ("set", "shopt"):
+        parser.opaque.extend(_set_options(base, args))
     if base in EVALUATES_SUBSCRIPTS:
         _subscripts(parser, base, args, depth)
     implied.extend(_assigned(parser, base, args))
@@ -80,22 +83,58 @@ def _scripts_given(parser: Parser, base: str, args: tuple[str, ...]) -> list[str
         rest = [a for a in args if a != "--"]
         return rest[:1] if rest and not rest[0].startswith("-") else []
     if base in ("mapfile", "readarray"):  # `-C CALLBACK` runs for every few lines read
-        return [
-            args[k + 1] if arg == "-C" else arg[2:]
-            for k, arg in enumerate(args)
-            if (arg == "-C" and k + 1 < len(args)) or (arg.startswith("-C") and len(arg) > 2)
-        ]
+        return short_values(args, "C", takes="dnOsuCc")
     if base == "tar":
         return _tar_programs(args)
     if base in ("compgen", "complete"):  # `-C COMMAND` runs to list the completions
-        return [
-            args[k + 1] if arg == "-C" else arg[2:]
-            for k, arg in enumerate(args)
-            if (arg == "-C" and k + 1 < len(args)) or (arg.startswith("-C") and len(arg) > 2)
-        ]
+        return short_values(args, "C", takes="oAGWFCXPS")
+    if base == "fc":  # `-e EDITOR` edits the history entries (then they run)
+        return short_values(args, "e", takes="e")
     if base == "history" and args[:1] == ("-s",):  # an entry `fc -s` or `!!` runs later
         return [" ".join(args[1:])]
     return []
+
+
+def _set_options(base: str, args: tuple[str, ...]) -> list[str]:
+    """Why `set -k`, `set -o keyword`, `shopt -u interactive_comments` (`shell_option`) make the
+    commands after them unknowable as they are read here."""
+    out: list[str] = []
+    if base == "shopt":  # shopt -s|-u [-o] NAME…
+        letters = "".join(a[1:] for a in args if a.startswith("-"))
+        if "u" in letters or "s" in letters:
+            for name in (a for a in args if not a.startswith("-")):
+                out.extend(shell_option(name, on="s" in letters, shopt="o" not in letters))
+        return [f"shopt: {why}" for why in out]
+    for k, arg in enumerate(args):  # set -k, set -o keyword, set +o interactive-comments
+        if arg == "--" or arg[:1] not in ("-", "+"):
+            break
+        for letter in arg[1:]:
+            named = args[k + 1] if letter == "o" and k + 1 < len(args) else letter
+            out.extend(shell_option(named, on=arg[0] == "-"))
+    return [f"set: {why}" for why in out]
+
+
+def short_values(args: tuple[str, ...], letter: str, takes: str, attached: str = "") -> list[str]:
+    """The values given to the short option `-LETTER` however it is written: alone (`-C V`),
+    with its value (`-CV`), or after options that take none (`-tC V`, `-tCV`). `takes`: the
+    letters that take a value (the rest of the word, or the next word); `attached`: those whose
+    value can only be the rest of the word (git's `-O[PAGER]`). Read in every word, as git
+    reads options among its other words (generous for a builtin that stops at the first)."""
+    out = []
+    for k, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg[:1] != "-" or arg[:2] == "--":
+            continue
+        for n, found in enumerate(arg[1:], 2):
+            if found in takes or found in attached:
+                if found == letter:
+                    value = arg[n:]
+                    if not value and found in takes:
+                        value = args[k + 1] if k + 1 < len(args) else ""
+                    out.append(value)
+                break
+    return [v for v in out if v]
 
 
 def _subscripts(parser: Parser, base: str, args: tuple[str, ...], depth: int) -> None:
@@ -228,19 +267,29 @@ def _git_runs(sub: str, rest: tuple[str, ...]) -> list[str]:
         return [" ".join(words)] if words else []
     if sub == "bisect" and rest[:1] == ("run",) and len(rest) > 1:  # CMD ARGS, as `sh` runs them
         return [" ".join((rest[1], *map(shlex.quote, rest[2:])))]
-    options = {"rebase": ("-x", "--exec"), "difftool": ("-x", "--extcmd"),
-               "mergetool": ("--tool-cmd",),
+    options = {"rebase": ("--exec",), "difftool": ("--extcmd",), "mergetool": ("--tool-cmd",),
                "filter-branch": ("--env-filter", "--tree-filter", "--index-filter",
                                  "--parent-filter", "--msg-filter", "--commit-filter",
-                                 "--tag-name-filter")}.get(sub, ())  # fmt: skip
+                                 "--tag-name-filter", "--setup")}.get(sub, ())  # fmt: skip
     for k, word in enumerate(rest):
         _, eq, value = word.partition("=")
-        name = word.partition("=")[0] if word in options else _git_long(word, options)
+        name = _git_long(word, options)
         if name in options:
             out.append(value if eq else (rest[k + 1] if k + 1 < len(rest) else ""))
-        elif sub == "rebase" and word.startswith("-x") and len(word) > 2:
-            out.append(word[2:])
+        elif sub == "grep" and eq and _git_long(word, ("--open-files-in-pager",)):
+            out.append(value)  # (its pager is optional: given only after `=`)
+    if sub in _GIT_SHORT_RUNS:  # `-x CMD`, `-qx CMD`, `-yxCMD`; grep's `-OPAGER`
+        out.extend(short_values(rest, *_GIT_SHORT_RUNS[sub]))
     return [v for v in out if v]
+
+
+# git subcommands' short options that run a command: the letter, the letters that take a value
+# and those whose value is optional (only attached)
+_GIT_SHORT_RUNS = {
+    "rebase": ("x", "xsXC", "S"),
+    "difftool": ("x", "xt", ""),
+    "grep": ("O", "efABCm", "O"),
+}
 
 
 def _git_setting(parser: Parser, setting: str, text: str, depth: int) -> None:
@@ -298,24 +347,35 @@ def _hashed(parser: Parser, args: tuple[str, ...]) -> list[Part]:
     return [Part((args[k + 1],), role="implied", open_args=True)]
 
 
-# tar's options whose value is a command it runs (`--checkpoint-action=exec=CMD` too)
+# tar's long options whose value is a command it runs (`--checkpoint-action=exec=CMD` too), by
+# any abbreviation GNU tar takes (`--use-comp=…`, `--to-com=…`; generous: an ambiguous one too)
 _TAR_PROGRAM_OPTIONS = ("--to-command", "--use-compress-program", "--info-script",
-                        "--new-volume-script", "-I", "-F")  # fmt: skip
+                        "--new-volume-script", "--checkpoint-action")  # fmt: skip
+_TAR_TAKES = "bCfFgHIKLNTVX"  # its short options that take a value
 
 
 def _tar_programs(args: tuple[str, ...]) -> list[str]:
-    """The commands tar runs: the values of its options that name one."""
+    """The commands tar runs: the values of its options that name one, short ones in a group
+    too (`-cIf CMD`: `f` is I's value) or in an old-style first word (`tar cIf CMD x.tar f`: each
+    letter that takes a value takes the next word)."""
     out = []
     for k, word in enumerate(args):
-        name, eq, value = word.partition("=")
-        if name == "--checkpoint-action":
+        _, eq, value = word.partition("=")
+        option = None if word.startswith("--checkpoint=") else _git_long(word, _TAR_PROGRAM_OPTIONS)
+        if option is not None:
             value = value if eq else (args[k + 1] if k + 1 < len(args) else "")
-            if value.startswith("exec="):
+            if option != "--checkpoint-action":
+                out.append(value)
+            elif value.startswith("exec="):
                 out.append(value[5:])
-        elif name in _TAR_PROGRAM_OPTIONS:
-            out.append(value if eq else (args[k + 1] if k + 1 < len(args) else ""))
-        elif word[:2] in ("-I", "-F") and len(word) > 2:
-            out.append(word[2:])
+    out.extend(short_values(args, "I", _TAR_TAKES) + short_values(args, "F", _TAR_TAKES))
+    if args and args[0][:1] not in ("-", ""):  # `tar cIf CMD x.tar`: the old style
+        following = 1
+        for letter in args[0]:
+            if letter in _TAR_TAKES:
+                if letter in "IF" and following < len(args):
+                    out.append(args[following])
+                following += 1
     return [v for v in out if v]
 
 
@@ -406,7 +466,11 @@ def _exported_values(parser: Parser, base: str, args: tuple[str, ...], names: li
     prefix's would be; one `read` or `printf -v` gives (or `BASH_ENV`, which a later `bash` runs)
     is only known when it runs."""
     values = (
-        dict(a.partition("=")[::2] for a in args if "=" in a and not a.startswith(("-", "+")))
+        {  # (`NAME+=value` appends: the value is read as `NAME=value`'s)
+            a.partition("=")[0].removesuffix("+"): a.partition("=")[2]
+            for a in args
+            if "=" in a and not a.startswith(("-", "+"))
+        }
         if base in _DECLARES
         else {}
     )
@@ -464,7 +528,11 @@ def _assigned(parser: Parser, base: str, args: tuple[str, ...]) -> list[Part]:
     elif base == "getopts" and len(args) >= 2:
         names.append(args[1])
     elif base in _DECLARES:
-        names.extend(a.partition("=")[0] for a in args if not a.startswith(("-", "+")) and "=" in a)
+        names.extend(
+            a.partition("=")[0].removesuffix("+")
+            for a in args
+            if not a.startswith(("-", "+")) and "=" in a
+        )
     parser.git_environment(names)
     _exported_values(parser, base, args, names)
     kept = tuple(f"{name}=" for name in names if name and not _local_assignment(f"{name}="))

@@ -151,6 +151,7 @@ class SimpleCommand:
         and `bash /dev/stdin <<< …` (what its input gives it)."""
         words, parser = self.words, self.parser
         use = read_shell(words, i)
+        parser.opaque.extend(f"{base}: {why}" for why in use.opaque)
         for given in self.given:  # `BASH_ENV=F bash -c …`: F is sourced first
             name, _, value = given.partition("=")
             if name in ("BASH_ENV", "ENV"):

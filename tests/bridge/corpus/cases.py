@@ -646,4 +646,62 @@ CASES: list[Case] = [
         "git log -1 --format='%+G?'",  # a placeholder that runs gpg, with a modifier
         "echo pwned | tee -",  # GNU tee writes a file named -
     ),
+    # --- a seventh round: sed labels end at a blank; shell options that change how a script reads --
+    *_cases(
+        "attacker spellings",
+        ASK,
+        "sed -n ':x e rm -rf /' README.md",  # GNU sed ends a label at a blank too
+        "sed -n 'v 4.2 e rm -rf /' README.md",
+        "sed -n 't x e rm -rf /\n:x' README.md",
+        # bash options that make a script's commands unknowable: `-k` (keyword) makes every
+        # NAME=value word an assignment; an rc file an interactive shell sources; `#` no comment
+        "bash -k -c \"git diff HEAD~1 GIT_EXTERNAL_DIFF='rm -rf /; true'\"",
+        "bash -o keyword -c \"git diff HEAD~1 GIT_EXTERNAL_DIFF='rm -rf /; true'\"",
+        "set -k; git diff HEAD~1 GIT_EXTERNAL_DIFF='rm -rf /; true'",
+        "bash --rcfile /dev/stdin -i -c ls <<< 'rm -rf /'",
+        "bash --init-file /dev/stdin -i -c ls <<< 'rm -rf /'",
+        "bash -i +O interactive_comments -c 'ls #; rm -rf /'",
+        "bash -i -c 'shopt -u interactive_comments\nls #; rm -rf /'",
+        "unset PS4; d='$'; : ${PS4=\"${d}(rm -rf /)\"}; set -x; true",  # assigned in an expansion
+        "cp -r /et? /tmp/x",  # a glob that may expand to the rule's path
+        "cp -r /[e]tc /tmp/x",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a value assigned in an expansion (exported under -a), or appended to with +=
+        "bash -a -c 'echo ${GIT_EXTERNAL_DIFF:=\"rm -rf /; true\"}; git diff HEAD~1'",
+        "set -a; : ${GIT_EXTERNAL_DIFF='rm -rf /; true'}; git diff HEAD~1",
+        "export GIT_EXTERNAL_DIFF+='rm -rf /; true'; git diff HEAD~1",
+        "declare -x GIT_EXTERNAL_DIFF+='rm -rf /; true'; git diff HEAD~1",
+        # a command given to a short option in a group (`-tC CMD`), to an abbreviated long one
+        "mapfile -tC 'rm -rf /' -c 1 a <<< x",
+        "mapfile -c1 -tC'rm -rf /' a <<< x",
+        "readarray -tC 'rm -rf /' -c 1 a <<< x",
+        "compgen -aC 'rm -rf /' x",
+        "git difftool -yx 'rm -rf /; true' HEAD~1",
+        "git rebase --abort; git rebase -qx 'rm -rf /' HEAD~1",  # (an earlier -x stopped midway)
+        "tar -cf /dev/null --checkpoint=1 --checkpoint-act=exec='rm -rf /' README.md",
+        "tar -cf /dev/null --use-comp='rm -rf /; true' README.md",
+        "tar -cf - README.md | tar -xf - --to-com='rm -rf /; true'",
+        "tar cIf 'rm -rf /; true' /dev/null README.md",  # the old style: I takes the next word
+        # other commands git and bash run: a grep pager, filter-branch's setup, fc's editor
+        "git grep -O'rm -rf /; true' TODO",
+        "git grep --open-files-in-pager='rm -rf /; true' TODO",
+        "FILTER_BRANCH_SQUELCH_WARNING=1 git filter-branch --setup 'rm -rf /' HEAD",
+        "set -o history\nhistory -s ls\nfc -e 'rm -rf /; true' -1",
+        "cp -r -t /tmp/x README.md /etc",  # a rule's path among the other operands
+        "cp -r README.md README.md /etc /tmp/x",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "sed -n ':x w pwned-label-blank' README.md",
+    ),
+    *_cases(
+        "attacker spellings",
+        ALLOW,
+        "sed -n '/T/{:a;n;p;ba}' README.md",
+        "sed -n ':a # a comment\np' README.md",
+    ),
 ]
