@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from bridge.options.programs import PROGRAMS, Program, program_name
@@ -133,8 +134,8 @@ class _Reader:
             and word in spec.subcommands
         ):
             return self.subcommand(spec, word, k)
-        if self.name == "chmod" and word.isdigit():  # `0777` is `777`
-            word = word.lstrip("0") or "0"
+        if self.name == "chmod" and self.positionals == 0:  # the mode: `0777`, `a=rwx` are 777
+            word = _chmod_mode(word)
         if spec is not None and spec.words:
             for piece in word.split("/", 1) if "/" in word else (word,):
                 self.out.append(spec.words.get(piece, piece))
@@ -171,8 +172,13 @@ class _Reader:
                 elif word[:1] == ":" and len(word) > 1:
                     self.add("-d", None, attach=False)
                     out.pop()
-        if self.name == "rm" and any(_never(v) for v in options.get("--interactive", ())):
-            options.setdefault("-f", []).append(None)  # never prompts: what `-f` is there for
+        if self.name == "rm" and (
+            "-r" in options or any(_never(v) for v in options.get("--interactive", ()))
+        ):
+            # Never prompts: what `-f` is there for. With no terminal (an agent's command has
+            # none) `rm -r` asks nothing, write-protected files included, and a prompt of `-i`
+            # is answered by whatever the command's input holds (`yes | rm -ri`).
+            options.setdefault("-f", []).append(None)
         if self.name == "terraform" and "apply" in out and "--destroy" in options:
             out[out.index("apply")] = "destroy"
         return Spelling(
@@ -192,6 +198,38 @@ def _path(word: str) -> str:
         return word
     parts = [p for p in word.split("/") if p not in ("", ".")]
     return "/" + "/".join(parts)
+
+
+_MODE_CLAUSE = re.compile(r"([ugoa]*)((?:[-+=][rwxXst]*)+)")
+_MODE_ACTION = re.compile(r"([-+=])([rwxXst]*)")
+
+
+def _chmod_mode(word: str) -> str:
+    """A chmod mode in one spelling where it gives everyone read, write and execute: `777`
+    (written `0777`, `1777` with the sticky bit, `=777`, `a=rwx`, `ugo+rwx`, `u=rwx,go=rwx`, …);
+    any other mode as written (a numeric one without its leading zeros)."""
+    digits = word[1:] if word[:1] in "=+" else word
+    if digits.isdigit():
+        digits = digits.lstrip("0") or "0"
+        if digits.endswith("777"):  # (a leading digit: setuid, setgid, sticky)
+            return "777"
+        return digits if word[:1] not in "=+" else word
+    granted: dict[str, set[str]] = {"u": set(), "g": set(), "o": set()}
+    for clause in word.split(","):
+        found = _MODE_CLAUSE.fullmatch(clause)
+        if found is None:
+            return word  # `g=u` copies another class's bits, `-7`: not known to give all
+        who = found.group(1).replace("a", "ugo") or "ugo"  # (no letters: the umask's aside)
+        for op, perms in _MODE_ACTION.findall(found.group(2)):
+            bits = {"x" if p == "X" else p for p in perms} & {"r", "w", "x"}
+            for c in who:
+                if op == "=":
+                    granted[c] = set(bits)
+                elif op == "+":
+                    granted[c] |= bits
+                else:
+                    granted[c] -= bits
+    return "777" if all(len(granted[c]) == 3 for c in "ugo") else word
 
 
 def _never(value: str | None) -> bool:

@@ -704,4 +704,18 @@ CASES: list[Case] = [
         "sed -n '/T/{:a;n;p;ba}' README.md",
         "sed -n ':a # a comment\np' README.md",
     ),
+    # --- the same effect spelled otherwise: with no terminal `rm -r` never prompts (and `-i`'s
+    # prompts are answered by what the input holds); modes that give everyone rwx are 777
+    *_cases(
+        "attacker spellings",
+        DENY,
+        "rm -r /",
+        "rm -R --recursive /",
+        "rm -ri / <<< y",
+        "chmod -R a=rwx /srv",
+        "chmod -R =777 /srv",
+        "chmod -R u=rwx,go=rwx /srv",
+        "chmod -R ugo+rwX /srv",
+        "chmod -R 1777 /srv",
+    ),
 ]

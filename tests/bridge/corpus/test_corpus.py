@@ -325,8 +325,8 @@ def sandboxed_commands(command: str, work: Path) -> list[list[str]]:
 
 
 def stopped(argv: list[str]) -> bool:
-    """What these rules stop or leave to a person: `rm` recursive and forced (GNU rm's
-    `--interactive=never`, `no`, `none` or an abbreviation of them never prompts, as `-f`),
+    """What these rules stop or leave to a person: `rm` recursive (with no terminal it never
+    prompts, as with `-f`, and `-i` takes its answers from the command's input),
     `git push` (or the `send-pack` it runs) forced (`--mirror` force-updates every ref, `+ref` the
     one it names), a program no allow rule names (the shell and git themselves aside), or one
     given an option that writes a file or runs a program (`sort -o`, `git log --output`)."""
@@ -342,14 +342,8 @@ def stopped(argv: list[str]) -> bool:
         def given(name: str) -> bool:  # GNU's long options take any unique abbreviation
             return any(len(a) > 2 and name.startswith(a.partition("=")[0]) for a in longs)
 
-        never = any(
-            "--interactive".startswith(option) and len(option) > 2 and value
-            and any(word.startswith(value) for word in ("never", "no", "none"))
-            for option, _, value in (a.partition("=") for a in longs)
-        )  # fmt: skip
-        return bool({"r", "R"} & set(flags) or given("--recursive")) and (
-            "f" in flags or given("--force") or never
-        )
+        # recursive is enough: with no terminal nothing prompts, and `-i` reads its input
+        return bool({"r", "R"} & set(flags) or given("--recursive"))
     if name == "git" and ("push" in argv or "send-pack" in argv):
         plus = any(a.startswith("+") for a in argv)
         return "f" in flags or bool({"--force", "--mirror"} & longs) or plus
