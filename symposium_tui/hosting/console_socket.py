@@ -85,6 +85,9 @@ class ConsoleHost:
         # relayed request that asks permission in between waits for the queue.
         self.early_handle: ConsoleHandle | None = None
         self._tasks = TaskSupervisor(f"console socket {self.path}")  # a start under way
+        # Whether this host made its socket file (then it removes it as it leaves, unless
+        # another console answers there by then).
+        self._made = False
 
     @property
     def running(self) -> bool:
@@ -108,6 +111,7 @@ class ConsoleHost:
         finally:
             os.umask(old_umask)
         os.chmod(self.path, 0o600)
+        self._made = True
         await self._server.start_serving()
         log.debug("console listening on %s", self.path)  # serve prints it once
 
@@ -123,7 +127,7 @@ class ConsoleHost:
             except (HostError, OSError) as exc:
                 log.warning("no socket for consoles: %s", exc)
                 return
-            atexit.register(lambda: self.path.unlink(missing_ok=True))
+            atexit.register(self._remove_socket)
 
         self._tasks.start(start(), name="start")
 
@@ -199,10 +203,25 @@ class ConsoleHost:
         server = self._server
         if server is not None:
             server.close()
-        with contextlib.suppress(OSError):
-            self.path.unlink()
+        self._remove_socket()
         for task in list(self._clients):
             task.cancel()
+
+    def _remove_socket(self) -> None:
+        """Remove the socket file, once this host no longer listens on it — unless a console
+        started while this one was leaving has put its own there and answers on it (the file
+        cannot tell: a new socket may get the inode the old one freed)."""
+        if not self._made:
+            return
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(0.5)
+        try:
+            probe.connect(str(self.path))
+        except OSError:
+            with contextlib.suppress(OSError):
+                self.path.unlink()  # nobody answers there: ours, or stale
+        finally:
+            probe.close()
 
     async def stop(self) -> None:
         """No new connection, the socket file removed, every connection ended (a start under way
@@ -213,8 +232,7 @@ class ConsoleHost:
             server.close()
             # Gone before anything in flight is answered: an endpoint relaying here sees the
             # console leaving (`ConsoleSwitch`) before its client can send the next request.
-            with contextlib.suppress(OSError):
-                self.path.unlink()
+            self._remove_socket()
         for task in list(self._clients):
             task.cancel()
         if self._clients:

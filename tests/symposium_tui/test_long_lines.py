@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from symposium_tui.hosting import console_socket as host_module
 from symposium_tui.hosting.console_socket import ConsoleHost
 from symposium_tui.hosting.hosted import Hosted
 from symposium_tui.wire import mux as linkmux
@@ -45,8 +44,8 @@ def request(rid: int, method: str, params: dict[str, Any]) -> bytes:
 @pytest.fixture
 async def console_socket(hosted: Hosted, monkeypatch: pytest.MonkeyPatch) -> Any:
     """The hosted bridge's console socket in this test's runtime dir, reading lines of at most
-    4 KiB."""
-    monkeypatch.setattr(host_module, "LINE_LIMIT", 4096)
+    4 KiB (`$SYMPOSIUM_MAX_MESSAGE_BYTES`, as the endpoint it serves reads)."""
+    monkeypatch.setenv("SYMPOSIUM_MAX_MESSAGE_BYTES", "4096")
     sock = ConsoleHost(hosted.bridge, Path(os.environ["SYMPOSIUM_RUNTIME_DIR"]) / "console.sock")
     await sock.start()
     yield sock
