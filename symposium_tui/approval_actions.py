@@ -130,9 +130,17 @@ class ApprovalActions:
                 info.pattern_scope() or "",
                 # the audit line says which rule the person wrote as they approved
                 lambda saved: self.app.queue.answer(info.approval_id, "approve", saved),
+                asked=info.why_asked(),
             )
 
-    def propose_rule(self, rule: Any, scope: str, then: Callable[[str], Any] | None = None) -> None:
+    def propose_rule(
+        self,
+        rule: Any,
+        scope: str,
+        then: Callable[[str], Any] | None = None,
+        *,
+        asked: str | None = None,
+    ) -> None:
         """Show a proposed rule for editing; save it when the person does (then run `then`,
         given what was saved: "saved rule 3: …")."""
         from symposium_tui.screens.pattern import PatternRuleScreen
@@ -158,7 +166,7 @@ class ApprovalActions:
             if then is not None:
                 then(said)
 
-        app.push_screen(PatternRuleScreen(rule, scope), saved)
+        app.push_screen(PatternRuleScreen(rule, scope, asked), saved)
 
     # --- the bridge's events ---------------------------------------------------------------------
 

@@ -42,7 +42,7 @@ class PatternRuleScreen(ModalScreen[Any]):
         color: $error;
         height: auto;
     }
-    PatternRuleScreen #pattern-breadth {
+    PatternRuleScreen #pattern-breadth, PatternRuleScreen #pattern-still-asked {
         color: $warning;
         height: auto;
     }
@@ -52,10 +52,13 @@ class PatternRuleScreen(ModalScreen[Any]):
     }
     """
 
-    def __init__(self, rule: Any, scope: str) -> None:
+    def __init__(self, rule: Any, scope: str, asked: str | None = None) -> None:
         super().__init__()
         self.rule = rule
         self.scope = scope
+        # Why the rules asked about this request (`ApprovalInfo.why_asked`), when a deny or ask
+        # rule did or what could not be known: an allow rule changes nothing for requests like it.
+        self.asked = asked
 
     def compose(self) -> ComposeResult:
         from bridge.settings import rule_toml
@@ -70,6 +73,8 @@ class PatternRuleScreen(ModalScreen[Any]):
             )
             yield TextArea(rule_toml(self.rule), language=None, id="pattern-rule")
             yield Static(self._breadth(self.rule), id="pattern-breadth")
+            if self.asked:
+                yield Static(self._still_asked(self.asked), id="pattern-still-asked")
             yield Static("", id="pattern-error")
             with Horizontal(classes="form-buttons"):
                 yield Button("Save and approve (^S)", variant="primary", id="save", compact=True)
@@ -85,6 +90,18 @@ class PatternRuleScreen(ModalScreen[Any]):
             return ""
         name = agent_display_name(agent, getattr(self.app, "settings", None))
         return f' agent = "{agent}" is {name}.' if name != agent else ""
+
+    @staticmethod
+    def _still_asked(asked: str) -> str:
+        """What the rule cannot change: the request was asked by a deny or ask rule, or for what
+        no allow rule can vouch for (the card says it whole)."""
+        import re
+
+        found = re.search(r"rule \d+(?: \(line \d+\))?", asked)
+        who = f"{found.group(0)} asks first" if found else "no allow rule can vouch for it"
+        return (
+            f"⚠ It does not stop the next card for a request like this one: {who} (see the card)."
+        )
 
     @staticmethod
     def _breadth(rule: Any) -> str:

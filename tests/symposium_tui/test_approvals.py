@@ -3,6 +3,7 @@ the alerts, approve-all, and cards that leave because someone else settled them.
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 from textual.widgets import Input, Static, TabbedContent, Tabs
@@ -827,6 +828,46 @@ async def test_p_on_a_destructive_command_proposes_it_exactly_and_warns_when_edi
         asker.ask(run_call("rm -rf build /", call_id="call-3"))
         await wait_for(pilot, lambda: len(app.queue.pending) == 1)
         assert app.queue.pending[0].info.title == "rm -rf build /"
+
+
+async def test_a_proposed_rule_says_when_it_cannot_stop_the_next_card_for_the_same_request(
+    make_app, asker, store, tmp_path
+):
+    """A card a deny or ask rule sent to a person (here: a search of a folder that holds a denied
+    one) comes back however many allow rules are saved: the proposal says so; a plain card's
+    does not."""
+    from symposium_tui.screens.pattern import PatternRuleScreen
+
+    (tmp_path / "proj" / "secret").mkdir(parents=True)
+
+    def search(call_id: str) -> dict:
+        path = str(tmp_path / "proj")
+        raw = {"pattern": "key", "path": path}
+        return {"toolCallId": call_id, "title": f"Grep {path}", "kind": "search", "rawInput": raw}
+
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.settings_changed(store.add_rule(Rule("deny", path=str(tmp_path / "proj" / "secret"))))
+        task = asker.ask(search("call-2"))
+        await drawn_card(pilot)  # (a card joins the queue a moment before its keys work)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        note = shown_text(app.screen.query("#pattern-still-asked"))
+        assert "does not stop the next card" in note and "rule 1 (line " in note, note
+        await pilot.press("ctrl+s")  # saved anyway, as the person chose: it approves this one
+        assert (await asyncio.wait_for(task, 30)).outcome == "allow_once"
+        assert [r.action for r in store.load().rules] == ["deny", "allow"]
+        again = asker.ask(search("call-3"))
+        await drawn_card(pilot)  # asked again, as it said
+        await pilot.press("d", "enter")
+        assert (await asyncio.wait_for(again, 30)).outcome == "reject_once"
+        plain = asker.ask(run_call("make test", call_id="call-4"))
+        await drawn_card(pilot)
+        await pilot.press("p")
+        await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
+        assert not app.screen.query("#pattern-still-asked")
+        await pilot.press("escape")
+        plain.cancel()
 
 
 async def test_escape_on_the_proposed_rule_saves_nothing_and_the_card_stays(make_app, asker, store):
