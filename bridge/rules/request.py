@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os.path
+import posixpath
 import re
 import shlex
 
@@ -130,6 +131,8 @@ class Request(Record):
             command = more.pop(0)
         if isinstance(raw, dict):
             cwd = _working_folder(raw, cwd)
+            if kind in WALKING:  # a glob walks from the folder its words name (`../keys/*`)
+                paths.extend(p for p in glob_reaches(raw, paths, cwd) if p not in paths)
         if kind == "fetch":  # what a fetch's prompt names is what it fetches: an allow vouches
             urls.extend(u for u in targets.text_urls if u not in urls)
         if not urls and kind == "fetch" and re.match(r"https?://\S+$", title.strip()):
@@ -338,6 +341,52 @@ class Request(Record):
 # The kinds of call that go down a folder they are given: a search, and a read of a folder
 # (Gemini CLI's read_many_files): a deny or ask rule on a path inside it might match.
 WALKING = frozenset({"search", "read"})
+
+# Keys whose values are globs a search or read walks (Glob's `pattern`, Grep's `glob`, Gemini
+# CLI's `include`), besides the paths themselves (read_many_files' `paths` are globs too).
+_GLOB_KEYS = ("pattern", "patterns", "glob", "globs", "include", "includes")
+_GLOB_CHARS = frozenset("*?[{")
+
+
+def glob_reaches(raw: dict[str, Any], paths: list[str], cwd: str | None) -> list[str]:
+    """The folders a search's or read's globs (with a glob character: Grep's `pattern` is a
+    regular expression) walk from, when one leaves the folder it is read in — absolute, `~`, a `..` word — or a path is a glob (`../*/id_rsa`): a deny rule on
+    what they reach matches, an allow rule covers them only when they are inside it. A relative
+    pattern is read in the call's first path (Glob's `path`), else its working folder."""
+    folder = paths[0] if paths else cwd
+    if folder and not folder.startswith(("/", "~")) and cwd:
+        folder = cwd.rstrip("/") + "/" + folder
+    out = [base for p in paths if _GLOB_CHARS.intersection(p) for base in [glob_base(p)]]
+    for key in _GLOB_KEYS:
+        value = raw.get(key)
+        for glob in [value] if isinstance(value, str) else value if isinstance(value, list) else ():
+            if not isinstance(glob, str) or "\n" in glob or not _GLOB_CHARS.intersection(glob):
+                continue
+            base = glob_base(glob.strip())
+            if base.startswith(("/", "~")):
+                out.append(base)
+            elif base.split("/")[0] == "..":
+                out.append(f"{folder.rstrip('/')}/{base}" if folder else base)
+    return out
+
+
+def glob_base(glob: str) -> str:
+    """The folder a glob walks from: its words up to the first with a glob character — and up
+    one more for every `..` word after it (`*/../../keys` climbs two); `/` when a brace after it
+    may hold an absolute path (`{/etc,x}/*`). Relative ones are made to start with `..` when
+    they climb out of the folder they are read in."""
+    words = glob.split("/")
+    at = next((k for k, w in enumerate(words) if _GLOB_CHARS.intersection(w)), len(words))
+    rest = "/".join(words[at:])
+    if "{" in rest and any(m in rest for m in ("{/", ",/", "{~", ",~")):
+        return "/"
+    base = "/".join(words[:at]) or ("/" if glob.startswith("/") else ".")
+    climbs = sum(1 for w in words[at:] if ".." in w)
+    base = posixpath.normpath(base + "/.." * climbs) if climbs else base
+    if not base.startswith(("/", "~")):
+        base = posixpath.normpath(base)
+    return base
+
 
 # Where a command's input names the folder it runs in (Codex `workdir`, Gemini CLI `dir_path`).
 _WORKING_FOLDER_KEYS = ("cwd", "workdir", "working_directory", "dir_path")

@@ -173,6 +173,43 @@ def test_a_search_of_a_folder_holding_a_denied_one_is_asked_even_on_bypass(tree)
     assert decide(a_file, deny, Rule("allow", kind="read", path=str(tree / "proj"))) == "allow"
 
 
+@pytest.mark.parametrize(
+    ("raw", "verdict"),
+    [
+        ({"pattern": "../keys/*", "path": "{t}/proj"}, "deny"),  # Claude Code's Glob
+        ({"pattern": "{t}/keys/*", "path": "{t}/proj"}, "deny"),  # an absolute pattern
+        ({"pattern": "sub/../../keys/*", "path": "{t}/proj"}, "deny"),
+        ({"pattern": "*/../../keys/*", "path": "{t}/proj"}, "ask"),  # climbs from a word
+        ({"pattern": "../*/id_rsa", "dir_path": "{t}/proj"}, "ask"),  # Gemini CLI's glob
+        ({"pattern": "{{t}/keys,x}/*", "path": "{t}/proj"}, "ask"),  # a brace: anywhere
+        ({"paths": ["{t}/proj/../*/id_rsa"]}, "ask"),  # read_many_files: paths are globs
+        ({"include": "../keys/*", "paths": ["{t}/proj"]}, "deny"),
+    ],
+)
+def test_a_glob_that_leaves_the_searched_folder_is_judged_where_it_walks(tree, raw, verdict):
+    raw = {k: v.replace("{t}", str(tree)) if isinstance(v, str) else v for k, v in raw.items()}
+    raw = {k: [p.replace("{t}", str(tree)) for p in v] if isinstance(v, list) else v
+           for k, v in raw.items()}  # fmt: skip
+    glob_text = raw.get("pattern") or raw.get("include") or raw["paths"][0]
+    # the oracle: a real glob, read in the searched folder, reaches the key
+    braces = subprocess.run(
+        ["bash", "-O", "globstar", "-c", f"printf '%s\\n' {glob_text}"],
+        cwd=tree / "proj",
+        capture_output=True,
+        text=True,
+    )
+    assert "keys/id_rsa" in braces.stdout
+    deny = Rule("deny", path=str(tree / "keys"))
+    allow = [Rule("allow", kind=k, path=str(tree / "proj")) for k in ("search", "read")]
+    for kind in ("search", "read"):
+        call = {"kind": kind, "rawInput": raw}
+        assert decide(call, deny, *allow) == verdict
+        assert on_bypass(call, deny, *allow) == verdict
+        assert decide(call, *allow) is None  # the allow of the project does not reach the key
+    inside = {"kind": "search", "rawInput": {"pattern": "sub/**/*.py", "path": str(tree / "proj")}}
+    assert decide(inside, deny, *allow) == "allow"
+
+
 # --- this machine, however it is spelled --------------------------------------------------------
 
 
