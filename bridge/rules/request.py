@@ -12,7 +12,7 @@ from bridge.record import Record
 from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
 from bridge.rules.paths import inside, resolve_checked
 from bridge.rules.table import _describe
-from bridge.rules.targets import tool_call_targets
+from bridge.rules.targets import tool_call_targets, working_folder_in
 from bridge.shell import ParsedCommand, parse_cached, parse_command
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
@@ -130,7 +130,7 @@ class Request(Record):
         if command is None and more:
             command = more.pop(0)
         if isinstance(raw, dict):
-            cwd = _working_folder(raw, cwd)
+            cwd = _working_folder(raw, targets.folder, cwd)
             if kind in WALKING:  # a glob walks from the folder its words name (`../keys/*`)
                 paths.extend(p for p in glob_reaches(raw, paths, cwd) if p not in paths)
         if kind == "fetch":  # what a fetch's prompt names is what it fetches: an allow vouches
@@ -388,22 +388,18 @@ def glob_base(glob: str) -> str:
     return base
 
 
-# Where a command's input names the folder it runs in (Codex `workdir`, Gemini CLI `dir_path`).
-_WORKING_FOLDER_KEYS = ("cwd", "workdir", "working_directory", "dir_path")
-
-
-def _working_folder(raw: dict[str, Any], cwd: str | None) -> str | None:
-    """The folder the call's relative paths are read in: the one its input names (relative to
-    the session's), else the session's. The tool runs there, whatever the session's folder is."""
-    for key in _WORKING_FOLDER_KEYS:
-        value = raw.get(key)
-        if isinstance(value, str) and value and "\0" not in value:
-            if value.startswith("~"):
-                value = os.path.expanduser(value)
-            if cwd and not value.startswith("/"):
-                return cwd.rstrip("/") + "/" + value
-            return value
-    return cwd
+def _working_folder(raw: dict[str, Any], nested: str | None, cwd: str | None) -> str | None:
+    """The folder the call's relative paths are read in: the one its input names (`cwd`,
+    `workdir`, `dir_path`, …; else the one beside a nested command), relative to the session's,
+    else the session's. The tool runs there, whatever the session's folder is."""
+    value = working_folder_in(raw) or nested
+    if value is None:
+        return cwd
+    if value.startswith("~"):
+        value = os.path.expanduser(value)
+    if cwd and not value.startswith("/"):
+        return cwd.rstrip("/") + "/" + value
+    return value
 
 
 # Keys an agent might put a command under. An execute call is judged by its command, never its

@@ -7,6 +7,7 @@ rules: the file really read in the folder the call names, a real socket connecte
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 
@@ -51,6 +52,11 @@ def on_bypass(tool_call: dict, *rules: Rule, cwd: str | None = None) -> str:
         {"a": {"b": [{"command": "rm -rf /tmp/x"}]}},
         {"command": "ls", "cmd": "rm -rf /tmp/x"},  # two commands: the second is judged too
         {"command": "ls", "options": {"command": "rm -rf /tmp/x"}},
+        {"arguments": {"script": "rm -rf /tmp/x"}},  # other keys a command is put under
+        {"script": "rm -rf /tmp/x"},
+        {"arguments": {"shell_command": "rm -rf /tmp/x"}},
+        {"arguments": {"commandLine": "rm -rf /tmp/x"}},
+        {"arguments": {"commands": ["ls", "rm -rf /tmp/x"]}},  # a list of commands: each one
     ],
 )
 def test_a_command_anywhere_in_a_calls_input_is_judged_and_denied_even_on_bypass(raw):
@@ -110,6 +116,25 @@ def test_relative_paths_are_read_in_the_folder_the_command_says_it_runs_in(tree,
     session = str(tree / "proj") if raw.get("cwd") == "sub" else str(tree / "elsewhere")
     assert decide(call, deny, ALLOW_LS, cwd=session) == "deny"
     assert on_bypass(call, deny, ALLOW_LS, cwd=session) == "deny"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"server": "sh", "tool": "run", "arguments": {"command": "cat up/id_rsa", "cwd": "{s}"}},
+        {"arguments": {"cmd": "cat up/id_rsa", "working_dir": "{s}"}},
+        {"command": "cat up/id_rsa", "workingDir": "{s}"},
+        {"script": "cat up/id_rsa", "current_directory": "{s}"},
+    ],
+)
+def test_a_nested_command_is_read_in_the_folder_its_own_table_names(tree, raw):
+    sub = str(tree / "proj" / "sub")
+    assert really_reads(sub, "cat up/id_rsa") == "secret key\n"  # the oracle: it reaches the key
+    deny = Rule("deny", path=str(tree / "keys" / "id_rsa"))
+    raw = json.loads(json.dumps(raw).replace("{s}", sub))
+    call = {"title": "mcp__sh__run", "kind": "other", "rawInput": raw}
+    assert decide(call, deny, ALLOW_LS, cwd=str(tree / "elsewhere")) == "deny"
+    assert on_bypass(call, deny, ALLOW_LS, cwd=str(tree / "elsewhere")) == "deny"
 
 
 def test_a_write_is_allowed_only_inside_the_folder_the_command_runs_in(tree):
