@@ -210,11 +210,12 @@ class Request(Record):
         return self._readings
 
     def walks_into(self, root: str) -> bool:
-        """Whether this search (or read of a folder) may go down into `root`: a folder it names,
-        or else the folder it runs in, holds `root` (a search of a folder reads what is inside,
-        its glob or pattern deciding what only when it runs)."""
+        """Whether this search (or read of a folder, or other tool given a folder) may go down
+        into `root`: a folder it names, or else (a search) the folder it runs in, holds `root`
+        (a search of a folder reads what is inside, its glob or pattern deciding what only when
+        it runs)."""
         folders = [names[0] for names, _ in self.path_readings()]
-        if self.kind == "read":
+        if self.kind != "search":  # a read, or a tool not known, of a folder
             folders = [f for f in folders if os.path.isdir(f)]
         elif not folders and self.cwd:
             folders = [resolve_checked(self.cwd)[0][0]]
@@ -338,9 +339,10 @@ class Request(Record):
         return out
 
 
-# The kinds of call that go down a folder they are given: a search, and a read of a folder
-# (Gemini CLI's read_many_files): a deny or ask rule on a path inside it might match.
-WALKING = frozenset({"search", "read"})
+# The kinds of call that go down a folder they are given: a search, a read of a folder (Gemini
+# CLI's read_many_files), and a tool not known (an MCP server's `search_files`, `directory_tree`,
+# Codex's `grep_files`): a deny or ask rule on a path inside it might match.
+WALKING = frozenset({"search", "read", "other"})
 
 # Keys whose values are globs a search or read walks (Glob's `pattern`, Grep's `glob`, Gemini
 # CLI's `include`), besides the paths themselves (read_many_files' `paths` are globs too).

@@ -198,6 +198,21 @@ def test_a_search_of_a_folder_holding_a_denied_one_is_asked_even_on_bypass(tree)
     assert decide(a_file, deny, Rule("allow", kind="read", path=str(tree / "proj"))) == "allow"
 
 
+def test_a_tool_not_known_given_a_folder_holding_a_denied_one_is_asked_even_on_bypass(tree):
+    # an MCP filesystem server's search_files, Codex's grep_files: kind "other"
+    found = subprocess.run(["grep", "-r", "secret", str(tree)], capture_output=True, text=True)
+    assert "keys/id_rsa" in found.stdout  # the oracle: what is under the folder is read
+    deny = Rule("deny", path=str(tree / "keys"))
+    raw = {"server": "fs", "tool": "search_files", "arguments": {"path": str(tree)}}
+    call = {"title": "mcp__fs__search_files", "kind": "other", "rawInput": raw}
+    assert decide(call, deny) == "ask"
+    assert on_bypass(call, deny) == "ask"
+    a_file = {"kind": "other", "rawInput": {"arguments": {"path": str(tree / "proj" / "x")}}}
+    assert on_bypass(a_file, deny) == "allow"  # a file, not a folder: nothing below it
+    no_path = {"kind": "other", "rawInput": {"arguments": {"q": "x"}}}
+    assert on_bypass(no_path, deny, cwd=str(tree)) == "allow"  # not the folder it runs in
+
+
 @pytest.mark.parametrize(
     ("raw", "verdict"),
     [
