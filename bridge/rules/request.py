@@ -215,7 +215,7 @@ class Request(Record):
         (a search of a folder reads what is inside, its glob or pattern deciding what only when
         it runs)."""
         folders = [names[0] for names, _ in self.path_readings()]
-        if self.kind != "search":  # a read, or a tool not known, of a folder
+        if self.kind != "search":  # a read, a delete, a move, or a tool not known, of a folder
             folders = [f for f in folders if os.path.isdir(f)]
         elif not folders and self.cwd:
             folders = [resolve_checked(self.cwd)[0][0]]
@@ -342,7 +342,11 @@ class Request(Record):
 # The kinds of call that go down a folder they are given: a search, a read of a folder (Gemini
 # CLI's read_many_files), and a tool not known (an MCP server's `search_files`, `directory_tree`,
 # Codex's `grep_files`): a deny or ask rule on a path inside it might match.
-WALKING = frozenset({"search", "read", "other"})
+# A move too: it takes a folder along with all it holds, but its destination, a folder
+# that holds the rule's, is no harm; which path is which is not known.
+WALKING = frozenset({"search", "read", "other", "move"})
+# The kinds of call that take a folder they are given along with all it holds.
+CARRYING = frozenset({"delete"})
 
 # Keys whose values are globs a search or read walks (Glob's `pattern`, Grep's `glob`, Gemini
 # CLI's `include`), besides the paths themselves (read_many_files' `paths` are globs too).

@@ -213,6 +213,22 @@ def test_a_tool_not_known_given_a_folder_holding_a_denied_one_is_asked_even_on_b
     assert on_bypass(no_path, deny, cwd=str(tree)) == "allow"  # not the folder it runs in
 
 
+def test_a_delete_or_move_of_a_folder_holding_a_denied_one_is_stopped_even_on_bypass(tree):
+    copy = tree / "copy"
+    subprocess.run(["cp", "-r", str(tree / "proj"), str(copy)], check=True)
+    (copy / "keys").mkdir()
+    subprocess.run(["rm", "-r", str(copy)], check=True)  # the oracle: the folder goes with it
+    assert not (copy / "keys").exists()
+    deny = Rule("deny", path=str(tree / "keys"))
+    delete = {"kind": "delete", "rawInput": {"path": str(tree)}}
+    assert decide(delete, deny) == "deny"
+    assert on_bypass(delete, deny) == "deny"
+    move = {"kind": "move", "rawInput": {"source": str(tree), "destination": "/tmp/elsewhere"}}
+    assert on_bypass(move, deny) == "ask"  # (a destination that holds it would be no harm)
+    a_file = {"kind": "delete", "rawInput": {"path": str(tree / "proj" / "sub" / "a")}}
+    assert on_bypass(a_file, deny) == "allow"
+
+
 @pytest.mark.parametrize(
     ("raw", "verdict"),
     [
