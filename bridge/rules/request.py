@@ -356,15 +356,18 @@ _GLOB_CHARS = frozenset("*?[{")
 
 def glob_reaches(raw: dict[str, Any], paths: list[str], cwd: str | None) -> list[str]:
     """The folders a search's or read's globs (with a glob character: Grep's `pattern` is a
-    regular expression) walk from, when one leaves the folder it is read in — absolute, `~`, a `..` word — or a path is a glob (`../*/id_rsa`): a deny rule on
-    what they reach matches, an allow rule covers them only when they are inside it. A relative
-    pattern is read in the call's first path (Glob's `path`), else its working folder."""
+    regular expression) walk from, when one leaves the folder it is read in — absolute, `~`, a
+    `..` word — or a path is a glob (`../*/id_rsa`): a deny rule on what they reach matches, an
+    allow rule covers them only when they are inside it. A relative pattern is read in the
+    call's first path (Glob's `path`), else its working folder. An MCP tool's `arguments` (as
+    the hooks hand it over) are looked in too."""
     folder = paths[0] if paths else cwd
     if folder and not folder.startswith(("/", "~")) and cwd:
         folder = cwd.rstrip("/") + "/" + folder
     out = [base for p in paths if _GLOB_CHARS.intersection(p) for base in [glob_base(p)]]
-    for key in _GLOB_KEYS:
-        value = raw.get(key)
+    tables = [raw, raw["arguments"]] if isinstance(raw.get("arguments"), dict) else [raw]
+    for table, key in itertools.product(tables, _GLOB_KEYS):
+        value = table.get(key)
         for glob in [value] if isinstance(value, str) else value if isinstance(value, list) else ():
             if not isinstance(glob, str) or "\n" in glob or not _GLOB_CHARS.intersection(glob):
                 continue

@@ -223,10 +223,17 @@ def _key(key: str) -> str:
 
 
 def working_folder_in(table: dict[str, Any]) -> str | None:
-    """The folder a table's command says it runs in (its first working-folder key)."""
+    """The folder a table's command says it runs in: its first working-folder key, else one in
+    a table inside it (Node's `exec(command, {cwd})`: `options.cwd`)."""
     for k, v in table.items():
         if isinstance(v, str) and v and "\0" not in v and _key(str(k)) in FOLDER_KEYS:
             return v
+    for v in table.values():
+        if isinstance(v, dict):
+            for k, inner in v.items():
+                if isinstance(inner, str) and inner and "\0" not in inner:
+                    if _key(str(k)) in FOLDER_KEYS:
+                        return inner
     return None
 
 

@@ -7,6 +7,7 @@ rules: the file really read in the folder the call names, a real socket connecte
 
 from __future__ import annotations
 
+import glob
 import json
 import socket
 import subprocess
@@ -125,6 +126,7 @@ def test_relative_paths_are_read_in_the_folder_the_command_says_it_runs_in(tree,
         {"arguments": {"cmd": "cat up/id_rsa", "working_dir": "{s}"}},
         {"command": "cat up/id_rsa", "workingDir": "{s}"},
         {"script": "cat up/id_rsa", "current_directory": "{s}"},
+        {"arguments": {"command": "cat up/id_rsa", "options": {"cwd": "{s}"}}},  # Node's exec
     ],
 )
 def test_a_nested_command_is_read_in_the_folder_its_own_table_names(tree, raw):
@@ -211,6 +213,11 @@ def test_a_tool_not_known_given_a_folder_holding_a_denied_one_is_asked_even_on_b
     assert on_bypass(a_file, deny) == "allow"  # a file, not a folder: nothing below it
     no_path = {"kind": "other", "rawInput": {"arguments": {"q": "x"}}}
     assert on_bypass(no_path, deny, cwd=str(tree)) == "allow"  # not the folder it runs in
+    # its glob leaves the folder it is given: where it walks is judged (`../../keys/*` from sub)
+    args = {"path": str(tree / "proj" / "sub"), "pattern": "../../keys/*"}
+    assert "keys/id_rsa" in str(glob.glob(args["pattern"], root_dir=args["path"]))  # the oracle
+    climbs = {"kind": "other", "rawInput": {"server": "fs", "tool": "search", "arguments": args}}
+    assert on_bypass(climbs, deny) == "deny"
 
 
 def test_a_delete_or_move_of_a_folder_holding_a_denied_one_is_stopped_even_on_bypass(tree):
