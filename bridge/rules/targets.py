@@ -71,6 +71,9 @@ PATH_KEYS = frozenset(
     ]
 )
 URL_KEYS = frozenset(["url", "urls", "uri", "uris", "href", "hrefs", "link", "links"])
+# Keys whose values name a host a tool connects to or reads from (an MCP HTTP tool's `host`,
+# WebSearch's `allowed_domains`): each is read as `https://HOST/`, for deny and ask URL rules.
+HOST_KEYS = frozenset(["host", "hosts", "hostname", "domain", "domains", "alloweddomains"])
 TEXT_KEYS = frozenset(
     [
         "content",
@@ -291,22 +294,28 @@ class _Found:
             if _url_prefix().match(value):
                 self.urls.append(value)
         elif name in TEXT_KEYS:
-            if "\n" not in value and _url_prefix().match(value[:256]):
-                self.text_urls.append(value)  # a one-line text that is a URL: for deny rules
-            elif name == "prompt" and "://" in value:
-                # A fetch tool's prompt names what it fetches: Gemini CLI's web_fetch fetches
-                # every word of it that holds `://` (`parsePrompt`), whatever the case.
-                words = (w for w in value.split() if "://" in w)
-                self.text_urls.extend(itertools.islice(words, MAX_URL_CANDIDATES))
+            self._add_text(name, value)
         elif _url_prefix().match(value[:256]):
             self.urls.append(value if len(value) < 4096 else value[:4096])
             self.odd_urls.append(key)
         elif _looks_like_path(value):
             self.paths.append(value)
             self.odd_paths.append(key)
+        elif name in HOST_KEYS and len(value) < 256 and not any(c.isspace() for c in value):
+            self.text_urls.append("https://" + value.lstrip("/"))  # `evil.example`, `localhost`
         elif "\n" not in value and len(value) < 4096 and len(self.loose_paths) < MAX_LOOSE_PATHS:
             self.loose_paths.append(value)  # `keys/id_rsa`, `keys`: may be a path (for deny rules)
         return True
+
+    def _add_text(self, name: str, value: str) -> None:
+        """A text value: the URL it is (one line), or the URLs a prompt names (for deny rules)."""
+        if "\n" not in value and _url_prefix().match(value[:256]):
+            self.text_urls.append(value)  # a one-line text that is a URL: for deny rules
+        elif name == "prompt" and "://" in value:
+            # A fetch tool's prompt names what it fetches: Gemini CLI's web_fetch fetches
+            # every word of it that holds `://` (`parsePrompt`), whatever the case.
+            words = (w for w in value.split() if "://" in w)
+            self.text_urls.extend(itertools.islice(words, MAX_URL_CANDIDATES))
 
 
 def _names_target(name: str, value: str) -> bool:

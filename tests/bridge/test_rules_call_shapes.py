@@ -299,6 +299,26 @@ def test_a_deny_on_this_machines_address_catches_its_other_spellings(listening, 
     assert on_bypass(other, deny) == "allow"
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"server": "http", "tool": "get", "arguments": {"host": "localhost", "port": "{p}"}},
+        {"hostname": "0.0.0.0", "port": "{p}"},
+        {"query": "x", "allowed_domains": ["localhost"]},  # WebSearch
+    ],
+)
+def test_a_host_named_under_a_host_key_is_judged_by_deny_url_rules(listening, raw):
+    raw = json.loads(json.dumps(raw).replace("{p}", str(listening)))
+    host = raw.get("arguments", raw).get("host") or raw.get("hostname") or "localhost"
+    with socket.create_connection((host, listening), timeout=10):  # the oracle: it reaches
+        pass
+    deny = Rule("deny", url="http://127.0.0.1/")
+    for kind in ("other", "fetch"):
+        assert on_bypass({"kind": kind, "rawInput": raw}, deny) == "deny"
+    elsewhere = {"kind": "other", "rawInput": {"host": "192.0.2.1"}}
+    assert on_bypass(elsewhere, deny) == "allow"
+
+
 # --- an agent's name ----------------------------------------------------------------------------
 
 
