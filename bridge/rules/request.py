@@ -356,11 +356,11 @@ _GLOB_CHARS = frozenset("*?[{")
 
 def glob_reaches(raw: dict[str, Any], paths: list[str], cwd: str | None) -> list[str]:
     """The folders a search's or read's globs (with a glob character: Grep's `pattern` is a
-    regular expression) walk from, when one leaves the folder it is read in — absolute, `~`, a
-    `..` word — or a path is a glob (`../*/id_rsa`): a deny rule on what they reach matches, an
-    allow rule covers them only when they are inside it. A relative pattern is read in the
-    call's first path (Glob's `path`), else its working folder. An MCP tool's `arguments` (as
-    the hooks hand it over) are looked in too."""
+    regular expression) walk from — absolute, `~`, a `..` word, or a folder inside that may be a
+    symlink (`up/keys/*`) — and of its paths that are globs (`../*/id_rsa`): a deny rule on
+    what they reach matches, an allow rule covers them only when they are inside it. A relative
+    pattern is read in the call's first path (Glob's `path`), else its working folder. An MCP
+    tool's `arguments` (as the hooks hand it over) are looked in too."""
     folder = paths[0] if paths else cwd
     if folder and not folder.startswith(("/", "~")) and cwd:
         folder = cwd.rstrip("/") + "/" + folder
@@ -374,7 +374,7 @@ def glob_reaches(raw: dict[str, Any], paths: list[str], cwd: str | None) -> list
             base = glob_base(glob.strip())
             if base.startswith(("/", "~")):
                 out.append(base)
-            elif base.split("/")[0] == "..":
+            elif base != ".":  # `../keys`, or `up/keys` through a symlink: resolved
                 out.append(f"{folder.rstrip('/')}/{base}" if folder else base)
     return out
 
