@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import os.path
 import posixpath
@@ -132,7 +133,7 @@ class Request(Record):
         if isinstance(raw, dict):
             cwd = _working_folder(raw, targets.folder, cwd)
             if kind in WALKING:  # a glob walks from the folder its words name (`../keys/*`)
-                paths.extend(p for p in glob_reaches(raw, paths, cwd) if p not in paths)
+                paths.extend(p for p in glob_reaches(raw, paths, cwd, kind) if p not in paths)
         if kind == "fetch":  # what a fetch's prompt names is what it fetches: an allow vouches
             urls.extend(u for u in targets.text_urls if u not in urls)
         if not urls and kind == "fetch" and re.match(r"https?://\S+$", title.strip()):
@@ -354,7 +355,7 @@ _GLOB_KEYS = ("pattern", "patterns", "glob", "globs", "include", "includes")
 _GLOB_CHARS = frozenset("*?[{")
 
 
-def glob_reaches(raw: dict[str, Any], paths: list[str], cwd: str | None) -> list[str]:
+def glob_reaches(raw: dict[str, Any], paths: list[str], cwd: str | None, kind: str) -> list[str]:
     """The folders a search's or read's globs (with a glob character: Grep's `pattern` is a
     regular expression) walk from — absolute, `~`, a `..` word, or a folder inside that may be a
     symlink (`up/keys/*`) — and of its paths that are globs (`../*/id_rsa`): a deny rule on
@@ -364,18 +365,57 @@ def glob_reaches(raw: dict[str, Any], paths: list[str], cwd: str | None) -> list
     folder = paths[0] if paths else cwd
     if folder and not folder.startswith(("/", "~")) and cwd:
         folder = cwd.rstrip("/") + "/" + folder
-    out = [base for p in paths if _GLOB_CHARS.intersection(p) for base in [glob_base(p)]]
+    globs = [p for p in paths if _GLOB_CHARS.intersection(p)]
+    out = [glob_base(p) for p in globs]
+    named = len(globs)  # the first ones are paths: what they match is searched or read
     tables = [raw, raw["arguments"]] if isinstance(raw.get("arguments"), dict) else [raw]
     for table, key in itertools.product(tables, _GLOB_KEYS):
         value = table.get(key)
         for glob in [value] if isinstance(value, str) else value if isinstance(value, list) else ():
             if not isinstance(glob, str) or "\n" in glob or not _GLOB_CHARS.intersection(glob):
                 continue
-            base = glob_base(glob.strip())
-            if base.startswith(("/", "~")):
+            glob = glob.strip()
+            if not glob.startswith(("/", "~")) and folder:
+                glob = f"{folder.rstrip('/')}/{glob}"
+            globs.append(glob)
+            base = glob_base(glob)
+            if base != ".":  # `../keys`, or `up/keys` through a symlink: resolved
                 out.append(base)
-            elif base != ".":  # `../keys`, or `up/keys` through a symlink: resolved
-                out.append(f"{folder.rstrip('/')}/{base}" if folder else base)
+    for k, glob in enumerate(globs[:_MAX_GLOBS]):
+        out.extend(_links_walked(glob, cwd, reads=k < named or kind == "read"))
+    return out
+
+
+_MAX_GLOBS = 8  # globs of one call whose folder is looked in for symlinks
+_MAX_ENTRIES = 512  # entries of that folder looked at
+
+
+def _links_walked(glob: str, cwd: str | None, *, reads: bool) -> list[str]:
+    """Where what a glob's first wildcard word matches leads, with the literal words after it,
+    when that goes through a symlink (`*/keys/*` through `up` → `..`, `*/up/id_rsa` through
+    `sub/up`) and the glob goes on past the word, or the call reads what it matches (`reads`:
+    a path that is a glob, or a `read`): the glob walks there."""
+    words = os.path.expanduser(glob).split("/")
+    at = next((k for k, w in enumerate(words) if _GLOB_CHARS.intersection(w)), None)
+    if at is None or (at == len(words) - 1 and not reads):
+        return []
+    base = "/".join(words[:at]) or ("/" if glob.startswith("/") else ".")
+    if not base.startswith("/"):
+        base = os.path.join(cwd or os.getcwd(), base)
+    word = words[at]
+    then = list(itertools.takewhile(lambda w: not _GLOB_CHARS.intersection(w), words[at + 1 :]))
+    out = []
+    try:
+        with os.scandir(base) as entries:
+            for entry in itertools.islice(entries, _MAX_ENTRIES):
+                if not ("**" in word or fnmatch.fnmatchcase(entry.name, word)):
+                    continue
+                path = os.path.join(entry.path, *then)
+                real = os.path.realpath(path)
+                if real != os.path.normpath(path):  # through a symlink
+                    out.append(real)
+    except (OSError, ValueError):
+        pass
     return out
 
 

@@ -249,6 +249,9 @@ def test_a_delete_or_move_of_a_folder_holding_a_denied_one_is_stopped_even_on_by
         ({"paths": ["{t}/proj/../*/id_rsa"]}, "ask"),  # read_many_files: paths are globs
         ({"include": "../keys/*", "paths": ["{t}/proj"]}, "deny"),
         ({"pattern": "sub/up/*", "path": "{t}/proj"}, "deny"),  # through a symlink inside
+        ({"pattern": "*/up/id_rsa", "path": "{t}/proj"}, "deny"),  # a wildcard, then a symlink
+        ({"pattern": "sub/*/*", "path": "{t}/proj"}, "deny"),  # a wildcard matching a symlink
+        ({"paths": ["{t}/proj/sub/*"]}, "deny"),  # a read of what a wildcard matches
     ],
 )
 def test_a_glob_that_leaves_the_searched_folder_is_judged_where_it_walks(tree, raw, verdict):
@@ -264,7 +267,7 @@ def test_a_glob_that_leaves_the_searched_folder_is_judged_where_it_walks(tree, r
         text=True,
     )
     reached = [os.path.realpath(tree / "proj" / line) for line in braces.stdout.split()]
-    assert str(tree / "keys" / "id_rsa") in reached
+    assert any(r.startswith(str(tree / "keys")) for r in reached)
     deny = Rule("deny", path=str(tree / "keys"))
     allow = [Rule("allow", kind=k, path=str(tree / "proj")) for k in ("search", "read")]
     for kind in ("search", "read"):
@@ -272,7 +275,7 @@ def test_a_glob_that_leaves_the_searched_folder_is_judged_where_it_walks(tree, r
         assert decide(call, deny, *allow) == verdict
         assert on_bypass(call, deny, *allow) == verdict
         assert decide(call, *allow) is None  # the allow of the project does not reach the key
-    inside = {"kind": "search", "rawInput": {"pattern": "sub/**/*.py", "path": str(tree / "proj")}}
+    inside = {"kind": "search", "rawInput": {"pattern": "**/*.py", "path": str(tree / "proj")}}
     assert decide(inside, deny, *allow) == "allow"
 
 
