@@ -73,7 +73,10 @@ PATH_KEYS = frozenset(
 URL_KEYS = frozenset(["url", "urls", "uri", "uris", "href", "hrefs", "link", "links"])
 # Keys whose values name a host a tool connects to or reads from (an MCP HTTP tool's `host`,
 # WebSearch's `allowed_domains`): each is read as `https://HOST/`, for deny and ask URL rules.
-HOST_KEYS = frozenset(["host", "hosts", "hostname", "domain", "domains", "alloweddomains"])
+HOST_KEYS = frozenset(
+    ["host", "hosts", "hostname", "domain", "domains", "alloweddomains", "address", "addr", "ip",
+     "endpoint"]
+)  # fmt: skip
 TEXT_KEYS = frozenset(
     [
         "content",

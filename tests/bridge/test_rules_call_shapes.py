@@ -310,12 +310,14 @@ def test_a_deny_on_this_machines_address_catches_its_other_spellings(listening, 
     [
         {"server": "http", "tool": "get", "arguments": {"host": "localhost", "port": "{p}"}},
         {"hostname": "0.0.0.0", "port": "{p}"},
+        {"address": "127.1:{p}"},
         {"query": "x", "allowed_domains": ["localhost"]},  # WebSearch
     ],
 )
 def test_a_host_named_under_a_host_key_is_judged_by_deny_url_rules(listening, raw):
     raw = json.loads(json.dumps(raw).replace("{p}", str(listening)))
     host = raw.get("arguments", raw).get("host") or raw.get("hostname") or "localhost"
+    host = "127.1" if "address" in raw else host
     with socket.create_connection((host, listening), timeout=10):  # the oracle: it reaches
         pass
     deny = Rule("deny", url="http://127.0.0.1/")
