@@ -148,6 +148,19 @@ def test_a_write_is_allowed_only_inside_the_folder_the_command_runs_in(tree):
     assert decide(elsewhere, ALLOW_LS, allow_edit, cwd=str(tree / "proj")) is None
 
 
+def test_a_path_through_proc_self_cwd_is_read_in_the_calls_folder_and_never_allowed(tree):
+    path = "/proc/self/cwd/../keys/id_rsa"
+    assert really_reads(tree / "proj", f"cat {path}") == "secret key\n"  # the oracle
+    deny = Rule("deny", path=str(tree / "keys"))
+    allow = Rule("allow", kind="read", path=str(tree / "proj"))
+    read = {"kind": "read", "rawInput": {"file_path": path}}
+    assert decide(read, deny, allow, cwd=str(tree / "proj")) == "deny"
+    assert on_bypass(read, deny, allow, cwd=str(tree / "proj")) == "deny"
+    assert on_bypass({"kind": "read", "rawInput": {"file_path": "/proc/1/cwd/x"}}, deny) == "ask"
+    inside = {"kind": "read", "rawInput": {"file_path": "/proc/self/cwd/sub/a"}}
+    assert decide(inside, allow, cwd=str(tree / "proj")) is None  # whose cwd is not known
+
+
 # --- a fetch's prompt ---------------------------------------------------------------------------
 
 DENY_EVIL = Rule("deny", url="https://evil.example/")
