@@ -159,6 +159,11 @@ def test_a_path_through_proc_self_cwd_is_read_in_the_calls_folder_and_never_allo
     assert on_bypass({"kind": "read", "rawInput": {"file_path": "/proc/1/cwd/x"}}, deny) == "ask"
     inside = {"kind": "read", "rawInput": {"file_path": "/proc/self/cwd/sub/a"}}
     assert decide(inside, allow, cwd=str(tree / "proj")) is None  # whose cwd is not known
+    # a command's /proc/self/cwd is the folder it runs in; another process's is not known
+    cat = {"kind": "other", "rawInput": {"arguments": {"command": f"cat {path}"}}}
+    assert on_bypass(cat, deny, cwd=str(tree / "proj")) == "deny"
+    other = {"kind": "execute", "rawInput": {"command": "cat /proc/1/cwd/x"}}
+    assert on_bypass(other, deny) == "ask"
 
 
 # --- a fetch's prompt ---------------------------------------------------------------------------
