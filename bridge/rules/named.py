@@ -12,7 +12,7 @@ import stat
 
 from bridge.record import Frozen
 from bridge.rules.bounds import MAX_BRACES, MAX_EXPANSIONS, MAX_GLOB_LEVELS
-from bridge.rules.paths import resolve_path
+from bridge.rules.paths import _PROC, resolve_path
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand
 
@@ -109,6 +109,15 @@ class _Names:
 
     def resolve(self, text: str, into: set[str]) -> None:
         if os.path.isabs(text):
+            proc = _PROC.match(text) if text.startswith("/proc/") else None
+            if proc is not None:  # the program's own process: `/proc/self/cwd` is where it runs
+                if proc.group(1) in ("self", "thread-self") and proc.group(2) == "cwd":
+                    rest = text[proc.end() :].lstrip("/")
+                    into.update(_real_under(b, rest) if rest else b for b in self.bases)
+                else:
+                    self.too_many = True  # another process's folder or file: not known
+                into.add(os.path.normpath(text))
+                return
             into.add(os.path.realpath(text))
         else:
             into.update(_real_under(base, text) for base in self.bases)

@@ -4,11 +4,16 @@ inside another. (What a shell command's words name is `named.py`.)"""
 from __future__ import annotations
 
 import os
+import re
 
 
 def resolve_path(path: str, cwd: str | None = None) -> str:
     """Absolute, `~` expanded, `..` and symlinks resolved (as far as the path exists)."""
     return resolve_checked(path, cwd)[0][0]
+
+
+# `/proc/self/cwd/…`, `/proc/123/fd/3`: the process that opens it decides what it names
+_PROC = re.compile(r"/proc/+(self|thread-self|\d+)(?:/+task/+\d+)?/+(cwd|fd|exe|map_files)(?=/|$)")
 
 
 def resolve_checked(path: str, cwd: str | None = None) -> tuple[tuple[str, ...], str | None]:
@@ -26,6 +31,11 @@ def resolve_checked(path: str, cwd: str | None = None) -> tuple[tuple[str, ...],
         p = path
     if not os.path.isabs(p):
         p = os.path.join(cwd or os.getcwd(), p)
+    proc = _PROC.match(p) if p.startswith("/proc/") else None
+    if proc is not None:  # what the tool's process sees, not ours: never vouched for
+        why = why or "a path through /proc names what the tool's own process sees"
+        if cwd and proc.group(1) == "self" and proc.group(2) == "cwd":
+            p = os.path.join(cwd, p[proc.end() :].lstrip("/"))  # most likely the call's folder
     written = real = os.path.normpath(p)
     try:
         real = os.path.realpath(p)  # as far as it exists: it need not exist (yet)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import os.path
+import posixpath
 import re
 import shlex
 
@@ -11,7 +13,7 @@ from bridge.record import Record
 from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
 from bridge.rules.paths import inside, resolve_checked
 from bridge.rules.table import _describe
-from bridge.rules.targets import tool_call_targets
+from bridge.rules.targets import tool_call_targets, working_folder_in
 from bridge.shell import ParsedCommand, parse_cached, parse_command
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
@@ -129,7 +131,9 @@ class Request(Record):
         if command is None and more:
             command = more.pop(0)
         if isinstance(raw, dict):
-            cwd = _working_folder(raw, cwd)
+            cwd = _working_folder(raw, targets.folder, cwd)
+            if kind in WALKING:  # a glob walks from the folder its words name (`../keys/*`)
+                paths.extend(p for p in glob_reaches(raw, paths, cwd, kind) if p not in paths)
         if kind == "fetch":  # what a fetch's prompt names is what it fetches: an allow vouches
             urls.extend(u for u in targets.text_urls if u not in urls)
         if not urls and kind == "fetch" and re.match(r"https?://\S+$", title.strip()):
@@ -207,11 +211,12 @@ class Request(Record):
         return self._readings
 
     def walks_into(self, root: str) -> bool:
-        """Whether this search (or read of a folder) may go down into `root`: a folder it names,
-        or else the folder it runs in, holds `root` (a search of a folder reads what is inside,
-        its glob or pattern deciding what only when it runs)."""
+        """Whether this search (or read of a folder, or other tool given a folder) may go down
+        into `root`: a folder it names, or else (a search) the folder it runs in, holds `root`
+        (a search of a folder reads what is inside, its glob or pattern deciding what only when
+        it runs)."""
         folders = [names[0] for names, _ in self.path_readings()]
-        if self.kind == "read":
+        if self.kind != "search":  # a read, a delete, a move, or a tool not known, of a folder
             folders = [f for f in folders if os.path.isdir(f)]
         elif not folders and self.cwd:
             folders = [resolve_checked(self.cwd)[0][0]]
@@ -335,26 +340,115 @@ class Request(Record):
         return out
 
 
-# The kinds of call that go down a folder they are given: a search, and a read of a folder
-# (Gemini CLI's read_many_files): a deny or ask rule on a path inside it might match.
-WALKING = frozenset({"search", "read"})
+# The kinds of call that go down a folder they are given: a search, a read of a folder (Gemini
+# CLI's read_many_files), and a tool not known (an MCP server's `search_files`, `directory_tree`,
+# Codex's `grep_files`): a deny or ask rule on a path inside it might match.
+# A move too: it takes a folder along with all it holds, but its destination, a folder
+# that holds the rule's, is no harm; which path is which is not known.
+WALKING = frozenset({"search", "read", "other", "move"})
+# The kinds of call that take a folder they are given along with all it holds.
+CARRYING = frozenset({"delete"})
 
-# Where a command's input names the folder it runs in (Codex `workdir`, Gemini CLI `dir_path`).
-_WORKING_FOLDER_KEYS = ("cwd", "workdir", "working_directory", "dir_path")
+# Keys whose values are globs a search or read walks (Glob's `pattern`, Grep's `glob`, Gemini
+# CLI's `include`), besides the paths themselves (read_many_files' `paths` are globs too).
+_GLOB_KEYS = ("pattern", "patterns", "glob", "globs", "include", "includes")
+_GLOB_CHARS = frozenset("*?[{")
 
 
-def _working_folder(raw: dict[str, Any], cwd: str | None) -> str | None:
-    """The folder the call's relative paths are read in: the one its input names (relative to
-    the session's), else the session's. The tool runs there, whatever the session's folder is."""
-    for key in _WORKING_FOLDER_KEYS:
-        value = raw.get(key)
-        if isinstance(value, str) and value and "\0" not in value:
-            if value.startswith("~"):
-                value = os.path.expanduser(value)
-            if cwd and not value.startswith("/"):
-                return cwd.rstrip("/") + "/" + value
-            return value
-    return cwd
+def glob_reaches(raw: dict[str, Any], paths: list[str], cwd: str | None, kind: str) -> list[str]:
+    """The folders a search's or read's globs (with a glob character: Grep's `pattern` is a
+    regular expression) walk from — absolute, `~`, a `..` word, or a folder inside that may be a
+    symlink (`up/keys/*`) — and of its paths that are globs (`../*/id_rsa`): a deny rule on
+    what they reach matches, an allow rule covers them only when they are inside it. A relative
+    pattern is read in the call's first path (Glob's `path`), else its working folder. An MCP
+    tool's `arguments` (as the hooks hand it over) are looked in too."""
+    folder = paths[0] if paths else cwd
+    if folder and not folder.startswith(("/", "~")) and cwd:
+        folder = cwd.rstrip("/") + "/" + folder
+    globs = [p for p in paths if _GLOB_CHARS.intersection(p)]
+    out = [glob_base(p) for p in globs]
+    named = len(globs)  # the first ones are paths: what they match is searched or read
+    tables = [raw, raw["arguments"]] if isinstance(raw.get("arguments"), dict) else [raw]
+    for table, key in itertools.product(tables, _GLOB_KEYS):
+        value = table.get(key)
+        for glob in [value] if isinstance(value, str) else value if isinstance(value, list) else ():
+            if not isinstance(glob, str) or "\n" in glob or not _GLOB_CHARS.intersection(glob):
+                continue
+            glob = glob.strip()
+            if not glob.startswith(("/", "~")) and folder:
+                glob = f"{folder.rstrip('/')}/{glob}"
+            globs.append(glob)
+            base = glob_base(glob)
+            if base != ".":  # `../keys`, or `up/keys` through a symlink: resolved
+                out.append(base)
+    for k, glob in enumerate(globs[:_MAX_GLOBS]):
+        out.extend(_links_walked(glob, cwd, reads=k < named or kind == "read"))
+    return out
+
+
+_MAX_GLOBS = 8  # globs of one call whose folder is looked in for symlinks
+_MAX_ENTRIES = 512  # entries of that folder looked at
+
+
+def _links_walked(glob: str, cwd: str | None, *, reads: bool) -> list[str]:
+    """Where what a glob's first wildcard word matches leads, with the literal words after it,
+    when that goes through a symlink (`*/keys/*` through `up` → `..`, `*/up/id_rsa` through
+    `sub/up`) and the glob goes on past the word, or the call reads what it matches (`reads`:
+    a path that is a glob, or a `read`): the glob walks there."""
+    words = os.path.expanduser(glob).split("/")
+    at = next((k for k, w in enumerate(words) if _GLOB_CHARS.intersection(w)), None)
+    if at is None or (at == len(words) - 1 and not reads):
+        return []
+    base = "/".join(words[:at]) or ("/" if glob.startswith("/") else ".")
+    if not base.startswith("/"):
+        base = os.path.join(cwd or os.getcwd(), base)
+    word = words[at]
+    then = list(itertools.takewhile(lambda w: not _GLOB_CHARS.intersection(w), words[at + 1 :]))
+    out = []
+    try:
+        with os.scandir(base) as entries:
+            for entry in itertools.islice(entries, _MAX_ENTRIES):
+                if not ("**" in word or fnmatch.fnmatchcase(entry.name, word)):
+                    continue
+                path = os.path.join(entry.path, *then)
+                real = os.path.realpath(path)
+                if real != os.path.normpath(path):  # through a symlink
+                    out.append(real)
+    except (OSError, ValueError):
+        pass
+    return out
+
+
+def glob_base(glob: str) -> str:
+    """The folder a glob walks from: its words up to the first with a glob character — and up
+    one more for every `..` word after it (`*/../../keys` climbs two); `/` when a brace after it
+    may hold an absolute path (`{/etc,x}/*`). Relative ones are made to start with `..` when
+    they climb out of the folder they are read in."""
+    words = glob.split("/")
+    at = next((k for k, w in enumerate(words) if _GLOB_CHARS.intersection(w)), len(words))
+    rest = "/".join(words[at:])
+    if "{" in rest and any(m in rest for m in ("{/", ",/", "{~", ",~")):
+        return "/"
+    base = "/".join(words[:at]) or ("/" if glob.startswith("/") else ".")
+    climbs = sum(1 for w in words[at:] if ".." in w)
+    base = posixpath.normpath(base + "/.." * climbs) if climbs else base
+    if not base.startswith(("/", "~")):
+        base = posixpath.normpath(base)
+    return base
+
+
+def _working_folder(raw: dict[str, Any], nested: str | None, cwd: str | None) -> str | None:
+    """The folder the call's relative paths are read in: the one its input names (`cwd`,
+    `workdir`, `dir_path`, …; else the one beside a nested command), relative to the session's,
+    else the session's. The tool runs there, whatever the session's folder is."""
+    value = working_folder_in(raw) or nested
+    if value is None:
+        return cwd
+    if value.startswith("~"):
+        value = os.path.expanduser(value)
+    if cwd and not value.startswith("/"):
+        return cwd.rstrip("/") + "/" + value
+    return value
 
 
 # Keys an agent might put a command under. An execute call is judged by its command, never its

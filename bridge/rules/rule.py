@@ -23,7 +23,7 @@ from bridge.rules.commands import (
     spell,
 )
 from bridge.rules.paths import inside, resolve_path
-from bridge.rules.request import WALKING, Request
+from bridge.rules.request import CARRYING, WALKING, Request
 from bridge.rules.table import RuleError, _show, rule_fields, rule_table
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action
 from bridge.shell import ParsedCommand, Part, is_assignment
@@ -241,6 +241,8 @@ class Rule(Record):
             inside(p, root) for p in req.loose_readings()
         ):
             verdict = YES
+        elif req.kind in CARRYING and req.paths is not None and req.walks_into(root):
+            verdict = YES  # a delete of a folder that holds this rule's takes it along
         elif req.command is not None:
             verdict = self._command_path_verdict(req)
         elif req.kind in WALKING and req.paths is not None and req.walks_into(root):

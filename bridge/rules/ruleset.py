@@ -283,7 +283,8 @@ def _unknown_reason(
         return "; ".join(unresolved)
     if parsed is None:
         if req.kind in WALKING and rule.path:
-            return f"a search of a folder that holds {rule.path} may read inside it"
+            what = {"move": "a move", "other": "a tool"}.get(req.kind or "", "a search")
+            return f"{what} of a folder that holds {rule.path} may reach inside it"
         return "a path cannot be resolved"
     if rule.facets(req) == MIGHT:
         return f"a word of the command might name a path inside {rule.path}"

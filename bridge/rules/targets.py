@@ -64,10 +64,19 @@ PATH_KEYS = frozenset(
         "outfile",
         "workdir",
         "workingdirectory",
+        "workingdir",
+        "dirpath",
+        "currentdirectory",
         "root",
     ]
 )
 URL_KEYS = frozenset(["url", "urls", "uri", "uris", "href", "hrefs", "link", "links"])
+# Keys whose values name a host a tool connects to or reads from (an MCP HTTP tool's `host`,
+# WebSearch's `allowed_domains`): each is read as `https://HOST/`, for deny and ask URL rules.
+HOST_KEYS = frozenset(
+    ["host", "hosts", "hostname", "domain", "domains", "alloweddomains", "address", "addr", "ip",
+     "endpoint"]
+)  # fmt: skip
 TEXT_KEYS = frozenset(
     [
         "content",
@@ -101,13 +110,21 @@ TEXT_KEYS = frozenset(
     ]
 )
 COMMAND_KEYS = frozenset({"command", "cmd"})  # the shell command: bridge.shell reads it
+# Other keys a tool's input may put a shell command under (an MCP tool's `script`, `shell`),
+# judged as one, and `commands`: a list of them, each judged.
+SCRIPT_KEYS = frozenset({"script", "shell", "bash", "shellcommand", "commandline", "cmdline"})
+COMMANDS_KEYS = frozenset({"commands", "cmds", "scripts"})
+# Keys that name the folder a command runs in (Codex `workdir`, Gemini CLI `dir_path`).
+FOLDER_KEYS = ("cwd", "workdir", "workingdir", "workingdirectory", "dirpath", "currentdirectory")
 
 
 class Targets(Frozen):
     """The paths and URLs a tool call names (see `tool_call_targets`). `text_urls`: one-line text
     values that are URLs, and the URLs a prompt names; `loose_paths`: relative paths under other
     keys (both for deny rules); `commands`: the commands under a `command` or `cmd` key below the
-    input's top level (an MCP tool's `arguments.command`), each a string or an argv."""
+    input's top level (an MCP tool's `arguments.command`), or under a `script`-like key or in a
+    `commands` list anywhere, each a string or an argv; `folder`: the folder the first nested
+    command's table says it runs in (its `cwd`, `workdir`, …), or None."""
 
     __slots__ = _fields = (
         "paths",
@@ -118,6 +135,7 @@ class Targets(Frozen):
         "text_urls",
         "loose_paths",
         "commands",
+        "folder",
     )
 
     def __init__(
@@ -130,6 +148,7 @@ class Targets(Frozen):
         text_urls: tuple[str, ...] = (),
         loose_paths: tuple[str, ...] = (),
         commands: tuple[str | tuple[str, ...], ...] = (),
+        folder: str | None = None,
     ) -> None:
         self.paths = paths
         self.urls = urls
@@ -139,6 +158,7 @@ class Targets(Frozen):
         self.text_urls = text_urls
         self.loose_paths = loose_paths
         self.commands = commands
+        self.folder = folder
 
 
 def _file_url_path(value: str) -> str:
@@ -177,9 +197,15 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
             break
         if isinstance(value, dict):
             for k, v in value.items():
-                if depth and _is_command(str(k), v):
-                    # a command below the top level (`arguments.command`): the rules read it too
-                    found.commands.append(v if isinstance(v, str) else tuple(v))
+                if _is_command(str(k), v, depth):
+                    # a command below the top level (`arguments.command`), or under another
+                    # key (`script`): the rules read it too, in the folder its table names
+                    if isinstance(v, list) and _key(str(k)) in COMMANDS_KEYS:
+                        found.commands.extend(v)
+                    else:
+                        found.commands.append(v if isinstance(v, str) else tuple(v))
+                    if depth and found.folder is None:
+                        found.folder = working_folder_in(value)
             stack.extend((str(k), v, depth + 1) for k, v in reversed(value.items()))
         elif isinstance(value, list):
             stack.extend((key, v, depth + 1) for v in reversed(value))
@@ -194,13 +220,37 @@ def tool_call_targets(tool_call: dict[str, Any]) -> Targets:
         tuple(found.text_urls),
         tuple(found.loose_paths),
         tuple(dict.fromkeys(found.commands)),
+        found.folder,
     )
 
 
-def _is_command(key: str, value: Any) -> bool:
-    """A string, or a list of strings, under a `command` or `cmd` key."""
-    if key.lower().replace("_", "").replace("-", "") not in COMMAND_KEYS:
+def _key(key: str) -> str:
+    return key.lower().replace("_", "").replace("-", "")
+
+
+def working_folder_in(table: dict[str, Any]) -> str | None:
+    """The folder a table's command says it runs in: its first working-folder key, else one in
+    a table inside it (Node's `exec(command, {cwd})`: `options.cwd`)."""
+    for k, v in table.items():
+        if isinstance(v, str) and v and "\0" not in v and _key(str(k)) in FOLDER_KEYS:
+            return v
+    for v in table.values():
+        if isinstance(v, dict):
+            for k, inner in v.items():
+                if isinstance(inner, str) and inner and "\0" not in inner:
+                    if _key(str(k)) in FOLDER_KEYS:
+                        return inner
+    return None
+
+
+def _is_command(key: str, value: Any, depth: int) -> bool:
+    """A string, or a list of strings, under a `command` or `cmd` key below the top level, or
+    under a `script`-like or `commands` key anywhere."""
+    name = _key(key)
+    if not ((depth and name in COMMAND_KEYS) or name in SCRIPT_KEYS or name in COMMANDS_KEYS):
         return False
+    if name in COMMANDS_KEYS and isinstance(value, list):
+        return bool(value) and all(isinstance(v, str) and v.strip() for v in value)
     if isinstance(value, str):
         return bool(value.strip())
     return (
@@ -222,6 +272,7 @@ class _Found:
         self.text_urls: list[str] = []
         self.loose_paths: list[str] = []
         self.commands: list[str | tuple[str, ...]] = []
+        self.folder: str | None = None
         self.unchecked: str | None = None
 
     def add(self, key: str, value: str, depth: int) -> bool:
@@ -246,22 +297,28 @@ class _Found:
             if _url_prefix().match(value):
                 self.urls.append(value)
         elif name in TEXT_KEYS:
-            if "\n" not in value and _url_prefix().match(value[:256]):
-                self.text_urls.append(value)  # a one-line text that is a URL: for deny rules
-            elif name == "prompt" and "://" in value:
-                # A fetch tool's prompt names what it fetches: Gemini CLI's web_fetch fetches
-                # every word of it that holds `://` (`parsePrompt`), whatever the case.
-                words = (w for w in value.split() if "://" in w)
-                self.text_urls.extend(itertools.islice(words, MAX_URL_CANDIDATES))
+            self._add_text(name, value)
         elif _url_prefix().match(value[:256]):
             self.urls.append(value if len(value) < 4096 else value[:4096])
             self.odd_urls.append(key)
         elif _looks_like_path(value):
             self.paths.append(value)
             self.odd_paths.append(key)
+        elif name in HOST_KEYS and len(value) < 256 and not any(c.isspace() for c in value):
+            self.text_urls.append("https://" + value.lstrip("/"))  # `evil.example`, `localhost`
         elif "\n" not in value and len(value) < 4096 and len(self.loose_paths) < MAX_LOOSE_PATHS:
             self.loose_paths.append(value)  # `keys/id_rsa`, `keys`: may be a path (for deny rules)
         return True
+
+    def _add_text(self, name: str, value: str) -> None:
+        """A text value: the URL it is (one line), or the URLs a prompt names (for deny rules)."""
+        if "\n" not in value and _url_prefix().match(value[:256]):
+            self.text_urls.append(value)  # a one-line text that is a URL: for deny rules
+        elif name == "prompt" and "://" in value:
+            # A fetch tool's prompt names what it fetches: Gemini CLI's web_fetch fetches
+            # every word of it that holds `://` (`parsePrompt`), whatever the case.
+            words = (w for w in value.split() if "://" in w)
+            self.text_urls.extend(itertools.islice(words, MAX_URL_CANDIDATES))
 
 
 def _names_target(name: str, value: str) -> bool:

@@ -7,6 +7,9 @@ rules: the file really read in the folder the call names, a real socket connecte
 
 from __future__ import annotations
 
+import glob
+import json
+import os
 import socket
 import subprocess
 
@@ -51,6 +54,11 @@ def on_bypass(tool_call: dict, *rules: Rule, cwd: str | None = None) -> str:
         {"a": {"b": [{"command": "rm -rf /tmp/x"}]}},
         {"command": "ls", "cmd": "rm -rf /tmp/x"},  # two commands: the second is judged too
         {"command": "ls", "options": {"command": "rm -rf /tmp/x"}},
+        {"arguments": {"script": "rm -rf /tmp/x"}},  # other keys a command is put under
+        {"script": "rm -rf /tmp/x"},
+        {"arguments": {"shell_command": "rm -rf /tmp/x"}},
+        {"arguments": {"commandLine": "rm -rf /tmp/x"}},
+        {"arguments": {"commands": ["ls", "rm -rf /tmp/x"]}},  # a list of commands: each one
     ],
 )
 def test_a_command_anywhere_in_a_calls_input_is_judged_and_denied_even_on_bypass(raw):
@@ -112,12 +120,50 @@ def test_relative_paths_are_read_in_the_folder_the_command_says_it_runs_in(tree,
     assert on_bypass(call, deny, ALLOW_LS, cwd=session) == "deny"
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"server": "sh", "tool": "run", "arguments": {"command": "cat up/id_rsa", "cwd": "{s}"}},
+        {"arguments": {"cmd": "cat up/id_rsa", "working_dir": "{s}"}},
+        {"command": "cat up/id_rsa", "workingDir": "{s}"},
+        {"script": "cat up/id_rsa", "current_directory": "{s}"},
+        {"arguments": {"command": "cat up/id_rsa", "options": {"cwd": "{s}"}}},  # Node's exec
+    ],
+)
+def test_a_nested_command_is_read_in_the_folder_its_own_table_names(tree, raw):
+    sub = str(tree / "proj" / "sub")
+    assert really_reads(sub, "cat up/id_rsa") == "secret key\n"  # the oracle: it reaches the key
+    deny = Rule("deny", path=str(tree / "keys" / "id_rsa"))
+    raw = json.loads(json.dumps(raw).replace("{s}", sub))
+    call = {"title": "mcp__sh__run", "kind": "other", "rawInput": raw}
+    assert decide(call, deny, ALLOW_LS, cwd=str(tree / "elsewhere")) == "deny"
+    assert on_bypass(call, deny, ALLOW_LS, cwd=str(tree / "elsewhere")) == "deny"
+
+
 def test_a_write_is_allowed_only_inside_the_folder_the_command_runs_in(tree):
     allow_edit = Rule("allow", kind="edit", path=str(tree / "proj"))
     inside = {"kind": "execute", "rawInput": {"command": "echo x > notes.txt"}}
     assert decide(inside, ALLOW_LS, allow_edit, cwd=str(tree / "proj")) == "allow"
     elsewhere = {"kind": "execute", "rawInput": {"command": "echo x > notes.txt", "cwd": "/etc"}}
     assert decide(elsewhere, ALLOW_LS, allow_edit, cwd=str(tree / "proj")) is None
+
+
+def test_a_path_through_proc_self_cwd_is_read_in_the_calls_folder_and_never_allowed(tree):
+    path = "/proc/self/cwd/../keys/id_rsa"
+    assert really_reads(tree / "proj", f"cat {path}") == "secret key\n"  # the oracle
+    deny = Rule("deny", path=str(tree / "keys"))
+    allow = Rule("allow", kind="read", path=str(tree / "proj"))
+    read = {"kind": "read", "rawInput": {"file_path": path}}
+    assert decide(read, deny, allow, cwd=str(tree / "proj")) == "deny"
+    assert on_bypass(read, deny, allow, cwd=str(tree / "proj")) == "deny"
+    assert on_bypass({"kind": "read", "rawInput": {"file_path": "/proc/1/cwd/x"}}, deny) == "ask"
+    inside = {"kind": "read", "rawInput": {"file_path": "/proc/self/cwd/sub/a"}}
+    assert decide(inside, allow, cwd=str(tree / "proj")) is None  # whose cwd is not known
+    # a command's /proc/self/cwd is the folder it runs in; another process's is not known
+    cat = {"kind": "other", "rawInput": {"arguments": {"command": f"cat {path}"}}}
+    assert on_bypass(cat, deny, cwd=str(tree / "proj")) == "deny"
+    other = {"kind": "execute", "rawInput": {"command": "cat /proc/1/cwd/x"}}
+    assert on_bypass(other, deny) == "ask"
 
 
 # --- a fetch's prompt ---------------------------------------------------------------------------
@@ -173,6 +219,84 @@ def test_a_search_of_a_folder_holding_a_denied_one_is_asked_even_on_bypass(tree)
     assert decide(a_file, deny, Rule("allow", kind="read", path=str(tree / "proj"))) == "allow"
 
 
+def test_a_tool_not_known_given_a_folder_holding_a_denied_one_is_asked_even_on_bypass(tree):
+    # an MCP filesystem server's search_files, Codex's grep_files: kind "other"
+    found = subprocess.run(["grep", "-r", "secret", str(tree)], capture_output=True, text=True)
+    assert "keys/id_rsa" in found.stdout  # the oracle: what is under the folder is read
+    deny = Rule("deny", path=str(tree / "keys"))
+    raw = {"server": "fs", "tool": "search_files", "arguments": {"path": str(tree)}}
+    call = {"title": "mcp__fs__search_files", "kind": "other", "rawInput": raw}
+    assert decide(call, deny) == "ask"
+    assert on_bypass(call, deny) == "ask"
+    a_file = {"kind": "other", "rawInput": {"arguments": {"path": str(tree / "proj" / "x")}}}
+    assert on_bypass(a_file, deny) == "allow"  # a file, not a folder: nothing below it
+    no_path = {"kind": "other", "rawInput": {"arguments": {"q": "x"}}}
+    assert on_bypass(no_path, deny, cwd=str(tree)) == "allow"  # not the folder it runs in
+    # its glob leaves the folder it is given: where it walks is judged (`../../keys/*` from sub)
+    args = {"path": str(tree / "proj" / "sub"), "pattern": "../../keys/*"}
+    assert "keys/id_rsa" in str(glob.glob(args["pattern"], root_dir=args["path"]))  # the oracle
+    climbs = {"kind": "other", "rawInput": {"server": "fs", "tool": "search", "arguments": args}}
+    assert on_bypass(climbs, deny) == "deny"
+
+
+def test_a_delete_or_move_of_a_folder_holding_a_denied_one_is_stopped_even_on_bypass(tree):
+    copy = tree / "copy"
+    subprocess.run(["cp", "-r", str(tree / "proj"), str(copy)], check=True)
+    (copy / "keys").mkdir()
+    subprocess.run(["rm", "-r", str(copy)], check=True)  # the oracle: the folder goes with it
+    assert not (copy / "keys").exists()
+    deny = Rule("deny", path=str(tree / "keys"))
+    delete = {"kind": "delete", "rawInput": {"path": str(tree)}}
+    assert decide(delete, deny) == "deny"
+    assert on_bypass(delete, deny) == "deny"
+    move = {"kind": "move", "rawInput": {"source": str(tree), "destination": "/tmp/elsewhere"}}
+    assert on_bypass(move, deny) == "ask"  # (a destination that holds it would be no harm)
+    a_file = {"kind": "delete", "rawInput": {"path": str(tree / "proj" / "sub" / "a")}}
+    assert on_bypass(a_file, deny) == "allow"
+
+
+@pytest.mark.parametrize(
+    ("raw", "verdict"),
+    [
+        ({"pattern": "../keys/*", "path": "{t}/proj"}, "deny"),  # Claude Code's Glob
+        ({"pattern": "{t}/keys/*", "path": "{t}/proj"}, "deny"),  # an absolute pattern
+        ({"pattern": "sub/../../keys/*", "path": "{t}/proj"}, "deny"),
+        ({"pattern": "*/../../keys/*", "path": "{t}/proj"}, "ask"),  # climbs from a word
+        ({"pattern": "../*/id_rsa", "dir_path": "{t}/proj"}, "ask"),  # Gemini CLI's glob
+        ({"pattern": "{{t}/keys,x}/*", "path": "{t}/proj"}, "ask"),  # a brace: anywhere
+        ({"paths": ["{t}/proj/../*/id_rsa"]}, "ask"),  # read_many_files: paths are globs
+        ({"include": "../keys/*", "paths": ["{t}/proj"]}, "deny"),
+        ({"pattern": "sub/up/*", "path": "{t}/proj"}, "deny"),  # through a symlink inside
+        ({"pattern": "*/up/id_rsa", "path": "{t}/proj"}, "deny"),  # a wildcard, then a symlink
+        ({"pattern": "sub/*/*", "path": "{t}/proj"}, "deny"),  # a wildcard matching a symlink
+        ({"paths": ["{t}/proj/sub/*"]}, "deny"),  # a read of what a wildcard matches
+    ],
+)
+def test_a_glob_that_leaves_the_searched_folder_is_judged_where_it_walks(tree, raw, verdict):
+    raw = {k: v.replace("{t}", str(tree)) if isinstance(v, str) else v for k, v in raw.items()}
+    raw = {k: [p.replace("{t}", str(tree)) for p in v] if isinstance(v, list) else v
+           for k, v in raw.items()}  # fmt: skip
+    glob_text = raw.get("pattern") or raw.get("include") or raw["paths"][0]
+    # the oracle: a real glob, read in the searched folder, reaches the key
+    braces = subprocess.run(
+        ["bash", "-O", "globstar", "-c", f"printf '%s\\n' {glob_text}"],
+        cwd=tree / "proj",
+        capture_output=True,
+        text=True,
+    )
+    reached = [os.path.realpath(tree / "proj" / line) for line in braces.stdout.split()]
+    assert any(r.startswith(str(tree / "keys")) for r in reached)
+    deny = Rule("deny", path=str(tree / "keys"))
+    allow = [Rule("allow", kind=k, path=str(tree / "proj")) for k in ("search", "read")]
+    for kind in ("search", "read"):
+        call = {"kind": kind, "rawInput": raw}
+        assert decide(call, deny, *allow) == verdict
+        assert on_bypass(call, deny, *allow) == verdict
+        assert decide(call, *allow) is None  # the allow of the project does not reach the key
+    inside = {"kind": "search", "rawInput": {"pattern": "**/*.py", "path": str(tree / "proj")}}
+    assert decide(inside, deny, *allow) == "allow"
+
+
 # --- this machine, however it is spelled --------------------------------------------------------
 
 
@@ -197,6 +321,28 @@ def test_a_deny_on_this_machines_address_catches_its_other_spellings(listening, 
     assert on_bypass(curl, deny) == "deny"
     other = {"kind": "fetch", "rawInput": {"url": f"http://192.0.2.1:{listening}/"}}
     assert on_bypass(other, deny) == "allow"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"server": "http", "tool": "get", "arguments": {"host": "localhost", "port": "{p}"}},
+        {"hostname": "0.0.0.0", "port": "{p}"},
+        {"address": "127.1:{p}"},
+        {"query": "x", "allowed_domains": ["localhost"]},  # WebSearch
+    ],
+)
+def test_a_host_named_under_a_host_key_is_judged_by_deny_url_rules(listening, raw):
+    raw = json.loads(json.dumps(raw).replace("{p}", str(listening)))
+    host = raw.get("arguments", raw).get("host") or raw.get("hostname") or "localhost"
+    host = "127.1" if "address" in raw else host
+    with socket.create_connection((host, listening), timeout=10):  # the oracle: it reaches
+        pass
+    deny = Rule("deny", url="http://127.0.0.1/")
+    for kind in ("other", "fetch"):
+        assert on_bypass({"kind": kind, "rawInput": raw}, deny) == "deny"
+    elsewhere = {"kind": "other", "rawInput": {"host": "192.0.2.1"}}
+    assert on_bypass(elsewhere, deny) == "allow"
 
 
 # --- an agent's name ----------------------------------------------------------------------------

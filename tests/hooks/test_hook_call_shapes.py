@@ -63,6 +63,11 @@ def denied(cli: str, tool: str, tool_input: dict, cwd: str = "/tmp") -> str:
 def test_an_mcp_tools_command_is_judged_by_the_rules(tree, cli, tool):
     assert "no deleting" in denied(cli, tool, {"command": "rm -rf /tmp/x"})
     assert "no keys" in denied(cli, tool, {"command": f"cat {tree}/keys/id_rsa"})
+    # an MCP tool's input is handed over as `arguments`: the folder beside its command counts
+    beside = {"command": "cat up/id_rsa", "cwd": f"{tree}/proj/sub"}
+    assert subprocess.run(["cat", "up/id_rsa"], cwd=beside["cwd"], capture_output=True).stdout
+    assert "no keys" in denied(cli, tool, beside)
+    assert "no deleting" in denied(cli, tool, {"script": "rm -rf /tmp/x"})
 
 
 @pytest.mark.parametrize(

@@ -379,7 +379,6 @@ CASES: list[Case] = [
         {"title": "ls", "kind": "execute", "rawInput": {"cmd": "ls"}},
         {"title": "ls", "kind": "execute", "rawInput": {"args": ["ls"]}},
         {"title": "ls", "kind": "execute", "rawInput": {"command": "ls", "cmd": "rm -rf /"}},
-        {"title": "ls", "kind": "execute", "rawInput": {"command": "ls", "script": "rm -rf /"}},
         {"title": "ls", "kind": "execute", "rawInput": "ls"},
         {"title": "ls", "kind": "execute", "rawInput": ["ls"]},
         {"title": "ls", "kind": "execute", "rawInput": {"command": "   "}},
@@ -404,6 +403,9 @@ CASES: list[Case] = [
         {"title": "ls", "kind": "execute", "rawInput": {"command": "rm -rf /"}},
         {"title": "ls", "kind": "execute", "rawInput": {"command": ["rm", "-Rf", "/"]}},
         {"title": "x", "kind": "execute", "rawInput": {"command": ["bash", "-c", "rm -rf /"]}},
+        # a second command under a key a script is put under: judged, and denied
+        {"title": "ls", "kind": "execute", "rawInput": {"command": "ls", "script": "rm -rf /"}},
+        {"title": "x", "kind": "other", "rawInput": {"arguments": {"commands": ["rm -rf /"]}}},
     ),
     # --- control characters ---------------------------------------------------------------------
     *_cases(
