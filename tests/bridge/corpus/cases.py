@@ -718,4 +718,22 @@ CASES: list[Case] = [
         "chmod -R ugo+rwX /srv",
         "chmod -R 1777 /srv",
     ),
+    # --- an eighth round: a mode copied from another class, another file's mode
+    *_cases(
+        "attacker spellings",
+        DENY,
+        "chmod -R u=rwx,go=u /srv",  # `go=u` copies u's bits (rwx by then): 777
+        "chmod -R a=rwx,g=u /srv",
+        "chmod -R u+rwx,g=u,o=g /srv",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        "chmod -R --reference=README.md /srv",  # the mode is another file's: maybe 777
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "chmod -R go=u /srv",  # u's bits are the file's own: not known to be rwx
+    ),
 ]
