@@ -200,10 +200,13 @@ class _Reader:
 
 def _path(word: str) -> str:
     """An absolute path as one spelling: `//etc`, `/etc/`, `/./etc`, `/dev//sda` and `/etc/.`
-    name the same file as `/etc` and `/dev/sda` (`..` is left: through a symlink it is not)."""
+    name the same file as `/etc` and `/dev/sda`, as does `/../etc` (any other `..` is left: through a
+    symlink it is not)."""
     if not word.startswith("/") or ("//" not in word and "/." not in word and word[-1] != "/"):
         return word
     parts = [p for p in word.split("/") if p not in ("", ".")]
+    while parts[:1] == [".."]:  # `/..` is `/` itself: `/../etc` is `/etc`
+        parts.pop(0)
     return "/" + "/".join(parts)
 
 

@@ -718,22 +718,33 @@ CASES: list[Case] = [
         "chmod -R ugo+rwX /srv",
         "chmod -R 1777 /srv",
     ),
-    # --- an eighth round: a mode copied from another class, another file's mode
+    # --- an eighth round: a mode copied from another class, another file's mode; a rule's path
+    # reached through `..` or from the folder a `cd` changed to
     *_cases(
         "attacker spellings",
         DENY,
         "chmod -R u=rwx,go=u /srv",  # `go=u` copies u's bits (rwx by then): 777
         "chmod -R a=rwx,g=u /srv",
         "chmod -R u+rwx,g=u,o=g /srv",
+        "cp -r /../etc /tmp/x",  # `/..` is `/`
+        "dd if=/dev/zero of=/../dev/sda count=0",
     ),
     *_cases(
         "attacker spellings",
         ASK,
         "chmod -R --reference=README.md /srv",  # the mode is another file's: maybe 777
+        "cd / && cp -r etc /tmp/x",  # relative to the folder it changed to
+        "cd /etc && cp -r . /tmp/x",
+        "CDPATH=/ cd etc && cp -r . /tmp/x",
+        "env --chdir=/ cp -r etc /tmp/x",
+        "cd /dev && dd if=/dev/zero of=sda count=0",
+        "cp -r ../../../../../../../../etc /tmp/x",  # `..` climbs out of a folder of any depth
+        "cp -r /tmp/../etc /tmp/x",  # `..` through what may be a symlink
     ),
     *_cases(
         "attacker spellings",
         PERSON,
         "chmod -R go=u /srv",  # u's bits are the file's own: not known to be rwx
+        "cp -r ../src /tmp/x",
     ),
 ]
