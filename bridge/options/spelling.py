@@ -179,6 +179,12 @@ class _Reader:
             # none) `rm -r` asks nothing, write-protected files included, and a prompt of `-i`
             # is answered by whatever the command's input holds (`yes | rm -ri`).
             options.setdefault("-f", []).append(None)
+        if self.name == "mv" and not (
+            "-n" in options or any(v in ("none", "none-fail") for v in options.get("-u", ()))
+        ):
+            # Never prompts either: with no terminal (an agent's command has none) `mv` replaces
+            # a write-protected file without asking, and `-i` takes its answer from the input.
+            options.setdefault("-f", []).append(None)
         if self.name == "chmod" and "--reference" in options:
             # the mode is another file's, only known when it runs: maybe 777 (a glob in the mode's
             # place, first: a deny rule's mode word matches it as MIGHT)

@@ -728,6 +728,9 @@ CASES: list[Case] = [
         "chmod -R u+rwx,g=u,o=g /srv",
         "cp -r /../etc /tmp/x",  # `/..` is `/`
         "dd if=/dev/zero of=/../dev/sda count=0",
+        # with no terminal `mv` replaces a write-protected file unasked: what `-f` is there for
+        "cp README.md ro.md && chmod 444 ro.md && mv README.md ro.md",
+        "mv -i README.md moved.md <<< y",
     ),
     *_cases(
         "attacker spellings",
