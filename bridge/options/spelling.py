@@ -138,7 +138,7 @@ class _Reader:
             word = _chmod_mode(word)
         if spec is not None and spec.words:
             for piece in word.split("/", 1) if "/" in word else (word,):
-                self.out.append(spec.words.get(piece, piece))
+                self.out.append(",".join(_kind(spec.words, p) for p in piece.split(",")))
         else:
             self.out.append(_path(word))
         self.positionals += 1
@@ -202,6 +202,15 @@ class _Reader:
             frozenset(self.values),
             frozenset(self.expanded),
         )
+
+
+def _kind(words: dict[str, str], piece: str) -> str:
+    """A word in the table's spelling (`ns` is `namespace`); a kind of kubectl's in any case
+    (`Namespace`, `NS`: kubectl reads them so)."""
+    low = piece.lower()
+    if low in words:
+        return words[low]
+    return low if low in words.values() else piece
 
 
 def _path(word: str) -> str:

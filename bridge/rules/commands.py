@@ -93,12 +93,13 @@ def operand_commands(part: Part, starts: Callable[[str], bool]) -> Iterable[tupl
         )
 
 
-def _word_match(want: str, word: str, moved: bool = False) -> int:
+def _word_match(want: str, word: str, moved: bool = False, lists: bool = False) -> int:
     """A rule's word against a command's: YES when it matches; MIGHT when the command's word is a
     glob that may expand to it (`/et?`, `/[e]tc` for `/etc`: generous, quoted or not), or a path
     with `..` that may name it (`/tmp/../etc`, `../../../etc`; after a `cd` elsewhere, `etc` or
-    `.` too: `moved`); else NO."""
-    if _token_matches(want, word):
+    `.` too: `moved`); else NO. `lists`: the word may be a list (`kubectl delete ns,po x` deletes
+    a namespace and a pod)."""
+    if _token_matches(want, word) or (lists and "," in word and want in word.split(",")):
         return YES
     if _GLOB_CHARS & set(word) and fnmatch.fnmatchcase(want, word):
         return MIGHT
@@ -181,7 +182,8 @@ def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool, moved: bool 
     if size == 1:
         return YES
     paths = any(_is_path(w) for w in prefix[1:])
-    if not unknown and not paths and not any(w[:1] == "-" for w in words[1:]):
+    lists = words[0] in ("kubectl", "oc") and any("," in w for w in words[1:])
+    if not unknown and not paths and not lists and not any(w[:1] == "-" for w in words[1:]):
         # nothing can be skipped: the words at their places (the common case, and the fast one)
         if len(words) < size:
             return MIGHT if open_args else NO
@@ -202,7 +204,7 @@ def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool, moved: bool 
                 continue
             option = not ended and _is_option(word)
             ends = ended or word == "--"
-            matched = min(_word_match(want, word, moved), sure)
+            matched = min(_word_match(want, word, moved, lists), sure)
             if matched and not option:
                 if j + 1 == size:
                     best = max(best, matched)

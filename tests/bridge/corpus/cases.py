@@ -731,6 +731,10 @@ CASES: list[Case] = [
         # with no terminal `mv` replaces a write-protected file unasked: what `-f` is there for
         "cp README.md ro.md && chmod 444 ro.md && mv README.md ro.md",
         "mv -i README.md moved.md <<< y",
+        # kubectl deletes each kind of a list, and reads a kind in any case (its own help:
+        # `kubectl delete pod,service baz foo`)
+        "kubectl delete po,ns prod",
+        "kubectl delete Namespace prod",
     ),
     *_cases(
         "attacker spellings",
