@@ -215,13 +215,22 @@ def _kind(words: dict[str, str], piece: str) -> str:
 
 def _path(word: str) -> str:
     """An absolute path as one spelling: `//etc`, `/etc/`, `/./etc`, `/dev//sda` and `/etc/.`
-    name the same file as `/etc` and `/dev/sda`, as does `/../etc` (any other `..` is left: through a
-    symlink it is not)."""
-    if not word.startswith("/") or ("//" not in word and "/." not in word and word[-1] != "/"):
+    name the same file as `/etc` and `/dev/sda`, as do `/../etc` and `/proc/self/root/etc` (any
+    other `..` is left: through a symlink it is not)."""
+    if not word.startswith("/") or (
+        "//" not in word and "/." not in word and word[-1] != "/" and "/root" not in word
+    ):
         return word
     parts = [p for p in word.split("/") if p not in ("", ".")]
-    while parts[:1] == [".."]:  # `/..` is `/` itself: `/../etc` is `/etc`
-        parts.pop(0)
+    while (
+        parts[:1] == [".."]
+        or (  # `/..` is `/` itself: `/../etc` is `/etc`
+            parts[:1] == ["proc"]
+            and parts[1:2] in (["self"], ["thread-self"])
+            and parts[2:3] == ["root"]
+        )
+    ):  # (and the command's own root is `/`)
+        del parts[: 1 if parts[0] == ".." else 3]
     return "/" + "/".join(parts)
 
 

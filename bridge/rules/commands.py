@@ -108,6 +108,17 @@ def _word_match(want: str, word: str, moved: bool = False, lists: bool = False) 
     return NO
 
 
+def _lexical(path: str) -> str:
+    """An absolute path with each `..` taking the name before it away (`/tmp/../etc`: `/etc`)."""
+    kept: list[str] = []
+    for name in path.split("/"):
+        if name == "..":
+            del kept[-1:]
+        elif name not in ("", "."):
+            kept.append(name)
+    return "/" + "/".join(kept)
+
+
 def _may_name(want: str, word: str, moved: bool) -> bool:
     """Whether a path word may name the absolute path `want` where it runs: read without its
     `..` (`/etc/ssh/..`, `/tmp/../etc`: through a symlink it may be elsewhere, or there), or
@@ -115,16 +126,17 @@ def _may_name(want: str, word: str, moved: bool) -> bool:
     word after the command changed to another folder (`cd / && cp -r etc x`) — that ends in its
     last names (`../../../etc`, `etc`; after a `cd`, `.` and `..` too)."""
     parts = word.split("/")
+    if parts[:2] == ["", "proc"] and parts[3:4] in (["root"], ["cwd"]) and len(parts) > 4:
+        # another process's root or folder: `/proc/1/root/etc`, `/proc/self/cwd/../../etc`
+        rest = "/".join(parts[4:])
+        if parts[3] == "cwd":
+            return _may_name(want, rest, True)
+        rest = "/" + rest
+        return _lexical(rest) == want or _may_name(want, rest, False)
     if word[:1] == "/":
         if ".." not in parts:
             return False
-        kept: list[str] = []
-        for name in parts:
-            if name == "..":
-                del kept[-1:]
-            elif name not in ("", "."):
-                kept.append(name)
-        return "/" + "/".join(kept) == want
+        return _lexical(word) == want
     if word[:1] == "~":  # a home folder: somewhere only known when it runs
         parts = parts[1:]
         if ".." not in parts:

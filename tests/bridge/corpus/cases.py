@@ -728,6 +728,7 @@ CASES: list[Case] = [
         "chmod -R u+rwx,g=u,o=g /srv",
         "cp -r /../etc /tmp/x",  # `/..` is `/`
         "dd if=/dev/zero of=/../dev/sda count=0",
+        "cp -r /proc/self/root/etc /tmp/x",  # the command's own root is `/`
         # with no terminal `mv` replaces a write-protected file unasked: what `-f` is there for
         "cp README.md ro.md && chmod 444 ro.md && mv README.md ro.md",
         "mv -i README.md moved.md <<< y",
@@ -747,6 +748,7 @@ CASES: list[Case] = [
         "cd /dev && dd if=/dev/zero of=sda count=0",
         "cp -r ../../../../../../../../etc /tmp/x",  # `..` climbs out of a folder of any depth
         "cp -r /tmp/../etc /tmp/x",  # `..` through what may be a symlink
+        "cp -r /proc/self/cwd/../../../../../../../../etc /tmp/x",
     ),
     *_cases(
         "attacker spellings",
