@@ -754,6 +754,7 @@ CASES: list[Case] = [
         "attacker spellings",
         PERSON,
         "chmod -R go=u /srv",  # u's bits are the file's own: not known to be rwx
+        "git status --help",  # git runs man (groff, nroff, …) to show its manual
         "cp -r ../src /tmp/x",
     ),
 ]
