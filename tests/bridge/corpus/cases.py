@@ -754,6 +754,8 @@ CASES: list[Case] = [
         "attacker spellings",
         PERSON,
         "chmod -R go=u /srv",  # u's bits are the file's own: not known to be rwx
+        "flock pwned-lock ls",  # a harmless wrapper that creates its lock file
+        "flock -x 9 ls",  # (a number before a command is a file's name, not a descriptor)
         "git status --help",  # git runs man (groff, nroff, …) to show its manual
         "cp -r ../src /tmp/x",
     ),
