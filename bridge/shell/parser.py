@@ -16,6 +16,7 @@ from bridge.shell.programs import (
     PROMPTS,
     RUN_BY_PROGRAMS,
     gives_options,
+    shell_option,
 )
 from bridge.shell.simple import simple
 from bridge.shell.words import (
@@ -283,7 +284,14 @@ class Parser:
         """An assignment whose value bash or a program runs later: a prompt bash expands when it
         prints it (`PS4` under `set -x`: its `$(…)` run), and the command lines of
         `PROMPT_COMMAND`, editors, pagers and helpers git, less or ssh start (`GIT_EDITOR='…'
-        git commit`); a value only known when it runs is asked."""
+        git commit`); a value only known when it runs is asked. `SHELLOPTS` (from its
+        environment, bash sets each option it lists as it starts: `env SHELLOPTS=keyword bash -c
+        …` is `bash -k -c …`) is asked as the options it sets are (`shell_option`)."""
+        if name == "SHELLOPTS":
+            options = value.split(":")
+            if dynamic or any(shell_option(o, on=True) for o in options):
+                self.opaque.append(f"SHELLOPTS={value!r} sets options of the shells it is given")
+            return
         if name in PROMPTS:
             what = "is expanded, and its commands run, when bash prints it"
         elif name in RUN_BY_PROGRAMS:

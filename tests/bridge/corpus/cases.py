@@ -749,6 +749,8 @@ CASES: list[Case] = [
         "cp -r ../../../../../../../../etc /tmp/x",  # `..` climbs out of a folder of any depth
         "cp -r /tmp/../etc /tmp/x",  # `..` through what may be a symlink
         "cp -r /proc/self/cwd/../../../../../../../../etc /tmp/x",
+        # bash sets the options SHELLOPTS lists (from its environment) as it starts: `bash -k`
+        "env SHELLOPTS=keyword bash -c \"git diff HEAD~1 GIT_EXTERNAL_DIFF='rm -rf /; true'\"",
     ),
     *_cases(
         "attacker spellings",
