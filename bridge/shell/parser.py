@@ -59,6 +59,14 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
         for w, dynamic in parser.words
         if "/" in w and not w.endswith("/") and not dynamic and not _SPACE.search(w)
     )
+    # a file git reads settings or hooks from, written by the command (`printf '[alias]…' >>
+    # .git/config; git p`): the git commands after it run with what it holds, unknown here
+    parser.opaque.extend(
+        f"it writes {w!r}, where git reads its settings or hooks"
+        for part in parser.parts
+        for w in part.writes
+        if re.search(_GIT_SETTINGS_FILE, w)
+    )
     return ParsedCommand(
         tuple(parser.parts),
         tuple(parser.opaque),
@@ -68,6 +76,10 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
         tuple(suspect),
     )
 
+
+# (a `config` in a folder named `.git` or `git`, as `$XDG_CONFIG_HOME/git/config` is, `.gitconfig`,
+# a hook)
+_GIT_SETTINGS_FILE = r"(?:^|/)(?:\.?gitconfig|(?:\.git|git)/config(?:\.worktree)?|\.git/hooks/)"
 
 # `((` where a command starts: an arithmetic command (`(( v ))`, `for ((…))`), not two subshells
 _ARITHMETIC_COMMAND = r"(?:^|[;&|(\s])\(\("  # (compiled by `re` when first used)

@@ -751,6 +751,8 @@ CASES: list[Case] = [
         "cp -r /proc/self/cwd/../../../../../../../../etc /tmp/x",
         # bash sets the options SHELLOPTS lists (from its environment) as it starts: `bash -k`
         "env SHELLOPTS=keyword bash -c \"git diff HEAD~1 GIT_EXTERNAL_DIFF='rm -rf /; true'\"",
+        # a file git reads its settings from, written first: an alias in it
+        "mkdir -p h && printf '[alias]\\n\\tp = push -f\\n' > h/.gitconfig && HOME=h git p origin main",
     ),
     *_cases(
         "attacker spellings",
