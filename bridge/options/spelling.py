@@ -138,7 +138,7 @@ class _Reader:
             word = _chmod_mode(word)
         if spec is not None and spec.words:
             for piece in word.split("/", 1) if "/" in word else (word,):
-                self.out.append(spec.words.get(piece, piece))
+                self.out.append(",".join(_kind(spec.words, p) for p in piece.split(",")))
         else:
             self.out.append(_path(word))
         self.positionals += 1
@@ -179,6 +179,19 @@ class _Reader:
             # none) `rm -r` asks nothing, write-protected files included, and a prompt of `-i`
             # is answered by whatever the command's input holds (`yes | rm -ri`).
             options.setdefault("-f", []).append(None)
+        if self.name == "mv" and not (
+            "-n" in options or any(v in ("none", "none-fail") for v in options.get("-u", ()))
+        ):
+            # Never prompts either: with no terminal (an agent's command has none) `mv` replaces
+            # a write-protected file without asking, and `-i` takes its answer from the input.
+            options.setdefault("-f", []).append(None)
+        if self.name == "chmod" and "--reference" in options:
+            # the mode is another file's, only known when it runs: maybe 777 (a glob in the mode's
+            # place, first: a deny rule's mode word matches it as MIGHT)
+            out.insert(1, "*")
+            self.dyn = {k + 1 for k in self.dyn}
+            self.values = {k + 1 for k in self.values}
+            self.ended = None if self.ended is None else self.ended + 1
         if self.name == "terraform" and "apply" in out and "--destroy" in options:
             out[out.index("apply")] = "destroy"
         return Spelling(
@@ -191,23 +204,45 @@ class _Reader:
         )
 
 
+def _kind(words: dict[str, str], piece: str) -> str:
+    """A word in the table's spelling (`ns` is `namespace`); a kind of kubectl's in any case
+    (`Namespace`, `NS`: kubectl reads them so)."""
+    low = piece.lower()
+    if low in words:
+        return words[low]
+    return low if low in words.values() else piece
+
+
 def _path(word: str) -> str:
     """An absolute path as one spelling: `//etc`, `/etc/`, `/./etc`, `/dev//sda` and `/etc/.`
-    name the same file as `/etc` and `/dev/sda` (`..` is left: through a symlink it is not)."""
-    if not word.startswith("/") or ("//" not in word and "/." not in word and word[-1] != "/"):
+    name the same file as `/etc` and `/dev/sda`, as do `/../etc` and `/proc/self/root/etc` (any
+    other `..` is left: through a symlink it is not)."""
+    if not word.startswith("/") or (
+        "//" not in word and "/." not in word and word[-1] != "/" and "/root" not in word
+    ):
         return word
     parts = [p for p in word.split("/") if p not in ("", ".")]
+    while (
+        parts[:1] == [".."]
+        or (  # `/..` is `/` itself: `/../etc` is `/etc`
+            parts[:1] == ["proc"]
+            and parts[1:2] in (["self"], ["thread-self"])
+            and parts[2:3] == ["root"]
+        )
+    ):  # (and the command's own root is `/`)
+        del parts[: 1 if parts[0] == ".." else 3]
     return "/" + "/".join(parts)
 
 
-_MODE_CLAUSE = re.compile(r"([ugoa]*)((?:[-+=][rwxXst]*)+)")
-_MODE_ACTION = re.compile(r"([-+=])([rwxXst]*)")
+_MODE_CLAUSE = re.compile(r"([ugoa]*)((?:[-+=](?:[ugo]|[rwxXst]*))+)")
+_MODE_ACTION = re.compile(r"([-+=])([ugo]|[rwxXst]*)")
 
 
 def _chmod_mode(word: str) -> str:
     """A chmod mode in one spelling where it gives everyone read, write and execute: `777`
-    (written `0777`, `1777` with the sticky bit, `=777`, `a=rwx`, `ugo+rwx`, `u=rwx,go=rwx`, …);
-    any other mode as written (a numeric one without its leading zeros)."""
+    (written `0777`, `1777` with the sticky bit, `=777`, `a=rwx`, `ugo+rwx`, `u=rwx,go=rwx`, a
+    class's bits copied to the others: `u=rwx,go=u`, …); any other mode as written (a numeric one
+    without its leading zeros)."""
     digits = word[1:] if word[:1] in "=+" else word
     if digits.isdigit():
         digits = digits.lstrip("0") or "0"
@@ -218,10 +253,13 @@ def _chmod_mode(word: str) -> str:
     for clause in word.split(","):
         found = _MODE_CLAUSE.fullmatch(clause)
         if found is None:
-            return word  # `g=u` copies another class's bits, `-7`: not known to give all
+            return word  # `-7`, `g=uw`: not a mode chmod reads
         who = found.group(1).replace("a", "ugo") or "ugo"  # (no letters: the umask's aside)
         for op, perms in _MODE_ACTION.findall(found.group(2)):
-            bits = {"x" if p == "X" else p for p in perms} & {"r", "w", "x"}
+            if perms in granted:  # `go=u`: the bits u has so far (as GNU chmod copies them)
+                bits = set(granted[perms])
+            else:
+                bits = {"x" if p == "X" else p for p in perms} & {"r", "w", "x"}
             for c in who:
                 if op == "=":
                     granted[c] = set(bits)

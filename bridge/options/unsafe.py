@@ -27,6 +27,7 @@ _GIT_SUB_UNSAFE = {
     "--open-files-in-pager": "runs a pager program",
     "--paginate": "runs a pager program",
     "--show-signature": "runs gpg to check signatures",
+    "--help": "runs man (or a web browser) to show git's manual",
 }
 _GIT_SUB_SHORT = {("grep", "-O"): "runs a pager program", ("clone", "-u"): "runs a program",
                   ("fetch", "-u"): "runs a program", ("ls-remote", "-u"): "runs a program",

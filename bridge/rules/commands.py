@@ -13,7 +13,7 @@ from bridge.options import INERT_VARIABLES, Spelling
 from bridge.options import read as read_options
 from bridge.rules.verdicts import MIGHT, NO, YES, PartVerdict
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
-from bridge.shell import Part
+from bridge.shell import ParsedCommand, Part
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -93,14 +93,74 @@ def operand_commands(part: Part, starts: Callable[[str], bool]) -> Iterable[tupl
         )
 
 
-def _word_match(want: str, word: str) -> int:
+def _word_match(want: str, word: str, moved: bool = False, lists: bool = False) -> int:
     """A rule's word against a command's: YES when it matches; MIGHT when the command's word is a
-    glob that may expand to it (`/et?`, `/[e]tc` for `/etc`: generous, quoted or not); else NO."""
-    if _token_matches(want, word):
+    glob that may expand to it (`/et?`, `/[e]tc` for `/etc`: generous, quoted or not), or a path
+    with `..` that may name it (`/tmp/../etc`, `../../../etc`; after a `cd` elsewhere, `etc` or
+    `.` too: `moved`); else NO. `lists`: the word may be a list (`kubectl delete ns,po x` deletes
+    a namespace and a pod)."""
+    if _token_matches(want, word) or (lists and "," in word and want in word.split(",")):
         return YES
     if _GLOB_CHARS & set(word) and fnmatch.fnmatchcase(want, word):
         return MIGHT
+    if want[:1] == "/" and not _GLOB_CHARS & set(want) and _may_name(want, word, moved):
+        return MIGHT
     return NO
+
+
+def _lexical(path: str) -> str:
+    """An absolute path with each `..` taking the name before it away (`/tmp/../etc`: `/etc`)."""
+    kept: list[str] = []
+    for name in path.split("/"):
+        if name == "..":
+            del kept[-1:]
+        elif name not in ("", "."):
+            kept.append(name)
+    return "/" + "/".join(kept)
+
+
+def _may_name(want: str, word: str, moved: bool) -> bool:
+    """Whether a path word may name the absolute path `want` where it runs: read without its
+    `..` (`/etc/ssh/..`, `/tmp/../etc`: through a symlink it may be elsewhere, or there), or
+    relative to a folder only known when it runs — a word climbing out with `..`, or any relative
+    word after the command changed to another folder (`cd / && cp -r etc x`) — that ends in its
+    last names (`../../../etc`, `etc`; after a `cd`, `.` and `..` too)."""
+    parts = word.split("/")
+    if parts[:2] == ["", "proc"] and parts[3:4] in (["root"], ["cwd"]) and len(parts) > 4:
+        # another process's root or folder: `/proc/1/root/etc`, `/proc/self/cwd/../../etc`
+        rest = "/".join(parts[4:])
+        if parts[3] == "cwd":
+            return _may_name(want, rest, True)
+        rest = "/" + rest
+        return _lexical(rest) == want or _may_name(want, rest, False)
+    if word[:1] == "/":
+        if ".." not in parts:
+            return False
+        return _lexical(word) == want
+    if word[:1] == "~":  # a home folder: somewhere only known when it runs
+        parts = parts[1:]
+        if ".." not in parts:
+            return False
+    elif not moved and ".." not in parts:
+        return False
+    last = max((k for k, name in enumerate(parts) if name == ".."), default=-1)
+    tail = [name for name in parts[last + 1 :] if name not in ("", ".")]
+    names = [name for name in want.split("/") if name]
+    if not tail:
+        return moved
+    return len(tail) <= len(names) and names[len(names) - len(tail) :] == tail
+
+
+def moved_away(parsed: ParsedCommand) -> bool:
+    """Whether a command changes to a folder outside the one it runs in (`cd /`, `cd ~`, `cd ..`,
+    `env --chdir=/`), or to any folder where `CDPATH` may say which (`CDPATH=/ cd etc`): its
+    relative words may name any path."""
+    dirs = parsed.dirs
+    if any(d[:1] in ("/", "~", "-", "$") or ".." in d.split("/") or "`" in d for d in dirs):
+        return True
+    return bool(dirs) and any(
+        "CDPATH" in text for part in parsed.parts for text in (*part.words, *part.assigns)
+    )
 
 
 def _is_path(word: str) -> bool:
@@ -113,7 +173,7 @@ def _is_option(word: str) -> bool:
     return len(word) > 1 and word.startswith("-") and word != "--"
 
 
-def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
+def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool, moved: bool = False) -> int:
     """A deny or ask rule's words that are not options against a command whose first word it
     matches (both read by bridge.options): the rule's words in order, with options skipped between
     them — an option (`-C`, `--no-pager`), the word right after an option (its possible argument:
@@ -121,7 +181,8 @@ def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
     match: `git -C dir push` is a `git push`, `git log --grep push` is not. A word only known when
     it runs may be anything, even several words or none: MIGHT (skipped in an option's argument
     place, it does not make a YES uncertain). Words the command runs out of: MIGHT when arguments
-    are added when it runs (`xargs git`), else NO."""
+    are added when it runs (`xargs git`), else NO. `moved`: the command changes to a folder
+    elsewhere first (see `moved_away`): its relative words are relative to that folder."""
     prefix = tuple(
         w
         for i, w in enumerate(rule.words)
@@ -133,7 +194,8 @@ def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
     if size == 1:
         return YES
     paths = any(_is_path(w) for w in prefix[1:])
-    if not unknown and not paths and not any(w[:1] == "-" for w in words[1:]):
+    lists = words[0] in ("kubectl", "oc") and any("," in w for w in words[1:])
+    if not unknown and not paths and not lists and not any(w[:1] == "-" for w in words[1:]):
         # nothing can be skipped: the words at their places (the common case, and the fast one)
         if len(words) < size:
             return MIGHT if open_args else NO
@@ -154,7 +216,7 @@ def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
                 continue
             option = not ended and _is_option(word)
             ends = ended or word == "--"
-            matched = min(_word_match(want, word), sure)
+            matched = min(_word_match(want, word, moved, lists), sure)
             if matched and not option:
                 if j + 1 == size:
                     best = max(best, matched)
@@ -172,7 +234,7 @@ def _match_rest(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
     return best
 
 
-def _match_options(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
+def _match_options(rule: Spelling, spelled: Spelling, open_args: bool, moved: bool = False) -> int:
     """A deny or ask rule's options against a command's, in any order and spelling: each one the
     rule names is given (with the rule's value, when it names one). MIGHT when a word only known
     when it runs, or arguments added when it runs, could be the option."""
@@ -190,6 +252,8 @@ def _match_options(rule: Spelling, spelled: Spelling, open_args: bool) -> int:
             if not any(v is not None and _token_matches(value, v) for v in given):
                 if any(v is None for v in given) and spelled.unknown:
                     return MIGHT
+                if any(v is not None and _word_match(value, v, moved) for v in given):
+                    return MIGHT  # a path that may be it (`cd /dev && dd of=sda`)
                 return NO
     return YES
 

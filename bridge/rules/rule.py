@@ -19,6 +19,7 @@ from bridge.rules.commands import (
     _match_rest,
     _token_matches,
     allow_walk,
+    moved_away,
     operand_commands,
     spell,
 )
@@ -317,10 +318,11 @@ class Rule(Record):
             return True
         return False
 
-    def part_verdict(self, part: Part) -> int:
+    def part_verdict(self, part: Part, moved: bool = False) -> int:
         """A deny or ask rule against one command: YES, NO, or MIGHT when words only known when it
         runs (`git $SUB`, `xargs git`) could make it match. Both are read in one spelling
-        (bridge.options): `deny rm -rf` stops `rm -R --force` and `/bin/rm -fr`."""
+        (bridge.options): `deny rm -rf` stops `rm -R --force` and `/bin/rm -fr`. `moved`: the
+        command changed to a folder elsewhere before (`cd / && cp -r etc x`)."""
         best = NO
         spelled = spell(part.words, part.unknown)
         for prefix, assigns, rule_spelled in zip(
@@ -336,8 +338,8 @@ class Rule(Record):
             if not _assigns_named(assigns, part):
                 continue
             verdict = min(
-                _match_rest(rule_spelled, spelled, part.open_args),
-                _match_options(rule_spelled, spelled, part.open_args),
+                _match_rest(rule_spelled, spelled, part.open_args, moved),
+                _match_options(rule_spelled, spelled, part.open_args, moved),
             )
             if verdict == YES:
                 return YES
@@ -361,8 +363,9 @@ class Rule(Record):
         """A deny or ask rule against a whole command: YES if any part matches; MIGHT if what cannot
         be known could match."""
         best = MIGHT if parsed.opaque or self.named_in_code(parsed) else NO
+        moved = moved_away(parsed)
         for part in parsed.parts:
-            verdict = self.part_verdict(part)
+            verdict = self.part_verdict(part, moved)
             if verdict == YES:
                 return YES
             best = max(best, verdict)

@@ -16,6 +16,7 @@ from bridge.shell.programs import (
     PROMPTS,
     RUN_BY_PROGRAMS,
     gives_options,
+    shell_option,
 )
 from bridge.shell.simple import simple
 from bridge.shell.words import (
@@ -58,6 +59,14 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
         for w, dynamic in parser.words
         if "/" in w and not w.endswith("/") and not dynamic and not _SPACE.search(w)
     )
+    # a file git reads settings or hooks from, written by the command (`printf '[alias]…' >>
+    # .git/config; git p`): the git commands after it run with what it holds, unknown here
+    parser.opaque.extend(
+        f"it writes {w!r}, where git reads its settings or hooks"
+        for part in parser.parts
+        for w in part.writes
+        if re.search(_GIT_SETTINGS_FILE, w)
+    )
     return ParsedCommand(
         tuple(parser.parts),
         tuple(parser.opaque),
@@ -67,6 +76,10 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
         tuple(suspect),
     )
 
+
+# (a `config` in a folder named `.git` or `git`, as `$XDG_CONFIG_HOME/git/config` is, `.gitconfig`,
+# a hook)
+_GIT_SETTINGS_FILE = r"(?:^|/)(?:\.?gitconfig|(?:\.git|git)/config(?:\.worktree)?|\.git/hooks/)"
 
 # `((` where a command starts: an arithmetic command (`(( v ))`, `for ((…))`), not two subshells
 _ARITHMETIC_COMMAND = r"(?:^|[;&|(\s])\(\("  # (compiled by `re` when first used)
@@ -283,7 +296,14 @@ class Parser:
         """An assignment whose value bash or a program runs later: a prompt bash expands when it
         prints it (`PS4` under `set -x`: its `$(…)` run), and the command lines of
         `PROMPT_COMMAND`, editors, pagers and helpers git, less or ssh start (`GIT_EDITOR='…'
-        git commit`); a value only known when it runs is asked."""
+        git commit`); a value only known when it runs is asked. `SHELLOPTS` (from its
+        environment, bash sets each option it lists as it starts: `env SHELLOPTS=keyword bash -c
+        …` is `bash -k -c …`) is asked as the options it sets are (`shell_option`)."""
+        if name == "SHELLOPTS":
+            options = value.split(":")
+            if dynamic or any(shell_option(o, on=True) for o in options):
+                self.opaque.append(f"SHELLOPTS={value!r} sets options of the shells it is given")
+            return
         if name in PROMPTS:
             what = "is expanded, and its commands run, when bash prints it"
         elif name in RUN_BY_PROGRAMS:

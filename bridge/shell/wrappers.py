@@ -269,15 +269,20 @@ def _flock(
     spec: Wrapper, words: Sequence[str], i: int, j: int, seen: _Seen, rest: list[int]
 ) -> _Unwrapped:
     # flock [options] FILE|DIR command …  /  flock [options] FILE|DIR -c script  /  flock [options] FD
+    # (the lock file is created when it is not there: a file it writes; a number with nothing
+    # after it is a descriptor, before a command a file's name)
+    lock = words[j] if j < len(words) else ""
+    fd = lock.isdigit() and j + 1 == len(words) and not seen
+    writes = () if fd or lock in ("", "/dev/null") else (lock,)
     scripts = [v for name, v in seen if name in ("c", "command")]
     if scripts:
-        return _Unwrapped(None, script=scripts[-1] or "")
-    j += 1  # the lock file
+        return _Unwrapped(None, script=scripts[-1] or "", writes=writes)
+    j += 1
     if j < len(words) and words[j] in ("-c", "--command"):
         if j + 1 >= len(words):
             raise _Unknown("-c needs a script")
-        return _Unwrapped(None, script=words[j + 1])
-    return _Unwrapped(j if j < len(words) else None)
+        return _Unwrapped(None, script=words[j + 1], writes=writes)
+    return _Unwrapped(j if j < len(words) else None, writes=writes)
 
 
 def _busybox(

@@ -720,4 +720,49 @@ CASES: list[Case] = [
         "chmod -R ugo+rwX /srv",
         "chmod -R 1777 /srv",
     ),
+    # --- an eighth round: a mode copied from another class, another file's mode; a rule's path
+    # reached through `..` or from the folder a `cd` changed to
+    *_cases(
+        "attacker spellings",
+        DENY,
+        "chmod -R u=rwx,go=u /srv",  # `go=u` copies u's bits (rwx by then): 777
+        "chmod -R a=rwx,g=u /srv",
+        "chmod -R u+rwx,g=u,o=g /srv",
+        "cp -r /../etc /tmp/x",  # `/..` is `/`
+        "dd if=/dev/zero of=/../dev/sda count=0",
+        "cp -r /proc/self/root/etc /tmp/x",  # the command's own root is `/`
+        # with no terminal `mv` replaces a write-protected file unasked: what `-f` is there for
+        "cp README.md ro.md && chmod 444 ro.md && mv README.md ro.md",
+        "mv -i README.md moved.md <<< y",
+        # kubectl deletes each kind of a list, and reads a kind in any case (its own help:
+        # `kubectl delete pod,service baz foo`)
+        "kubectl delete po,ns prod",
+        "kubectl delete Namespace prod",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        "chmod -R --reference=README.md /srv",  # the mode is another file's: maybe 777
+        "cd / && cp -r etc /tmp/x",  # relative to the folder it changed to
+        "cd /etc && cp -r . /tmp/x",
+        "CDPATH=/ cd etc && cp -r . /tmp/x",
+        "env --chdir=/ cp -r etc /tmp/x",
+        "cd /dev && dd if=/dev/zero of=sda count=0",
+        "cp -r ../../../../../../../../etc /tmp/x",  # `..` climbs out of a folder of any depth
+        "cp -r /tmp/../etc /tmp/x",  # `..` through what may be a symlink
+        "cp -r /proc/self/cwd/../../../../../../../../etc /tmp/x",
+        # bash sets the options SHELLOPTS lists (from its environment) as it starts: `bash -k`
+        "env SHELLOPTS=keyword bash -c \"git diff HEAD~1 GIT_EXTERNAL_DIFF='rm -rf /; true'\"",
+        # a file git reads its settings from, written first: an alias in it
+        "mkdir -p h && printf '[alias]\\n\\tp = push -f\\n' > h/.gitconfig && HOME=h git p origin main",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "chmod -R go=u /srv",  # u's bits are the file's own: not known to be rwx
+        "flock pwned-lock ls",  # a harmless wrapper that creates its lock file
+        "flock -x 9 ls",  # (a number before a command is a file's name, not a descriptor)
+        "git status --help",  # git runs man (groff, nroff, …) to show its manual
+        "cp -r ../src /tmp/x",
+    ),
 ]
