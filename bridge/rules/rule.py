@@ -319,10 +319,9 @@ class Rule(Record):
         return False
 
     def part_verdict(self, part: Part, moved: bool = False) -> int:
-        """A deny or ask rule against one command: YES, NO, or MIGHT when words only known when it
-        runs (`git $SUB`, `xargs git`) could make it match. Both are read in one spelling
-        (bridge.options): `deny rm -rf` stops `rm -R --force` and `/bin/rm -fr`. `moved`: the
-        command changed to a folder elsewhere before (`cd / && cp -r etc x`)."""
+        """A deny or ask rule against one command (`moved`: after a `cd` elsewhere): YES, NO, or
+        MIGHT when words only known when it runs (`git $SUB`, `xargs git`) could make it match.
+        Both in one spelling (bridge.options): `deny rm -rf` stops `rm -R --force`, `/bin/rm -fr`."""
         best = NO
         spelled = spell(part.words, part.unknown)
         for prefix, assigns, rule_spelled in zip(

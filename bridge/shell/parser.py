@@ -28,6 +28,7 @@ from bridge.shell.words import (
     control_character,
     evaluates_arithmetic,
     join_continuations,
+    single_quotes_blanked,
     unreadable_word,
     word_text,
 )
@@ -117,7 +118,7 @@ class Parser:
         script, unsure = join_continuations(script)  # `r\<newline>m` is `rm` to bash
         if unsure:
             self.opaque.append("a line continuation inside a quoted string or a comment")
-        if "((" in script and re.search(_ARITHMETIC_COMMAND, script):
+        if "((" in script and re.search(_ARITHMETIC_COMMAND, single_quotes_blanked(script)):
             # `(( v ))`, `for ((…))`: bashlex reads them as subshells; the arithmetic evaluates the
             # value of every variable it names, and a value like `a[$(cmd)]` runs cmd
             self.opaque.append("an arithmetic command on values only known when it runs")

@@ -257,6 +257,42 @@ def join_continuations(script: str) -> tuple[str, bool]:
     return joined, "\\\n" in joined
 
 
+def single_quotes_blanked(script: str) -> str:
+    """`script` with the text of its single-quoted strings (and `$'…'` strings) outside double
+    quotes turned to spaces: what bash reads as words of text, never as syntax (`git status
+    ';(('`). The script itself where that reading cannot be sure of it: a here-document (its
+    text can hold a lone quote), or a quote left open."""
+    if "'" not in script or "<<" in script:
+        return script
+    out = list(script)
+    k, n = 0, len(script)
+    quote = ""  # "'" (single, or `$'…'` when `ansi`) or '"'
+    ansi = False
+    while k < n:
+        c = script[k]
+        if quote == "'":
+            if c == "'":
+                quote = ""
+            elif ansi and c == "\\" and k + 1 < n:  # `\'` does not end a `$'…'` string
+                out[k] = out[k + 1] = " "
+                k += 2
+                continue
+            elif c != "\n":
+                out[k] = " "
+        elif c == "\\":
+            k += 2
+            continue
+        elif quote == '"':
+            if c == '"':
+                quote = ""
+        elif c == "'":
+            quote, ansi = "'", k > 0 and script[k - 1] == "$"
+        elif c == '"':
+            quote = '"'
+        k += 1
+    return script if quote else "".join(out)
+
+
 def unreadable_word(raw: str) -> bool:
     """A word as written that becomes other words when it runs (a brace expansion), or whose
     text this reading cannot be sure of (a `$'…'` string it cannot decode)."""

@@ -52,6 +52,7 @@ CASES: list[Case] = [
         "pwd",
         "echo '$(rm -rf /)'",
         "ls -la > /dev/null 2>&1",
+        "git status ';((' 2>/dev/null",  # `((` in quotes is text, not an arithmetic command
     ),
     # --- spellings of a denied command ----------------------------------------------------------
     *_cases(
