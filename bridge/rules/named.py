@@ -238,3 +238,42 @@ def _glob(pattern: str, bases: list[str]) -> tuple[list[str], bool]:
 # the host's trailing dot, a default port and any userinfo dropped) to (scheme, host, port, path).
 # A deny rule matches when any reading of any URL names its host or a subdomain of it, whatever the
 # scheme or port, with its path prefix (compared percent-decoded and case-folded); an allow rule
+
+
+# Programs that go down every folder they are given, and those that do with a recursive option
+# (`-r`, `-R`, `--recursive`; `-a` for cp): a deny or ask rule on a path inside such a folder
+# might match. `rm -r` and `mv` of such a folder take the rule's along: they are the rule's.
+_WALK = frozenset({"find", "du", "tar", "bsdtar", "zip", "7z", "rsync", "rg", "ag", "ack", "tree"})
+_WALK_RECURSIVE = frozenset(
+    {"grep", "egrep", "fgrep", "cp", "ls", "chmod", "chown", "chgrp", "scp", "shred", "setfacl"}
+)
+_RECURSIVE = re.compile(r"-[A-Za-z]*[rRa][A-Za-z]*$|--recursive$|--archive$")
+
+
+def walks_above(parsed: ParsedCommand, cwd: str | None, root: str) -> int:
+    """Whether a command goes down a folder that holds `root` (strictly above it): YES for one
+    that deletes or moves it along (`rm -r ~` under `deny path=~/.ssh`), MIGHT for one that reads
+    or changes what is inside (`grep -r key ~`, `tar c ~`, `chmod -R a+r ~`), else NO."""
+    from bridge.rules.verdicts import MIGHT, NO, YES
+
+    verdict = NO
+    home = os.path.expanduser("~")
+    bases = _bases(cwd or os.getcwd(), parsed.dirs, home)  # and every folder it changes to
+    for part in parsed.parts:
+        words = part.words
+        program = os.path.basename(words[0]) if words else ""
+        recursive = any(_RECURSIVE.match(w) for w in words[1:])
+        carries = program == "mv" or (program == "rm" and recursive)
+        if not (carries or program in _WALK or (program in _WALK_RECURSIVE and recursive)):
+            continue
+        for k, word in enumerate(words[1:], 1):
+            if k in part.unknown or not word or word.startswith("-"):
+                continue
+            path = os.path.expanduser(word)
+            for base in [""] if os.path.isabs(path) else bases:
+                real = resolve_path(os.path.join(base, path) if base else path)
+                if real != root and root.startswith(real.rstrip(os.sep) + os.sep):
+                    if carries:
+                        return YES
+                    verdict = MIGHT
+    return verdict

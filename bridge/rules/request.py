@@ -279,6 +279,13 @@ class Request(Record):
             self._named = named_paths(parsed, raw, self.cwd)
         return self._named
 
+    def walks_above(self, root: str, cwd: str | None) -> int:
+        """Whether the command goes down a folder above `root` (`bridge.rules.named`)."""
+        from bridge.rules.named import walks_above
+
+        parsed = self.parsed
+        return walks_above(parsed, cwd, root) if parsed is not None else 0
+
     def url_views(self) -> tuple[UrlView, ...]:
         if self._urls is None:
             from bridge.rules.urls import read_url

@@ -292,8 +292,8 @@ class Rule(Record):
                 or not self._root_names.isdisjoint(named.parts)
             ):
                 verdict = MIGHT
-            else:
-                verdict = NO
+            else:  # a folder above the rule's, gone down (`grep -r x ~`) or taken along (`rm -r ~`)
+                verdict = req.walks_above(root, named.cwd)
             req._named_in[key] = verdict
         return verdict
 

@@ -355,3 +355,51 @@ def test_an_agent_is_named_in_a_rule_however_its_door_spells_it(agent):
     assert decide(call, deny, agent=agent) == "deny"
     assert decide(call, Rule("deny", agent="claude_*", command="make"), agent=agent) == "deny"
     assert decide(call, deny, agent="codex") is None
+
+
+# --- a shell command that goes down a folder above a denied one --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "verdict"),
+    [
+        ("rm -rf {t}", "deny"),  # takes the denied folder along
+        ("rm -r {t}", "deny"),
+        ("mv {t} {t}-moved", "deny"),
+        ("cd {t} && rm -rf .", "deny"),
+        ("grep -r secret {t}", "ask"),  # reads what is inside: the pattern decides when it runs
+        ("cd {t} && grep -rn secret .", "ask"),
+        ("tar cf /dev/null {t}", "ask"),
+        ("find {t} -type f", "ask"),
+        ("chmod -R a+r {t}", "ask"),
+    ],
+)
+def test_a_command_that_goes_down_a_folder_above_a_denied_one_is_that_rules(
+    tmp_path, command, verdict
+):
+    (tmp_path / "keys").mkdir()
+    (tmp_path / "keys" / "id_rsa").write_text("secret key\n")
+    command = command.replace("{t}", str(tmp_path))
+    deny = Rule("deny", path=str(tmp_path / "keys"))
+    call = {"kind": "execute", "rawInput": {"command": command}}
+    assert decide(call, deny, ALLOW_LS, Rule("allow", command=("grep", "find", "tar"))) == verdict
+    assert on_bypass(call, deny) == ("deny" if verdict == "deny" else "ask")
+
+
+def test_the_oracle_sees_a_recursive_command_reach_inside_the_denied_folder(tmp_path):
+    # what the verdicts above rest on, by bash itself: grep -r prints the key, rm -r removes it
+    (tmp_path / "keys").mkdir()
+    (tmp_path / "keys" / "id_rsa").write_text("secret key\n")
+    assert "secret key" in really_reads(tmp_path, f"grep -r secret {tmp_path}")
+    really_reads(tmp_path.parent, f"rm -r {tmp_path}")
+    assert not (tmp_path / "keys" / "id_rsa").exists()
+
+
+@pytest.mark.parametrize(
+    "command", ["ls {t}", "grep secret {t}/notes.txt", "rm -rf {t}/build", "cat {t}/notes.txt"]
+)
+def test_a_command_that_does_not_go_down_a_folder_above_a_denied_one_is_not(tmp_path, command):
+    (tmp_path / "keys").mkdir()
+    call = {"kind": "execute", "rawInput": {"command": command.replace("{t}", str(tmp_path))}}
+    assert decide(call, Rule("deny", path=str(tmp_path / "keys")), ALLOW_LS) != "deny"
+    assert on_bypass(call, Rule("deny", path=str(tmp_path / "keys"))) == "allow"
