@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from bridge.rules.urls import UrlView
 
 
+_OWN_COMMAND = ("command", "malformed", "more_commands")  # what `with_command` does not carry over
+
+
 class Request(Record):
     """What a rule looks at. In an example, a field left None is "not compared". `odd_paths` and
     `odd_urls`: keys outside PATH_KEYS / URL_KEYS that hold a path / a URL; `text_urls`: text
@@ -157,20 +160,8 @@ class Request(Record):
 
     def with_command(self, command: str | tuple[str, ...]) -> Request:
         """The same call judged for one of its other commands."""
-        return Request(
-            agent=self.agent,
-            kind=self.kind,
-            title=self.title,
-            command=command,
-            paths=self.paths,
-            urls=self.urls,
-            cwd=self.cwd,
-            odd_paths=self.odd_paths,
-            odd_urls=self.odd_urls,
-            text_urls=self.text_urls,
-            loose_paths=self.loose_paths,
-            unchecked=self.unchecked,
-        )
+        fields = {f: getattr(self, f) for f in self._shown if f not in _OWN_COMMAND}
+        return Request(**fields, command=command)
 
     @property
     def parsed(self) -> ParsedCommand | None:
