@@ -84,13 +84,18 @@ def test_an_mcp_tools_own_command_is_allowed_as_a_top_level_one_is():
 # --- the folder a command runs in ---------------------------------------------------------------
 
 
+def key_tree(root):
+    """`root/keys/id_rsa` (the secret), and `root/proj/sub/up`, a symlink to `keys`."""
+    (root / "keys").mkdir()
+    (root / "keys" / "id_rsa").write_text("secret key\n")
+    (root / "proj" / "sub").mkdir(parents=True)
+    (root / "proj" / "sub" / "up").symlink_to("../../keys")
+    return root
+
+
 @pytest.fixture
 def tree(tmp_path):
-    (tmp_path / "keys").mkdir()
-    (tmp_path / "keys" / "id_rsa").write_text("secret key\n")
-    (tmp_path / "proj" / "sub").mkdir(parents=True)
-    (tmp_path / "proj" / "sub" / "up").symlink_to("../../keys")
-    (tmp_path / "elsewhere").mkdir()
+    (key_tree(tmp_path) / "elsewhere").mkdir()
     return tmp_path
 
 

@@ -9,6 +9,7 @@ import subprocess
 
 import pytest
 
+from tests.bridge.test_rules_call_shapes import key_tree, really_reads
 from tests.hooks.test_hook_process import hook, pre, verdict
 from tests.support.hooks import write_settings
 
@@ -40,11 +41,7 @@ reason = "not that site"
 
 @pytest.fixture
 def tree(tmp_path):
-    (tmp_path / "keys").mkdir()
-    (tmp_path / "keys" / "id_rsa").write_text("secret key\n")
-    (tmp_path / "proj" / "sub").mkdir(parents=True)
-    (tmp_path / "proj" / "sub" / "up").symlink_to("../../keys")
-    settings(tmp_path)
+    settings(key_tree(tmp_path))
     return tmp_path
 
 
@@ -84,8 +81,7 @@ def test_a_commands_relative_paths_are_read_in_the_folder_it_runs_in(tree, cli, 
     command = tool_input["command"]
     script = command if isinstance(command, str) else command[2]
     # the oracle: run there, it prints the key
-    ran = subprocess.run(["bash", "-c", script], cwd=tree / "proj" / "sub", capture_output=True)
-    assert ran.stdout == b"secret key\n"
+    assert really_reads(tree / "proj" / "sub", script) == "secret key\n"
     assert "no keys" in denied(cli, tool, tool_input, cwd=str(tree / "proj"))
 
 
