@@ -231,15 +231,10 @@ def _key(key: str) -> str:
 def working_folder_in(table: dict[str, Any]) -> str | None:
     """The folder a table's command says it runs in: its first working-folder key, else one in
     a table inside it (Node's `exec(command, {cwd})`: `options.cwd`)."""
-    for k, v in table.items():
-        if isinstance(v, str) and v and "\0" not in v and _key(str(k)) in FOLDER_KEYS:
-            return v
-    for v in table.values():
-        if isinstance(v, dict):
-            for k, inner in v.items():
-                if isinstance(inner, str) and inner and "\0" not in inner:
-                    if _key(str(k)) in FOLDER_KEYS:
-                        return inner
+    for level in (table, *(v for v in table.values() if isinstance(v, dict))):
+        for k, v in level.items():
+            if isinstance(v, str) and v and "\0" not in v and _key(str(k)) in FOLDER_KEYS:
+                return v
     return None
 
 
@@ -278,7 +273,7 @@ class _Found:
     def add(self, key: str, value: str, depth: int) -> bool:
         """One string value under `key`, by what its key says it is (else by how it looks);
         False when it is too long to check (then nothing more is looked at)."""
-        name = key.lower().replace("_", "").replace("-", "")
+        name = _key(key)
         if name in COMMAND_KEYS:
             return True  # a shell command: bridge.shell reads it (and its paths and URLs)
         if len(value) > MAX_COMMAND and _names_target(name, value):
