@@ -80,9 +80,8 @@ def _peer_uid(sock: socket.socket) -> int | None:
 
 @dataclass
 class RelayResult:
-    rest: bytes = (
-        b""  # stdin bytes read but not forwarded: lines read as the console left, a partial line
-    )
+    # stdin bytes read but not forwarded: lines read as the console left, a partial line
+    rest: bytes = b""
     eof: bool = False  # stdin ended: nothing left to serve
     console_gone: bool = False
     failed: list[Any] = field(default_factory=list)  # request ids answered with an error
