@@ -1,8 +1,13 @@
-"""The console's own keys, which work anywhere: the F-keys to its places, the tab digits, Esc back,
-Tab through the widgets, Ctrl+Q. F1's list shows them as "Anywhere"."""
+"""The console's own keys, which work anywhere: the F-keys to its places, the tab digits, Esc back
+(or first hiding an error message), Tab through the widgets, Ctrl+Q. F1's list shows them as
+"Anywhere"."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from textual import events
+from textual.app import App
 from textual.binding import Binding, BindingType
 
 ANYWHERE_KEYS: list[BindingType] = [
@@ -68,3 +73,22 @@ ANYWHERE_KEYS: list[BindingType] = [
         tooltip="Quit; pending approvals only this console holds are denied",
     ),
 ]
+
+
+ESC_HIDES = " (Esc hides this.)"
+
+
+def taken_first(app: Any, event: events.Key) -> bool:
+    """A key the console takes before its screens see it: one typed before it was ready
+    (`EarlyKeys`), or Esc hiding an error message."""
+    return bool(app.early_keys.hold(event)) or hide_errors(app, event)
+
+
+def hide_errors(app: App[Any], event: events.Key) -> bool:
+    """Esc while an error message is shown over the screen hides the messages, and does only
+    that (the screen's own Esc, and the footer, stay as they were): one may cover half a card at
+    80x24 for minutes, and a terminal without a mouse cannot click it away. True when it did."""
+    if event.key != "escape" or not any(n.severity == "error" for n in app._notifications):
+        return False
+    app.clear_notifications()
+    return True

@@ -29,7 +29,7 @@ from bridge.settings import (
     SettingsStore,
 )
 from symposium_tui.alerts import TerminalAlerts
-from symposium_tui.anywhere_keys import ANYWHERE_KEYS
+from symposium_tui.anywhere_keys import ANYWHERE_KEYS, ESC_HIDES, taken_first
 from symposium_tui.approval_actions import ApprovalActions
 from symposium_tui.bridge_attachment import CLOSED, BridgeAttachment, BridgeEvent
 from symposium_tui.collector import resume_collection
@@ -302,7 +302,7 @@ class SymposiumApp(App[int]):
             )
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key) and not event.is_forwarded and self.early_keys.hold(event):
+        if isinstance(event, events.Key) and not event.is_forwarded and taken_first(self, event):
             return
         await super().on_event(event)
 
@@ -311,7 +311,7 @@ class SymposiumApp(App[int]):
         if not warning:
             return
         self.audit_warnings.append(warning)
-        self.notify(warning, title="Audit log", severity="error", timeout=120)
+        self.notify(warning + ESC_HIDES, title="Audit log", severity="error", timeout=120)
 
     async def action_quit(self) -> None:
         """Ctrl+Q: leave, asking first when cards are pending (`BridgeAttachment.quit`)."""

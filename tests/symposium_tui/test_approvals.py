@@ -1149,4 +1149,8 @@ async def test_the_console_records_its_own_bridges_audit_head_and_warns_when_it_
             ),
             what="the warning shown",
         )
+        # At 80x24 it covers half of a card for minutes: Esc hides it, no mouse needed.
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not len(app._notifications), what="the warning hidden")
+        assert app.audit_warnings == [warning]  # still kept
     log.close()
