@@ -15,7 +15,8 @@ What each CLI sends on stdin (common fields: `session_id`, `cwd`, `hook_event_na
   those are answered with no decision, which leaves the call to Codex's own approval policy.
 * Gemini CLI — `BeforeTool` / `AfterTool` with `tool_name`, `tool_input` (and `tool_response`
   after), `SessionStart` / `SessionEnd`. A `BeforeTool` is answered with `{"decision": "allow"|
-  "deny", "reason": …}`; it has no "ask": leaving the decision out hands it to Gemini CLI itself.
+  "deny", "reason": …}`; leaving the decision out hands it to Gemini CLI's approval mode, and
+  `{"decision": "ask"}` (what a rule asks about) makes it ask its user, yolo or not.
 
 Every CLI also blocks a tool when the hook exits with status 2, taking stderr as the reason: that
 is the answer when the input cannot even be read (no event is known to answer in).
@@ -371,8 +372,9 @@ def blocked(reason: str) -> Answer:
     return Answer("", f"symposium-tui: {reason}\n", 2)
 
 
-def decision(call: HookCall, verdict: str, reason: str) -> Answer:
-    """A tool-call decision (`verdict`: allow, deny or ask) in the CLI's schema."""
+def decision(call: HookCall, verdict: str, reason: str, *, rule_asks: bool = False) -> Answer:
+    """A tool-call decision (`verdict`: allow, deny or ask) in the CLI's schema. `rule_asks`: an
+    ask a rule made (one that beats bypass), not the fallback of a call no rule decided."""
     import json
 
     if call.cli == "codex" and verdict != "deny":
@@ -381,7 +383,11 @@ def decision(call: HookCall, verdict: str, reason: str) -> Answer:
         # approval policy, which is what both mean.
         return Answer("", "", 0)
     if call.cli == "gemini":
-        if verdict == "ask":  # no such decision: leaving it out hands it to Gemini CLI itself
+        if verdict == "ask" and rule_asks:
+            # Gemini CLI asks its user on "ask" whatever its approval mode (yolo included): what a
+            # rule asks about is not run unasked
+            return Answer(json.dumps({"decision": "ask", "systemMessage": reason}) + "\n")
+        if verdict == "ask":  # no decision hands a call no rule decided to Gemini CLI's own mode
             return Answer(json.dumps({"systemMessage": reason}) + "\n")
         return Answer(json.dumps({"decision": verdict, "reason": reason}) + "\n")
     body = {

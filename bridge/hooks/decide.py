@@ -294,14 +294,17 @@ def _fallback_verdict(call: HookCall, no_console: str) -> str:
     return "deny" if no_console == "deny" or not call.known_tool else "ask"
 
 
-def _fallback(call: HookCall, no_console: str, why: str) -> Answer:
+def _fallback(call: HookCall, no_console: str, why: str, *, rule_asks: bool = False) -> Answer:
     if _fallback_verdict(call, no_console) == "deny":
         what = "" if call.known_tool else f" (an unknown tool, {call.tool_name!r})"
         return clis.decision(call, "deny", f"symposium: denied{what}: {why}")
     # Claude Code asks its user; Codex and Gemini CLI take no decision as "your own policy":
     # an approval mode that runs tools unasked (yolo, never) runs it
     then = "asks instead" if call.cli == "claude" else "decides by its own approval mode"
-    return clis.decision(call, "ask", f"symposium: {why}; {clis.DISPLAY[call.cli]} {then}")
+    if rule_asks and call.cli == "gemini":
+        then = "asks instead"  # (Gemini CLI asks on "ask" whatever its approval mode)
+    said = f"symposium: {why}; {clis.DISPLAY[call.cli]} {then}"
+    return clis.decision(call, "ask", said, rule_asks=rule_asks)
 
 
 def _ask_console(
@@ -332,7 +335,7 @@ def _ask_console(
         why = "no console answered in time" if outcome == "timeout" else "no console is attached"
         if result.get("asked_by"):
             why += f" ({result['asked_by']} asks a person)"
-        return _fallback(call, no_console, why)
+        return _fallback(call, no_console, why, rule_asks=bool(result.get("asked_by")))
     if outcome in ("allow_once", "allow_always"):
         return clis.decision(call, "allow", f"symposium: allowed by {_decided_by(result)}")
     why = result.get("reason") or f"denied by {_decided_by(result)}"
@@ -406,7 +409,7 @@ def _decide_here(
         # reads is not known), not a deny rule named as if it asked
         why += f" ({verdict.why.removeprefix('ask: ')})"
     _audit(call, tool_call, _fallback_verdict(call, no_console), "default", label, why)
-    return _fallback(call, no_console, why)
+    return _fallback(call, no_console, why, rule_asks=action == "ask")
 
 
 def _audited(

@@ -117,3 +117,19 @@ async def test_a_console_card_approves_a_gemini_cli_call(tmp_path, project):
     assert [t.status for t in console.of(ev.ToolCallSeen)] == ["pending", "completed"]
     (decision,) = audit()
     assert (decision["resolver"], decision["outcome"]) == ("console", "allow_once")
+
+
+@pytest.mark.parametrize("bypass", [False, True], ids=["rules", "bypass"])
+async def test_a_call_a_rule_asks_about_is_not_run_unasked_in_yolo_mode(tmp_path, project, bypass):
+    """Gemini CLI takes "ask" from a BeforeTool hook (it asks its user whatever its approval
+    mode): a call an ask rule holds, which beats bypass, is not run unasked under yolo."""
+    agents = "\n[agents.gemini-cli]\nbypass = true\n" if bypass else ""
+    write_settings(RULES + '\n[[rules]]\naction = "ask"\ncommand = "mkdir"\n' + agents)
+    script = [tool_use("run_shell_command", {"command": "mkdir asked"}), text("Done")]
+    async with FakeAnthropic(script) as api:
+        run = await gemini_print(tmp_path / "home", project, api.base_url)
+    assert run.code == 0, run.stderr
+    assert not (project / "asked").exists(), "an ask rule's call ran with nobody asked"
+    (decision,) = audit()
+    assert decision["outcome"] == "cli_prompt"
+    assert decision["asked_by"] == "rule 3 (line 11): ask command=mkdir"

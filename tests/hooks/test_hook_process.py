@@ -421,3 +421,21 @@ def test_global_flags_before_hook_choose_the_settings_it_reads(tmp_path):
     )
     word, reason = verdict("claude", done)
     assert (word, "no deleting" in reason) == ("deny", True)
+
+
+@pytest.mark.parametrize("bypass", [False, True], ids=["rules", "bypass"])
+def test_gemini_cli_is_told_to_ask_when_a_rule_asks_and_left_its_own_mode_when_none_decides(
+    bypass,
+):
+    # Gemini CLI asks its user on "ask" whatever its approval mode (yolo too); no decision is its
+    # own approval mode, which runs the call under yolo
+    agents = "\n[agents.gemini-cli]\nbypass = true\n" if bypass else ""
+    write_settings(RULES + '\n[[rules]]\naction = "ask"\ncommand = "make"\n' + agents)
+    asked = json.loads(
+        hook("gemini", pre("gemini", "run_shell_command", {"command": "make"})).stdout
+    )
+    assert asked["decision"] == "ask"
+    assert "ask command=make" in asked["systemMessage"]
+    if not bypass:
+        done = hook("gemini", pre("gemini", "run_shell_command", {"command": "mkdir x"}))
+        assert "decision" not in json.loads(done.stdout)
