@@ -333,6 +333,10 @@ def tool_call(call: HookCall) -> dict[str, Any]:
             title = _patch_title(raw, paths)
         if kind in ("edit", "read", "search"):
             paths.extend(_named_paths(raw))
+            if call.cli == "gemini" and name in ("read_many_files", "glob"):
+                from bridge.hooks.globs import gemini_paths  # (node-glob's reading of a glob)
+
+                paths.extend(gemini_paths(name, raw, call.cwd))
             if paths and name != "apply_patch":
                 title = f"{name} {paths[0]}"
         elif kind == "fetch":
