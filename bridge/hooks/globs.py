@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ def gemini_paths(tool: str, raw: dict[str, Any], cwd: str | None) -> list[str]:
         named = []
         pattern = raw.get("pattern")
         globs = [pattern] if isinstance(pattern, str) and pattern.strip() else []
+        globs += [re.sub(r"\\(.)", r"\1", g) for g in globs if "\\" in g]  # `k\eys`: keys
         where = raw.get("dir_path") or raw.get("path")
         if isinstance(where, str) and where:
             folder = os.path.join(cwd, where) if cwd else where

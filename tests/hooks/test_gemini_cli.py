@@ -137,14 +137,19 @@ async def test_a_call_a_rule_asks_about_is_not_run_unasked_in_yolo_mode(tmp_path
 
 @pytest.mark.parametrize(
     "tool_input",
-    [{"pattern": "KEYS/*"}, {"pattern": "Keys/ID_RSA"}, {"pattern": "kEyS/*", "dir_path": "."}],
-    ids=["upper-case", "mixed-case", "in-a-folder"],
+    [
+        {"pattern": "KEYS/*"},
+        {"pattern": "Keys/ID_RSA"},
+        {"pattern": "kEyS/*", "dir_path": "."},
+        {"pattern": "k\\eys/*", "case_sensitive": True},  # `\e` is `e` to node-glob
+    ],
+    ids=["upper-case", "mixed-case", "in-a-folder", "backslash"],
 )
 async def test_a_glob_gemini_cli_matches_whatever_its_case_is_judged_by_what_it_lists(
     tmp_path, project, tool_input
 ):
     """Gemini CLI's glob tool matches with node-glob's `nocase` unless `case_sensitive`:
-    `KEYS/*` lists keys/id_rsa, which a deny rule on keys holds."""
+    `KEYS/*` lists keys/id_rsa, which a deny rule on keys holds; and `\\e` in a glob is `e`."""
     (project / "keys").mkdir()
     (project / "keys" / "id_rsa").write_text("secret key")
     write_settings(

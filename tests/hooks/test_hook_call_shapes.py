@@ -127,3 +127,19 @@ def test_a_case_sensitive_gemini_glob_is_read_as_it_is_spelled(tree):
     call = pre("gemini", "glob", {"pattern": "KEYS/*", "case_sensitive": True})
     call["cwd"] = str(tree)
     assert verdict("gemini", hook("gemini", call))[0] == "allow"  # (matches nothing: bypass)
+
+
+@pytest.mark.parametrize(
+    ("cli", "tool", "tool_input"),
+    [
+        ("claude", "Glob", {"pattern": "k\\eys/*"}),
+        ("claude", "Grep", {"pattern": "x", "glob": "k\\eys/*"}),
+        ("gemini", "glob", {"pattern": "k\\eys/*", "case_sensitive": True}),
+        ("claude", "mcp__fs__search", {"pattern": "{t}/k\\eys/*"}),
+    ],
+)
+def test_a_glob_word_with_a_backslash_is_judged_as_the_word_it_escapes(tree, cli, tool, tool_input):
+    # `\e` is `e` to node-glob (Gemini CLI), ripgrep's globs and bash: `k\eys/*` lists keys/
+    tool_input = {k: v.replace("{t}", str(tree)) if isinstance(v, str) else v
+                  for k, v in tool_input.items()}  # fmt: skip
+    assert "no keys" in denied(cli, tool, tool_input, cwd=str(tree))
