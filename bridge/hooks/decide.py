@@ -41,6 +41,7 @@ HELLO = "hook/hello"
 DECIDE = "hook/decide"
 EVENT = "hook/event"
 LONG_TEXT = 64 * 1024  # a longer string of the tool input is shortened on its way to a card
+SPARE = 0.5  # seconds kept back from a console's wait, to read the fallback when none answers
 
 
 class _Reply:
@@ -278,7 +279,7 @@ def _pre(call: HookCall, reply: _Reply, deadline: float) -> Answer:
     sock = _connect()
     if sock is not None:  # the console decides (its rules, its cards): no settings read here
         reply.on_timeout = _fallback(call, "ask", "no console answered in time")
-        return _ask_console(call, sock, tool_call, deadline)
+        return _ask_console(call, sock, tool_call, deadline, reply)
     try:
         policy = _policy()
     except Exception as exc:  # a broken settings file: its rules cannot be applied
@@ -308,26 +309,28 @@ def _fallback(call: HookCall, no_console: str, why: str, *, rule_asks: bool = Fa
 
 
 def _ask_console(
-    call: HookCall, sock: socket.socket, tool_call: dict[str, Any], deadline: float
+    call: HookCall, sock: socket.socket, tool_call: dict[str, Any], deadline: float, reply: _Reply
 ) -> Answer:
     """The console's broker decides. It knows the settings: how long a card may wait
-    (`hook_wait`, within the time this process has left) and what the fallback is."""
+    (`hook_wait`, within the time this process has left) and what the fallback is. A console
+    that does not answer leaves this process `SPARE` seconds to read the fallback itself."""
+    until = max(time.monotonic(), deadline - SPARE)
     params = {
         **_context(call, tool_call),
         "cli": call.cli,
-        "wait": max(0.0, deadline - time.monotonic() - 0.1),
+        "wait": max(0.0, until - time.monotonic() - 0.1),
     }
     try:
         _send(sock, _hello(call), {"id": 1, "method": DECIDE, "params": params})
-        result = _read_result(sock, deadline)
+        result = _read_result(sock, until)
     except TimeoutError:
         sock.close()  # the console withdraws the card
-        return _fallback(call, "ask", "no console answered in time")
+        return _unanswered(call, tool_call, reply)
     except (OSError, ValueError) as exc:
         sock.close()
-        return clis.decision(
-            call, "deny", f"symposium: denied: the console link failed before answering ({exc})"
-        )
+        why = f"the console link failed before answering ({exc})"
+        _audit(call, tool_call, "deny", "default", None, why)  # (the console may have audited none)
+        return clis.decision(call, "deny", f"symposium: denied: {why}")
     sock.close()
     outcome = result.get("outcome")
     no_console = "deny" if result.get("fallback") == "deny" else "ask"
@@ -340,6 +343,20 @@ def _ask_console(
         return clis.decision(call, "allow", f"symposium: allowed by {_decided_by(result)}")
     why = result.get("reason") or f"denied by {_decided_by(result)}"
     return clis.decision(call, "deny", f"symposium: {why}")
+
+
+def _unanswered(call: HookCall, tool_call: dict[str, Any], reply: _Reply) -> Answer:
+    """A console that took the call and did not answer in time (hung, a `serve` link stalling):
+    `hook_no_console`, read and audited here; a denial when the settings cannot be read."""
+    why = "no console answered in time"
+    reply.on_timeout = clis.decision(call, "deny", f"symposium: denied: {why} (nor the settings)")
+    try:
+        no_console = _policy().no_console
+    except Exception as exc:  # a broken settings file: its preference is not known
+        why += f" (the settings file is broken: {exc})"
+        no_console = "deny"
+    _audit(call, tool_call, _fallback_verdict(call, no_console), "default", None, why)
+    return _fallback(call, no_console, why)
 
 
 def _decided_by(result: dict[str, Any]) -> str:
@@ -373,7 +390,8 @@ def _read_result(sock: socket.socket, until: float) -> dict[str, Any]:
             if isinstance(msg, dict) and msg.get("id") == 1 and "method" not in msg:
                 result = msg.get("result")
                 if not isinstance(result, dict):
-                    error = (msg.get("error") or {}).get("message")
+                    error = msg.get("error")
+                    error = error.get("message") if isinstance(error, dict) else error
                     raise ValueError(f"the console failed: {error}")
                 return result
 
