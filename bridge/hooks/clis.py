@@ -220,10 +220,17 @@ def parse(cli: str, data: Any) -> HookCall:
         )
         if raw_event == "PostToolUseFailure" and call.tool_response is None:
             call.tool_response = data.get("error")
-    for key in ("source", "reason", "trigger"):
+    for key in ("source", "reason", "trigger", "permission_mode"):
         if isinstance(data.get(key), str):
             call.extra[key] = data[key]
     return call
+
+
+def asks_nobody(call: HookCall) -> str | None:
+    """The permission mode in which the CLI runs a call the hook answers with no decision
+    without asking anyone (Codex takes no "ask": `bypassPermissions`, `dontAsk`), or None."""
+    mode = call.extra.get("permission_mode")
+    return mode if call.cli == "codex" and mode in ("bypassPermissions", "dontAsk") else None
 
 
 def mcp_name(cli: str, tool: str, extra: dict[str, Any]) -> tuple[str, str] | None:

@@ -73,8 +73,7 @@ class _Reply:
 
 
 def _deadline_seconds(cli: str, argv: list[str]) -> float:
-    """Seconds this process has: the CLI's timeout for it (`--timeout`, else the CLI's default)
-    less a margin to answer in."""
+    """Seconds this process has: the CLI's timeout (`--timeout`, else its default) less a margin."""
     timeout = DEFAULT_TIMEOUT[cli]
     if "--timeout" in argv:
         try:
@@ -112,8 +111,7 @@ def main(argv: list[str]) -> int:
 
 
 def _failed_answer(call: HookCall | None, reason: str) -> Answer:
-    """What an error of this process answers: a deny before a tool, nothing after one (it ran
-    already), a block when not even the event is known."""
+    """An error's answer: a deny before a tool, nothing after one, else a block (no event)."""
     if call is None:
         return clis.blocked(reason)
     if call.event == PRE:
@@ -289,15 +287,18 @@ def _pre(call: HookCall, reply: _Reply, deadline: float) -> Answer:
     return _decide_here(call, policy, tool_call, policy.no_console)
 
 
-def _fallback_verdict(call: HookCall, no_console: str) -> str:
-    """What a call no rule and no person decided gets: "deny" when so configured, or for a tool
-    this door does not know; else "ask" (the CLI's own prompt)."""
-    return "deny" if no_console == "deny" or not call.known_tool else "ask"
+def _fallback_verdict(call: HookCall, no_console: str, rule_asks: bool = False) -> str:
+    """What a call no rule and no person decided gets: "deny" when so configured, for a tool
+    this door does not know, or when a rule asks and the CLI would run it unasked; else "ask"."""
+    unasked = rule_asks and clis.asks_nobody(call)
+    return "deny" if no_console == "deny" or not call.known_tool or unasked else "ask"
 
 
 def _fallback(call: HookCall, no_console: str, why: str, *, rule_asks: bool = False) -> Answer:
-    if _fallback_verdict(call, no_console) == "deny":
+    if _fallback_verdict(call, no_console, rule_asks) == "deny":
         what = "" if call.known_tool else f" (an unknown tool, {call.tool_name!r})"
+        if rule_asks and clis.asks_nobody(call):  # Codex's bypassPermissions, dontAsk
+            what = f" (Codex would run it unasked, in {clis.asks_nobody(call)})"
         return clis.decision(call, "deny", f"symposium: denied{what}: {why}")
     # Claude Code asks its user; Codex and Gemini CLI take no decision as "your own policy":
     # an approval mode that runs tools unasked (yolo, never) runs it
@@ -426,8 +427,9 @@ def _decide_here(
         # the rule that asks, or the rule that might match and why (`… | sh`: what the shell
         # reads is not known), not a deny rule named as if it asked
         why += f" ({verdict.why.removeprefix('ask: ')})"
-    _audit(call, tool_call, _fallback_verdict(call, no_console), "default", label, why)
-    return _fallback(call, no_console, why, rule_asks=action == "ask")
+    asks = action == "ask"
+    _audit(call, tool_call, _fallback_verdict(call, no_console, asks), "default", label, why)
+    return _fallback(call, no_console, why, rule_asks=asks)
 
 
 def _audited(

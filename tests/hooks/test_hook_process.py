@@ -439,3 +439,21 @@ def test_gemini_cli_is_told_to_ask_when_a_rule_asks_and_left_its_own_mode_when_n
     if not bypass:
         done = hook("gemini", pre("gemini", "run_shell_command", {"command": "mkdir x"}))
         assert "decision" not in json.loads(done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("mode", "answer"),
+    [("bypassPermissions", "deny"), ("dontAsk", "deny"), ("default", None), (None, None)],
+)
+def test_codex_is_denied_what_a_rule_asks_about_when_it_would_ask_nobody(mode, answer):
+    write_settings(RULES + '\n[[rules]]\naction = "ask"\ncommand = "make"\n')
+    extra = {"permission_mode": mode} if mode else {}
+    done = hook("codex", pre("codex", "Bash", {"command": "make"}, **extra))
+    if answer is None:  # Codex asks its user itself: no decision
+        assert (done.returncode, done.stdout) == (0, b"")
+    else:
+        assert verdict("codex", done) == (
+            "deny",
+            f"symposium: denied (Codex would run it unasked, in {mode}): no console is running "
+            "(ask by rule 3 (line 11): ask command=make)",
+        )
