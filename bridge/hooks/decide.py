@@ -115,6 +115,10 @@ def _failed_answer(call: HookCall | None, reason: str) -> Answer:
     if call is None:
         return clis.blocked(reason)
     if call.event == PRE:
+        try:  # audited like every decision (unless the audit log is what failed)
+            _audit(call, {"rawInput": call.tool_input}, "deny", "default", None, reason)
+        except Exception:  # noqa: BLE001 — the CLI is answered whatever the log does
+            pass
         return clis.decision(call, "deny", f"symposium: {reason}")
     return clis.nothing()
 
@@ -141,8 +145,7 @@ def _read_stdin(deadline: float) -> bytes:
 
 
 def _event_named_in(cli: str, head: bytes) -> str | None:
-    """The event an oversized input names in its first bytes (every CLI writes the event's name
-    before the tool's input and output), or None."""
+    """The event an oversized input names in its first bytes (each CLI names it first), or None."""
     import re
 
     found = re.search(rb'"hook_event_name"\s*:\s*"(\w+)"', head)
@@ -193,8 +196,7 @@ def _config_dir() -> str:
 
 
 def _runtime_dir() -> str:
-    """`bridge.paths.runtime_dir_path()`, without importing `bridge.paths` (and `pathlib`) on the
-    hook's start-up path: the same three places, in the same order."""
+    """`bridge.paths.runtime_dir_path()` (the same places) without importing `bridge.paths`."""
     explicit = os.environ.get("SYMPOSIUM_RUNTIME_DIR")
     if explicit:
         return explicit
@@ -312,9 +314,8 @@ def _fallback(call: HookCall, no_console: str, why: str, *, rule_asks: bool = Fa
 def _ask_console(
     call: HookCall, sock: socket.socket, tool_call: dict[str, Any], deadline: float, reply: _Reply
 ) -> Answer:
-    """The console's broker decides. It knows the settings: how long a card may wait
-    (`hook_wait`, within the time this process has left) and what the fallback is. A console
-    that does not answer leaves this process `SPARE` seconds to read the fallback itself."""
+    """The console's broker decides: it knows how long a card may wait (`hook_wait`, within the
+    time left less `SPARE`, kept to read the fallback here if it does not answer)."""
     until = max(time.monotonic(), deadline - SPARE)
     params = {
         **_context(call, tool_call),
@@ -514,8 +515,7 @@ def _mark_approved(call: HookCall, approval_id: str) -> None:
 
 
 def _after(call: HookCall) -> None:
-    """The outcome of a tool, or a session's start or end: to the console's tool-call log and
-    sessions pane (when one runs), and the outcome to the audit log against its approval."""
+    """A tool's outcome (audited against its approval), a session's start or end: to the console."""
     status = None
     if call.event == POST:
         status = "failed" if call.failed else "completed"

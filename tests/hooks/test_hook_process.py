@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -457,3 +459,21 @@ def test_codex_is_denied_what_a_rule_asks_about_when_it_would_ask_nobody(mode, a
             f"symposium: denied (Codex would run it unasked, in {mode}): no console is running "
             "(ask by rule 3 (line 11): ask command=make)",
         )
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_a_lone_surrogate_in_a_tool_call_is_denied_and_audited(cli, tmp_path):
+    # `"\ud800"` is JSON a CLI may pass on from the model: no UTF-8 spells it, and the audit log
+    # could not hash it (the hook failed, denied, and audited nothing)
+    from bridge.audit import verify
+
+    write_settings(RULES + f'\n[[rules]]\naction = "deny"\npath = "{tmp_path}"\nreason = "no"\n')
+    call = json.dumps(pre(cli, SHELL[cli], {"command": f"cat {tmp_path}/\ud800"}))
+    assert "\\ud800" in call
+    word, reason = verdict(cli, hook(cli, call))
+    assert word == "deny"
+    assert "the hook failed" not in reason, reason
+    (decision,) = audit()
+    assert decision["outcome"] == "reject_once"
+    assert decision["request"]["rawInput"]["command"] == f"cat {tmp_path}/\ud800"
+    assert verify(Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "audit.jsonl").ok
