@@ -24,10 +24,15 @@ else:
 __all__ = ["args_hash", "canonical", "chained", "entry_hash", "last_line", "link_of", "sha256"]
 
 
+# A lone surrogate (`"\ud800"` in a tool call's JSON) has no UTF-8: it is written as the JSON
+# escape it came as, which reads back as the same string (every other character is unchanged).
+SURROGATES = "backslashreplace"
+
+
 def canonical(record: dict[str, Any]) -> bytes:
     return json.dumps(
         record, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str
-    ).encode("utf-8")
+    ).encode("utf-8", SURROGATES)
 
 
 def entry_hash(record: dict[str, Any]) -> str:
@@ -75,4 +80,4 @@ def chained(record: dict[str, Any], seq: int, prev: str) -> tuple[dict[str, Any]
     entry = {**record, "seq": seq + 1, "prev": prev}
     entry["hash"] = entry_hash(entry)
     data = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str)
-    return entry, (data + "\n").encode("utf-8")
+    return entry, (data + "\n").encode("utf-8", SURROGATES)

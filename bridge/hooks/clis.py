@@ -15,7 +15,8 @@ What each CLI sends on stdin (common fields: `session_id`, `cwd`, `hook_event_na
   those are answered with no decision, which leaves the call to Codex's own approval policy.
 * Gemini CLI — `BeforeTool` / `AfterTool` with `tool_name`, `tool_input` (and `tool_response`
   after), `SessionStart` / `SessionEnd`. A `BeforeTool` is answered with `{"decision": "allow"|
-  "deny", "reason": …}`; it has no "ask": leaving the decision out hands it to Gemini CLI itself.
+  "deny", "reason": …}`; leaving the decision out hands it to Gemini CLI's approval mode, and
+  `{"decision": "ask"}` (what a rule asks about) makes it ask its user, yolo or not.
 
 Every CLI also blocks a tool when the hook exits with status 2, taking stderr as the reason: that
 is the answer when the input cannot even be read (no event is known to answer in).
@@ -219,10 +220,17 @@ def parse(cli: str, data: Any) -> HookCall:
         )
         if raw_event == "PostToolUseFailure" and call.tool_response is None:
             call.tool_response = data.get("error")
-    for key in ("source", "reason", "trigger"):
+    for key in ("source", "reason", "trigger", "permission_mode"):
         if isinstance(data.get(key), str):
             call.extra[key] = data[key]
     return call
+
+
+def asks_nobody(call: HookCall) -> str | None:
+    """The permission mode in which the CLI runs a call the hook answers with no decision
+    without asking anyone (Codex takes no "ask": `bypassPermissions`, `dontAsk`), or None."""
+    mode = call.extra.get("permission_mode")
+    return mode if call.cli == "codex" and mode in ("bypassPermissions", "dontAsk") else None
 
 
 def mcp_name(cli: str, tool: str, extra: dict[str, Any]) -> tuple[str, str] | None:
@@ -332,6 +340,10 @@ def tool_call(call: HookCall) -> dict[str, Any]:
             title = _patch_title(raw, paths)
         if kind in ("edit", "read", "search"):
             paths.extend(_named_paths(raw))
+            if call.cli == "gemini" and name in ("read_many_files", "glob"):
+                from bridge.hooks.globs import gemini_paths  # (node-glob's reading of a glob)
+
+                paths.extend(gemini_paths(name, raw, call.cwd))
             if paths and name != "apply_patch":
                 title = f"{name} {paths[0]}"
         elif kind == "fetch":
@@ -371,8 +383,9 @@ def blocked(reason: str) -> Answer:
     return Answer("", f"symposium-tui: {reason}\n", 2)
 
 
-def decision(call: HookCall, verdict: str, reason: str) -> Answer:
-    """A tool-call decision (`verdict`: allow, deny or ask) in the CLI's schema."""
+def decision(call: HookCall, verdict: str, reason: str, *, rule_asks: bool = False) -> Answer:
+    """A tool-call decision (`verdict`: allow, deny or ask) in the CLI's schema. `rule_asks`: an
+    ask a rule made (one that beats bypass), not the fallback of a call no rule decided."""
     import json
 
     if call.cli == "codex" and verdict != "deny":
@@ -381,7 +394,11 @@ def decision(call: HookCall, verdict: str, reason: str) -> Answer:
         # approval policy, which is what both mean.
         return Answer("", "", 0)
     if call.cli == "gemini":
-        if verdict == "ask":  # no such decision: leaving it out hands it to Gemini CLI itself
+        if verdict == "ask" and rule_asks:
+            # Gemini CLI asks its user on "ask" whatever its approval mode (yolo included): what a
+            # rule asks about is not run unasked
+            return Answer(json.dumps({"decision": "ask", "systemMessage": reason}) + "\n")
+        if verdict == "ask":  # no decision hands a call no rule decided to Gemini CLI's own mode
             return Answer(json.dumps({"systemMessage": reason}) + "\n")
         return Answer(json.dumps({"decision": verdict, "reason": reason}) + "\n")
     body = {

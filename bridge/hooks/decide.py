@@ -41,6 +41,7 @@ HELLO = "hook/hello"
 DECIDE = "hook/decide"
 EVENT = "hook/event"
 LONG_TEXT = 64 * 1024  # a longer string of the tool input is shortened on its way to a card
+SPARE = 0.5  # seconds kept back from a console's wait, to read the fallback when none answers
 
 
 class _Reply:
@@ -72,8 +73,7 @@ class _Reply:
 
 
 def _deadline_seconds(cli: str, argv: list[str]) -> float:
-    """Seconds this process has: the CLI's timeout for it (`--timeout`, else the CLI's default)
-    less a margin to answer in."""
+    """Seconds this process has: the CLI's timeout (`--timeout`, else its default) less a margin."""
     timeout = DEFAULT_TIMEOUT[cli]
     if "--timeout" in argv:
         try:
@@ -111,11 +111,14 @@ def main(argv: list[str]) -> int:
 
 
 def _failed_answer(call: HookCall | None, reason: str) -> Answer:
-    """What an error of this process answers: a deny before a tool, nothing after one (it ran
-    already), a block when not even the event is known."""
+    """An error's answer: a deny before a tool, nothing after one, else a block (no event)."""
     if call is None:
         return clis.blocked(reason)
     if call.event == PRE:
+        try:  # audited like every decision (unless the audit log is what failed)
+            _audit(call, {"rawInput": call.tool_input}, "deny", "default", None, reason)
+        except Exception:  # noqa: BLE001 — the CLI is answered whatever the log does
+            pass
         return clis.decision(call, "deny", f"symposium: {reason}")
     return clis.nothing()
 
@@ -142,8 +145,7 @@ def _read_stdin(deadline: float) -> bytes:
 
 
 def _event_named_in(cli: str, head: bytes) -> str | None:
-    """The event an oversized input names in its first bytes (every CLI writes the event's name
-    before the tool's input and output), or None."""
+    """The event an oversized input names in its first bytes (each CLI names it first), or None."""
     import re
 
     found = re.search(rb'"hook_event_name"\s*:\s*"(\w+)"', head)
@@ -194,8 +196,7 @@ def _config_dir() -> str:
 
 
 def _runtime_dir() -> str:
-    """`bridge.paths.runtime_dir_path()`, without importing `bridge.paths` (and `pathlib`) on the
-    hook's start-up path: the same three places, in the same order."""
+    """`bridge.paths.runtime_dir_path()` (the same places) without importing `bridge.paths`."""
     explicit = os.environ.get("SYMPOSIUM_RUNTIME_DIR")
     if explicit:
         return explicit
@@ -278,7 +279,7 @@ def _pre(call: HookCall, reply: _Reply, deadline: float) -> Answer:
     sock = _connect()
     if sock is not None:  # the console decides (its rules, its cards): no settings read here
         reply.on_timeout = _fallback(call, "ask", "no console answered in time")
-        return _ask_console(call, sock, tool_call, deadline)
+        return _ask_console(call, sock, tool_call, deadline, reply)
     try:
         policy = _policy()
     except Exception as exc:  # a broken settings file: its rules cannot be applied
@@ -288,43 +289,50 @@ def _pre(call: HookCall, reply: _Reply, deadline: float) -> Answer:
     return _decide_here(call, policy, tool_call, policy.no_console)
 
 
-def _fallback_verdict(call: HookCall, no_console: str) -> str:
-    """What a call no rule and no person decided gets: "deny" when so configured, or for a tool
-    this door does not know; else "ask" (the CLI's own prompt)."""
-    return "deny" if no_console == "deny" or not call.known_tool else "ask"
+def _fallback_verdict(call: HookCall, no_console: str, rule_asks: bool = False) -> str:
+    """What a call no rule and no person decided gets: "deny" when so configured, for a tool
+    this door does not know, or when a rule asks and the CLI would run it unasked; else "ask"."""
+    unasked = rule_asks and clis.asks_nobody(call)
+    return "deny" if no_console == "deny" or not call.known_tool or unasked else "ask"
 
 
-def _fallback(call: HookCall, no_console: str, why: str) -> Answer:
-    if _fallback_verdict(call, no_console) == "deny":
+def _fallback(call: HookCall, no_console: str, why: str, *, rule_asks: bool = False) -> Answer:
+    if _fallback_verdict(call, no_console, rule_asks) == "deny":
         what = "" if call.known_tool else f" (an unknown tool, {call.tool_name!r})"
+        if rule_asks and clis.asks_nobody(call):  # Codex's bypassPermissions, dontAsk
+            what = f" (Codex would run it unasked, in {clis.asks_nobody(call)})"
         return clis.decision(call, "deny", f"symposium: denied{what}: {why}")
     # Claude Code asks its user; Codex and Gemini CLI take no decision as "your own policy":
     # an approval mode that runs tools unasked (yolo, never) runs it
     then = "asks instead" if call.cli == "claude" else "decides by its own approval mode"
-    return clis.decision(call, "ask", f"symposium: {why}; {clis.DISPLAY[call.cli]} {then}")
+    if rule_asks and call.cli == "gemini":
+        then = "asks instead"  # (Gemini CLI asks on "ask" whatever its approval mode)
+    said = f"symposium: {why}; {clis.DISPLAY[call.cli]} {then}"
+    return clis.decision(call, "ask", said, rule_asks=rule_asks)
 
 
 def _ask_console(
-    call: HookCall, sock: socket.socket, tool_call: dict[str, Any], deadline: float
+    call: HookCall, sock: socket.socket, tool_call: dict[str, Any], deadline: float, reply: _Reply
 ) -> Answer:
-    """The console's broker decides. It knows the settings: how long a card may wait
-    (`hook_wait`, within the time this process has left) and what the fallback is."""
+    """The console's broker decides: it knows how long a card may wait (`hook_wait`, within the
+    time left less `SPARE`, kept to read the fallback here if it does not answer)."""
+    until = max(time.monotonic(), deadline - SPARE)
     params = {
         **_context(call, tool_call),
         "cli": call.cli,
-        "wait": max(0.0, deadline - time.monotonic() - 0.1),
+        "wait": max(0.0, until - time.monotonic() - 0.1),
     }
     try:
         _send(sock, _hello(call), {"id": 1, "method": DECIDE, "params": params})
-        result = _read_result(sock, deadline)
+        result = _read_result(sock, until)
     except TimeoutError:
         sock.close()  # the console withdraws the card
-        return _fallback(call, "ask", "no console answered in time")
+        return _unanswered(call, tool_call, reply)
     except (OSError, ValueError) as exc:
         sock.close()
-        return clis.decision(
-            call, "deny", f"symposium: denied: the console link failed before answering ({exc})"
-        )
+        why = f"the console link failed before answering ({exc})"
+        _audit(call, tool_call, "deny", "default", None, why)  # (the console may have audited none)
+        return clis.decision(call, "deny", f"symposium: denied: {why}")
     sock.close()
     outcome = result.get("outcome")
     no_console = "deny" if result.get("fallback") == "deny" else "ask"
@@ -332,11 +340,25 @@ def _ask_console(
         why = "no console answered in time" if outcome == "timeout" else "no console is attached"
         if result.get("asked_by"):
             why += f" ({result['asked_by']} asks a person)"
-        return _fallback(call, no_console, why)
+        return _fallback(call, no_console, why, rule_asks=bool(result.get("asked_by")))
     if outcome in ("allow_once", "allow_always"):
         return clis.decision(call, "allow", f"symposium: allowed by {_decided_by(result)}")
     why = result.get("reason") or f"denied by {_decided_by(result)}"
     return clis.decision(call, "deny", f"symposium: {why}")
+
+
+def _unanswered(call: HookCall, tool_call: dict[str, Any], reply: _Reply) -> Answer:
+    """A console that took the call and did not answer in time (hung, a `serve` link stalling):
+    `hook_no_console`, read and audited here; a denial when the settings cannot be read."""
+    why = "no console answered in time"
+    reply.on_timeout = clis.decision(call, "deny", f"symposium: denied: {why} (nor the settings)")
+    try:
+        no_console = _policy().no_console
+    except Exception as exc:  # a broken settings file: its preference is not known
+        why += f" (the settings file is broken: {exc})"
+        no_console = "deny"
+    _audit(call, tool_call, _fallback_verdict(call, no_console), "default", None, why)
+    return _fallback(call, no_console, why)
 
 
 def _decided_by(result: dict[str, Any]) -> str:
@@ -370,7 +392,8 @@ def _read_result(sock: socket.socket, until: float) -> dict[str, Any]:
             if isinstance(msg, dict) and msg.get("id") == 1 and "method" not in msg:
                 result = msg.get("result")
                 if not isinstance(result, dict):
-                    error = (msg.get("error") or {}).get("message")
+                    error = msg.get("error")
+                    error = error.get("message") if isinstance(error, dict) else error
                     raise ValueError(f"the console failed: {error}")
                 return result
 
@@ -405,8 +428,9 @@ def _decide_here(
         # the rule that asks, or the rule that might match and why (`… | sh`: what the shell
         # reads is not known), not a deny rule named as if it asked
         why += f" ({verdict.why.removeprefix('ask: ')})"
-    _audit(call, tool_call, _fallback_verdict(call, no_console), "default", label, why)
-    return _fallback(call, no_console, why)
+    asks = action == "ask"
+    _audit(call, tool_call, _fallback_verdict(call, no_console, asks), "default", label, why)
+    return _fallback(call, no_console, why, rule_asks=asks)
 
 
 def _audited(
@@ -491,8 +515,7 @@ def _mark_approved(call: HookCall, approval_id: str) -> None:
 
 
 def _after(call: HookCall) -> None:
-    """The outcome of a tool, or a session's start or end: to the console's tool-call log and
-    sessions pane (when one runs), and the outcome to the audit log against its approval."""
+    """A tool's outcome (audited against its approval), a session's start or end: to the console."""
     status = None
     if call.event == POST:
         status = "failed" if call.failed else "completed"

@@ -375,10 +375,13 @@ def glob_reaches(raw: dict[str, Any], paths: list[str], cwd: str | None, kind: s
             glob = glob.strip()
             if not glob.startswith(("/", "~")) and folder:
                 glob = f"{folder.rstrip('/')}/{glob}"
-            globs.append(glob)
-            base = glob_base(glob)
-            if base != ".":  # `../keys`, or `up/keys` through a symlink: resolved
-                out.append(base)
+            # `\x` is `x` to node-glob, ripgrep's globs and bash (`k\eys/*` lists keys/):
+            # a glob with a `\` is judged as both
+            for spelled in dict.fromkeys([glob, re.sub(r"\\(.)", r"\1", glob)]):
+                globs.append(spelled)
+                base = glob_base(spelled)
+                if base != ".":  # `../keys`, or `up/keys` through a symlink: resolved
+                    out.append(base)
     for k, glob in enumerate(globs[:_MAX_GLOBS]):
         out.extend(_links_walked(glob, cwd, reads=k < named or kind == "read"))
     return out

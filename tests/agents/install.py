@@ -604,7 +604,7 @@ def _base_env(home: Path) -> dict[str, str]:
         "TERM": "dumb",
         "NO_COLOR": "1",
     }
-    for key in ("TMPDIR", "USER", "LOGNAME", "SHELL"):
+    for key in ("TMPDIR", "USER", "LOGNAME", "SHELL", "PYTHONPATH"):  # (a worktree's code)
         if key in os.environ:
             env[key] = os.environ[key]
     return env

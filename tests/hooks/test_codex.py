@@ -97,3 +97,21 @@ async def test_a_console_card_approves_a_codex_command(tmp_path, codex):
     (ended,) = console.of(ev.SessionEnded)
     assert started.connection == ended.connection == card.connection
     assert started.agent == f"codex in {project}"
+
+
+@pytest.mark.parametrize("bypass", [False, True], ids=["rules", "bypass"])
+async def test_a_command_a_rule_asks_about_is_not_run_by_a_codex_that_asks_nobody(
+    tmp_path, codex, bypass
+):
+    """Codex takes no "ask" from a hook; in bypassPermissions (which it sends as the call's
+    permission_mode) no decision runs the call with nobody asked: what a rule asks about, which
+    beats bypass, is denied instead."""
+    project, _ = codex
+    agents = "\n[agents.codex]\nbypass = true\n" if bypass else ""
+    write_settings(RULES + '\n[[rules]]\naction = "ask"\ncommand = "mkdir"\n' + agents)
+    script = [call("exec_command", {"cmd": "mkdir asked"}), call("exec_command", {"cmd": "pwd"})]
+    results = await run(tmp_path, codex, [*script, say("Done")])
+    assert not (project / "asked").exists(), "an ask rule's command ran with nobody asked"
+    assert "Codex would run it unasked, in bypassPermissions" in results[0]
+    assert str(project) in results[1], "a call no rule asks about is still Codex's to run"
+    assert audit()[0]["outcome"] == "reject_once"

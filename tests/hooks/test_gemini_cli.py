@@ -117,3 +117,49 @@ async def test_a_console_card_approves_a_gemini_cli_call(tmp_path, project):
     assert [t.status for t in console.of(ev.ToolCallSeen)] == ["pending", "completed"]
     (decision,) = audit()
     assert (decision["resolver"], decision["outcome"]) == ("console", "allow_once")
+
+
+@pytest.mark.parametrize("bypass", [False, True], ids=["rules", "bypass"])
+async def test_a_call_a_rule_asks_about_is_not_run_unasked_in_yolo_mode(tmp_path, project, bypass):
+    """Gemini CLI takes "ask" from a BeforeTool hook (it asks its user whatever its approval
+    mode): a call an ask rule holds, which beats bypass, is not run unasked under yolo."""
+    agents = "\n[agents.gemini-cli]\nbypass = true\n" if bypass else ""
+    write_settings(RULES + '\n[[rules]]\naction = "ask"\ncommand = "mkdir"\n' + agents)
+    script = [tool_use("run_shell_command", {"command": "mkdir asked"}), text("Done")]
+    async with FakeAnthropic(script) as api:
+        run = await gemini_print(tmp_path / "home", project, api.base_url)
+    assert run.code == 0, run.stderr
+    assert not (project / "asked").exists(), "an ask rule's call ran with nobody asked"
+    (decision,) = audit()
+    assert decision["outcome"] == "cli_prompt"
+    assert decision["asked_by"] == "rule 3 (line 11): ask command=mkdir"
+
+
+@pytest.mark.parametrize(
+    "tool_input",
+    [
+        {"pattern": "KEYS/*"},
+        {"pattern": "Keys/ID_RSA"},
+        {"pattern": "kEyS/*", "dir_path": "."},
+        {"pattern": "k\\eys/*", "case_sensitive": True},  # `\e` is `e` to node-glob
+    ],
+    ids=["upper-case", "mixed-case", "in-a-folder", "backslash"],
+)
+async def test_a_glob_gemini_cli_matches_whatever_its_case_is_judged_by_what_it_lists(
+    tmp_path, project, tool_input
+):
+    """Gemini CLI's glob tool matches with node-glob's `nocase` unless `case_sensitive`:
+    `KEYS/*` lists keys/id_rsa, which a deny rule on keys holds; and `\\e` in a glob is `e`."""
+    (project / "keys").mkdir()
+    (project / "keys" / "id_rsa").write_text("secret key")
+    write_settings(
+        f'[[rules]]\naction = "deny"\npath = "{project}/keys"\nreason = "no keys"\n\n'
+        "[agents.gemini-cli]\nbypass = true\n"
+    )
+    script = [tool_use("glob", tool_input), text("Done")]
+    async with FakeAnthropic(script) as api:
+        run = await gemini_print(tmp_path / "home", project, api.base_url)
+    assert run.code == 0, run.stderr
+    assert "id_rsa" not in sent_back(api).replace("ID_RSA", ""), "Gemini CLI listed the key"
+    assert "no keys" in sent_back(api)
+    assert [d["outcome"] for d in audit()] == ["reject_once"]

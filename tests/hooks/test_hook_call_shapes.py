@@ -102,3 +102,44 @@ def test_a_codex_patch_header_with_padding_still_names_its_file(tree, pad):
     # Codex's apply_patch parser trims each line before it reads a header
     patch = f"*** Begin Patch\n{pad}*** Delete File: {tree}/keys/id_rsa\n*** End Patch"
     assert "no keys" in denied("codex", "apply_patch", {"command": patch})
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("read_many_files", {"include": ["keys/id_rsa"]}),  # its paths (and globs) are `include`
+        ("read_many_files", {"paths": ["README.md"], "include": ["keys/*"]}),
+        ("read_many_files", {"include": ["keys\\id_rsa"]}),  # `\` is taken for `/`
+        ("read_many_files", {"include": ["KEYS/ID_RSA"]}),  # node-glob's nocase: any case
+        ("read_many_files", {"include": ["{t}/KEYS/id_rsa"]}),
+        ("glob", {"pattern": "Keys/*"}),
+        ("glob", {"pattern": "KEYS/ID_RSA", "dir_path": "{t}"}),
+        ("glob", {"pattern": "../kEyS/*", "dir_path": "proj"}),
+    ],
+)
+def test_what_gemini_clis_globs_match_whatever_their_case_is_judged(tree, tool, tool_input):
+    tool_input = {k: [p.replace("{t}", str(tree)) for p in v] if isinstance(v, list)
+                  else v.replace("{t}", str(tree)) for k, v in tool_input.items()}  # fmt: skip
+    assert "no keys" in denied("gemini", tool, tool_input, cwd=str(tree))
+
+
+def test_a_case_sensitive_gemini_glob_is_read_as_it_is_spelled(tree):
+    call = pre("gemini", "glob", {"pattern": "KEYS/*", "case_sensitive": True})
+    call["cwd"] = str(tree)
+    assert verdict("gemini", hook("gemini", call))[0] == "allow"  # (matches nothing: bypass)
+
+
+@pytest.mark.parametrize(
+    ("cli", "tool", "tool_input"),
+    [
+        ("claude", "Glob", {"pattern": "k\\eys/*"}),
+        ("claude", "Grep", {"pattern": "x", "glob": "k\\eys/*"}),
+        ("gemini", "glob", {"pattern": "k\\eys/*", "case_sensitive": True}),
+        ("claude", "mcp__fs__search", {"pattern": "{t}/k\\eys/*"}),
+    ],
+)
+def test_a_glob_word_with_a_backslash_is_judged_as_the_word_it_escapes(tree, cli, tool, tool_input):
+    # `\e` is `e` to node-glob (Gemini CLI), ripgrep's globs and bash: `k\eys/*` lists keys/
+    tool_input = {k: v.replace("{t}", str(tree)) if isinstance(v, str) else v
+                  for k, v in tool_input.items()}  # fmt: skip
+    assert "no keys" in denied(cli, tool, tool_input, cwd=str(tree))

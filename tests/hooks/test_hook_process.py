@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -421,3 +423,57 @@ def test_global_flags_before_hook_choose_the_settings_it_reads(tmp_path):
     )
     word, reason = verdict("claude", done)
     assert (word, "no deleting" in reason) == ("deny", True)
+
+
+@pytest.mark.parametrize("bypass", [False, True], ids=["rules", "bypass"])
+def test_gemini_cli_is_told_to_ask_when_a_rule_asks_and_left_its_own_mode_when_none_decides(
+    bypass,
+):
+    # Gemini CLI asks its user on "ask" whatever its approval mode (yolo too); no decision is its
+    # own approval mode, which runs the call under yolo
+    agents = "\n[agents.gemini-cli]\nbypass = true\n" if bypass else ""
+    write_settings(RULES + '\n[[rules]]\naction = "ask"\ncommand = "make"\n' + agents)
+    asked = json.loads(
+        hook("gemini", pre("gemini", "run_shell_command", {"command": "make"})).stdout
+    )
+    assert asked["decision"] == "ask"
+    assert "ask command=make" in asked["systemMessage"]
+    if not bypass:
+        done = hook("gemini", pre("gemini", "run_shell_command", {"command": "mkdir x"}))
+        assert "decision" not in json.loads(done.stdout)
+
+
+@pytest.mark.parametrize(
+    ("mode", "answer"),
+    [("bypassPermissions", "deny"), ("dontAsk", "deny"), ("default", None), (None, None)],
+)
+def test_codex_is_denied_what_a_rule_asks_about_when_it_would_ask_nobody(mode, answer):
+    write_settings(RULES + '\n[[rules]]\naction = "ask"\ncommand = "make"\n')
+    extra = {"permission_mode": mode} if mode else {}
+    done = hook("codex", pre("codex", "Bash", {"command": "make"}, **extra))
+    if answer is None:  # Codex asks its user itself: no decision
+        assert (done.returncode, done.stdout) == (0, b"")
+    else:
+        assert verdict("codex", done) == (
+            "deny",
+            f"symposium: denied (Codex would run it unasked, in {mode}): no console is running "
+            "(ask by rule 3 (line 11): ask command=make)",
+        )
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_a_lone_surrogate_in_a_tool_call_is_denied_and_audited(cli, tmp_path):
+    # `"\ud800"` is JSON a CLI may pass on from the model: no UTF-8 spells it, and the audit log
+    # could not hash it (the hook failed, denied, and audited nothing)
+    from bridge.audit import verify
+
+    write_settings(RULES + f'\n[[rules]]\naction = "deny"\npath = "{tmp_path}"\nreason = "no"\n')
+    call = json.dumps(pre(cli, SHELL[cli], {"command": f"cat {tmp_path}/\ud800"}))
+    assert "\\ud800" in call
+    word, reason = verdict(cli, hook(cli, call))
+    assert word == "deny"
+    assert "the hook failed" not in reason, reason
+    (decision,) = audit()
+    assert decision["outcome"] == "reject_once"
+    assert decision["request"]["rawInput"]["command"] == f"cat {tmp_path}/\ud800"
+    assert verify(Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "audit.jsonl").ok

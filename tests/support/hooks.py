@@ -39,7 +39,7 @@ reason = "nothing is deleted in this project"
 def symposium_env() -> dict[str, str]:
     return {
         key: os.environ[key]
-        for key in ("SYMPOSIUM_CONFIG_DIR", "SYMPOSIUM_RUNTIME_DIR")
+        for key in ("SYMPOSIUM_CONFIG_DIR", "SYMPOSIUM_RUNTIME_DIR", "PYTHONPATH")
         if key in os.environ
     }
 
