@@ -24,6 +24,7 @@ from bridge.shell.words import (
     _SPACE,
     _is_dynamic,
     _local_assignment,
+    _parameters,
     _substitutions,
     control_character,
     evaluates_arithmetic,
@@ -188,6 +189,9 @@ class Parser:
                 self.walk(child.command, depth, src)
             elif child.kind == "parameter" and ("$(" in child.value or "`" in child.value):
                 self.opaque.append(f"a command inside ${{{child.value}}}")
+            elif child.kind == "parameter" and "${" in child.value:
+                # bashlex cuts a `${…}` short at the end of one inside it: the word's text is read
+                self.parameters(single_quotes_blanked(src[word.pos[0] : word.pos[1]]), depth)
             elif child.kind == "parameter" and evaluates_arithmetic(child.value):
                 self.opaque.append(
                     f"${{{child.value}}} "
@@ -287,9 +291,7 @@ class Parser:
             if body.endswith(delimiter):
                 body = body[: len(body) - len(delimiter)]
             stdin = body
-            # an unquoted body's `$(…)` and backticks run (bashlex cannot parse a quoted
-            # delimiter: such a command is asked)
-            self.substitutions(body, depth)
+            self.expanded(body, depth)  # an unquoted body is expanded as a `"…"` string is
             self.words.extend((w, True) for w in body.split())
         return write, stdin
 
@@ -343,6 +345,30 @@ class Parser:
         kept = tuple(a for a in assigns if not _local_assignment(a))
         if kept:
             self.parts.append(Part(kept, writes, "command", assigns=kept))
+
+    def expanded(self, text: str, depth: int) -> None:
+        """A text bash expands as it does a `"…"` string (an unquoted here-document's body): its
+        `$(…)` and backticks run, arithmetic (`$((…))`, `$[…]`) evaluates the values of the
+        variables it names, and so does a `${…}` (`parameters`)."""
+        self.substitutions(text, depth)
+        if re.search(r"\$\(\(|\$\[", text):
+            self.opaque.append("arithmetic in an expanded text, on values only known when it runs")
+        self.parameters(text, depth)
+
+    def parameters(self, text: str, depth: int) -> None:
+        """Each `${…}` of a text, and each inside one (`${x:-${a[v]}}`: bashlex cuts the outer one
+        short): arithmetic on a value only known when it runs (a subscript, an offset: `a[$(…)]`
+        in the value runs), a prompt expansion, an indirection, and the assignments of
+        `${NAME:=…}`."""
+        for value in _parameters(text):
+            if value is None:
+                self.opaque.append("a ${…} whose end cannot be found")
+            elif evaluates_arithmetic(value):
+                self.opaque.append(f"${{{value}}} evaluates a value only known when it runs")
+            else:
+                if "=" in value:
+                    self.parameter_assignments(value, depth)
+                self.parameters(value, depth)
 
     def substitutions(self, text: str, depth: int) -> None:
         """The `$(…)` and backtick substitutions in a text the shell expands later (an unquoted

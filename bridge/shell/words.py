@@ -93,6 +93,33 @@ def _substitutions(text: str) -> list[str | None]:
     return out
 
 
+def _parameters(text: str) -> list[str | None]:
+    """The text between the braces of each outermost `${…}` in a text bash expands as a `"…"`
+    string (an unquoted here-document's body; `\\$` is a `$`); None: one whose end cannot be
+    found."""
+    out: list[str | None] = []
+    k = 0
+    while k < len(text):
+        if text[k] == "\\":
+            k += 2
+        elif text.startswith("${", k):
+            depth, j = 1, k + 2
+            while j < len(text) and depth:
+                if text[j] == "\\":
+                    j += 1
+                elif text.startswith("${", j):
+                    depth += 1
+                    j += 1
+                elif text[j] == "}":
+                    depth -= 1
+                j += 1
+            out.append(text[k + 2 : j - 1] if depth == 0 else None)
+            k = j
+        else:
+            k += 1
+    return out
+
+
 def word_text(src: str, word: Any) -> str:
     """A word with its quotes removed, from the source text: bashlex keeps the quotes of some
     words (`'r''m'` stays `r''m`), and a deny rule must see `rm`. A `$'…'` string is decoded as

@@ -766,4 +766,30 @@ CASES: list[Case] = [
         "git status --help",  # git runs man (groff, nroff, …) to show its manual
         "cp -r ../src /tmp/x",
     ),
+    # --- a ninth round: an unquoted here-document's body is expanded as a "…" string is ----------
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # arithmetic on a value (`a[$(…)]` in it runs), a prompt expansion, in the body
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; cat <<E\n${arr[v]}\nE",
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; cat <<E\n$((v))\nE",
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; cat <<E\n$[v]\nE",
+        "d='$'; p=\"${d}(rm -rf /)\"; cat <<E\n${p@P}\nE",
+        # …and in a `${…}` inside another (bashlex cuts the outer one short at the inner's end)
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; echo ${x:-${arr[v]}}",
+        'd=\'$\'; v="a[${d}(rm -rf /)]"; x=y; echo "${x/y/${arr[v]}}"',
+        "d='$'; r=\"a[${d}(rm -rf /)]\"; echo ${x:-${!r}}",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # `${NAME:=…}` in the body assigns NAME (a builtin's body is expanded by the shell itself)
+        "set -a; true <<E\n${GIT_EXTERNAL_DIFF:=rm -rf /; true}\nE\ngit diff HEAD~1",
+    ),
+    *_cases(
+        "heredocs",
+        ALLOW,
+        "cat <<E\n${HOME} $HOME ${x:-y} ${#x} ${x%%.*}\nE",
+        "echo ${x:-${HOME}} '${a[v]}'",
+    ),
 ]
