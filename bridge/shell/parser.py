@@ -50,7 +50,9 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     else:
         words = tuple(source)
         parser.simple(words, (False,) * len(words), (), 0)
-    if parser.interpreted:  # `echo 'os.system("rm -rf /")' | python3`: the whole text counts
+    if parser.interpreted or _written_scripts(parser.script_files, "\n".join(texts)):
+        # `echo 'os.system("rm -rf /")' | python3`, `echo 'rm -rf /' > x.sh; bash x.sh`: the whole
+        # text counts
         parser.code.append("\n".join(texts))
     # a program named by its path as an argument (`ln -s /bin/rm x`, `cp /bin/rm x`) may run under
     # another name: its name counts too
@@ -76,6 +78,17 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
         tuple(dict.fromkeys(parser.dirs)),
         tuple(dict.fromkeys(parser.code)),
         tuple(suspect),
+    )
+
+
+def _written_scripts(files: list[str], text: str) -> bool:
+    """Whether a script file the command runs is named elsewhere in it too (`> x.sh`, `tee x.sh`,
+    `dd of=x.sh`, `cp a x.sh`): the command may write it first, and what it holds is then in its
+    text."""
+    return any(
+        len(re.findall(rf"(?<![\w.-]){re.escape(posixpath.basename(f))}(?![\w.-])", text)) > 1
+        for f in files
+        if posixpath.basename(f)
     )
 
 
@@ -105,6 +118,7 @@ class Parser:
         self.code: list[str] = []
         self.quoted: dict[str, str] = {}  # a quoted here-document's stand-in delimiter → its body
         self.interpreted = False  # an interpreter reads its code from its input
+        self.script_files: list[str] = []  # script files run (`bash x.sh`, `. x.sh`, `./x.sh`)
         self.aliases: dict[str, str] = {}  # `alias NAME=VALUE` defined earlier in the script
         self.git_aliases: dict[str, str] = {}  # git aliases defined in the command
 

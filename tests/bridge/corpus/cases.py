@@ -787,6 +787,16 @@ CASES: list[Case] = [
         "set -a; true <<E\n${GIT_EXTERNAL_DIFF:=rm -rf /; true}\nE\ngit diff HEAD~1",
     ),
     *_cases(
+        "attacker spellings",
+        ASK,
+        # a script file the command writes, then runs (by a shell, `source`, or by its path): what
+        # it holds is only known when it runs, and the command's text names what it will be
+        "echo 'rm -rf /' > x.sh; bash x.sh",
+        "printf 'rm -rf /' | tee x.sh; . ./x.sh",
+        "echo 'rm -rf /' > x.sh && chmod +x x.sh && ./x.sh",
+        "cat > x.sh <<'E'\nrm -rf /\nE\nsh x.sh",
+    ),
+    *_cases(
         "heredocs",
         ALLOW,
         "cat <<E\n${HOME} $HOME ${x:-y} ${#x} ${x%%.*}\nE",
