@@ -348,6 +348,20 @@ def _unquoted_ansi_c(raw: str) -> bool:
     return False
 
 
+def unknown_target(target: str) -> bool:
+    """Whether the file a command writes (a redirection's target, `tee`'s file) is only known when
+    it runs: an expansion in it (`> d/$x/f`, `> d/$(…)`), a glob (what it matches may be a
+    symlink out of the folder: `> d/f*`), a brace expansion (`tee d/{a,../b}` writes both), or
+    a folder the shell keeps (`~-` is `$OLDPWD`, `~+`, `~1`)."""
+    return (
+        "$" in target
+        or "`" in target
+        or bool(GLOB_CHARS & set(target))
+        or has_brace_expansion(target)
+        or bool(re.match(r"~[-+0-9]", target))
+    )
+
+
 def has_brace_expansion(raw: str) -> bool:
     """Whether a word as written holds a brace expansion bash makes several words of
     (`{push,}`, `--{recursive,force}`, `{1..3}`): an unquoted `{` (not `${`) whose matching `}`

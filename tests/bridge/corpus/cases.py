@@ -797,6 +797,16 @@ CASES: list[Case] = [
         "cat > x.sh <<'E'\nrm -rf /\nE\nsh x.sh",
     ),
     *_cases(
+        "attacker spellings",
+        PERSON,
+        # a file written in a folder an allow path rule names, with an expansion, a brace expansion
+        # or a glob in its name: where it lands is only known when it runs (`..`, a symlink)
+        "x=..; echo pwned > /tmp/symposium-corpus-allowed/$x/escaped",
+        "echo pwned > /tmp/symposium-corpus-allowed/$(echo ..)/escaped",
+        "echo pwned | tee /tmp/symposium-corpus-allowed/{a,../escaped}",
+        "echo pwned > /tmp/symposium-corpus-allowed/f*",
+    ),
+    *_cases(
         "heredocs",
         ALLOW,
         "cat <<E\n${HOME} $HOME ${x:-y} ${#x} ${x%%.*}\nE",
