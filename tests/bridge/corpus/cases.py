@@ -807,6 +807,13 @@ CASES: list[Case] = [
         "echo pwned > /tmp/symposium-corpus-allowed/f*",
     ),
     *_cases(
+        "attacker spellings",
+        ASK,
+        # `~-` is $OLDPWD (from the agent's environment, or set): any folder, a rule's path too
+        "OLDPWD=/; cp -r ~-/etc /tmp/x",
+        "OLDPWD=/; dd if=/dev/zero of=~-/dev/sda count=0",
+    ),
+    *_cases(
         "heredocs",
         ALLOW,
         "cat <<E\n${HOME} $HOME ${x:-y} ${#x} ${x%%.*}\nE",
