@@ -146,6 +146,18 @@ class Parser:
                 if words:
                     self.simple(tuple(words), (False,) * len(words), (), depth)
                 return
+        trees, error, parsed = self.parse(script)
+        if error is not None:
+            self.opaque.append(f"cannot parse the command: {error}")
+            return
+        for tree in trees:
+            self.walk(tree, depth, parsed)
+        if "&>" in script:
+            # a POSIX sh (dash, Debian's sh) reads `a &>f b` as `a &` then `>f b`: b runs there
+            self.script(script.replace("&>", "& >"), depth)
+
+    def parse(self, script: str) -> tuple[list[Any], str | None, str]:
+        """bashlex's trees of a script, the error that stopped it, and the text they index."""
         from bridge.shell.grammar import _bashlex_parse  # bashlex (~40 ms) only when needed
 
         trees, error = _bashlex_parse(script)
@@ -156,17 +168,13 @@ class Parser:
 
             plain, bodies = _unquote_heredocs(script)
             if bodies:
-                trees, again = _bashlex_parse(plain)
+                again_trees, again = _bashlex_parse(plain)
                 if again is None:
-                    used = sum(_count_heredocs(t, bodies) for t in trees)
+                    used = sum(_count_heredocs(t, bodies) for t in again_trees)
                     if used == len(bodies):  # every one of them is a here-document for bash too
                         self.quoted.update(bodies)
-                        error, script = None, plain
-        if error is not None:
-            self.opaque.append(f"cannot parse the command: {error}")
-            return
-        for tree in trees:
-            self.walk(tree, depth, script)
+                        return again_trees, None, plain
+        return trees, error, script
 
     def walk(self, node: Any, depth: int, src: str) -> None:
         kind = node.kind

@@ -814,6 +814,14 @@ CASES: list[Case] = [
         "OLDPWD=/; dd if=/dev/zero of=~-/dev/sda count=0",
     ),
     *_cases(
+        "attacker spellings",
+        DENY,
+        # dash (Debian's sh) has no `&>`: `a &>f b` is `a &` then `>f b`, and b runs
+        "sh -c 'echo x &>/dev/null rm -rf /'",
+        "sh -c 'pwd &>/dev/null git push --force'",
+    ),
+    *_cases("attacker spellings", PERSON, "dash -c 'echo x &>>/dev/null id'"),
+    *_cases(
         "heredocs",
         ALLOW,
         "cat <<E\n${HOME} $HOME ${x:-y} ${#x} ${x%%.*}\nE",
