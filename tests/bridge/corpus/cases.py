@@ -820,7 +820,12 @@ CASES: list[Case] = [
         "sh -c 'echo x &>/dev/null rm -rf /'",
         "sh -c 'pwd &>/dev/null git push --force'",
     ),
-    *_cases("attacker spellings", PERSON, "dash -c 'echo x &>>/dev/null id'"),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "dash -c 'echo x &>>/dev/null id'",
+        "ssh-agent ls",  # it creates a socket, in a new folder under $TMPDIR
+    ),
     *_cases(
         "heredocs",
         ALLOW,

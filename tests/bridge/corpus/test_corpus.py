@@ -295,6 +295,7 @@ UNRUNNABLE = {
         "it writes a file outside the folder an allow rule names, through `..` or a symlink in "
         "it (the sandbox's /tmp is its own, without that folder)",
     ),
+    "ssh-agent ls": "its socket is made in the sandbox's own /tmp",
     "unbuffer rm -rf /": "unbuffer (expect) is not installed",
     "nocache git push --force": "nocache is not installed",
     "sg root -c 'rm -rf /'": "sg cannot change group in the sandbox's user namespace",
