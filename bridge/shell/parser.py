@@ -187,10 +187,8 @@ class Parser:
         if kind == "word":
             self.expansions(node, depth, src)
             return
-        if kind == "for":  # `for HOME in …`: the loop assigns its variable
-            names = [p for p in node.parts[1:2] if p.kind == "word"]
-            if names:
-                self.assignments((f"{word_text(src, names[0])}=",), ())
+        if kind == "for":  # `for HOME in …`: the loop assigns its variable each of its words
+            self.loop_values(node, depth, src)
         pos = len(self.parts)
         for child in getattr(node, "parts", None) or getattr(node, "list", None) or ():
             self.walk(child, depth, src)
@@ -203,6 +201,27 @@ class Parser:
             self.parts[pos:] = [p.but(writes=p.writes + tuple(writes)) for p in self.parts[pos:]]
             if len(self.parts) == pos:
                 self.parts.append(Part((":",), tuple(writes), "command"))
+
+    def loop_values(self, node: Any, depth: int, src: str) -> None:
+        """`for NAME in WORDS; do …`: NAME is assigned each word, as `NAME=word` would be (a
+        value a program runs: `for GIT_EXTERNAL_DIFF in 'rm -rf /'; do export …`); with no `in`,
+        the script's arguments, only known when it runs."""
+        parts = list(node.parts)
+        if len(parts) < 2 or parts[1].kind != "word":
+            return
+        name = word_text(src, parts[1])
+        values: list[tuple[str, bool]] = []
+        if len(parts) > 2 and getattr(parts[2], "word", "") == "in":
+            for part in parts[3:]:
+                if part.kind != "word":
+                    break
+                values.append((word_text(src, part), _is_dynamic(part)))
+        else:
+            values.append(("", True))
+        for value, dynamic in values:
+            self.words.append((value, dynamic))  # (a path among them: `for f in ~/.ssh/*`)
+            self.run_value(name, value, dynamic, depth)
+        self.assignments(tuple(f"{name}={value}" for value, _ in values) or (f"{name}=",), ())
 
     def expansions(self, word: Any, depth: int, src: str) -> None:
         """Commands hidden in a word: `$(…)`, backticks, `<(…)`, and `${…}` bashlex leaves unparsed."""

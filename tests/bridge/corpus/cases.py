@@ -822,6 +822,14 @@ CASES: list[Case] = [
     ),
     *_cases(
         "attacker spellings",
+        DENY,
+        # a loop assigns its variable each of its words, as NAME=word does
+        "for GIT_EXTERNAL_DIFF in 'rm -rf /; true'; do export GIT_EXTERNAL_DIFF; git diff HEAD~1; "
+        "done",
+        "for PS4 in '$(rm -rf /)'; do set -x; true; done",
+    ),
+    *_cases(
+        "attacker spellings",
         PERSON,
         "dash -c 'echo x &>>/dev/null id'",
         "ssh-agent ls",  # it creates a socket, in a new folder under $TMPDIR
