@@ -93,8 +93,11 @@ def _written_scripts(files: list[str], text: str) -> bool:
 
 
 # (a `config` in a folder named `.git` or `git`, as `$XDG_CONFIG_HOME/git/config` is, `.gitconfig`,
-# a hook)
-_GIT_SETTINGS_FILE = r"(?:^|/)(?:\.?gitconfig|(?:\.git|git)/config(?:\.worktree)?|\.git/hooks/)"
+# a hook; a submodule's `.git/modules/NAME/config` and hooks, a worktree's `config.worktree`)
+_GIT_SETTINGS_FILE = (
+    r"(?:^|/)(?:\.?gitconfig|(?:\.git|git)/config(?:\.worktree)?"
+    r"|\.git/(?:.+/)?(?:config(?:\.worktree)?$|hooks/))"  # a submodule's, a worktree's too
+)
 
 # `((` where a command starts: an arithmetic command (`(( v ))`, `for ((…))`), not two subshells
 _ARITHMETIC_COMMAND = r"(?:^|[;&|(\s])\(\("  # (compiled by `re` when first used)

@@ -812,6 +812,8 @@ CASES: list[Case] = [
         # `~-` is $OLDPWD (from the agent's environment, or set): any folder, a rule's path too
         "OLDPWD=/; cp -r ~-/etc /tmp/x",
         "OLDPWD=/; dd if=/dev/zero of=~-/dev/sda count=0",
+        # a submodule's settings: `git status` runs the fsmonitor they name
+        "printf '[core]\\n\\tfsmonitor = rm -rf /\\n' >> .git/modules/sub/config; git status",
     ),
     *_cases(
         "attacker spellings",

@@ -296,6 +296,8 @@ UNRUNNABLE = {
         "it (the sandbox's /tmp is its own, without that folder)",
     ),
     "ssh-agent ls": "its socket is made in the sandbox's own /tmp",
+    "printf '[core]\\n\\tfsmonitor = rm -rf /\\n' >> .git/modules/sub/config; git status": "the "
+    "work folder has no submodule (with one, git status runs the fsmonitor: shown by hand)",
     "unbuffer rm -rf /": "unbuffer (expect) is not installed",
     "nocache git push --force": "nocache is not installed",
     "sg root -c 'rm -rf /'": "sg cannot change group in the sandbox's user namespace",
