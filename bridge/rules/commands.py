@@ -137,11 +137,15 @@ def _may_name(want: str, word: str, moved: bool) -> bool:
         if ".." not in parts:
             return False
         return _lexical(word) == want
-    if word[:1] == "~":  # a home folder: somewhere only known when it runs
-        parts = parts[1:]
-        if ".." not in parts:
+    if word[:1] == "~" and parts[0] != "~+":  # a home folder: somewhere only known when it runs
+        head, parts = parts[0], parts[1:]
+        if re.fullmatch(r"~-|~[-+]?\d+", head):
+            moved = True  # `~-` ($OLDPWD), `~1` (the folder stack): any folder
+        elif ".." not in parts:
             return False
-    elif not moved and ".." not in parts:
+    elif word[:1] == "~":  # `~+`: the folder it runs in
+        parts = parts[1:]
+    if not moved and ".." not in parts:
         return False
     last = max((k for k, name in enumerate(parts) if name == ".."), default=-1)
     tail = [name for name in parts[last + 1 :] if name not in ("", ".")]

@@ -54,6 +54,14 @@ def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> Name
     for text, dynamic in parsed.words:
         if text:
             names.word(text, dynamic)
+    # the names of the files it reads, in a file (`sort --files0-from=F`, `tar -T F`): not known
+    names.too_many = names.too_many or any(_names_from_file(p.words) for p in parsed.parts)
+    if any(dynamic for _, dynamic in parsed.words):
+        # a variable the command assigns, or what a `$(…)` prints, may fill in a word only known
+        # when it runs (`x=.ssh; cat ~/$x/id`): the names its other words hold count too
+        for text, dynamic in parsed.words:
+            if not dynamic:
+                names.parts.update(c for c in _TOKEN_SPLIT.split(text.replace("/", " ")) if c)
     if parsed.opaque and raw:
         names.fuzzy(raw)
         for token in _TOKEN_SPLIT.split(raw):
@@ -66,6 +74,31 @@ def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> Name
         start if cwd else None,
         names.too_many,
     )
+
+
+def _names_from_file(words: tuple[str, ...]) -> bool:
+    """Whether a command reads the names of the files it works on from a file: `--files0-from`
+    (sort, wc, du; find's `-files0-from`), `--files-from` (tar, rsync, cpio), tar's `-T`, by any
+    abbreviation."""
+    program = os.path.basename(words[0]) if words else ""
+    if program not in _NAMES_FROM_FILE:
+        return False
+    for k, word in enumerate(words[1:], 1):
+        name = word.partition("=")[0]
+        if len(name) > 3 and any(o.startswith(name) for o in _NAMES_FROM_FILE[program]):
+            return True
+        if program in ("tar", "bsdtar") and re.match(
+            r"-[A-Za-z]*T" if k > 1 else r"-?[a-z]*T", word
+        ):
+            return True  # (`tar cTf LIST x.tar`: the old style's first word)
+    return False
+
+
+_NAMES_FROM_FILE = {
+    **dict.fromkeys(("sort", "wc", "du"), ("--files0-from",)),
+    "find": ("-files0-from",),
+    **dict.fromkeys(("tar", "bsdtar", "rsync", "cpio"), ("--files-from",)),
+}
 
 
 def _bases(start: str, dirs: tuple[str, ...], home: str) -> list[str]:
@@ -135,6 +168,9 @@ class _Names:
 
     def word(self, text: str, dynamic: bool) -> None:
         for name in _word_names(text):
+            if re.match(r"~[-+](?:/|$)", name):  # `~+` is $PWD, `~-` $OLDPWD (maybe any folder)
+                self.too_many = self.too_many or name[1] == "-"
+                name = "." + name[2:]
             expanded = _expand_words(name, self.home)
             if expanded is None:  # only known when it runs (or too many braces to expand)
                 self.too_many = self.too_many or name.count("{") > MAX_BRACES
@@ -254,6 +290,7 @@ def walks_above(parsed: ParsedCommand, cwd: str | None, root: str) -> int:
     """Whether a command goes down a folder that holds `root` (strictly above it): YES for one
     that deletes or moves it along (`rm -r ~` under `deny path=~/.ssh`), MIGHT for one that reads
     or changes what is inside (`grep -r key ~`, `tar c ~`, `chmod -R a+r ~`), else NO."""
+    from bridge.rules.links import follows_into
     from bridge.rules.verdicts import MIGHT, NO, YES
 
     verdict = NO
@@ -261,6 +298,8 @@ def walks_above(parsed: ParsedCommand, cwd: str | None, root: str) -> int:
     bases = _bases(cwd or os.getcwd(), parsed.dirs, home)  # and every folder it changes to
     for part in parsed.parts:
         words = part.words
+        if verdict == NO and follows_into(words, bases, root):  # `grep -R x .`, `./up` → root
+            verdict = MIGHT
         program = os.path.basename(words[0]) if words else ""
         recursive = any(_RECURSIVE.match(w) for w in words[1:])
         carries = program == "mv" or (program == "rm" and recursive)

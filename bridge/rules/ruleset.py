@@ -11,7 +11,7 @@ from bridge.rules.request import WALKING, Request
 from bridge.rules.rule import Rule, runs_among_operands
 from bridge.rules.verdicts import ACTIONS, MIGHT, Decision
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
-from bridge.shell import ParsedCommand, Part
+from bridge.shell import ParsedCommand, Part, unknown_target
 
 
 class RuleSet:
@@ -143,6 +143,8 @@ class RuleSet:
         allow = self._by_action["allow"]
 
         def writable(target: str) -> str | None:
+            if unknown_target(target):
+                return None  # (`> d/$x/f`, `> d/f*`: which file, only known when it runs)
             write = Request(agent=req.agent, kind="edit", paths=(target,), cwd=req.cwd)
             for index, rule in sorted(
                 allow.whole_any + allow.whole_kind.get("edit", []), key=lambda t: t[0]

@@ -35,7 +35,7 @@ from bridge.shell.programs import (
     RUNS_CODE_WHEN,
     SHELLS,
 )
-from bridge.shell.words import GLOB_CHARS, is_assignment, word_text
+from bridge.shell.words import GLOB_CHARS, is_assignment, unknown_target, word_text
 from bridge.shell.wrappers import WRAPPERS, Wrapper
 
 __all__ = [
@@ -56,5 +56,6 @@ __all__ = [
     "is_assignment",
     "parse_cached",
     "parse_command",
+    "unknown_target",
     "word_text",
 ]

@@ -24,6 +24,7 @@ from bridge.shell.words import (
     _SPACE,
     _is_dynamic,
     _local_assignment,
+    _parameters,
     _substitutions,
     control_character,
     evaluates_arithmetic,
@@ -49,7 +50,9 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     else:
         words = tuple(source)
         parser.simple(words, (False,) * len(words), (), 0)
-    if parser.interpreted:  # `echo 'os.system("rm -rf /")' | python3`: the whole text counts
+    if parser.interpreted or _written_scripts(parser.script_files, "\n".join(texts)):
+        # `echo 'os.system("rm -rf /")' | python3`, `echo 'rm -rf /' > x.sh; bash x.sh`: the whole
+        # text counts
         parser.code.append("\n".join(texts))
     # a program named by its path as an argument (`ln -s /bin/rm x`, `cp /bin/rm x`) may run under
     # another name: its name counts too
@@ -78,9 +81,23 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     )
 
 
+def _written_scripts(files: list[str], text: str) -> bool:
+    """Whether a script file the command runs is named elsewhere in it too (`> x.sh`, `tee x.sh`,
+    `dd of=x.sh`, `cp a x.sh`): the command may write it first, and what it holds is then in its
+    text."""
+    return any(
+        len(re.findall(rf"(?<![\w.-]){re.escape(posixpath.basename(f))}(?![\w.-])", text)) > 1
+        for f in files
+        if posixpath.basename(f)
+    )
+
+
 # (a `config` in a folder named `.git` or `git`, as `$XDG_CONFIG_HOME/git/config` is, `.gitconfig`,
-# a hook)
-_GIT_SETTINGS_FILE = r"(?:^|/)(?:\.?gitconfig|(?:\.git|git)/config(?:\.worktree)?|\.git/hooks/)"
+# a hook; a submodule's `.git/modules/NAME/config` and hooks, a worktree's `config.worktree`)
+_GIT_SETTINGS_FILE = (
+    r"(?:^|/)(?:\.?gitconfig|(?:\.git|git)/config(?:\.worktree)?"
+    r"|\.git/(?:.+/)?(?:config(?:\.worktree)?$|hooks/))"  # a submodule's, a worktree's too
+)
 
 # `((` where a command starts: an arithmetic command (`(( v ))`, `for ((…))`), not two subshells
 _ARITHMETIC_COMMAND = r"(?:^|[;&|(\s])\(\("  # (compiled by `re` when first used)
@@ -104,6 +121,7 @@ class Parser:
         self.code: list[str] = []
         self.quoted: dict[str, str] = {}  # a quoted here-document's stand-in delimiter → its body
         self.interpreted = False  # an interpreter reads its code from its input
+        self.script_files: list[str] = []  # script files run (`bash x.sh`, `. x.sh`, `./x.sh`)
         self.aliases: dict[str, str] = {}  # `alias NAME=VALUE` defined earlier in the script
         self.git_aliases: dict[str, str] = {}  # git aliases defined in the command
 
@@ -131,6 +149,18 @@ class Parser:
                 if words:
                     self.simple(tuple(words), (False,) * len(words), (), depth)
                 return
+        trees, error, parsed = self.parse(script)
+        if error is not None:
+            self.opaque.append(f"cannot parse the command: {error}")
+            return
+        for tree in trees:
+            self.walk(tree, depth, parsed)
+        if "&>" in script:
+            # a POSIX sh (dash, Debian's sh) reads `a &>f b` as `a &` then `>f b`: b runs there
+            self.script(script.replace("&>", "& >"), depth)
+
+    def parse(self, script: str) -> tuple[list[Any], str | None, str]:
+        """bashlex's trees of a script, the error that stopped it, and the text they index."""
         from bridge.shell.grammar import _bashlex_parse  # bashlex (~40 ms) only when needed
 
         trees, error = _bashlex_parse(script)
@@ -141,17 +171,13 @@ class Parser:
 
             plain, bodies = _unquote_heredocs(script)
             if bodies:
-                trees, again = _bashlex_parse(plain)
+                again_trees, again = _bashlex_parse(plain)
                 if again is None:
-                    used = sum(_count_heredocs(t, bodies) for t in trees)
+                    used = sum(_count_heredocs(t, bodies) for t in again_trees)
                     if used == len(bodies):  # every one of them is a here-document for bash too
                         self.quoted.update(bodies)
-                        error, script = None, plain
-        if error is not None:
-            self.opaque.append(f"cannot parse the command: {error}")
-            return
-        for tree in trees:
-            self.walk(tree, depth, script)
+                        return again_trees, None, plain
+        return trees, error, script
 
     def walk(self, node: Any, depth: int, src: str) -> None:
         kind = node.kind
@@ -164,10 +190,8 @@ class Parser:
         if kind == "word":
             self.expansions(node, depth, src)
             return
-        if kind == "for":  # `for HOME in …`: the loop assigns its variable
-            names = [p for p in node.parts[1:2] if p.kind == "word"]
-            if names:
-                self.assignments((f"{word_text(src, names[0])}=",), ())
+        if kind == "for":  # `for HOME in …`: the loop assigns its variable each of its words
+            self.loop_values(node, depth, src)
         pos = len(self.parts)
         for child in getattr(node, "parts", None) or getattr(node, "list", None) or ():
             self.walk(child, depth, src)
@@ -181,6 +205,27 @@ class Parser:
             if len(self.parts) == pos:
                 self.parts.append(Part((":",), tuple(writes), "command"))
 
+    def loop_values(self, node: Any, depth: int, src: str) -> None:
+        """`for NAME in WORDS; do …`: NAME is assigned each word, as `NAME=word` would be (a
+        value a program runs: `for GIT_EXTERNAL_DIFF in 'rm -rf /'; do export …`); with no `in`,
+        the script's arguments, only known when it runs."""
+        parts = list(node.parts)
+        if len(parts) < 2 or parts[1].kind != "word":
+            return
+        name = word_text(src, parts[1])
+        values: list[tuple[str, bool]] = []
+        if len(parts) > 2 and getattr(parts[2], "word", "") == "in":
+            for part in parts[3:]:
+                if part.kind != "word":
+                    break
+                values.append((word_text(src, part), _is_dynamic(part)))
+        else:
+            values.append(("", True))
+        for value, dynamic in values:
+            self.words.append((value, dynamic))  # (a path among them: `for f in ~/.ssh/*`)
+            self.run_value(name, value, dynamic, depth)
+        self.assignments(tuple(f"{name}={value}" for value, _ in values) or (f"{name}=",), ())
+
     def expansions(self, word: Any, depth: int, src: str) -> None:
         """Commands hidden in a word: `$(…)`, backticks, `<(…)`, and `${…}` bashlex leaves unparsed."""
         for child in getattr(word, "parts", None) or ():
@@ -188,6 +233,9 @@ class Parser:
                 self.walk(child.command, depth, src)
             elif child.kind == "parameter" and ("$(" in child.value or "`" in child.value):
                 self.opaque.append(f"a command inside ${{{child.value}}}")
+            elif child.kind == "parameter" and "${" in child.value:
+                # bashlex cuts a `${…}` short at the end of one inside it: the word's text is read
+                self.parameters(single_quotes_blanked(src[word.pos[0] : word.pos[1]]), depth)
             elif child.kind == "parameter" and evaluates_arithmetic(child.value):
                 self.opaque.append(
                     f"${{{child.value}}} "
@@ -287,9 +335,7 @@ class Parser:
             if body.endswith(delimiter):
                 body = body[: len(body) - len(delimiter)]
             stdin = body
-            # an unquoted body's `$(…)` and backticks run (bashlex cannot parse a quoted
-            # delimiter: such a command is asked)
-            self.substitutions(body, depth)
+            self.expanded(body, depth)  # an unquoted body is expanded as a `"…"` string is
             self.words.extend((w, True) for w in body.split())
         return write, stdin
 
@@ -343,6 +389,30 @@ class Parser:
         kept = tuple(a for a in assigns if not _local_assignment(a))
         if kept:
             self.parts.append(Part(kept, writes, "command", assigns=kept))
+
+    def expanded(self, text: str, depth: int) -> None:
+        """A text bash expands as it does a `"…"` string (an unquoted here-document's body): its
+        `$(…)` and backticks run, arithmetic (`$((…))`, `$[…]`) evaluates the values of the
+        variables it names, and so does a `${…}` (`parameters`)."""
+        self.substitutions(text, depth)
+        if re.search(r"\$\(\(|\$\[", text):
+            self.opaque.append("arithmetic in an expanded text, on values only known when it runs")
+        self.parameters(text, depth)
+
+    def parameters(self, text: str, depth: int) -> None:
+        """Each `${…}` of a text, and each inside one (`${x:-${a[v]}}`: bashlex cuts the outer one
+        short): arithmetic on a value only known when it runs (a subscript, an offset: `a[$(…)]`
+        in the value runs), a prompt expansion, an indirection, and the assignments of
+        `${NAME:=…}`."""
+        for value in _parameters(text):
+            if value is None:
+                self.opaque.append("a ${…} whose end cannot be found")
+            elif evaluates_arithmetic(value):
+                self.opaque.append(f"${{{value}}} evaluates a value only known when it runs")
+            else:
+                if "=" in value:
+                    self.parameter_assignments(value, depth)
+                self.parameters(value, depth)
 
     def substitutions(self, text: str, depth: int) -> None:
         """The `$(…)` and backtick substitutions in a text the shell expands later (an unquoted

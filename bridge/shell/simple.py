@@ -18,6 +18,11 @@ from bridge.shell.runs import note_dirs, runs_code
 from bridge.shell.words import _PLAIN_SCRIPT, _skip_assignments, _unknown, _unknown_name
 from bridge.shell.wrappers import WRAPPERS, Wrapper, _Unknown
 
+# the folders installed programs are run from by their path (`/usr/bin/git`)
+_INSTALLED = frozenset(
+    f"{root}/{d}" for root in ("", "/usr", "/usr/local") for d in ("bin", "sbin")
+) | {"/usr/lib/git-core", "/usr/libexec/git-core"}
+
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
     from bridge.shell.parser import Parser
@@ -182,6 +187,7 @@ class SimpleCommand:
             self.runs = i if use.kind == "file" else None
         elif use.kind == "file":
             self.runs = i  # `bash file.sh`: the command itself
+            parser.script_files.append(words[use.at])
         else:
             parser.script(words[use.at], self.depth + 1)
 
@@ -203,10 +209,15 @@ class SimpleCommand:
                 parser.opaque.append(
                     f"{base} runs what its input gives it, which is not known here"
                 )
+        else:
+            parser.script_files.append(words[at])
 
     def command(self, i: int, base: str) -> None:
-        """A command that is no wrapper: it runs, with what it implies."""
+        """A command that is no wrapper: it runs, with what it implies (one run from a file that
+        is no installed program, `./x.sh`, is a script file, as `bash x.sh`'s is)."""
         self.runs = i
+        if "/" in self.words[i] and posixpath.dirname(self.words[i]) not in _INSTALLED:
+            self.parser.script_files.append(self.words[i])
         self.implied = runs_code(self.parser, self.words, self.dynamic, i, self.depth, self.stdin)
         if base == "tee":  # the files it writes (after `--`, a word starting with `-` too)
             if self.open_args:  # `… | xargs tee`: files its input names

@@ -93,6 +93,33 @@ def _substitutions(text: str) -> list[str | None]:
     return out
 
 
+def _parameters(text: str) -> list[str | None]:
+    """The text between the braces of each outermost `${…}` in a text bash expands as a `"…"`
+    string (an unquoted here-document's body; `\\$` is a `$`); None: one whose end cannot be
+    found."""
+    out: list[str | None] = []
+    k = 0
+    while k < len(text):
+        if text[k] == "\\":
+            k += 2
+        elif text.startswith("${", k):
+            depth, j = 1, k + 2
+            while j < len(text) and depth:
+                if text[j] == "\\":
+                    j += 1
+                elif text.startswith("${", j):
+                    depth += 1
+                    j += 1
+                elif text[j] == "}":
+                    depth -= 1
+                j += 1
+            out.append(text[k + 2 : j - 1] if depth == 0 else None)
+            k = j
+        else:
+            k += 1
+    return out
+
+
 def word_text(src: str, word: Any) -> str:
     """A word with its quotes removed, from the source text: bashlex keeps the quotes of some
     words (`'r''m'` stays `r''m`), and a deny rule must see `rm`. A `$'…'` string is decoded as
@@ -319,6 +346,20 @@ def _unquoted_ansi_c(raw: str) -> bool:
             quote = c
         k += 1
     return False
+
+
+def unknown_target(target: str) -> bool:
+    """Whether the file a command writes (a redirection's target, `tee`'s file) is only known when
+    it runs: an expansion in it (`> d/$x/f`, `> d/$(…)`), a glob (what it matches may be a
+    symlink out of the folder: `> d/f*`), a brace expansion (`tee d/{a,../b}` writes both), or
+    a folder the shell keeps (`~-` is `$OLDPWD`, `~+`, `~1`)."""
+    return (
+        "$" in target
+        or "`" in target
+        or bool(GLOB_CHARS & set(target))
+        or has_brace_expansion(target)
+        or bool(re.match(r"~[-+0-9]", target))
+    )
 
 
 def has_brace_expansion(raw: str) -> bool:

@@ -319,7 +319,18 @@ def _sg(
     return _Unwrapped(None, script=" ".join(words[j:]))
 
 
+def _ssh_agent(
+    spec: Wrapper, words: Sequence[str], i: int, j: int, seen: _Seen, rest: list[int]
+) -> _Unwrapped:
+    # it listens on a socket it creates: `-a SOCKET`, or one in a new folder under $TMPDIR
+    if any(name in spec.stop for name, _ in seen):
+        return _Unwrapped(None)
+    sockets = [v for name, v in seen if name == "a" and v] or ["$TMPDIR/ssh-XXXXXXXXXX/agent.PID"]
+    return _Unwrapped(j, writes=tuple(sockets))
+
+
 _SPECIALS: dict[str, _Special] = {
+    "ssh-agent": _ssh_agent,
     "setarch": _setarch,
     "sg": _sg,
     "env": _env,
@@ -442,8 +453,8 @@ WRAPPERS: dict[str, Wrapper] = {
         for name in ("setarch", "linux32", "linux64", "i386", "x86_64", "uname26")
     },
     "ssh-agent": Wrapper(
-        "wrapper", short="cDdsa:E:O:P:t:k", stop=frozenset({"k"}), writes=frozenset({"a"})
-    ),  # -a SOCKET: the socket file it creates
+        "wrapper", short="cDdsa:E:O:P:t:k", stop=frozenset({"k"}), special="ssh-agent"
+    ),  # the socket file it creates (`-a SOCKET`)
     "toybox": Wrapper("wrapper", long="help version", special="busybox"),
     # privileged: they change who (or where) runs the command
     "sudo": Wrapper(

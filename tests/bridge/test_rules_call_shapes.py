@@ -171,6 +171,32 @@ def test_a_path_through_proc_self_cwd_is_read_in_the_calls_folder_and_never_allo
     assert on_bypass(other, deny) == "ask"
 
 
+@pytest.mark.parametrize(
+    ("command", "verdict"),
+    [
+        ("x=keys; cat ../$x/id_rsa", "ask"),  # the name, assigned in the command
+        ("cat ../$(echo keys)/id_rsa", "ask"),  # …or printed by a `$(…)` in it
+        ("cat ~+/../keys/id_rsa", "deny"),  # `~+` is $PWD
+        ("cat ~-/id_rsa", "ask"),  # `~-` is $OLDPWD, any folder
+        ("grep -R secret .", "ask"),  # it follows sub/up, a symlink to keys
+        ("sort --files0-from=list", "ask"),  # the names of the files it reads, in a file
+        ('for f in ../keys/*; do cat "$f"; done', "deny"),  # a loop's words name paths too
+    ],
+)
+def test_a_command_that_reaches_a_denied_folder_only_when_it_runs_is_asked(
+    tree, monkeypatch, command, verdict
+):
+    proj = tree / "proj"
+    (proj / "list").write_text(f"{tree}/keys/id_rsa\0")
+    monkeypatch.setenv("OLDPWD", str(tree / "keys"))
+    assert "secret" in really_reads(proj, command)  # the oracle: it reads the key
+    deny = Rule("deny", path=str(tree / "keys"))
+    call = {"kind": "execute", "rawInput": {"command": command}}
+    allow = Rule("allow", command=("cat", "grep", "sort"))
+    assert decide(call, deny, allow, cwd=str(proj)) == verdict
+    assert on_bypass(call, deny, allow, cwd=str(proj)) == verdict
+
+
 # --- a fetch's prompt ---------------------------------------------------------------------------
 
 DENY_EVIL = Rule("deny", url="https://evil.example/")

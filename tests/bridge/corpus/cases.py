@@ -766,4 +766,80 @@ CASES: list[Case] = [
         "git status --help",  # git runs man (groff, nroff, …) to show its manual
         "cp -r ../src /tmp/x",
     ),
+    # --- a ninth round: an unquoted here-document's body is expanded as a "…" string is ----------
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # arithmetic on a value (`a[$(…)]` in it runs), a prompt expansion, in the body
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; cat <<E\n${arr[v]}\nE",
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; cat <<E\n$((v))\nE",
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; cat <<E\n$[v]\nE",
+        "d='$'; p=\"${d}(rm -rf /)\"; cat <<E\n${p@P}\nE",
+        # …and in a `${…}` inside another (bashlex cuts the outer one short at the inner's end)
+        "d='$'; v=\"a[${d}(rm -rf /)]\"; echo ${x:-${arr[v]}}",
+        'd=\'$\'; v="a[${d}(rm -rf /)]"; x=y; echo "${x/y/${arr[v]}}"',
+        "d='$'; r=\"a[${d}(rm -rf /)]\"; echo ${x:-${!r}}",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # `${NAME:=…}` in the body assigns NAME (a builtin's body is expanded by the shell itself)
+        "set -a; true <<E\n${GIT_EXTERNAL_DIFF:=rm -rf /; true}\nE\ngit diff HEAD~1",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # a script file the command writes, then runs (by a shell, `source`, or by its path): what
+        # it holds is only known when it runs, and the command's text names what it will be
+        "echo 'rm -rf /' > x.sh; bash x.sh",
+        "printf 'rm -rf /' | tee x.sh; . ./x.sh",
+        "echo 'rm -rf /' > x.sh && chmod +x x.sh && ./x.sh",
+        "cat > x.sh <<'E'\nrm -rf /\nE\nsh x.sh",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        # a file written in a folder an allow path rule names, with an expansion, a brace expansion
+        # or a glob in its name: where it lands is only known when it runs (`..`, a symlink)
+        "x=..; echo pwned > /tmp/symposium-corpus-allowed/$x/escaped",
+        "echo pwned > /tmp/symposium-corpus-allowed/$(echo ..)/escaped",
+        "echo pwned | tee /tmp/symposium-corpus-allowed/{a,../escaped}",
+        "echo pwned > /tmp/symposium-corpus-allowed/f*",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # `~-` is $OLDPWD (from the agent's environment, or set): any folder, a rule's path too
+        "OLDPWD=/; cp -r ~-/etc /tmp/x",
+        "OLDPWD=/; dd if=/dev/zero of=~-/dev/sda count=0",
+        # a submodule's settings: `git status` runs the fsmonitor they name
+        "printf '[core]\\n\\tfsmonitor = rm -rf /\\n' >> .git/modules/sub/config; git status",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # dash (Debian's sh) has no `&>`: `a &>f b` is `a &` then `>f b`, and b runs
+        "sh -c 'echo x &>/dev/null rm -rf /'",
+        "sh -c 'pwd &>/dev/null git push --force'",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a loop assigns its variable each of its words, as NAME=word does
+        "for GIT_EXTERNAL_DIFF in 'rm -rf /; true'; do export GIT_EXTERNAL_DIFF; git diff HEAD~1; "
+        "done",
+        "for PS4 in '$(rm -rf /)'; do set -x; true; done",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "dash -c 'echo x &>>/dev/null id'",
+        "ssh-agent ls",  # it creates a socket, in a new folder under $TMPDIR
+    ),
+    *_cases(
+        "heredocs",
+        ALLOW,
+        "cat <<E\n${HOME} $HOME ${x:-y} ${#x} ${x%%.*}\nE",
+        "echo ${x:-${HOME}} '${a[v]}'",
+    ),
 ]

@@ -285,6 +285,19 @@ UNRUNNABLE = {
     "git diff $(cat /tmp/refs)": "its words come from a file that is not here",
     "echo pwned > /tmp/symposium-corpus-allowed/.\\\n./escaped": "it writes a file, outside the "
     "folder an allow rule names (the sandbox's /tmp is its own)",
+    **dict.fromkeys(
+        (
+            "x=..; echo pwned > /tmp/symposium-corpus-allowed/$x/escaped",
+            "echo pwned > /tmp/symposium-corpus-allowed/$(echo ..)/escaped",
+            "echo pwned | tee /tmp/symposium-corpus-allowed/{a,../escaped}",
+            "echo pwned > /tmp/symposium-corpus-allowed/f*",
+        ),
+        "it writes a file outside the folder an allow rule names, through `..` or a symlink in "
+        "it (the sandbox's /tmp is its own, without that folder)",
+    ),
+    "ssh-agent ls": "its socket is made in the sandbox's own /tmp",
+    "printf '[core]\\n\\tfsmonitor = rm -rf /\\n' >> .git/modules/sub/config; git status": "the "
+    "work folder has no submodule (with one, git status runs the fsmonitor: shown by hand)",
     "unbuffer rm -rf /": "unbuffer (expect) is not installed",
     "nocache git push --force": "nocache is not installed",
     "sg root -c 'rm -rf /'": "sg cannot change group in the sandbox's user namespace",
