@@ -366,20 +366,19 @@ def stopped(argv: list[str]) -> bool:
 
 @pytest.mark.skipif(BWRAP is None or STRACE is None, reason="needs bubblewrap and strace")
 @pytest.mark.parametrize("case", [c for c in ATTACKS if c[1] not in UNRUNNABLE], ids=case_id)
-def test_each_attacker_spelling_really_runs_what_the_rules_stop(case, work) -> None:
+def test_each_attacker_spelling_really_runs_what_the_rules_stop(case, work, tmp_path) -> None:
     # the verdicts above are only worth something if bash reads these spellings as the command
-    # the rules name: run, each starts (or has git run) a command these rules deny or ask about
-    before = files_in(work)
-    ran = sandboxed_commands(case[1], work)
-    after = files_in(work)
+    # the rules name: run, each starts (or has git run) a command these rules deny or ask about.
+    # Each runs in a copy of the work folder of its own: what an earlier case left (a rebase
+    # stopped midway, a moved HEAD) must not decide what this one runs, in whatever order the
+    # cases come.
+    own = tmp_path / "work"
+    shutil.copytree(work, own, symlinks=True)
+    before = files_in(own)
+    ran = sandboxed_commands(case[1], own)
+    after = files_in(own)
     written = {name for name, stat in after.items() if before.get(name) != stat}
     assert any(stopped(argv) for argv in ran) or written, (case[1], ran)
-    for name in written | (before.keys() - after.keys()):  # the work folder as it was, for the
-        # next case (a file moved away is put back too: `mv README.md moved.md`)
-        if name in before:
-            subprocess.run(["git", "checkout", "-q", "--", name], cwd=work, check=False)
-        else:
-            (work / name).unlink()
 
 
 def files_in(folder: Path) -> dict[str, tuple[int, int]]:
