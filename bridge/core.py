@@ -13,7 +13,6 @@ import itertools
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
@@ -248,12 +247,6 @@ class ConnectionCore:
     async def chat(self, request: ChatRequest, stream: ResponseStream) -> None:
         """Route the request and let its session answer it; returns when `stream` is finished
         (raising RequestCancelled or SessionFailed when it did not complete)."""
-        await self.start_chat(request, stream)
-
-    def start_chat(self, request: ChatRequest, stream: ResponseStream) -> Awaitable[None]:
-        """`chat`'s first step, taken now: the request is routed and handed to its session, which
-        prompts its agent in this step when nothing needs waiting for (`AgentSession.start_answer`).
-        Returns what to await until `stream` is finished."""
         decision = self.tracker.route(
             request.agent_key, request.messages, self._busy, request.reuses
         )
@@ -274,7 +267,7 @@ class ConnectionCore:
         if session is None:
             session = AgentSession(self, decision.session_id, request)
             self.sessions[decision.session_id] = session
-        return session.start_answer(decision, request, stream)
+        await session.answer(decision, request, stream)
 
     def _busy(self, session_id: str) -> bool:
         session = self.sessions.get(session_id)

@@ -1,8 +1,7 @@
 """Newline-delimited JSON-RPC 2.0 peer on asyncio byte streams (stdio, unix sockets).
 
-Requests are handled concurrently, each in its own task (a handler registered with
-`on_request_started` takes its first step as its request is read, and only the rest runs in the
-task); every request gets exactly one answer, whatever its handler does. Writes are synchronous appends to the transport in call order, so a
+Requests are handled concurrently, each in its own task; every request gets exactly one answer,
+whatever its handler does. Writes are synchronous appends to the transport in call order, so a
 handler that writes notifications and then returns has them on the wire before its response. A
 handler may also answer before it returns (`JsonRpcPeer.answer_of_this_request`), from wherever
 the outcome becomes known: the answer then goes out with the lines written just before it.
@@ -40,9 +39,6 @@ from bridge.lines import read_line as read_line
 log = logging.getLogger(__name__)
 
 RequestHandler = Callable[[Any, Any], Awaitable[Any]]  # (params, request id) -> result
-# A handler that takes its first step as its request is read: (params, request id, its answer) ->
-# what to await for the result (raising at once as a handler would when the request is refused).
-StartedHandler = Callable[[Any, Any, "Answer"], Awaitable[Any]]
 NotificationHandler = Callable[[Any], Any]
 # A front door's own decoding of a line: exactly what `classify(line)` returns for it, or None to
 # leave the line to `classify`.
@@ -140,7 +136,6 @@ class JsonRpcPeer:
         self._on_recv = on_recv
         self._on_send = on_send
         self._requests: dict[str, RequestHandler] = {}
-        self._started: dict[str, StartedHandler] = {}
         self._notifications: dict[str, NotificationHandler] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         # The requests read and not yet answered, by (method, id) (how many of each: a client may
@@ -205,17 +200,6 @@ class JsonRpcPeer:
 
     def on_request(self, method: str, handler: RequestHandler) -> None:
         self._requests[method] = handler
-        self._started.pop(method, None)
-
-    def on_request_started(self, method: str, start: StartedHandler) -> None:
-        """Handle `method` requests with a handler whose first step runs as the request is read,
-        in the step that dispatches it, rather than in a task of its own a turn of the loop later:
-        `start(params, id, answer)` does what it can at once (the vscodelm door routes a chat
-        request and writes the agent's prompt there) and returns what to await for the result.
-        What `start` raises is answered as a handler's exception is; the awaiting runs in a task,
-        started after `start` returned."""
-        self._started[method] = start
-        self._requests.pop(method, None)
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
         self._notifications[method] = handler
@@ -373,28 +357,13 @@ class JsonRpcPeer:
             except Exception:
                 log.exception("%s: notification %s failed", self.name, msg.method)
             return
-        self._request(msg)
-
-    def _request(self, msg: Incoming) -> None:
-        method = msg.method or ""
-        request_handler = self._requests.get(method)
-        start = self._started.get(method) if request_handler is None else None
-        if request_handler is None and start is None:
+        request_handler = self._requests.get(msg.method or "")
+        if request_handler is None:
             self.send(error_response(msg.id, METHOD_NOT_FOUND, f"Method not found: {msg.method}"))
             return
-        key = (method, msg.id)
+        key = (msg.method or "", msg.id)
         self._unanswered[key] = self._unanswered.get(key, 0) + 1
-        if request_handler is not None:
-            self._spawn(self._answer(request_handler, method, msg.id, msg.params))
-            return
-        assert start is not None
-        answer = Answer(self, method, msg.id)
-        try:
-            started = start(msg.params, msg.id, answer)
-        except Exception as exc:
-            self._failed(answer, method, exc)
-            return
-        self._spawn(self._finish(started, answer))
+        self._spawn(self._answer(request_handler, msg.method or "", msg.id, msg.params))
 
     def _spawn(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -417,41 +386,10 @@ class JsonRpcPeer:
         answer = Answer(self, method, id_)
         _answer_var.set(answer)
         try:
-            awaitable = handler(params, id_)
-        except Exception as exc:
-            self._failed(answer, method, exc)
-            return
-        await self._complete(answer, awaitable)
-
-    async def _finish(self, started: Awaitable[Any], answer: Answer) -> None:
-        """The rest of a request an `on_request_started` handler began: answered as `_answer`
-        answers a handler's."""
-        _answer_var.set(answer)
-        await self._complete(answer, started)
-        await self._keep_up()
-
-    async def _complete(self, answer: Answer, awaitable: Awaitable[Any]) -> None:
-        method, id_ = answer._key
-        try:
-            result = await awaitable
-        except asyncio.CancelledError:
-            answer._send_message(error_response(id_, SESSION_ERROR, self.shutdown_message))
-            raise
-        except Exception as exc:
-            self._failed(answer, method, exc)
-        else:
-            answer.send(result)
-        finally:
-            if not answer.sent:  # unanswerable (the process is going down): not waited for
-                answer._settle()
-
-    def _failed(self, answer: Answer, method: str, exc: Exception) -> None:
-        """Answer a request whose handler raised: its RpcError, -32602 for a ValidationError,
-        else an internal error (logged: a bug must cost one request, never the endpoint)."""
-        id_ = answer.id
-        if isinstance(exc, RpcError):
+            result = await handler(params, id_)
+        except RpcError as exc:
             answer._send_message(error_response(id_, exc.code, exc.message, exc.data))
-        elif isinstance(exc, ValidationError):
+        except ValidationError as exc:
             from bridge.protocol import describe_validation_error
 
             answer._send_message(
@@ -459,13 +397,19 @@ class JsonRpcPeer:
                     id_, INVALID_PARAMS, "Invalid params: " + describe_validation_error(exc)
                 )
             )
-        else:
-            log.exception("%s: %s failed", self.name, method, exc_info=exc)
+        except asyncio.CancelledError:
+            answer._send_message(error_response(id_, SESSION_ERROR, self.shutdown_message))
+            raise
+        except Exception as exc:  # a bug must cost one request, never the endpoint
+            log.exception("%s: %s failed", self.name, method)
             answer._send_message(
                 error_response(id_, INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
             )
-        if not answer.sent:
-            answer._settle()
+        else:
+            answer.send(result)
+        finally:
+            if not answer.sent:  # unanswerable (the process is going down): not waited for
+                answer._settle()
 
     async def shutdown(self, message: str | None = None) -> None:
         """Cancel every handler still running (each still answers) and close the output."""

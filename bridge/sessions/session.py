@@ -8,10 +8,10 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bridge import events as ev
+from bridge.acp_updates import read_update, record_tool
 from bridge.history import Decision, DecisionKind
 from bridge.protocol import ToolDefinition
 from bridge.render import REPLAY_META
@@ -181,12 +181,11 @@ class AgentSession:
 
     # --- requests --------------------------------------------------------------------------------
 
-    def start_answer(
+    async def answer(
         self, decision: Decision, request: ChatRequest, stream: ResponseStream
-    ) -> Awaitable[None]:
-        """Answer one request routed to this session: its first step is taken now (the agent is
-        prompted in it when it is up and idle); returns what to await until `stream` is finished
-        (raising RequestCancelled or SessionFailed when it did not complete).
+    ) -> None:
+        """Answer one request routed to this session; returns when `stream` is finished (raising
+        RequestCancelled or SessionFailed when it did not complete).
 
         A cancel answers at once, even while the agent is still starting: the submission carries
         on as this session's task (the agent comes up for the next request) but is not waited for.
@@ -198,34 +197,13 @@ class AgentSession:
         self._stream = stream
         if previous is not None and not previous.done:
             self.cancel_stream(previous, "Request cancelled: superseded by a newer request")
-        if request.client_tools is not self.tools and self.agent.has_tool_server:
-            # A tool list the agent's tool server may have to announce: it runs on anyio, which
-            # starts its work only from a task.
-            return self._answer_from_task(decision, request, stream)
         self._take_request(request)
-        return self._answer_taken(decision, request, stream)
-
-    def _answer_taken(
-        self, decision: Decision, request: ChatRequest, stream: ResponseStream
-    ) -> Awaitable[None]:
         if self._can_prompt_now(stream):
             # Nothing to wait for (the agent is up and idle): the turn starts in this step, and no
             # task is started to submit it.
-            context, prompt = self.prompts.plan(decision, request.messages, request.prompt_suffix)
-            self._start_turn(prompt, stream, request, context=context)
-            return stream.wait()
-        return self._submit_and_wait(decision, request, stream)
-
-    async def _answer_from_task(
-        self, decision: Decision, request: ChatRequest, stream: ResponseStream
-    ) -> None:
-        if self._stream is stream:  # (not superseded meanwhile: a newer request's tools stand)
-            self._take_request(request)
-        await self._answer_taken(decision, request, stream)
-
-    async def _submit_and_wait(
-        self, decision: Decision, request: ChatRequest, stream: ResponseStream
-    ) -> None:
+            self._prompt_now(decision, request, stream)
+            await stream.wait()
+            return
         try:
             submitting = self._tasks.start(
                 self.submit(decision, request, stream),
@@ -327,6 +305,10 @@ class AgentSession:
             and not self._restart_for_tools
             and not (self._tools_changed and self.agent.has_tool_server)
         )
+
+    def _prompt_now(self, decision: Decision, request: ChatRequest, stream: ResponseStream) -> None:
+        context, prompt = self.prompts.plan(decision, request.messages, request.prompt_suffix)
+        self._start_turn(prompt, stream, request, context=context)
 
     def _update_tools(self, request: ChatRequest) -> None:
         tools = request.client_tools
@@ -465,8 +447,29 @@ class AgentSession:
 
     def on_update(self, update: Any) -> None:
         turn = self.turn
-        if turn is not None and turn.running:  # else a cancelled or finished turn's tail (R1/R2)
-            self.output.take_update(turn, update)
+        if turn is None or not turn.running:
+            return  # a cancelled or finished turn's tail: dropped (R1/R2)
+        reading = read_update(update, turn.tracker)
+        if reading is None:
+            return
+        if reading.kind == "agent_message_chunk":
+            if reading.text:
+                self.output.emit(turn, {"type": "text", "value": reading.text})
+        elif reading.kind == "usage_update":
+            if reading.context_tokens is not None:
+                turn.usage = (turn.usage or {}) | {"context_tokens": reading.context_tokens}
+        elif reading.tool is not None:
+            record_tool(
+                reading,
+                connection=self.host.name,
+                session_id=self.id,
+                bus=self.host.bus,
+                approvals=self.host.approvals,
+            )
+            if reading.kind == "tool_call":
+                if turn.stream is not None and turn.stream.on_agent_tool_call is not None:
+                    turn.stream.on_agent_tool_call(update)
+            self.output.emit(turn, {"type": "text", "value": reading.rendered})
 
     # --- agent lifecycle ---------------------------------------------------------------------------
 

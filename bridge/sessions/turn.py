@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
-from bridge.acp_updates import ToolCallTracker, read_update, record_tool
+from bridge.acp_updates import ToolCallTracker
 from bridge.protocol import TextPart, ToolCallPart
 from bridge.sessions.stream import ResponseStream
 
@@ -46,32 +46,6 @@ class TurnOutput:
     def __init__(self, host: SessionHost, session_id: str) -> None:
         self.host = host
         self.session_id = session_id
-
-    def take_update(self, turn: Turn, update: Any) -> None:
-        """An ACP `session/update` of the running `turn`: its text, tool calls (recorded, shown
-        as text) and usage."""
-        reading = read_update(update, turn.tracker)
-        if reading is None:
-            return
-        if reading.kind == "agent_message_chunk":
-            if reading.text:
-                self.emit(turn, {"type": "text", "value": reading.text})
-        elif reading.kind == "usage_update":
-            if reading.context_tokens is not None:
-                turn.usage = (turn.usage or {}) | {"context_tokens": reading.context_tokens}
-        elif reading.tool is not None:
-            host = self.host
-            record_tool(
-                reading,
-                connection=host.name,
-                session_id=self.session_id,
-                bus=host.bus,
-                approvals=host.approvals,
-            )
-            if reading.kind == "tool_call":
-                if turn.stream is not None and turn.stream.on_agent_tool_call is not None:
-                    turn.stream.on_agent_tool_call(update)
-            self.emit(turn, {"type": "text", "value": reading.rendered})
 
     def emit(self, turn: Turn, part: dict[str, Any]) -> None:
         stream = turn.stream

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -20,7 +20,7 @@ from bridge import events as ev
 from bridge.core import Bridge, ConnectionCore
 from bridge.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, SESSION_ERROR, RpcError
 from bridge.protocol import describe_validation_error
-from bridge.rpc import Answer, JsonRpcPeer
+from bridge.rpc import JsonRpcPeer
 from bridge.sessions import RequestCancelled, ResponseStream, SessionFailed
 from bridge.vscodelm.fastpath import (
     CANCEL,
@@ -47,7 +47,7 @@ class VscodeLmEndpoint:
         # start-up fast path's hand-over, or one read of the pipe) before the request's task runs.
         self._cancelled_early: set[Any] = set()
         peer.predecode = self.prefixes.predecode
-        peer.on_request_started(CHAT_RESPONSE, self.start_chat_response)
+        peer.on_request(CHAT_RESPONSE, self.chat_response)
         peer.on_request(TOKEN_COUNT, self.token_count)
         peer.on_request(CHAT_INFORMATION, self.chat_information)
         peer.on_notification(CANCEL, self.cancel)
@@ -58,18 +58,13 @@ class VscodeLmEndpoint:
     async def chat_information(self, params: Any, request_id: Any) -> dict[str, Any]:
         return chat_information(params)
 
-    def start_chat_response(self, params: Any, request_id: Any, answer: Answer) -> Awaitable[Any]:
-        """Take a chat request as it is read: validated, routed and, when its agent is up and
-        idle, prompted before this returns (`JsonRpcPeer.on_request_started`); the returned
-        awaitable gives its result when its reply is complete."""
+    async def chat_response(self, params: Any, request_id: Any) -> dict[str, Any]:
         try:
-            stream = self._start_chat(params, request_id, answer)
-        except BaseException:
+            return await self._chat_response(params, request_id)
+        finally:
             self._cancelled_early.discard(request_id)
-            raise
-        return self._finish_chat(stream, answer)
 
-    def _start_chat(self, params: Any, request_id: Any, answer: Answer) -> _Started:
+    async def _chat_response(self, params: Any, request_id: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
             raise RpcError(INVALID_PARAMS, "Invalid params: expected an object")
         try:
@@ -103,6 +98,7 @@ class VscodeLmEndpoint:
         notify = peer.notify
         stream = ResponseStream(request_id, _part_writer(peer, request_id))
         stream.flush = peer.flush
+        answer = peer.answer_of_this_request()
 
         def complete() -> None:
             # Answered as the stream completes, from the turn's own step: the answer joins the
@@ -120,18 +116,12 @@ class VscodeLmEndpoint:
             raise RpcError(REQUEST_CANCELLED, "Request cancelled")
         try:
             # From here until it is answered the request is found by `core.cancel` (its session
-            # holds its stream from the first step of `start_chat`).
-            waiting = core.start_chat(request, stream)
-        except (RequestCancelled, SessionFailed) as exc:
-            raise _rpc_error(exc) from None
-        return _Started(stream, waiting, complete)
-
-    async def _finish_chat(self, started: _Started, answer: Answer) -> dict[str, Any]:
-        stream = started.stream
-        try:
-            await started.waiting
-        except (RequestCancelled, SessionFailed) as exc:
-            raise _rpc_error(exc) from None
+            # holds its stream from the first step of `chat`, before anything is awaited).
+            await core.chat(request, stream)
+        except RequestCancelled as exc:
+            raise RpcError(REQUEST_CANCELLED, str(exc) or "Request cancelled") from None
+        except SessionFailed as exc:
+            raise RpcError(SESSION_ERROR, str(exc)) from None
         except asyncio.CancelledError:
             if not stream.done:
                 if stream.session is not None:
@@ -141,9 +131,7 @@ class VscodeLmEndpoint:
                 else:
                     stream.cancel()
             raise
-        finally:
-            self._cancelled_early.discard(answer.id)
-        started.complete()  # sent already, as the stream completed
+        complete()  # sent already, as the stream completed
         return {}
 
     def cancel(self, params: Any) -> None:
@@ -158,26 +146,6 @@ class VscodeLmEndpoint:
             self._cancelled_early.add(request_id)  # read, not yet started: it ends as it starts
             return
         log.debug("lm/cancel for unknown or finished request %r", request_id)
-
-
-class _Started:
-    """A chat request taken as it was read: its stream, what to await until the stream is
-    finished, and what sends its answer."""
-
-    __slots__ = ("complete", "stream", "waiting")
-
-    def __init__(
-        self, stream: ResponseStream, waiting: Awaitable[None], complete: Callable[[], None]
-    ) -> None:
-        self.stream = stream
-        self.waiting = waiting
-        self.complete = complete
-
-
-def _rpc_error(exc: RequestCancelled | SessionFailed) -> RpcError:
-    if isinstance(exc, RequestCancelled):
-        return RpcError(REQUEST_CANCELLED, str(exc) or "Request cancelled")
-    return RpcError(SESSION_ERROR, str(exc))
 
 
 def _part_writer(peer: JsonRpcPeer, request_id: Any) -> Callable[[dict[str, Any]], None]:

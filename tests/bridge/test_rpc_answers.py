@@ -8,7 +8,6 @@ import asyncio
 import json
 from typing import Any
 
-from bridge.lines import LineFeed
 from bridge.rpc import JsonRpcPeer
 
 
@@ -138,92 +137,3 @@ async def test_a_request_answered_early_is_no_longer_unanswered_while_its_handle
 
     await _serve(handler)
     assert seen == [(True, True), (False, False)]
-
-
-# --- handlers that take their first step as the request is read (`on_request_started`) --------
-
-
-async def _armed_peer(
-    start: Any,
-) -> tuple[LineFeed, RecordingWriter, JsonRpcPeer, asyncio.Task[None]]:
-    """A peer serving a `LineFeed` with `start` handling "work", waiting at the start of a line
-    (armed: a whole line is handled in the read's own callback)."""
-    reader = LineFeed()
-    writer = RecordingWriter()
-    peer = JsonRpcPeer(reader, writer)
-    peer.on_request_started("work", start)
-    serving = asyncio.ensure_future(peer.serve())
-    while reader.take is None:
-        await asyncio.sleep(0)
-    return reader, writer, peer, serving
-
-
-async def _stop(reader: LineFeed, peer: JsonRpcPeer, serving: asyncio.Task[None]) -> None:
-    reader.feed_eof()
-    await serving
-    await peer.shutdown()
-
-
-async def test_a_started_handler_takes_its_first_step_in_the_read_that_brings_its_request():
-    """The vscodelm door routes a chat request and prompts the agent in that step: no task is
-    started, and no pass of the loop goes by, before it runs."""
-    steps: list[str] = []
-    result: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-    def start(params: Any, id_: Any, answer: Any) -> Any:
-        steps.append(f"started {id_} with {params}")
-        return result
-
-    reader, writer, peer, serving = await _armed_peer(start)
-    reader.feed_data(b'{"jsonrpc":"2.0","id":7,"method":"work","params":{"n":1}}\n')
-    assert steps == ["started 7 with {'n': 1}"]  # before this test's task took another step
-    assert peer.unanswered("work", 7)
-    result.set_result({"done": True})
-    while peer.unanswered("work", 7):
-        await asyncio.sleep(0)
-    assert writer.messages() == [{"jsonrpc": "2.0", "id": 7, "result": {"done": True}}]
-    await _stop(reader, peer, serving)
-
-
-async def test_what_a_started_handler_raises_at_once_is_its_requests_one_answer():
-    from bridge.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RpcError
-
-    def start(params: Any, id_: Any, answer: Any) -> Any:
-        if params["bad"] == "params":
-            raise RpcError(INVALID_PARAMS, "Invalid params: no")
-        raise KeyError("a bug")
-
-    reader, writer, peer, serving = await _armed_peer(start)
-    reader.feed_data(
-        b'{"jsonrpc":"2.0","id":1,"method":"work","params":{"bad":"params"}}\n'
-        b'{"jsonrpc":"2.0","id":2,"method":"work","params":{"bad":"bug"}}\n'
-    )
-    assert not peer.busy  # both answered in that read's step
-    await _stop(reader, peer, serving)
-    errors = {m["id"]: m["error"]["code"] for m in writer.messages()}
-    assert errors == {1: INVALID_PARAMS, 2: INTERNAL_ERROR}
-
-
-async def test_a_started_handlers_rest_failing_or_answering_early_answers_once():
-    answers: list[Any] = []
-    failing: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-    async def rest_answering_early(answer: Any) -> Any:
-        answer.send({"early": True})
-        return {"late": True}  # not sent: the request was answered
-
-    def start(params: Any, id_: Any, answer: Any) -> Any:
-        answers.append(answer)
-        return failing if id_ == 1 else rest_answering_early(answer)
-
-    reader, writer, peer, serving = await _armed_peer(start)
-    reader.feed_data(b'{"jsonrpc":"2.0","id":1,"method":"work","params":{}}\n')
-    reader.feed_data(b'{"jsonrpc":"2.0","id":2,"method":"work","params":{}}\n')
-    failing.set_exception(RuntimeError("the agent broke"))
-    while peer.busy:
-        await asyncio.sleep(0)
-    await _stop(reader, peer, serving)
-    by_id = {m["id"]: m for m in writer.messages()}
-    assert sorted(by_id) == [1, 2] and len(writer.messages()) == 2
-    assert by_id[1]["error"]["message"] == "Internal error: RuntimeError: the agent broke"
-    assert by_id[2]["result"] == {"early": True}
