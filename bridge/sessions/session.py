@@ -349,12 +349,11 @@ class AgentSession:
     ) -> Turn:
         self.prompts.needs_replay = False
         self._turn_ids += 1
-        # The prompt is written first, in this step (the turn's task only waits for its answer),
-        # and the turn set up after it: nothing the agent sends is read before this step ends.
-        sent = self._send_prompt(self._turn_ids, prompt, context)
         turn = Turn(id=self._turn_ids, stream=stream, has_agent_action=request.has_agent_action)
         self.turn = turn
         self.client.trips.start_turn(one_call=not request.parallel_tool_calls)
+        # The prompt is written in this step: the turn's task only waits for its answer.
+        sent = self._send_prompt(turn, prompt, context)
         self._tasks.start(self._run_turn(turn, sent), name=f"turn {turn.id}")
         return turn
 
@@ -365,7 +364,7 @@ class AgentSession:
             if error or turn.cancelled or not turn.followups:
                 break
             # The request that approved a tool also carried the user's words: prompt them now.
-            sent = self._send_prompt(turn.id, "\n".join(turn.followups), None)
+            sent = self._send_prompt(turn, "\n".join(turn.followups), None)
             turn.followups.clear()
             turn.tracker.clear()
         turn.done.set()
@@ -386,15 +385,14 @@ class AgentSession:
             stream.usage = turn.usage
             self.complete(stream)
 
-    def _send_prompt(self, turn_id: int, prompt: str, context: str | None) -> asyncio.Future[Any]:
+    def _send_prompt(self, turn: Turn, prompt: str, context: str | None) -> asyncio.Future[Any]:
         """Write one ACP `session/prompt` of the turn now; `_prompt` waits for its answer."""
         notices, self.deny_notices = self.deny_notices, []
-        self.prompts.prompted = True
-        sent = self.agent.send_prompt(_prompt_blocks(prompt, notices, context))
         log.debug(
-            "%s/%s: turn %d prompted %d characters", self.host.name, self.id, turn_id, len(prompt)
+            "%s/%s: turn %d prompts %d characters", self.host.name, self.id, turn.id, len(prompt)
         )
-        return sent
+        self.prompts.prompted = True
+        return self.agent.send_prompt(_prompt_blocks(prompt, notices, context))
 
     async def _prompt(self, turn: Turn, sent: asyncio.Future[Any]) -> str | None:
         """Until the agent answers a prompt of the turn: the error that ended the session, if
