@@ -253,9 +253,11 @@ def mcp_name(cli: str, tool: str, extra: dict[str, Any]) -> tuple[str, str] | No
 
 
 def _absolute(path: str, cwd: str | None) -> str:
+    """`path` read in `cwd`, with its `..` left in: the rules resolve it as the kernel does (a
+    `..` after a symlink leaves the symlink's target) and judge the written spelling too."""
     path = os.path.expanduser(path)
     if cwd and not os.path.isabs(path):
-        return os.path.normpath(os.path.join(cwd, path))
+        return os.path.join(cwd, path)
     return path
 
 

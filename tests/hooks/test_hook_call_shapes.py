@@ -143,3 +143,20 @@ def test_a_glob_word_with_a_backslash_is_judged_as_the_word_it_escapes(tree, cli
     tool_input = {k: v.replace("{t}", str(tree)) if isinstance(v, str) else v
                   for k, v in tool_input.items()}  # fmt: skip
     assert "no keys" in denied(cli, tool, tool_input, cwd=str(tree))
+
+
+@pytest.mark.parametrize(
+    ("cli", "tool", "key"),
+    [
+        ("claude", "Read", "file_path"),
+        ("claude", "Edit", "file_path"),
+        ("gemini", "read_file", "file_path"),
+    ],
+)
+def test_a_relative_path_through_a_symlink_and_dotdot_is_read_as_the_kernel_reads_it(
+    tree, cli, tool, key
+):
+    # `sub/up` is a symlink to `keys`: `sub/up/../keys/id_rsa` is `keys/id_rsa` to the kernel,
+    # while removing `..` first (`sub/keys/id_rsa`) names nothing under `keys`
+    assert really_reads(tree / "proj", "cat sub/up/../keys/id_rsa") == "secret key\n"
+    assert "no keys" in denied(cli, tool, {key: "sub/up/../keys/id_rsa"}, cwd=str(tree / "proj"))
