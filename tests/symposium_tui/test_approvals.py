@@ -982,9 +982,13 @@ async def test_the_three_ways_not_to_be_asked_again_are_told_apart_on_the_card_f
             "p  Rule: always allow commands starting `git status` by claude-code…",
         ):
             assert said in legend, legend
-        footer = " ".join(str(k.render()) for k in app.screen.query("FooterKey"))
-        for said in ("b Bypass", "A Agent's always", "p Rule…", "f2 Queue"):
-            assert said in footer, footer
+
+        def footer() -> str:
+            return " ".join(str(k.render()) for k in app.screen.query("FooterKey"))
+
+        keys = ("b Bypass", "A Agent's always", "p Rule…", "f2 Queue")
+        # the footer follows the focus on the card once the screen has refreshed its bindings
+        await wait_for(pilot, lambda: all(said in footer() for said in keys), what="the footer")
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         text = shown_text(app.screen.query("Static"))

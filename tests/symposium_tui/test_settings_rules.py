@@ -45,8 +45,10 @@ async def test_moving_a_rule_up_changes_which_rule_decides_and_the_files_order(
         assert (denied.outcome, denied.reason) == ("reject_once", "nothing runs here")
         assert denied.rule is not None and denied.rule.startswith("rule 1 ")
 
-        footer = " ".join(str(w.render()) for w in app.screen.query("FooterKey, FooterLabel"))
-        assert "e Edit" in footer and "K J Move" in footer, footer
+        def footer() -> str:
+            return " ".join(str(w.render()) for w in app.screen.query("FooterKey, FooterLabel"))
+
+        await wait_for(pilot, lambda: "e Edit" in footer() and "K J Move" in footer(), what="keys")
 
         table.move_cursor(row=1)
         await wait_for(pilot, lambda: table.cursor_row == 1)
