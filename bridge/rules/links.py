@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection, Iterator
 
 from bridge.rules.bounds import MAX_LINK_WALK
 from bridge.rules.paths import inside, resolve_path
@@ -36,18 +37,24 @@ def follows_into(words: tuple[str, ...], bases: list[str], root: str) -> bool:
     option = _FOLLOWS[program]
     if option is not None and not any(re.match(option, w) for w in words[1:]):
         return False
-    folders = []
-    for word in words[1:]:
-        if word and not word.startswith("-"):
-            path = os.path.expanduser(word)
-            for base in [""] if os.path.isabs(path) else bases:
-                real = resolve_path(os.path.join(base, path) if base else path)
-                if os.path.isdir(real):
-                    folders.append(real)
+    folders = [real for real in operand_paths(words, bases) if os.path.isdir(real)]
     if not folders and program in _HERE_BY_DEFAULT:
         folders = list(bases)
     budget = [MAX_LINK_WALK]
     return any(_link_into(folder, root, budget) for folder in dict.fromkeys(folders))
+
+
+def operand_paths(
+    words: tuple[str, ...], bases: list[str], skip: Collection[int] = ()
+) -> Iterator[str]:
+    """The real paths a simple command's operands name (its words after the first that are not
+    options, nor at an index in `skip`), a relative one read against each of `bases`."""
+    for k, word in enumerate(words[1:], 1):
+        if k in skip or not word or word.startswith("-"):
+            continue
+        path = os.path.expanduser(word)
+        for base in [""] if os.path.isabs(path) else bases:
+            yield resolve_path(os.path.join(base, path) if base else path)
 
 
 def _link_into(folder: str, root: str, budget: list[int]) -> bool:

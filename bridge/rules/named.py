@@ -290,7 +290,7 @@ def walks_above(parsed: ParsedCommand, cwd: str | None, root: str) -> int:
     """Whether a command goes down a folder that holds `root` (strictly above it): YES for one
     that deletes or moves it along (`rm -r ~` under `deny path=~/.ssh`), MIGHT for one that reads
     or changes what is inside (`grep -r key ~`, `tar c ~`, `chmod -R a+r ~`), else NO."""
-    from bridge.rules.links import follows_into
+    from bridge.rules.links import follows_into, operand_paths
     from bridge.rules.verdicts import MIGHT, NO, YES
 
     verdict = NO
@@ -305,14 +305,9 @@ def walks_above(parsed: ParsedCommand, cwd: str | None, root: str) -> int:
         carries = program == "mv" or (program == "rm" and recursive)
         if not (carries or program in _WALK or (program in _WALK_RECURSIVE and recursive)):
             continue
-        for k, word in enumerate(words[1:], 1):
-            if k in part.unknown or not word or word.startswith("-"):
-                continue
-            path = os.path.expanduser(word)
-            for base in [""] if os.path.isabs(path) else bases:
-                real = resolve_path(os.path.join(base, path) if base else path)
-                if real != root and root.startswith(real.rstrip(os.sep) + os.sep):
-                    if carries:
-                        return YES
-                    verdict = MIGHT
+        for real in operand_paths(words, bases, part.unknown):
+            if real != root and root.startswith(real.rstrip(os.sep) + os.sep):
+                if carries:
+                    return YES
+                verdict = MIGHT
     return verdict
