@@ -103,19 +103,29 @@ async def wait_for(
         await pilot.pause(0.02)
 
 
-async def drawn_card(pilot: Any, index: int = 0) -> Any:
-    """The queue's pending card at `index` once it is on screen: mounted, its key legend drawn
-    (a card joins the queue a moment before it mounts)."""
+async def drawn_card(pilot: Any, index: int = 0, call_id: str | None = None) -> Any:
+    """The queue's pending card at `index` (or the one asking about `call_id`, focused: the card
+    the keys go to) once it is on screen and waits for an answer: mounted, its key legend drawn
+    (a card joins the queue a moment before it mounts), and still asking (a card just answered
+    stays in the queue, taking no keys, until the answer is confirmed)."""
 
     def drawn() -> Any:
         pending = pilot.app.queue.pending
-        if len(pending) <= index:
+        if call_id is not None:
+            pending = [c for c in pending if c.info.tool_call.get("toolCallId") == call_id]
+            index_ = 0
+        else:
+            index_ = index
+        if len(pending) <= index_ or pending[index_].state != "pending":
             return None
-        card = pending[index]
+        card = pending[index_]
+        if call_id is not None and not card.has_focus:
+            return None
         legends = card.query(".card-keys") if card.is_mounted else []
         return card if legends and str(legends[0].render()) else None
 
-    return await wait_for(pilot, drawn, what=f"pending card {index} drawn")
+    what = f"the card for {call_id}" if call_id else f"pending card {index}"
+    return await wait_for(pilot, drawn, what=f"{what} drawn")
 
 
 def shown_text(widgets: Any) -> str:

@@ -858,11 +858,11 @@ async def test_a_proposed_rule_says_when_it_cannot_stop_the_next_card_for_the_sa
         assert (await asyncio.wait_for(task, 30)).outcome == "allow_once"
         assert [r.action for r in store.load().rules] == ["deny", "allow"]
         again = asker.ask(search("call-3"))
-        await drawn_card(pilot)  # asked again, as it said
+        await drawn_card(pilot, call_id="call-3")  # asked again, as it said
         await pilot.press("d", "enter")
         assert (await asyncio.wait_for(again, 30)).outcome == "reject_once"
         plain = asker.ask(run_call("make test", call_id="call-4"))
-        await drawn_card(pilot)
+        await drawn_card(pilot, call_id="call-4")
         await pilot.press("p")
         await wait_for(pilot, lambda: isinstance(app.screen, PatternRuleScreen))
         assert not app.screen.query("#pattern-still-asked")
