@@ -244,3 +244,22 @@ def extend_chain(h: int, keys: list[Any]) -> int:
     for k in keys:
         h = hash((h, k))
     return h
+
+
+def starts_with(keys: list[Any], prefix: list[Any]) -> bool:
+    """`keys[:len(prefix)] == prefix`, without copying the run. The keys past it (a request's
+    provisional and new messages: a few) are set aside and put back, so the comparison is the
+    list's own, pointer by pointer: a key that is the very object costs no reference-count write,
+    where copying a long history's run wrote one on each of its keys (a cache miss each, when the
+    client and the agent have run in between)."""
+    n = len(prefix)
+    if len(keys) < n:
+        return False
+    if len(keys) == n:
+        return keys == prefix
+    rest = keys[n:]
+    del keys[n:]
+    try:
+        return keys == prefix  # keys are strings and tuples of plain values: no code runs here
+    finally:
+        keys += rest

@@ -14,7 +14,7 @@ from bridge.history.decisions import (
     SessionView,
     wire_message,
 )
-from bridge.history.keys import extend_chain, normalize_all
+from bridge.history.keys import extend_chain, normalize_all, starts_with
 from bridge.history.memory import LiveSession, RecentRequests, SessionIndex
 from bridge.protocol import ContentPart, Message
 
@@ -214,9 +214,8 @@ class HistoryTracker:
             bucket = self._idx.buckets.get((agent_key, L, chain[L]))
             if not bucket:
                 continue
-            prefix = keys[:L]
             for s in bucket.values():
-                if s.committed_keys != prefix:  # a hash collision, not a match
+                if not starts_with(keys, s.committed_keys):  # a hash collision, not a match
                     continue
                 m = self._match_rest(s, keys, L)
                 if m is not None:

@@ -48,6 +48,7 @@ validation failure re-validates the whole request, so -32602 messages are the pl
 from __future__ import annotations
 
 import json
+import sys
 import time
 from array import array
 from collections import OrderedDict
@@ -164,8 +165,10 @@ class PrefixCache:
         # The options object of the last parsed request (as decoded) and what it validated to: a
         # request that repeats the tail carries the very same object.
         self._options: tuple[Any, ChatRequestOptions] | None = None
-        # For tests and benchmarks: whether the last predecoded line reused a known tail.
+        # For tests and benchmarks: whether the last predecoded line reused a known tail, and
+        # whether its messages list is the one it continues, extended (`_extended`).
         self.tail_reused = False
+        self.extended = False
 
     # --- the line ------------------------------------------------------------------------------
 
@@ -173,6 +176,7 @@ class PrefixCache:
         """What `bridge.jsonrpc.classify(line)` gives, reading only what follows the longest
         remembered run of messages; None leaves the line to `classify`."""
         self.skipped = None
+        self.extended = False
         start = _messages_start(line)
         if start < 0:
             return None
@@ -194,7 +198,7 @@ class PrefixCache:
         if doc is None:
             return None
         params = doc["params"]
-        raw = _head(base.raw, k) + values if base is not None and k else values
+        raw = self._extended(base, k, values) if base is not None and k else values
         params["messages"] = raw
         incoming = classify_message(doc)
         self.skipped = k
@@ -216,6 +220,21 @@ class PrefixCache:
             while len(self._pending) > _PENDING:
                 self._pending.popitem(last=False)
         return incoming
+
+    def _extended(self, base: _Entry, k: int, values: list[Any]) -> list[Any]:
+        """`base.raw[:k] + values`: the messages this request's line holds. When the run is all of
+        `base.raw` and nothing but `base` holds that list (its request is done with it: CPython's
+        reference count says so), the list itself, extended. A request that another request
+        extends is superseded by it, and copying a long history's list wrote a reference count on
+        each of its messages, a cache miss each once the client and the agent have run. Only
+        appended to, the list still begins with `base`'s `k` messages (`_head` cuts it to them)."""
+        if k == len(base.raw) and _holders(base) <= _SOLE:  # (before any local names the list)
+            seq = base.raw
+            seq += values
+            self.extended = True
+            return seq
+        head: list[Any] = _head(base.raw, k)
+        return head + values
 
     def _read_rest(
         self, line: bytes, pos: int, after_value: bool
@@ -414,6 +433,16 @@ class PrefixCache:
         if reuses is None or reuses[0] is not parsed:
             return None
         return reuses[1], reuses[2]
+
+
+def _holders(entry: _Entry) -> int:
+    """How many references `entry.raw` has, counted as `_SOLE` was."""
+    return sys.getrefcount(entry.raw)
+
+
+# `_holders` of a list that only its entry holds (what the count includes differs between
+# Python versions: it is measured here, the way `_extended` measures).
+_SOLE = _holders(_Entry(b"", 0, array("q"), [], []))
 
 
 def _head(seq: Any, k: int) -> Any:

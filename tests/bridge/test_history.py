@@ -599,3 +599,16 @@ def test_removing_a_session_frees_its_requests_messages_at_once(tracker):
     # The other conversation's request is still remembered: its next turn reuses it.
     d = tracker.route(AGENT, [*other_messages, assistant("reply"), user("more")])
     assert d.session_id == other and tracker.reused == 1
+
+
+def test_a_committed_prefix_is_compared_in_place_and_the_request_keys_are_left_as_they_were():
+    from bridge.history.keys import starts_with
+
+    shared = [("assistant", f"a{i}") for i in range(5)]
+    keys = [*shared, "u1", ("assistant", "p"), "u2"]
+    ids = [id(k) for k in keys]
+    assert starts_with(keys, shared[:5]) and starts_with(keys, []) and starts_with(keys, keys[:])
+    assert not starts_with(keys, [*shared[:4], ("assistant", "other")])
+    assert not starts_with(keys, [*keys, "more"])  # longer than the request
+    assert starts_with(keys, [*[("assistant", f"a{i}") for i in range(5)], "u1"])  # equal, not same
+    assert [id(k) for k in keys] == ids and len(keys) == 8

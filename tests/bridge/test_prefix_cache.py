@@ -949,3 +949,50 @@ def test_remembered_requests_are_bounded_by_count_and_age_oldest_first():
     now[0] = 61
     assert feed(by_age, wire(more(a), 3)) == 0  # parsed 61 s ago: forgotten
     assert feed(by_age, wire(more(b), 4)) == len(b)  # 31 s ago: kept
+
+
+# --- the list a continuation extends --------------------------------------------------------------
+
+
+def test_a_continuation_extends_the_list_of_the_request_it_supersedes_when_nothing_holds_it():
+    """Copying a long history's list each turn wrote a reference count on every message; the list
+    of a request nobody holds any more is taken over and extended instead, with the same values
+    as decoding the whole line (`feed` compares them)."""
+    cache = PrefixCache()
+    messages = [*history(3), text("user", "go")]
+    feed(cache, wire(messages))
+    for rid in range(2, 6):
+        messages = [*messages, text("assistant", f"r{rid}"), text("user", f"u{rid}")]
+        feed(cache, wire(messages, rid))
+        assert cache.extended and cache.reused == len(messages) - 2
+
+
+def test_a_request_still_held_keeps_its_messages_when_a_later_one_continues_it():
+    cache = PrefixCache()
+    messages = [*history(3), text("user", "go")]
+    first = cache.predecode(wire(messages))
+    assert first is not None and isinstance(first.params, dict)
+    cache.parse(first.params)
+    held = first.params["messages"]
+    before = copy.deepcopy(held)
+    longer = [*messages, text("assistant", "r"), text("user", "more")]
+    assert feed(cache, wire(longer, 2)) == len(messages)
+    assert not cache.extended  # copied: `first` still holds the list
+    assert held == before and first.params["messages"] is held
+
+
+def test_a_request_branching_off_an_extended_list_reads_only_the_messages_they_share():
+    """An extended list begins with the messages of the request it continued: a later request
+    that shares fewer of them (a failed request's retry, an edit, a regenerate) takes only those,
+    with the values decoding the whole line gives (`feed` compares them)."""
+    cache = PrefixCache()
+    base = [*history(3), text("user", "go")]
+    feed(cache, wire(base))
+    seen = [*base, text("assistant", "r"), text("user", "more")]
+    assert feed(cache, wire(seen, 2)) == 7 and cache.extended
+    assert feed(cache, wire([*seen, {"role": "robot"}], 3)) == 9  # the plain path's error
+    assert cache.extended  # it took the list over, and failed validation
+    retry = [*seen, text("assistant", "r2"), text("user", "ok")]
+    assert feed(cache, wire(retry, 4)) == 9 and not cache.extended
+    assert feed(cache, wire([*seen[:8], text("user", "edited")], 5)) == 8
+    assert feed(cache, wire([*base[:3], text("user", "branch")], 6)) == 3
