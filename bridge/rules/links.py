@@ -27,10 +27,17 @@ _FOLLOWS: dict[str, str | None] = {
 _HERE_BY_DEFAULT = frozenset({"grep", "egrep", "fgrep", "find", "rg"})
 
 
-def follows_into(words: tuple[str, ...], bases: list[str], root: str) -> bool:
+# Per request: the folders a command goes down → the symlink targets met there, and whether the
+# walk stopped at its budget (each deny or ask path rule asks; the folders are walked once).
+LinkWalks = dict[tuple[str, ...], tuple[tuple[str, ...], bool]]
+
+
+def follows_into(
+    words: tuple[str, ...], bases: list[str], root: str, walks: LinkWalks | None = None
+) -> bool:
     """Whether a command that goes down folders following their symlinks (`words`: one simple
     command) may meet one that leads into `root` (or above it) — or has more entries than are
-    looked at."""
+    looked at. `walks`: what earlier questions about the same request found."""
     program = os.path.basename(words[0]) if words else ""
     if program not in _FOLLOWS:
         return False
@@ -40,8 +47,14 @@ def follows_into(words: tuple[str, ...], bases: list[str], root: str) -> bool:
     folders = [real for real in operand_paths(words, bases) if os.path.isdir(real)]
     if not folders and program in _HERE_BY_DEFAULT:
         folders = list(bases)
-    budget = [MAX_LINK_WALK]
-    return any(_link_into(folder, root, budget) for folder in dict.fromkeys(folders))
+    key = tuple(dict.fromkeys(folders))
+    found = walks.get(key) if walks is not None else None
+    if found is None:
+        found = _link_targets(key)
+        if walks is not None:
+            walks[key] = found
+    targets, exhausted = found
+    return exhausted or any(inside(real, root) or inside(root, real) for real in targets)
 
 
 def operand_paths(
@@ -57,23 +70,23 @@ def operand_paths(
             yield resolve_path(os.path.join(base, path) if base else path)
 
 
-def _link_into(folder: str, root: str, budget: list[int]) -> bool:
-    """Whether a symlink below `folder` leads into `root` or above it (True, too, past the budget
-    of entries looked at)."""
-    stack = [folder]
+def _link_targets(folders: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+    """Where the symlinks below `folders` lead, and whether there were more entries than the
+    budget lets be looked at."""
+    budget = MAX_LINK_WALK
+    targets: dict[str, None] = {}
+    stack = list(reversed(folders))
     while stack:
         try:
             with os.scandir(stack.pop()) as entries:
                 for entry in entries:
-                    budget[0] -= 1
-                    if budget[0] < 0:
-                        return True
+                    budget -= 1
+                    if budget < 0:
+                        return tuple(targets), True
                     if entry.is_symlink():
-                        real = os.path.realpath(entry.path)
-                        if inside(real, root) or inside(root, real):
-                            return True
+                        targets[os.path.realpath(entry.path)] = None
                     elif entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
         except OSError:
             continue
-    return False
+    return tuple(targets), False

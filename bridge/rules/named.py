@@ -16,6 +16,10 @@ from bridge.rules.paths import _PROC, resolve_path
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand
 
+TYPE_CHECKING = False  # (as in bridge.rules.request: no `typing` on a hook's start-up)
+if TYPE_CHECKING:
+    from bridge.rules.links import LinkWalks
+
 
 class NamedPaths(Frozen):
     """What a shell command's words name, for deny path rules: `real`, the real paths its words
@@ -286,7 +290,9 @@ _WALK_RECURSIVE = frozenset(
 _RECURSIVE = re.compile(r"-[A-Za-z]*[rRa][A-Za-z]*$|--recursive$|--archive$")
 
 
-def walks_above(parsed: ParsedCommand, cwd: str | None, root: str) -> int:
+def walks_above(
+    parsed: ParsedCommand, cwd: str | None, root: str, walks: LinkWalks | None = None
+) -> int:
     """Whether a command goes down a folder that holds `root` (strictly above it): YES for one
     that deletes or moves it along (`rm -r ~` under `deny path=~/.ssh`), MIGHT for one that reads
     or changes what is inside (`grep -r key ~`, `tar c ~`, `chmod -R a+r ~`), else NO."""
@@ -298,7 +304,9 @@ def walks_above(parsed: ParsedCommand, cwd: str | None, root: str) -> int:
     bases = _bases(cwd or os.getcwd(), parsed.dirs, home)  # and every folder it changes to
     for part in parsed.parts:
         words = part.words
-        if verdict == NO and follows_into(words, bases, root):  # `grep -R x .`, `./up` → root
+        if verdict == NO and follows_into(
+            words, bases, root, walks
+        ):  # `grep -R x .`, `./up` → root
             verdict = MIGHT
         program = os.path.basename(words[0]) if words else ""
         recursive = any(_RECURSIVE.match(w) for w in words[1:])

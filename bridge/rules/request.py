@@ -20,6 +20,7 @@ TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names 
 if TYPE_CHECKING:
     from typing import Any
 
+    from bridge.rules.links import LinkWalks
     from bridge.rules.named import NamedPaths
     from bridge.rules.urls import UrlView
 
@@ -64,6 +65,7 @@ class Request(Record):
         "_named",
         "_named_in",
         "_doubts",
+        "_walks",
     )
     __slots__ = _fields
 
@@ -107,6 +109,7 @@ class Request(Record):
         self._named: NamedPaths | None = None
         self._named_in: dict[str, int] = {}  # root → verdict
         self._doubts: dict[str, list[str]] = {}
+        self._walks: LinkWalks = {}  # the folders the command goes down: walked once
 
     @classmethod
     def from_tool_call(
@@ -275,7 +278,7 @@ class Request(Record):
         from bridge.rules.named import walks_above
 
         parsed = self.parsed
-        return walks_above(parsed, cwd, root) if parsed is not None else 0
+        return walks_above(parsed, cwd, root, self._walks) if parsed is not None else 0
 
     def url_views(self) -> tuple[UrlView, ...]:
         if self._urls is None:

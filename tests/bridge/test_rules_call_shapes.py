@@ -197,6 +197,44 @@ def test_a_command_that_reaches_a_denied_folder_only_when_it_runs_is_asked(
     assert on_bypass(call, deny, allow, cwd=str(proj)) == verdict
 
 
+def test_a_folder_a_command_follows_links_down_is_walked_once_whatever_the_path_rules(
+    tree, monkeypatch
+):
+    """Each deny or ask path rule asks whether `grep -R` meets a symlink into its folder: the
+    folders are walked once a request, and each rule is answered from what the walk found."""
+    import os
+
+    from bridge.rules import links
+
+    for name in ("a", "b", "c"):
+        (tree / name).mkdir()
+    (tree / "proj" / "deep" / "er").mkdir(parents=True)
+    (tree / "proj" / "deep" / "er" / "to-c").symlink_to(tree / "c")
+    walked: list[str] = []
+    real_scandir = os.scandir
+
+    def scandir(path):
+        walked.append(str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(links.os, "scandir", scandir)
+    rules = [Rule("deny", path=str(tree / n)) for n in ("a", "b", "keys", "c")]
+    call = {"kind": "execute", "rawInput": {"command": "grep -R secret ."}}
+    allow = Rule("allow", command=("grep",))
+    assert decide(call, *rules, allow, cwd=str(tree / "proj")) == "ask"
+    assert sorted(walked) == sorted(set(walked))  # no folder twice
+    assert {os.path.relpath(w, tree) for w in walked} == {
+        "proj",
+        "proj/sub",
+        "proj/deep",
+        "proj/deep/er",
+    }
+    walked.clear()
+    quiet = [Rule("deny", path=str(tree / n)) for n in ("a", "b")]  # no link leads into these
+    assert decide(call, *quiet, allow, cwd=str(tree / "proj")) == "allow"
+    assert len(walked) == 4
+
+
 # --- a fetch's prompt ---------------------------------------------------------------------------
 
 DENY_EVIL = Rule("deny", url="https://evil.example/")
