@@ -34,7 +34,15 @@ class HookPolicy:
             if Rule.from_dict(dict(data)) != rule:
                 return None
             rules.append({"rule": data, "line": rule.line})
-        return {"rules": rules, "bypass": sorted(self.bypass), "no_console": self.no_console}
+        engine = engine_key()
+        if rules and engine is None:
+            return None
+        return {
+            "rules": rules,
+            "bypass": sorted(self.bypass),
+            "no_console": self.no_console,
+            "engine": engine,
+        }
 
     @classmethod
     def from_cache(cls, payload: dict[str, Any]) -> HookPolicy:
@@ -49,6 +57,11 @@ class HookPolicy:
             raise ValueError("malformed hook cache")
         rules = []
         if entries:
+            # The rules' examples held when the cache was written (reading the settings checks
+            # them), under the rule engine of that moment: another engine (an upgrade, an edited
+            # checkout) reads the settings again, and checks them again.
+            if payload.get("engine") != engine_key() or payload.get("engine") is None:
+                raise ValueError("the hook cache was written by another rule engine")
             from bridge.rules import Rule
 
             for entry in entries:
@@ -56,11 +69,37 @@ class HookPolicy:
                 if not isinstance(entry["rule"], dict) or not (line is None or type(line) is int):
                     raise ValueError("malformed hook cache")
                 rule = Rule.from_dict(entry["rule"])
-                if rule.check_examples():  # (as reading the settings checks them): read them
-                    raise ValueError("a rule's examples fail")
                 rule.line = line
                 rules.append(rule)
         return cls(rules, set(bypass), no_console)
+
+
+# The packages whose code decides what a rule matches and whether its examples hold.
+ENGINE = ("rules", "shell")
+
+
+def engine_key(root: str | None = None) -> list[list[Any]] | None:
+    """The rule engine's source files as they are now (name, size, modification time), or None
+    when they cannot be listed. A rule's examples are checked when the settings are read, which
+    needs the shell parser (bashlex builds its grammar's tables on import: ~80 ms, more than the
+    rest of a hook's start): the cache keeps that they held, for this engine only."""
+    import os
+
+    if root is None:
+        import bridge
+
+        root = os.path.dirname(os.path.abspath(bridge.__file__))
+    key: list[list[Any]] = []
+    try:
+        for package in ENGINE:
+            with os.scandir(os.path.join(root, package)) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".py") and entry.is_file():
+                        st = entry.stat()
+                        key.append([f"{package}/{entry.name}", st.st_size, st.st_mtime_ns])
+    except OSError:
+        return None
+    return sorted(key) or None
 
 
 def load_policy() -> HookPolicy:

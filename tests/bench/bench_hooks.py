@@ -37,7 +37,16 @@ from tests.bench.report import ratio_row, row
 
 PY = sys.executable
 SCRIPT = str(Path(PY).parent / "symposium-tui")
+# The documented example rules' shape (docs/approval-rules.md): a deny rule with examples, one of
+# which (`cd x && rm -rf build`) only the full shell parser reads.
 RULES = """
+[[rules]]
+action = "deny"
+command = ["git push --force", "git push -f", "rm -rf"]
+reason = "history is shared; open a PR instead"
+match = ["git push --force origin main", "cd x && rm -rf build"]
+not_match = ["git push origin feature"]
+
 [[rules]]
 action = "allow"
 command = "git status"

@@ -110,7 +110,9 @@ def test_changed_settings_are_read_again_and_the_cache_follows(monkeypatch):
     assert [r.command for r in load_policy().rules] == [("git status",), ("rmdir",)]
 
 
-@pytest.mark.parametrize("damage", ["mode 0644", "corrupt", "not a rule", "a symlink", "stale key"])
+@pytest.mark.parametrize(
+    "damage", ["mode 0644", "corrupt", "not a rule", "a symlink", "stale key", "another engine"]
+)
 def test_a_cache_that_cannot_be_trusted_is_ignored_and_the_settings_are_read(
     damage, tmp_path, monkeypatch
 ):
@@ -134,6 +136,9 @@ def test_a_cache_that_cannot_be_trusted_is_ignored_and_the_settings_are_read(
         elsewhere.chmod(0o600)
         path.unlink()
         path.symlink_to(elsewhere)
+    elif damage == "another engine":  # written before an upgrade: its examples held then
+        data["payload"]["engine"][0][1] += 1
+        path.write_text(json.dumps(data))
     else:
         data["key"][2] += 1  # the size of another settings file
         data["payload"]["rules"] = []
@@ -221,7 +226,9 @@ import sys
 from symposium_tui.start import main
 code = main(sys.argv[1:])
 loaded = sorted(
-    name for name in ("bridge.settings", "tomllib", "bridge.audit", "pathlib") if name in sys.modules
+    name
+    for name in ("bridge.settings", "tomllib", "bridge.audit", "pathlib", "bashlex")
+    if name in sys.modules
 )
 sys.stderr.write("LOADED " + ",".join(loaded) + "\\n")
 sys.exit(code)
@@ -256,6 +263,65 @@ def test_a_hook_process_decides_from_the_cache_without_reading_the_settings():
         [SCRIPT, "hook", "claude"], input=json.dumps(call).encode(), capture_output=True, timeout=60
     )
     assert json.loads(uncached.stdout)["hookSpecificOutput"] == answer
+
+
+EXAMPLES = """
+[[rules]]
+action = "deny"
+command = ["git push --force", "rm -rf"]
+match = ["git push --force origin main", "cd x && rm -rf build"]
+not_match = ["git push origin feature"]
+
+[[rules]]
+action = "deny"
+kind = "edit"
+reason = "read only"
+"""
+
+
+def test_a_hook_process_trusts_the_examples_its_cache_was_written_under():
+    """Checking `cd x && rm -rf build` needs the full shell parser, whose import costs more than
+    the rest of a hook's start: checked when the settings were read, not again each call."""
+    settings_file(EXAMPLES)
+    load_policy()
+    call = {
+        "session_id": "s1",
+        "cwd": "/tmp",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "tool_input": {"file_path": "/tmp/x.txt", "content": "x"},
+        "tool_use_id": "t1",
+    }
+    done = probe("hook", "claude", stdin=json.dumps(call).encode())
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert (
+        answer["permissionDecision"] == "deny" and "read only" in answer["permissionDecisionReason"]
+    )
+    assert b"LOADED \n" in done.stderr, done.stderr
+
+
+def test_a_rule_whose_examples_fail_is_refused_whether_or_not_a_cache_was_written():
+    settings_file(EXAMPLES.replace('"cd x && rm -rf build"', '"cd x && rmdir build"'))
+    with pytest.raises(Exception, match="example"):
+        load_policy()
+    assert not cache("hook").exists()
+
+
+def test_the_engine_key_follows_every_source_file_of_the_rule_engine(tmp_path):
+    from bridge.hooks.policy import engine_key
+
+    for package in ("rules", "shell"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "a.py").write_text("x = 1\n")
+    (tmp_path / "rules" / "notes.txt").write_text("not code")
+    first = engine_key(str(tmp_path))
+    assert first is not None and [name for name, *_ in first] == ["rules/a.py", "shell/a.py"]
+    assert engine_key(str(tmp_path)) == first
+    (tmp_path / "shell" / "a.py").write_text("x = 22\n")
+    assert engine_key(str(tmp_path)) != first
+    (tmp_path / "shell" / "b.py").write_text("")
+    assert len(engine_key(str(tmp_path)) or []) == 3
+    assert engine_key(str(tmp_path / "missing")) is None
 
 
 # --- the registry ------------------------------------------------------------------------------------
