@@ -67,6 +67,7 @@ def test_the_wheel_holds_every_package_of_the_source_tree_and_the_themes(wheel: 
     for name in bundled:
         assert f"symposium_tui/bundled_themes/{name}" in names
     assert "symposium_tui/app.tcss" in names
+    assert "bridge/shell/bashlex_tables.json" in names  # bashlex's parser tables, read not built
 
 
 def test_a_fresh_venv_with_the_wheel_loads_every_bundled_theme(wheel: Path, tmp_path: Path) -> None:

@@ -16,6 +16,9 @@ def _guard_bashlex() -> None:
     global _guarded
     if _guarded:
         return
+    from bridge.shell.bashlex_tables import install
+
+    install()  # (its tables read, not built: before bashlex is first imported)
     import bashlex.errors
     import bashlex.subst
 
@@ -33,9 +36,8 @@ def _guard_bashlex() -> None:
 def _bashlex_parse(script: str) -> tuple[list[Any], str | None]:
     """bashlex's trees, or why it cannot parse the script. bash's `time` keyword is not implemented
     by bashlex: it is blanked out (it only times the pipeline after it) and the script parsed again."""
+    _guard_bashlex()  # (first: it sets up how bashlex is imported)
     import bashlex
-
-    _guard_bashlex()
 
     try:
         return bashlex.parse(script), None

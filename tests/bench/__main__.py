@@ -53,6 +53,9 @@ BENCHES = (
     ),
     Bench("bench_console_startup.py", ("console first frame (80x24)",)),
     Bench(
+        "bench_console_startup.py", ("console first frame (80x24), a person's rules",), ("--rules",)
+    ),
+    Bench(
         "bench_routing.py", ("routing a 10,000-message request", "routing with 100 live sessions")
     ),
     Bench("bench_turn_overhead.py", ("turn overhead (echo agent)",)),

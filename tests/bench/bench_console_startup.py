@@ -5,7 +5,8 @@
 Each app runs in a fresh pseudo-terminal of 80×24 (as in a person's terminal, or over SSH), and
 the clock stops when the first frame's text has been written to it: `no pending approvals` (the
 console's header) or `minimal app ready` (a Static in a bare `App` with a Header and a Footer).
-The console is `symposium-tui console --no-mouse` with empty settings, as on a first start:
+The console is `symposium-tui console --no-mouse` with empty settings, as on a first start (with
+`--rules`, settings holding a person's rules, `RULES`):
 bridge, approval broker, audit log, console socket and every pane included. The app is then
 asked to quit (Ctrl+Q) and reaped, untimed.
 
@@ -36,6 +37,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.bench.report import ratio_row
 
 TARGET = 1.5
+# With `--rules`: the documented deny rule (docs/approval-rules.md), whose examples the console
+# checks when it reads the settings, one of them (`cd x && rm -rf build`) with the full shell
+# parser; and allow rules beside it.
+RULES = """
+[[rules]]
+action = "deny"
+command = ["git push --force", "git push -f", "rm -rf"]
+reason = "history is shared; open a PR instead"
+match = ["git push --force origin main", "cd x && rm -rf build"]
+not_match = ["git push origin feature"]
+
+[[rules]]
+action = "allow"
+command = ["git status", "git diff", "git log"]
+
+[[rules]]
+action = "allow"
+kind = "fetch"
+url = "https://docs.python.org/3/"
+"""
 PY = sys.executable
 SCRIPT = str(Path(PY).parent / "symposium-tui")
 MINIMAL = """
@@ -112,7 +133,13 @@ def time_first_frame(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument(
+        "--rules",
+        action="store_true",
+        help="each run's fresh config folder starts with a person's rules (RULES), not empty",
+    )
     args = parser.parse_args()
+    settings = RULES if args.rules else None
     with tempfile.TemporaryDirectory(prefix="symposium-bench-") as home:
         env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "80", "LINES": "24"}
         env.pop("NO_COLOR", None)
@@ -123,6 +150,9 @@ def main() -> int:
             # A fresh config and runtime dir every run: a first start, no stale socket.
             console_env["SYMPOSIUM_CONFIG_DIR"] = os.path.join(home, f"config-{run}")
             console_env["SYMPOSIUM_RUNTIME_DIR"] = os.path.join(home, f"run-{run}")
+            if settings is not None:
+                os.makedirs(console_env["SYMPOSIUM_CONFIG_DIR"])
+                Path(console_env["SYMPOSIUM_CONFIG_DIR"], "settings.toml").write_text(settings)
             c = time_first_frame(
                 [SCRIPT, "console", "--no-mouse"], b"no pending approvals", console_env
             )
@@ -142,7 +172,7 @@ def main() -> int:
     )
     print(f"ratio {ratio:.2f}x (target <= {TARGET}x): {'OK' if ratio <= TARGET else 'OVER'}")
     ratio_row(
-        "console first frame (80x24)",
+        "console first frame (80x24)" + (", a person's rules" if args.rules else ""),
         baseline="a minimal Textual app",
         ratio=ratio,
         target=TARGET,
