@@ -3,7 +3,9 @@ its `}` (it would loop forever) and bash's `time` keyword (not implemented)."""
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up milliseconds: names for the checker)
+if TYPE_CHECKING:
+    from typing import Any
 
 _guarded = False
 
