@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import zlib
+from types import ModuleType
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -125,6 +126,17 @@ def _wrap(yacc_module: Any) -> None:
     yacc_module.yacc = yacc
 
 
+class _Inspect(ModuleType):
+    """`inspect`, imported when one of its names is first read."""
+
+    def __getattr__(self, name: str) -> Any:
+        if sys.modules.get("inspect") is self:  # (read while `yacc` was being imported)
+            del sys.modules["inspect"]
+        import inspect
+
+        return getattr(inspect, name)
+
+
 class _YaccFinder:
     """Finds `bashlex.yacc` as the other finders do, and wraps its `yacc()` once it has run."""
 
@@ -141,7 +153,16 @@ class _YaccFinder:
         run = loader.exec_module
 
         def exec_module(module: Any) -> None:
-            run(module)
+            # `yacc` imports `inspect` (with `ast`, `dis`, `tokenize`: ~7 ms, a tenth of a hook's
+            # start) to build tables only: it gets a stand-in that imports it when first used.
+            stand_in = None if "inspect" in sys.modules else _Inspect("inspect")
+            if stand_in is not None:
+                sys.modules["inspect"] = stand_in
+            try:
+                run(module)
+            finally:
+                if stand_in is not None and sys.modules.get("inspect") is stand_in:
+                    del sys.modules["inspect"]
             _wrap(module)
 
         loader.exec_module = exec_module  # type: ignore[method-assign]

@@ -116,6 +116,7 @@ BENCHES = (
         (
             "hook, edit, no console",
             "hook, bash, no console",
+            "hook, compound bash, no console",
             "hook, bash, console",
             "hook start -> card, beyond process start",
         ),

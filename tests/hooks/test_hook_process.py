@@ -337,7 +337,16 @@ sys.stderr.write("LOADED " + ",".join(sorted(name for name in slow if name in sy
 """
 
 
-def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standard_modules():
+@pytest.mark.parametrize(
+    ("command", "slow"),
+    [
+        ("git status", "bashlex"),  # a plain command: split as words
+        ("git status && git status -s", "ast"),  # bashlex reads it, from its shipped tables
+    ],
+)
+def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standard_modules(
+    command, slow
+):
     """No console, the rules from the settings file's start-up cache, a plain command: the hook
     loads neither `dataclasses` (nor the `inspect`/`ast`/`dis` it brings), `typing`, the URL
     modules, the shell grammar (bashlex) nor `tomllib` (the settings are not parsed)."""
@@ -352,14 +361,17 @@ def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standar
     settings = Path(os.environ["SYMPOSIUM_CONFIG_DIR"]) / "settings.toml"
     old = time.time() - 60  # written a minute ago: old enough to be cached
     os.utime(settings, (old, old))
-    payload = json.dumps(pre("claude", "Bash", {"command": "git status"})).encode()
+    payload = json.dumps(pre("claude", "Bash", {"command": command})).encode()
     cache = startcache.cache_file(str(settings), "hook")
     deadline = time.monotonic() + 30
     while not os.path.exists(cache):  # (the file's ctime is now: cached once it is 2 s old)
         assert time.monotonic() < deadline, "the hook never wrote the start-up cache"
         assert verdict("claude", hook("claude", payload))[0] == "allow"
     done = subprocess.run(
-        [sys.executable, "-c", LEAN], input=payload, capture_output=True, timeout=60
+        [sys.executable, "-c", LEAN.replace('"bashlex"', repr(slow))],
+        input=payload,
+        capture_output=True,
+        timeout=60,
     )
     assert verdict("claude", done)[0] == "allow"
     assert b"LOADED \n" in done.stderr, done.stderr
