@@ -74,8 +74,9 @@ class HookPolicy:
         return cls(rules, set(bypass), no_console)
 
 
-# The packages whose code decides what a rule matches and whether its examples hold.
-ENGINE = ("rules", "shell")
+# The code that decides what a rule matches and whether its examples hold: these packages (and
+# `bridge/record.py`, the records they build, which compares nothing a rule reads).
+ENGINE = ("rules", "shell", "options")
 
 
 def engine_key(root: str | None = None) -> list[list[Any]] | None:

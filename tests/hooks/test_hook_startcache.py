@@ -310,17 +310,18 @@ def test_a_rule_whose_examples_fail_is_refused_whether_or_not_a_cache_was_writte
 def test_the_engine_key_follows_every_source_file_of_the_rule_engine(tmp_path):
     from bridge.hooks.policy import engine_key
 
-    for package in ("rules", "shell"):
+    for package in ("rules", "shell", "options"):
         (tmp_path / package).mkdir()
         (tmp_path / package / "a.py").write_text("x = 1\n")
     (tmp_path / "rules" / "notes.txt").write_text("not code")
     first = engine_key(str(tmp_path))
-    assert first is not None and [name for name, *_ in first] == ["rules/a.py", "shell/a.py"]
+    assert first is not None
+    assert [name for name, *_ in first] == ["options/a.py", "rules/a.py", "shell/a.py"]
     assert engine_key(str(tmp_path)) == first
     (tmp_path / "shell" / "a.py").write_text("x = 22\n")
     assert engine_key(str(tmp_path)) != first
     (tmp_path / "shell" / "b.py").write_text("")
-    assert len(engine_key(str(tmp_path)) or []) == 3
+    assert len(engine_key(str(tmp_path)) or []) == 4
     assert engine_key(str(tmp_path / "missing")) is None
 
 
