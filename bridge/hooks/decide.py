@@ -231,7 +231,7 @@ def _fallback_verdict(call: HookCall, no_console: str, rule_asks: bool = False) 
 def _fallback(call: HookCall, no_console: str, why: str, *, rule_asks: bool = False) -> Answer:
     if _fallback_verdict(call, no_console, rule_asks) == "deny":
         what = "" if call.known_tool else f" (an unknown tool, {call.tool_name!r})"
-        if rule_asks and (unasked := clis.asks_nobody(call)):  # bypassPermissions, dontAsk
+        if rule_asks and (unasked := clis.asks_nobody(call)):  # Codex, whatever its mode
             what = f" (Codex would run it unasked, in {unasked})"
         return clis.decision(call, "deny", f"symposium: denied{what}: {why}")
     # Claude Code asks its user; Codex and Gemini CLI take no decision as "your own policy":
