@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.hooks.clis import CLIS, DISPLAY
-from bridge.hooks.where import gemini_trusts, settings_file
+from bridge.hooks.where import gemini_trusts, settings_file, switched_off
 
 #: Seconds each CLI gives the hook before a tool (the hook answers a little before: docs/hooks.md)
 #: and after one (or at a session's start or end).
@@ -505,6 +505,8 @@ def status_lines(cli: str, project: bool, cwd: str | None = None) -> list[str]:
     if not events:
         return [f"{DISPLAY[cli]} ({scope}): not installed in {path}"]
     lines = [f"{DISPLAY[cli]} ({scope}): installed in {path}: {', '.join(events)}"]
+    for why in switched_off(cli, Path(cwd or os.getcwd())):  # (it runs no hook at all)
+        lines.append(f"  {DISPLAY[cli]} SKIPS these: {why}")
     if cli == "codex":
         hooks = codex_hooks(str(Path(cwd or os.getcwd())))
         ours = [h for h in hooks or () if is_ours(h.get("command"), "codex")]

@@ -8,6 +8,10 @@ import json
 import os
 from pathlib import Path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 def settings_file(cli: str, project: bool, cwd: str | None = None) -> Path:
     base = Path(cwd or os.getcwd())  # (the user's: where the CLI reads it, its env var honoured)
@@ -43,3 +47,60 @@ def gemini_trusts(folder: Path) -> bool:
         if level == "TRUST_PARENT" and (root == folder.parent or root in folder.parents):
             return True
     return False
+
+
+CLAUDE_MANAGED = Path("/etc/claude-code/managed-settings.json")
+
+
+def _object(path: Path) -> dict[str, Any]:
+    """A settings file's JSON object (comments allowed), or {} when there is none to read."""
+    from bridge.hooks.jsonc import blank_comments
+
+    try:
+        data = json.loads(blank_comments(path.read_text()))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _gemini_layers(cwd: Path) -> list[Path]:
+    """Gemini CLI's settings files, the weakest first: system defaults, user, workspace, system."""
+    system = Path(
+        os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or "/etc/gemini-cli/settings.json"
+    )
+    defaults = os.environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH")
+    return [
+        Path(defaults) if defaults else system.with_name("system-defaults.json"),
+        settings_file("gemini", False),
+        cwd / ".gemini" / "settings.json",
+        system,
+    ]
+
+
+def switched_off(cli: str, cwd: Path) -> list[str]:
+    """Why the CLI, run in `cwd`, runs none of our hooks however they are installed: a setting
+    of a file it reads that turns its hooks off (Claude Code's `disableAllHooks` in any of them,
+    a managed `allowManagedHooksOnly`; Gemini CLI's `hooksConfig.enabled`, or ours named in
+    `hooksConfig.disabled`). Empty when none does."""
+    found: list[str] = []
+    if cli == "claude":
+        files = [settings_file("claude", False), cwd / ".claude" / "settings.json"]
+        for path in [*files, cwd / ".claude" / "settings.local.json", CLAUDE_MANAGED]:
+            data = _object(path)
+            for key in ("disableAllHooks", "allowManagedHooksOnly"):
+                if data.get(key) is True and (key == "disableAllHooks" or path == CLAUDE_MANAGED):
+                    found.append(f"{key} is true in {path}")
+    elif cli == "gemini":
+        enabled: tuple[bool, Path] | None = None
+        for path in _gemini_layers(cwd):
+            config = _object(path).get("hooksConfig")
+            if not isinstance(config, dict):
+                continue
+            if isinstance(config.get("enabled"), bool):
+                enabled = (config["enabled"], path)
+            disabled = config.get("disabled")
+            if isinstance(disabled, list) and "symposium" in disabled:
+                found.append(f'hooksConfig.disabled names "symposium" in {path}')
+        if enabled is not None and not enabled[0]:
+            found.append(f"hooksConfig.enabled is false in {enabled[1]}")
+    return found

@@ -175,3 +175,34 @@ def test_the_user_settings_are_the_ones_the_cli_reads_under_its_home_variable(
     assert f"installed in {elsewhere / relative}" in status
     assert hook("uninstall", cli, cwd=project, home=home).returncode == 0
     assert "hooks" not in json.loads((elsewhere / relative).read_text())
+
+
+@pytest.mark.parametrize(
+    ("cli", "relative", "setting", "said"),
+    [
+        ("claude", ".claude/settings.local.json", {"disableAllHooks": True}, "disableAllHooks is true"),
+        ("claude", ".claude/settings.json", {"disableAllHooks": True}, "disableAllHooks is true"),
+        ("gemini", ".gemini/settings.json", {"hooksConfig": {"enabled": False}}, "hooksConfig.enabled is false"),
+        ("gemini", ".gemini/settings.json", {"hooksConfig": {"disabled": ["symposium"]}}, 'hooksConfig.disabled names "symposium"'),
+    ],
+)  # fmt: skip
+def test_install_and_status_say_when_a_setting_keeps_the_cli_from_running_the_hook(
+    tmp_path, cli, relative, setting, said
+):
+    # `"disableAllHooks": true` in .claude/settings.local.json: install said "installed", Claude
+    # Code ran no hook, and `claude -p` ran `rm -f keep.txt` past deny command=rm, unaudited
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / relative).parent.mkdir(parents=True)
+    (project / relative).write_text(json.dumps(setting))
+    done = hook("install", cli, "--project", cwd=project, home=home)
+    assert done.returncode == 0, done.stderr
+    assert f"SKIPS these: {said} in {project / relative}" in done.stdout
+    assert (
+        f"{said} in {project / relative}"
+        in hook("status", cli, "--project", cwd=project, home=home).stdout
+    )
+    (project / relative).write_text("{}")
+    assert (
+        "SKIPS these: " + said
+        not in hook("status", cli, "--project", cwd=project, home=home).stdout
+    )
