@@ -227,10 +227,15 @@ def parse(cli: str, data: Any) -> HookCall:
 
 
 def asks_nobody(call: HookCall) -> str | None:
-    """The permission mode in which the CLI runs a call the hook answers with no decision
-    without asking anyone (Codex takes no "ask": `bypassPermissions`, `dontAsk`), or None."""
+    """Where the CLI runs, with nobody asked, a call the hook answers with no decision, or None.
+    Codex takes no "ask" from a hook, and no decision leaves the call to an approval policy that
+    runs it unasked in every mode: `bypassPermissions` (approval `never`: `codex exec`,
+    `--dangerously-bypass-approvals-and-sandbox`), `dontAsk`, and `default` (`on-request`,
+    `on-failure`, `untrusted`: a command its sandbox allows, or one it deems safe, runs)."""
+    if call.cli != "codex":
+        return None
     mode = call.extra.get("permission_mode")
-    return mode if call.cli == "codex" and mode in ("bypassPermissions", "dontAsk") else None
+    return mode if mode in ("bypassPermissions", "dontAsk") else f"its sandbox, {mode or 'default'}"
 
 
 def mcp_name(cli: str, tool: str, extra: dict[str, Any]) -> tuple[str, str] | None:

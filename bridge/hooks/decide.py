@@ -27,6 +27,9 @@ import time
 
 from bridge.hooks import audit_append, clis
 from bridge.hooks.clis import END, POST, PRE, START, Answer, HookCall
+from bridge.hooks.link import DECIDE, EVENT, connect, connection_name, hello, read_result, send
+from bridge.hooks.link import runtime_dir as _runtime_dir
+from bridge.hooks.link import shorten as _shorten
 
 TYPE_CHECKING = False  # `typing` costs milliseconds of a hook's start: names for the checker only
 if TYPE_CHECKING:
@@ -37,11 +40,7 @@ if TYPE_CHECKING:
 
 MAX_INPUT = 4 * 1024 * 1024  # bytes of hook input read; more is refused (blocked)
 DEFAULT_TIMEOUT = {"claude": 600.0, "codex": 600.0, "gemini": 60.0}  # each CLI's own default
-HELLO = "hook/hello"
-DECIDE = "hook/decide"
-EVENT = "hook/event"
-LONG_TEXT = 64 * 1024  # a longer string of the tool input is shortened on its way to a card
-SPARE = 0.5  # seconds kept back from a console's wait, to read the fallback when none answers
+SPARE = 1.0  # seconds kept back from a console's wait, to apply the rules when none answers
 
 
 class _Reply:
@@ -195,72 +194,6 @@ def _config_dir() -> str:
     return config_dir_path()
 
 
-def _runtime_dir() -> str:
-    """`bridge.paths.runtime_dir_path()` (the same places) without importing `bridge.paths`."""
-    explicit = os.environ.get("SYMPOSIUM_RUNTIME_DIR")
-    if explicit:
-        return explicit
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg:
-        return os.path.join(xdg, "symposium")
-    import tempfile
-
-    return os.path.join(tempfile.gettempdir(), f"symposium-{os.getuid()}")
-
-
-def _socket_path() -> str:
-    return os.path.join(_runtime_dir(), "console.sock")
-
-
-def _connect() -> socket.socket | None:
-    """A connection to the running console (or the `serve` host), or None when there is none."""
-    path = _socket_path()
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    if st.st_uid != os.getuid():
-        return None
-    import socket  # (only when a console may be listening)
-
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.settimeout(2.0)
-    try:
-        sock.connect(path)
-    except OSError:
-        sock.close()
-        return None
-    return sock
-
-
-def _send(sock: socket.socket, *messages: dict[str, Any]) -> None:
-    data = b"".join(
-        json.dumps({"jsonrpc": "2.0", **m}, separators=(",", ":"), default=str).encode() + b"\n"
-        for m in messages
-    )
-    sock.sendall(data)
-
-
-def _hello(call: HookCall) -> dict[str, Any]:
-    return {"method": HELLO, "params": {"cli": call.cli, "pid": os.getpid(), "version": 1}}
-
-
-def connection_name(call: HookCall) -> str:
-    """The console connection a CLI's sessions appear under: the CLI and its working folder."""
-    folder = os.path.basename((call.cwd or "").rstrip("/")) or "/"
-    return f"{call.agent} {folder}"
-
-
-def _shorten(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > LONG_TEXT:
-        return value[:LONG_TEXT] + f"… [{len(value) - LONG_TEXT} more characters]"
-    if isinstance(value, dict):
-        return {k: (v if k in ("command", "patch") else _shorten(v)) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shorten(v) for v in value]
-    return value
-
-
 def _context(call: HookCall, tool_call: dict[str, Any]) -> dict[str, Any]:
     return {
         "connection": connection_name(call),
@@ -276,9 +209,8 @@ def _context(call: HookCall, tool_call: dict[str, Any]) -> dict[str, Any]:
 
 def _pre(call: HookCall, reply: _Reply, deadline: float) -> Answer:
     tool_call = clis.tool_call(call)
-    sock = _connect()
+    sock = connect()
     if sock is not None:  # the console decides (its rules, its cards): no settings read here
-        reply.on_timeout = _fallback(call, "ask", "no console answered in time")
         return _ask_console(call, sock, tool_call, deadline, reply)
     try:
         policy = _policy()
@@ -299,7 +231,7 @@ def _fallback_verdict(call: HookCall, no_console: str, rule_asks: bool = False) 
 def _fallback(call: HookCall, no_console: str, why: str, *, rule_asks: bool = False) -> Answer:
     if _fallback_verdict(call, no_console, rule_asks) == "deny":
         what = "" if call.known_tool else f" (an unknown tool, {call.tool_name!r})"
-        if rule_asks and (unasked := clis.asks_nobody(call)):  # bypassPermissions, dontAsk
+        if rule_asks and (unasked := clis.asks_nobody(call)):  # Codex, whatever its mode
             what = f" (Codex would run it unasked, in {unasked})"
         return clis.decision(call, "deny", f"symposium: denied{what}: {why}")
     # Claude Code asks its user; Codex and Gemini CLI take no decision as "your own policy":
@@ -315,7 +247,7 @@ def _ask_console(
     call: HookCall, sock: socket.socket, tool_call: dict[str, Any], deadline: float, reply: _Reply
 ) -> Answer:
     """The console's broker decides: it knows how long a card may wait (`hook_wait`, within the
-    time left less `SPARE`, kept to read the fallback here if it does not answer)."""
+    time left less `SPARE`, kept to decide here if it does not answer)."""
     until = max(time.monotonic(), deadline - SPARE)
     params = {
         **_context(call, tool_call),
@@ -323,8 +255,8 @@ def _ask_console(
         "wait": max(0.0, until - time.monotonic() - 0.1),
     }
     try:
-        _send(sock, _hello(call), {"id": 1, "method": DECIDE, "params": params})
-        result = _read_result(sock, until)
+        send(sock, hello(call), {"id": 1, "method": DECIDE, "params": params})
+        result = read_result(sock, until)
     except TimeoutError:
         sock.close()  # the console withdraws the card
         return _unanswered(call, tool_call, reply)
@@ -348,17 +280,18 @@ def _ask_console(
 
 
 def _unanswered(call: HookCall, tool_call: dict[str, Any], reply: _Reply) -> Answer:
-    """A console that took the call and did not answer in time (hung, a `serve` link stalling):
-    `hook_no_console`, read and audited here; a denial when the settings cannot be read."""
+    """A console that took the call and did not answer in time (hung, stopped, a `serve` link
+    stalling): the rules, applied and audited here as with no console (a deny rule still denies),
+    then `hook_no_console`; a denial when the settings cannot be read."""
     why = "no console answered in time"
     reply.on_timeout = clis.decision(call, "deny", f"symposium: denied: {why} (nor the settings)")
     try:
-        no_console = _policy().no_console
-    except Exception as exc:  # a broken settings file: its preference is not known
+        policy = _policy()
+    except Exception as exc:  # a broken settings file: neither its rules nor its preference
         why += f" (the settings file is broken: {exc})"
-        no_console = "deny"
-    _audit(call, tool_call, _fallback_verdict(call, no_console), "default", None, why)
-    return _fallback(call, no_console, why)
+        _audit(call, tool_call, "deny", "default", None, why)
+        return _fallback(call, "deny", why)
+    return _decide_here(call, policy, tool_call, policy.no_console, why)
 
 
 def _decided_by(result: dict[str, Any]) -> str:
@@ -370,38 +303,14 @@ def _decided_by(result: dict[str, Any]) -> str:
     return rule or {"policy": "the rules"}.get(str(result.get("resolver")), "the console")
 
 
-def _read_result(sock: socket.socket, until: float) -> dict[str, Any]:
-    buf = b""
-    while True:
-        left = until - time.monotonic()
-        if left <= 0:
-            raise TimeoutError
-        sock.settimeout(left)
-        try:
-            chunk = sock.recv(65536)
-        except TimeoutError:
-            raise
-        except OSError as exc:
-            raise OSError(f"the console link dropped: {exc}") from None
-        if not chunk:
-            raise OSError("the console link closed")
-        buf += chunk
-        while b"\n" in buf:
-            line, buf = buf.split(b"\n", 1)
-            msg = json.loads(line)
-            if isinstance(msg, dict) and msg.get("id") == 1 and "method" not in msg:
-                result = msg.get("result")
-                if not isinstance(result, dict):
-                    error = msg.get("error")
-                    error = error.get("message") if isinstance(error, dict) else error
-                    raise ValueError(f"the console failed: {error}")
-                return result
-
-
 def _decide_here(
-    call: HookCall, policy: HookPolicy, tool_call: dict[str, Any], no_console: str
+    call: HookCall,
+    policy: HookPolicy,
+    tool_call: dict[str, Any],
+    no_console: str,
+    why: str = "no console is running",
 ) -> Answer:
-    """No console: the rules, applied here (and audited here)."""
+    """No console (or none answering): the rules, applied here (and audited here)."""
     from bridge.rules import Request, RuleSet
 
     request = Request.from_tool_call(call.agent, tool_call, cwd=call.cwd)
@@ -422,7 +331,6 @@ def _decide_here(
     if action == "allow":
         assert verdict is not None
         return _audited(call, tool_call, "allow", "policy", label or "rule", verdict.why)
-    why = "no console is running"
     if action == "ask":
         assert verdict is not None
         # the rule that asks, or the rule that might match and why (`… | sh`: what the shell
@@ -520,7 +428,7 @@ def _after(call: HookCall) -> None:
     if call.event == POST:
         status = "failed" if call.failed else "completed"
         _outcome_here(call, status)
-    sock = _connect()
+    sock = connect()
     if sock is None:
         return
     params: dict[str, Any] = {
@@ -543,7 +451,7 @@ def _after(call: HookCall) -> None:
     import socket
 
     try:
-        _send(sock, _hello(call), {"method": EVENT, "params": params})
+        send(sock, hello(call), {"method": EVENT, "params": params})
         sock.shutdown(socket.SHUT_WR)
         sock.settimeout(1.0)
         while sock.recv(4096):  # the console closes its end once it has read ours

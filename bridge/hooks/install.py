@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bridge.hooks.clis import CLIS, DISPLAY
+from bridge.hooks.where import gemini_trusts, settings_file, switched_off
 
 #: Seconds each CLI gives the hook before a tool (the hook answers a little before: docs/hooks.md)
 #: and after one (or at a session's start or end).
@@ -74,17 +75,6 @@ def is_ours(cmd: Any, cli: str) -> bool:
         and os.path.basename(words[0]) == "symposium-tui"
         and words[1:3] == ["hook", cli]
     )
-
-
-def settings_file(cli: str, project: bool, cwd: str | None = None) -> Path:
-    base = Path(cwd or os.getcwd())
-    if cli == "claude":
-        return (base if project else Path.home()) / ".claude" / "settings.json"
-    if cli == "gemini":
-        return (base if project else Path.home()) / ".gemini" / "settings.json"
-    if project:
-        return base / ".codex" / "config.toml"
-    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
 
 
 def _entry(cli: str, event: str) -> dict[str, Any]:
@@ -505,24 +495,6 @@ def uninstall(cli: str, project: bool) -> tuple[Path, int]:
     return path, _json_uninstall(cli, path)
 
 
-def gemini_trusts(folder: Path) -> bool:
-    """Whether Gemini CLI's trustedFolders.json trusts `folder` (itself, or a parent it marks
-    TRUST_PARENT): Gemini CLI loads a project's settings, hooks included, only then."""
-    try:
-        trusted = json.loads((Path.home() / ".gemini" / "trustedFolders.json").read_text())
-    except (OSError, ValueError):
-        return False
-    if not isinstance(trusted, dict):
-        return False
-    for path, level in trusted.items():
-        root = Path(path)
-        if level == "TRUST_FOLDER" and root == folder:
-            return True
-        if level == "TRUST_PARENT" and (root == folder.parent or root in folder.parents):
-            return True
-    return False
-
-
 def status_lines(cli: str, project: bool, cwd: str | None = None) -> list[str]:
     path = settings_file(cli, project, cwd)
     scope = "project" if project else "user"
@@ -533,6 +505,8 @@ def status_lines(cli: str, project: bool, cwd: str | None = None) -> list[str]:
     if not events:
         return [f"{DISPLAY[cli]} ({scope}): not installed in {path}"]
     lines = [f"{DISPLAY[cli]} ({scope}): installed in {path}: {', '.join(events)}"]
+    for why in switched_off(cli, Path(cwd or os.getcwd())):  # (it runs no hook at all)
+        lines.append(f"  {DISPLAY[cli]} SKIPS these: {why}")
     if cli == "codex":
         hooks = codex_hooks(str(Path(cwd or os.getcwd())))
         ours = [h for h in hooks or () if is_ours(h.get("command"), "codex")]

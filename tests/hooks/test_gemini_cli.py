@@ -163,3 +163,25 @@ async def test_a_glob_gemini_cli_matches_whatever_its_case_is_judged_by_what_it_
     assert "id_rsa" not in sent_back(api).replace("ID_RSA", ""), "Gemini CLI listed the key"
     assert "no keys" in sent_back(api)
     assert [d["outcome"] for d in audit()] == ["reject_once"]
+
+
+async def test_a_console_that_never_answers_lifts_no_deny_rule_in_yolo_mode(tmp_path, project):
+    """A console that takes the call and never answers (hung, stopped): the hook applies the
+    rules itself. Answered with the bare fallback (no decision), yolo ran `rm` past a deny rule."""
+    from tests.hooks.test_hook_console_failures import console_that
+
+    settings = project / ".gemini" / "settings.json"
+    data = json.loads(settings.read_text())
+    for hook in data["hooks"]["BeforeTool"][0]["hooks"]:  # a short wait for the hung console
+        hook["command"] = hook["command"].replace("--timeout 300", "--timeout 8")
+        hook["timeout"] = 8000
+    settings.write_text(json.dumps(data))
+    write_settings(RULES)
+    (project / "keep.txt").write_text("precious")
+    script = [tool_use("run_shell_command", {"command": "rm -f keep.txt"}), text("Done")]
+    async with console_that(None), FakeAnthropic(script) as api:
+        run = await gemini_print(tmp_path / "home", project, api.base_url)
+    assert run.code == 0, run.stderr
+    assert (project / "keep.txt").read_text() == "precious", "a deny rule's call ran"
+    assert "nothing is deleted in this project" in sent_back(api)
+    assert [(d["outcome"], d["resolver"]) for d in audit()] == [("reject_once", "policy")]

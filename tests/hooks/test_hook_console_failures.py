@@ -76,6 +76,35 @@ async def test_with_the_default_fallback_a_console_that_never_answers_leaves_it_
     assert decision["outcome"] == "cli_prompt"
 
 
+BYPASS = "\n".join(f"[agents.{a}]\nbypass = true\n" for a in ("claude-code", "codex", "gemini-cli"))
+
+
+@pytest.mark.parametrize(
+    ("cli", "command", "word"),
+    [
+        ("claude", "rm -rf /tmp/x", "deny"),
+        ("codex", "rm -rf /tmp/x", "deny"),
+        ("gemini", "rm -rf /tmp/x", "deny"),
+        ("codex", "mkdir made", "deny"),  # Codex takes no "ask": on bypass, it would run it
+        ("gemini", "mkdir made", "ask"),  # Gemini CLI asks on "ask", yolo or not
+    ],
+)
+async def test_a_console_that_never_answers_lifts_no_rule(cli, command, word):
+    """A hung console (stopped with ^Z, a stalled `serve` link) is no console: the rules still
+    decide. The fallback alone was "ask", which Codex and Gemini CLI on bypass read as "run it"."""
+    write_settings(RULES + '\n[[rules]]\naction = "ask"\ncommand = "mkdir"\n\n' + BYPASS)
+    call = pre(cli, SHELL[cli], {"command": command}, permission_mode="bypassPermissions")
+    async with console_that(None):
+        code, out, _ = await run_hook(cli, call, "--timeout", "5")
+    assert (code, word_of(cli, out)) == (0, word), out
+    (decision,) = audit()
+    if word == "deny" and command.startswith("rm"):
+        assert b"no deleting" in out
+        assert (decision["outcome"], decision["resolver"]) == ("reject_once", "policy")
+    else:
+        assert decision["rule"].endswith("ask command=mkdir"), decision
+
+
 @pytest.mark.parametrize(
     "answer",
     [

@@ -456,21 +456,29 @@ def test_gemini_cli_is_told_to_ask_when_a_rule_asks_and_left_its_own_mode_when_n
 
 
 @pytest.mark.parametrize(
-    ("mode", "answer"),
-    [("bypassPermissions", "deny"), ("dontAsk", "deny"), ("default", None), (None, None)],
+    ("mode", "where"),
+    [
+        ("bypassPermissions", "bypassPermissions"),
+        ("dontAsk", "dontAsk"),
+        # `codex -a on-request -s workspace-write` (its default) sends "default" and runs a
+        # command its sandbox allows unasked: no decision ran `mkdir` under an ask rule
+        ("default", "its sandbox, default"),
+        (None, "its sandbox, default"),
+    ],
 )
-def test_codex_is_denied_what_a_rule_asks_about_when_it_would_ask_nobody(mode, answer):
+def test_codex_is_denied_what_a_rule_asks_about_in_every_permission_mode(mode, where):
     write_settings(RULES + '\n[[rules]]\naction = "ask"\ncommand = "make"\n')
     extra = {"permission_mode": mode} if mode else {}
     done = hook("codex", pre("codex", "Bash", {"command": "make"}, **extra))
-    if answer is None:  # Codex asks its user itself: no decision
-        assert (done.returncode, done.stdout) == (0, b"")
-    else:
-        assert verdict("codex", done) == (
-            "deny",
-            f"symposium: denied (Codex would run it unasked, in {mode}): no console is running "
-            "(ask by rule 3 (line 11): ask command=make)",
-        )
+    assert verdict("codex", done) == (
+        "deny",
+        f"symposium: denied (Codex would run it unasked, in {where}): no console is running "
+        "(ask by rule 3 (line 11): ask command=make)",
+    )
+    (decision,) = audit()
+    assert decision["outcome"] == "reject_once"
+    # a call no rule decides is still left to Codex's own approval policy
+    assert hook("codex", pre("codex", "Bash", {"command": "pwd"}, **extra)).stdout == b""
 
 
 @pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])

@@ -148,3 +148,61 @@ def test_status_of_a_settings_file_that_does_not_read_says_so_not_that_nothing_i
     assert "does not read, so no hook in it runs" in done.stdout, done.stdout
     assert "not installed" not in done.stdout
     assert (home / relative).read_text() == broken
+
+
+@pytest.mark.parametrize(
+    ("cli", "variable", "relative"),
+    [
+        ("claude", "CLAUDE_CONFIG_DIR", "settings.json"),
+        ("gemini", "GEMINI_CLI_HOME", ".gemini/settings.json"),
+    ],
+)
+def test_the_user_settings_are_the_ones_the_cli_reads_under_its_home_variable(
+    tmp_path, monkeypatch, cli, variable, relative
+):
+    # Claude Code reads $CLAUDE_CONFIG_DIR/settings.json, Gemini CLI $GEMINI_CLI_HOME/.gemini/
+    # settings.json: a hook written to ~/.claude or ~/.gemini instead never runs, and status said
+    # it was installed
+    home, elsewhere, project = tmp_path / "home", tmp_path / "elsewhere", tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setenv(variable, str(elsewhere))
+    done = hook("install", cli, cwd=project, home=home)
+    assert done.returncode == 0, done.stderr
+    assert f"installed in {elsewhere / relative}" in done.stdout
+    assert json.loads((elsewhere / relative).read_text())["hooks"]
+    assert not (home / f".{cli}").exists()
+    status = hook("status", cli, cwd=project, home=home).stdout
+    assert f"installed in {elsewhere / relative}" in status
+    assert hook("uninstall", cli, cwd=project, home=home).returncode == 0
+    assert "hooks" not in json.loads((elsewhere / relative).read_text())
+
+
+@pytest.mark.parametrize(
+    ("cli", "relative", "setting", "said"),
+    [
+        ("claude", ".claude/settings.local.json", {"disableAllHooks": True}, "disableAllHooks is true"),
+        ("claude", ".claude/settings.json", {"disableAllHooks": True}, "disableAllHooks is true"),
+        ("gemini", ".gemini/settings.json", {"hooksConfig": {"enabled": False}}, "hooksConfig.enabled is false"),
+        ("gemini", ".gemini/settings.json", {"hooksConfig": {"disabled": ["symposium"]}}, 'hooksConfig.disabled names "symposium"'),
+    ],
+)  # fmt: skip
+def test_install_and_status_say_when_a_setting_keeps_the_cli_from_running_the_hook(
+    tmp_path, cli, relative, setting, said
+):
+    # `"disableAllHooks": true` in .claude/settings.local.json: install said "installed", Claude
+    # Code ran no hook, and `claude -p` ran `rm -f keep.txt` past deny command=rm, unaudited
+    home, project = tmp_path / "home", tmp_path / "project"
+    (project / relative).parent.mkdir(parents=True)
+    (project / relative).write_text(json.dumps(setting))
+    done = hook("install", cli, "--project", cwd=project, home=home)
+    assert done.returncode == 0, done.stderr
+    assert f"SKIPS these: {said} in {project / relative}" in done.stdout
+    assert (
+        f"{said} in {project / relative}"
+        in hook("status", cli, "--project", cwd=project, home=home).stdout
+    )
+    (project / relative).write_text("{}")
+    assert (
+        "SKIPS these: " + said
+        not in hook("status", cli, "--project", cwd=project, home=home).stdout
+    )
