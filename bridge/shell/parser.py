@@ -135,7 +135,9 @@ class Parser:
             return
         script, unsure = join_continuations(script)  # `r\<newline>m` is `rm` to bash
         if unsure:
-            self.opaque.append("a line continuation inside a quoted string or a comment")
+            self.opaque.append(
+                "a line continuation inside a quoted string, a comment or a quoted here-document"
+            )
         if "((" in script and re.search(_ARITHMETIC_COMMAND, single_quotes_blanked(script)):
             # `(( v ))`, `for ((…))`: bashlex reads them as subshells; the arithmetic evaluates the
             # value of every variable it names, and a value like `a[$(cmd)]` runs cmd

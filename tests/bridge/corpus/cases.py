@@ -842,4 +842,13 @@ CASES: list[Case] = [
         "cat <<E\n${HOME} $HOME ${x:-y} ${#x} ${x%%.*}\nE",
         "echo ${x:-${HOME}} '${a[v]}'",
     ),
+    # --- a tenth round: a quoted here-document keeps its backslash-newlines -----------------------
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a body line ending in `\` does not join the delimiter's line to it: the body ends there,
+        # and the lines after it run
+        "cat <<'E'\nx\\\nE\nrm -rf /\nE",
+    ),
+    *_cases("attacker spellings", ASK, "cat <<'E'\nx\\\nE\nid\nE"),
 ]
