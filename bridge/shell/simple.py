@@ -262,9 +262,12 @@ class SimpleCommand:
         self.open_args = self.open_args or u.open_args
         if u.cut is not None:
             self.cut = u.cut
+        for given in u.assigns:  # (a value only known when it runs: xargs's slot number)
+            self.given.append(given)
+            parser.run_value(given.partition("=")[0], "", True, self.depth)
         nxt = _skip_assignments(words, u.inner)
         self.given.extend(words[u.inner : nxt])
-        parser.git_environment(words[u.inner : nxt])
+        parser.git_environment((*u.assigns, *words[u.inner : nxt]))
         for k in range(u.inner, nxt):  # `env GIT_EDITOR='…' git commit`: as a prefix would be
             name, _, value = words[k].partition("=")
             parser.run_value(name, value, self.dynamic[k], self.depth)

@@ -34,6 +34,7 @@ class _Unwrapped:
         cut: int | None = None,  # xargs -I: words from here on are only known when it runs
         default: tuple[str, ...] | None = None,  # what runs when no command is given
         splice: tuple[str, ...] | None = None,  # env -S: these words stand for words[i+1:inner]
+        assigns: tuple[str, ...] = (),  # `NAME=value` it puts in the command's environment
     ) -> None:
         self.inner = inner
         self.script = script
@@ -42,6 +43,7 @@ class _Unwrapped:
         self.cut = cut
         self.default = default
         self.splice = splice
+        self.assigns = assigns
 
 
 class Wrapper(Frozen):
@@ -228,7 +230,10 @@ def _xargs(
                     raise _Unknown("the command name comes from its input")
                 cut = k
                 break
-    return _Unwrapped(j, open_args=True, cut=cut, default=("echo",))
+    # `--process-slot-var=NAME` puts NAME (a slot's number) in each command's environment, as
+    # `env NAME=0` would (`BASH_ENV`: a file `0` its shell runs first — in `/dev/fd`, its input)
+    slots = tuple(f"{value}=0" for name, value in seen if name == "process-slot-var" and value)
+    return _Unwrapped(j, open_args=True, cut=cut, default=("echo",), assigns=slots)
 
 
 def _su(

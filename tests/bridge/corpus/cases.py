@@ -851,4 +851,11 @@ CASES: list[Case] = [
         "cat <<'E'\nx\\\nE\nrm -rf /\nE",
     ),
     *_cases("attacker spellings", ASK, "cat <<'E'\nx\\\nE\nid\nE"),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # xargs puts `NAME=slot` in each command's environment: BASH_ENV=0, in /dev/fd its input
+        "env -C /dev/fd xargs -a /dev/null --process-slot-var=BASH_ENV bash -c ls <<< 'rm -rf /'",
+        "env -C /dev/fd xargs -a /dev/null --process-slot-var=BASH_ENV bash -c ls <<< id",
+    ),
 ]
