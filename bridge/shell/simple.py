@@ -274,8 +274,9 @@ class SimpleCommand:
         return nxt
 
     def runs_nothing(self, i: int, default: tuple[str, ...] | None) -> None:
-        """A wrapper given no command: it is the command, or runs its default (`xargs`: echo) —
-        unless an `xargs` around it appends words: then they are the command it runs."""
+        """A wrapper given no command: it is the command, or runs its default (`xargs`: echo; a
+        shell reading its input: `setarch x86_64`, `sudo -s`, `su`, `chroot DIR`) — unless an
+        `xargs` around it appends words: then they are the command it runs."""
         if self.open_args:  # `… | xargs xargs`, `… | xargs env`, `… | xargs timeout`
             self.parser.opaque.append(
                 f"{posixpath.basename(self.words[i])} runs the command xargs gives it from its input"
@@ -283,9 +284,17 @@ class SimpleCommand:
             return
         if default is None:
             self.layers[-1] = (i, "command")  # nothing else runs: the wrapper is the command
-        else:
-            self.default = default
-            self.open_args = True
+            return
+        self.default = default
+        self.open_args = True
+        if default[0] in SHELLS:  # `setarch x86_64`, `sudo -s`: a shell reads its input
+            if self.stdin is not None:
+                self.parser.script(self.stdin, self.depth + 1)
+            else:
+                self.parser.opaque.append(
+                    f"{posixpath.basename(self.words[i])} starts a shell that runs what its "
+                    "input gives it, which is not known here"
+                )
 
     def splice(self, i: int, end: int, splice: tuple[str, ...], base: str) -> int | None:
         """`env -S 'a b' c`: the words of the string stand for the wrapper's options, read again."""

@@ -52,7 +52,8 @@ class Wrapper(Frozen):
     `name==`, `name`); GNU abbreviations of long options are understood. `positionals`: words
     between the options and the command (timeout's duration, chroot's new root). `stop`: options
     after which no command runs (`command -v`, `sudo -l`). `writes`: options whose argument is a
-    file written (`time -o FILE`). `permute`: options may follow the positionals (su)."""
+    file written (`time -o FILE`). `permute`: options may follow the positionals (su). `shell`:
+    options after which, given no command, it starts a shell ("*": whatever its options)."""
 
     __slots__ = _fields = (
         "role",
@@ -63,6 +64,7 @@ class Wrapper(Frozen):
         "writes",
         "numeric",
         "special",
+        "shell",
     )
 
     def __init__(
@@ -75,6 +77,7 @@ class Wrapper(Frozen):
         writes: frozenset[str] = frozenset(),
         numeric: bool = False,  # `nice -10`: a negative number is an option
         special: str = "",  # one with its own rules: env, xargs, su, eval, watch, flock, busybox
+        shell: frozenset[str] = frozenset(),  # options after which, with no command, a shell runs
     ) -> None:
         self.role = role
         self.short = short
@@ -84,6 +87,7 @@ class Wrapper(Frozen):
         self.writes = writes
         self.numeric = numeric
         self.special = special
+        self.shell = shell
 
     def options(self) -> tuple[dict[str, int], dict[str, int]]:
         return _option_table(self.short, self.long)
@@ -96,7 +100,9 @@ class Wrapper(Frozen):
             return _Unwrapped(None)
         j += self.positionals
         writes = tuple(v for name, v in seen if name in self.writes and v)
-        return _Unwrapped(j, writes=writes)
+        # given no command, `sudo -s`, `chroot DIR`, `pkexec` start a shell (reading its input)
+        shell = "*" in self.shell or any(name in self.shell for name, _ in seen)
+        return _Unwrapped(j, writes=writes, default=("sh",) if shell else None)
 
 
 @lru_cache(maxsize=64)
@@ -249,7 +255,7 @@ def _su(
     scripts = [v for name, v in seen if name in ("c", "command", "session-command")]
     if scripts:
         return _Unwrapped(None, script=scripts[-1] or "")
-    return _Unwrapped(None)  # an interactive shell as that user
+    return _Unwrapped(None, default=("sh",))  # a shell as that user (reading its input)
 
 
 def _eval(
@@ -320,7 +326,7 @@ def _sg(
     if j < len(words) and words[j] == "-c":
         j += 1
     if j >= len(words):
-        return _Unwrapped(None)  # a shell with that group
+        return _Unwrapped(None, default=("sh",))  # a shell with that group
     return _Unwrapped(None, script=" ".join(words[j:]))
 
 
@@ -481,8 +487,11 @@ WRAPPERS: dict[str, Wrapper] = {
                 "help",
             }
         ),
+        shell=frozenset({"s", "shell", "i", "login"}),
     ),
-    "doas": Wrapper("privileged", short="a:C:Lnsu:", stop=frozenset({"L", "C", "s"})),
+    "doas": Wrapper(
+        "privileged", short="a:C:Lnsu:", stop=frozenset({"L", "C"}), shell=frozenset({"s"})
+    ),
     "su": Wrapper(
         "privileged",
         short="c:g:G:lmpPs:w:fh",
@@ -502,11 +511,13 @@ WRAPPERS: dict[str, Wrapper] = {
         "privileged",
         long="user= disable-internal-agent keep-cwd help version",
         stop=frozenset({"help", "version"}),
+        shell=frozenset({"*"}),
     ),
     "chroot": Wrapper(
         "privileged",
         long="userspec= groups= skip-chdir help version",
         positionals=1,
         stop=frozenset({"help", "version"}),
+        shell=frozenset({"*"}),
     ),
 }

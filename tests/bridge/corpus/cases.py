@@ -858,4 +858,13 @@ CASES: list[Case] = [
         "env -C /dev/fd xargs -a /dev/null --process-slot-var=BASH_ENV bash -c ls <<< 'rm -rf /'",
         "env -C /dev/fd xargs -a /dev/null --process-slot-var=BASH_ENV bash -c ls <<< id",
     ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a wrapper given no command starts a shell, which runs what its input gives it
+        "setarch x86_64 <<< 'rm -rf /'",
+        "chroot / <<< 'rm -rf /'",
+        "sudo -s <<< 'rm -rf /'",
+        "su <<< 'rm -rf /'",
+    ),
 ]
