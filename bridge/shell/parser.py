@@ -272,7 +272,9 @@ class Parser:
         words: list[Any] = []
         writes: list[str] = []
         assigns: list[str] = []
-        stdin: str | None = None  # what a here-document or here-string feeds it
+        # what its here-documents and here-strings feed it: on whichever descriptor, each one
+        # (`bash <<< 'rm -rf /' 3<<< ls` reads the first: the last one is not all it may read)
+        fed: list[str] = []
         for child in node.parts:
             if child.kind == "word":
                 words.append(child)
@@ -286,11 +288,11 @@ class Parser:
                 if not words:
                     assigns.append(text)
             elif child.kind == "redirect":
-                write, fed = self.redirect(child, depth, src)
+                write, body = self.redirect(child, depth, src)
                 if write is not None:
                     writes.append(write)
-                if fed is not None:
-                    stdin = fed
+                if body is not None:
+                    fed.append(body)
             else:
                 self.walk(child, depth, src)
         if words:
@@ -302,7 +304,7 @@ class Parser:
                 tuple(writes),
                 depth,
                 assigns=tuple(assigns),
-                stdin=stdin,
+                stdin="\n".join(fed) if fed else None,
             )
         elif assigns:
             self.assignments(tuple(assigns), tuple(writes))

@@ -867,4 +867,10 @@ CASES: list[Case] = [
         "sudo -s <<< 'rm -rf /'",
         "su <<< 'rm -rf /'",
     ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # every here-string is read, not only the last: bash reads its script from the first
+        "bash <<< 'rm -rf /' 3<<< ls",
+    ),
 ]
