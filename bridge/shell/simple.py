@@ -156,11 +156,14 @@ class SimpleCommand:
         and `bash /dev/stdin <<< …` (what its input gives it)."""
         words, parser = self.words, self.parser
         use = read_shell(words, i)
+        moved = bool(parser.dirs)  # (a relative file after `env -C /dev`: `stdin` may be input)
+        if use.kind == "file" and not self.dynamic[use.at] and reads_input(words[use.at], moved):
+            use.kind = "stdin"
         parser.opaque.extend(f"{base}: {why}" for why in use.opaque)
         for given in self.given:  # `BASH_ENV=F bash -c …`: F is sourced first
             name, _, value = given.partition("=")
             if name in ("BASH_ENV", "ENV"):
-                if reads_input(value) and self.stdin is not None:
+                if reads_input(value, moved) and self.stdin is not None:
                     parser.script(self.stdin, self.depth + 1)
                 else:
                     parser.opaque.append(f"{base} first runs the script {name} names: {value!r}")
@@ -202,7 +205,7 @@ class SimpleCommand:
             return
         if self.dynamic[at]:
             parser.opaque.append(f"{base} runs a script only known when it runs: {words[at]!r}")
-        elif reads_input(words[at]):
+        elif reads_input(words[at], bool(parser.dirs)):
             if self.stdin is not None:
                 parser.script(self.stdin, self.depth + 1)
             else:

@@ -853,9 +853,13 @@ CASES: list[Case] = [
     *_cases("attacker spellings", ASK, "cat <<'E'\nx\\\nE\nid\nE"),
     *_cases(
         "attacker spellings",
-        ASK,
+        DENY,
         # xargs puts `NAME=slot` in each command's environment: BASH_ENV=0, in /dev/fd its input
         "env -C /dev/fd xargs -a /dev/null --process-slot-var=BASH_ENV bash -c ls <<< 'rm -rf /'",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
         "env -C /dev/fd xargs -a /dev/null --process-slot-var=BASH_ENV bash -c ls <<< id",
     ),
     *_cases(
@@ -873,4 +877,12 @@ CASES: list[Case] = [
         # every here-string is read, not only the last: bash reads its script from the first
         "bash <<< 'rm -rf /' 3<<< ls",
     ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a shell's script file that is its input, named from a folder known only when it runs
+        "bash ../../../../../../../../../../dev/stdin <<< 'rm -rf /'",
+        "env -C /dev bash stdin <<< 'rm -rf /'",
+    ),
+    *_cases("attacker spellings", ASK, "env -C /dev/fd bash -c '. 0' <<< 'rm -rf /'"),
 ]
