@@ -4,6 +4,7 @@ what that command implies), with the files they write and the assignments they a
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 
 from bridge.shell.parts import Part, Role
@@ -22,6 +23,9 @@ from bridge.shell.wrappers import WRAPPERS, Wrapper, _Unknown
 _INSTALLED = frozenset(
     f"{root}/{d}" for root in ("", "/usr", "/usr/local") for d in ("bin", "sbin")
 ) | {"/usr/lib/git-core", "/usr/libexec/git-core"}
+
+# a process's own program, or an open file, run by its path (`/proc/self/exe`, `/dev/fd/3`)
+_DESCRIPTOR_PROGRAM = r"(?:^|/)(?:exe|stdin|fd/\d+|map_files/[^/]+)$"
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -134,6 +138,11 @@ class SimpleCommand:
         name = self.words[i]
         if self.dynamic[i] or _unknown_name(name):
             self.parser.opaque.append(f"the command name {name!r} is only known when it runs")
+            return None
+        if "/" in name and re.search(_DESCRIPTOR_PROGRAM, posixpath.normpath(name)):
+            # `/proc/self/exe` is the shell that runs it; `/proc/self/fd/3`, `/dev/stdin` the file
+            # a redirection opened (`3</usr/bin/rm`)
+            self.parser.opaque.append(f"the program {name!r} is only known when it runs")
             return None
         if self.layers and name.startswith("-"):
             self.parser.opaque.append(f"a wrapper runs {name!r}, not a command")

@@ -885,4 +885,11 @@ CASES: list[Case] = [
         "env -C /dev bash stdin <<< 'rm -rf /'",
     ),
     *_cases("attacker spellings", ASK, "env -C /dev/fd bash -c '. 0' <<< 'rm -rf /'"),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # a program run by a path to a process's own program or to an open file
+        "/proc/self/exe -c 'rm -rf /'",
+        "exec 3</usr/bin/r[m]; /proc/self/fd/3 -rf /",
+    ),
 ]
