@@ -22,6 +22,7 @@ from bridge.shell.simple import simple
 from bridge.shell.words import (
     _PLAIN_SCRIPT,
     _SPACE,
+    GLOB_CHARS,
     _is_dynamic,
     _local_assignment,
     _parameters,
@@ -57,9 +58,9 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     # a program named by its path as an argument (`ln -s /bin/rm x`, `cp /bin/rm x`) may run under
     # another name: its name counts too
     # (a word only known when it runs, or with spaces in it — a script handed to a shell — is not
-    # a path: those are parsed on their own)
+    # a path: those are parsed on their own; a glob is kept whole: the files it matches count)
     parser.code.extend(
-        posixpath.basename(w)
+        w if w.startswith("/") and not GLOB_CHARS.isdisjoint(w) else posixpath.basename(w)
         for w, dynamic in parser.words
         if "/" in w and not w.endswith("/") and not dynamic and not _SPACE.search(w)
     )

@@ -892,4 +892,10 @@ CASES: list[Case] = [
         "/proc/self/exe -c 'rm -rf /'",
         "exec 3</usr/bin/r[m]; /proc/self/fd/3 -rf /",
     ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # a program's file named by a glob, then run under another name
+        "cp /usr/bin/r[m] x; ./x -rf /",
+    ),
 ]
