@@ -254,10 +254,11 @@ class Parser:
                 self.walk(child, depth, src)
 
     def parameter_assignments(self, text: str, depth: int) -> None:
-        """`${NAME:=value}`, `${NAME=value}` (nested ones too) assign NAME when it is unset: read
+        """`${NAME:=value}`, `${NAME=value}`, `${NAME[0]=value}` (nested ones too) assign NAME when
+        it is unset: read
         as `NAME=value` would be (`: ${PS4:=…}; set -x`; exported under `set -a`). A value with an
         expansion, or in a nested `${…}` (bashlex cuts those short), is only known when it runs."""
-        for found in re.finditer(r"(?:^|\$\{)([A-Za-z_][A-Za-z0-9_]*):?=", text):
+        for found in re.finditer(r"(?:^|\$\{)([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?:?=", text):
             name, rest = found.group(1), text[found.end() :]
             dynamic = found.start() > 0 or "$" in rest or "`" in rest
             if not dynamic:
@@ -350,7 +351,9 @@ class Parser:
         `PROMPT_COMMAND`, editors, pagers and helpers git, less or ssh start (`GIT_EDITOR='…'
         git commit`); a value only known when it runs is asked. `SHELLOPTS` (from its
         environment, bash sets each option it lists as it starts: `env SHELLOPTS=keyword bash -c
-        …` is `bash -k -c …`) is asked as the options it sets are (`shell_option`)."""
+        …` is `bash -k -c …`) is asked as the options it sets are (`shell_option`). An array's
+        element 0 is the variable's value (`PS4[0]=…`)."""
+        name = name.partition("[")[0]
         if name == "SHELLOPTS":
             options = value.split(":")
             if dynamic or any(shell_option(o, on=True) for o in options):

@@ -467,18 +467,24 @@ def _exported_values(parser: Parser, base: str, args: tuple[str, ...], names: li
     is only known when it runs."""
     values = (
         {  # (`NAME+=value` appends: the value is read as `NAME=value`'s)
-            a.partition("=")[0].removesuffix("+"): a.partition("=")[2]
+            _unsubscripted(a.partition("=")[0].removesuffix("+")): a.partition("=")[2]
             for a in args
             if "=" in a and not a.startswith(("-", "+"))
         }
         if base in _DECLARES
         else {}
     )
-    for name in names:
+    for name in map(_unsubscripted, names):
         if name in ("BASH_ENV", "ENV") or (name not in values and _runs_or_gives(name)):
             parser.opaque.append(f"{name} is set to a value a later program reads when it runs")
         elif name in values:
             parser.run_value(name, values[name], "$" in values[name], 0)
+
+
+def _unsubscripted(name: str) -> str:
+    """A variable's name without its subscript: `PS4[0]` is `PS4` (an array's element 0 is what
+    `$PS4` gives)."""
+    return name.partition("[")[0]
 
 
 def _runs_or_gives(name: str) -> bool:

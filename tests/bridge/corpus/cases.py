@@ -898,4 +898,13 @@ CASES: list[Case] = [
         # a program's file named by a glob, then run under another name
         "cp /usr/bin/r[m] x; ./x -rf /",
     ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # an array's element 0 is the variable's value: `PS4[0]` is PS4
+        "unset PS4; d='$'; : ${PS4[0]=\"${d}(rm -rf /)\"}; set -x; true",
+        "d='$'; printf -v 'PS4[0]' %s \"${d}(rm -rf /)\"; set -x; true",
+        "d='$'; read 'PS4[0]' <<< \"${d}(rm -rf /)\"; set -x; true",
+        "d='$'; declare 'PS4[0]'=\"${d}(rm -rf /)\"; set -x; true",
+    ),
 ]
