@@ -336,11 +336,42 @@ def single_quotes_blanked(script: str) -> str:
 
 
 def unreadable_word(raw: str) -> bool:
-    """A word as written that becomes other words when it runs (a brace expansion), or whose
-    text this reading cannot be sure of (a `$'…'` string it cannot decode)."""
-    return has_brace_expansion(raw) or (
-        _unquoted_ansi_c(raw) and _ansi_c_word(_unlocalized(raw)) is None
+    """A word as written that becomes other words when it runs (a brace expansion, a glob that
+    may match a file named like an option), or whose text this reading cannot be sure of (a
+    `$'…'` string it cannot decode)."""
+    return (
+        has_brace_expansion(raw)
+        or (_unquoted_ansi_c(raw) and _ansi_c_word(_unlocalized(raw)) is None)
+        or (not GLOB_CHARS.isdisjoint(raw) and _option_glob(raw))
     )
+
+
+def _option_glob(raw: str) -> bool:
+    """Whether a word as written is a glob (an unquoted `*`, `?` or `[…]`) whose matches may start
+    with `-`: it starts with one (`*`, `[-x]*`) or with a `-` (`-*`, `"--out"*`). A file named
+    `-i` makes `sed -n p *` edit files in place; `./*`, `src/*.py` and `x*` are no option."""
+    quote = ""
+    k, n = 0, len(raw)
+    while k < n:
+        c = raw[k]
+        if quote:
+            if c == "\\" and quote == '"':
+                k += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c == "\\":
+            k += 2
+            continue
+        elif c in "'\"":
+            quote = c
+        elif c in "*?" or (c == "[" and "]" in raw[k + 2 :]):
+            if k == 0:
+                return True
+            text = _ansi_c_word(raw[:k])  # (the text before it, its quotes removed)
+            return text is None or text.startswith("-")
+        k += 1
+    return False
 
 
 def _unquoted_ansi_c(raw: str) -> bool:

@@ -907,4 +907,11 @@ CASES: list[Case] = [
         "d='$'; read 'PS4[0]' <<< \"${d}(rm -rf /)\"; set -x; true",
         "d='$'; declare 'PS4[0]'=\"${d}(rm -rf /)\"; set -x; true",
     ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        # a glob may match a file named like an option (`-i`: sed edits every file in place)
+        "sed -n 1p *",
+    ),
+    *_cases("attacker spellings", ALLOW, "sed -n 1p ./*", "grep -n TODO src/*"),
 ]

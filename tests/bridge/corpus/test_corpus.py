@@ -304,6 +304,8 @@ UNRUNNABLE = {
     "git --config-env=alias.p=P p": "its alias comes from the environment, here unset",
     "BASH_ENV=/tmp/x bash -c 'ls'": "the file BASH_ENV names is not here (what it runs is not "
     "known: that is why it is asked)",
+    "sed -n 1p *": "it needs a file named like an option in the work folder (`-i`: with one, sed "
+    "edits the other files in place: shown by hand)",
     **dict.fromkeys(
         ("sudo -s <<< 'rm -rf /'", "su <<< 'rm -rf /'"),
         "sudo and su cannot change user in the sandbox (`setarch x86_64` and `chroot /` show "
