@@ -276,8 +276,8 @@ class Rule(Record):
     def _command_path_verdict(self, req: Request) -> int:
         """Whether a shell command names a path inside this (deny or ask) rule's directory: it
         runs there, or a word names a path inside (YES); a word only known when it runs, or a
-        longer word, names a path with the directory's name in it, or a glob matched too many
-        files to look at (MIGHT)."""
+        longer word, names a path with the directory's name in it (or its start: `named.starts`),
+        or a glob matched too many files to look at (MIGHT)."""
         root = self._root
         assert root is not None
         key = f"{root}\0{' '.join(sorted(self._root_names))}"
@@ -292,6 +292,7 @@ class Rule(Record):
                 named.too_many
                 or any(inside(p, root) for p in named.maybe)
                 or not self._root_names.isdisjoint(named.parts)
+                or any(under.startswith(p) for p in named.starts)
             ):
                 verdict = MIGHT
             else:  # a folder above the rule's, gone down (`grep -r x ~`) or taken along (`rm -r ~`)
