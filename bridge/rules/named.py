@@ -58,8 +58,14 @@ def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> Name
     for text, dynamic in parsed.words:
         if text:
             names.word(text, dynamic)
-    # the names of the files it reads, in a file (`sort --files0-from=F`, `tar -T F`): not known
-    names.too_many = names.too_many or any(_names_from_file(p.words) for p in parsed.parts)
+    # the names of the files it reads, in a file (`sort --files0-from=F`, `tar -T F`), or given
+    # by xargs from its input (`… | xargs cat`, `xargs -I{} cat /tmp/{}/key`), or a `~` after the
+    # command set HOME (`HOME=/tmp; cat ~/x`): not known
+    names.too_many = (
+        names.too_many
+        or any(p.open_args or _names_from_file(p.words) for p in parsed.parts)
+        or _home_moved(parsed)
+    )
     if any(dynamic for _, dynamic in parsed.words):
         # a variable the command assigns, or what a `$(…)` prints, may fill in a word only known
         # when it runs (`x=.ssh; cat ~/$x/id`): the names its other words hold count too, and so
@@ -82,6 +88,18 @@ def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> Name
         start if cwd else None,
         names.too_many,
         frozenset(names.starts),
+    )
+
+
+def _home_moved(parsed: ParsedCommand) -> bool:
+    """Whether the command assigns HOME (`HOME=/x`, `export HOME=…`, `read HOME`) and names a
+    path from it (`~/x`, `$HOME/x`, a bare `cd`): that path is only known when it runs."""
+    assigned = any(
+        w.startswith("HOME=") for part in parsed.parts for w in (*part.words, *part.assigns)
+    )
+    return assigned and any(
+        text.startswith("~") or _HOME_VAR.search(text)
+        for text in (*(w for w, _ in parsed.words), *parsed.dirs)
     )
 
 

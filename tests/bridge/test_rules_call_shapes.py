@@ -184,6 +184,9 @@ def test_a_path_through_proc_self_cwd_is_read_in_the_calls_folder_and_never_allo
         ("x=ke; cat ../${x}ys/id_rsa", "ask"),  # a word that starts the folder's path
         ("x=ke; cat < ../${x}ys/id_rsa", "ask"),
         ("x=../ke; y=${x}ys; cat $y/id_rsa", "ask"),  # …in a value, then in another word
+        ("echo keys | xargs -I{} cat ../{}/id_rsa", "ask"),  # xargs fills in the name
+        ("echo ../key | sed s,$,s/id_rsa, | xargs cat", "ask"),  # …or gives it the paths
+        ("HOME=..; cat ~/keys/id_rsa", "ask"),  # `~` after the command set HOME
     ],
 )
 def test_a_command_that_reaches_a_denied_folder_only_when_it_runs_is_asked(
