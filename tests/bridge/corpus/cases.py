@@ -914,4 +914,12 @@ CASES: list[Case] = [
         "sed -n 1p *",
     ),
     *_cases("attacker spellings", ALLOW, "sed -n 1p ./*", "grep -n TODO src/*"),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        # GNU sed reads a bracket expression whole: `[/]` holds the delimiter, `e` is a flag
+        "echo 'id #/' | sed -n 's/[/]/}/e;s/a/b/'",
+        "sed -n 's/[/]/}/w pwned-bracket\ns/a/b/' README.md",
+    ),
+    *_cases("attacker spellings", ALLOW, "sed -n '/[/]/p;s/[]/]/x/p' README.md"),
 ]
