@@ -161,8 +161,14 @@ def interpreted_code(parser: Parser, words: tuple[str, ...], stdin: str | None) 
         parser.code.append(" ".join(args))
         if stdin is not None:
             parser.code.append(stdin)
-        if stdin is None and not any(not a.startswith("-") for a in args):
-            parser.interpreted = True  # it reads code from a pipe: the command's text counts
+        elif base in _RUN_INPUT or not any(not a.startswith("-") for a in args):
+            # it reads code from a pipe (a sed or awk script that runs commands runs what its
+            # input holds: `echo 'rm -rf /' | sed e`): the command's text counts
+            parser.interpreted = True
+
+
+# sed and awk, given a script that runs commands: they may run what their input holds
+_RUN_INPUT = frozenset({"sed", "gsed", "awk", "gawk", "mawk", "nawk"})
 
 
 def git_code(parser: Parser, args: tuple[str, ...], depth: int) -> None:

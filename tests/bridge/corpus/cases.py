@@ -922,4 +922,11 @@ CASES: list[Case] = [
         "sed -n 's/[/]/}/w pwned-bracket\ns/a/b/' README.md",
     ),
     *_cases("attacker spellings", ALLOW, "sed -n '/[/]/p;s/[]/]/x/p' README.md"),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # a sed or awk script that runs commands runs what its input holds, from a pipe too
+        "echo 'rm -rf /' | sed e",
+        "echo 'rm -rf /' | awk '{system($0)}'",
+    ),
 ]
