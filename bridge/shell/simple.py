@@ -264,6 +264,7 @@ class SimpleCommand:
         if u.splice is not None:  # env -S 'a b' c: env a b c
             return self.splice(i, end, u.splice, base)
         self.writes.extend(u.writes)
+        parser.dirs.extend(u.dirs)
         if u.script is not None:
             parser.script(u.script, self.depth + 1)
             return None

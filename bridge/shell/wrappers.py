@@ -35,6 +35,7 @@ class _Unwrapped:
         default: tuple[str, ...] | None = None,  # what runs when no command is given
         splice: tuple[str, ...] | None = None,  # env -S: these words stand for words[i+1:inner]
         assigns: tuple[str, ...] = (),  # `NAME=value` it puts in the command's environment
+        dirs: tuple[str, ...] = (),  # the folders it changes to (`env -C DIR`)
     ) -> None:
         self.inner = inner
         self.script = script
@@ -44,6 +45,7 @@ class _Unwrapped:
         self.default = default
         self.splice = splice
         self.assigns = assigns
+        self.dirs = dirs
 
 
 class Wrapper(Frozen):
@@ -208,6 +210,8 @@ def _env(
 ) -> _Unwrapped:
     # `env [options] [NAME=value …] [command …]`; -S splits a string into more words
     split = [v for name, v in seen if name in ("S", "split-string")]
+    # (the folder it changes to, however its option is spelled: `-iC DIR`, `--ch=DIR`)
+    dirs = tuple(v for name, v in seen if name in ("C", "chdir") and v)
     if split:
         text = split[-1] or ""
         if not _PLAIN_SCRIPT.fullmatch(text):
@@ -216,7 +220,7 @@ def _env(
             return _Unwrapped(j, splice=tuple(shlex.split(text)))
         except ValueError:
             raise _Unknown("an -S string with an unbalanced quote") from None
-    return _Unwrapped(j)
+    return _Unwrapped(j, dirs=dirs)
 
 
 def _xargs(

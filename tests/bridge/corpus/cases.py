@@ -929,4 +929,12 @@ CASES: list[Case] = [
         "echo 'rm -rf /' | sed e",
         "echo 'rm -rf /' | awk '{system($0)}'",
     ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # env changes folder however its option is spelled: in a group, abbreviated, from -S
+        "env -iC /dev bash stdin <<< 'rm -rf /'",
+        "env -S'-C /dev bash stdin' <<< 'rm -rf /'",
+    ),
+    *_cases("attacker spellings", ASK, "env -iC / cp -r etc /tmp/x", "env --ch=/ cp -r etc /tmp/x"),
 ]
