@@ -228,6 +228,8 @@ class SimpleCommand:
         """A command that is no wrapper: it runs, with what it implies (one run from a file that
         is no installed program, `./x.sh`, is a script file, as `bash x.sh`'s is)."""
         self.runs = i
+        if i and base in ("cd", "pushd"):  # `builtin cd /`, `command cd /`: as `cd /` is
+            note_dirs(self.parser, self.words[i:], self.dynamic[i:])
         if "/" in self.words[i] and posixpath.dirname(self.words[i]) not in _INSTALLED:
             self.parser.script_files.append(self.words[i])
         self.implied = runs_code(self.parser, self.words, self.dynamic, i, self.depth, self.stdin)

@@ -937,4 +937,6 @@ CASES: list[Case] = [
         "env -S'-C /dev bash stdin' <<< 'rm -rf /'",
     ),
     *_cases("attacker spellings", ASK, "env -iC / cp -r etc /tmp/x", "env --ch=/ cp -r etc /tmp/x"),
+    *_cases("attacker spellings", ASK, "builtin cd / && cp -r etc /tmp/x"),  # cd, unwrapped
+    *_cases("attacker spellings", DENY, "command cd /dev && bash stdin <<< 'rm -rf /'"),
 ]
