@@ -11,11 +11,13 @@ from functools import lru_cache
 
 from bridge.shell.parts import ParsedCommand, Part
 from bridge.shell.programs import (
+    CHARSET_VARIABLES,
     HARMLESS_REDIRECT_TARGETS,
     MAX_SHELL_DEPTH,
     PROMPTS,
     RUN_BY_PROGRAMS,
     gives_options,
+    plain_charset,
     shell_option,
 )
 from bridge.shell.simple import simple
@@ -354,6 +356,10 @@ class Parser:
         …` is `bash -k -c …`) is asked as the options it sets are (`shell_option`). An array's
         element 0 is the variable's value (`PS4[0]=…`)."""
         name = name.partition("[")[0]
+        if name in CHARSET_VARIABLES:
+            if dynamic or not plain_charset(value):
+                self.opaque.append(f"{name}={value!r} may make bash read the script otherwise")
+            return
         if name == "SHELLOPTS":
             options = value.split(":")
             if dynamic or any(shell_option(o, on=True) for o in options):

@@ -198,6 +198,21 @@ GIVES_OPTIONS = frozenset(
 )
 
 
+# Variables that choose how bash (and every program after it) reads bytes as characters: in a
+# locale whose characters may end in a `\` or a quote byte (BIG5, GBK, Shift JIS), `"両\"` ends
+# at the `\`, so a script reads otherwise than in UTF-8
+CHARSET_VARIABLES = frozenset({"LC_ALL", "LC_CTYPE", "LANG"})
+
+
+def plain_charset(value: str) -> bool:
+    """Whether a locale (`C`, `POSIX`, `en_US.UTF-8`, `C.utf8@x`) reads bytes as ASCII or UTF-8."""
+    name = value.partition("@")[0]
+    if name in ("", "C", "POSIX"):
+        return True
+    charset = name.rpartition(".")[2] if "." in name else ""
+    return charset.lower().replace("-", "") == "utf8"
+
+
 def gives_options(name: str) -> bool:
     """Whether a variable gives a program options, configuration or a script (`GIVES_OPTIONS`,
     `TF_CLI_ARGS_*`, git's `GIT_CONFIG_*`)."""

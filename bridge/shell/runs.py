@@ -9,6 +9,7 @@ import shlex
 
 from bridge.shell.parts import Part
 from bridge.shell.programs import (
+    CHARSET_VARIABLES,
     EVALUATES_SUBSCRIPTS,
     PROMPTS,
     RUN_BY_PROGRAMS,
@@ -494,7 +495,12 @@ def _unsubscripted(name: str) -> str:
 
 
 def _runs_or_gives(name: str) -> bool:
-    return name in RUN_BY_PROGRAMS or name in PROMPTS or gives_options(name)
+    return (
+        name in RUN_BY_PROGRAMS
+        or name in PROMPTS
+        or name in CHARSET_VARIABLES
+        or gives_options(name)
+    )
 
 
 def _nameref(args: tuple[str, ...]) -> bool:

@@ -939,4 +939,12 @@ CASES: list[Case] = [
     *_cases("attacker spellings", ASK, "env -iC / cp -r etc /tmp/x", "env --ch=/ cp -r etc /tmp/x"),
     *_cases("attacker spellings", ASK, "builtin cd / && cp -r etc /tmp/x"),  # cd, unwrapped
     *_cases("attacker spellings", DENY, "command cd /dev && bash stdin <<< 'rm -rf /'"),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # in BIG5 (GBK, Shift JIS) a character may end in a `\` byte: bash reads `"両\"` as a
+        # string that ends there, and runs what follows (a locale set for a shell, or in the script)
+        'LC_ALL=zh_TW.BIG5 bash -c \'echo "両\\"; rm -rf /; #"\'',
+        'LC_ALL=zh_TW.BIG5\necho "両\\"; rm -rf /; #"',
+    ),
 ]
