@@ -166,7 +166,11 @@ class SimpleCommand:
         words, parser = self.words, self.parser
         use = read_shell(words, i)
         moved = bool(parser.dirs)  # (a relative file after `env -C /dev`: `stdin` may be input)
-        if use.kind == "file" and not self.dynamic[use.at] and reads_input(words[use.at], moved):
+        if (
+            use.kind == "file"
+            and not self.dynamic[use.at]
+            and reads_input(words[use.at], self.moved(words[use.at]))
+        ):
             use.kind = "stdin"
         parser.opaque.extend(f"{base}: {why}" for why in use.opaque)
         for given in self.given:  # `BASH_ENV=F bash -c …`: F is sourced first
@@ -214,7 +218,7 @@ class SimpleCommand:
             return
         if self.dynamic[at]:
             parser.opaque.append(f"{base} runs a script only known when it runs: {words[at]!r}")
-        elif reads_input(words[at], bool(parser.dirs)):
+        elif reads_input(words[at], self.moved(words[at])):
             if self.stdin is not None:
                 parser.script(self.stdin, self.depth + 1)
             else:
@@ -223,6 +227,20 @@ class SimpleCommand:
                 )
         else:
             parser.script_files.append(words[at])
+
+    def moved(self, name: str) -> bool:
+        """Whether a script file's relative name may be found somewhere only known when it runs:
+        the command changed folder (`env -C /dev bash stdin`), or a name without a `/` is looked
+        up in a PATH it set (`PATH=/dev:$PATH; . stdin`: bash and `.` search PATH for it)."""
+        if self.parser.dirs:
+            return True
+        return "/" not in name and any(
+            w.startswith("PATH=")
+            for w in (
+                *self.given,
+                *(w for part in self.parser.parts for w in (*part.words, *part.assigns)),
+            )
+        )
 
     def command(self, i: int, base: str) -> None:
         """A command that is no wrapper: it runs, with what it implies (one run from a file that

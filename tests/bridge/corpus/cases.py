@@ -947,4 +947,11 @@ CASES: list[Case] = [
         'LC_ALL=zh_TW.BIG5 bash -c \'echo "両\\"; rm -rf /; #"\'',
         'LC_ALL=zh_TW.BIG5\necho "両\\"; rm -rf /; #"',
     ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # bash and `.` look a script's name without a `/` up in PATH: one the command set
+        "PATH=/dev:$PATH; . stdin <<< 'rm -rf /'",
+        "PATH=/dev:$PATH bash stdin <<< 'rm -rf /'",
+    ),
 ]
