@@ -58,14 +58,15 @@ def simple(
             if not _PLAIN_SCRIPT.fullmatch(value):
                 raise ValueError
             replaced = tuple(shlex.split(value))
+            rest, more = _after_alias(parser, words, dynamic, first + 1, value)
         except ValueError:
             parser.opaque.append(f"the alias {words[first]!r} cannot be read: {value!r}")
         else:
             if depth < MAX_SHELL_DEPTH:
                 simple(
                     parser,
-                    (*words[:first], *replaced, *words[first + 1 :]),
-                    (*dynamic[:first], *(False,) * len(replaced), *dynamic[first + 1 :]),
+                    (*words[:first], *replaced, *rest),
+                    (*dynamic[:first], *(False,) * len(replaced), *more),
                     writes,
                     depth + 1,
                     assigns=assigns,
@@ -90,6 +91,26 @@ def simple(
     command = SimpleCommand(parser, words, dynamic, writes, depth, given, stdin)
     command.unwrap(first)
     parser.parts[pos:] = command.parts(parser.parts[pos:])
+
+
+def _after_alias(
+    parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...], k: int, value: str
+) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    """The words after an alias at words[k - 1] whose value is `value`: when the value ends in a
+    blank, bash expands the next word too when it is an alias (`alias t='timeout 9 ' r=rm; t r
+    -rf /` runs `timeout 9 rm -rf /`), and so on. ValueError: one that cannot be read."""
+    out: list[str] = []
+    seen: set[str] = set()
+    while value[-1:] in (" ", "\t") and k < len(words) and not dynamic[k]:
+        if words[k] not in parser.aliases or words[k] in seen:
+            break
+        seen.add(words[k])
+        value = parser.aliases[words[k]]
+        if not _PLAIN_SCRIPT.fullmatch(value):
+            raise ValueError
+        out.extend(shlex.split(value))
+        k += 1
+    return (*out, *words[k:]), (*(False,) * len(out), *dynamic[k:])
 
 
 class SimpleCommand:

@@ -954,4 +954,10 @@ CASES: list[Case] = [
         "PATH=/dev:$PATH; . stdin <<< 'rm -rf /'",
         "PATH=/dev:$PATH bash stdin <<< 'rm -rf /'",
     ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # an alias whose value ends in a blank makes bash expand the next word's alias too
+        "shopt -s expand_aliases\nalias t='timeout 9 ' r=rm\nt r -rf /",
+    ),
 ]
