@@ -86,10 +86,11 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
 
 def _written_scripts(files: list[str], text: str) -> bool:
     """Whether a script file the command runs is named elsewhere in it too (`> x.sh`, `tee x.sh`,
-    `dd of=x.sh`, `cp a x.sh`): the command may write it first, and what it holds is then in its
-    text."""
+    `dd of=x.sh`, `cp a x.sh`), or by a glob (`bash ./x.s[h]`: any file, one written first too):
+    the command may write it first, and what it holds is then in its text."""
     return any(
-        len(re.findall(rf"(?<![\w.-]){re.escape(posixpath.basename(f))}(?![\w.-])", text)) > 1
+        not GLOB_CHARS.isdisjoint(f)
+        or len(re.findall(rf"(?<![\w.-]){re.escape(posixpath.basename(f))}(?![\w.-])", text)) > 1
         for f in files
         if posixpath.basename(f)
     )

@@ -960,4 +960,11 @@ CASES: list[Case] = [
         # an alias whose value ends in a blank makes bash expand the next word's alias too
         "shopt -s expand_aliases\nalias t='timeout 9 ' r=rm\nt r -rf /",
     ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # a script file run by a glob: the file the command wrote first, under another spelling
+        "echo 'rm -rf /' > x.sh; bash ./x.s[h]",
+        "echo 'rm -rf /' > x.sh; . ./x.s?",
+    ),
 ]
