@@ -169,21 +169,33 @@ class Parser:
         """bashlex's trees of a script, the error that stopped it, and the text they index."""
         from bridge.shell.grammar import _bashlex_parse  # bashlex (~40 ms) only when needed
 
-        trees, error = _bashlex_parse(script)
-        if error is not None and "<<" in script:
-            # bashlex cannot parse a quoted here-document delimiter (`<<'EOF'`): its body is
-            # literal text, so it is set aside and the delimiter unquoted
-            from bridge.shell.heredocs import _count_heredocs, _unquote_heredocs
+        if "<<" in script:
+            from bridge.shell.heredocs import quoted_heredoc
 
-            plain, bodies = _unquote_heredocs(script)
-            if bodies:
-                again_trees, again = _bashlex_parse(plain)
-                if again is None:
-                    used = sum(_count_heredocs(t, bodies) for t in again_trees)
-                    if used == len(bodies):  # every one of them is a here-document for bash too
-                        self.quoted.update(bodies)
-                        return again_trees, None, plain
+            if quoted_heredoc(script):
+                return self.parse_quoted_heredocs(script)
+        trees, error = _bashlex_parse(script)
         return trees, error, script
+
+    def parse_quoted_heredocs(self, script: str) -> tuple[list[Any], str | None, str]:
+        """A script with a here-document whose delimiter is quoted (`<<'EOF'`, `<<E'F'`): its
+        body is literal text, and it ends at the delimiter with its quotes removed (bashlex
+        cannot parse `<<'EOF'`, and ends the body of `<<E'F'` at a line `E'F'`, where bash has
+        run the lines after `EF`). Each body is set aside and its delimiter unquoted; when that
+        cannot be done, the script cannot be read."""
+        from bridge.shell.grammar import _bashlex_parse
+        from bridge.shell.heredocs import _count_heredocs, _unquote_heredocs
+
+        plain, bodies = _unquote_heredocs(script)
+        if bodies:
+            trees, error = _bashlex_parse(plain)
+            if error is None:
+                used = sum(_count_heredocs(t, bodies) for t in trees)
+                if used == len(bodies):  # every one of them is a here-document for bash too
+                    self.quoted.update(bodies)
+                    return trees, None, plain
+        trees, error = _bashlex_parse(script)
+        return [], error or "a here-document with a quoted delimiter that cannot be read", script
 
     def walk(self, node: Any, depth: int, src: str) -> None:
         kind = node.kind

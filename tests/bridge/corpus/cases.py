@@ -967,4 +967,14 @@ CASES: list[Case] = [
         "echo 'rm -rf /' > x.sh; bash ./x.s[h]",
         "echo 'rm -rf /' > x.sh; . ./x.s?",
     ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a here-document's body ends at its delimiter with the quotes removed (`EF`), not at a
+        # line spelled as the delimiter was (`E'F'`): the lines between run
+        "cat <<E'F'\nx\nEF\nrm -rf /\nE'F'",
+    ),
+    *_cases(
+        "attacker spellings", PERSON, "cat <<\\E\nx\nE\nid\n\\E", 'cat <<E"F"\nx\nEF\nid\nE"F"'
+    ),
 ]
