@@ -60,6 +60,11 @@ def runs_code(
         aliased = git_alias(parser, args)
         if aliased is not None:
             implied.append(Part(("git", *aliased), role="implied"))
+        sub = _git_subcommand(args)
+        if sub is not None and args[sub] == "subtree" and "push" in args[sub + 1 :]:
+            # `git subtree push` runs `git push` (with its repository and refspec)
+            at = args.index("push", sub + 1)
+            implied.append(Part(("git", "push", *args[at + 1 :]), role="implied"))
     else:
         for script in _scripts_given(parser, base, args):
             parser.script(script, depth + 1)

@@ -977,4 +977,6 @@ CASES: list[Case] = [
     *_cases(
         "attacker spellings", PERSON, "cat <<\\E\nx\nE\nid\n\\E", 'cat <<E"F"\nx\nEF\nid\nE"F"'
     ),
+    # `git subtree push` runs `git push`: the ask rule for it holds, bypass or not
+    *_cases("attacker spellings", ASK, "git subtree push --prefix=src . main"),
 ]
