@@ -979,4 +979,6 @@ CASES: list[Case] = [
     ),
     # `git subtree push` runs `git push`: the ask rule for it holds, bypass or not
     *_cases("attacker spellings", ASK, "git subtree push --prefix=src . main"),
+    # a program not known to run only what it is, given a script as one argument
+    *_cases("attacker spellings", ASK, "npm exec -c 'rm -rf /'"),
 ]
