@@ -895,8 +895,10 @@ CASES: list[Case] = [
     *_cases(
         "attacker spellings",
         ASK,
-        # a program's file named by a glob, then run under another name
+        # a program's file named by a glob, then run under another name (or by the loader)
         "cp /usr/bin/r[m] x; ./x -rf /",
+        "ln -s /usr/bin/r[m] x; ./x -rf /",
+        "/lib64/ld-linux-x86-64.so.2 /usr/bin/r[m] -rf /",
     ),
     *_cases(
         "attacker spellings",
