@@ -60,11 +60,12 @@ def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> Name
             names.word(text, dynamic)
     # the names of the files it reads, in a file (`sort --files0-from=F`, `tar -T F`), or given
     # by xargs from its input (`… | xargs cat`, `xargs -I{} cat /tmp/{}/key`), or a `~` after the
-    # command set HOME (`HOME=/tmp; cat ~/x`): not known
+    # command set HOME (`HOME=/tmp; cat ~/x`), or after `cd -` (`cd ~-`, `popd`: any folder)
     names.too_many = (
         names.too_many
         or any(p.open_args or _names_from_file(p.words) for p in parsed.parts)
         or _home_moved(parsed)
+        or any(re.match(r"~(?:-|[-+]?\d+)(?:/|$)", d) for d in parsed.dirs)
     )
     if any(dynamic for _, dynamic in parsed.words):
         # a variable the command assigns, or what a `$(…)` prints, may fill in a word only known

@@ -392,12 +392,15 @@ def _tar_programs(args: tuple[str, ...]) -> list[str]:
 
 
 def note_dirs(parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...]) -> None:
-    """The directories a command changes to: `cd DIR`/`pushd DIR` (a bare `cd`: `~`), and the
-    argument of `-C`, `--chdir`, `--directory`, `--cwd` (git, make, tar, env, …)."""
+    """The directories a command changes to: `cd DIR`/`pushd DIR` (a bare `cd`: `~`; `cd -`,
+    `pushd +1`, `popd`: a folder of $OLDPWD or the folder stack, `~-`, any), and the argument of
+    `-C`, `--chdir`, `--directory`, `--cwd` (git, make, tar, env, …)."""
     i = _skip_assignments(words, 0)
-    if i < len(words) and words[i] in ("cd", "pushd"):
+    if i < len(words) and words[i] in ("cd", "pushd", "popd"):
         args = [k for k in range(i + 1, len(words)) if not words[k].startswith("-")]
-        if not args:
+        if words[i] == "popd" or any(re.fullmatch(r"-|[-+]\d+", w) for w in words[i + 1 :]):
+            parser.dirs.append("~-")
+        elif not args:
             parser.dirs.append("~")
         elif not dynamic[args[0]]:
             parser.dirs.append(words[args[0]])

@@ -187,6 +187,7 @@ def test_a_path_through_proc_self_cwd_is_read_in_the_calls_folder_and_never_allo
         ("echo keys | xargs -I{} cat ../{}/id_rsa", "ask"),  # xargs fills in the name
         ("echo ../key | sed s,$,s/id_rsa, | xargs cat", "ask"),  # …or gives it the paths
         ("HOME=..; cat ~/keys/id_rsa", "ask"),  # `~` after the command set HOME
+        ("cd - >/dev/null && cat id_rsa", "ask"),  # `cd -` is `cd ~-`: $OLDPWD, any folder
     ],
 )
 def test_a_command_that_reaches_a_denied_folder_only_when_it_runs_is_asked(
