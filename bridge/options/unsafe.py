@@ -319,14 +319,40 @@ class _SedReader:
         end = self.s.find("\n", self.k)
         self.k = len(self.s) if end < 0 else end
 
-    def regex_end(self, at: int, delim: str) -> int:
-        """The index just past the delimiter that closes a regex (or a replacement) at `at`."""
+    def regex_end(self, at: int, delim: str, regex: bool = True) -> int:
+        """The index just past the delimiter that closes a regex (or a replacement: not `regex`)
+        at `at`. In a regex, GNU sed reads a bracket expression whole: a delimiter in it ends
+        nothing (`s/[/]/}/e` is `s` with the regex `[/]` and the `e` flag)."""
         s = self.s
         while at < len(s) and s[at] != delim:
-            at += 2 if s[at] == "\\" else 1
+            if regex and s[at] == "[":
+                at = self.bracket_end(at)
+            else:
+                at += 2 if s[at] == "\\" else 1
         if at >= len(s):
             raise ValueError("an unclosed regex")
         return at + 1
+
+    def bracket_end(self, at: int) -> int:
+        """The index just past the `]` that closes a bracket expression at `at` (a `]` first in
+        it, `[:class:]`, `[=c=]`, `[.c.]` are its text; a backslash is a character of its own)."""
+        s = self.s
+        k = at + 1
+        if s[k : k + 1] == "^":
+            k += 1
+        if s[k : k + 1] == "]":
+            k += 1
+        while k < len(s) and s[k] != "]":
+            if s[k] == "[" and s[k + 1 : k + 2] in (":", "=", "."):
+                close = s.find(s[k + 1] + "]", k + 2)
+                if close == -1:
+                    raise ValueError("an unclosed bracket expression")
+                k = close + 2
+            else:
+                k += 1
+        if k >= len(s):
+            raise ValueError("an unclosed bracket expression")
+        return k + 1
 
     def address(self) -> None:
         """A line number, `$`, `first~step`, `/re/` or `\\cREc` with I/M flags, a range."""
@@ -373,7 +399,7 @@ class _SedReader:
         if self.k + 1 >= len(s) or s[self.k + 1] in "\\\n":
             raise ValueError("a substitution without a delimiter")
         delim = s[self.k + 1]
-        self.k = self.regex_end(self.regex_end(self.k + 2, delim), delim)
+        self.k = self.regex_end(self.regex_end(self.k + 2, delim, c == "s"), delim, False)
         if c == "y":
             return False
         start = self.k

@@ -5,6 +5,7 @@ of a command (`allow_walk`: wrappers, privileged wrappers, writes)."""
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -13,7 +14,8 @@ from bridge.options import INERT_VARIABLES, Spelling
 from bridge.options import read as read_options
 from bridge.rules.verdicts import MIGHT, NO, YES, PartVerdict
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
-from bridge.shell import ParsedCommand, Part
+from bridge.shell import RUNS_CODE, RUNS_CODE_WHEN, ParsedCommand, Part
+from bridge.shell.programs import is_interpreter
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -70,14 +72,26 @@ TEXT_ONLY = frozenset(
 def operand_commands(part: Part, starts: Callable[[str], bool]) -> Iterable[tuple[int, Part]]:
     """The commands a program might run from its arguments, where its own rules are not known
     (`chrt -o 0 rm -rf x`, `unbuffer git push`: a wrapper `bridge.shell.WRAPPERS` does not know):
-    the words from each argument `starts` says a rule's command could begin with, as a command."""
+    the words from each argument `starts` says a rule's command could begin with, as a command —
+    and in an argument that is a script (`npm exec -c 'rm -rf /'`), from each of its words."""
     words = part.words
     if part.role not in ("command", "implied") or len(words) < 2:
         return
-    if words[0].rsplit("/", 1)[-1] in TEXT_ONLY:
+    name = words[0].rsplit("/", 1)[-1]
+    if name in TEXT_ONLY:
         return
+    # (a program that runs code says so itself, in the parser's `code`: `sed -n '/rm -rf/p'`)
+    scripts = name not in RUNS_CODE and name not in RUNS_CODE_WHEN and not is_interpreter(name)
     for k in range(1, len(words)):
         word = words[k]
+        if scripts and k not in part.unknown and _SCRIPT_WORD.search(word):
+            # a word that is a script (`npm exec -c 'rm -rf /'`): the commands its words spell
+            tokens = [t for t in _SCRIPT_WORD.split(word) if t]
+            found = (j for j, token in enumerate(tokens) if starts(token))
+            for j in itertools.islice(found, _SCRIPT_COMMANDS):  # (a few: a long text is cheap)
+                command = tuple(tokens[j : j + _SCRIPT_WORDS])
+                yield k, Part(command, part.writes, "command", assigns=part.assigns)
+            continue
         if k in part.unknown or word.startswith("-") or not starts(word):
             continue
         yield (
@@ -91,6 +105,12 @@ def operand_commands(part: Part, starts: Callable[[str], bool]) -> Iterable[tupl
                 assigns=part.assigns,
             ),
         )
+
+
+# what separates the words of a script given as one argument (blanks and operators)
+_SCRIPT_WORD = re.compile(r"[\s;&|()`]+")
+_SCRIPT_COMMANDS = 16  # the commands looked at in one such argument, of so many words at most
+_SCRIPT_WORDS = 64
 
 
 def _word_match(want: str, word: str, moved: bool = False, lists: bool = False) -> int:

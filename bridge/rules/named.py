@@ -28,9 +28,11 @@ class NamedPaths(Frozen):
     script's text: `python -c "open('/x/y')"`) or in a command that cannot be parsed; `parts`,
     the path components of words only known when it runs (`$DIR/.ssh/id`) and of such longer
     words; `cwd`, the session's directory when known; `too_many`, a glob matched more files than
-    are looked at."""
+    are looked at; `starts`, the real paths a word only known when it runs starts with (`/tmp/`
+    of `/tmp/${d}t10/key`) and, in such a command, those its other words name (`/tmp/secre` of
+    `d=/tmp/secre`): the path it names may be any that begins with one of them."""
 
-    __slots__ = _fields = ("real", "maybe", "parts", "cwd", "too_many")
+    __slots__ = _fields = ("real", "maybe", "parts", "cwd", "too_many", "starts")
 
     def __init__(
         self,
@@ -39,12 +41,14 @@ class NamedPaths(Frozen):
         parts: frozenset[str] = frozenset(),
         cwd: str | None = None,
         too_many: bool = False,
+        starts: frozenset[str] = frozenset(),
     ) -> None:
         self.real = real
         self.maybe = maybe
         self.parts = parts
         self.cwd = cwd
         self.too_many = too_many
+        self.starts = starts
 
 
 _TOKEN_SPLIT = re.compile(r"""[\s'"()=:,;<>|&`]+""")
@@ -58,14 +62,25 @@ def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> Name
     for text, dynamic in parsed.words:
         if text:
             names.word(text, dynamic)
-    # the names of the files it reads, in a file (`sort --files0-from=F`, `tar -T F`): not known
-    names.too_many = names.too_many or any(_names_from_file(p.words) for p in parsed.parts)
+    # the names of the files it reads, in a file (`sort --files0-from=F`, `tar -T F`), or given
+    # by xargs from its input (`… | xargs cat`, `xargs -I{} cat /tmp/{}/key`), or a `~` after the
+    # command set HOME (`HOME=/tmp; cat ~/x`), or after `cd -` (`cd ~-`, `popd`: any folder)
+    names.too_many = (
+        names.too_many
+        or any(p.open_args or _names_from_file(p.words) for p in parsed.parts)
+        or _home_moved(parsed)
+        or any(re.match(r"~(?:-|[-+]?\d+)(?:/|$)", d) for d in parsed.dirs)
+    )
     if any(dynamic for _, dynamic in parsed.words):
         # a variable the command assigns, or what a `$(…)` prints, may fill in a word only known
-        # when it runs (`x=.ssh; cat ~/$x/id`): the names its other words hold count too
+        # when it runs (`x=.ssh; cat ~/$x/id`): the names its other words hold count too, and so
+        # does the start of each word, as a path that may go on (`d=secre; cat /tmp/${d}t10/k`)
+        unknown = any(d and _expand_words(t, home) is None for t, d in parsed.words)
         for text, dynamic in parsed.words:
             if not dynamic:
                 names.parts.update(c for c in _TOKEN_SPLIT.split(text.replace("/", " ")) if c)
+            if unknown and len(names.starts) < MAX_EXPANSIONS:
+                names.start(text)
     if parsed.opaque and raw:
         names.fuzzy(raw)
         for token in _TOKEN_SPLIT.split(raw):
@@ -77,6 +92,19 @@ def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> Name
         frozenset(names.parts),
         start if cwd else None,
         names.too_many,
+        frozenset(names.starts),
+    )
+
+
+def _home_moved(parsed: ParsedCommand) -> bool:
+    """Whether the command assigns HOME (`HOME=/x`, `export HOME=…`, `read HOME`) and names a
+    path from it (`~/x`, `$HOME/x`, a bare `cd`): that path is only known when it runs."""
+    assigned = any(
+        w.startswith("HOME=") for part in parsed.parts for w in (*part.words, *part.assigns)
+    )
+    return assigned and any(
+        text.startswith("~") or _HOME_VAR.search(text)
+        for text in (*(w for w, _ in parsed.words), *parsed.dirs)
     )
 
 
@@ -143,6 +171,21 @@ class _Names:
         self.maybe: set[str] = set()
         self.parts: set[str] = set()
         self.too_many = False
+        self.starts: set[str] = set()
+
+    def start(self, text: str) -> None:
+        """The real path a word begins (up to its first expansion), as a path that may go on."""
+        head = re.split(r"[$`]", _HOME_VAR.sub(self.home, text), maxsplit=1)[0]
+        if head.startswith("~"):
+            head = os.path.expanduser(head)
+        if not head.startswith(("/", ".")) and ("=" in head or head.startswith("-")):
+            return  # (an option, an assignment: its value is a word of its own)
+        folder, _, name = head.rpartition("/")
+        if not folder and head.startswith("/"):
+            folder = "/"
+        for base in self.bases if not head.startswith("/") else [""]:
+            real = os.path.realpath(os.path.join(base, folder)) if folder else base
+            self.starts.add(real.rstrip("/") + "/" + name)
 
     def resolve(self, text: str, into: set[str]) -> None:
         if os.path.isabs(text):

@@ -7,6 +7,7 @@ import os
 import posixpath
 import re
 import shlex
+from functools import lru_cache
 
 from bridge.options import may_be_made_unsafe, program_name, unsafe_options
 from bridge.record import Record
@@ -27,6 +28,7 @@ from bridge.rules.paths import inside, resolve_path
 from bridge.rules.request import CARRYING, WALKING, Request
 from bridge.rules.table import RuleError, _show, rule_fields, rule_table
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action
+from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand, Part, is_assignment
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
@@ -274,8 +276,8 @@ class Rule(Record):
     def _command_path_verdict(self, req: Request) -> int:
         """Whether a shell command names a path inside this (deny or ask) rule's directory: it
         runs there, or a word names a path inside (YES); a word only known when it runs, or a
-        longer word, names a path with the directory's name in it, or a glob matched too many
-        files to look at (MIGHT)."""
+        longer word, names a path with the directory's name in it (or its start: `named.starts`),
+        or a glob matched too many files to look at (MIGHT)."""
         root = self._root
         assert root is not None
         key = f"{root}\0{' '.join(sorted(self._root_names))}"
@@ -290,6 +292,7 @@ class Rule(Record):
                 named.too_many
                 or any(inside(p, root) for p in named.maybe)
                 or not self._root_names.isdisjoint(named.parts)
+                or any(under.startswith(p) for p in named.starts)
             ):
                 verdict = MIGHT
             else:  # a folder above the rule's, gone down (`grep -r x ~`) or taken along (`rm -r ~`)
@@ -347,11 +350,10 @@ class Rule(Record):
 
     def named_in_code(self, parsed: ParsedCommand) -> bool:
         """Whether a program this rule names is named in code a shell or an interpreter runs that
-        is not parsed (`python -c "os.system('rm -rf /')"`, `ssh host rm -rf /`)."""
+        is not parsed (`python -c "os.system('rm -rf /')"`, `ssh host rm -rf /`): `_code_names`."""
         if not parsed.code:
             return False
-        tokens = {t for text in parsed.code for t in _CODE_TOKEN.findall(text)}
-        names = {program_name(t)[0] for t in tokens} | tokens
+        names = _code_names(parsed.code)
         for prefix, spelled in zip(self._prefixes, self._spelled, strict=True):
             for first in {prefix[0], spelled.words[0], posixpath.basename(prefix[0])}:
                 if any(_token_matches(first, name) for name in names):
@@ -446,6 +448,35 @@ class Rule(Record):
             if self.matches(self.example_request(example)):
                 problems.append(f"matches {_show(example)}, listed under not_match")
         return problems
+
+
+def _code_names(code: tuple[str, ...]) -> set[str]:
+    """The programs code names: its words (`rm` of `os.system('rm -rf /')`), by the name a rule
+    knows them by too, and the files a glob among the programs' files the command names matches
+    (`cp /usr/bin/r[m] x`: `rm`)."""
+    tokens = {t for text in code for t in _CODE_TOKEN.findall(text)}
+    names = {program_name(t)[0] for t in tokens} | tokens
+    for text in code:
+        if text.startswith("/") and " " not in text and not _GLOB_CHARS.isdisjoint(text):
+            names |= _glob_names(text)
+    return names
+
+
+@lru_cache(maxsize=256)
+def _glob_names(pattern: str) -> frozenset[str]:
+    """The names (and their programs') of the files an absolute glob matches (`/usr/bin/r[m]`:
+    `rm`), up to a few dozen: a command given more than that is not given one program."""
+    import glob
+    import itertools
+
+    found = list(itertools.islice(glob.iglob(pattern), _GLOB_NAMES + 1))
+    if len(found) > _GLOB_NAMES:
+        return frozenset()
+    bases = {posixpath.basename(f) for f in found}
+    return frozenset(bases | {program_name(b)[0] for b in bases})
+
+
+_GLOB_NAMES = 64
 
 
 def _example_without_command(req: Request) -> bool:

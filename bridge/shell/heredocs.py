@@ -8,25 +8,42 @@ TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names 
 if TYPE_CHECKING:
     from typing import Any
 
-_QUOTED_HEREDOC = re.compile(r"""<<(-?)[ \t]*(?:'([^'\n]+)'|"([^"\n]+)"|\\([A-Za-z_][\w]*))""")
+# a here-document operator and its delimiter word (quoted in whole or in part: `'E'`, `E'F'`,
+# `\E`, `E"F"`); not a here-string's `<<<`
+_QUOTED_HEREDOC = re.compile(
+    r"""(?<!<)<<(?!<)(-?)[ \t]*((?:[^\s;&|<>()'"\\]|'[^'\n]*'|"[^"\n]*"|\\.)+)"""
+)
+_QUOTE = re.compile(r"""'([^']*)'|"([^"]*)"|\\(.)""")
+
+
+def quoted_heredoc(script: str) -> bool:
+    """Whether the script has a here-document whose delimiter is quoted (in whole or in part):
+    its body is literal text, and it ends at the delimiter's line with the quotes removed."""
+    return any(set(m.group(2)) & set("'\"\\") for m in _QUOTED_HEREDOC.finditer(script))
+
+
 _STAND_IN = "SYMPOSIUM_QUOTED_HEREDOC_"
 
 
 def _unquote_heredocs(script: str) -> tuple[str, dict[str, str]]:
-    """The script with each quoted here-document delimiter (`<<'EOF'`, `<<"EOF"`, `<<\\EOF`)
-    replaced by a stand-in and its body emptied, and stand-in → body. Nothing when a body has no
-    end (or the script already holds a stand-in)."""
+    """The script with each quoted here-document delimiter (`<<'EOF'`, `<<"EOF"`, `<<\\EOF`,
+    `<<E'OF'`) replaced by a stand-in and its body emptied, and stand-in → body. Nothing when a
+    body has no end (or the script already holds a stand-in)."""
     if _STAND_IN in script:
         return script, {}
     bodies: dict[str, str] = {}
     out: list[str] = []
-    k = 0
+    k = search = 0
     while True:
-        found = _QUOTED_HEREDOC.search(script, k)
+        found = _QUOTED_HEREDOC.search(script, search)
+        if found is not None and not set(found.group(2)) & set("'\"\\"):
+            search = found.end()  # (an unquoted delimiter: bashlex reads it)
+            continue
         if found is None:
             out.append(script[k:])
             break
-        delimiter = found.group(2) or found.group(3) or found.group(4)
+        # bash ends the body at the delimiter with its quotes removed (`E'F'`: at `EF`)
+        delimiter = _QUOTE.sub(lambda m: m.group(1) or m.group(2) or m.group(3) or "", found[2])
         strip_tabs = bool(found.group(1))
         line_end = script.find("\n", found.end())
         if line_end == -1:
@@ -53,7 +70,7 @@ def _unquote_heredocs(script: str) -> tuple[str, dict[str, str]]:
         out.append(f"<<{found.group(1)}{stand_in}")
         out.append(script[found.end() : lines_start])
         out.append(stand_in)
-        k = end
+        k = search = end
     return "".join(out), bodies
 
 

@@ -11,17 +11,20 @@ from functools import lru_cache
 
 from bridge.shell.parts import ParsedCommand, Part
 from bridge.shell.programs import (
+    CHARSET_VARIABLES,
     HARMLESS_REDIRECT_TARGETS,
     MAX_SHELL_DEPTH,
     PROMPTS,
     RUN_BY_PROGRAMS,
     gives_options,
+    plain_charset,
     shell_option,
 )
 from bridge.shell.simple import simple
 from bridge.shell.words import (
     _PLAIN_SCRIPT,
     _SPACE,
+    GLOB_CHARS,
     _is_dynamic,
     _local_assignment,
     _parameters,
@@ -57,9 +60,9 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     # a program named by its path as an argument (`ln -s /bin/rm x`, `cp /bin/rm x`) may run under
     # another name: its name counts too
     # (a word only known when it runs, or with spaces in it — a script handed to a shell — is not
-    # a path: those are parsed on their own)
+    # a path: those are parsed on their own; a glob is kept whole: the files it matches count)
     parser.code.extend(
-        posixpath.basename(w)
+        w if w.startswith("/") and not GLOB_CHARS.isdisjoint(w) else posixpath.basename(w)
         for w, dynamic in parser.words
         if "/" in w and not w.endswith("/") and not dynamic and not _SPACE.search(w)
     )
@@ -83,10 +86,11 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
 
 def _written_scripts(files: list[str], text: str) -> bool:
     """Whether a script file the command runs is named elsewhere in it too (`> x.sh`, `tee x.sh`,
-    `dd of=x.sh`, `cp a x.sh`): the command may write it first, and what it holds is then in its
-    text."""
+    `dd of=x.sh`, `cp a x.sh`), or by a glob (`bash ./x.s[h]`: any file, one written first too):
+    the command may write it first, and what it holds is then in its text."""
     return any(
-        len(re.findall(rf"(?<![\w.-]){re.escape(posixpath.basename(f))}(?![\w.-])", text)) > 1
+        not GLOB_CHARS.isdisjoint(f)
+        or len(re.findall(rf"(?<![\w.-]){re.escape(posixpath.basename(f))}(?![\w.-])", text)) > 1
         for f in files
         if posixpath.basename(f)
     )
@@ -135,7 +139,9 @@ class Parser:
             return
         script, unsure = join_continuations(script)  # `r\<newline>m` is `rm` to bash
         if unsure:
-            self.opaque.append("a line continuation inside a quoted string or a comment")
+            self.opaque.append(
+                "a line continuation inside a quoted string, a comment or a quoted here-document"
+            )
         if "((" in script and re.search(_ARITHMETIC_COMMAND, single_quotes_blanked(script)):
             # `(( v ))`, `for ((…))`: bashlex reads them as subshells; the arithmetic evaluates the
             # value of every variable it names, and a value like `a[$(cmd)]` runs cmd
@@ -163,21 +169,33 @@ class Parser:
         """bashlex's trees of a script, the error that stopped it, and the text they index."""
         from bridge.shell.grammar import _bashlex_parse  # bashlex (~40 ms) only when needed
 
-        trees, error = _bashlex_parse(script)
-        if error is not None and "<<" in script:
-            # bashlex cannot parse a quoted here-document delimiter (`<<'EOF'`): its body is
-            # literal text, so it is set aside and the delimiter unquoted
-            from bridge.shell.heredocs import _count_heredocs, _unquote_heredocs
+        if "<<" in script:
+            from bridge.shell.heredocs import quoted_heredoc
 
-            plain, bodies = _unquote_heredocs(script)
-            if bodies:
-                again_trees, again = _bashlex_parse(plain)
-                if again is None:
-                    used = sum(_count_heredocs(t, bodies) for t in again_trees)
-                    if used == len(bodies):  # every one of them is a here-document for bash too
-                        self.quoted.update(bodies)
-                        return again_trees, None, plain
+            if quoted_heredoc(script):
+                return self.parse_quoted_heredocs(script)
+        trees, error = _bashlex_parse(script)
         return trees, error, script
+
+    def parse_quoted_heredocs(self, script: str) -> tuple[list[Any], str | None, str]:
+        """A script with a here-document whose delimiter is quoted (`<<'EOF'`, `<<E'F'`): its
+        body is literal text, and it ends at the delimiter with its quotes removed (bashlex
+        cannot parse `<<'EOF'`, and ends the body of `<<E'F'` at a line `E'F'`, where bash has
+        run the lines after `EF`). Each body is set aside and its delimiter unquoted; when that
+        cannot be done, the script cannot be read."""
+        from bridge.shell.grammar import _bashlex_parse
+        from bridge.shell.heredocs import _count_heredocs, _unquote_heredocs
+
+        plain, bodies = _unquote_heredocs(script)
+        if bodies:
+            trees, error = _bashlex_parse(plain)
+            if error is None:
+                used = sum(_count_heredocs(t, bodies) for t in trees)
+                if used == len(bodies):  # every one of them is a here-document for bash too
+                    self.quoted.update(bodies)
+                    return trees, None, plain
+        trees, error = _bashlex_parse(script)
+        return [], error or "a here-document with a quoted delimiter that cannot be read", script
 
     def walk(self, node: Any, depth: int, src: str) -> None:
         kind = node.kind
@@ -251,10 +269,11 @@ class Parser:
                 self.walk(child, depth, src)
 
     def parameter_assignments(self, text: str, depth: int) -> None:
-        """`${NAME:=value}`, `${NAME=value}` (nested ones too) assign NAME when it is unset: read
+        """`${NAME:=value}`, `${NAME=value}`, `${NAME[0]=value}` (nested ones too) assign NAME when
+        it is unset: read
         as `NAME=value` would be (`: ${PS4:=…}; set -x`; exported under `set -a`). A value with an
         expansion, or in a nested `${…}` (bashlex cuts those short), is only known when it runs."""
-        for found in re.finditer(r"(?:^|\$\{)([A-Za-z_][A-Za-z0-9_]*):?=", text):
+        for found in re.finditer(r"(?:^|\$\{)([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?:?=", text):
             name, rest = found.group(1), text[found.end() :]
             dynamic = found.start() > 0 or "$" in rest or "`" in rest
             if not dynamic:
@@ -270,7 +289,9 @@ class Parser:
         words: list[Any] = []
         writes: list[str] = []
         assigns: list[str] = []
-        stdin: str | None = None  # what a here-document or here-string feeds it
+        # what its here-documents and here-strings feed it: on whichever descriptor, each one
+        # (`bash <<< 'rm -rf /' 3<<< ls` reads the first: the last one is not all it may read)
+        fed: list[str] = []
         for child in node.parts:
             if child.kind == "word":
                 words.append(child)
@@ -284,11 +305,11 @@ class Parser:
                 if not words:
                     assigns.append(text)
             elif child.kind == "redirect":
-                write, fed = self.redirect(child, depth, src)
+                write, body = self.redirect(child, depth, src)
                 if write is not None:
                     writes.append(write)
-                if fed is not None:
-                    stdin = fed
+                if body is not None:
+                    fed.append(body)
             else:
                 self.walk(child, depth, src)
         if words:
@@ -300,7 +321,7 @@ class Parser:
                 tuple(writes),
                 depth,
                 assigns=tuple(assigns),
-                stdin=stdin,
+                stdin="\n".join(fed) if fed else None,
             )
         elif assigns:
             self.assignments(tuple(assigns), tuple(writes))
@@ -345,7 +366,13 @@ class Parser:
         `PROMPT_COMMAND`, editors, pagers and helpers git, less or ssh start (`GIT_EDITOR='…'
         git commit`); a value only known when it runs is asked. `SHELLOPTS` (from its
         environment, bash sets each option it lists as it starts: `env SHELLOPTS=keyword bash -c
-        …` is `bash -k -c …`) is asked as the options it sets are (`shell_option`)."""
+        …` is `bash -k -c …`) is asked as the options it sets are (`shell_option`). An array's
+        element 0 is the variable's value (`PS4[0]=…`)."""
+        name = name.partition("[")[0]
+        if name in CHARSET_VARIABLES:
+            if dynamic or not plain_charset(value):
+                self.opaque.append(f"{name}={value!r} may make bash read the script otherwise")
+            return
         if name == "SHELLOPTS":
             options = value.split(":")
             if dynamic or any(shell_option(o, on=True) for o in options):

@@ -62,20 +62,33 @@ HARMLESS_REDIRECT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"
 MAX_SHELL_DEPTH = 4
 
 
-def reads_input(path: str) -> bool:
+def reads_input(path: str, moved: bool = False) -> bool:
     """Whether a file a shell is given as its script is its input (a here-string or a pipe, on
     whichever descriptor): `/dev/stdin`, `/dev/fd/N`, `/proc/self/fd/N`, `-`, however spelled
-    (`//dev/./stdin`)."""
+    (`//dev/./stdin`) — relative too, from a folder only known when it runs: after `..`
+    (`../../../dev/stdin` climbs to `/`), or after the command changed folder (`moved`: `env -C
+    /dev bash stdin`, `cd /dev/fd && bash 0`), any end of such a path (`stdin`, `fd/0`, `0`)."""
     if path == "-":
         return True
     import posixpath
 
-    normal = posixpath.normpath("/" + path.lstrip("/")) if path.startswith("/") else path
+    if not path.startswith("/"):
+        names = path.split("/")
+        if ".." not in names and not moved:
+            return False
+        tail = names[max((k for k, n in enumerate(names) if n == ".."), default=-1) + 1 :]
+        return bool(re.fullmatch(_INPUT_TAIL, "/".join(n for n in tail if n not in ("", "."))))
+    normal = posixpath.normpath("/" + path.lstrip("/"))
     return (
         normal == "/dev/stdin"
         or normal.startswith(("/dev/fd/", "/proc/self/fd/"))
         or (normal.startswith("/proc/") and "/fd/" in normal)
     )
+
+
+# the last names of a path that is a descriptor (`/dev/stdin`, `/dev/fd/N`, `/proc/PID/fd/N`,
+# `/proc/self/task/TID/fd/N`): what a relative path from somewhere only known when it runs may be
+_INPUT_TAIL = r"(?:dev/)?stdin|(?:(?:(?:proc/)?[^/]+/)?(?:task/[^/]+/)?|dev/)?fd/\d+|\d+"
 
 
 # A shell's long options that take a file; the others take nothing (`--norc`, `--posix`, …)
@@ -183,6 +196,21 @@ RUN_BY_PROGRAMS = frozenset(
 GIVES_OPTIONS = frozenset(
     {"TAR_OPTIONS", "WGETRC", "CURL_HOME", "GREP_OPTIONS", "BASH_ENV", "ENV", "TF_CLI_ARGS"}
 )
+
+
+# Variables that choose how bash (and every program after it) reads bytes as characters: in a
+# locale whose characters may end in a `\` or a quote byte (BIG5, GBK, Shift JIS), `"両\"` ends
+# at the `\`, so a script reads otherwise than in UTF-8
+CHARSET_VARIABLES = frozenset({"LC_ALL", "LC_CTYPE", "LANG"})
+
+
+def plain_charset(value: str) -> bool:
+    """Whether a locale (`C`, `POSIX`, `en_US.UTF-8`, `C.utf8@x`) reads bytes as ASCII or UTF-8."""
+    name = value.partition("@")[0]
+    if name in ("", "C", "POSIX"):
+        return True
+    charset = name.rpartition(".")[2] if "." in name else ""
+    return charset.lower().replace("-", "") == "utf8"
 
 
 def gives_options(name: str) -> bool:

@@ -9,6 +9,7 @@ import shlex
 
 from bridge.shell.parts import Part
 from bridge.shell.programs import (
+    CHARSET_VARIABLES,
     EVALUATES_SUBSCRIPTS,
     PROMPTS,
     RUN_BY_PROGRAMS,
@@ -59,6 +60,11 @@ def runs_code(
         aliased = git_alias(parser, args)
         if aliased is not None:
             implied.append(Part(("git", *aliased), role="implied"))
+        sub = _git_subcommand(args)
+        if sub is not None and args[sub] == "subtree" and "push" in args[sub + 1 :]:
+            # `git subtree push` runs `git push` (with its repository and refspec)
+            at = args.index("push", sub + 1)
+            implied.append(Part(("git", "push", *args[at + 1 :]), role="implied"))
     else:
         for script in _scripts_given(parser, base, args):
             parser.script(script, depth + 1)
@@ -161,8 +167,14 @@ def interpreted_code(parser: Parser, words: tuple[str, ...], stdin: str | None) 
         parser.code.append(" ".join(args))
         if stdin is not None:
             parser.code.append(stdin)
-        if stdin is None and not any(not a.startswith("-") for a in args):
-            parser.interpreted = True  # it reads code from a pipe: the command's text counts
+        elif base in _RUN_INPUT or not any(not a.startswith("-") for a in args):
+            # it reads code from a pipe (a sed or awk script that runs commands runs what its
+            # input holds: `echo 'rm -rf /' | sed e`): the command's text counts
+            parser.interpreted = True
+
+
+# sed and awk, given a script that runs commands: they may run what their input holds
+_RUN_INPUT = frozenset({"sed", "gsed", "awk", "gawk", "mawk", "nawk"})
 
 
 def git_code(parser: Parser, args: tuple[str, ...], depth: int) -> None:
@@ -380,12 +392,15 @@ def _tar_programs(args: tuple[str, ...]) -> list[str]:
 
 
 def note_dirs(parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...]) -> None:
-    """The directories a command changes to: `cd DIR`/`pushd DIR` (a bare `cd`: `~`), and the
-    argument of `-C`, `--chdir`, `--directory`, `--cwd` (git, make, tar, env, …)."""
+    """The directories a command changes to: `cd DIR`/`pushd DIR` (a bare `cd`: `~`; `cd -`,
+    `pushd +1`, `popd`: a folder of $OLDPWD or the folder stack, `~-`, any), and the argument of
+    `-C`, `--chdir`, `--directory`, `--cwd` (git, make, tar, env, …)."""
     i = _skip_assignments(words, 0)
-    if i < len(words) and words[i] in ("cd", "pushd"):
+    if i < len(words) and words[i] in ("cd", "pushd", "popd"):
         args = [k for k in range(i + 1, len(words)) if not words[k].startswith("-")]
-        if not args:
+        if words[i] == "popd" or any(re.fullmatch(r"-|[-+]\d+", w) for w in words[i + 1 :]):
+            parser.dirs.append("~-")
+        elif not args:
             parser.dirs.append("~")
         elif not dynamic[args[0]]:
             parser.dirs.append(words[args[0]])
@@ -467,22 +482,33 @@ def _exported_values(parser: Parser, base: str, args: tuple[str, ...], names: li
     is only known when it runs."""
     values = (
         {  # (`NAME+=value` appends: the value is read as `NAME=value`'s)
-            a.partition("=")[0].removesuffix("+"): a.partition("=")[2]
+            _unsubscripted(a.partition("=")[0].removesuffix("+")): a.partition("=")[2]
             for a in args
             if "=" in a and not a.startswith(("-", "+"))
         }
         if base in _DECLARES
         else {}
     )
-    for name in names:
+    for name in map(_unsubscripted, names):
         if name in ("BASH_ENV", "ENV") or (name not in values and _runs_or_gives(name)):
             parser.opaque.append(f"{name} is set to a value a later program reads when it runs")
         elif name in values:
             parser.run_value(name, values[name], "$" in values[name], 0)
 
 
+def _unsubscripted(name: str) -> str:
+    """A variable's name without its subscript: `PS4[0]` is `PS4` (an array's element 0 is what
+    `$PS4` gives)."""
+    return name.partition("[")[0]
+
+
 def _runs_or_gives(name: str) -> bool:
-    return name in RUN_BY_PROGRAMS or name in PROMPTS or gives_options(name)
+    return (
+        name in RUN_BY_PROGRAMS
+        or name in PROMPTS
+        or name in CHARSET_VARIABLES
+        or gives_options(name)
+    )
 
 
 def _nameref(args: tuple[str, ...]) -> bool:

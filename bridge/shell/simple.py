@@ -4,6 +4,7 @@ what that command implies), with the files they write and the assignments they a
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 
 from bridge.shell.parts import Part, Role
@@ -22,6 +23,9 @@ from bridge.shell.wrappers import WRAPPERS, Wrapper, _Unknown
 _INSTALLED = frozenset(
     f"{root}/{d}" for root in ("", "/usr", "/usr/local") for d in ("bin", "sbin")
 ) | {"/usr/lib/git-core", "/usr/libexec/git-core"}
+
+# a process's own program, or an open file, run by its path (`/proc/self/exe`, `/dev/fd/3`)
+_DESCRIPTOR_PROGRAM = r"(?:^|/)(?:exe|stdin|fd/\d+|map_files/[^/]+)$"
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -54,14 +58,15 @@ def simple(
             if not _PLAIN_SCRIPT.fullmatch(value):
                 raise ValueError
             replaced = tuple(shlex.split(value))
+            rest, more = _after_alias(parser, words, dynamic, first + 1, value)
         except ValueError:
             parser.opaque.append(f"the alias {words[first]!r} cannot be read: {value!r}")
         else:
             if depth < MAX_SHELL_DEPTH:
                 simple(
                     parser,
-                    (*words[:first], *replaced, *words[first + 1 :]),
-                    (*dynamic[:first], *(False,) * len(replaced), *dynamic[first + 1 :]),
+                    (*words[:first], *replaced, *rest),
+                    (*dynamic[:first], *(False,) * len(replaced), *more),
                     writes,
                     depth + 1,
                     assigns=assigns,
@@ -86,6 +91,26 @@ def simple(
     command = SimpleCommand(parser, words, dynamic, writes, depth, given, stdin)
     command.unwrap(first)
     parser.parts[pos:] = command.parts(parser.parts[pos:])
+
+
+def _after_alias(
+    parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...], k: int, value: str
+) -> tuple[tuple[str, ...], tuple[bool, ...]]:
+    """The words after an alias at words[k - 1] whose value is `value`: when the value ends in a
+    blank, bash expands the next word too when it is an alias (`alias t='timeout 9 ' r=rm; t r
+    -rf /` runs `timeout 9 rm -rf /`), and so on. ValueError: one that cannot be read."""
+    out: list[str] = []
+    seen: set[str] = set()
+    while value[-1:] in (" ", "\t") and k < len(words) and not dynamic[k]:
+        if words[k] not in parser.aliases or words[k] in seen:
+            break
+        seen.add(words[k])
+        value = parser.aliases[words[k]]
+        if not _PLAIN_SCRIPT.fullmatch(value):
+            raise ValueError
+        out.extend(shlex.split(value))
+        k += 1
+    return (*out, *words[k:]), (*(False,) * len(out), *dynamic[k:])
 
 
 class SimpleCommand:
@@ -135,6 +160,11 @@ class SimpleCommand:
         if self.dynamic[i] or _unknown_name(name):
             self.parser.opaque.append(f"the command name {name!r} is only known when it runs")
             return None
+        if "/" in name and re.search(_DESCRIPTOR_PROGRAM, posixpath.normpath(name)):
+            # `/proc/self/exe` is the shell that runs it; `/proc/self/fd/3`, `/dev/stdin` the file
+            # a redirection opened (`3</usr/bin/rm`)
+            self.parser.opaque.append(f"the program {name!r} is only known when it runs")
+            return None
         if self.layers and name.startswith("-"):
             self.parser.opaque.append(f"a wrapper runs {name!r}, not a command")
             return None
@@ -156,11 +186,18 @@ class SimpleCommand:
         and `bash /dev/stdin <<< …` (what its input gives it)."""
         words, parser = self.words, self.parser
         use = read_shell(words, i)
+        moved = bool(parser.dirs)  # (a relative file after `env -C /dev`: `stdin` may be input)
+        if (
+            use.kind == "file"
+            and not self.dynamic[use.at]
+            and reads_input(words[use.at], self.moved(words[use.at]))
+        ):
+            use.kind = "stdin"
         parser.opaque.extend(f"{base}: {why}" for why in use.opaque)
         for given in self.given:  # `BASH_ENV=F bash -c …`: F is sourced first
             name, _, value = given.partition("=")
             if name in ("BASH_ENV", "ENV"):
-                if reads_input(value) and self.stdin is not None:
+                if reads_input(value, moved) and self.stdin is not None:
                     parser.script(self.stdin, self.depth + 1)
                 else:
                     parser.opaque.append(f"{base} first runs the script {name} names: {value!r}")
@@ -202,7 +239,7 @@ class SimpleCommand:
             return
         if self.dynamic[at]:
             parser.opaque.append(f"{base} runs a script only known when it runs: {words[at]!r}")
-        elif reads_input(words[at]):
+        elif reads_input(words[at], self.moved(words[at])):
             if self.stdin is not None:
                 parser.script(self.stdin, self.depth + 1)
             else:
@@ -212,10 +249,26 @@ class SimpleCommand:
         else:
             parser.script_files.append(words[at])
 
+    def moved(self, name: str) -> bool:
+        """Whether a script file's relative name may be found somewhere only known when it runs:
+        the command changed folder (`env -C /dev bash stdin`), or a name without a `/` is looked
+        up in a PATH it set (`PATH=/dev:$PATH; . stdin`: bash and `.` search PATH for it)."""
+        if self.parser.dirs:
+            return True
+        return "/" not in name and any(
+            w.startswith("PATH=")
+            for w in (
+                *self.given,
+                *(w for part in self.parser.parts for w in (*part.words, *part.assigns)),
+            )
+        )
+
     def command(self, i: int, base: str) -> None:
         """A command that is no wrapper: it runs, with what it implies (one run from a file that
         is no installed program, `./x.sh`, is a script file, as `bash x.sh`'s is)."""
         self.runs = i
+        if i and base in ("cd", "pushd"):  # `builtin cd /`, `command cd /`: as `cd /` is
+            note_dirs(self.parser, self.words[i:], self.dynamic[i:])
         if "/" in self.words[i] and posixpath.dirname(self.words[i]) not in _INSTALLED:
             self.parser.script_files.append(self.words[i])
         self.implied = runs_code(self.parser, self.words, self.dynamic, i, self.depth, self.stdin)
@@ -252,6 +305,7 @@ class SimpleCommand:
         if u.splice is not None:  # env -S 'a b' c: env a b c
             return self.splice(i, end, u.splice, base)
         self.writes.extend(u.writes)
+        parser.dirs.extend(u.dirs)
         if u.script is not None:
             parser.script(u.script, self.depth + 1)
             return None
@@ -262,17 +316,21 @@ class SimpleCommand:
         self.open_args = self.open_args or u.open_args
         if u.cut is not None:
             self.cut = u.cut
+        for given in u.assigns:  # (a value only known when it runs: xargs's slot number)
+            self.given.append(given)
+            parser.run_value(given.partition("=")[0], "", True, self.depth)
         nxt = _skip_assignments(words, u.inner)
         self.given.extend(words[u.inner : nxt])
-        parser.git_environment(words[u.inner : nxt])
+        parser.git_environment((*u.assigns, *words[u.inner : nxt]))
         for k in range(u.inner, nxt):  # `env GIT_EDITOR='…' git commit`: as a prefix would be
             name, _, value = words[k].partition("=")
             parser.run_value(name, value, self.dynamic[k], self.depth)
         return nxt
 
     def runs_nothing(self, i: int, default: tuple[str, ...] | None) -> None:
-        """A wrapper given no command: it is the command, or runs its default (`xargs`: echo) —
-        unless an `xargs` around it appends words: then they are the command it runs."""
+        """A wrapper given no command: it is the command, or runs its default (`xargs`: echo; a
+        shell reading its input: `setarch x86_64`, `sudo -s`, `su`, `chroot DIR`) — unless an
+        `xargs` around it appends words: then they are the command it runs."""
         if self.open_args:  # `… | xargs xargs`, `… | xargs env`, `… | xargs timeout`
             self.parser.opaque.append(
                 f"{posixpath.basename(self.words[i])} runs the command xargs gives it from its input"
@@ -280,9 +338,17 @@ class SimpleCommand:
             return
         if default is None:
             self.layers[-1] = (i, "command")  # nothing else runs: the wrapper is the command
-        else:
-            self.default = default
-            self.open_args = True
+            return
+        self.default = default
+        self.open_args = True
+        if default[0] in SHELLS:  # `setarch x86_64`, `sudo -s`: a shell reads its input
+            if self.stdin is not None:
+                self.parser.script(self.stdin, self.depth + 1)
+            else:
+                self.parser.opaque.append(
+                    f"{posixpath.basename(self.words[i])} starts a shell that runs what its "
+                    "input gives it, which is not known here"
+                )
 
     def splice(self, i: int, end: int, splice: tuple[str, ...], base: str) -> int | None:
         """`env -S 'a b' c`: the words of the string stand for the wrapper's options, read again."""

@@ -237,13 +237,29 @@ def _ansi_c_escape(raw: str, k: int) -> tuple[str, int]:
     return "\\" + c, k + 1
 
 
+# a here-document operator whose delimiter word has a quote or a backslash in it (not `<<<`)
+_QUOTED_HEREDOC_START = re.compile(r"(?<!<)<<(?!<)-?[ \t]*[^\s;&|<>()]*['\"\\\\]")
+
+
 def join_continuations(script: str) -> tuple[str, bool]:
     """`script` with its line continuations (a backslash right before a newline) removed, as bash
     removes them before it reads a word — outside single quotes, `$'…'` strings and comments —
     and whether one is left where this reading cannot be sure of it (inside what it took for a
-    quoted string or a comment: a here-document's text can hold a lone quote)."""
+    quoted string or a comment: a here-document's text can hold a lone quote), or is after a
+    here-document whose delimiter is quoted: bash keeps a backslash-newline in such a body, so
+    a line ending in a backslash does not hide its delimiter's line (`cat <<'E'` `x\\` `E`
+    `rm -rf /` `E`: bash ends the body at the first `E` and runs rm)."""
     if "\\\n" not in script:
         return script, False
+    quoted = _QUOTED_HEREDOC_START.search(script)
+    if quoted is not None and script.find("\\\n", quoted.end()) != -1:
+        return script, True
+    joined = _joined(script)
+    return joined, "\\\n" in joined
+
+
+def _joined(script: str) -> str:
+    """`script` with the line continuations bash removes removed (see `join_continuations`)."""
     out: list[str] = []
     k, n = 0, len(script)
     quote = ""  # "'" (single, or `$'…'` when `ansi`), '"', or "#" (a comment)
@@ -280,8 +296,7 @@ def join_continuations(script: str) -> tuple[str, bool]:
                 quote = "#"
             out.append(c)
         k += 1
-    joined = "".join(out)
-    return joined, "\\\n" in joined
+    return "".join(out)
 
 
 def single_quotes_blanked(script: str) -> str:
@@ -321,11 +336,42 @@ def single_quotes_blanked(script: str) -> str:
 
 
 def unreadable_word(raw: str) -> bool:
-    """A word as written that becomes other words when it runs (a brace expansion), or whose
-    text this reading cannot be sure of (a `$'…'` string it cannot decode)."""
-    return has_brace_expansion(raw) or (
-        _unquoted_ansi_c(raw) and _ansi_c_word(_unlocalized(raw)) is None
+    """A word as written that becomes other words when it runs (a brace expansion, a glob that
+    may match a file named like an option), or whose text this reading cannot be sure of (a
+    `$'…'` string it cannot decode)."""
+    return (
+        has_brace_expansion(raw)
+        or (_unquoted_ansi_c(raw) and _ansi_c_word(_unlocalized(raw)) is None)
+        or (not GLOB_CHARS.isdisjoint(raw) and _option_glob(raw))
     )
+
+
+def _option_glob(raw: str) -> bool:
+    """Whether a word as written is a glob (an unquoted `*`, `?` or `[…]`) whose matches may start
+    with `-`: it starts with one (`*`, `[-x]*`) or with a `-` (`-*`, `"--out"*`). A file named
+    `-i` makes `sed -n p *` edit files in place; `./*`, `src/*.py` and `x*` are no option."""
+    quote = ""
+    k, n = 0, len(raw)
+    while k < n:
+        c = raw[k]
+        if quote:
+            if c == "\\" and quote == '"':
+                k += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c == "\\":
+            k += 2
+            continue
+        elif c in "'\"":
+            quote = c
+        elif c in "*?" or (c == "[" and "]" in raw[k + 2 :]):
+            if k == 0:
+                return True
+            text = _ansi_c_word(raw[:k])  # (the text before it, its quotes removed)
+            return text is None or text.startswith("-")
+        k += 1
+    return False
 
 
 def _unquoted_ansi_c(raw: str) -> bool:

@@ -34,6 +34,8 @@ class _Unwrapped:
         cut: int | None = None,  # xargs -I: words from here on are only known when it runs
         default: tuple[str, ...] | None = None,  # what runs when no command is given
         splice: tuple[str, ...] | None = None,  # env -S: these words stand for words[i+1:inner]
+        assigns: tuple[str, ...] = (),  # `NAME=value` it puts in the command's environment
+        dirs: tuple[str, ...] = (),  # the folders it changes to (`env -C DIR`)
     ) -> None:
         self.inner = inner
         self.script = script
@@ -42,6 +44,8 @@ class _Unwrapped:
         self.cut = cut
         self.default = default
         self.splice = splice
+        self.assigns = assigns
+        self.dirs = dirs
 
 
 class Wrapper(Frozen):
@@ -50,7 +54,8 @@ class Wrapper(Frozen):
     `name==`, `name`); GNU abbreviations of long options are understood. `positionals`: words
     between the options and the command (timeout's duration, chroot's new root). `stop`: options
     after which no command runs (`command -v`, `sudo -l`). `writes`: options whose argument is a
-    file written (`time -o FILE`). `permute`: options may follow the positionals (su)."""
+    file written (`time -o FILE`). `permute`: options may follow the positionals (su). `shell`:
+    options after which, given no command, it starts a shell ("*": whatever its options)."""
 
     __slots__ = _fields = (
         "role",
@@ -61,6 +66,7 @@ class Wrapper(Frozen):
         "writes",
         "numeric",
         "special",
+        "shell",
     )
 
     def __init__(
@@ -73,6 +79,7 @@ class Wrapper(Frozen):
         writes: frozenset[str] = frozenset(),
         numeric: bool = False,  # `nice -10`: a negative number is an option
         special: str = "",  # one with its own rules: env, xargs, su, eval, watch, flock, busybox
+        shell: frozenset[str] = frozenset(),  # options after which, with no command, a shell runs
     ) -> None:
         self.role = role
         self.short = short
@@ -82,6 +89,7 @@ class Wrapper(Frozen):
         self.writes = writes
         self.numeric = numeric
         self.special = special
+        self.shell = shell
 
     def options(self) -> tuple[dict[str, int], dict[str, int]]:
         return _option_table(self.short, self.long)
@@ -94,7 +102,9 @@ class Wrapper(Frozen):
             return _Unwrapped(None)
         j += self.positionals
         writes = tuple(v for name, v in seen if name in self.writes and v)
-        return _Unwrapped(j, writes=writes)
+        # given no command, `sudo -s`, `chroot DIR`, `pkexec` start a shell (reading its input)
+        shell = "*" in self.shell or any(name in self.shell for name, _ in seen)
+        return _Unwrapped(j, writes=writes, default=("sh",) if shell else None)
 
 
 @lru_cache(maxsize=64)
@@ -200,6 +210,8 @@ def _env(
 ) -> _Unwrapped:
     # `env [options] [NAME=value …] [command …]`; -S splits a string into more words
     split = [v for name, v in seen if name in ("S", "split-string")]
+    # (the folder it changes to, however its option is spelled: `-iC DIR`, `--ch=DIR`)
+    dirs = tuple(v for name, v in seen if name in ("C", "chdir") and v)
     if split:
         text = split[-1] or ""
         if not _PLAIN_SCRIPT.fullmatch(text):
@@ -208,7 +220,7 @@ def _env(
             return _Unwrapped(j, splice=tuple(shlex.split(text)))
         except ValueError:
             raise _Unknown("an -S string with an unbalanced quote") from None
-    return _Unwrapped(j)
+    return _Unwrapped(j, dirs=dirs)
 
 
 def _xargs(
@@ -228,7 +240,10 @@ def _xargs(
                     raise _Unknown("the command name comes from its input")
                 cut = k
                 break
-    return _Unwrapped(j, open_args=True, cut=cut, default=("echo",))
+    # `--process-slot-var=NAME` puts NAME (a slot's number) in each command's environment, as
+    # `env NAME=0` would (`BASH_ENV`: a file `0` its shell runs first — in `/dev/fd`, its input)
+    slots = tuple(f"{value}=0" for name, value in seen if name == "process-slot-var" and value)
+    return _Unwrapped(j, open_args=True, cut=cut, default=("echo",), assigns=slots)
 
 
 def _su(
@@ -244,7 +259,7 @@ def _su(
     scripts = [v for name, v in seen if name in ("c", "command", "session-command")]
     if scripts:
         return _Unwrapped(None, script=scripts[-1] or "")
-    return _Unwrapped(None)  # an interactive shell as that user
+    return _Unwrapped(None, default=("sh",))  # a shell as that user (reading its input)
 
 
 def _eval(
@@ -315,7 +330,7 @@ def _sg(
     if j < len(words) and words[j] == "-c":
         j += 1
     if j >= len(words):
-        return _Unwrapped(None)  # a shell with that group
+        return _Unwrapped(None, default=("sh",))  # a shell with that group
     return _Unwrapped(None, script=" ".join(words[j:]))
 
 
@@ -476,8 +491,11 @@ WRAPPERS: dict[str, Wrapper] = {
                 "help",
             }
         ),
+        shell=frozenset({"s", "shell", "i", "login"}),
     ),
-    "doas": Wrapper("privileged", short="a:C:Lnsu:", stop=frozenset({"L", "C", "s"})),
+    "doas": Wrapper(
+        "privileged", short="a:C:Lnsu:", stop=frozenset({"L", "C"}), shell=frozenset({"s"})
+    ),
     "su": Wrapper(
         "privileged",
         short="c:g:G:lmpPs:w:fh",
@@ -497,11 +515,13 @@ WRAPPERS: dict[str, Wrapper] = {
         "privileged",
         long="user= disable-internal-agent keep-cwd help version",
         stop=frozenset({"help", "version"}),
+        shell=frozenset({"*"}),
     ),
     "chroot": Wrapper(
         "privileged",
         long="userspec= groups= skip-chdir help version",
         positionals=1,
         stop=frozenset({"help", "version"}),
+        shell=frozenset({"*"}),
     ),
 }

@@ -1282,3 +1282,18 @@ def test_an_exact_prefix_allows_only_that_command_and_a_deny_ignores_the_mark() 
     assert run("rm -rf", allow) is None
     deny = Rule("deny", command=("rm -rf $",))  # the mark does not narrow a deny
     assert run("rm -rf build", deny) == "deny"
+
+
+def test_a_glob_that_may_match_a_file_named_like_an_option_is_only_known_when_it_runs(tmp_path):
+    # the oracle: with a file named `-i` in the folder, `sed -n 1p *` edits the others in place
+    import subprocess
+
+    (tmp_path / "-i").write_text("")
+    (tmp_path / "notes.txt").write_text("one\ntwo\n")
+    subprocess.run(["bash", "-c", "sed -n 1p *"], cwd=tmp_path, check=True, capture_output=True)
+    assert (tmp_path / "notes.txt").read_text() == "one\n"
+    allow = Rule("allow", command=("sed -n", "sort", "cat", "grep"))
+    for command in ("sed -n 1p *", "sed -n 1p [-x]*", "sort -*", 'sort "--o"*'):
+        assert run(command, allow) is None, command
+    for command in ("sed -n 1p ./*", "cat *", "grep x src/*.py", "sort x*"):
+        assert run(command, allow) == "allow", command

@@ -181,6 +181,13 @@ def test_a_path_through_proc_self_cwd_is_read_in_the_calls_folder_and_never_allo
         ("grep -R secret .", "ask"),  # it follows sub/up, a symlink to keys
         ("sort --files0-from=list", "ask"),  # the names of the files it reads, in a file
         ('for f in ../keys/*; do cat "$f"; done', "deny"),  # a loop's words name paths too
+        ("x=ke; cat ../${x}ys/id_rsa", "ask"),  # a word that starts the folder's path
+        ("x=ke; cat < ../${x}ys/id_rsa", "ask"),
+        ("x=../ke; y=${x}ys; cat $y/id_rsa", "ask"),  # …in a value, then in another word
+        ("echo keys | xargs -I{} cat ../{}/id_rsa", "ask"),  # xargs fills in the name
+        ("echo ../key | sed s,$,s/id_rsa, | xargs cat", "ask"),  # …or gives it the paths
+        ("HOME=..; cat ~/keys/id_rsa", "ask"),  # `~` after the command set HOME
+        ("cd - >/dev/null && cat id_rsa", "ask"),  # `cd -` is `cd ~-`: $OLDPWD, any folder
     ],
 )
 def test_a_command_that_reaches_a_denied_folder_only_when_it_runs_is_asked(

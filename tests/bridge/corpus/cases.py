@@ -842,4 +842,145 @@ CASES: list[Case] = [
         "cat <<E\n${HOME} $HOME ${x:-y} ${#x} ${x%%.*}\nE",
         "echo ${x:-${HOME}} '${a[v]}'",
     ),
+    # --- a tenth round: a quoted here-document keeps its backslash-newlines -----------------------
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a body line ending in `\` does not join the delimiter's line to it: the body ends there,
+        # and the lines after it run
+        "cat <<'E'\nx\\\nE\nrm -rf /\nE",
+    ),
+    *_cases("attacker spellings", ASK, "cat <<'E'\nx\\\nE\nid\nE"),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # xargs puts `NAME=slot` in each command's environment: BASH_ENV=0, in /dev/fd its input
+        "env -C /dev/fd xargs -a /dev/null --process-slot-var=BASH_ENV bash -c ls <<< 'rm -rf /'",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        "env -C /dev/fd xargs -a /dev/null --process-slot-var=BASH_ENV bash -c ls <<< id",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a wrapper given no command starts a shell, which runs what its input gives it
+        "setarch x86_64 <<< 'rm -rf /'",
+        "chroot / <<< 'rm -rf /'",
+        "sudo -s <<< 'rm -rf /'",
+        "su <<< 'rm -rf /'",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # every here-string is read, not only the last: bash reads its script from the first
+        "bash <<< 'rm -rf /' 3<<< ls",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a shell's script file that is its input, named from a folder known only when it runs
+        "bash ../../../../../../../../../../dev/stdin <<< 'rm -rf /'",
+        "env -C /dev bash stdin <<< 'rm -rf /'",
+    ),
+    *_cases("attacker spellings", ASK, "env -C /dev/fd bash -c '. 0' <<< 'rm -rf /'"),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # a program run by a path to a process's own program or to an open file
+        "/proc/self/exe -c 'rm -rf /'",
+        "exec 3</usr/bin/r[m]; /proc/self/fd/3 -rf /",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # a program's file named by a glob, then run under another name (or by the loader)
+        "cp /usr/bin/r[m] x; ./x -rf /",
+        "ln -s /usr/bin/r[m] x; ./x -rf /",
+        "/lib64/ld-linux-x86-64.so.2 /usr/bin/r[m] -rf /",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # an array's element 0 is the variable's value: `PS4[0]` is PS4
+        "unset PS4; d='$'; : ${PS4[0]=\"${d}(rm -rf /)\"}; set -x; true",
+        "d='$'; printf -v 'PS4[0]' %s \"${d}(rm -rf /)\"; set -x; true",
+        "d='$'; read 'PS4[0]' <<< \"${d}(rm -rf /)\"; set -x; true",
+        "d='$'; declare 'PS4[0]'=\"${d}(rm -rf /)\"; set -x; true",
+    ),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        # a glob may match a file named like an option (`-i`: sed edits every file in place)
+        "sed -n 1p *",
+    ),
+    *_cases("attacker spellings", ALLOW, "sed -n 1p ./*", "grep -n TODO src/*"),
+    *_cases(
+        "attacker spellings",
+        PERSON,
+        # GNU sed reads a bracket expression whole: `[/]` holds the delimiter, `e` is a flag
+        "echo 'id #/' | sed -n 's/[/]/}/e;s/a/b/'",
+        "sed -n 's/[/]/}/w pwned-bracket\ns/a/b/' README.md",
+    ),
+    *_cases("attacker spellings", ALLOW, "sed -n '/[/]/p;s/[]/]/x/p' README.md"),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # a sed or awk script that runs commands runs what its input holds, from a pipe too
+        "echo 'rm -rf /' | sed e",
+        "echo 'rm -rf /' | awk '{system($0)}'",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # env changes folder however its option is spelled: in a group, abbreviated, from -S
+        "env -iC /dev bash stdin <<< 'rm -rf /'",
+        "env -S'-C /dev bash stdin' <<< 'rm -rf /'",
+    ),
+    *_cases("attacker spellings", ASK, "env -iC / cp -r etc /tmp/x", "env --ch=/ cp -r etc /tmp/x"),
+    *_cases("attacker spellings", ASK, "builtin cd / && cp -r etc /tmp/x"),  # cd, unwrapped
+    *_cases("attacker spellings", DENY, "command cd /dev && bash stdin <<< 'rm -rf /'"),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # in BIG5 (GBK, Shift JIS) a character may end in a `\` byte: bash reads `"両\"` as a
+        # string that ends there, and runs what follows (a locale set for a shell, or in the script)
+        'LC_ALL=zh_TW.BIG5 bash -c \'echo "両\\"; rm -rf /; #"\'',
+        'LC_ALL=zh_TW.BIG5\necho "両\\"; rm -rf /; #"',
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # bash and `.` look a script's name without a `/` up in PATH: one the command set
+        "PATH=/dev:$PATH; . stdin <<< 'rm -rf /'",
+        "PATH=/dev:$PATH bash stdin <<< 'rm -rf /'",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # an alias whose value ends in a blank makes bash expand the next word's alias too
+        "shopt -s expand_aliases\nalias t='timeout 9 ' r=rm\nt r -rf /",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # a script file run by a glob: the file the command wrote first, under another spelling
+        "echo 'rm -rf /' > x.sh; bash ./x.s[h]",
+        "echo 'rm -rf /' > x.sh; . ./x.s?",
+    ),
+    *_cases(
+        "attacker spellings",
+        DENY,
+        # a here-document's body ends at its delimiter with the quotes removed (`EF`), not at a
+        # line spelled as the delimiter was (`E'F'`): the lines between run
+        "cat <<E'F'\nx\nEF\nrm -rf /\nE'F'",
+    ),
+    *_cases(
+        "attacker spellings", PERSON, "cat <<\\E\nx\nE\nid\n\\E", 'cat <<E"F"\nx\nEF\nid\nE"F"'
+    ),
+    # `git subtree push` runs `git push`: the ask rule for it holds, bypass or not
+    *_cases("attacker spellings", ASK, "git subtree push --prefix=src . main"),
+    # a program not known to run only what it is, given a script as one argument
+    *_cases("attacker spellings", ASK, "npm exec -c 'rm -rf /'"),
 ]

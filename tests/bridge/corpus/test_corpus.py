@@ -304,6 +304,21 @@ UNRUNNABLE = {
     "git --config-env=alias.p=P p": "its alias comes from the environment, here unset",
     "BASH_ENV=/tmp/x bash -c 'ls'": "the file BASH_ENV names is not here (what it runs is not "
     "known: that is why it is asked)",
+    **dict.fromkeys(
+        (
+            'LC_ALL=zh_TW.BIG5 bash -c \'echo "両\\"; rm -rf /; #"\'',
+            'LC_ALL=zh_TW.BIG5\necho "両\\"; rm -rf /; #"',
+        ),
+        "the machine has no BIG5 locale (with one, built by localedef and found by LOCPATH, bash "
+        "runs rm: shown by hand)",
+    ),
+    "sed -n 1p *": "it needs a file named like an option in the work folder (`-i`: with one, sed "
+    "edits the other files in place: shown by hand)",
+    **dict.fromkeys(
+        ("sudo -s <<< 'rm -rf /'", "su <<< 'rm -rf /'"),
+        "sudo and su cannot change user in the sandbox (`setarch x86_64` and `chroot /` show "
+        "the shell a wrapper starts reading its input)",
+    ),
 }
 
 
