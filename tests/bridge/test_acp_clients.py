@@ -26,6 +26,7 @@ from bridge import events as ev
 from tests.agents import install as agents
 from tests.agents.fake_anthropic import FakeAnthropic, ToolUse, text, tool_use
 from tests.support.acp_console import Console, audit_lines, tool_outcomes
+from tests.support.waiting import until
 
 PROXY = [sys.executable, "-m", "symposium_tui", "acp"]
 RUN_TIMEOUT = 240.0  # a cold Claude Code start on a loaded 2-core machine is slow
@@ -438,7 +439,11 @@ async def test_codex_started_by_node_is_known_as_codex_and_a_node_bypass_covers_
         run = await acpx(tmp_path / "home", agent, "exec", "Write a marker", cwd=work, env=env)
     assert run.code == 0, run.stderr
     assert "session/request_permission" not in run.methods()  # the console answered
-    assert (work / "marker.txt").read_text().strip() == "ran"
+    # (waited for, not read at once: in a run beside another suite and a CPU hog, acpx had
+    # exited and the file was not there yet)
+    marker = work / "marker.txt"
+    await until(marker.exists, RUN_TIMEOUT, what="the file Codex's approved command writes")
+    assert marker.read_text().strip() == "ran"
     (card,) = console.of(ev.ApprovalRequested)  # asked: the `node` bypass did not apply
     assert (card.agent, card.agent_version) == ("codex-acp", agents.CODEX_ACP_VERSION)
     assert card.tool_call["rawInput"]["command"][-1] == "echo ran > marker.txt"
