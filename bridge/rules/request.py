@@ -18,6 +18,7 @@ from bridge.shell import ParsedCommand, parse_cached, parse_command
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from bridge.rules.links import LinkWalks
@@ -66,6 +67,7 @@ class Request(Record):
         "_named_in",
         "_doubts",
         "_walks",
+        "_code_names",
     )
     __slots__ = _fields
 
@@ -110,6 +112,7 @@ class Request(Record):
         self._named_in: dict[str, int] = {}  # root → verdict
         self._doubts: dict[str, list[str]] = {}
         self._walks: LinkWalks = {}  # the folders the command goes down: walked once
+        self._code_names: set[str] | None = None  # the programs its unparsed code names
 
     @classmethod
     def from_tool_call(
@@ -272,6 +275,14 @@ class Request(Record):
             raw = self.command if isinstance(self.command, str) else None
             self._named = named_paths(parsed, raw, self.cwd)
         return self._named
+
+    def code_names(self, make: Callable[[tuple[str, ...]], set[str]]) -> set[str]:
+        """`make(code)` of the command's unparsed code (`bridge.rules.rule._code_names`), made
+        once a request: every deny and ask rule asks, and it may look at the disk."""
+        if self._code_names is None:
+            parsed = self.parsed
+            self._code_names = make(parsed.code if parsed is not None else ())
+        return self._code_names
 
     def walks_above(self, root: str, cwd: str | None) -> int:
         """Whether the command goes down a folder above `root` (`bridge.rules.named`)."""

@@ -7,7 +7,6 @@ import os
 import posixpath
 import re
 import shlex
-from functools import lru_cache
 
 from bridge.options import may_be_made_unsafe, program_name, unsafe_options
 from bridge.record import Record
@@ -348,22 +347,22 @@ class Rule(Record):
             best = max(best, verdict)
         return best
 
-    def named_in_code(self, parsed: ParsedCommand) -> bool:
+    def named_in_code(self, parsed: ParsedCommand, names: set[str] | None = None) -> bool:
         """Whether a program this rule names is named in code a shell or an interpreter runs that
         is not parsed (`python -c "os.system('rm -rf /')"`, `ssh host rm -rf /`): `_code_names`."""
         if not parsed.code:
             return False
-        names = _code_names(parsed.code)
+        names = _code_names(parsed.code) if names is None else names  # (made once a request)
         for prefix, spelled in zip(self._prefixes, self._spelled, strict=True):
             for first in {prefix[0], spelled.words[0], posixpath.basename(prefix[0])}:
                 if any(_token_matches(first, name) for name in names):
                     return True
         return False
 
-    def command_verdict(self, parsed: ParsedCommand) -> int:
+    def command_verdict(self, parsed: ParsedCommand, names: set[str] | None = None) -> int:
         """A deny or ask rule against a whole command: YES if any part matches; MIGHT if what cannot
         be known could match."""
-        best = MIGHT if parsed.opaque or self.named_in_code(parsed) else NO
+        best = MIGHT if parsed.opaque or self.named_in_code(parsed, names) else NO
         moved = moved_away(parsed)
         for part in parsed.parts:
             verdict = self.part_verdict(part, moved)
@@ -382,7 +381,7 @@ class Rule(Record):
             return facets if _example_without_command(req) else NO
         parsed = req.parsed
         assert parsed is not None
-        return min(facets, self.command_verdict(parsed))
+        return min(facets, self.command_verdict(parsed, req.code_names(_code_names)))
 
     def matches(self, req: Request) -> bool:
         """Whether this rule, alone, applies to the request: an allow rule must cover every part of
@@ -462,10 +461,10 @@ def _code_names(code: tuple[str, ...]) -> set[str]:
     return names
 
 
-@lru_cache(maxsize=256)
 def _glob_names(pattern: str) -> frozenset[str]:
     """The names (and their programs') of the files an absolute glob matches (`/usr/bin/r[m]`:
-    `rm`), up to a few dozen: a command given more than that is not given one program."""
+    `rm`), up to a few dozen: a command given more than that is not given one program. Looked at
+    for each request (`Request.code_names`), never kept: the files change."""
     import glob
     import itertools
 

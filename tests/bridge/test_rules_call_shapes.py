@@ -479,3 +479,16 @@ def test_a_command_that_does_not_go_down_a_folder_above_a_denied_one_is_not(tmp_
     call = {"kind": "execute", "rawInput": {"command": command.replace("{t}", str(tmp_path))}}
     assert decide(call, Rule("deny", path=str(tmp_path / "keys")), ALLOW_LS) != "deny"
     assert on_bypass(call, Rule("deny", path=str(tmp_path / "keys"))) == "allow"
+
+
+def test_a_glob_naming_a_program_is_looked_at_again_for_each_call(tmp_path):
+    """`ln -s DIR/r[m] x; ./x -rf /` runs rm when DIR holds it: a glob's files are read for each
+    call, never kept, so one made after an earlier call is still seen."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    command = f"ln -s {folder}/r[m] x; ./x -rf /"
+    call = {"kind": "execute", "rawInput": {"command": command}}
+    deny = Rule("deny", command=("rm -rf",))
+    assert on_bypass(call, deny) == "allow"  # the glob matches nothing: it names no program
+    (folder / "rm").write_bytes(b"#!/bin/sh\n")  # (any file of that name: the glob names it)
+    assert on_bypass(call, deny) == "ask"  # now it names rm
