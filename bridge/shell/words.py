@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from bridge.options import INERT_VARIABLES
@@ -350,6 +350,19 @@ def _option_glob(raw: str) -> bool:
     """Whether a word as written is a glob (an unquoted `*`, `?` or `[…]`) whose matches may start
     with `-`: it starts with one (`*`, `[-x]*`) or with a `-` (`-*`, `"--out"*`). A file named
     `-i` makes `sed -n p *` edit files in place; `./*`, `src/*.py` and `x*` are no option."""
+    for k, c in _unquoted(raw):
+        if c in "*?" or (c == "[" and "]" in raw[k + 2 :]):
+            if k == 0:
+                return True
+            text = _ansi_c_word(raw[:k])  # (the text before it, its quotes removed)
+            return text is None or text.startswith("-")
+    return False
+
+
+def _unquoted(raw: str) -> Iterator[tuple[int, str]]:
+    """Each character of a word as written that is neither quoted nor escaped, with its index
+    (inside `'…'` nothing is special; inside `"…"` and outside quotes a `\\` escapes the next
+    character; the quotes themselves are not given)."""
     quote = ""
     k, n = 0, len(raw)
     while k < n:
@@ -365,13 +378,9 @@ def _option_glob(raw: str) -> bool:
             continue
         elif c in "'\"":
             quote = c
-        elif c in "*?" or (c == "[" and "]" in raw[k + 2 :]):
-            if k == 0:
-                return True
-            text = _ansi_c_word(raw[:k])  # (the text before it, its quotes removed)
-            return text is None or text.startswith("-")
+        else:
+            yield k, c
         k += 1
-    return False
 
 
 def _unquoted_ansi_c(raw: str) -> bool:
@@ -415,29 +424,14 @@ def has_brace_expansion(raw: str) -> bool:
     if "{" not in raw:
         return False
     opened: list[bool] = []  # per unquoted `{`: whether it is a parameter's `${`
-    k, n = 0, len(raw)
-    quote = ""
-    while k < n:
-        c = raw[k]
-        if quote:
-            if c == "\\" and quote == '"':
-                k += 2
-                continue
-            if c == quote:
-                quote = ""
-        elif c == "\\":
-            k += 2
-            continue
-        elif c in "'\"":
-            quote = c
-        elif c == "{":
+    for k, c in _unquoted(raw):
+        if c == "{":
             opened.append(k > 0 and raw[k - 1] == "$")
         elif c == "}" and opened:
             opened.pop()
         elif opened and not opened[-1]:
             if c == "," or (c == "." and raw.startswith("..", k)):
                 return True
-        k += 1
     return False
 
 
