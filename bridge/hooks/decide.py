@@ -28,8 +28,8 @@ import time
 from bridge.hooks import audit_append, clis
 from bridge.hooks.clis import END, POST, PRE, START, Answer, HookCall
 from bridge.hooks.link import DECIDE, EVENT, connect, connection_name, hello, read_result, send
-from bridge.hooks.link import runtime_dir as _runtime_dir
 from bridge.hooks.link import shorten as _shorten
+from bridge.paths import runtime_dir_path as _runtime_dir
 
 TYPE_CHECKING = False  # `typing` costs milliseconds of a hook's start: names for the checker only
 if TYPE_CHECKING:

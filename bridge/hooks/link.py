@@ -8,6 +8,9 @@ import json
 import os
 import time
 
+# where the console listens, as the console reads it (`bridge.paths` imports only `os`)
+from bridge.paths import runtime_dir_path as runtime_dir
+
 TYPE_CHECKING = False  # `typing` costs milliseconds of a hook's start: names for the checker only
 if TYPE_CHECKING:
     import socket
@@ -19,19 +22,6 @@ HELLO = "hook/hello"
 DECIDE = "hook/decide"
 EVENT = "hook/event"
 LONG_TEXT = 64 * 1024  # a longer string of the tool input is shortened on its way to a card
-
-
-def runtime_dir() -> str:
-    """`bridge.paths.runtime_dir_path()` (the same places) without importing `bridge.paths`."""
-    explicit = os.environ.get("SYMPOSIUM_RUNTIME_DIR")
-    if explicit:
-        return explicit
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg:
-        return os.path.join(xdg, "symposium")
-    import tempfile
-
-    return os.path.join(tempfile.gettempdir(), f"symposium-{os.getuid()}")
 
 
 def socket_path() -> str:
