@@ -34,20 +34,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.report import ratio_row
+from tests.bench.report import DOCUMENTED_DENY_RULE, ratio_row
 
 TARGET = 1.5
 # With `--rules`: the documented deny rule (docs/approval-rules.md), whose examples the console
 # checks when it reads the settings, one of them (`cd x && rm -rf build`) with the full shell
 # parser; and allow rules beside it.
-RULES = """
-[[rules]]
-action = "deny"
-command = ["git push --force", "git push -f", "rm -rf"]
-reason = "history is shared; open a PR instead"
-match = ["git push --force origin main", "cd x && rm -rf build"]
-not_match = ["git push origin feature"]
-
+RULES = (
+    DOCUMENTED_DENY_RULE
+    + """
 [[rules]]
 action = "allow"
 command = ["git status", "git diff", "git log"]
@@ -57,6 +52,7 @@ action = "allow"
 kind = "fetch"
 url = "https://docs.python.org/3/"
 """
+)
 PY = sys.executable
 SCRIPT = str(Path(PY).parent / "symposium-tui")
 MINIMAL = """

@@ -35,20 +35,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.bench.report import ratio_row, row
+from tests.bench.report import DOCUMENTED_DENY_RULE, ratio_row, row
 
 PY = sys.executable
 SCRIPT = str(Path(PY).parent / "symposium-tui")
 # The documented example rules' shape (docs/approval-rules.md): a deny rule with examples, one of
 # which (`cd x && rm -rf build`) only the full shell parser reads.
-RULES = """
-[[rules]]
-action = "deny"
-command = ["git push --force", "git push -f", "rm -rf"]
-reason = "history is shared; open a PR instead"
-match = ["git push --force origin main", "cd x && rm -rf build"]
-not_match = ["git push origin feature"]
-
+RULES = (
+    DOCUMENTED_DENY_RULE
+    + """
 [[rules]]
 action = "allow"
 command = ["git status", "head"]
@@ -58,6 +53,7 @@ action = "deny"
 kind = "edit"
 reason = "read only"
 """
+)
 
 
 def payload(tool: str, tool_input: dict) -> bytes:

@@ -96,3 +96,16 @@ def ratio_row(
         samples=n,
         note=note,
     )
+
+
+# The documented deny rule (docs/approval-rules.md) as a person's settings hold it: its examples are
+# checked whenever the settings are read, one of them (`cd x && rm -rf build`) by the full shell
+# parser. The benchmarks that measure a start-up with a person's rules begin their settings with it.
+DOCUMENTED_DENY_RULE = """
+[[rules]]
+action = "deny"
+command = ["git push --force", "git push -f", "rm -rf"]
+reason = "history is shared; open a PR instead"
+match = ["git push --force origin main", "cd x && rm -rf build"]
+not_match = ["git push origin feature"]
+"""
