@@ -13,6 +13,7 @@ import pytest
 from symposium_tui.state import ConsoleState
 from symposium_tui.state.replay import state_from_file
 from symposium_tui.widgets.sessions import SessionsPane
+from tests.support.console import wait_for
 from tests.support.panes import (
     demo,
     many_tool_calls,
@@ -83,8 +84,17 @@ def test_sessions_the_timeline_of_all_sessions(snap_compare):
 
 
 def test_sessions_asking_for_a_file_to_open(snap_compare):
-    """`o`: the path input above the inspector."""
-    assert snap_compare(sessions_app(demo_state()), press=["o"], terminal_size=SIZE)
+    """`o`: the path input above the inspector, focused, its cursor shown (not blinking: a loaded
+    machine would otherwise shoot it half a second later, in the off phase)."""
+    from textual.widgets import Input
+
+    async def open_the_file_bar(pilot):
+        await pilot.press("o")
+        await wait_for(pilot, lambda: isinstance(pilot.app.focused, Input), timeout=60.0)
+        pilot.app.focused.cursor_blink = False
+        await pilot.pause()
+
+    assert snap_compare(sessions_app(demo_state()), run_before=open_the_file_bar, terminal_size=SIZE)
 
 
 def test_sessions_a_replayed_trace(snap_compare, tmp_path):
