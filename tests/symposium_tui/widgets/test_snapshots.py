@@ -94,7 +94,9 @@ def test_sessions_asking_for_a_file_to_open(snap_compare):
         pilot.app.focused.cursor_blink = False
         await pilot.pause()
 
-    assert snap_compare(sessions_app(demo_state()), run_before=open_the_file_bar, terminal_size=SIZE)
+    assert snap_compare(
+        sessions_app(demo_state()), run_before=open_the_file_bar, terminal_size=SIZE
+    )
 
 
 def test_sessions_a_replayed_trace(snap_compare, tmp_path):
