@@ -234,8 +234,9 @@ def _path(word: str) -> str:
     return "/" + "/".join(parts)
 
 
-_MODE_CLAUSE = re.compile(r"([ugoa]*)((?:[-+=](?:[ugo]|[rwxXst]*))+)")
-_MODE_ACTION = re.compile(r"([-+=])([ugo]|[rwxXst]*)")
+# (patterns compiled by `re` when a chmod mode is first read: a hook process seldom needs them)
+_MODE_CLAUSE = r"([ugoa]*)((?:[-+=](?:[ugo]|[rwxXst]*))+)"
+_MODE_ACTION = r"([-+=])([ugo]|[rwxXst]*)"
 
 
 def _chmod_mode(word: str) -> str:
@@ -251,11 +252,11 @@ def _chmod_mode(word: str) -> str:
         return digits if word[:1] not in "=+" else word
     granted: dict[str, set[str]] = {"u": set(), "g": set(), "o": set()}
     for clause in word.split(","):
-        found = _MODE_CLAUSE.fullmatch(clause)
+        found = re.fullmatch(_MODE_CLAUSE, clause)
         if found is None:
             return word  # `-7`, `g=uw`: not a mode chmod reads
         who = found.group(1).replace("a", "ugo") or "ugo"  # (no letters: the umask's aside)
-        for op, perms in _MODE_ACTION.findall(found.group(2)):
+        for op, perms in re.findall(_MODE_ACTION, found.group(2)):
             if perms in granted:  # `go=u`: the bits u has so far (as GNU chmod copies them)
                 bits = set(granted[perms])
             else:

@@ -189,7 +189,7 @@ class _Names:
 
     def resolve(self, text: str, into: set[str]) -> None:
         if os.path.isabs(text):
-            proc = _PROC.match(text) if text.startswith("/proc/") else None
+            proc = re.match(_PROC, text) if text.startswith("/proc/") else None
             if proc is not None:  # the program's own process: `/proc/self/cwd` is where it runs
                 if proc.group(1) in ("self", "thread-self") and proc.group(2) == "cwd":
                     rest = text[proc.end() :].lstrip("/")

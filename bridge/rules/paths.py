@@ -12,8 +12,9 @@ def resolve_path(path: str, cwd: str | None = None) -> str:
     return resolve_checked(path, cwd)[0][0]
 
 
-# `/proc/self/cwd/…`, `/proc/123/fd/3`: the process that opens it decides what it names
-_PROC = re.compile(r"/proc/+(self|thread-self|\d+)(?:/+task/+\d+)?/+(cwd|fd|exe|map_files)(?=/|$)")
+# `/proc/self/cwd/…`, `/proc/123/fd/3`: the process that opens it decides what it names (compiled
+# by `re` when a path under /proc is first met)
+_PROC = r"/proc/+(self|thread-self|\d+)(?:/+task/+\d+)?/+(cwd|fd|exe|map_files)(?=/|$)"
 
 
 def resolve_checked(path: str, cwd: str | None = None) -> tuple[tuple[str, ...], str | None]:
@@ -31,7 +32,7 @@ def resolve_checked(path: str, cwd: str | None = None) -> tuple[tuple[str, ...],
         p = path
     if not os.path.isabs(p):
         p = os.path.join(cwd or os.getcwd(), p)
-    proc = _PROC.match(p) if p.startswith("/proc/") else None
+    proc = re.match(_PROC, p) if p.startswith("/proc/") else None
     if proc is not None:  # what the tool's process sees, not ours: never vouched for
         why = why or "a path through /proc names what the tool's own process sees"
         if cwd and proc.group(1) == "self" and proc.group(2) == "cwd":

@@ -2,7 +2,9 @@
 
 `parse_command` turns a command (a script, or an argv list) into `Part`s, one per command that runs,
 and the reasons some of it cannot be known (`opaque`: approval rules ask a person then). Scripts
-are parsed with `bashlex` (a port of bash's own grammar), never split with a regex: every simple
+are parsed with `bashlex` (a port of bash's own grammar), never split with a regex (a plain command,
+and a plain list or pipeline of them, is split without bashlex where that gives its reading:
+`words.plain_list`): every simple
 command of a pipeline, a `&&`/`||`/`;` list, a subshell, a `{ …; }` group, a loop or an `if`, a
 `$(…)`/backtick substitution and a `<(…)` process substitution is a part of its own.
 

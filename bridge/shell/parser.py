@@ -32,6 +32,7 @@ from bridge.shell.words import (
     control_character,
     evaluates_arithmetic,
     join_continuations,
+    plain_list,
     single_quotes_blanked,
     unreadable_word,
     word_text,
@@ -155,6 +156,11 @@ class Parser:
                 if words:
                     self.simple(tuple(words), (False,) * len(words), (), depth)
                 return
+        commands = plain_list(script) if "&" in script or "|" in script or ";" in script else None
+        if commands is not None:
+            for words in commands:
+                self.simple(tuple(words), (False,) * len(words), (), depth)
+            return
         trees, error, parsed = self.parse(script)
         if error is not None:
             self.opaque.append(f"cannot parse the command: {error}")

@@ -341,7 +341,8 @@ sys.stderr.write("LOADED " + ",".join(sorted(name for name in slow if name in sy
     ("command", "slow"),
     [
         ("git status", "bashlex"),  # a plain command: split as words
-        ("git status && git status -s", "ast"),  # bashlex reads it, from its shipped tables
+        ("git status && git status -s | git status", "bashlex"),  # a plain list: split too
+        ("git status 2>/dev/null && git status -s", "ast"),  # bashlex, from its shipped tables
     ],
 )
 def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standard_modules(
