@@ -9,8 +9,10 @@ for consoles attached over ssh — and with no console, or none answering in tim
 Fail closed: all three CLIs run the tool when a hook exits non-zero (other than 2), prints what
 they cannot parse or overruns its timeout. So every error of this process — unreadable or
 oversized input, an unknown event, a broken settings file, a console link that drops, an
-exception — answers a block with its reason, and a watchdog thread answers before the timeout
-the CLI was given (`--timeout`, written by `hook install`) whatever the main thread is doing.
+exception — answers a block with its reason, and a watchdog answers before the timeout the CLI
+was given (`--timeout`, written by `hook install`) whatever the process is doing: a `SIGALRM`
+timer, whose handler interrupts a blocking read or wait (no thread to start: a hook's start-up is
+felt on every tool call).
 
 With a console running, the console decides (its rules, its cards) and audits; without one, this
 process applies the rules itself and appends the decision to the audit log. Standard library only
@@ -21,8 +23,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
-import threading
 import time
 
 from bridge.hooks import audit_append, clis
@@ -44,10 +46,12 @@ SPARE = 1.0  # seconds kept back from a console's wait, to apply the rules when 
 
 
 class _Reply:
-    """The one answer this process gives: written once, by whichever thread gets there first."""
+    """The one answer this process gives: written once, by the work or the watchdog, whichever
+    gets there first. (The watchdog's handler runs in the one thread, between two steps of the
+    work: `done` is set before anything is written, so the handler, finding it set, leaves the
+    work to finish its answer.)"""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         self.done = False
         # What the watchdog answers if the deadline comes first: changes as the work goes on.
         self.on_timeout: Answer = clis.blocked(
@@ -56,19 +60,18 @@ class _Reply:
         self.call: HookCall | None = None  # once the input is read
 
     def give(self, answer: Answer) -> bool:
-        with self._lock:
-            if self.done:
-                return False
-            self.done = True
-            try:
-                if answer.stderr:
-                    os.write(2, answer.stderr.encode("utf-8", "replace"))
-                data = answer.stdout.encode("utf-8", "replace")
-                while data:
-                    data = data[os.write(1, data) :]
-            except OSError:
-                pass
-            return True
+        if self.done:
+            return False
+        self.done = True
+        try:
+            if answer.stderr:
+                os.write(2, answer.stderr.encode("utf-8", "replace"))
+            data = answer.stdout.encode("utf-8", "replace")
+            while data:
+                data = data[os.write(1, data) :]
+        except OSError:
+            pass
+        return True
 
 
 def _deadline_seconds(cli: str, argv: list[str]) -> float:
@@ -93,18 +96,17 @@ def main(argv: list[str]) -> int:
         return 2
     seconds = _deadline_seconds(cli, argv[1:])
 
-    def watchdog() -> None:
+    def watchdog(signum: int, frame: Any) -> None:
         if reply.give(reply.on_timeout):
             os._exit(reply.on_timeout.code)
 
-    timer = threading.Timer(max(0.0, seconds - (time.monotonic() - started)), watchdog)
-    timer.daemon = True
-    timer.start()
+    signal.signal(signal.SIGALRM, watchdog)
+    signal.setitimer(signal.ITIMER_REAL, max(0.001, seconds - (time.monotonic() - started)))
     try:
         answer = _run(cli, reply, started + seconds)
     except BaseException as exc:  # never a traceback on stdout, never an accidental allow
         answer = _failed_answer(reply.call, f"the hook failed: {type(exc).__name__}: {exc}")
-    timer.cancel()
+    signal.setitimer(signal.ITIMER_REAL, 0)
     reply.give(answer)
     return answer.code
 

@@ -262,6 +262,31 @@ async def test_the_watchdog_answers_before_the_clis_timeout_whatever_the_hook_wa
     }
 
 
+def test_the_watchdog_answers_a_cli_that_never_closes_the_hooks_input():
+    """The hook reads its input to the end: a CLI that keeps the pipe open (half a payload, then
+    nothing) gets a block from the watchdog when its timeout nears — the process is not left
+    blocked in its read — and the exit status the CLI reads as a block (2: the tool does not run)."""
+    write_settings(RULES)
+    proc = subprocess.Popen(
+        [SCRIPT, "hook", "claude", "--timeout", "1"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(json.dumps(pre("claude", "Bash", {"command": "ls"}))[:20].encode())
+    proc.stdin.flush()  # and never closed until the hook has answered
+    try:
+        code = proc.wait(timeout=60)  # (its answer is small: no pipe fills meanwhile)
+    finally:
+        proc.stdin.close()
+        proc.kill()
+    out, err = proc.stdout.read(), proc.stderr.read()
+    assert code == 2, err
+    assert b"did not finish in time (its input was not read)" in err
+    assert out == b""
+
+
 async def test_a_rule_decides_through_a_running_console_and_it_audits(tmp_path):
     write_settings(RULES)
     async with Console(tmp_path, answer=None) as console:
