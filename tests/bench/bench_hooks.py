@@ -6,9 +6,9 @@
    - `edit, no console`: a Write denied by a kind rule, decided in the hook process (the rules from
      the settings file's start-up cache, which the hook writes once the file is 2 s old);
    - `bash, no console`: a Bash command allowed by a command rule, decided in the hook process
-     (the shell parser, bashlex, is imported for it);
-   - `compound bash, no console`: `cd /tmp && git status | head -5`, allowed by the rules (bashlex
-     reads it: its tables from `bridge/shell/bashlex_tables.json`);
+     (a plain command: split into words without the full shell parser, bashlex);
+   - `compound bash, no console`: `cd /tmp && git status | head -5`, decided by the rules (`cd` is
+     not allowed: no console, so the CLI asks; a plain list, split without bashlex);
    - `bash, console`: the same command with a console host running (`symposium-tui serve`): the
      console's broker applies the rules, the hook process imports neither the rules nor bashlex.
 2. Hook start → card in a running console (target: <= 50 ms beyond a bare interpreter's start):
