@@ -4,7 +4,7 @@
 and the reasons some of it cannot be known (`opaque`: approval rules ask a person then). Scripts
 are parsed with `bashlex` (a port of bash's own grammar), never split with a regex (a plain command,
 and a plain list or pipeline of them, is split without bashlex where that gives its reading:
-`words.plain_list`): every simple
+`plain`): every simple
 command of a pipeline, a `&&`/`||`/`;` list, a subshell, a `{ …; }` group, a loop or an `if`, a
 `$(…)`/backtick substitution and a `<(…)` process substitution is a part of its own.
 
@@ -21,7 +21,7 @@ depth 4). The commands `find … -exec CMD {} ;` runs are parts too (`find` itse
 The package: `parts` (what a parsed command is), `parser` (the walk over bashlex's trees),
 `simple` (one simple command, wrappers unwrapped), `wrappers` (each wrapper and its options),
 `runs` (what a command runs besides itself), `programs` (what programs do with their words),
-`words` (assignments, quote removal, expansions), `grammar` (bashlex and its guards), `heredocs`.
+`words` (assignments, quote removal, expansions), `plain` (plain lists read without bashlex), `grammar` (bashlex and its guards), `heredocs`.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from bridge.shell.parts import ParsedCommand, Part
+from bridge.shell.plain import plain_list
 from bridge.shell.programs import (
     CHARSET_VARIABLES,
     HARMLESS_REDIRECT_TARGETS,
@@ -32,7 +33,6 @@ from bridge.shell.words import (
     control_character,
     evaluates_arithmetic,
     join_continuations,
-    plain_list,
     single_quotes_blanked,
     unreadable_word,
     word_text,
@@ -108,6 +108,14 @@ _GIT_SETTINGS_FILE = (
 _ARITHMETIC_COMMAND = r"(?:^|[;&|(\s])\(\("  # (compiled by `re` when first used)
 
 
+def writes_to(kind: str, target: str) -> bool:
+    """Whether a redirection (`>`, `>>`, …) writes the file it names (not `/dev/null`; `> 1` is a
+    file named 1, only `>& 1` duplicates a descriptor)."""
+    return kind in (">", ">>", ">|", "&>", "&>>", "<>", ">&") and not (
+        target in HARMLESS_REDIRECT_TARGETS or (kind == ">&" and target.isdigit())
+    )
+
+
 @lru_cache(maxsize=4096)
 def parse_cached(source: str) -> ParsedCommand:
     return parse_command(source)
@@ -147,19 +155,7 @@ class Parser:
             # `(( v ))`, `for ((…))`: bashlex reads them as subshells; the arithmetic evaluates the
             # value of every variable it names, and a value like `a[$(cmd)]` runs cmd
             self.opaque.append("an arithmetic command on values only known when it runs")
-        if _PLAIN_SCRIPT.fullmatch(script):
-            try:
-                words = shlex.split(script)
-            except ValueError:
-                pass  # an unbalanced quote: bashlex says why
-            else:
-                if words:
-                    self.simple(tuple(words), (False,) * len(words), (), depth)
-                return
-        commands = plain_list(script) if "&" in script or "|" in script or ";" in script else None
-        if commands is not None:
-            for words in commands:
-                self.simple(tuple(words), (False,) * len(words), (), depth)
+        if self.plain(script, depth):
             return
         trees, error, parsed = self.parse(script)
         if error is not None:
@@ -170,6 +166,29 @@ class Parser:
         if "&>" in script:
             # a POSIX sh (dash, Debian's sh) reads `a &>f b` as `a &` then `>f b`: b runs there
             self.script(script.replace("&>", "& >"), depth)
+
+    def plain(self, script: str, depth: int) -> bool:
+        """A plain command, or a plain list or pipeline of them, read without bashlex (as its
+        trees are walked); False: the script is not one."""
+        if _PLAIN_SCRIPT.fullmatch(script):
+            try:
+                words = shlex.split(script)
+            except ValueError:
+                return False  # an unbalanced quote: bashlex says why
+            if words:
+                self.simple(tuple(words), (False,) * len(words), (), depth)
+            return True
+        commands = plain_list(script)
+        if commands is None:
+            return False
+        for words, redirects in commands:
+            writes = []
+            for kind, target in redirects:
+                self.words.append((target, False))
+                if writes_to(kind, target):
+                    writes.append(target)
+            self.simple(tuple(words), (False,) * len(words), tuple(writes), depth)
+        return True
 
     def parse(self, script: str) -> tuple[list[Any], str | None, str]:
         """bashlex's trees of a script, the error that stopped it, and the text they index."""
@@ -345,10 +364,7 @@ class Parser:
             text = word_text(src, target)
             if child.type not in ("<<", "<<-"):  # a here-document's delimiter
                 self.words.append((text, _is_dynamic(target)))
-            # (`> 1` is a file named 1; only `>& 1` duplicates a descriptor)
-            if child.type in (">", ">>", ">|", "&>", "&>>", "<>", ">&") and not (
-                text in HARMLESS_REDIRECT_TARGETS or (child.type == ">&" and text.isdigit())
-            ):
+            if writes_to(child.type, text):
                 write = text
             if child.type == "<<<":
                 stdin = text

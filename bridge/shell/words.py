@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from bridge.options import INERT_VARIABLES
+from bridge.shell.plain import PLAIN_LIST
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -29,54 +30,12 @@ _CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\
 _PLAIN_SCRIPT = re.compile(r"[A-Za-z0-9_./=:@%+,\-'\" ]*")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
-# A list or pipeline of such commands (`cd /tmp && git status | head -5`): the same characters and
-# the operators between commands. Split outside quotes at `&&`, `||`, `|` and `;`, each piece is
-# one simple command, as bashlex reads it (`tests/bridge/test_shell_plain_lists.py` compares the
-# two readings); anything else is left to bashlex: `&`, `|&`, `;;`, an empty command, an unbalanced
-# quote, a word bash may read as its grammar's (`if true; then rm -rf /; fi`), or an assignment
-# before a command (bashlex's words for it are the value alone).
-_PLAIN_LIST = re.compile(r"[A-Za-z0-9_./=:@%+,\-'\" &|;]*")
-_LIST_OPERATORS = frozenset(("&&", "||", "|", ";"))
-_RESERVED_WORDS = frozenset(
-    {"!", "[[", "]]", "{", "}", "case", "coproc", "do", "done", "elif", "else", "esac", "fi"}
-    | {"for", "function", "if", "in", "select", "then", "time", "until", "while"}
-)
-
-
-def plain_list(script: str) -> list[list[str]] | None:
-    """The words of each command of a plain list or pipeline, in order; None when `script` is
-    not one (see `_PLAIN_LIST`)."""
-    if not _PLAIN_LIST.fullmatch(script):
-        return None
-    commands: list[list[str]] = []
-    start = 0
-    while True:
-        at = start
-        while at < len(script) and script[at] not in "&|;":
-            if script[at] in "'\"":
-                at = script.find(script[at], at + 1)
-                if at < 0:
-                    return None  # an unbalanced quote: bashlex says why
-            at += 1
-        words = shlex.split(script[start:at])
-        if not words or is_assignment(words[0]) or not _RESERVED_WORDS.isdisjoint(words):
-            return None
-        commands.append(words)
-        if at == len(script):
-            return commands
-        end = at
-        while end < len(script) and script[end] in "&|;":
-            end += 1
-        if script[at:end] not in _LIST_OPERATORS:
-            return None
-        start = end
-
 
 def control_character(text: str) -> str | None:
     """The first control or invisible character in `text` (see `_CONTROL`), or None. A plain
     script or list has none, so the pattern (~0.4 ms to compile) is compiled with the first that
     is not."""
-    if _PLAIN_LIST.fullmatch(text):
+    if PLAIN_LIST.fullmatch(text):
         return None
     found = _control().search(text)
     return found.group() if found else None

@@ -1,7 +1,7 @@
-"""A plain list or pipeline (`cd /tmp && git status | head -5`) is split without bashlex
-(`bridge.shell.words.plain_list`): what it runs must be exactly what bashlex's reading gives, for
-every command of the rule corpus (nested scripts too: `bash -c 'a && b'`) and for lists made of
-the words the rules care about (wrappers, shells, assignments, aliases, quotes)."""
+"""A plain list or pipeline (`cd /tmp && git status | head -5`, `make 2>&1 | tail`) is read
+without bashlex (`bridge.shell.plain`): what it runs must be exactly what bashlex's reading gives,
+for every command of the rule corpus (nested scripts too: `bash -c 'a && b'`) and for lists made
+of the words the rules care about (wrappers, shells, assignments, aliases, quotes, redirections)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from bridge.shell import parser as shell_parser
 from bridge.shell.parser import parse_command
-from bridge.shell.words import plain_list
+from bridge.shell.plain import plain_list
 from tests.bridge.corpus.cases import CASES
 
 
@@ -43,8 +43,10 @@ CORPUS = sorted({c for _, c, _, _ in CASES if isinstance(c, str)})
 
 def test_the_corpus_holds_plain_lists_and_scripts_that_are_not() -> None:
     """The comparison below covers both: lists split here, and scripts left to bashlex."""
-    split = [c for c in CORPUS if plain_list(c) is not None and len(plain_list(c) or ()) > 1]
+    split = [c for c in CORPUS if len(plain_list(c) or ()) > 1]
     assert len(split) >= 10, split
+    redirected = [c for c in CORPUS if any(r for _, r in plain_list(c) or ())]
+    assert len(redirected) >= 5, redirected
     assert len(CORPUS) - len(split) >= 400
 
 
@@ -61,10 +63,27 @@ def test_a_corpus_command_runs_the_same_parts_however_its_lists_are_split(script
         ("a;b||c", [["a"], ["b"], ["c"]]),
         ("echo 'a && b' \"c|d\" ; ls", [["echo", "a && b", "c|d"], ["ls"]]),
         ("git push | tee log 'A=1'", [["git", "push"], ["tee", "log", "A=1"]]),
+        ("make 2>&1 | tail -20", [["make"], ["tail", "-20"]]),
     ],
 )
 def test_a_plain_list_is_its_commands_in_order(script: str, commands: list[list[str]]) -> None:
-    assert plain_list(script) == commands
+    assert [words for words, _ in plain_list(script) or ()] == commands
+
+
+@pytest.mark.parametrize(
+    ("script", "redirects"),
+    [
+        ("ls 2>/dev/null", [(">", "/dev/null")]),
+        ("a>b c", [(">", "b")]),  # the word, then the redirection
+        ("ls >> 'my log' <in", [(">>", "my log"), ("<", "in")]),
+        ("make 2>&1 >&2 1<&0", []),  # descriptors copied: no file
+        ("echo 1>f 2 >g", [(">", "f"), (">", "g")]),  # `1>`: a descriptor; `2 >`: a word
+        ("echo '2'>f", [(">", "f")]),  # a quoted number is a word
+    ],
+)
+def test_a_plain_command_keeps_its_redirections(script: str, redirects: list) -> None:
+    ((_, got),) = plain_list(script) or [((), None)]
+    assert got == redirects
 
 
 @pytest.mark.parametrize(
@@ -86,6 +105,19 @@ def test_a_plain_list_is_its_commands_in_order(script: str, commands: list[list[
         "! rm x && ls",
         "A=1 ls && ls",  # an assignment before a command: bashlex's reading of it
         "ls | PATH=/x git status",
+        "ls &> /dev/null",
+        "ls >| f",
+        "cat <<E",
+        "ls <> f",
+        "ls >&- ; rm x",
+        "ls >&f",
+        "ls > ",
+        "ls > && rm x",
+        "ls > ''",
+        "> f",  # no command
+        "ls 2>&1x",
+        "git 2> 2> git",
+        "ls 222>&1",
     ],
 )
 def test_what_is_not_a_plain_list_is_left_to_bashlex(script: str) -> None:
@@ -101,6 +133,8 @@ WORDS = st.sampled_from(
         "find", ".", "-exec", "nice", "command", "exec", "alias", "r=rm", "'r=rm -rf'", "r",
         "export", "eval", "source", "x.sh", "./x.sh", "python3", "tee", "log", "cat", "echo",
         "''", "a'b'c", "--", "-n", "git-upload-pack", "/usr/bin/rm", "/proc/self/exe",
+        "2>&1", ">/dev/null", "2>/dev/null", "> out.txt", "<in.txt", ">>log", "1>&2", ">&2",
+        "a>b", "'2'>x", "> .git/config", ">x.sh", "2>", "12>f", "0<&3",
     ]
 )
 # fmt: on
@@ -122,8 +156,27 @@ def plain_lists(draw: st.DrawFn) -> str:
 @example("ls A=1 && git status PATH=/x")
 @example("cd / && bash -c 'cd /tmp && rm -rf x'")
 @example("echo rm -rf / | bash")
+@example("git&&git 2> 2> git")
+@example("echo rm -rf / >x.sh && bash x.sh")
+@example("printf x > .git/config; git status 2>&1 | cat")
 def test_a_plain_list_runs_the_same_parts_as_bashlex_reads(script: str) -> None:
     assume(plain_list(script) is not None)  # (not when a command starts with an assignment)
+    fast, slow = both_readings(script)
+    assert fast == slow
+
+
+# characters and pieces a plain script is made of, strung together anyhow (most are not lists)
+PIECES = st.sampled_from(
+    [*"ab201 '\"&|;<>-/=", "ls", "rm", "echo", "bash", "&&", "||", "2>&1", ">>", "a=1", "  "]
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(PIECES, min_size=1, max_size=14).map("".join))
+@example("ls 222>&1")
+@example("'a'>b>c")
+def test_any_plain_text_read_as_a_list_runs_what_bashlex_reads(script: str) -> None:
+    assume(plain_list(script) is not None)
     fast, slow = both_readings(script)
     assert fast == slow
 
