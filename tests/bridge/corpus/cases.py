@@ -371,6 +371,40 @@ CASES: list[Case] = [
         "ls 2>&1 | grep x",
         "ls > /dev/null",
     ),
+    # --- plain lists and pipelines, read without bashlex (bridge/shell/plain.py) ----------------
+    *_cases(
+        "plain lists",
+        DENY,
+        "ls 2>&1 | rm -rf /",
+        "git status && rm -rf /",
+        "echo ok;rm -rf /",
+        "ls>/dev/null||git push --force",
+        "cat <README.md | sh -c 'rm -rf /'",
+        "true 2>/dev/null && 'r''m' -rf /",
+        "ls 1>&2 && rm -fr /tmp/x",
+        "ls && a=1 rm -rf /",
+        "ls | timeout 9 rm -rf /",
+        "git status 2>&1 | xargs rm -rf",
+    ),
+    *_cases(
+        "plain lists",
+        ASK,
+        "echo rm -rf / >x.sh; bash x.sh",
+        "echo 'rm -rf /' | bash",
+        "ls && git push origin main",
+        "git status && make",  # make runs what its Makefile says: asked, bypass or not
+        "ls 2>&1 | tee .git/config",  # git's settings written
+    ),
+    *_cases("plain lists", PERSON, "ls > out.txt && cat out.txt", "git status; pip list"),
+    *_cases(
+        "plain lists",
+        ALLOW,
+        "git status 2>&1 | head -5",
+        "ls 2>/dev/null | wc -l",
+        "git log --oneline -5 | cat >/dev/null",
+        "cat <README.md | grep -c x",
+        "echo 'a && b' | grep a",
+    ),
     # --- rawInput shapes ------------------------------------------------------------------------
     *_cases(
         "rawInput shapes",
