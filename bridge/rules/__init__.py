@@ -85,7 +85,7 @@ from bridge.rules.targets import (
     tool_call_targets,
 )
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action, Decision, PartVerdict
-from bridge.shell import ParsedCommand, Part, parse_command
+from bridge.shell import ParsedCommand, Part
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -113,11 +113,13 @@ if TYPE_CHECKING:
         url_denies,
         url_prefix_matches,
     )
+    from bridge.shell.parser import parse_command
 
 # Loaded with their first use, not with the package: a hook process deciding one call by a
-# command or kind rule needs neither a command's named paths, URLs nor proposals
-# (`tests/bench/bench_hooks.py`).
+# command or kind rule needs neither a command's named paths, URLs nor proposals, and one deciding
+# an Edit by its kind no shell parser (`tests/bench/bench_hooks.py`).
 _LAZY = {
+    "parse_command": "bridge.shell.parser",
     **dict.fromkeys(("NamedPaths", "named_paths"), "named"),
     **dict.fromkeys(
         (
@@ -155,7 +157,7 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from importlib import import_module
 
-    value = getattr(import_module(f"bridge.rules.{module}"), name)
+    value = getattr(import_module(module if "." in module else f"bridge.rules.{module}"), name)
     globals()[name] = value
     return value
 

@@ -14,7 +14,7 @@ from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
 from bridge.rules.paths import inside, resolve_checked
 from bridge.rules.table import _describe
 from bridge.rules.targets import tool_call_targets, working_folder_in
-from bridge.shell import ParsedCommand, parse_cached, parse_command
+from bridge.shell import ParsedCommand
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -178,8 +178,12 @@ class Request(Record):
             if too_long is not None:
                 self._parsed = ParsedCommand((), (too_long,))
             elif isinstance(self.command, str):
+                from bridge.shell.parser import parse_cached  # (not loaded for other calls)
+
                 self._parsed = parse_cached(self.command)
             else:
+                from bridge.shell.parser import parse_command
+
                 self._parsed = parse_command(self.command)
         return self._parsed
 

@@ -26,8 +26,6 @@ The package: `parts` (what a parsed command is), `parser` (the walk over bashlex
 
 from __future__ import annotations
 
-from bridge.shell.parser import Parser, parse_cached, parse_command
-from bridge.shell.parser import Parser as _Parser
 from bridge.shell.parts import ParsedCommand, Part, Role
 from bridge.shell.programs import (
     EVALUATES_SUBSCRIPTS,
@@ -38,7 +36,38 @@ from bridge.shell.programs import (
     SHELLS,
 )
 from bridge.shell.words import GLOB_CHARS, is_assignment, unknown_target, word_text
-from bridge.shell.wrappers import WRAPPERS, Wrapper
+
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from bridge.shell.parser import Parser, parse_cached, parse_command
+    from bridge.shell.parser import Parser as _Parser
+    from bridge.shell.wrappers import WRAPPERS, Wrapper
+
+# The parser and the wrappers' table load with their first use, not with the package: the rules
+# import the package for its records and constants, and a hook process deciding an Edit or a Read
+# by its kind or path parses no command.
+_LAZY = {
+    "Parser": ("parser", "Parser"),
+    "_Parser": ("parser", "Parser"),
+    "parse_cached": ("parser", "parse_cached"),
+    "parse_command": ("parser", "parse_command"),
+    "WRAPPERS": ("wrappers", "WRAPPERS"),
+    "Wrapper": ("wrappers", "Wrapper"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"bridge.shell.{where[0]}"), where[1])
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "EVALUATES_SUBSCRIPTS",

@@ -151,7 +151,9 @@ class Parser:
             self.opaque.append(
                 "a line continuation inside a quoted string, a comment or a quoted here-document"
             )
-        if "((" in script and re.search(_ARITHMETIC_COMMAND, single_quotes_blanked(script)):
+        if "((" in script and re.search(
+            _ARITHMETIC_COMMAND, single_quotes_blanked(script, plain_doubles=True)
+        ):
             # `(( v ))`, `for ((…))`: bashlex reads them as subshells; the arithmetic evaluates the
             # value of every variable it names, and a value like `a[$(cmd)]` runs cmd
             self.opaque.append("an arithmetic command on values only known when it runs")

@@ -302,12 +302,13 @@ def _joined(script: str) -> str:
     return "".join(out)
 
 
-def single_quotes_blanked(script: str) -> str:
+def single_quotes_blanked(script: str, plain_doubles: bool = False) -> str:
     """`script` with the text of its single-quoted strings (and `$'…'` strings) outside double
     quotes turned to spaces: what bash reads as words of text, never as syntax (`git status
-    ';(('`). The script itself where that reading cannot be sure of it: a here-document (its
-    text can hold a lone quote), or a quote left open."""
-    if "'" not in script or "<<" in script:
+    ';(('`); with `plain_doubles`, the text of double-quoted strings with no `$` or backquote in
+    them too (`git status ";(("`). The script itself where that reading cannot be
+    sure of it: a here-document (its text can hold a lone quote), or a quote left open."""
+    if ("'" not in script and not (plain_doubles and '"' in script)) or "<<" in script:
         return script
     out = list(script)
     k, n = 0, len(script)
@@ -333,9 +334,31 @@ def single_quotes_blanked(script: str) -> str:
         elif c == "'":
             quote, ansi = "'", k > 0 and script[k - 1] == "$"
         elif c == '"':
-            quote = '"'
+            end = _plain_double_end(script, k) if plain_doubles else -1
+            if end != -1:
+                out[k + 1 : end] = (" " if x != "\n" else x for x in script[k + 1 : end])
+                k = end
+            else:
+                quote = '"'
         k += 1
     return script if quote else "".join(out)
+
+
+def _plain_double_end(script: str, start: int) -> int:
+    """The index of the quote that ends the double-quoted string at `start` when nothing in it
+    expands (no `$`, no backquote: only text, escapes included); -1 otherwise."""
+    k = start + 1
+    while k < len(script):
+        c = script[k]
+        if c == "\\":
+            k += 2
+            continue
+        if c == '"':
+            return k
+        if c in "$`":
+            return -1
+        k += 1
+    return -1
 
 
 def unreadable_word(raw: str) -> bool:

@@ -221,23 +221,26 @@ def test_the_cached_rules_decide_the_corpus_as_the_settings_do(monkeypatch):
     assert decisions(cached, requests) == decisions(read, requests)
 
 
+WATCHED = ("bridge.settings", "tomllib", "bridge.audit", "pathlib", "bashlex")
 PROBE = """
-import sys
+import os, sys
 from symposium_tui.start import main
 code = main(sys.argv[1:])
-loaded = sorted(
-    name
-    for name in ("bridge.settings", "tomllib", "bridge.audit", "pathlib", "bashlex")
-    if name in sys.modules
-)
+loaded = sorted(name for name in os.environ["WATCHED"].split(",") if name in sys.modules)
 sys.stderr.write("LOADED " + ",".join(loaded) + "\\n")
 sys.exit(code)
 """
 
 
-def probe(*argv: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+def probe(
+    *argv: str, stdin: bytes = b"", watched: tuple[str, ...] = WATCHED
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-c", PROBE, *argv], input=stdin, capture_output=True, timeout=60
+        [sys.executable, "-c", PROBE, *argv],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "WATCHED": ",".join(watched)},
     )
 
 
@@ -280,8 +283,9 @@ reason = "read only"
 
 
 def test_a_hook_process_trusts_the_examples_its_cache_was_written_under():
-    """Checking `cd x && rm -rf build` needs the full shell parser, whose import costs more than
-    the rest of a hook's start: checked when the settings were read, not again each call."""
+    """The examples were checked when the settings were read, not again each call: a Write
+    decided by its kind loads no shell parser at all (not even the one plain lists are read with),
+    which checking `cd x && rm -rf build` would need."""
     settings_file(EXAMPLES)
     load_policy()
     call = {
@@ -292,7 +296,12 @@ def test_a_hook_process_trusts_the_examples_its_cache_was_written_under():
         "tool_input": {"file_path": "/tmp/x.txt", "content": "x"},
         "tool_use_id": "t1",
     }
-    done = probe("hook", "claude", stdin=json.dumps(call).encode())
+    done = probe(
+        "hook",
+        "claude",
+        stdin=json.dumps(call).encode(),
+        watched=(*WATCHED, "bridge.shell.parser", "bridge.shell.wrappers"),
+    )
     answer = json.loads(done.stdout)["hookSpecificOutput"]
     assert (
         answer["permissionDecision"] == "deny" and "read only" in answer["permissionDecisionReason"]

@@ -53,6 +53,7 @@ CASES: list[Case] = [
         "echo '$(rm -rf /)'",
         "ls -la > /dev/null 2>&1",
         "git status ';((' 2>/dev/null",  # `((` in quotes is text, not an arithmetic command
+        'git status ";((" 2>/dev/null',  # in double quotes too, when nothing in them expands
     ),
     # --- spellings of a denied command ----------------------------------------------------------
     *_cases(
