@@ -250,14 +250,15 @@ class ConnectionCore:
         decision = self.tracker.route(
             request.agent_key, request.messages, self._busy, request.reuses
         )
-        log.debug(
-            "%s: request %r → %s %s: %s",
-            self.name,
-            request.request_id,
-            decision.kind.value,
-            decision.session_id,
-            decision.reason,
-        )
+        if log.isEnabledFor(logging.DEBUG):  # (its arguments are not worked out otherwise)
+            log.debug(
+                "%s: request %r → %s %s: %s",
+                self.name,
+                request.request_id,
+                decision.kind.value,
+                decision.session_id,
+                decision.reason,
+            )
         self.bus.publish(
             lambda: ev.HistoryDecided(
                 connection=self.name, request_id=request.request_id, decision=decision.to_json()

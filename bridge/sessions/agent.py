@@ -381,12 +381,9 @@ class AgentLink:
             _fail(future, ConnectionError("Connection closed"))
             return future
         rid = next(self._prompt_ids)
-        params = json.dumps(
-            {"sessionId": self.acp_session_id, "prompt": blocks}, separators=(",", ":")
-        )
         line = b'{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":%s}\n' % (
             rid,
-            params.encode("utf-8"),
+            prompt_params(self.acp_session_id, blocks),
         )
         self._prompts[rid] = future
         future.add_done_callback(lambda _: self._prompts.pop(rid, None))  # given up on: forgotten
@@ -434,6 +431,36 @@ class AgentLink:
                 await closer()
         if process is not None:
             await process.close()
+
+
+def prompt_params(session_id: Any, blocks: list[dict[str, Any]]) -> bytes:
+    """`session/prompt`'s params as compact JSON: the very bytes of `json.dumps({"sessionId":
+    session_id, "prompt": blocks}, separators=(",", ":"))`. A turn's blocks are plain text blocks
+    (`{"type": "text", "text": ...}`): each is written from a template around its text's JSON
+    string, with no encoder built for the call; any other block (a replay's `_meta`) takes the
+    encoder."""
+    if type(session_id) is str:
+        texts = []
+        for block in blocks:
+            if (
+                len(block) != 2
+                or next(iter(block)) != "type"
+                or block["type"] != "text"
+                or type(text := block.get("text")) is not str
+            ):
+                break
+            texts.append(b'{"type":"text","text":' + json.dumps(text).encode("ascii") + b"}")
+        else:
+            return (
+                b'{"sessionId":'
+                + json.dumps(session_id).encode("ascii")
+                + b',"prompt":['
+                + b",".join(texts)
+                + b"]}"
+            )
+    return json.dumps({"sessionId": session_id, "prompt": blocks}, separators=(",", ":")).encode(
+        "utf-8"
+    )
 
 
 def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:

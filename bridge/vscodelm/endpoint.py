@@ -154,7 +154,7 @@ def _part_writer(peer: JsonRpcPeer, request_id: Any) -> Callable[[dict[str, Any]
     send_raw, notify = peer.send_raw, peer.notify
     text_prefix = (
         b'{"jsonrpc":"2.0","method":"lm/responsePart","params":{"requestId":'
-        + json.dumps(request_id).encode()
+        + (b"%d" % request_id if type(request_id) is int else json.dumps(request_id).encode())
         + b',"part":{"type":"text","value":'
     )
 
