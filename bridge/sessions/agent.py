@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from bridge import events as ev
 from bridge.acp_lines import LineTransport
@@ -469,15 +472,21 @@ def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
         future.exception()  # retrieved: its awaiter may have given up on it (the agent exited)
 
 
+@functools.cache
+def _prompt_response() -> Any:
+    """The SDK's `PromptResponse` (imported once, when the first answer is read)."""
+    from acp.schema import PromptResponse
+
+    return PromptResponse
+
+
 def _settle_prompt(future: asyncio.Future[Any], message: dict[str, Any]) -> None:
     """A prompt's answer, as the SDK's `Connection` and `prompt` make it of the message."""
     if future.done():
         return
-    import acp
-    from acp.schema import PromptResponse
-    from pydantic import ValidationError
-
     if "result" not in message and "error" in message:
+        import acp
+
         error = message.get("error")
         error = error if isinstance(error, dict) else {}
         _fail(
@@ -488,6 +497,6 @@ def _settle_prompt(future: asyncio.Future[Any], message: dict[str, Any]) -> None
         )
         return
     try:
-        future.set_result(PromptResponse.model_validate(message.get("result")))
+        future.set_result(_prompt_response().model_validate(message.get("result")))
     except ValidationError as exc:
         _fail(future, exc)
