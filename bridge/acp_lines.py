@@ -195,8 +195,10 @@ class LineTransport:
         # many small lines go out together through `write_lines`.)
         if self._writer.is_closing():
             raise ConnectionError("Connection closed")
-        with contextlib.suppress(ConnectionError, RuntimeError, OSError):
+        try:
             self._writer.write(data)
+        except (ConnectionError, RuntimeError, OSError):
+            pass
 
     def pace_like_a_pipe(self) -> None:
         """Make `keep_up` wait whenever something written has not yet gone into the peer's pipe

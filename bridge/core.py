@@ -194,6 +194,8 @@ class ConnectionCore:
         # The agents this connection's requests named, by their exact JSON: each request names
         # its agent again, and parsing and keying it costs about 0.1 ms.
         self._agents: OrderedDict[str, tuple[AgentSpec, str, str]] = OrderedDict()
+        # The agent value the last request named and what it came to (`make_request`).
+        self._last_agent: tuple[Any, tuple[AgentSpec, str, str]] | None = None
         # The last request's tool list worked out: the next one often carries the very list.
         self._offered: OfferedTools | None = None
 
@@ -214,8 +216,34 @@ class ConnectionCore:
         messages: list[Message],
         tools: list[ToolDefinition],
         reuses: tuple[list[Message], int] | None = None,
+        unchanged: bool = False,
     ) -> ChatRequest:
-        """Validate a front door's chat request (raises ValueError naming the bad field)."""
+        """Validate a front door's chat request (raises ValueError naming the bad field).
+
+        `unchanged`: the caller vouches that the values it hands over are never written to once
+        decoded (the vscodelm door: a repeated tail's values are the very objects of the request
+        before): an `agent` that is the very object the last request named is that agent again,
+        known without serializing it."""
+        last = self._last_agent
+        if unchanged and last is not None and last[0] is agent:
+            known = last[1]  # (its text is the newest in `_agents` already)
+        else:
+            known = self._agent_of(agent)
+        spec, key, label = known
+        self._offered = offered = OfferedTools.of(tools, self._offered)
+        return ChatRequest(
+            request_id=request_id,
+            agent=spec,
+            agent_key=key,
+            agent_label=label,
+            messages=messages,
+            tools=tools,
+            reuses=reuses,
+            offered=offered,
+        )
+
+    def _agent_of(self, agent: Any) -> tuple[AgentSpec, str, str]:
+        """The agent a request names, parsed and keyed: once per distinct JSON text."""
         try:
             # The same text is the same JSON value, types included (`1`, `1.0` and `true` differ).
             text: str | None = json.dumps(agent)
@@ -231,18 +259,10 @@ class ConnectionCore:
                     self._agents.popitem(last=False)
         elif text is not None:
             self._agents.move_to_end(text)
-        spec, key, label = known
-        self._offered = offered = OfferedTools.of(tools, self._offered)
-        return ChatRequest(
-            request_id=request_id,
-            agent=spec,
-            agent_key=key,
-            agent_label=label,
-            messages=messages,
-            tools=tools,
-            reuses=reuses,
-            offered=offered,
-        )
+        # Only a wire value is known again by being the very same object (an AgentSpec may be
+        # changed in place by whoever handed it over).
+        self._last_agent = (agent, known) if text is not None else None
+        return known
 
     async def chat(self, request: ChatRequest, stream: ResponseStream) -> None:
         """Route the request and let its session answer it; returns when `stream` is finished
@@ -250,14 +270,15 @@ class ConnectionCore:
         decision = self.tracker.route(
             request.agent_key, request.messages, self._busy, request.reuses
         )
-        log.debug(
-            "%s: request %r → %s %s: %s",
-            self.name,
-            request.request_id,
-            decision.kind.value,
-            decision.session_id,
-            decision.reason,
-        )
+        if log.isEnabledFor(logging.DEBUG):  # (its arguments are not worked out otherwise)
+            log.debug(
+                "%s: request %r → %s %s: %s",
+                self.name,
+                request.request_id,
+                decision.kind.value,
+                decision.session_id,
+                decision.reason,
+            )
         self.bus.publish(
             lambda: ev.HistoryDecided(
                 connection=self.name, request_id=request.request_id, decision=decision.to_json()

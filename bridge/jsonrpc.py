@@ -180,6 +180,8 @@ _WHITESPACE_BYTES = re.compile(rb"[ \t\n\r]*")
 def skip_whitespace(s: AnyStr, i: int) -> int:
     """The index of the first character (or byte) of `s` at or after `i` that is not JSON
     whitespace, as the JSON decoder skips it."""
+    if 0 <= i < len(s) and not s[i : i + 1].isspace():  # (usually none: no pattern to run)
+        return i
     pattern: Any = _WHITESPACE_BYTES if isinstance(s, bytes) else _WHITESPACE_TEXT
     return int(pattern.match(s, i).end())  # `*` matches the empty string too
 

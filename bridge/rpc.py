@@ -13,7 +13,7 @@ import asyncio
 import contextvars
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from pydantic import ValidationError
@@ -365,8 +365,8 @@ class JsonRpcPeer:
         self._unanswered[key] = self._unanswered.get(key, 0) + 1
         self._spawn(self._answer(request_handler, msg.method or "", msg.id, msg.params))
 
-    def _spawn(self, coro: Awaitable[Any]) -> None:
-        task = asyncio.ensure_future(coro)
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

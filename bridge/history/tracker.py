@@ -167,7 +167,11 @@ class HistoryTracker:
             return self._route_extend(agent_key, norm, keys, matches, busy)
         if not matches:
             return self._start(agent_key, norm, keys, 0, None)
-        best = max(matches, key=lambda m: (m.length, not m.cancel, m.session.created_seq))
+        best = (
+            matches[0]  # (a conversation's next request: its one session)
+            if len(matches) == 1
+            else max(matches, key=lambda m: (m.length, not m.cancel, m.session.created_seq))
+        )
         if best.cancel:
             return self._cancel(best.session, norm, keys, len(matches))
         return self._extend(best.session, norm, keys, len(matches))

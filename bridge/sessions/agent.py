@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from bridge import events as ev
 from bridge.acp_lines import LineTransport
@@ -381,12 +384,9 @@ class AgentLink:
             _fail(future, ConnectionError("Connection closed"))
             return future
         rid = next(self._prompt_ids)
-        params = json.dumps(
-            {"sessionId": self.acp_session_id, "prompt": blocks}, separators=(",", ":")
-        )
         line = b'{"jsonrpc":"2.0","id":%d,"method":"session/prompt","params":%s}\n' % (
             rid,
-            params.encode("utf-8"),
+            prompt_params(self.acp_session_id, blocks),
         )
         self._prompts[rid] = future
         future.add_done_callback(lambda _: self._prompts.pop(rid, None))  # given up on: forgotten
@@ -436,21 +436,57 @@ class AgentLink:
             await process.close()
 
 
+def prompt_params(session_id: Any, blocks: list[dict[str, Any]]) -> bytes:
+    """`session/prompt`'s params as compact JSON: the very bytes of `json.dumps({"sessionId":
+    session_id, "prompt": blocks}, separators=(",", ":"))`. A turn's blocks are plain text blocks
+    (`{"type": "text", "text": ...}`): each is written from a template around its text's JSON
+    string, with no encoder built for the call; any other block (a replay's `_meta`) takes the
+    encoder."""
+    if type(session_id) is str:
+        texts = []
+        for block in blocks:
+            if (
+                len(block) != 2
+                or next(iter(block)) != "type"
+                or block["type"] != "text"
+                or type(text := block.get("text")) is not str
+            ):
+                break
+            texts.append(b'{"type":"text","text":' + json.dumps(text).encode("ascii") + b"}")
+        else:
+            return (
+                b'{"sessionId":'
+                + json.dumps(session_id).encode("ascii")
+                + b',"prompt":['
+                + b",".join(texts)
+                + b"]}"
+            )
+    return json.dumps({"sessionId": session_id, "prompt": blocks}, separators=(",", ":")).encode(
+        "utf-8"
+    )
+
+
 def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
     if not future.done():
         future.set_exception(exc)
         future.exception()  # retrieved: its awaiter may have given up on it (the agent exited)
 
 
+@functools.cache
+def _prompt_response() -> Any:
+    """The SDK's `PromptResponse` (imported once, when the first answer is read)."""
+    from acp.schema import PromptResponse
+
+    return PromptResponse
+
+
 def _settle_prompt(future: asyncio.Future[Any], message: dict[str, Any]) -> None:
     """A prompt's answer, as the SDK's `Connection` and `prompt` make it of the message."""
     if future.done():
         return
-    import acp
-    from acp.schema import PromptResponse
-    from pydantic import ValidationError
-
     if "result" not in message and "error" in message:
+        import acp
+
         error = message.get("error")
         error = error if isinstance(error, dict) else {}
         _fail(
@@ -461,6 +497,6 @@ def _settle_prompt(future: asyncio.Future[Any], message: dict[str, Any]) -> None
         )
         return
     try:
-        future.set_result(PromptResponse.model_validate(message.get("result")))
+        future.set_result(_prompt_response().model_validate(message.get("result")))
     except ValidationError as exc:
         _fail(future, exc)

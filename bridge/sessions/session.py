@@ -312,8 +312,9 @@ class AgentSession:
 
     def _update_tools(self, request: ChatRequest) -> None:
         tools = request.client_tools
-        if tools is self.tools and self.agent.has_tool_server:
-            # The very list the last request offered (`OfferedTools`): the agent has it already.
+        if tools is self.tools and (not tools or self.agent.has_tool_server):
+            # The very list the last request offered (`OfferedTools`): the agent has it already
+            # (or it is empty: nothing to offer, nothing to restart for).
             return
         self.tools = tools
         self.tool_names = {t.name for t in tools}

@@ -90,6 +90,7 @@ class VscodeLmEndpoint:
                 parsed.messages,
                 parsed.options.tools,
                 self.prefixes.reuses(parsed),
+                unchanged=True,  # a request's values are never written to (the prefix cache's)
             )
         except ValueError as exc:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
@@ -148,13 +149,18 @@ class VscodeLmEndpoint:
         log.debug("lm/cancel for unknown or finished request %r", request_id)
 
 
+# A text part's value as JSON, as `json.dumps(value, ensure_ascii=False)` writes it (without an
+# encoder made for each part).
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _part_writer(peer: JsonRpcPeer, request_id: Any) -> Callable[[dict[str, Any]], None]:
     """What writes a request's `lm/responsePart`s. Text parts are most of a streamed reply:
     their line is built from a template rather than serializing a fresh dict per chunk."""
     send_raw, notify = peer.send_raw, peer.notify
     text_prefix = (
         b'{"jsonrpc":"2.0","method":"lm/responsePart","params":{"requestId":'
-        + json.dumps(request_id).encode()
+        + (b"%d" % request_id if type(request_id) is int else json.dumps(request_id).encode())
         + b',"part":{"type":"text","value":'
     )
 
@@ -162,7 +168,7 @@ def _part_writer(peer: JsonRpcPeer, request_id: Any) -> Callable[[dict[str, Any]
         if part["type"] == "text" and len(part) == 2:
             value = part["value"]
             try:
-                encoded = json.dumps(value, ensure_ascii=False).encode("utf-8")
+                encoded = _json_text(value).encode("utf-8")
             except UnicodeEncodeError:  # a lone surrogate: echo it escaped
                 encoded = json.dumps(value).encode("ascii")
             send_raw(text_prefix + encoded + b"}}}")

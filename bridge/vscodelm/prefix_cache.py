@@ -162,8 +162,8 @@ class PrefixCache:
         self.reused = 0
         self._reuses: tuple[ChatResponseParams, list[Message], int] | None = None
         self._tail: _Tail | None = None
-        # The options object of the last parsed request (as decoded) and what it validated to: a
-        # request that repeats the tail carries the very same object.
+        # The options object of the last parsed request (as decoded; None when it had none) and
+        # what it validated to: a request that repeats the tail carries the very same object.
         self._options: tuple[Any, ChatRequestOptions] | None = None
         # For tests and benchmarks: whether the last predecoded line reused a known tail, and
         # whether its messages list is the one it continues, extended (`_extended`).
@@ -382,18 +382,20 @@ class PrefixCache:
         k = pending.reused
         base = pending.base
         options = params.get("options")
-        # The very options object the last request validated (a repeated tail): its tools are
-        # not validated again.
+        # The very options object the last request validated (a repeated tail), or none again (no
+        # `options`, or null): what it validated to is taken as it is (pydantic takes a model
+        # instance given for a model field as it is), its tools not validated again, and the same
+        # object stands in both requests (nothing writes to a validated request's options).
         known = self._options if self._options and options is self._options[0] else None
         try:
             if known is not None or (k and base is not None):
                 rest = dict(params)
                 rest["messages"] = []
                 if known is not None:
-                    del rest["options"]
+                    rest["options"] = known[1]
                 parsed = ChatResponseParams.model_validate(rest)
-                if known is not None:
-                    parsed.options = known[1]
+                if known is not None and options is None:
+                    parsed.model_fields_set.discard("options")  # as for no options: unset
                 parsed.messages = (
                     _head(base.messages, k) + _MESSAGES.validate_python(raw[k:])
                     if k and base is not None
@@ -403,7 +405,7 @@ class PrefixCache:
                 parsed = ChatResponseParams.model_validate(params)
         except ValueError:  # pydantic's ValidationError: report it as the plain path does
             return ChatResponseParams.model_validate(params)
-        if type(options) is dict:
+        if options is None or type(options) is dict:
             self._options = (options, parsed.options)
         self.reused = k
         if base is not None:

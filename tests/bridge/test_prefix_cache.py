@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from bridge.core import Bridge
-from bridge.jsonrpc import Incoming, classify
+from bridge.jsonrpc import Incoming, classify, skip_whitespace
 from bridge.protocol import describe_validation_error
 from bridge.render import AGENT_ACTION_TOOL
 from bridge.vscodelm.prefix_cache import PrefixCache
@@ -457,6 +457,74 @@ def test_a_repeated_tool_list_reaches_the_session_as_the_list_it_had_and_a_chang
     again = core.make_request(9, parsed.agent, parsed.messages, list(parsed.options.tools))
     assert again.client_tools is not fifth.client_tools
     assert again.client_tools == fifth.client_tools
+
+
+def test_requests_without_options_come_to_the_same_options_unset_as_validating_them_gives():
+    """No `options` (or `null`) again: the default options the last such request came to stand
+    in this one too (its tool list is the very list: a session sees at a glance that nothing
+    changed), and `options` is unset as validating the request whole leaves it."""
+    cache = PrefixCache()
+    core = Bridge().open_connection()
+    messages = [*history(2), text("user", "go")]
+    shapes = [None, "null", None, "tools", None]
+    parsed_all, requests = [], []
+    for rid, shape in enumerate(shapes, start=1):
+        params = params_of(messages)
+        if shape == "null":
+            params["options"] = None
+        elif shape == "tools":
+            params["options"] = tools_of(2)
+        parsed = cache.parse(cache.predecode(wire(messages, rid, params=params)).params)
+        expected = ChatResponseParams.model_validate(params)
+        assert parsed.model_fields_set == expected.model_fields_set
+        assert repr(parsed.model_dump()) == repr(expected.model_dump())
+        parsed_all.append(parsed)
+        requests.append(core.make_request(rid, parsed.agent, parsed.messages, parsed.options.tools))
+        messages = [*messages, text("assistant", f"a{rid}"), text("user", f"q{rid}")]
+    first, second, third, fourth, fifth = parsed_all
+    assert second.options is first.options and third.options is first.options
+    assert requests[2].client_tools is requests[0].client_tools
+    assert [t.name for t in fourth.options.tools] == ["tool_0", "tool_1"]
+    assert fifth.options is not first.options and fifth.options.tools == []
+
+
+def test_an_agent_the_door_vouches_unchanged_is_known_by_identity_and_any_other_by_its_text(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """`make_request(unchanged=True)`: the very agent object of the last request is that agent
+    again, not serialized again; without the door's word, or for another object, the agent is
+    read from its JSON text (an object changed in place is read anew)."""
+    import bridge.core
+
+    core = Bridge().open_connection()
+    dumped: list[Any] = []  # the agents serialized to be looked up by their text
+    real_dumps = json.dumps
+
+    def counting_dumps(value: Any, *args: Any, **kwargs: Any) -> str:
+        if not isinstance(value, dict) or "eliza" in value:
+            dumped.append(value)
+        return real_dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(bridge.core.json, "dumps", counting_dumps)
+    agent = {"eliza": {"deterministic": True}}
+    first = core.make_request(1, agent, [], [], unchanged=True)
+    again = core.make_request(2, agent, [], [], unchanged=True)
+    assert dumped == [agent]  # the second time: known by identity
+    assert (again.agent, again.agent_key) == (first.agent, first.agent_key)
+    # Another object of the same text: read from its text, the same agent.
+    other = core.make_request(3, {"eliza": {"deterministic": True}}, [], [], unchanged=True)
+    assert len(dumped) == 2 and other.agent_key == first.agent_key
+    # Without the door's word, the same object changed in place is read anew.
+    agent = {"eliza": {"deterministic": True}}
+    core.make_request(4, agent, [], [])
+    agent["eliza"]["deterministic"] = False
+    changed = core.make_request(5, agent, [], [])
+    assert changed.agent.deterministic is False
+    # An agent that is no wire value (handed over in-process) is never known by identity.
+    odd = {"eliza": {"deterministic": True, "note": object()}}
+    core.make_request(6, odd, [], [], unchanged=True)
+    core.make_request(7, odd, [], [], unchanged=True)
+    assert dumped[-2:] == [odd, odd]
 
 
 @pytest.mark.parametrize(
@@ -996,3 +1064,16 @@ def test_a_request_branching_off_an_extended_list_reads_only_the_messages_they_s
     assert feed(cache, wire(retry, 4)) == 9 and not cache.extended
     assert feed(cache, wire([*seen[:8], text("user", "edited")], 5)) == 8
     assert feed(cache, wire([*base[:3], text("user", "branch")], 6)) == 3
+
+
+@given(st.text(alphabet=" \t\n\r\x0b\x0c\xa0\u2028\u3000x{", max_size=12), st.integers(-3, 14))
+def test_whitespace_is_skipped_as_the_json_decoder_skips_it(s: str, i: int) -> None:
+    """JSON's whitespace is space, tab, newline and carriage return; other spaces (a vertical tab,
+    a no-break space, a line separator) end the run, in text as in bytes."""
+    import re
+
+    want = re.compile(r"[ \t\n\r]*").match(s, i)
+    assert skip_whitespace(s, i) == (want.end() if want else i)
+    data = s.encode("utf-8")
+    want_bytes = re.compile(rb"[ \t\n\r]*").match(data, i)
+    assert skip_whitespace(data, i) == (want_bytes.end() if want_bytes else i)

@@ -127,3 +127,58 @@ async def test_updates_nested_past_the_decoders_depth_are_dropped_and_the_turn_e
     history = [user("deep"), assistant(*reply.parts), user("more")]
     more = await lm.chat(history, agent=answers_agent(), timeout=60)
     assert more.text == "ECHO: more"
+
+
+def test_the_prompts_params_are_the_bytes_the_json_encoder_writes():
+    """`prompt_params` writes plain text blocks from a template: for every prompt, the very bytes
+    `json.dumps(..., separators=(",", ":"))` gives, escapes and all; a block of another shape (a
+    replay's `_meta`, keys in another order, a text that is no string) takes the encoder."""
+    from bridge.render import REPLAY_META
+    from bridge.sessions.agent import prompt_params
+
+    texts = ["hi", "", 'quote " backslash \\ newline \n tab \t', "café ☕ 日本", "\x00\x1f\x7f"]
+    texts += ["lone \ud800 surrogate", "\u2028\u2029", "😀" * 3]
+    cases: list[tuple[Any, list[dict[str, Any]]]] = [
+        ("s-1", []),
+        *(("s-1", [{"type": "text", "text": t}]) for t in texts),
+        ("sé\n", [{"type": "text", "text": t} for t in texts]),
+        (
+            "s-1",
+            [{"type": "text", "text": "ctx", "_meta": REPLAY_META}, {"type": "text", "text": "x"}],
+        ),
+        ("s-1", [{"text": "order", "type": "text"}]),
+        ("s-1", [{"type": "text", "text": 1}]),
+        ("s-1", [{"type": "image", "text": "x"}]),
+        ("s-1", [{"type": "text", "data": "x"}]),
+        (None, [{"type": "text", "text": "no session"}]),
+    ]
+    for session_id, blocks in cases:
+        expected = json.dumps({"sessionId": session_id, "prompt": blocks}, separators=(",", ":"))
+        assert prompt_params(session_id, blocks) == expected.encode("utf-8"), (session_id, blocks)
+
+
+def test_a_text_parts_line_names_its_request_as_the_json_encoder_does():
+    """The template a request's text parts are written from names the request's id as JSON
+    does: an integer as its digits, a string quoted and escaped, `true` never as `1`."""
+    from bridge.vscodelm.endpoint import _part_writer
+
+    class Peer:
+        def __init__(self) -> None:
+            self.lines: list[bytes] = []
+
+        def send_raw(self, line: bytes) -> None:
+            self.lines.append(line)
+
+        def notify(self, method: str, params: Any) -> None:
+            raise AssertionError("a text part is written from its template")
+
+    for request_id in (0, 7, -3, 10**30, "r-1", 'q"\\é', True, False):
+        peer = Peer()
+        _part_writer(peer, request_id)({"type": "text", "value": "hé"})  # type: ignore[arg-type]
+        (line,) = peer.lines
+        assert json.loads(line) == {
+            "jsonrpc": "2.0",
+            "method": "lm/responsePart",
+            "params": {"requestId": request_id, "part": {"type": "text", "value": "hé"}},
+        }
+        assert b'"requestId":' + json.dumps(request_id).encode() + b',"part"' in line, request_id
