@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 
@@ -35,10 +34,16 @@ from bridge.paths import runtime_dir_path as _runtime_dir
 
 TYPE_CHECKING = False  # `typing` costs milliseconds of a hook's start: names for the checker only
 if TYPE_CHECKING:
+    import signal
     import socket
     from typing import Any
 
     from bridge.hooks.policy import HookPolicy
+else:  # `signal` wraps its C core's numbers in enums (~0.5 ms of a hook's start): the core will do
+    try:
+        import _signal as signal
+    except ImportError:  # another Python
+        import signal
 
 MAX_INPUT = 4 * 1024 * 1024  # bytes of hook input read; more is refused (blocked)
 DEFAULT_TIMEOUT = {"claude": 600.0, "codex": 600.0, "gemini": 60.0}  # each CLI's own default
