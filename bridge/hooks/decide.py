@@ -16,7 +16,7 @@ felt on every tool call).
 
 With a console running, the console decides (its rules, its cards) and audits; without one, this
 process applies the rules itself and appends the decision to the audit log. Standard library only
-(bashlex when a shell command meets a command rule): no console, no ACP SDK, no pydantic.
+(bashlex when a shell command that is not plain meets a command rule): no console, no ACP SDK, no pydantic.
 """
 
 from __future__ import annotations
