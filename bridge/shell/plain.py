@@ -23,7 +23,8 @@ _RESERVED_WORDS = frozenset(
     {"!", "[[", "]]", "{", "}", "case", "coproc", "do", "done", "elif", "else", "esac", "fi"}
     | {"for", "function", "if", "in", "select", "then", "time", "until", "while"}
 )
-_ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*\+?="  # (as `words._ASSIGNMENT`: one compiled pattern)
+# `NAME=` or `NAME+=` starting a word: an assignment (`words.is_assignment` reads it too)
+ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*\+?="
 _ENDS_WORD = " &|;<>"
 
 # one simple command: its words, and its redirections (operator, target word) in order
@@ -88,7 +89,7 @@ class _Reader:
     def end_command(self) -> bool:
         self.end_word()
         words = self.words
-        if not words or re.match(_ASSIGNMENT, words[0]) or not _RESERVED_WORDS.isdisjoint(words):
+        if not words or re.match(ASSIGNMENT, words[0]) or not _RESERVED_WORDS.isdisjoint(words):
             return False
         self.out.append((words, self.redirects))
         self.words, self.redirects = [], []

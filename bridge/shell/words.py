@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from bridge.options import INERT_VARIABLES
-from bridge.shell.plain import PLAIN_LIST
+from bridge.shell.plain import ASSIGNMENT, PLAIN_LIST
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ _CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\
 # gives exactly as bash would (no operator, expansion, glob, brace, comment, escape or newline):
 # shlex splits it in microseconds where bashlex takes a few hundred.
 _PLAIN_SCRIPT = re.compile(r"[A-Za-z0-9_./=:@%+,\-'\" ]*")
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_ASSIGNMENT = re.compile(ASSIGNMENT)
 
 
 def control_character(text: str) -> str | None:
