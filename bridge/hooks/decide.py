@@ -35,7 +35,7 @@ from bridge.paths import runtime_dir_path as _runtime_dir
 TYPE_CHECKING = False  # `typing` costs milliseconds of a hook's start: names for the checker only
 if TYPE_CHECKING:
     import signal
-    import socket
+    from _socket import socket
     from typing import Any
 
     from bridge.hooks.policy import HookPolicy
@@ -251,7 +251,7 @@ def _fallback(call: HookCall, no_console: str, why: str, *, rule_asks: bool = Fa
 
 
 def _ask_console(
-    call: HookCall, sock: socket.socket, tool_call: dict[str, Any], deadline: float, reply: _Reply
+    call: HookCall, sock: socket, tool_call: dict[str, Any], deadline: float, reply: _Reply
 ) -> Answer:
     """The console's broker decides: it knows how long a card may wait (`hook_wait`, within the
     time left less `SPARE`, kept to decide here if it does not answer)."""
@@ -455,11 +455,11 @@ def _after(call: HookCall) -> None:
         )
     if call.event == END:
         params["reason"] = call.extra.get("reason") or call.extra.get("trigger") or "ended"
-    import socket
+    from _socket import SHUT_WR
 
     try:
         send(sock, hello(call), {"method": EVENT, "params": params})
-        sock.shutdown(socket.SHUT_WR)
+        sock.shutdown(SHUT_WR)
         sock.settimeout(1.0)
         while sock.recv(4096):  # the console closes its end once it has read ours
             pass

@@ -317,7 +317,11 @@ import sys
 from symposium_tui.cli import main
 code = main(["hook", "claude"])
 heavy = sorted(
-    name for name in ("pydantic", "acp", "mcp", "textual", "bridge.events", "bridge.approvals")
+    name
+    for name in (
+        "pydantic", "acp", "mcp", "textual", "bridge.events", "bridge.approvals",
+        "socket", "selectors",  # (the console is reached through `_socket`, the C core)
+    )
     if name in sys.modules
 )
 sys.stderr.write("LOADED " + ",".join(heavy) + "\\n")
