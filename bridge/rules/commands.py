@@ -4,7 +4,6 @@ of a command (`allow_walk`: wrappers, privileged wrappers, writes)."""
 
 from __future__ import annotations
 
-import fnmatch
 import itertools
 import re
 from collections.abc import Callable, Iterable
@@ -56,7 +55,9 @@ _CODE_TOKEN = re.compile(r"[A-Za-z0-9_.+-]+")
 
 def _token_matches(pattern: str, word: str) -> bool:
     if _GLOB_CHARS & set(pattern):
-        return fnmatch.fnmatchcase(word, pattern)
+        from fnmatch import fnmatchcase  # (a rule's word with a glob only)
+
+        return fnmatchcase(word, pattern)
     return pattern == word
 
 
@@ -121,8 +122,11 @@ def _word_match(want: str, word: str, moved: bool = False, lists: bool = False) 
     a namespace and a pod)."""
     if _token_matches(want, word) or (lists and "," in word and want in word.split(",")):
         return YES
-    if _GLOB_CHARS & set(word) and fnmatch.fnmatchcase(want, word):
-        return MIGHT
+    if _GLOB_CHARS & set(word):
+        from fnmatch import fnmatchcase  # (a command's word with a glob only)
+
+        if fnmatchcase(want, word):
+            return MIGHT
     if want[:1] == "/" and not _GLOB_CHARS & set(want) and _may_name(want, word, moved):
         return MIGHT
     return NO

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import fnmatch
 import itertools
 import os.path
 import posixpath
 import re
-import shlex
 
 from bridge.record import Record
 from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
@@ -15,6 +13,7 @@ from bridge.rules.paths import inside, resolve_checked
 from bridge.rules.table import _describe
 from bridge.rules.targets import tool_call_targets, working_folder_in
 from bridge.shell import ParsedCommand
+from bridge.shell.words import join_words
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -345,7 +344,7 @@ class Request(Record):
             out["kind"] = self.kind
         if self.command is not None:
             out["command"] = (
-                self.command if isinstance(self.command, str) else shlex.join(self.command)
+                self.command if isinstance(self.command, str) else join_words(self.command)
             )
         elif self.urls:
             out["url"] = self.urls[0]
@@ -414,6 +413,8 @@ def _links_walked(glob: str, cwd: str | None, *, reads: bool) -> list[str]:
     when that goes through a symlink (`*/keys/*` through `up` → `..`, `*/up/id_rsa` through
     `sub/up`) and the glob goes on past the word, or the call reads what it matches (`reads`:
     a path that is a glob, or a `read`): the glob walks there."""
+    import fnmatch
+
     words = os.path.expanduser(glob).split("/")
     at = next((k for k, w in enumerate(words) if _GLOB_CHARS.intersection(w)), None)
     if at is None or (at == len(words) - 1 and not reads):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import posixpath
 import re
-import shlex
 
 from bridge.options import may_be_made_unsafe, program_name, unsafe_options
 from bridge.record import Record
@@ -29,6 +27,7 @@ from bridge.rules.table import RuleError, _show, rule_fields, rule_table
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand, Part, is_assignment
+from bridge.shell.words import split_words
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -38,6 +37,8 @@ if TYPE_CHECKING:
 
 
 def _compile_glob(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
+    import fnmatch  # (only for a rule with an agent or a title)
+
     return re.compile(fnmatch.translate(pattern), re.IGNORECASE if ignore_case else 0)
 
 
@@ -114,7 +115,7 @@ class Rule(Record):
         self._exact: list[bool] = []  # a prefix ending in ` $`: the command exactly, for allow
         for text in self.command or ():
             try:
-                tokens = tuple(shlex.split(text))
+                tokens = tuple(split_words(text))
             except ValueError as exc:
                 raise RuleError(
                     f"cannot read the command prefix {text!r}: {exc}", "command"
