@@ -11,6 +11,7 @@ from bridge.shell.programs import (
     HARMLESS_REDIRECT_TARGETS,
     MAX_SHELL_DEPTH,
     SHELLS,
+    WRAPPER_NAMES,
     read_shell,
     reads_input,
 )
@@ -23,7 +24,6 @@ from bridge.shell.words import (
     plain_script,
     split_words,
 )
-from bridge.shell.wrappers import WRAPPERS, Wrapper, _Unknown
 
 # the folders installed programs are run from by their path (`/usr/bin/git`)
 _INSTALLED = frozenset(
@@ -36,6 +36,7 @@ _DESCRIPTOR_PROGRAM = r"(?:^|/)(?:exe|stdin|fd/\d+|map_files/[^/]+)$"
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
     from bridge.shell.parser import Parser
+    from bridge.shell.wrappers import Wrapper
 
 
 def simple(
@@ -181,11 +182,12 @@ class SimpleCommand:
         if base in (".", "source"):
             self.source(i, base)
             return None
-        spec = WRAPPERS.get(base)
-        if spec is None:
+        if base not in WRAPPER_NAMES:
             self.command(i, base)
             return None
-        return self.wrapper(i, base, spec)
+        from bridge.shell.wrappers import WRAPPERS  # (the table: with the first wrapper)
+
+        return self.wrapper(i, base, WRAPPERS[base])
 
     def shell(self, i: int, base: str) -> None:
         """`bash -c SCRIPT` (the script's commands), `bash file.sh` (the command itself), `… | bash`
@@ -292,6 +294,8 @@ class SimpleCommand:
 
     def wrapper(self, i: int, base: str, spec: Wrapper) -> int | None:
         """A wrapper at word i: the word where the command it runs starts, or None."""
+        from bridge.shell.wrappers import _Unknown
+
         words, parser = self.words, self.parser
         self.layers.append((i, spec.role))
         try:

@@ -362,12 +362,17 @@ sys.stderr.write("LOADED " + ",".join(sorted(name for name in slow if name in sy
 """
 
 
+# what a plain command's decision does without: the shell grammar, `shlex` and `fnmatch` (a plain
+# word needs neither), the wrappers' table (no wrapper in it)
+PLAIN = ("bashlex", "shlex", "fnmatch", "bridge.shell.wrappers")
+
+
 @pytest.mark.parametrize(
     ("command", "slow"),
     [
-        ("git status", "bashlex"),  # a plain command: split as words
-        ("git status && git status -s | git status", "bashlex"),  # a plain list: split too
-        ("git status 2>/dev/null && git status -s", "ast"),  # bashlex, from its shipped tables
+        ("git status", PLAIN),  # a plain command: split as words
+        ("git status && git status -s | git status", PLAIN),  # a plain list: split too
+        ("git status 2>/dev/null && git status -s", ("ast",)),  # bashlex, from its shipped tables
     ],
 )
 def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standard_modules(
@@ -375,7 +380,8 @@ def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standar
 ):
     """No console, the rules from the settings file's start-up cache, a plain command: the hook
     loads neither `dataclasses` (nor the `inspect`/`ast`/`dis` it brings), `typing`, the URL
-    modules, the shell grammar (bashlex) nor `tomllib` (the settings are not parsed)."""
+    modules, the shell grammar (bashlex), `shlex`, `fnmatch`, the wrappers' table nor `tomllib`
+    (the settings are not parsed)."""
     import os
     import sys
     import time
@@ -394,7 +400,7 @@ def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standar
         assert time.monotonic() < deadline, "the hook never wrote the start-up cache"
         assert verdict("claude", hook("claude", payload))[0] == "allow"
     done = subprocess.run(
-        [sys.executable, "-c", LEAN.replace('"bashlex"', repr(slow))],
+        [sys.executable, "-c", LEAN.replace('"bashlex"', ", ".join(map(repr, slow)))],
         input=payload,
         capture_output=True,
         timeout=60,
