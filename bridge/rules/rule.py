@@ -454,7 +454,7 @@ def _code_names(code: tuple[str, ...]) -> set[str]:
     """The programs code names: its words (`rm` of `os.system('rm -rf /')`), by the name a rule
     knows them by too, and the files a glob among the programs' files the command names matches
     (`cp /usr/bin/r[m] x`: `rm`)."""
-    tokens = {t for text in code for t in _CODE_TOKEN.findall(text)}
+    tokens = {t for text in code for t in re.findall(_CODE_TOKEN, text)}
     names = {program_name(t)[0] for t in tokens} | tokens
     for text in code:
         if text.startswith("/") and " " not in text and not _GLOB_CHARS.isdisjoint(text):

@@ -390,6 +390,11 @@ def _tar_programs(args: tuple[str, ...]) -> list[str]:
     return [v for v in out if v]
 
 
+def _stack_word(word: str) -> bool:
+    """`-`, `+N` or `-N` (N: digits, as `\\d` reads them): $OLDPWD or a folder of the stack."""
+    return word == "-" or (word[:1] in ("-", "+") and word[1:].isdecimal())
+
+
 def note_dirs(parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...]) -> None:
     """The directories a command changes to: `cd DIR`/`pushd DIR` (a bare `cd`: `~`; `cd -`,
     `pushd +1`, `popd`: a folder of $OLDPWD or the folder stack, `~-`, any), and the argument of
@@ -397,7 +402,7 @@ def note_dirs(parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...])
     i = _skip_assignments(words, 0)
     if i < len(words) and words[i] in ("cd", "pushd", "popd"):
         args = [k for k in range(i + 1, len(words)) if not words[k].startswith("-")]
-        if words[i] == "popd" or any(re.fullmatch(r"-|[-+]\d+", w) for w in words[i + 1 :]):
+        if words[i] == "popd" or any(_stack_word(w) for w in words[i + 1 :]):
             parser.dirs.append("~-")
         elif not args:
             parser.dirs.append("~")

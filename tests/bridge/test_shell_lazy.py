@@ -2,9 +2,9 @@
 code gave: the wrapper names `bridge.shell.simple` checks before loading the wrappers' table are
 that table's names; `bridge.shell.words`' `split_words`, `quote_word` and `join_words` are
 `shlex.split`, `shlex.quote` and `shlex.join`; the character sets that replaced the plain-script,
-plain-list, whitespace and assignment patterns answer as the patterns do; and the programs' option
-tables are built one program at a time (`tests/hooks/test_hook_process.py` checks what a hook
-process deciding a plain command loads)."""
+plain-list, whitespace, assignment, folder-stack and script-word patterns answer as the patterns
+do; and the programs' option tables are built one program at a time
+(`tests/hooks/test_hook_process.py` checks what a hook process deciding a plain command loads)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ import sys
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from bridge.rules.commands import _script_word
 from bridge.shell.plain import PLAIN_LIST_CHARS, is_assignment
 from bridge.shell.programs import WRAPPER_NAMES
+from bridge.shell.runs import _stack_word
 from bridge.shell.words import has_space, join_words, plain_script, quote_word, split_words
 from bridge.shell.wrappers import WRAPPERS
 
@@ -79,14 +81,19 @@ def test_join_words_is_shlex_join(words):
 @example("9a=1")
 @example("é=1")
 @example("a b=1")
+@example("-12")
+@example("+١")
+@example("a;b")
 def test_the_character_sets_answer_as_the_patterns_did(text):
-    for word in (text, f"a{text}=", f"{text}=x", f"x={text}"):
+    for word in (text, f"a{text}=", f"{text}=x", f"x={text}", f"-{text}", f"+{text}"):
         assert plain_script(word) == bool(re.fullmatch(r"[A-Za-z0-9_./=:@%+,\-'\" ]*", word))
         assert PLAIN_LIST_CHARS.issuperset(word) == bool(
             re.fullmatch(r"[A-Za-z0-9_./=:@%+,\-'\" &|;<>]*", word)
         )
         assert has_space(word) == bool(re.search(r"\s", word))
         assert is_assignment(word) == bool(re.match(r"[A-Za-z_][A-Za-z0-9_]*\+?=", word))
+        assert _stack_word(word) == bool(re.fullmatch(r"-|[-+]\d+", word))
+        assert _script_word(word) == bool(re.search(r"[\s;&|()`]+", word))
 
 
 BUILT = """
