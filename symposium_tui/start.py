@@ -59,6 +59,12 @@ def registry_argv(argv: list[str]) -> list[str] | None:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["hook"]:
+        # A hook process lives for one tool call: the garbage collector's passes over what its
+        # imports create (and its last pass at exit), a millisecond or more of each call, would
+        # free nothing it needs (what it drops without a cycle is freed all the same)
+        import gc
+
+        gc.disable()
         from bridge.hooks.command import main as hook_main
 
         return hook_main(args[1:])

@@ -409,6 +409,30 @@ def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standar
     assert b"LOADED \n" in done.stderr, done.stderr
 
 
+GC = """
+import gc, sys
+from symposium_tui.start import main
+code = main(["hook", "claude"])
+sys.stderr.write(f"GC {gc.isenabled()}\\n")
+"""
+
+
+def test_a_hook_process_runs_without_the_garbage_collector():
+    """Its passes over what the imports create, and the last one at exit, would free nothing the
+    process needs: a hook disables it (the decision is the same)."""
+    import sys
+
+    write_settings(RULES)
+    done = subprocess.run(
+        [sys.executable, "-c", GC],
+        input=json.dumps(pre("claude", "Bash", {"command": "git status"})).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert verdict("claude", done)[0] == "allow"
+    assert b"GC False\n" in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize(
     "env",
     [
