@@ -65,9 +65,18 @@ def main(argv: list[str] | None = None) -> int:
         import gc
 
         gc.disable()
+        from bridge.hooks.clis import CLIS
         from bridge.hooks.command import main as hook_main
 
-        return hook_main(args[1:])
+        code = hook_main(args[1:])
+        if argv is None and args[1:2] and args[1] in CLIS:
+            # The process's own command line, a CLI's hook: its answer is written (with `os.write`)
+            # and its audit line synced, and nothing it holds needs finalizing, so it ends here
+            # rather than tearing the interpreter down module by module (~3 ms of every call)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        return code
     registry = registry_argv(args)
     if registry is not None:
         from bridge.registry import main as registry_main
