@@ -9,7 +9,6 @@ import re
 
 from bridge.record import Record
 from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
-from bridge.rules.paths import inside, resolve_checked
 from bridge.rules.table import _describe
 from bridge.rules.targets import tool_call_targets, working_folder_in
 from bridge.shell import ParsedCommand
@@ -207,6 +206,8 @@ class Request(Record):
         if self._readings is None:
             self._readings = ()
             if self.paths:
+                from bridge.rules.paths import resolve_checked  # (loaded by a path)
+
                 self._readings = tuple(resolve_checked(p, self.cwd) for p in self.paths)
         return self._readings
 
@@ -215,6 +216,8 @@ class Request(Record):
         into `root`: a folder it names, or else (a search) the folder it runs in, holds `root`
         (a search of a folder reads what is inside, its glob or pattern deciding what only when
         it runs)."""
+        from bridge.rules.paths import inside, resolve_checked
+
         folders = [names[0] for names, _ in self.path_readings()]
         if self.kind != "search":  # a read, a delete, a move, or a tool not known, of a folder
             folders = [f for f in folders if os.path.isdir(f)]
@@ -228,6 +231,8 @@ class Request(Record):
         if self._loose is None:
             self._loose = ()
             if self.loose_paths:
+                from bridge.rules.paths import resolve_checked
+
                 self._loose = tuple(
                     name for p in self.loose_paths for name in resolve_checked(p, self.cwd)[0]
                 )

@@ -21,7 +21,6 @@ from bridge.rules.commands import (
     operand_commands,
     spell,
 )
-from bridge.rules.paths import inside, resolve_path
 from bridge.rules.request import CARRYING, WALKING, Request
 from bridge.rules.table import RuleError, _show, rule_fields, rule_table
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action
@@ -34,6 +33,20 @@ if TYPE_CHECKING:
     from typing import Any
 
     from bridge.rules.urls import UrlReading
+
+
+def _resolve_path(path: str) -> str:
+    """`paths.resolve_path` (the module loads with the first path rule)."""
+    from bridge.rules.paths import resolve_path
+
+    return resolve_path(path)
+
+
+def _inside(path: str, root: str) -> bool:
+    """`paths.inside` (the module loads with the first path rule)."""
+    from bridge.rules.paths import inside
+
+    return inside(path, root)
 
 
 def _compile_glob(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
@@ -136,7 +149,7 @@ class Rule(Record):
         self._spelled = [spell(p) for p in self._prefixes]
         self._root: str | None = None
         if self.path:
-            self._root = resolve_path(self.path)
+            self._root = _resolve_path(self.path)
         self._root_names = frozenset(
             n
             for n in (
@@ -233,15 +246,15 @@ class Rule(Record):
                 return NO  # an allow path rule never allows a shell command by itself
             if req.paths is not None:
                 real = req.real_paths()
-                if not real or req.path_doubts() or not all(inside(p, root) for p in real):
+                if not real or req.path_doubts() or not all(_inside(p, root) for p in real):
                     return NO
             if self._url is None and req.urls:
                 return NO  # it says nothing about URLs: a call that names one is not covered
             return YES
         verdict = NO
         readings = req.path_readings()
-        if any(inside(p, root) for names, _ in readings for p in names) or any(
-            inside(p, root) for p in req.loose_readings()
+        if any(_inside(p, root) for names, _ in readings for p in names) or any(
+            _inside(p, root) for p in req.loose_readings()
         ):
             verdict = YES
         elif req.kind in CARRYING and req.paths is not None and req.walks_into(root):
@@ -285,12 +298,12 @@ class Rule(Record):
         if verdict is None:
             named = req.named_paths()
             under = root.rstrip(os.sep) + os.sep
-            ran_inside = named.cwd is not None and inside(named.cwd, root)
+            ran_inside = named.cwd is not None and _inside(named.cwd, root)
             if ran_inside or root in named.real or any(p.startswith(under) for p in named.real):
                 verdict = YES
             elif (
                 named.too_many
-                or any(inside(p, root) for p in named.maybe)
+                or any(_inside(p, root) for p in named.maybe)
                 or not self._root_names.isdisjoint(named.parts)
                 or any(under.startswith(p) for p in named.starts)
             ):
