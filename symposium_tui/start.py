@@ -73,8 +73,12 @@ def main(argv: list[str] | None = None) -> int:
             # The process's own command line, a CLI's hook: its answer is written (with `os.write`)
             # and its audit line synced, and nothing it holds needs finalizing, so it ends here
             # rather than tearing the interpreter down module by module (~3 ms of every call)
-            sys.stdout.flush()
-            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):  # (None when the CLI gave no such descriptor)
+                try:
+                    if stream is not None:
+                        stream.flush()
+                except (OSError, ValueError):  # a closed pipe: the exit status still answers
+                    pass
             os._exit(code)
         return code
     registry = registry_argv(args)

@@ -463,6 +463,23 @@ sys.exit(decide.main(["claude"]))
 """
 
 
+@pytest.mark.parametrize("closed", [1, 2], ids=["stdout", "stderr"])
+def test_a_hook_whose_output_is_closed_still_exits_with_its_answer(closed):
+    """The console script ends a CLI's hook with `os._exit` once it has answered: with its
+    output closed by the CLI, a block still exits 2 (never a traceback's 1, which a CLI runs the
+    tool after)."""
+    import os
+
+    done = subprocess.run(
+        [SCRIPT, "hook", "claude"],
+        input=b"{",
+        capture_output=True,
+        timeout=60,
+        preexec_fn=lambda: os.close(closed),
+    )
+    assert done.returncode == 2, done
+
+
 def test_an_exception_while_deciding_is_a_deny_with_its_reason_and_no_traceback():
     import sys
 
