@@ -54,8 +54,8 @@ name), `commands` (a command prefix against one command, and allow rules against
 it), `rule` (one rule: its fields, what it matches, its examples), `table` (a rule's settings
 table, `RuleError`), `ruleset` (deciding), `explain` (a decision part by part), `proposals`
 ("always for this pattern"), `bounds` (what is too large to check), `verdicts` (actions,
-YES/MIGHT/NO, decisions). `named`, `urls` and `proposals` are loaded with their first use (see
-`_LAZY`).
+YES/MIGHT/NO, decisions). `paths`, `named`, `urls` and `proposals` are loaded with their first use
+(see `_LAZY`).
 """
 
 from __future__ import annotations
@@ -71,7 +71,6 @@ from bridge.rules.bounds import (
     MAX_URL_CANDIDATES,
 )
 from bridge.rules.commands import EXACT_MARK, Find, allow_walk, inert_assignment, spell
-from bridge.rules.paths import inside, resolve_checked, resolve_path
 from bridge.rules.request import EXECUTE_KEYS, Request, command_of
 from bridge.rules.rule import Rule
 from bridge.rules.ruleset import RuleSet
@@ -92,6 +91,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from bridge.rules.named import NamedPaths, named_paths
+    from bridge.rules.paths import inside, resolve_checked, resolve_path
     from bridge.rules.proposals import (
         DESTRUCTIVE_PROGRAMS,
         READ_ONLY_PROGRAMS,
@@ -116,11 +116,12 @@ if TYPE_CHECKING:
     from bridge.shell.parser import parse_command
 
 # Loaded with their first use, not with the package: a hook process deciding one call by a
-# command or kind rule needs neither a command's named paths, URLs nor proposals, and one deciding
-# an Edit by its kind no shell parser (`tests/bench/bench_hooks.py`).
+# command or kind rule needs neither paths resolved, a command's named paths, URLs nor proposals,
+# and one deciding an Edit by its kind no shell parser (`tests/bench/bench_hooks.py`).
 _LAZY = {
     "parse_command": "bridge.shell.parser",
     **dict.fromkeys(("NamedPaths", "named_paths"), "named"),
+    **dict.fromkeys(("inside", "resolve_checked", "resolve_path"), "paths"),
     **dict.fromkeys(
         (
             "DESTRUCTIVE_PROGRAMS",

@@ -4,7 +4,6 @@ of a command (`allow_walk`: wrappers, privileged wrappers, writes)."""
 
 from __future__ import annotations
 
-import fnmatch
 import itertools
 import re
 from collections.abc import Callable, Iterable
@@ -51,12 +50,14 @@ def _assigns_named(prefix_assigns: tuple[str, ...], part: Part) -> bool:
     return all(any(_token_matches(a, b) for b in part.assigns) for a in prefix_assigns)
 
 
-_CODE_TOKEN = re.compile(r"[A-Za-z0-9_.+-]+")
+_CODE_TOKEN = r"[A-Za-z0-9_.+-]+"  # (compiled by `re` when first used: code only)
 
 
 def _token_matches(pattern: str, word: str) -> bool:
     if _GLOB_CHARS & set(pattern):
-        return fnmatch.fnmatchcase(word, pattern)
+        from fnmatch import fnmatchcase  # (a rule's word with a glob only)
+
+        return fnmatchcase(word, pattern)
     return pattern == word
 
 
@@ -84,9 +85,9 @@ def operand_commands(part: Part, starts: Callable[[str], bool]) -> Iterable[tupl
     scripts = name not in RUNS_CODE and name not in RUNS_CODE_WHEN and not is_interpreter(name)
     for k in range(1, len(words)):
         word = words[k]
-        if scripts and k not in part.unknown and _SCRIPT_WORD.search(word):
+        if scripts and k not in part.unknown and _script_word(word):
             # a word that is a script (`npm exec -c 'rm -rf /'`): the commands its words spell
-            tokens = [t for t in _SCRIPT_WORD.split(word) if t]
+            tokens = [t for t in re.split(_SCRIPT_WORD, word) if t]
             found = (j for j, token in enumerate(tokens) if starts(token))
             for j in itertools.islice(found, _SCRIPT_COMMANDS):  # (a few: a long text is cheap)
                 command = tuple(tokens[j : j + _SCRIPT_WORDS])
@@ -108,9 +109,14 @@ def operand_commands(part: Part, starts: Callable[[str], bool]) -> Iterable[tupl
 
 
 # what separates the words of a script given as one argument (blanks and operators)
-_SCRIPT_WORD = re.compile(r"[\s;&|()`]+")
+_SCRIPT_WORD = r"[\s;&|()`]+"  # (compiled by `re` when first used: a word that is a script)
 _SCRIPT_COMMANDS = 16  # the commands looked at in one such argument, of so many words at most
 _SCRIPT_WORDS = 64
+
+
+def _script_word(word: str) -> bool:
+    """Whether a word has a blank or an operator in it (as `_SCRIPT_WORD` finds one)."""
+    return any(c in ";&|()`" or c.isspace() for c in word)
 
 
 def _word_match(want: str, word: str, moved: bool = False, lists: bool = False) -> int:
@@ -121,8 +127,11 @@ def _word_match(want: str, word: str, moved: bool = False, lists: bool = False) 
     a namespace and a pod)."""
     if _token_matches(want, word) or (lists and "," in word and want in word.split(",")):
         return YES
-    if _GLOB_CHARS & set(word) and fnmatch.fnmatchcase(want, word):
-        return MIGHT
+    if _GLOB_CHARS & set(word):
+        from fnmatch import fnmatchcase  # (a command's word with a glob only)
+
+        if fnmatchcase(want, word):
+            return MIGHT
     if want[:1] == "/" and not _GLOB_CHARS & set(want) and _may_name(want, word, moved):
         return MIGHT
     return NO

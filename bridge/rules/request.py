@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import fnmatch
 import itertools
 import os.path
 import posixpath
 import re
-import shlex
 
 from bridge.record import Record
 from bridge.rules.bounds import MAX_COMMAND, MAX_URL_CANDIDATES
-from bridge.rules.paths import inside, resolve_checked
 from bridge.rules.table import _describe
 from bridge.rules.targets import tool_call_targets, working_folder_in
 from bridge.shell import ParsedCommand
+from bridge.shell.words import join_words
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -208,6 +206,8 @@ class Request(Record):
         if self._readings is None:
             self._readings = ()
             if self.paths:
+                from bridge.rules.paths import resolve_checked  # (loaded by a path)
+
                 self._readings = tuple(resolve_checked(p, self.cwd) for p in self.paths)
         return self._readings
 
@@ -216,6 +216,8 @@ class Request(Record):
         into `root`: a folder it names, or else (a search) the folder it runs in, holds `root`
         (a search of a folder reads what is inside, its glob or pattern deciding what only when
         it runs)."""
+        from bridge.rules.paths import inside, resolve_checked
+
         folders = [names[0] for names, _ in self.path_readings()]
         if self.kind != "search":  # a read, a delete, a move, or a tool not known, of a folder
             folders = [f for f in folders if os.path.isdir(f)]
@@ -229,6 +231,8 @@ class Request(Record):
         if self._loose is None:
             self._loose = ()
             if self.loose_paths:
+                from bridge.rules.paths import resolve_checked
+
                 self._loose = tuple(
                     name for p in self.loose_paths for name in resolve_checked(p, self.cwd)[0]
                 )
@@ -345,7 +349,7 @@ class Request(Record):
             out["kind"] = self.kind
         if self.command is not None:
             out["command"] = (
-                self.command if isinstance(self.command, str) else shlex.join(self.command)
+                self.command if isinstance(self.command, str) else join_words(self.command)
             )
         elif self.urls:
             out["url"] = self.urls[0]
@@ -414,6 +418,8 @@ def _links_walked(glob: str, cwd: str | None, *, reads: bool) -> list[str]:
     when that goes through a symlink (`*/keys/*` through `up` → `..`, `*/up/id_rsa` through
     `sub/up`) and the glob goes on past the word, or the call reads what it matches (`reads`:
     a path that is a glob, or a `read`): the glob walks there."""
+    import fnmatch
+
     words = os.path.expanduser(glob).split("/")
     at = next((k for k, w in enumerate(words) if _GLOB_CHARS.intersection(w)), None)
     if at is None or (at == len(words) - 1 and not reads):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import posixpath
 import re
-import shlex
 
 from bridge.options import may_be_made_unsafe, program_name, unsafe_options
 from bridge.record import Record
@@ -23,12 +21,12 @@ from bridge.rules.commands import (
     operand_commands,
     spell,
 )
-from bridge.rules.paths import inside, resolve_path
 from bridge.rules.request import CARRYING, WALKING, Request
 from bridge.rules.table import RuleError, _show, rule_fields, rule_table
 from bridge.rules.verdicts import ACTIONS, MIGHT, NO, YES, Action
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
 from bridge.shell import ParsedCommand, Part, is_assignment
+from bridge.shell.words import split_words
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -37,7 +35,23 @@ if TYPE_CHECKING:
     from bridge.rules.urls import UrlReading
 
 
+def _resolve_path(path: str) -> str:
+    """`paths.resolve_path` (the module loads with the first path rule)."""
+    from bridge.rules.paths import resolve_path
+
+    return resolve_path(path)
+
+
+def _inside(path: str, root: str) -> bool:
+    """`paths.inside` (the module loads with the first path rule)."""
+    from bridge.rules.paths import inside
+
+    return inside(path, root)
+
+
 def _compile_glob(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
+    import fnmatch  # (only for a rule with an agent or a title)
+
     return re.compile(fnmatch.translate(pattern), re.IGNORECASE if ignore_case else 0)
 
 
@@ -114,7 +128,7 @@ class Rule(Record):
         self._exact: list[bool] = []  # a prefix ending in ` $`: the command exactly, for allow
         for text in self.command or ():
             try:
-                tokens = tuple(shlex.split(text))
+                tokens = tuple(split_words(text))
             except ValueError as exc:
                 raise RuleError(
                     f"cannot read the command prefix {text!r}: {exc}", "command"
@@ -135,7 +149,7 @@ class Rule(Record):
         self._spelled = [spell(p) for p in self._prefixes]
         self._root: str | None = None
         if self.path:
-            self._root = resolve_path(self.path)
+            self._root = _resolve_path(self.path)
         self._root_names = frozenset(
             n
             for n in (
@@ -232,15 +246,15 @@ class Rule(Record):
                 return NO  # an allow path rule never allows a shell command by itself
             if req.paths is not None:
                 real = req.real_paths()
-                if not real or req.path_doubts() or not all(inside(p, root) for p in real):
+                if not real or req.path_doubts() or not all(_inside(p, root) for p in real):
                     return NO
             if self._url is None and req.urls:
                 return NO  # it says nothing about URLs: a call that names one is not covered
             return YES
         verdict = NO
         readings = req.path_readings()
-        if any(inside(p, root) for names, _ in readings for p in names) or any(
-            inside(p, root) for p in req.loose_readings()
+        if any(_inside(p, root) for names, _ in readings for p in names) or any(
+            _inside(p, root) for p in req.loose_readings()
         ):
             verdict = YES
         elif req.kind in CARRYING and req.paths is not None and req.walks_into(root):
@@ -284,12 +298,12 @@ class Rule(Record):
         if verdict is None:
             named = req.named_paths()
             under = root.rstrip(os.sep) + os.sep
-            ran_inside = named.cwd is not None and inside(named.cwd, root)
+            ran_inside = named.cwd is not None and _inside(named.cwd, root)
             if ran_inside or root in named.real or any(p.startswith(under) for p in named.real):
                 verdict = YES
             elif (
                 named.too_many
-                or any(inside(p, root) for p in named.maybe)
+                or any(_inside(p, root) for p in named.maybe)
                 or not self._root_names.isdisjoint(named.parts)
                 or any(under.startswith(p) for p in named.starts)
             ):
@@ -453,7 +467,7 @@ def _code_names(code: tuple[str, ...]) -> set[str]:
     """The programs code names: its words (`rm` of `os.system('rm -rf /')`), by the name a rule
     knows them by too, and the files a glob among the programs' files the command names matches
     (`cp /usr/bin/r[m] x`: `rm`)."""
-    tokens = {t for text in code for t in _CODE_TOKEN.findall(text)}
+    tokens = {t for text in code for t in re.findall(_CODE_TOKEN, text)}
     names = {program_name(t)[0] for t in tokens} | tokens
     for text in code:
         if text.startswith("/") and " " not in text and not _GLOB_CHARS.isdisjoint(text):

@@ -27,6 +27,7 @@ The package: `parts` (what a parsed command is), `parser` (the walk over bashlex
 from __future__ import annotations
 
 from bridge.shell.parts import ParsedCommand, Part, Role
+from bridge.shell.plain import is_assignment
 from bridge.shell.programs import (
     EVALUATES_SUBSCRIPTS,
     HARMLESS_REDIRECT_TARGETS,
@@ -35,7 +36,7 @@ from bridge.shell.programs import (
     RUNS_CODE_WHEN,
     SHELLS,
 )
-from bridge.shell.words import GLOB_CHARS, is_assignment, unknown_target, word_text
+from bridge.shell.words import GLOB_CHARS, unknown_target, word_text
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
@@ -23,8 +22,6 @@ from bridge.shell.programs import (
 )
 from bridge.shell.simple import simple
 from bridge.shell.words import (
-    _PLAIN_SCRIPT,
-    _SPACE,
     GLOB_CHARS,
     _is_dynamic,
     _local_assignment,
@@ -32,8 +29,11 @@ from bridge.shell.words import (
     _substitutions,
     control_character,
     evaluates_arithmetic,
+    has_space,
     join_continuations,
+    plain_script,
     single_quotes_blanked,
+    split_words,
     unreadable_word,
     word_text,
 )
@@ -65,7 +65,7 @@ def parse_command(source: str | Sequence[str]) -> ParsedCommand:
     parser.code.extend(
         w if w.startswith("/") and not GLOB_CHARS.isdisjoint(w) else posixpath.basename(w)
         for w, dynamic in parser.words
-        if "/" in w and not w.endswith("/") and not dynamic and not _SPACE.search(w)
+        if "/" in w and not w.endswith("/") and not dynamic and not has_space(w)
     )
     # a file git reads settings or hooks from, written by the command (`printf '[alias]…' >>
     # .git/config; git p`): the git commands after it run with what it holds, unknown here
@@ -172,9 +172,9 @@ class Parser:
     def plain(self, script: str, depth: int) -> bool:
         """A plain command, or a plain list or pipeline of them, read without bashlex (as its
         trees are walked); False: the script is not one."""
-        if _PLAIN_SCRIPT.fullmatch(script):
+        if plain_script(script):
             try:
-                words = shlex.split(script)
+                words = split_words(script)
             except ValueError:
                 return False  # an unbalanced quote: bashlex says why
             if words:
@@ -305,7 +305,7 @@ class Parser:
             dynamic = found.start() > 0 or "$" in rest or "`" in rest
             if not dynamic:
                 try:
-                    rest = " ".join(shlex.split(rest))  # quote removal
+                    rest = " ".join(split_words(rest))  # quote removal
                 except ValueError:
                     dynamic = True
             self.words.append((rest, dynamic))

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import shlex
-
 from bridge.record import Frozen
+from bridge.shell.words import join_words, quote_word
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -68,7 +67,7 @@ class Part(Frozen):
 
     @property
     def text(self) -> str:
-        return shlex.join(self.words) + "".join(f" > {shlex.quote(w)}" for w in self.writes)
+        return join_words(self.words) + "".join(f" > {quote_word(w)}" for w in self.writes)
 
 
 class ParsedCommand(Frozen):

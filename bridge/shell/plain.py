@@ -15,25 +15,34 @@ read this way are the parts bashlex's reading gives, over the rule corpus and ge
 
 from __future__ import annotations
 
-import re
-
-PLAIN_LIST = re.compile(r"[A-Za-z0-9_./=:@%+,\-'\" &|;<>]*")
+_NAME_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+_NAME_CHARS = _NAME_START | frozenset("0123456789")
+# A script is plain when it has these characters only (a set, not a pattern: a hook process
+# compiles no pattern to read a plain command)
+PLAIN_WORD_CHARS = _NAME_CHARS | frozenset("./=:@%+,-'\" ")
+PLAIN_LIST_CHARS = PLAIN_WORD_CHARS | frozenset("&|;<>")
 _OPERATORS = frozenset(("&&", "||", "|", ";"))
 _RESERVED_WORDS = frozenset(
     {"!", "[[", "]]", "{", "}", "case", "coproc", "do", "done", "elif", "else", "esac", "fi"}
     | {"for", "function", "if", "in", "select", "then", "time", "until", "while"}
 )
-# `NAME=` or `NAME+=` starting a word: an assignment (`words.is_assignment` reads it too)
-ASSIGNMENT = r"[A-Za-z_][A-Za-z0-9_]*\+?="
 _ENDS_WORD = " &|;<>"
 
 # one simple command: its words, and its redirections (operator, target word) in order
 Command = tuple[list[str], list[tuple[str, str]]]
 
 
+def is_assignment(word: str) -> bool:
+    """Whether a word starts with `NAME=` or `NAME+=` (NAME: a letter or `_`, then letters,
+    digits and `_`, ASCII): an assignment."""
+    name, eq, _ = word.partition("=")
+    name = name.removesuffix("+")
+    return bool(eq and name) and name[0] in _NAME_START and _NAME_CHARS.issuperset(name)
+
+
 def plain_list(script: str) -> list[Command] | None:
     """The commands of a plain list or pipeline, in order; None when `script` is not one."""
-    if "&>" in script or not PLAIN_LIST.fullmatch(script):
+    if "&>" in script or not PLAIN_LIST_CHARS.issuperset(script):
         return None
     return _Reader(script).commands()
 
@@ -89,7 +98,7 @@ class _Reader:
     def end_command(self) -> bool:
         self.end_word()
         words = self.words
-        if not words or re.match(ASSIGNMENT, words[0]) or not _RESERVED_WORDS.isdisjoint(words):
+        if not words or is_assignment(words[0]) or not _RESERVED_WORDS.isdisjoint(words):
             return False
         self.out.append((words, self.redirects))
         self.words, self.redirects = [], []

@@ -26,6 +26,14 @@ RUNS_CODE = frozenset(
      "fakeroot", "faketime", "proot", "nix-shell", "just", "entr", "watchexec", "ghci", "runghc",
      "swift", "kotlin", "cmd.exe", "wsl"}
 )  # fmt: skip
+# The commands that run another command (`bridge.shell.wrappers.WRAPPERS`, loaded with the first
+# one a command names: most commands name none; tests/bridge/test_shell_lazy.py keeps them equal)
+WRAPPER_NAMES = frozenset(
+    {"time", "nice", "timeout", "nohup", "stdbuf", "command", "builtin", "coproc", "exec",
+     "setsid", "ionice", "taskset", "env", "xargs", "eval", "watch", "flock", "busybox", "chrt",
+     "setarch", "linux32", "linux64", "i386", "x86_64", "uname26", "ssh-agent", "toybox", "sudo",
+     "doas", "su", "runuser", "sg", "pkexec", "chroot"}
+)  # fmt: skip
 _INTERPRETER = r"(python|pypy|perl|ruby|php|lua|luajit)[0-9.]*"
 _INTERPRETER_NAMES = ("python", "pypy", "perl", "ruby", "php", "lua")
 

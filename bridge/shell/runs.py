@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 
 from bridge.shell.parts import Part
 from bridge.shell.programs import (
@@ -19,7 +18,7 @@ from bridge.shell.programs import (
     is_interpreter,
     shell_option,
 )
-from bridge.shell.words import _local_assignment, _skip_assignments
+from bridge.shell.words import _local_assignment, _skip_assignments, quote_word, split_words
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
@@ -278,7 +277,7 @@ def _git_runs(sub: str, rest: tuple[str, ...]) -> list[str]:
                                                                            "--quiet")]  # fmt: skip
         return [" ".join(words)] if words else []
     if sub == "bisect" and rest[:1] == ("run",) and len(rest) > 1:  # CMD ARGS, as `sh` runs them
-        return [" ".join((rest[1], *map(shlex.quote, rest[2:])))]
+        return [" ".join((rest[1], *map(quote_word, rest[2:])))]
     options = {"rebase": ("--exec",), "difftool": ("--extcmd",), "mergetool": ("--tool-cmd",),
                "filter-branch": ("--env-filter", "--tree-filter", "--index-filter",
                                  "--parent-filter", "--msg-filter", "--commit-filter",
@@ -342,7 +341,7 @@ def git_alias(parser: Parser, args: tuple[str, ...]) -> tuple[str, ...] | None:
         if value.startswith("!"):
             return None  # a `!` alias is a shell script: parsed where it is defined
         try:
-            rest = [*shlex.split(value), *rest[1:]]
+            rest = [*split_words(value), *rest[1:]]
         except ValueError:
             parser.opaque.append(f"git alias {rest[0]!r} cannot be read")
             return None
@@ -391,6 +390,11 @@ def _tar_programs(args: tuple[str, ...]) -> list[str]:
     return [v for v in out if v]
 
 
+def _stack_word(word: str) -> bool:
+    """`-`, `+N` or `-N` (N: digits, as `\\d` reads them): $OLDPWD or a folder of the stack."""
+    return word == "-" or (word[:1] in ("-", "+") and word[1:].isdecimal())
+
+
 def note_dirs(parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...]) -> None:
     """The directories a command changes to: `cd DIR`/`pushd DIR` (a bare `cd`: `~`; `cd -`,
     `pushd +1`, `popd`: a folder of $OLDPWD or the folder stack, `~-`, any), and the argument of
@@ -398,7 +402,7 @@ def note_dirs(parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...])
     i = _skip_assignments(words, 0)
     if i < len(words) and words[i] in ("cd", "pushd", "popd"):
         args = [k for k in range(i + 1, len(words)) if not words[k].startswith("-")]
-        if words[i] == "popd" or any(re.fullmatch(r"-|[-+]\d+", w) for w in words[i + 1 :]):
+        if words[i] == "popd" or any(_stack_word(w) for w in words[i + 1 :]):
             parser.dirs.append("~-")
         elif not args:
             parser.dirs.append("~")

@@ -5,19 +5,25 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 
 from bridge.shell.parts import Part, Role
 from bridge.shell.programs import (
     HARMLESS_REDIRECT_TARGETS,
     MAX_SHELL_DEPTH,
     SHELLS,
+    WRAPPER_NAMES,
     read_shell,
     reads_input,
 )
 from bridge.shell.runs import note_dirs, runs_code
-from bridge.shell.words import _PLAIN_SCRIPT, _skip_assignments, _unknown, _unknown_name
-from bridge.shell.wrappers import WRAPPERS, Wrapper, _Unknown
+from bridge.shell.words import (
+    _skip_assignments,
+    _unknown,
+    _unknown_name,
+    join_words,
+    plain_script,
+    split_words,
+)
 
 # the folders installed programs are run from by their path (`/usr/bin/git`)
 _INSTALLED = frozenset(
@@ -30,6 +36,7 @@ _DESCRIPTOR_PROGRAM = r"(?:^|/)(?:exe|stdin|fd/\d+|map_files/[^/]+)$"
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
     from bridge.shell.parser import Parser
+    from bridge.shell.wrappers import Wrapper
 
 
 def simple(
@@ -55,9 +62,9 @@ def simple(
         # an alias defined earlier in the script (`alias r=rm; r -rf x`): what it stands for
         value = parser.aliases.pop(words[first])  # bash does not expand an alias inside itself
         try:
-            if not _PLAIN_SCRIPT.fullmatch(value):
+            if not plain_script(value):
                 raise ValueError
-            replaced = tuple(shlex.split(value))
+            replaced = tuple(split_words(value))
             rest, more = _after_alias(parser, words, dynamic, first + 1, value)
         except ValueError:
             parser.opaque.append(f"the alias {words[first]!r} cannot be read: {value!r}")
@@ -106,9 +113,9 @@ def _after_alias(
             break
         seen.add(words[k])
         value = parser.aliases[words[k]]
-        if not _PLAIN_SCRIPT.fullmatch(value):
+        if not plain_script(value):
             raise ValueError
-        out.extend(shlex.split(value))
+        out.extend(split_words(value))
         k += 1
     return (*out, *words[k:]), (*(False,) * len(out), *dynamic[k:])
 
@@ -175,11 +182,12 @@ class SimpleCommand:
         if base in (".", "source"):
             self.source(i, base)
             return None
-        spec = WRAPPERS.get(base)
-        if spec is None:
+        if base not in WRAPPER_NAMES:
             self.command(i, base)
             return None
-        return self.wrapper(i, base, spec)
+        from bridge.shell.wrappers import WRAPPERS  # (the table: with the first wrapper)
+
+        return self.wrapper(i, base, WRAPPERS[base])
 
     def shell(self, i: int, base: str) -> None:
         """`bash -c SCRIPT` (the script's commands), `bash file.sh` (the command itself), `… | bash`
@@ -286,12 +294,14 @@ class SimpleCommand:
 
     def wrapper(self, i: int, base: str, spec: Wrapper) -> int | None:
         """A wrapper at word i: the word where the command it runs starts, or None."""
+        from bridge.shell.wrappers import _Unknown
+
         words, parser = self.words, self.parser
         self.layers.append((i, spec.role))
         try:
             u = spec.unwrap(words, i)
         except _Unknown as exc:
-            parser.opaque.append(f"{base}: {exc}: {shlex.join(words[i:])}")
+            parser.opaque.append(f"{base}: {exc}: {join_words(words[i:])}")
             return None
         if u.inner is None and u.script is None:
             self.runs_nothing(i, u.default)
@@ -299,7 +309,7 @@ class SimpleCommand:
         end = u.inner if u.inner is not None else len(words)
         if any(self.dynamic[i + 1 : end]):
             parser.opaque.append(
-                f"{base}: its options are only known when it runs: {shlex.join(words[i:])}"
+                f"{base}: its options are only known when it runs: {join_words(words[i:])}"
             )
             return None
         if u.splice is not None:  # env -S 'a b' c: env a b c

@@ -4,19 +4,17 @@ control characters, and scripts plain enough to split without bashlex."""
 from __future__ import annotations
 
 import re
-import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 
 from bridge.options import INERT_VARIABLES
-from bridge.shell.plain import ASSIGNMENT, PLAIN_LIST
+from bridge.shell.plain import PLAIN_LIST_CHARS, PLAIN_WORD_CHARS, is_assignment
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
     from typing import Any
 
 GLOB_CHARS = frozenset("*?[")
-_SPACE = re.compile(r"\s")
 
 # Every control character but a tab and a newline (a NUL, a carriage return that hides what came
 # before it on a terminal, an escape sequence, DEL, C1 controls), and the invisible characters that
@@ -24,18 +22,54 @@ _SPACE = re.compile(r"\s")
 _CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
 
 
-# A script made of these characters only is one simple command whose words POSIX quote removal
-# gives exactly as bash would (no operator, expansion, glob, brace, comment, escape or newline):
-# shlex splits it in microseconds where bashlex takes a few hundred.
-_PLAIN_SCRIPT = re.compile(r"[A-Za-z0-9_./=:@%+,\-'\" ]*")
-_ASSIGNMENT = re.compile(ASSIGNMENT)
+def plain_script(text: str) -> bool:
+    """Whether `text` is made of `PLAIN_WORD_CHARS` only: one simple command whose words POSIX
+    quote removal gives exactly as bash would (no operator, expansion, glob, brace, comment,
+    escape or newline), split in microseconds (`split_words`) where bashlex takes a few hundred."""
+    return PLAIN_WORD_CHARS.issuperset(text)
+
+
+def has_space(text: str) -> bool:
+    """Whether `text` has a whitespace character (as `\\s` finds one)."""
+    return any(c.isspace() for c in text)
+
+
+# `shlex`, without importing it (nor the pattern it compiles) for the words of a plain command:
+# `shlex.quote` leaves a word of these characters as it is (`[\w@%+=:,./-]`, ASCII) ...
+_UNQUOTED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-")
+# ... and `shlex.split` splits a text without these (quotes, a backslash, whitespace other than
+# its own space, tab, CR and LF) at its blanks, as `str.split` does an ASCII text.
+_SPLIT_SPECIAL = frozenset("'\"\\\x0b\x0c\x1c\x1d\x1e\x1f")
+
+
+def quote_word(word: str) -> str:
+    """`shlex.quote(word)`."""
+    if word and _UNQUOTED.issuperset(word):
+        return word
+    import shlex
+
+    return shlex.quote(word)
+
+
+def join_words(words: Iterable[str]) -> str:
+    """`shlex.join(words)`."""
+    return " ".join(quote_word(w) for w in words)
+
+
+def split_words(text: str) -> list[str]:
+    """`shlex.split(text)` (its ValueError included)."""
+    if text.isascii() and _SPLIT_SPECIAL.isdisjoint(text):
+        return text.split()
+    import shlex
+
+    return shlex.split(text)
 
 
 def control_character(text: str) -> str | None:
     """The first control or invisible character in `text` (see `_CONTROL`), or None. A plain
     script or list has none, so the pattern (~0.4 ms to compile) is compiled with the first that
     is not."""
-    if PLAIN_LIST.fullmatch(text):
+    if PLAIN_LIST_CHARS.issuperset(text):
         return None
     found = _control().search(text)
     return found.group() if found else None
@@ -44,10 +78,6 @@ def control_character(text: str) -> str | None:
 @lru_cache(maxsize=1)
 def _control() -> re.Pattern[str]:
     return re.compile(_CONTROL)
-
-
-def is_assignment(word: str) -> bool:
-    return bool(_ASSIGNMENT.match(word))
 
 
 def _unknown_name(name: str) -> bool:
@@ -134,7 +164,7 @@ def word_text(src: str, word: Any) -> str:
         if decoded is not None:
             return decoded
     try:
-        tokens = shlex.split(raw)
+        tokens = split_words(raw)
     except ValueError:
         return str(word.word)
     if len(tokens) == 1:

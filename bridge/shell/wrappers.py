@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from bridge.record import Frozen
 from bridge.shell.parts import Role
-from bridge.shell.words import _PLAIN_SCRIPT
+from bridge.shell.words import plain_script, split_words
 
 
 class _Unknown(Exception):
@@ -214,10 +213,10 @@ def _env(
     dirs = tuple(v for name, v in seen if name in ("C", "chdir") and v)
     if split:
         text = split[-1] or ""
-        if not _PLAIN_SCRIPT.fullmatch(text):
+        if not plain_script(text):
             raise _Unknown("an -S string with escapes or expansions is not understood")
         try:
-            return _Unwrapped(j, splice=tuple(shlex.split(text)))
+            return _Unwrapped(j, splice=tuple(split_words(text)))
         except ValueError:
             raise _Unknown("an -S string with an unbalanced quote") from None
     return _Unwrapped(j, dirs=dirs)

@@ -119,8 +119,9 @@ def test_every_name_is_importable_from_the_package(module: str, names: list[str]
 
 
 def test_a_decision_by_a_command_rule_leaves_paths_urls_and_proposals_unloaded() -> None:
-    """A hook process decides one call: the modules for a command's named paths, URLs and
-    proposals (and bashlex, for a plain command) load only when something needs them."""
+    """A hook process decides one call: the modules for resolving paths, a command's named
+    paths, URLs and proposals (and bashlex, for a plain command) load only when something needs
+    them."""
     code = """
 import json, sys
 from bridge.rules import Request, Rule, RuleSet
@@ -135,7 +136,8 @@ print(json.dumps([decided, before, list(proposed.command), "bridge.rules.proposa
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     decided, loaded, proposed, proposals_loaded = json.loads(done.stdout)
     assert decided == "allow"
-    lazy = {"bridge.rules.named", "bridge.rules.urls", "bridge.rules.proposals", "bashlex"}
+    lazy = {"bridge.rules.paths", "bridge.rules.named", "bridge.rules.urls"}
+    lazy |= {"bridge.rules.proposals", "bashlex"}
     assert lazy.isdisjoint(loaded), loaded
     assert "bridge.rules.ruleset" in loaded
     assert proposed == ["git status"]

@@ -366,12 +366,17 @@ sys.stderr.write("LOADED " + ",".join(sorted(name for name in slow if name in sy
 """
 
 
+# what a plain command's decision does without: the shell grammar, `shlex` and `fnmatch` (a plain
+# word needs neither), the wrappers' table (no wrapper in it)
+PLAIN = ("bashlex", "shlex", "fnmatch", "bridge.shell.wrappers")
+
+
 @pytest.mark.parametrize(
     ("command", "slow"),
     [
-        ("git status", "bashlex"),  # a plain command: split as words
-        ("git status && git status -s | git status", "bashlex"),  # a plain list: split too
-        ("git status 2>/dev/null && git status -s", "ast"),  # bashlex, from its shipped tables
+        ("git status", PLAIN),  # a plain command: split as words
+        ("git status && git status -s | git status", PLAIN),  # a plain list: split too
+        ("git status 2>/dev/null && git status -s", ("ast",)),  # bashlex, from its shipped tables
     ],
 )
 def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standard_modules(
@@ -379,7 +384,8 @@ def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standar
 ):
     """No console, the rules from the settings file's start-up cache, a plain command: the hook
     loads neither `dataclasses` (nor the `inspect`/`ast`/`dis` it brings), `typing`, the URL
-    modules, the shell grammar (bashlex) nor `tomllib` (the settings are not parsed)."""
+    modules, the shell grammar (bashlex), `shlex`, `fnmatch`, the wrappers' table nor `tomllib`
+    (the settings are not parsed)."""
     import os
     import sys
     import time
@@ -398,13 +404,37 @@ def test_a_command_rule_from_the_start_up_cache_decides_without_the_slow_standar
         assert time.monotonic() < deadline, "the hook never wrote the start-up cache"
         assert verdict("claude", hook("claude", payload))[0] == "allow"
     done = subprocess.run(
-        [sys.executable, "-c", LEAN.replace('"bashlex"', repr(slow))],
+        [sys.executable, "-c", LEAN.replace('"bashlex"', ", ".join(map(repr, slow)))],
         input=payload,
         capture_output=True,
         timeout=60,
     )
     assert verdict("claude", done)[0] == "allow"
     assert b"LOADED \n" in done.stderr, done.stderr
+
+
+GC = """
+import gc, sys
+from symposium_tui.start import main
+code = main(["hook", "claude"])
+sys.stderr.write(f"GC {gc.isenabled()}\\n")
+"""
+
+
+def test_a_hook_process_runs_without_the_garbage_collector():
+    """Its passes over what the imports create, and the last one at exit, would free nothing the
+    process needs: a hook disables it (the decision is the same)."""
+    import sys
+
+    write_settings(RULES)
+    done = subprocess.run(
+        [sys.executable, "-c", GC],
+        input=json.dumps(pre("claude", "Bash", {"command": "git status"})).encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    assert verdict("claude", done)[0] == "allow"
+    assert b"GC False\n" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize(
@@ -435,6 +465,23 @@ def boom(call):
 clis.tool_call = boom  # an exception of the hook's own, while it decides
 sys.exit(decide.main(["claude"]))
 """
+
+
+@pytest.mark.parametrize("closed", [1, 2], ids=["stdout", "stderr"])
+def test_a_hook_whose_output_is_closed_still_exits_with_its_answer(closed):
+    """The console script ends a CLI's hook with `os._exit` once it has answered: with its
+    output closed by the CLI, a block still exits 2 (never a traceback's 1, which a CLI runs the
+    tool after)."""
+    import os
+
+    done = subprocess.run(
+        [SCRIPT, "hook", "claude"],
+        input=b"{",
+        capture_output=True,
+        timeout=60,
+        preexec_fn=lambda: os.close(closed),
+    )
+    assert done.returncode == 2, done
 
 
 def test_an_exception_while_deciding_is_a_deny_with_its_reason_and_no_traceback():
