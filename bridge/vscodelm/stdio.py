@@ -68,6 +68,22 @@ def widen_pipe(fd: int, size: int = 1 << 20) -> bool:
     return True
 
 
+READ_SIZE = 1 << 20  # as much as a widened pipe holds
+
+
+async def read_lines_from(reader: asyncio.StreamReader, pipe: Any) -> asyncio.BaseTransport:
+    """Feed `reader` from `pipe` (a readable pipe's file), up to `READ_SIZE` bytes a read rather
+    than asyncio's 256 KiB: a request line longer than that (VS Code's tools with a long history)
+    then arrives in one read, and a `LineFeed` hands it on whole in that read's callback instead of
+    buffering its pieces and copying them back out in a later pass of the loop."""
+    transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), pipe
+    )
+    if isinstance(getattr(transport, "max_size", None), int):  # (the Unix pipe transport's)
+        transport.max_size = max(transport.max_size, READ_SIZE)  # type: ignore[attr-defined]
+    return transport
+
+
 async def _stdio_streams(preread: bytes, eof: bool) -> tuple[asyncio.StreamReader, Any]:
     loop = asyncio.get_running_loop()
     widen_pipe(0)
@@ -77,10 +93,7 @@ async def _stdio_streams(preread: bytes, eof: bool) -> tuple[asyncio.StreamReade
     if eof:
         reader.feed_eof()
     else:
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader),
-            os.fdopen(0, "rb", buffering=0, closefd=False),
-        )
+        await read_lines_from(reader, os.fdopen(0, "rb", buffering=0, closefd=False))
     writer: Any
     mode = os.fstat(1).st_mode
     if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode):

@@ -75,3 +75,42 @@ async def test_the_endpoint_widens_its_pipe_and_answers_a_long_history_turn_afte
             messages.append(reply.as_assistant())
     finally:
         await lm.close()
+
+
+@linux
+async def test_a_request_line_longer_than_asyncios_read_is_handed_on_whole_in_one_read():
+    """A 400 KB line (VS Code's tools and a long history) in a widened pipe: the endpoint's reader
+    takes it in one read and its `LineFeed` hands it on whole, in that read's callback (asyncio's
+    own 256 KiB reads would buffer it in pieces for a later pass of the loop)."""
+    import asyncio
+
+    from bridge.lines import LineFeed
+    from bridge.vscodelm.stdio import read_lines_from
+
+    if _pipe_max() < MiB and os.geteuid() != 0:
+        pytest.skip("this system caps pipes below 1 MiB")
+    r, w = os.pipe()
+    assert widen_pipe(r)
+    line = b'{"jsonrpc":"2.0","id":1,"params":{"x":"' + b"a" * 400_000 + b'"}}'
+    taken: list[bytes] = []
+
+    def take(got: bytes) -> bool:
+        taken.append(got)
+        return True
+
+    reader = LineFeed(limit=8 * MiB)
+    reader.arm(take)
+    os.write(w, line + b"\n")  # all of it in the pipe before the first read
+    transport = await read_lines_from(reader, os.fdopen(r, "rb", buffering=0))
+    try:
+        deadline = asyncio.get_running_loop().time() + 30
+        # read off the pipe: handed on, or else buffered (in pieces) to be read out later
+        while not taken and len(reader._buffer) <= len(line):
+            assert asyncio.get_running_loop().time() < deadline, "the line was never read"
+            await asyncio.sleep(0.01)
+        assert (len(taken), reader.taken) == (1, 1)
+        assert taken[0] == line
+        assert not reader._buffer  # nothing left over to read out later
+    finally:
+        transport.close()
+        os.close(w)
