@@ -79,14 +79,23 @@ class _Reader:
                 return None
         return self.out if self.end_command() else None
 
+    def quoted_text(self) -> str | None:
+        """The text of the quoted string at `i` (its quotes removed; nothing in a plain script is
+        special inside them), moving past it; None for an unbalanced quote (bashlex says why)."""
+        script, at = self.script, self.i
+        end = script.find(script[at], at + 1)
+        if end < 0:
+            return None
+        self.i = end + 1
+        return script[at + 1 : end]
+
     def quote(self) -> bool:
         """A quoted string, part of the word being read."""
-        end = self.script.find(self.script[self.i], self.i + 1)
-        if end < 0:
-            return False  # an unbalanced quote: bashlex says why
-        self.word = (self.word or "") + self.script[self.i + 1 : end]
+        text = self.quoted_text()
+        if text is None:
+            return False
+        self.word = (self.word or "") + text
         self.quoted = True
-        self.i = end + 1
         return True
 
     def end_word(self) -> None:
@@ -148,11 +157,10 @@ class _Reader:
         text = None
         while self.i < len(script) and script[self.i] not in _ENDS_WORD:
             if script[self.i] in "'\"":
-                end = script.find(script[self.i], self.i + 1)
-                if end < 0:
+                quoted = self.quoted_text()
+                if quoted is None:
                     return None
-                text = (text or "") + script[self.i + 1 : end]
-                self.i = end + 1
+                text = (text or "") + quoted
             else:
                 text = (text or "") + script[self.i]
                 self.i += 1
