@@ -322,7 +322,9 @@ def _decide_here(
 
     request = Request.from_tool_call(call.agent, tool_call, cwd=call.cwd)
     try:
-        verdict = RuleSet(policy.rules).decide(request) if policy.rules else None
+        # The rules run even when there are none, as the broker runs them: what cannot be judged
+        # (a Bash call without one command, a control character in it) is asked, bypass included.
+        verdict = RuleSet(policy.rules).decide(request)
     except Exception as exc:
         return _audited(call, tool_call, "deny", "policy", None, f"the rules failed: {exc}")
     action = verdict.action if verdict is not None else None

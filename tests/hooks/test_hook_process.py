@@ -438,6 +438,32 @@ def test_a_hook_process_runs_without_the_garbage_collector():
 
 
 @pytest.mark.parametrize(
+    ("tool_input", "why"),
+    [
+        ({"command": "ls\rrm -rf /"}, "a control character"),  # shows as `rm -rf /`
+        ({"command": "ls\u202erm"}, "a control character"),  # a bidirectional override
+        ({"script": "rm -rf /"}, "under 'script'"),  # not the one command the rules read
+        ({"command": ""}, "blank"),
+    ],
+    ids=["carriage-return", "bidi-override", "script-key", "blank"],
+)
+def test_what_cannot_be_judged_is_asked_on_bypass_with_no_rules_as_the_broker_asks(tool_input, why):
+    """No console, no rules, the agent on bypass: the hook still runs the (empty) rules, as the
+    console's broker does, so a call that cannot be judged goes to a person (the CLI asks) rather
+    than being allowed by the bypass; an ordinary command is allowed by it."""
+    write_settings("[agents.claude-code]\nbypass = true\n")
+    word, reason = verdict("claude", hook("claude", pre("claude", "Bash", tool_input)))
+    assert (word, why in reason) == ("ask", True), reason
+    (*_, last) = audit()
+    assert last["outcome"] == "cli_prompt"
+    word, reason = verdict("claude", hook("claude", pre("claude", "Bash", {"command": "ls"})))
+    assert (word, reason) == (
+        "allow",
+        "symposium: allowed by agent bypass: always allow claude-code",
+    )
+
+
+@pytest.mark.parametrize(
     "env",
     [
         {"SYMPOSIUM_RUNTIME_DIR": "/x/run"},
