@@ -41,16 +41,22 @@ def audit_path() -> Path:
     return config_dir() / "audit.jsonl"
 
 
+def state_dir_path() -> str:
+    """`state_dir()` as a string, with nothing but `os` (a hook's rules guard it)."""
+    explicit = os.environ.get("SYMPOSIUM_STATE_DIR")
+    if explicit:
+        return explicit
+    xdg = os.environ.get("XDG_STATE_HOME")
+    return os.path.join(
+        xdg or os.path.join(os.path.expanduser("~"), ".local", "state"), "symposium"
+    )
+
+
 def state_dir() -> Path:
     """What a console keeps for itself between runs (the audit heads it has seen)."""
     from pathlib import Path
 
-    explicit = os.environ.get("SYMPOSIUM_STATE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".local" / "state"
-    return base / "symposium"
+    return Path(state_dir_path())
 
 
 def audit_heads_path() -> Path:

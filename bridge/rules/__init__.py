@@ -52,9 +52,9 @@ The package, one concern a module: `request` (what a tool call asks), `targets` 
 URLs it names), `paths` and `urls` (how they are compared), `named` (the paths a command's words
 name), `commands` (a command prefix against one command, and allow rules against every part of
 it), `rule` (one rule: its fields, what it matches, its examples), `table` (a rule's settings
-table, `RuleError`), `ruleset` (deciding), `explain` (a decision part by part), `proposals`
-("always for this pattern"), `bounds` (what is too large to check), `verdicts` (actions,
-YES/MIGHT/NO, decisions). `paths`, `named`, `urls` and `proposals` are loaded with their first use
+table, `RuleError`), `ruleset` (deciding), `guards` (what governs the agents: asked), `explain`
+(a decision part by part), `proposals` ("always for this pattern"), `bounds` (what is too large
+to check), `verdicts` (actions, YES/MIGHT/NO, decisions). `paths`, `named`, `urls` and `proposals` are loaded with their first use
 (see `_LAZY`).
 """
 

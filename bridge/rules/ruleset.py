@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 
 from bridge.options import program_name
 from bridge.rules.commands import allow_walk, operand_commands
+from bridge.rules.guards import check as guarded_by
 from bridge.rules.request import WALKING, Request
 from bridge.rules.rule import Rule, runs_among_operands
 from bridge.rules.verdicts import ACTIONS, MIGHT, Decision
@@ -63,6 +64,10 @@ class RuleSet:
         decision = self._deny_or_ask(req, parsed)
         if decision is not None:
             return decision
+        # What governs the agents (Symposium's folders, each CLI's settings): a person decides
+        guarded = guarded_by(req)
+        if guarded is not None:
+            return Decision("ask", why=guarded)
         # What cannot be judged goes to a person whoever asks, bypass included: an execute call
         # without exactly one command, a command with a control character in it.
         if req.malformed:

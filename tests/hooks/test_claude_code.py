@@ -85,6 +85,34 @@ async def test_with_no_console_a_call_no_rule_decides_falls_back_as_configured(
     ]
 
 
+async def test_claude_code_on_bypass_cannot_switch_its_own_hooks_off(tmp_path, project):
+    """An agent on bypass runs what it likes, but a call that names what governs it (here its
+    CLI's settings, where `disableAllHooks` would switch the hook off) is asked — in print mode
+    Claude Code then refuses it — and the bypass still runs the rest."""
+    write_settings("[agents.claude-code]\nbypass = true\n")
+    script = [
+        tool_use(
+            "Bash", {"command": "echo '{\"disableAllHooks\": true}' > .claude/settings.local.json"}
+        ),
+        tool_use("Bash", {"command": "touch made.txt"}),
+        text("Done"),
+    ]
+    async with FakeAnthropic(script) as api:
+        run = await claude_print(tmp_path / "home", project, api.base_url)
+    assert run.code == 0, run.stderr
+    assert not (project / ".claude" / "settings.local.json").exists(), "the guard's ask held"
+    assert (project / "made.txt").exists(), "the bypass runs what governs nothing"
+    asked, made = results(api)
+    assert asked["is_error"] is True  # (Claude Code's own words: it has not been granted)
+    assert made["is_error"] is False
+    decisions = audit()
+    assert [(d["outcome"], d["rule"]) for d in decisions] == [
+        ("cli_prompt", None),
+        ("allow_once", "agent bypass"),
+    ]
+    assert "settings.local.json (Claude Code's settings" in decisions[0]["reason"]
+
+
 async def test_a_console_card_approves_a_claude_code_call_and_the_console_follows_the_session(
     tmp_path, project
 ):

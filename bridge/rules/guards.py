@@ -1,0 +1,232 @@
+"""What governs the agents is asked about, whoever asks.
+
+Symposium's own folders (its settings and rules, the agents on bypass, its audit log, the console's
+socket, what a console keeps) and each CLI's settings (Claude Code's, Codex's and Gemini CLI's —
+the user's and any project's: where their hooks and permissions are) decide what an agent may do.
+An agent that changes them changes its own guard: one on bypass could drop a deny rule, switch its
+CLI's hooks off, or answer the console's socket itself. So a call that names one of them — a file
+it reads or writes, a word of its shell command, the folder a command runs in, a word only known
+when it runs with such a name in it — goes to a person: an ask, bypass included (`RuleSet.decide`,
+right after the deny rules: a deny rule still denies first).
+
+Conservative, as path rules are: a path a program builds itself (interpreter code, a name spelled
+in pieces), or a word only known when it runs without such a name in it, is not seen; nor is a
+folder above (`rm -rf ~`).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+
+TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
+if TYPE_CHECKING:
+    from bridge.rules.request import Request
+
+# A CLI's settings file wherever it is (a user's or a project's), by its folder's and its own name
+_CLI_FILES = {
+    (".claude", "settings.json"): "Claude Code's settings",
+    (".claude", "settings.local.json"): "Claude Code's settings",
+    (".codex", "config.toml"): "Codex's settings",
+    (".codex", "hooks.json"): "Codex's hooks",
+    (".gemini", "settings.json"): "Gemini CLI's settings",
+    (".gemini", "trustedFolders.json"): "Gemini CLI's trusted folders",
+}
+# ... and such a folder itself (moved away or deleted, its settings go with it)
+_CLI_FOLDERS = {
+    ".claude": "Claude Code's settings folder",
+    ".codex": "Codex's settings folder",
+    ".gemini": "Gemini CLI's settings folder",
+}
+_MANAGED = {
+    "/etc/claude-code/managed-settings.json": "Claude Code's managed settings",
+    "/etc/gemini-cli/settings.json": "Gemini CLI's system settings",
+    "/etc/gemini-cli/system-defaults.json": "Gemini CLI's system settings",
+}
+# A command whose text has none of these names (nor a guarded folder's) names nothing guarded:
+# its paths are not worked out for the guard
+_NAMES = frozenset(
+    {n for pair in _CLI_FILES for n in pair}
+    | {posixpath.basename(p) for p in _MANAGED}
+    | {"settings.toml", "audit.jsonl", "console.sock"}  # Symposium's own files, by name
+)
+
+
+def _cli_files() -> dict[str, str]:
+    """The user's settings folder and files of each CLI, where the CLI looks for them (its own
+    variable for its home honoured, as `bridge.hooks.where` finds them)."""
+    env = os.environ.get
+    user = os.path.expanduser("~")
+    out: dict[str, str] = {}
+    for home, files, what in (
+        (
+            env("CLAUDE_CONFIG_DIR") or os.path.join(user, ".claude"),
+            ("settings.json", "settings.local.json"),
+            "Claude Code's",
+        ),
+        (
+            env("CODEX_HOME") or os.path.join(user, ".codex"),
+            ("config.toml", "hooks.json"),
+            "Codex's",
+        ),
+        (
+            os.path.join(env("GEMINI_CLI_HOME") or user, ".gemini"),
+            ("settings.json", "trustedFolders.json"),
+            "Gemini CLI's",
+        ),
+    ):
+        out[home] = f"{what} settings folder"
+        out.update({os.path.join(home, f): f"{what} settings" for f in files})
+    return out
+
+
+class Guards:
+    """The guarded folders and files of this process's environment (its variables read once)."""
+
+    def __init__(self) -> None:
+        from bridge.paths import config_dir_path, runtime_dir_path, state_dir_path
+        from bridge.rules.paths import resolve_path
+
+        self.folders: list[tuple[str, str]] = []  # (real path, what): everything inside
+        self.files: dict[str, str] = {}  # real path -> what: the file, or the folder itself
+        for folder, what in (
+            (config_dir_path(), "Symposium's settings and audit log"),
+            (runtime_dir_path(), "Symposium's console socket"),
+            (state_dir_path(), "what Symposium's console keeps"),
+        ):
+            self.folders.append((resolve_path(folder), what))
+        env = os.environ.get
+        # the user's (by where they resolve to as well: a settings file may be a link into dotfiles)
+        named: dict[str, str] = {**_MANAGED, **_cli_files()}
+        for variable in (
+            "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+            "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+            "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+        ):
+            if env(variable):
+                named[env(variable) or ""] = "Gemini CLI's settings"
+        for path, what in named.items():
+            self.files[resolve_path(path)] = what
+
+    def folder(self, path: str) -> str | None:
+        """What the guarded folder that holds a (real) path is, if one does."""
+        for root, what in self.folders:
+            if path == root or path.startswith(root.rstrip("/") + "/") or root == "/":
+                return what
+        return None
+
+    def what(self, path: str) -> str | None:
+        """What a (real) path is, when it is guarded."""
+        found = self.folder(path) or self.files.get(path)
+        if found is not None:
+            return found
+        head, name = posixpath.split(path)
+        return _CLI_FILES.get((posixpath.basename(head), name)) or _CLI_FOLDERS.get(name)
+
+    def check(self, req: Request) -> str | None:
+        """Why the request is asked about (the `why` of an ask), or None: it names nothing
+        guarded."""
+        for names, _ in req.path_readings():
+            for path in names:
+                what = self.what(path)
+                if what is not None:
+                    return _why(what, path)
+        for path in req.loose_readings():
+            what = self.what(path)
+            if what is not None:
+                return _why(what, path)
+        if req.command is None or req.parsed is None or not mentioned(req.command):
+            return None
+        named = req.named_paths()
+        for path in sorted(named.real | named.maybe):
+            what = self.what(path)
+            if what is not None:
+                return _why(what, path)
+        runs_in = self.folder(named.cwd) if named.cwd is not None else None
+        if runs_in is not None and named.cwd is not None:  # (its relative words are in there)
+            return _why(runs_in, named.cwd, runs_in=True)
+        maybe = sorted(_names() & named.parts)
+        if maybe:
+            return (
+                f"ask: a word only known when it runs may name {maybe[0]!r} (what governs agents "
+                "goes to a person, bypass included)"
+            )
+        return None
+
+
+def _why(what: str, path: str, runs_in: bool = False) -> str:
+    where = f"runs in {path}" if runs_in else f"names {path}"
+    return f"ask: it {where} ({what}: what governs agents goes to a person, bypass included)"
+
+
+_VARIABLES = (
+    "HOME",
+    "SYMPOSIUM_CONFIG_DIR",
+    "XDG_CONFIG_HOME",
+    "SYMPOSIUM_RUNTIME_DIR",
+    "XDG_RUNTIME_DIR",
+    "SYMPOSIUM_STATE_DIR",
+    "XDG_STATE_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_TRUSTED_FOLDERS_PATH",
+    "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+    "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
+    "GEMINI_CLI_HOME",
+)
+_GUARDS: dict[tuple[str | None, ...], Guards] = {}
+_NAMES_OF: dict[tuple[str | None, ...], frozenset[str]] = {}
+
+
+def _key() -> tuple[str | None, ...]:
+    env = os.environ.get
+    return tuple(env(v) for v in _VARIABLES)
+
+
+def guards() -> Guards:
+    """The guards of the environment as it is now (built again when a variable they read
+    changed)."""
+    key = _key()
+    found = _GUARDS.get(key)
+    if found is None:
+        _GUARDS.clear()
+        found = _GUARDS[key] = Guards()
+    return found
+
+
+def _names() -> frozenset[str]:
+    """The names a command that names something guarded has in its text: a CLI's settings file
+    or folder, or a guarded folder's (as given and as it resolves)."""
+    key = _key()
+    found = _NAMES_OF.get(key)
+    if found is None:
+        from bridge.paths import config_dir_path, runtime_dir_path, state_dir_path
+
+        env = os.environ.get
+        paths = [config_dir_path(), runtime_dir_path(), state_dir_path(), *_cli_files()]
+        paths += [env(v) or "" for v in _VARIABLES[7:]]
+        found = _NAMES | {
+            posixpath.basename(q.rstrip("/"))
+            for p in paths
+            if p
+            for q in (p, os.path.realpath(os.path.expanduser(p)))
+        } - {""}
+        _NAMES_OF.clear()
+        _NAMES_OF[key] = found
+    return found
+
+
+def mentioned(command: str | tuple[str, ...]) -> bool:
+    """Whether a command's text has a guarded name in it (else it names nothing guarded)."""
+    text = command if isinstance(command, str) else " ".join(command)
+    return any(name in text for name in _names())
+
+
+def check(req: Request) -> str | None:
+    """Why the request is asked about (the `why` of an ask), or None: it names nothing guarded.
+    The guards' paths are resolved only for a request that has paths or names one of them."""
+    if not (req.paths or req.loose_paths) and (
+        req.command is None or req.parsed is None or not mentioned(req.command)
+    ):
+        return None
+    return guards().check(req)

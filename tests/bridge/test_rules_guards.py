@@ -1,0 +1,241 @@
+"""What governs the agents is asked about, whoever asks (bridge/rules/guards.py): Symposium's own
+folders and each CLI's settings files, named by a call in any spelling the shell expands, go to a
+person — bypass included — and a deny rule still denies first. The oracle is bash itself: each
+spelling is run in a sandbox holding the guarded files, and every one that changed a guarded file
+must have been asked."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bridge.approvals import ApprovalContext, Policy
+from bridge.rules import Request, Rule, RuleSet
+
+BWRAP = shutil.which("bwrap")
+
+# Each of these changes a guarded file or folder when bash runs it in the sandbox below (HOME is
+# the sandbox's home, the project its working folder, SYMPOSIUM_CONFIG_DIR its settings folder).
+CHANGES = [
+    "echo '{\"disableAllHooks\": true}' > ~/.claude/settings.json",
+    "printf x >> $HOME/.claude/settings.json",
+    'printf x >> "${HOME}/.claude/settings.json"',
+    "cd ~/.claude && sed -i s/hooks/x/ settings.json",
+    "cd ~ && truncate -s 0 .claude/settings.json",
+    "sed -i s/hooks/x/ .claude/settings.json",
+    "cp /dev/null .claude/settings.local.json",
+    "mv .claude .claude.off",
+    "rm -r .claude",
+    "tee ~/.gemini/settings.json < /dev/null",
+    "echo x > ~/.gemini/trustedFolders.json",
+    "ln -sf /dev/null ~/.codex/config.toml",
+    "cat /dev/null > ~/.codex/hooks.json",
+    "python3 -c \"open('$HOME/.codex/config.toml', 'w')\"",
+    "echo '[[rules]]' > ~/symposium-config/settings.toml",
+    "cd ~/symposium-config && rm settings.toml",
+    "D=~/symposium-config; echo x >> $D/settings.toml",
+    "tee ~/symposium-con{fig,x}/settings.toml < /dev/null",
+    "echo x > ~/.cl?ude/settings.json",
+    "x=.claude; echo y > ~/$x/settings.json",
+    "bash -c 'echo x > ~/.claude/settings.json'",
+    "find ~/.claude -name settings.json -delete",
+    "chmod 000 ~/symposium-config/audit.jsonl",
+]
+# ... and these change none of them: their decision is not the guard's
+LEAVES = [
+    "git status",
+    "echo x > notes.txt",
+    "cat README.md",
+    "ls -la ~",
+    "echo settings > out.txt",
+    "mkdir -p build && touch build/config.json",
+]
+
+
+def guarded_files(home: Path) -> list[Path]:
+    return [
+        home / ".claude" / "settings.json",
+        home / ".codex" / "config.toml",
+        home / ".codex" / "hooks.json",
+        home / ".gemini" / "settings.json",
+        home / ".gemini" / "trustedFolders.json",
+        home / "symposium-config" / "settings.toml",
+        home / "symposium-config" / "audit.jsonl",
+        home / "proj" / ".claude" / "settings.json",
+        home / "proj" / ".claude" / "settings.local.json",
+    ]
+
+
+def make_home(home: Path) -> Path:
+    for path in guarded_files(home):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)  # (a symlink a command left there: the file itself again)
+        path.write_text('{"hooks": {}}\n')
+    (home / "proj" / "README.md").write_text("hello\n")
+    return home / "proj"
+
+
+def fingerprint(home: Path) -> dict[str, str]:
+    """Each guarded file's kind, mode and content (or that it is gone)."""
+    out = {}
+    for path in guarded_files(home):
+        if path.is_symlink():
+            out[str(path)] = "link to " + str(path.readlink())
+        elif path.exists():
+            out[str(path)] = (
+                f"{path.stat().st_mode:o} " + hashlib.sha256(path.read_bytes()).hexdigest()
+            )
+        else:
+            out[str(path)] = "gone"
+    return out
+
+
+def run_sandboxed(command: str, home: Path, project: Path) -> None:
+    argv = [
+        BWRAP, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+        "--bind", str(home), str(home), "--unshare-net", "--unshare-user-try",
+        "--die-with-parent", "--chdir", str(project), "--setenv", "HOME", str(home),
+        "--setenv", "SYMPOSIUM_CONFIG_DIR", str(home / "symposium-config"),
+        "bash", "-c", command,
+    ]  # fmt: skip
+    subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SYMPOSIUM_CONFIG_DIR", str(home / "symposium-config"))
+    for variable in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"):
+        monkeypatch.delenv(variable, raising=False)
+    return home
+
+
+def decide(command: str, cwd: Path, rules: list[Rule] | None = None):
+    call = {"kind": "execute", "title": command, "rawInput": {"command": command}}
+    return RuleSet(rules or []).decide(Request.from_tool_call("claude-code", call, cwd=str(cwd)))
+
+
+@pytest.mark.skipif(BWRAP is None, reason="needs bubblewrap")
+@pytest.mark.parametrize("command", CHANGES)
+def test_a_command_that_changes_what_governs_the_agents_is_asked(command, home) -> None:
+    project = make_home(home)
+    before = fingerprint(home)
+    run_sandboxed(command, home, project)
+    changed = [p for p, v in fingerprint(home).items() if before[p] != v]
+    assert changed, f"the oracle saw no guarded file change: {command!r}"
+    make_home(home)  # (as it was: the rules read the folders as the command met them)
+    decision = decide(command, project)
+    assert decision.action == "ask", (command, changed, decision.why)
+    assert "what governs agents goes to a person" in decision.why
+
+
+@pytest.mark.skipif(BWRAP is None, reason="needs bubblewrap")
+@pytest.mark.parametrize("command", LEAVES)
+def test_a_command_that_leaves_them_alone_is_not_the_guards_to_decide(command, home) -> None:
+    project = make_home(home)
+    before = fingerprint(home)
+    run_sandboxed(command, home, project)
+    assert fingerprint(home) == before, command
+    decision = decide(command, project)
+    assert "what governs agents" not in decision.why, decision.why
+
+
+@pytest.mark.parametrize(
+    ("kind", "path"),
+    [
+        ("edit", "~/.claude/settings.json"),
+        ("edit", "{project}/.claude/settings.local.json"),
+        ("read", "~/symposium-config/settings.toml"),
+        ("delete", "~/symposium-config/audit.jsonl"),
+        ("edit", "~/.gemini/settings.json"),
+        ("move", "{project}/.codex"),
+    ],
+)
+def test_a_file_call_on_what_governs_the_agents_is_asked(kind, path, home) -> None:
+    project = make_home(home)
+    path = path.replace("~", str(home)).replace("{project}", str(project))
+    call = {
+        "kind": kind,
+        "title": kind,
+        "rawInput": {"file_path": path},
+        "locations": [{"path": path}],
+    }
+    decision = RuleSet([]).decide(Request.from_tool_call("claude-code", call, cwd=str(project)))
+    assert decision.action == "ask", decision.why
+    assert path in decision.why
+
+
+def test_a_deny_rule_still_denies_first_and_an_allow_rule_does_not_allow_past_the_guard(
+    home,
+) -> None:
+    project = make_home(home)
+    command = "echo x > ~/.claude/settings.json"
+    denied = decide(command, project, [Rule("deny", command=("echo",), reason="no echo")])
+    assert (denied.action, denied.rule.reason if denied.rule else None) == ("deny", "no echo")
+    allowed = decide(command, project, [Rule("allow", command=("echo",))])
+    assert allowed.action == "ask", allowed.why
+
+
+def test_an_agent_on_bypass_is_asked_about_what_governs_it_and_not_about_the_rest(home) -> None:
+    """The console's broker: the guard's ask beats an agent's (and a session's) bypass."""
+    project = make_home(home)
+    policy = Policy(bypass_agents={"claude-code"}, session_bypass={("c", "s")})
+
+    def resolve(command: str):
+        ctx = ApprovalContext(
+            connection="c",
+            session_id="s",
+            agent="claude-code",
+            tool_call={"kind": "execute", "title": command, "rawInput": {"command": command}},
+            options=[
+                {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+            ],
+            cwd=str(project),
+        )
+        return policy.decide(ctx), ctx
+
+    asked, ctx = resolve("sed -i s/x/y/ ~/symposium-config/settings.toml")
+    assert asked is None and "what governs agents" in (ctx.ask_reason or ""), ctx.ask_reason
+    allowed, _ = resolve("sed -i s/x/y/ README.md")
+    assert allowed is not None and allowed.option_id == "allow"
+
+
+def test_a_settings_file_that_is_a_symlink_is_guarded_at_its_target_too(home) -> None:
+    """Dotfiles: `~/.codex/config.toml` a link into a repository. Naming the link or its target
+    is asked alike (the rules resolve symlinks: the guard knows where the link leads)."""
+    project = make_home(home)
+    target = home / "dotfiles" / "codex.toml"
+    target.parent.mkdir()
+    target.write_text("")
+    (home / ".codex" / "config.toml").unlink()
+    (home / ".codex" / "config.toml").symlink_to(target)
+    for command in ("echo x > ~/.codex/config.toml", f"echo x > {target}"):
+        decision = decide(command, project)
+        assert decision.action == "ask", (command, decision.why)
+
+
+def test_the_folders_a_cli_is_told_to_use_are_guarded_where_they_are(home, monkeypatch) -> None:
+    """`CLAUDE_CONFIG_DIR` and `CODEX_HOME` name their CLI's settings folder: its files are
+    guarded there, whatever the folder is called, and so is the folder, through a symlink too."""
+    project = make_home(home)
+    claude = home / "elsewhere" / "claude-config"
+    claude.mkdir(parents=True)
+    (claude / "settings.json").write_text("{}")
+    link = home / "cc"
+    link.symlink_to(claude)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(link))
+    monkeypatch.setenv("CODEX_HOME", str(home / "codex-home"))
+    for command in (
+        f"echo x > {claude}/settings.json",
+        f"echo x > {link}/settings.local.json",
+        f"mv {claude} /tmp/x",
+        f"echo x > {home}/codex-home/hooks.json",
+    ):
+        assert decide(command, project).action == "ask", command
+    assert decide(f"echo x > {claude}/notes.txt", project).action is None
