@@ -35,6 +35,28 @@ def utc(monkeypatch):
     time.tzset()
 
 
+def settled(app) -> bool:
+    """Every table has worked out its size (a DataTable does that when it is idle, which a loaded
+    machine reaches late) and the sessions pane has redrawn the history it scheduled."""
+    from textual.widgets import DataTable
+
+    panes = app.query(SessionsPane)
+    return not any(t._require_update_dimensions for t in app.query(DataTable)) and not any(
+        p._detail_scheduled for p in panes
+    )
+
+
+def pressing(*keys: str):
+    """A `run_before` that presses `keys`, then waits for what they changed to be drawn in full:
+    the screenshot is of the state the keys lead to, not of one on the way there."""
+
+    async def run_before(pilot) -> None:
+        await pilot.press(*keys)
+        await wait_for(pilot, lambda: settled(pilot.app), timeout=60.0, what="a settled pane")
+
+    return run_before
+
+
 def demo_state() -> ConsoleState:
     state = ConsoleState(None)
     demo(state)
@@ -56,31 +78,35 @@ def test_sessions_latest_decision_is_a_cancel_with_its_evidence_side_by_side(sna
 
 def test_sessions_history_of_a_cancel_scrolled_to_the_provisional_exchange(snap_compare):
     """The history under the evidence: committed messages, then the provisional exchange in italics."""
-    assert snap_compare(sessions_app(demo_state()), press=["tab", "tab", "end"], terminal_size=SIZE)
+    assert snap_compare(
+        sessions_app(demo_state()), run_before=pressing("tab", "tab", "end"), terminal_size=SIZE
+    )
 
 
 def test_sessions_scrubbed_back_to_the_first_decision(snap_compare):
     """`[` twice: the history as it was when the session started."""
     assert snap_compare(
         sessions_app(demo_state()),
-        press=["left_square_bracket", "left_square_bracket"],
+        run_before=pressing("left_square_bracket", "left_square_bracket"),
         terminal_size=SIZE,
     )
 
 
 def test_sessions_an_ended_session(snap_compare):
     """The second session, whose agent was stopped."""
-    assert snap_compare(sessions_app(demo_state()), press=["down"], terminal_size=SIZE)
+    assert snap_compare(sessions_app(demo_state()), run_before=pressing("down"), terminal_size=SIZE)
 
 
 def test_sessions_a_session_mid_turn_with_a_provisional_answer_streaming(snap_compare):
     """The OpenAI client's session, its answer still streaming into the provisional exchange."""
-    assert snap_compare(sessions_app(demo_state()), press=["down", "down"], terminal_size=SIZE)
+    assert snap_compare(
+        sessions_app(demo_state()), run_before=pressing("down", "down"), terminal_size=SIZE
+    )
 
 
 def test_sessions_the_timeline_of_all_sessions(snap_compare):
     """`a`: every decision of every connection, with its session."""
-    assert snap_compare(sessions_app(demo_state()), press=["a"], terminal_size=SIZE)
+    assert snap_compare(sessions_app(demo_state()), run_before=pressing("a"), terminal_size=SIZE)
 
 
 def test_sessions_asking_for_a_file_to_open(snap_compare):
@@ -114,7 +140,7 @@ def test_sessions_a_replayed_trace(snap_compare, tmp_path):
 def test_sessions_without_colour(snap_compare, monkeypatch):
     """NO_COLOR: kinds, states and the provisional exchange still read (words, italics, gutters)."""
     monkeypatch.setenv("NO_COLOR", "1")
-    assert snap_compare(sessions_app(demo_state()), press=["tab"], terminal_size=SIZE)
+    assert snap_compare(sessions_app(demo_state()), run_before=pressing("tab"), terminal_size=SIZE)
 
 
 # --- tool-call log -------------------------------------------------------------------------------
@@ -132,14 +158,16 @@ def test_toollog_following_the_newest_call(snap_compare):
 
 def test_toollog_details_of_a_selected_call(snap_compare):
     """Up twice, enter: the log is paused and the call's input and output are shown."""
-    assert snap_compare(toollog_app(demo_state()), press=["up", "up", "enter"], terminal_size=SIZE)
+    assert snap_compare(
+        toollog_app(demo_state()), run_before=pressing("up", "up", "enter"), terminal_size=SIZE
+    )
 
 
 def test_toollog_filtered_by_status(snap_compare):
     """The filter bar with the status filter set to failed."""
     assert snap_compare(
         toollog_app(demo_state()),
-        press=["f", "tab", "tab", "enter", "down", "down", "enter"],
+        run_before=pressing("f", "tab", "tab", "enter", "down", "down", "enter"),
         terminal_size=SIZE,
     )
 
@@ -147,7 +175,9 @@ def test_toollog_filtered_by_status(snap_compare):
 def test_toollog_searched(snap_compare):
     """`/` then a search: only the calls whose text matches."""
     assert snap_compare(
-        toollog_app(demo_state()), press=["slash", *"app.py", "enter"], terminal_size=SIZE
+        toollog_app(demo_state()),
+        run_before=pressing("slash", *"app.py", "enter"),
+        terminal_size=SIZE,
     )
 
 
@@ -155,10 +185,12 @@ def test_toollog_one_hundred_thousand_calls(snap_compare):
     """100,000 calls: home, then a page down."""
     state = ConsoleState(None)
     many_tool_calls(state, 100_000)
-    assert snap_compare(toollog_app(state), press=["home", "pagedown"], terminal_size=SIZE)
+    assert snap_compare(
+        toollog_app(state), run_before=pressing("home", "pagedown"), terminal_size=SIZE
+    )
 
 
 def test_toollog_without_colour(snap_compare, monkeypatch):
     """NO_COLOR: the cursor is reversed and statuses are words."""
     monkeypatch.setenv("NO_COLOR", "1")
-    assert snap_compare(toollog_app(demo_state()), press=["up"], terminal_size=SIZE)
+    assert snap_compare(toollog_app(demo_state()), run_before=pressing("up"), terminal_size=SIZE)
