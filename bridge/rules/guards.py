@@ -52,6 +52,17 @@ _NAMES = frozenset(
 )
 
 
+def _folders() -> list[tuple[str, str]]:
+    """Symposium's own folders, as the process's environment places them: (path, what)."""
+    from bridge.paths import config_dir_path, runtime_dir_path, state_dir_path
+
+    return [
+        (config_dir_path(), "Symposium's settings and audit log"),
+        (runtime_dir_path(), "Symposium's console socket"),
+        (state_dir_path(), "what Symposium's console keeps"),
+    ]
+
+
 def _cli_files() -> dict[str, str]:
     """The user's settings folder and files of each CLI, where the CLI looks for them (its own
     variable for its home honoured, as `bridge.hooks.where` finds them)."""
@@ -84,17 +95,11 @@ class Guards:
     """The guarded folders and files of this process's environment (its variables read once)."""
 
     def __init__(self) -> None:
-        from bridge.paths import config_dir_path, runtime_dir_path, state_dir_path
         from bridge.rules.paths import resolve_path
 
-        self.folders: list[tuple[str, str]] = []  # (real path, what): everything inside
+        # (real path, what): everything inside
+        self.folders = [(resolve_path(folder), what) for folder, what in _folders()]
         self.files: dict[str, str] = {}  # real path -> what: the file, or the folder itself
-        for folder, what in (
-            (config_dir_path(), "Symposium's settings and audit log"),
-            (runtime_dir_path(), "Symposium's console socket"),
-            (state_dir_path(), "what Symposium's console keeps"),
-        ):
-            self.folders.append((resolve_path(folder), what))
         env = os.environ.get
         # the user's (by where they resolve to as well: a settings file may be a link into dotfiles)
         named: dict[str, str] = {**_MANAGED, **_cli_files()}
@@ -123,9 +128,9 @@ class Guards:
         head, name = posixpath.split(path)
         return _CLI_FILES.get((posixpath.basename(head), name)) or _CLI_FOLDERS.get(name)
 
-    def check(self, req: Request) -> str | None:
+    def check(self, req: Request, mentions: bool) -> str | None:
         """Why the request is asked about (the `why` of an ask), or None: it names nothing
-        guarded."""
+        guarded. `mentions`: its shell command's text has a guarded name in it (`mentioned`)."""
         for names, _ in req.path_readings():
             for path in names:
                 what = self.what(path)
@@ -135,7 +140,7 @@ class Guards:
             what = self.what(path)
             if what is not None:
                 return _why(what, path)
-        if req.command is None or req.parsed is None or not mentioned(req.command):
+        if not mentions:
             return None
         named = req.named_paths()
         for path in sorted(named.real | named.maybe):
@@ -147,16 +152,16 @@ class Guards:
             return _why(runs_in, named.cwd, runs_in=True)
         maybe = sorted(_names() & named.parts)
         if maybe:
-            return (
-                f"ask: a word only known when it runs may name {maybe[0]!r} (what governs agents "
-                "goes to a person, bypass included)"
-            )
+            return f"ask: a word only known when it runs may name {maybe[0]!r} ({_GOVERNS})"
         return None
 
 
 def _why(what: str, path: str, runs_in: bool = False) -> str:
     where = f"runs in {path}" if runs_in else f"names {path}"
-    return f"ask: it {where} ({what}: what governs agents goes to a person, bypass included)"
+    return f"ask: it {where} ({what}: {_GOVERNS})"
+
+
+_GOVERNS = "what governs agents goes to a person, bypass included"
 
 
 _VARIABLES = (
@@ -200,10 +205,8 @@ def _names() -> frozenset[str]:
     key = _key()
     found = _NAMES_OF.get(key)
     if found is None:
-        from bridge.paths import config_dir_path, runtime_dir_path, state_dir_path
-
         env = os.environ.get
-        paths = [config_dir_path(), runtime_dir_path(), state_dir_path(), *_cli_files()]
+        paths = [folder for folder, _ in _folders()] + list(_cli_files())
         paths += [env(v) or "" for v in _VARIABLES[7:]]
         found = _NAMES | {
             posixpath.basename(q.rstrip("/"))
@@ -225,8 +228,7 @@ def mentioned(command: str | tuple[str, ...]) -> bool:
 def check(req: Request) -> str | None:
     """Why the request is asked about (the `why` of an ask), or None: it names nothing guarded.
     The guards' paths are resolved only for a request that has paths or names one of them."""
-    if not (req.paths or req.loose_paths) and (
-        req.command is None or req.parsed is None or not mentioned(req.command)
-    ):
+    mentions = req.command is not None and req.parsed is not None and mentioned(req.command)
+    if not (mentions or req.paths or req.loose_paths):
         return None
-    return guards().check(req)
+    return guards().check(req, mentions)

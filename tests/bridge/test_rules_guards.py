@@ -115,6 +115,13 @@ def home(tmp_path, monkeypatch) -> Path:
     return home
 
 
+def run_and_diff(command: str, home: Path, project: Path) -> list[str]:
+    """Run `command` in the sandbox; the guarded files it changed."""
+    before = fingerprint(home)
+    run_sandboxed(command, home, project)
+    return [p for p, v in fingerprint(home).items() if before[p] != v]
+
+
 def decide(command: str, cwd: Path, rules: list[Rule] | None = None):
     call = {"kind": "execute", "title": command, "rawInput": {"command": command}}
     return RuleSet(rules or []).decide(Request.from_tool_call("claude-code", call, cwd=str(cwd)))
@@ -124,9 +131,7 @@ def decide(command: str, cwd: Path, rules: list[Rule] | None = None):
 @pytest.mark.parametrize("command", CHANGES)
 def test_a_command_that_changes_what_governs_the_agents_is_asked(command, home) -> None:
     project = make_home(home)
-    before = fingerprint(home)
-    run_sandboxed(command, home, project)
-    changed = [p for p, v in fingerprint(home).items() if before[p] != v]
+    changed = run_and_diff(command, home, project)
     assert changed, f"the oracle saw no guarded file change: {command!r}"
     make_home(home)  # (as it was: the rules read the folders as the command met them)
     decision = decide(command, project)
@@ -138,9 +143,7 @@ def test_a_command_that_changes_what_governs_the_agents_is_asked(command, home) 
 @pytest.mark.parametrize("command", LEAVES)
 def test_a_command_that_leaves_them_alone_is_not_the_guards_to_decide(command, home) -> None:
     project = make_home(home)
-    before = fingerprint(home)
-    run_sandboxed(command, home, project)
-    assert fingerprint(home) == before, command
+    assert run_and_diff(command, home, project) == [], command
     decision = decide(command, project)
     assert "what governs agents" not in decision.why, decision.why
 
