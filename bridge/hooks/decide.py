@@ -327,10 +327,8 @@ def _decide_here(
         verdict = RuleSet(policy.rules).decide(request)
     except Exception as exc:
         return _audited(call, tool_call, "deny", "policy", None, f"the rules failed: {exc}")
-    action = verdict.action if verdict is not None else None
-    label = verdict.label if verdict is not None else None
+    action, label = verdict.action, verdict.label
     if action == "deny":
-        assert verdict is not None
         rule_reason = verdict.rule.reason if verdict.rule is not None else None
         return _audited(call, tool_call, "deny", "policy", label, rule_reason or verdict.why)
     if action != "ask" and call.agent in policy.bypass:
@@ -338,10 +336,8 @@ def _decide_here(
             call, tool_call, "allow", "policy", "agent bypass", f"always allow {call.agent}"
         )
     if action == "allow":
-        assert verdict is not None
         return _audited(call, tool_call, "allow", "policy", label or "rule", verdict.why)
     if action == "ask":
-        assert verdict is not None
         # the rule that asks, or the rule that might match and why (`… | sh`: what the shell
         # reads is not known), not a deny rule named as if it asked
         why += f" ({verdict.why.removeprefix('ask: ')})"
