@@ -49,7 +49,10 @@ def keep_heap(mmap_threshold: int = 16 << 20, trim_threshold: int = 32 << 20) ->
     )
 
 
-def widen_pipe(fd: int, size: int = 1 << 20) -> bool:
+READ_SIZE = 1 << 20  # what a widened pipe holds, and what the endpoint reads from it at a time
+
+
+def widen_pipe(fd: int, size: int = READ_SIZE) -> bool:
     """Let a pipe on `fd` hold `size` bytes (Linux; 64 KiB by default): a client that writes a
     long conversation's request line then does it in one go, and the endpoint reads it in one or
     two reads instead of being woken for every 64 KiB. Returns whether it was widened (a socket,
@@ -66,9 +69,6 @@ def widen_pipe(fd: int, size: int = 1 << 20) -> bool:
     except OSError:  # EPERM: over /proc/sys/fs/pipe-max-size or the user's pipe allowance
         return False
     return True
-
-
-READ_SIZE = 1 << 20  # as much as a widened pipe holds
 
 
 async def read_lines_from(reader: asyncio.StreamReader, pipe: Any) -> asyncio.BaseTransport:
