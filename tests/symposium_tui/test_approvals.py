@@ -1158,3 +1158,26 @@ async def test_the_console_records_its_own_bridges_audit_head_and_warns_when_it_
         await wait_for(pilot, lambda: not len(app._notifications), what="the warning hidden")
         assert app.audit_warnings == [warning]  # still kept
     log.close()
+
+
+async def test_a_card_settled_before_its_mount_ran_leaves_without_an_error(make_app):
+    """A request withdrawn (or answered elsewhere) in the tick its card arrived: the card is
+    removed before it mounted — Textual then skips composing its parts — and its mount must not
+    look for them. The app keeps running and the queue is empty again."""
+    from types import SimpleNamespace
+
+    from symposium_tui.widgets.approvals import ApprovalInfo
+
+    app = make_app()  # linger 0: a settled card leaves at once
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.query_one("#tabs").active == "approvals")
+        info = ApprovalInfo("a1", "c1", "s1", "eliza", run_call("make deploy"), ONCE_OPTIONS)
+        card = app.queue.add(info)
+        assert card is not None and not card.is_mounted  # the same tick: its mount is under way
+        withdrawn = SimpleNamespace(
+            approval_id="a1", outcome="cancelled", resolver="default", reason=None
+        )
+        app.queue.resolve(withdrawn)
+        await wait_for(pilot, lambda: not app.queue.query(ApprovalCard), what="the card gone")
+        await wait_for(pilot, lambda: app.query_one("#queue-empty").display)
+        assert not app.queue.pending and app._exception is None

@@ -145,6 +145,8 @@ class ApprovalCard(Widget, can_focus=True):
             yield Static(classes="card-diff")
 
     def on_mount(self) -> None:
+        if self._part(".card-keys") is None:
+            return  # removed before it mounted (settled in the tick it came): Textual composed none
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
         self._render_diff()
         self._render_keys()
@@ -196,8 +198,15 @@ class ApprovalCard(Widget, can_focus=True):
         self._render_diff()
         self._render_keys()
 
+    def _part(self, selector: str) -> Static | None:
+        """One of the card's parts, or None on a card being removed: its parts leave before it
+        does, and a card removed before it mounted never had any."""
+        return next(self.query(selector).results(Static), None)
+
     def _render_diff(self, limit: int | None = DIFF_LINES) -> None:
-        widget = self.query_one(".card-diff", Static)
+        widget = self._part(".card-diff")
+        if widget is None:
+            return
         diffs = self.info.diffs()
         widget.display = bool(diffs)
         if diffs:
@@ -226,7 +235,9 @@ class ApprovalCard(Widget, can_focus=True):
         return out
 
     def _render_keys(self) -> None:
-        widget = self.query_one(".card-keys", Static)
+        widget = self._part(".card-keys")
+        if widget is None:
+            return
         widget.set_class(self.state != "pending", "-hidden")
         if self.state != "pending":
             return
@@ -259,7 +270,9 @@ class ApprovalCard(Widget, can_focus=True):
         self.set_class(not self.armed, "-unarmed")
 
     def _render_status(self) -> None:
-        widget = self.query_one(".card-status", Static)
+        widget = self._part(".card-status")
+        if widget is None:
+            return
         widget.display = bool(self.outcome_text)
         widget.update(self.outcome_text)
         widget.set_class(self.outcome_text.startswith("✓"), "-allowed")
@@ -301,6 +314,9 @@ class ApprovalCard(Widget, can_focus=True):
         self.post_message(self.Decided(self, answer))
 
     async def action_deny(self) -> None:
+        status = self._part(".card-status")
+        if status is None:
+            return  # a card on its way out takes no reason
         reason = Input(
             placeholder="Reason (optional) · Enter denies · Esc back to the card",
             id="deny-reason",
@@ -309,7 +325,7 @@ class ApprovalCard(Widget, can_focus=True):
         )
         self.state = "reason"
         # Focus once it is mounted: Textual drops focus given to a widget that has no screen yet.
-        await self.mount(reason, before=self.query_one(".card-status"))
+        await self.mount(reason, before=status)
         if self.state == "reason":
             reason.focus()
 
