@@ -64,12 +64,14 @@ def named_paths(parsed: ParsedCommand, raw: str | None, cwd: str | None) -> Name
             names.word(text, dynamic)
     # the names of the files it reads, in a file (`sort --files0-from=F`, `tar -T F`), or given
     # by xargs from its input (`… | xargs cat`, `xargs -I{} cat /tmp/{}/key`), or a `~` after the
-    # command set HOME (`HOME=/tmp; cat ~/x`), or after `cd -` (`cd ~-`, `popd`: any folder)
+    # command set HOME (`HOME=/tmp; cat ~/x`), or after `cd -` (`cd ~-`, `popd`) or a `cd` to a
+    # folder only known when it runs (`cd $DIR`): any folder
     names.too_many = (
         names.too_many
         or any(p.open_args or _names_from_file(p.words) for p in parsed.parts)
         or _home_moved(parsed)
         or any(re.match(r"~(?:-|[-+]?\d+)(?:/|$)", d) for d in parsed.dirs)
+        or any(_expand_words(d, home) is None for d in parsed.dirs)  # `cd $DIR`: any folder
     )
     if any(dynamic for _, dynamic in parsed.words):
         # a variable the command assigns, or what a `$(…)` prints, may fill in a word only known
@@ -333,18 +335,34 @@ _WALK_RECURSIVE = frozenset(
 _RECURSIVE = re.compile(r"-[A-Za-z]*[rRa][A-Za-z]*$|--recursive$|--archive$")
 
 
+def _operands(words: tuple[str, ...], names: _Names) -> set[str]:
+    """The real paths a simple command's operands (its words after the first that are not
+    options) name, expanded as its other words are (`$HOME`, braces, `~`, globs: `rm -rf $HOME`,
+    `rm -r ~/{a,b}`, `rm -rf /ho*`); a word only known when it runs otherwise names none."""
+    found: set[str] = set()
+    for word in words[1:]:
+        if not word or word.startswith("-"):
+            continue
+        for text in _expand_words(word, names.home) or ():
+            if _GLOB_CHARS & set(text):
+                found.update(_glob(text, names.bases)[0])
+            names.resolve(text, found)
+    return found
+
+
 def walks_above(
     parsed: ParsedCommand, cwd: str | None, root: str, walks: LinkWalks | None = None
 ) -> int:
     """Whether a command goes down a folder that holds `root` (strictly above it): YES for one
     that deletes or moves it along (`rm -r ~` under `deny path=~/.ssh`), MIGHT for one that reads
     or changes what is inside (`grep -r key ~`, `tar c ~`, `chmod -R a+r ~`), else NO."""
-    from bridge.rules.links import follows_into, operand_paths
+    from bridge.rules.links import follows_into
     from bridge.rules.verdicts import MIGHT, NO, YES
 
     verdict = NO
     home = os.path.expanduser("~")
     bases = _bases(cwd or os.getcwd(), parsed.dirs, home)  # and every folder it changes to
+    names = _Names(home, bases)
     for part in parsed.parts:
         words = part.words
         if verdict == NO and follows_into(
@@ -356,7 +374,7 @@ def walks_above(
         carries = program == "mv" or (program == "rm" and recursive)
         if not (carries or program in _WALK or (program in _WALK_RECURSIVE and recursive)):
             continue
-        for real in operand_paths(words, bases, part.unknown):
+        for real in _operands(words, names):
             if real != root and root.startswith(real.rstrip(os.sep) + os.sep):
                 if carries:
                     return YES

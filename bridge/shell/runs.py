@@ -398,7 +398,9 @@ def _stack_word(word: str) -> bool:
 def note_dirs(parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...]) -> None:
     """The directories a command changes to: `cd DIR`/`pushd DIR` (a bare `cd`: `~`; `cd -`,
     `pushd +1`, `popd`: a folder of $OLDPWD or the folder stack, `~-`, any), and the argument of
-    `-C`, `--chdir`, `--directory`, `--cwd` (git, make, tar, env, …)."""
+    `-C`, `--chdir`, `--directory`, `--cwd` (git, make, tar, env, …). A folder only known when it
+    runs is noted as written (`cd $HOME`: the rules expand what they can, and any other is any
+    folder)."""
     i = _skip_assignments(words, 0)
     if i < len(words) and words[i] in ("cd", "pushd", "popd"):
         args = [k for k in range(i + 1, len(words)) if not words[k].startswith("-")]
@@ -406,14 +408,13 @@ def note_dirs(parser: Parser, words: tuple[str, ...], dynamic: tuple[bool, ...])
             parser.dirs.append("~-")
         elif not args:
             parser.dirs.append("~")
-        elif not dynamic[args[0]]:
+        else:
             parser.dirs.append(words[args[0]])
     for k in range(i + 1, len(words)):
         word = words[k]
         if word in ("-C", "--chdir", "--directory", "--cwd") and k + 1 < len(words):
-            if not dynamic[k + 1]:
-                parser.dirs.append(words[k + 1])
-        elif word.startswith(("--chdir=", "--directory=", "--cwd=")) and not dynamic[k]:
+            parser.dirs.append(words[k + 1])
+        elif word.startswith(("--chdir=", "--directory=", "--cwd=")):
             parser.dirs.append(word.partition("=")[2])
 
 

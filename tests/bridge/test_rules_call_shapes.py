@@ -472,6 +472,65 @@ def test_the_oracle_sees_a_recursive_command_reach_inside_the_denied_folder(tmp_
 
 
 @pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf $HOME",
+        'rm -rf "${HOME}/"',
+        "mv $HOME $HOME-moved",
+        "rm -r {t}/../{home,none}",
+        "rm -rf {t}/k*",
+        "rm -rf {t}/ke?s",
+        "cd $HOME && rm -rf ./{keys,x}",
+        "rm -rf ~/[k]eys",
+    ],
+)
+def test_every_spelling_bash_expands_to_a_folder_above_a_denied_one_is_that_rules(
+    tmp_path, monkeypatch, command
+):
+    """`$HOME`, braces and globs in a delete's or move's operands are read as bash reads them. The
+    oracle is bash, run with the same HOME in the folder above: the key must really go."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    command = command.replace("{t}", str(home))
+
+    def make() -> None:
+        (home / "keys").mkdir(parents=True, exist_ok=True)
+        (home / "keys" / "id_rsa").write_text("secret key\n")
+
+    make()
+    subprocess.run(
+        ["bash", "-c", command], cwd=tmp_path, env={**os.environ, "HOME": str(home)}, check=False
+    )
+    assert not (home / "keys" / "id_rsa").exists(), f"bash left the key: {command!r}"
+    make()
+    deny = Rule("deny", path=str(home / "keys"))
+    call = {"kind": "execute", "rawInput": {"command": command}}
+    assert decide(call, deny, cwd=str(tmp_path)) == "deny", command
+    assert on_bypass(call, deny, cwd=str(tmp_path)) == "deny", command
+
+
+def test_relative_words_after_a_cd_to_a_folder_only_known_when_it_runs_are_asked(tmp_path):
+    """`cd $DIR && rm -rf -- *`: DIR is the agent's, not the rules' to know — with DIR set to the
+    folder that holds the denied one, bash removes it. Asked, bypass included; a `cd` the rules
+    can follow is read as before."""
+    data, work = tmp_path / "data", tmp_path / "work"
+    (data / "keys").mkdir(parents=True)
+    (data / "keys" / "id_rsa").write_text("secret key\n")
+    (work / "build").mkdir(parents=True)
+    command = "cd $DIR && rm -rf -- *"
+    env = {**os.environ, "DIR": str(data)}
+    subprocess.run(["bash", "-c", command], cwd=work, env=env, check=False)
+    assert not (data / "keys").exists()  # the oracle: it did take the denied folder
+    assert (work / "build").exists()
+    deny = Rule("deny", path=str(data / "keys"))
+    call = {"kind": "execute", "rawInput": {"command": command}}
+    assert decide(call, deny, cwd=str(work)) == "ask"
+    assert on_bypass(call, deny, cwd=str(work)) == "ask"
+    plain = {"kind": "execute", "rawInput": {"command": f"cd {work} && rm -rf -- *"}}
+    assert on_bypass(plain, deny, cwd=str(work)) == "allow"
+
+
+@pytest.mark.parametrize(
     "command", ["ls {t}", "grep secret {t}/notes.txt", "rm -rf {t}/build", "cat {t}/notes.txt"]
 )
 def test_a_command_that_does_not_go_down_a_folder_above_a_denied_one_is_not(tmp_path, command):
