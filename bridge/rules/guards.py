@@ -9,9 +9,13 @@ it reads or writes, a word of its shell command, the folder a command runs in, a
 when it runs with such a name in it — goes to a person: an ask, bypass included (`RuleSet.decide`,
 right after the deny rules: a deny rule still denies first).
 
+A call that deletes or moves a folder above one of them takes it along (`rm -rf ~`, `rm -rf
+$HOME`, `mv ~/.config /tmp`, `find ~ -delete`, a `delete` tool given `~`): asked too, as is a
+command that changes what is inside a folder it goes down, with one of them in it (`chmod -R 777
+~`). Reading such a folder is not asked (`grep -r x ~`, `ls ~`).
+
 Conservative, as path rules are: a path a program builds itself (interpreter code, a name spelled
-in pieces), or a word only known when it runs without such a name in it, is not seen; nor is a
-folder above (`rm -rf ~`).
+in pieces), or a word only known when it runs without such a name in it, is not seen.
 """
 
 from __future__ import annotations
@@ -43,6 +47,24 @@ _MANAGED = {
     "/etc/gemini-cli/settings.json": "Gemini CLI's system settings",
     "/etc/gemini-cli/system-defaults.json": "Gemini CLI's system settings",
 }
+# Programs that change what is inside a folder they go down, given one above a guarded one
+# (`chmod -R 777 ~`; `rm -r` and `mv` take it along) ...
+_WALKING_CHANGERS = frozenset(
+    {"rm", "mv", "cp", "chmod", "chown", "chgrp", "setfacl", "shred", "rsync", "tar"}
+)
+# ... and those that change the files they are given (or may: interpreters, `git`): given what
+# another finds (`find ~ | xargs truncate -s 0`), they may change anything it found
+_CHANGERS = _WALKING_CHANGERS | frozenset(
+    {
+        "rmdir", "unlink", "ln", "install", "chattr", "truncate", "dd", "tee", "touch", "sed",
+        "unzip", "patch", "git", "perl", "ruby", "python", "python3", "node", "sh", "bash",
+        "dash", "zsh",
+    }
+)  # fmt: skip
+# ... and `find` with an action that changes or runs something
+_FIND_ACTIONS = frozenset(
+    {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
+)
 # A command whose text has none of these names (nor a guarded folder's) names nothing guarded:
 # its paths are not worked out for the guard
 _NAMES = frozenset(
@@ -128,9 +150,51 @@ class Guards:
         head, name = posixpath.split(path)
         return _CLI_FILES.get((posixpath.basename(head), name)) or _CLI_FOLDERS.get(name)
 
-    def check(self, req: Request, mentions: bool) -> str | None:
+    def roots(self, cwd: str | None) -> list[tuple[str, str]]:
+        """The guarded folders and files there are, with the project's CLI folders (those in the
+        folder the call runs in, a real path): (real path, what)."""
+        found = [(r, w) for r, w in (*self.folders, *self.files.items()) if os.path.lexists(r)]
+        if cwd:
+            for name, what in _CLI_FOLDERS.items():
+                path = os.path.join(cwd, name)
+                if os.path.lexists(path):
+                    found.append((os.path.realpath(path), what))
+        return found
+
+    def carried(self, req: Request, changes: bool) -> str | None:
+        """Why a call that takes a guarded folder or file along (a delete or move of a folder
+        above it), or changes what is inside a folder above it, is asked; or None."""
+        carries = req.kind in ("delete", "move") and bool(req.paths)
+        if not (carries or changes):
+            return None  # (an edit, a read, a command that changes nothing it goes down)
+        from bridge.rules.paths import resolve_path
+        from bridge.rules.verdicts import MIGHT, YES
+
+        cwd = resolve_path(req.cwd) if req.cwd else None
+        roots = self.roots(cwd)
+        if carries:
+            for root, what in roots:
+                if req.walks_into(root):
+                    return _why(what, root, along=True)
+        parsed = req.parsed
+        if not changes or not roots or parsed is None:
+            return None
+        parts = tuple(p for p in parsed.parts if _changes(p.words))
+        if any(p.open_args and _changes(p.words, _CHANGERS) for p in parsed.parts):
+            parts = parsed.parts  # (what any of them finds may be given to a changer)
+        verdicts = req.walks_above_each(tuple(r for r, _ in roots), cwd, parts)
+        for (root, what), verdict in zip(roots, verdicts, strict=True):
+            if verdict == YES:
+                return _why(what, root, along=True)
+        for (root, what), verdict in zip(roots, verdicts, strict=True):
+            if verdict == MIGHT:
+                return _why(what, root, within=True)
+        return None
+
+    def check(self, req: Request, mentions: bool, changes: bool = False) -> str | None:
         """Why the request is asked about (the `why` of an ask), or None: it names nothing
-        guarded. `mentions`: its shell command's text has a guarded name in it (`mentioned`)."""
+        guarded. `mentions`: its shell command's text has a guarded name in it (`mentioned`);
+        `changes`: it runs a program that changes what is inside a folder it goes down."""
         for names, _ in req.path_readings():
             for path in names:
                 what = self.what(path)
@@ -140,8 +204,9 @@ class Guards:
             what = self.what(path)
             if what is not None:
                 return _why(what, path)
-        if not mentions:
-            return None
+        carried = self.carried(req, changes)
+        if carried is not None or not mentions:
+            return carried
         named = req.named_paths()
         for path in sorted(named.real | named.maybe):
             what = self.what(path)
@@ -156,12 +221,33 @@ class Guards:
         return None
 
 
-def _why(what: str, path: str, runs_in: bool = False) -> str:
-    where = f"runs in {path}" if runs_in else f"names {path}"
+def _changes(words: tuple[str, ...], programs: frozenset[str] = _WALKING_CHANGERS) -> bool:
+    """Whether a simple command changes the files it is given: one of `programs`, or a `find`
+    with an action (`_FIND_ACTIONS`)."""
+    program = posixpath.basename(words[0]) if words else ""
+    if program == "find":
+        return not _FIND_ACTIONS.isdisjoint(words)
+    return program in programs
+
+
+def _why(
+    what: str, path: str, runs_in: bool = False, along: bool = False, within: bool = False
+) -> str:
+    if along:
+        where = f"deletes or moves a folder that holds {path}"
+    elif within:
+        where = f"changes what is inside a folder that holds {path}"
+    else:
+        where = f"runs in {path}" if runs_in else f"names {path}"
     return f"ask: it {where} ({what}: {_GOVERNS})"
 
 
 _GOVERNS = "what governs agents goes to a person, bypass included"
+
+
+def is_guarded(reason: str | None) -> bool:
+    """Whether an ask's reason is the guard's: no allow rule (nor bypass) answers such a call."""
+    return bool(reason) and _GOVERNS in (reason or "")
 
 
 _VARIABLES = (
@@ -228,7 +314,12 @@ def mentioned(command: str | tuple[str, ...]) -> bool:
 def check(req: Request) -> str | None:
     """Why the request is asked about (the `why` of an ask), or None: it names nothing guarded.
     The guards' paths are resolved only for a request that has paths or names one of them."""
-    mentions = req.command is not None and req.parsed is not None and mentioned(req.command)
-    if not (mentions or req.paths or req.loose_paths):
+    command = req.command
+    parsed = req.parsed if command is not None else None
+    mentions = parsed is not None and command is not None and mentioned(command)
+    changes = parsed is not None and any(
+        _changes(p.words) or (p.open_args and _changes(p.words, _CHANGERS)) for p in parsed.parts
+    )
+    if not (mentions or changes or req.paths or req.loose_paths):
         return None
-    return guards().check(req, mentions)
+    return guards().check(req, mentions, changes)

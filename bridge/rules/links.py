@@ -24,6 +24,7 @@ _FOLLOWS: dict[str, str | None] = {
     "tree": r"-[A-Za-z]*l",
     "zip": None,
 }
+FOLLOWING = frozenset(_FOLLOWS)  # the programs `follows_into` looks at
 _HERE_BY_DEFAULT = frozenset({"grep", "egrep", "fgrep", "find", "rg"})
 
 

@@ -14,7 +14,7 @@ from bridge.record import Frozen
 from bridge.rules.bounds import MAX_BRACES, MAX_EXPANSIONS, MAX_GLOB_LEVELS
 from bridge.rules.paths import _PROC, resolve_path
 from bridge.shell import GLOB_CHARS as _GLOB_CHARS
-from bridge.shell import ParsedCommand
+from bridge.shell import ParsedCommand, Part
 
 TYPE_CHECKING = False  # (as in bridge.rules.request: no `typing` on a hook's start-up)
 if TYPE_CHECKING:
@@ -356,27 +356,38 @@ def walks_above(
     """Whether a command goes down a folder that holds `root` (strictly above it): YES for one
     that deletes or moves it along (`rm -r ~` under `deny path=~/.ssh`), MIGHT for one that reads
     or changes what is inside (`grep -r key ~`, `tar c ~`, `chmod -R a+r ~`), else NO."""
-    from bridge.rules.links import follows_into
+    return walks_above_each(parsed, cwd, (root,), walks)[0]
+
+
+def walks_above_each(
+    parsed: ParsedCommand,
+    cwd: str | None,
+    roots: tuple[str, ...],
+    walks: LinkWalks | None = None,
+    parts: tuple[Part, ...] | None = None,
+) -> list[int]:
+    """`walks_above` for each of `roots`, the command's operands read once; of `parts` of it
+    only, when given."""
+    from bridge.rules.links import FOLLOWING, follows_into
     from bridge.rules.verdicts import MIGHT, NO, YES
 
-    verdict = NO
+    verdicts = [NO] * len(roots)
     home = os.path.expanduser("~")
     bases = _bases(cwd or os.getcwd(), parsed.dirs, home)  # and every folder it changes to
     names = _Names(home, bases)
-    for part in parsed.parts:
+    for part in parsed.parts if parts is None else parts:
         words = part.words
-        if verdict == NO and follows_into(
-            words, bases, root, walks
-        ):  # `grep -R x .`, `./up` → root
-            verdict = MIGHT
         program = os.path.basename(words[0]) if words else ""
+        for n, root in enumerate(roots if program in FOLLOWING else ()):
+            if verdicts[n] == NO and follows_into(words, bases, root, walks):
+                verdicts[n] = MIGHT  # `grep -R x .`, `./up` → root
         recursive = any(_RECURSIVE.match(w) for w in words[1:])
         carries = program == "mv" or (program == "rm" and recursive)
         if not (carries or program in _WALK or (program in _WALK_RECURSIVE and recursive)):
             continue
         for real in _operands(words, names):
-            if real != root and root.startswith(real.rstrip(os.sep) + os.sep):
-                if carries:
-                    return YES
-                verdict = MIGHT
-    return verdict
+            above = real.rstrip(os.sep) + os.sep
+            for n, root in enumerate(roots):
+                if verdicts[n] != YES and real != root and root.startswith(above):
+                    verdicts[n] = YES if carries else MIGHT
+    return verdicts

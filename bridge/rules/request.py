@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from bridge.rules.links import LinkWalks
     from bridge.rules.named import NamedPaths
     from bridge.rules.urls import UrlView
+    from bridge.shell import Part
 
 
 _OWN_COMMAND = ("command", "malformed", "more_commands")  # what `with_command` does not carry over
@@ -298,6 +299,17 @@ class Request(Record):
 
         parsed = self.parsed
         return walks_above(parsed, cwd, root, self._walks) if parsed is not None else 0
+
+    def walks_above_each(
+        self, roots: tuple[str, ...], cwd: str | None, parts: tuple[Part, ...] | None = None
+    ) -> list[int]:
+        """`walks_above` for each of `roots` (of `parts` of the command only, when given)."""
+        from bridge.rules.named import walks_above_each
+
+        parsed = self.parsed
+        if parsed is None:
+            return [0] * len(roots)
+        return walks_above_each(parsed, cwd, roots, self._walks, parts)
 
     def url_views(self) -> tuple[UrlView, ...]:
         if self._urls is None:

@@ -1221,7 +1221,7 @@ def test_a_destructive_command_is_proposed_exactly_never_by_its_program(command)
     )
     assert rule.check_examples() == []
     assert run(command, rule) == "allow"
-    assert run(command + " /", rule) is None
+    assert run(command + " src", rule) is None
     program = parse_command(command).parts[0].words[0]
     assert run(f"{program} --help", rule) is None
     assert breadth(rule) == []  # nothing broad to warn about
@@ -1234,7 +1234,7 @@ def test_a_title_like_command_becomes_the_exact_command_not_its_first_two_words(
     assert rule is not None and rule.command == ("run the tests $",)
     assert scope_text(rule, "Eliza") == "always allow exactly `run the tests` by Eliza"
     assert run("run the tests", rule, agent="eliza") == "allow"
-    assert run("run the tests && rm -rf /", rule, agent="eliza") is None
+    assert run("run the tests && rm -rf build", rule, agent="eliza") is None
     assert run("run the", rule, agent="eliza") is None
     assert run("run the tests now", rule, agent="eliza") is None
 
@@ -1283,7 +1283,7 @@ def test_breadth_warns_loudest_for_a_destructive_program_allowed_by_its_name() -
 def test_an_exact_prefix_allows_only_that_command_and_a_deny_ignores_the_mark() -> None:
     allow = Rule("allow", command=("rm -rf build $",))
     assert run("rm -rf build", allow) == "allow"
-    assert run("rm -rf build /", allow) is None
+    assert run("rm -rf build src", allow) is None
     assert run("rm -rf", allow) is None
     deny = Rule("deny", command=("rm -rf $",))  # the mark does not narrow a deny
     assert run("rm -rf build", deny) == "deny"

@@ -44,6 +44,18 @@ CHANGES = [
     "bash -c 'echo x > ~/.claude/settings.json'",
     "find ~/.claude -name settings.json -delete",
     "chmod 000 ~/symposium-config/audit.jsonl",
+    # a folder above them, taken along or changed inside
+    "rm -rf ~",
+    'rm -rf "$HOME/"',
+    "rm -r -f ${HOME}/{proj,x}",
+    "rm -rf ../*",
+    "find ~ -type f | xargs truncate -s 0",
+    "cd .. && rm -rf proj",
+    "cd ~ && rm -rf ./*",
+    "mv ../proj /tmp/elsewhere",
+    "find ~ -name '*.json' -delete",
+    "find .. -type f -exec truncate -s 0 {} +",
+    "chmod -R 000 ~",
 ]
 # ... and these change none of them: their decision is not the guard's
 LEAVES = [
@@ -53,6 +65,14 @@ LEAVES = [
     "ls -la ~",
     "echo settings > out.txt",
     "mkdir -p build && touch build/config.json",
+    "grep -r hooks ~",
+    "ls -R ~",
+    "du -sh ~",
+    "find . -name '*.md'",
+    "mkdir -p build && rm -rf build",
+    "cp -r ~/proj/README.md /tmp/x",
+    "grep -rl hooks .. | head -1 && git status",
+    "find . -name '*.md' | xargs wc -l",
 ]
 
 
@@ -171,6 +191,22 @@ def test_a_file_call_on_what_governs_the_agents_is_asked(kind, path, home) -> No
     decision = RuleSet([]).decide(Request.from_tool_call("claude-code", call, cwd=str(project)))
     assert decision.action == "ask", decision.why
     assert path in decision.why
+
+
+@pytest.mark.parametrize(("kind", "path"), [("delete", "~"), ("move", "{project}")])
+def test_a_file_call_that_takes_a_folder_above_them_along_is_asked(kind, path, home) -> None:
+    """A delete or move tool given a folder that holds a guarded one takes it along."""
+    project = make_home(home)
+    path = path.replace("~", str(home)).replace("{project}", str(project))
+    call = {"kind": kind, "title": kind, "rawInput": {"path": path}, "locations": [{"path": path}]}
+    decision = RuleSet([]).decide(Request.from_tool_call("claude-code", call, cwd=str(project)))
+    assert decision.action == "ask", decision.why
+    assert "deletes or moves a folder that holds" in decision.why
+    build = project / "build"
+    build.mkdir()
+    call = {"kind": kind, "title": kind, "rawInput": {"path": str(build)}}
+    other = RuleSet([]).decide(Request.from_tool_call("claude-code", call, cwd=str(project)))
+    assert other.action is None, other.why
 
 
 def test_a_deny_rule_still_denies_first_and_an_allow_rule_does_not_allow_past_the_guard(

@@ -793,7 +793,7 @@ def test_policy_from_settings():
     assert policy.bypass_agents == {"zed-claude-code"}
     assert policy.session_bypass == set()
 
-    res = policy.decide(ctx("zed-claude-code", kind="execute", title="rm -rf /"))
+    res = policy.decide(ctx("zed-claude-code", kind="execute", title="rm -rf build"))
     assert (res.outcome, res.option_id, res.resolver, res.rule) == (
         "allow_once",
         "yes",

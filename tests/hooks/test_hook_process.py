@@ -442,7 +442,7 @@ def test_a_hook_process_runs_without_the_garbage_collector():
     [
         ({"command": "ls\rrm -rf /"}, "a control character"),  # shows as `rm -rf /`
         ({"command": "ls\u202erm"}, "a control character"),  # a bidirectional override
-        ({"script": "rm -rf /"}, "under 'script'"),  # not the one command the rules read
+        ({"script": "rm -rf build"}, "under 'script'"),  # not the one command the rules read
         ({"command": ""}, "blank"),
     ],
     ids=["carriage-return", "bidi-override", "script-key", "blank"],
