@@ -116,6 +116,12 @@ class ApprovalActions:
         card = self.app.queue.current_card()
         if card is None:
             self.app.notify("No approval is pending.")
+        elif card.info.guarded:
+            self.app.notify(
+                "This request touches what governs the agents: it is asked each time, and no "
+                "rule can allow it.",
+                severity="warning",
+            )
         elif card.info.proposal() is None or not card.info.offers("approve"):
             self.app.notify("No rule can be proposed for this request.", severity="warning")
         else:

@@ -96,8 +96,19 @@ class ApprovalInfo:
     def offers(self, answer: str) -> bool:
         return self.option(ANSWER_KIND[answer]) is not None
 
+    @property
+    def guarded(self) -> bool:
+        """Asked because it touches what governs the agents (`bridge.rules.guards`): no allow
+        rule, nor bypass, answers such a call — only a person, each time."""
+        from bridge.rules.guards import is_guarded
+
+        return is_guarded(self.ask_reason)
+
     def proposal(self) -> Any:
-        """The rule "always for this pattern" would add (bridge.rules.propose_rule), or None."""
+        """The rule "always for this pattern" would add (bridge.rules.propose_rule), or None (and
+        None for a guarded call: a rule would not stop its next card)."""
+        if self.guarded:
+            return None
         if not hasattr(self, "_proposal"):
             from bridge.rules import Request, propose_rule
 

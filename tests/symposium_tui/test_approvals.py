@@ -1181,3 +1181,38 @@ async def test_a_card_settled_before_its_mount_ran_leaves_without_an_error(make_
         await wait_for(pilot, lambda: not app.queue.query(ApprovalCard), what="the card gone")
         await wait_for(pilot, lambda: app.query_one("#queue-empty").display)
         assert not app.queue.pending and app._exception is None
+
+
+async def test_a_card_the_guard_asks_on_bypass_says_so_and_proposes_no_rule(
+    make_app, asker, store
+):
+    """Claude Code on bypass writes its own settings: the guard asks (bypass included). Its card
+    says what asks anyway, and offers no "rule for requests like this" — no allow rule would stop
+    the next card; the person's own answer still settles it. A card a rule asks keeps its key."""
+    from textual.widgets import Static
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        app.settings_changed(store.set_agent_bypass("claude-code", True))
+        await wait_for(pilot, lambda: "⚠ bypass on: claude-code" in app.sub_title)
+        task = asker.ask(run_call("echo x > ~/.claude/settings.json"), agent="claude-code")
+        card = await drawn_card(pilot)
+        await wait_for(pilot, lambda: "governs the agents is asked anyway" in card.border_subtitle)
+        assert (card.info.why_asked() or "").startswith("asked because it names ")
+        legend = shown_text(card.query(".card-keys").results(Static))
+        assert "Approve once" in legend and "Rule:" not in legend
+        await pilot.press("p")  # nothing to propose: no rule screen
+        app.propose_current()  # the palette's: says why
+        await wait_for(
+            pilot,
+            lambda: any("no rule can allow it" in n.message for n in app._notifications),
+        )
+        assert app.screen is app.screen_stack[0]
+        await pilot.press("a")
+        assert (await task).outcome == "allow_once"
+        store.add_rule(Rule("ask", command="deploy"))
+        app.settings_changed(store.load())
+        asker.ask(run_call("deploy", call_id="call-9"), agent="claude-code")
+        ruled = await drawn_card(pilot)
+        await wait_for(pilot, lambda: "a rule asks anyway" in ruled.border_subtitle)
+        assert "Rule:" in shown_text(ruled.query(".card-keys").results(Static))

@@ -189,8 +189,9 @@ class ApprovalCard(Widget, can_focus=True):
 
     def watch_bypass(self, on: bool) -> None:
         self.set_class(on, "-bypass")
+        anyway = "what governs the agents is asked" if self.info.guarded else "a rule asks"
         self.border_subtitle = (
-            f"⚠ bypass on for {escape(self.info.agent_display)}: a rule asks anyway" if on else ""
+            f"⚠ bypass on for {escape(self.info.agent_display)}: {anyway} anyway" if on else ""
         )  # (or for its session)
 
     def _theme_changed(self, theme: Any) -> None:
