@@ -113,6 +113,33 @@ async def test_claude_code_on_bypass_cannot_switch_its_own_hooks_off(tmp_path, p
     assert "settings.local.json (Claude Code's settings" in decisions[0]["reason"]
 
 
+async def test_claude_code_on_bypass_cannot_delete_the_folder_that_holds_its_settings(
+    tmp_path, project
+):
+    """The folder above: `cd .. && rm -rf project` would take the project's `.claude/` (its hooks)
+    along. Asked, bypass included (print mode: Claude Code refuses); the rest still runs."""
+    write_settings("[agents.claude-code]\nbypass = true\n")
+    script = [
+        tool_use("Bash", {"command": f"cd .. && rm -rf {project.name}"}),
+        tool_use("Bash", {"command": "rm -rf build"}),
+        text("Done"),
+    ]
+    (project / "build").mkdir()
+    async with FakeAnthropic(script) as api:
+        run = await claude_print(tmp_path / "home", project, api.base_url)
+    assert run.code == 0, run.stderr
+    assert (project / ".claude" / "settings.json").exists(), "the guard's ask held"
+    assert not (project / "build").exists(), "the bypass runs what governs nothing"
+    asked, removed = results(api)
+    assert asked["is_error"] is True and removed["is_error"] is False
+    decisions = audit()
+    assert [(d["outcome"], d["rule"]) for d in decisions] == [
+        ("cli_prompt", None),
+        ("allow_once", "agent bypass"),
+    ]
+    assert "deletes or moves a folder that holds" in decisions[0]["reason"]
+
+
 async def test_a_console_card_approves_a_claude_code_call_and_the_console_follows_the_session(
     tmp_path, project
 ):
