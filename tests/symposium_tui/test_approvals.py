@@ -1183,9 +1183,7 @@ async def test_a_card_settled_before_its_mount_ran_leaves_without_an_error(make_
         assert not app.queue.pending and app._exception is None
 
 
-async def test_a_card_the_guard_asks_on_bypass_says_so_and_proposes_no_rule(
-    make_app, asker, store
-):
+async def test_a_card_the_guard_asks_on_bypass_says_so_and_proposes_no_rule(make_app, asker, store):
     """Claude Code on bypass writes its own settings: the guard asks (bypass included). Its card
     says what asks anyway, and offers no "rule for requests like this" — no allow rule would stop
     the next card; the person's own answer still settles it. A card a rule asks keeps its key."""
