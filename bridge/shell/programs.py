@@ -32,7 +32,7 @@ WRAPPER_NAMES = frozenset(
     {"time", "nice", "timeout", "nohup", "stdbuf", "command", "builtin", "coproc", "exec",
      "setsid", "ionice", "taskset", "env", "xargs", "eval", "watch", "flock", "busybox", "chrt",
      "setarch", "linux32", "linux64", "i386", "x86_64", "uname26", "ssh-agent", "toybox", "sudo",
-     "doas", "su", "runuser", "sg", "pkexec", "chroot"}
+     "doas", "su", "runuser", "sg", "pkexec", "chroot", "noglob", "nocorrect", "repeat"}
 )  # fmt: skip
 _INTERPRETER = r"(python|pypy|perl|ruby|php|lua|luajit)[0-9.]*"
 _INTERPRETER_NAMES = ("python", "pypy", "perl", "ruby", "php", "lua")

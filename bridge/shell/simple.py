@@ -164,6 +164,10 @@ class SimpleCommand:
         """The word where the command words[i] runs its own command, or None when there is none
         to read further (it is the command, it runs a script, or the rest cannot be known)."""
         name = self.words[i]
+        if name[:1] == "=" and len(name) > 1 and "/" not in name and "=" not in name[1:]:
+            # zsh's `=` expansion: `=rm` is rm's path there (bash finds no such program): rm
+            name = name[1:]
+            self.words = (*self.words[:i], name, *self.words[i + 1 :])
         if self.dynamic[i] or _unknown_name(name):
             self.parser.opaque.append(f"the command name {name!r} is only known when it runs")
             return None

@@ -391,12 +391,18 @@ def _plain_double_end(script: str, start: int) -> int:
     return -1
 
 
+# zsh's expansions that bash leaves as text: `$=x` and `${=x}` split a value into words, `$~x`
+# globs it, `$^x` spreads it over the word, `${(f)x}` takes flags (`(e)` evaluates it)
+_ZSH_EXPANSIONS = ("$=", "$~", "$^", "${=", "${~", "${^", "${(")
+
+
 def unreadable_word(raw: str) -> bool:
     """A word as written that becomes other words when it runs (a brace expansion, a glob that
-    may match a file named like an option), or whose text this reading cannot be sure of (a
-    `$'…'` string it cannot decode)."""
+    may match a file named like an option, an expansion zsh makes of what bash leaves as text),
+    or whose text this reading cannot be sure of (a `$'…'` string it cannot decode)."""
     return (
         has_brace_expansion(raw)
+        or ("$" in raw and any(z in raw for z in _ZSH_EXPANSIONS))
         or (_unquoted_ansi_c(raw) and _ansi_c_word(_unlocalized(raw)) is None)
         or (not GLOB_CHARS.isdisjoint(raw) and _option_glob(raw))
     )

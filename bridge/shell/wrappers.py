@@ -396,6 +396,10 @@ WRAPPERS: dict[str, Wrapper] = {
     "command": Wrapper("wrapper", short="pvV", stop=frozenset({"v", "V"})),
     "builtin": Wrapper("wrapper"),
     "coproc": Wrapper("wrapper"),  # `coproc cmd …` runs cmd in the background
+    # zsh's precommand modifiers and `repeat N cmd` (a program of that name, elsewhere)
+    "noglob": Wrapper("wrapper"),
+    "nocorrect": Wrapper("wrapper"),
+    "repeat": Wrapper("wrapper", positionals=1),
     "exec": Wrapper("wrapper", short="cla:"),
     "setsid": Wrapper(
         "wrapper",
