@@ -12,7 +12,9 @@ right after the deny rules: a deny rule still denies first).
 A call that deletes or moves a folder above one of them takes it along (`rm -rf ~`, `rm -rf
 $HOME`, `mv ~/.config /tmp`, `find ~ -delete`, a `delete` tool given `~`): asked too, as is a
 command that changes what is inside a folder it goes down, with one of them in it (`chmod -R 777
-~`). Reading such a folder is not asked (`grep -r x ~`, `ls ~`).
+~`), changes who may use such a folder (`chmod 000 ~`), unpacks an archive or copies a folder's
+contents into one (`tar xf x.tar`, `cp -r evil/. .`), or cleans its untracked files (`git clean
+-fdx`). Reading such a folder is not asked (`grep -r x ~`, `ls ~`, `tar czf x.tgz .`).
 
 Conservative, as path rules are: a path a program builds itself (interpreter code, a name spelled
 in pieces), or a word only known when it runs without such a name in it, is not seen.
@@ -26,6 +28,7 @@ import posixpath
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
     from bridge.rules.request import Request
+    from bridge.shell import ParsedCommand
 
 # A CLI's settings file wherever it is (a user's or a project's), by its folder's and its own name
 _CLI_FILES = {
@@ -49,18 +52,24 @@ _MANAGED = {
 }
 # Programs that change what is inside a folder they go down, given one above a guarded one
 # (`chmod -R 777 ~`; `rm -r` and `mv` take it along) ...
-_WALKING_CHANGERS = frozenset(
-    {"rm", "mv", "cp", "chmod", "chown", "chgrp", "setfacl", "shred", "rsync", "tar"}
-)
+_WALKING_CHANGERS = frozenset({"rm", "mv", "chmod", "chown", "chgrp", "setfacl", "shred"})
 # ... and those that change the files they are given (or may: interpreters, `git`): given what
 # another finds (`find ~ | xargs truncate -s 0`), they may change anything it found
 _CHANGERS = _WALKING_CHANGERS | frozenset(
     {
-        "rmdir", "unlink", "ln", "install", "chattr", "truncate", "dd", "tee", "touch", "sed",
+        "rmdir", "unlink", "cp", "rsync", "ln", "install", "chattr", "truncate", "dd", "tee",
+        "touch", "sed", "tar",
         "unzip", "patch", "git", "perl", "ruby", "python", "python3", "node", "sh", "bash",
         "dash", "zsh",
     }
 )  # fmt: skip
+# ... programs that change who may read or write what they are given (a folder above a guarded
+# one included: `chmod 000 ~/.config`), and those that write an archive's files into a folder
+# (`tar x`, `unzip`, `7z x`, `cpio -i`: an archive may hold `.claude/settings.json`); and `git
+# clean -f`, which deletes the untracked files of the folder it runs in; `cp -r` and `rsync`
+# write what they copy into their destination
+_PERMISSIONS = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr"})
+_UNPACKERS = frozenset({"tar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "cp", "rsync", "git"})
 # ... and `find` with an action that changes or runs something
 _FIND_ACTIONS = frozenset(
     {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
@@ -189,6 +198,37 @@ class Guards:
         for (root, what), verdict in zip(roots, verdicts, strict=True):
             if verdict == MIGHT:
                 return _why(what, root, within=True)
+        return self._changed_in(parsed, cwd, roots)
+
+    @staticmethod
+    def _changed_in(
+        parsed: ParsedCommand, cwd: str | None, roots: list[tuple[str, str]]
+    ) -> str | None:
+        """A permission change of a folder above one (or of one), an archive unpacked, or an
+        untracked file cleaned, in a folder that holds one."""
+        from bridge.rules.named import given_paths
+
+        for part in parsed.parts:
+            words = part.words
+            program = posixpath.basename(words[0]) if words else ""
+            if not _changes_in(words):
+                continue
+            operands, bases = given_paths(parsed, cwd, words)
+            into = () if program in _PERMISSIONS else _writes_into(words) or ()
+            if program in _PERMISSIONS:
+                targets = operands
+            elif into:
+                targets = {
+                    os.path.realpath(os.path.join(b, os.path.expanduser(d)))
+                    for d in into
+                    for b in bases
+                }
+            else:
+                targets = set(bases)
+            for root, what in roots:
+                for target in targets:
+                    if root == target or root.startswith(target.rstrip("/") + "/"):
+                        return _why(what, root, within=True)
         return None
 
     def check(self, req: Request, mentions: bool, changes: bool = False) -> str | None:
@@ -228,6 +268,63 @@ def _changes(words: tuple[str, ...], programs: frozenset[str] = _WALKING_CHANGER
     if program == "find":
         return not _FIND_ACTIONS.isdisjoint(words)
     return program in programs
+
+
+def _changes_in(words: tuple[str, ...]) -> bool:
+    """Whether a simple command changes permissions, unpacks an archive or cleans untracked
+    files (`Guards._changed_in` looks at where)."""
+    program = posixpath.basename(words[0]) if words else ""
+    if program in _PERMISSIONS:
+        return True
+    return program in _UNPACKERS and _writes_into(words) is not None
+
+
+def _writes_into(words: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Where an archive's files (or `git clean`'s deletes) go when the command names it (`tar -C
+    DIR`, `unzip -d DIR`, `7z x -oDIR`, `cpio -D DIR`, `git clean -f PATHSPEC`): those words; ()
+    for the folder it runs in; None when the command unpacks or cleans nothing."""
+    program = posixpath.basename(words[0]) if words else ""
+    args = words[1:]
+
+    def short(letters: str) -> bool:  # one of these short options, alone or in a group
+        return any(w[:1] == "-" and w[1:2] != "-" and not set(letters).isdisjoint(w) for w in args)
+
+    def given(short: str, long: str = "") -> tuple[str, ...]:  # `-X DIR`, `-XDIR`, `--long=DIR`
+        out = [args[k + 1] for k, w in enumerate(args[:-1]) if w in (short, long)]
+        out += [w[len(short) :] for w in args if w.startswith(short) and len(w) > len(short)]
+        return (*out, *(w.partition("=")[2] for w in args if long and w.startswith(long + "=")))
+
+    if program in ("tar", "bsdtar"):
+        first = args[0] if args else ""
+        if (
+            (first[:1] != "-" and "x" in first)
+            or "--extract" in args
+            or "--get" in args
+            or (short("x"))
+        ):
+            return given("-C", "--directory")
+        return None
+    if program == "unzip":
+        return given("-d")
+    if program in ("7z", "7za", "7zr"):
+        return given("-o") if args and args[0] in ("x", "e") else None
+    if program == "cpio":
+        return given("-D", "--directory") if "--extract" in args or short("i") else None
+    if program in ("cp", "rsync"):  # a recursive copy: into its destination
+        if program == "cp" and not (short("rRa") or "--recursive" in args or "--archive" in args):
+            return None
+        into = given("-t", "--target-directory")
+        operands = [w for w in args if not w.startswith("-")]
+        if not into and len(operands) > 1 and ":" not in operands[-1]:
+            into = (operands[-1],)
+        return into or None
+    if program == "git" and "clean" in args:
+        if "--force" not in args and not short("f"):
+            return None
+        rest = args[args.index("clean") + 1 :]
+        skip = {k + 1 for k, w in enumerate(rest) if w in ("-e", "--exclude")}
+        return tuple(w for k, w in enumerate(rest) if k not in skip and not w.startswith("-") and w)
+    return None
 
 
 def _why(
@@ -318,7 +415,8 @@ def check(req: Request) -> str | None:
     parsed = req.parsed if command is not None else None
     mentions = parsed is not None and command is not None and mentioned(command)
     changes = parsed is not None and any(
-        _changes(p.words) or (p.open_args and _changes(p.words, _CHANGERS)) for p in parsed.parts
+        _changes(p.words) or _changes_in(p.words) or (p.open_args and _changes(p.words, _CHANGERS))
+        for p in parsed.parts
     )
     if not (mentions or changes or req.paths or req.loose_paths):
         return None

@@ -350,6 +350,17 @@ def _operands(words: tuple[str, ...], names: _Names) -> set[str]:
     return found
 
 
+def given_paths(
+    parsed: ParsedCommand, cwd: str | None, words: tuple[str, ...]
+) -> tuple[set[str], list[str]]:
+    """The real paths one of the command's simple commands (`words`) is given as operands, read
+    as `walks_above` reads them, and the folders it may run in (its cwd and every folder the
+    command changes to)."""
+    home = os.path.expanduser("~")
+    bases = _bases(cwd or os.getcwd(), parsed.dirs, home)
+    return _operands(words, _Names(home, bases)), bases
+
+
 def walks_above(
     parsed: ParsedCommand, cwd: str | None, root: str, walks: LinkWalks | None = None
 ) -> int:

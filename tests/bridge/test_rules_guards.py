@@ -7,8 +7,10 @@ must have been asked."""
 from __future__ import annotations
 
 import hashlib
+import io
 import shutil
 import subprocess
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -56,6 +58,13 @@ CHANGES = [
     "find ~ -name '*.json' -delete",
     "find .. -type f -exec truncate -s 0 {} +",
     "chmod -R 000 ~",
+    "cd .. && chmod -R 000 proj",
+    # an archive unpacked, or untracked files cleaned, in a folder that holds them
+    "tar xf ~/evil.tar",
+    "tar -x -f ~/evil.tar -C ~",
+    "git init -q && git clean -fdx",
+    "cp -r ~/evil-dir/. .",
+    "cp -a -t .. ~/evil-dir/proj",
 ]
 # ... and these change none of them: their decision is not the guard's
 LEAVES = [
@@ -73,6 +82,11 @@ LEAVES = [
     "cp -r ~/proj/README.md /tmp/x",
     "grep -rl hooks .. | head -1 && git status",
     "find . -name '*.md' | xargs wc -l",
+    "tar czf /tmp/out.tgz .",
+    "mkdir -p ~/unpacked && tar xf ~/evil.tar -C ~/unpacked",
+    "git init -q && git clean -n",
+    "cp -r . ~/backup",
+    "cp README.md ~",
 ]
 
 
@@ -96,6 +110,17 @@ def make_home(home: Path) -> Path:
         path.unlink(missing_ok=True)  # (a symlink a command left there: the file itself again)
         path.write_text('{"hooks": {}}\n')
     (home / "proj" / "README.md").write_text("hello\n")
+    for folder in ("evil-dir", "evil-dir/proj"):  # folders that hold a CLI's settings
+        settings = home / folder / ".claude" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text('{"disableAllHooks": true}\n')
+    evil = home / "evil.tar"  # an archive that holds a CLI's settings
+    if not evil.exists():
+        with tarfile.open(evil, "w") as archive:
+            data = b'{"disableAllHooks": true}\n'
+            info = tarfile.TarInfo(".claude/settings.json")
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
     return home / "proj"
 
 
@@ -207,6 +232,29 @@ def test_a_file_call_that_takes_a_folder_above_them_along_is_asked(kind, path, h
     call = {"kind": kind, "title": kind, "rawInput": {"path": str(build)}}
     other = RuleSet([]).decide(Request.from_tool_call("claude-code", call, cwd=str(project)))
     assert other.action is None, other.why
+
+
+@pytest.mark.parametrize(
+    ("command", "asked"),
+    [
+        ("chmod 000 ~", True),  # who may read or write a folder above them
+        ("chown nobody ..", True),
+        ("chmod 755 src", False),
+        ("unzip -o evil.zip", True),
+        ("unzip -o evil.zip -d /var/tmp/x", False),
+        ("7z x evil.7z -o..", True),
+        ("cpio -idv < a.cpio", True),
+        ("git clean -fd src", False),
+        ("git clean -fd -e keep", True),
+    ],
+)
+def test_a_permission_change_or_an_unpacking_above_them_is_asked(command, asked, home) -> None:
+    """What the sandbox cannot show by the guarded files' contents (their folder's mode, archive
+    tools that may not be installed): by the guard's reading alone."""
+    project = make_home(home)
+    (project / "src").mkdir()
+    decision = decide(command, project)
+    assert ("what governs agents" in decision.why) is asked, decision.why
 
 
 def test_a_deny_rule_still_denies_first_and_an_allow_rule_does_not_allow_past_the_guard(
