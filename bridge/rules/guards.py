@@ -255,7 +255,7 @@ class Guards:
         runs_in = self.folder(named.cwd) if named.cwd is not None else None
         if runs_in is not None and named.cwd is not None:  # (its relative words are in there)
             return _why(runs_in, named.cwd, runs_in=True)
-        maybe = sorted(_names() & named.parts)
+        maybe = sorted(_environment().names() & named.parts)
         if maybe:
             return f"ask: a word only known when it runs may name {maybe[0]!r} ({_GOVERNS})"
         return None
@@ -362,62 +362,77 @@ _VARIABLES = (
     "GEMINI_CLI_SYSTEM_DEFAULTS_PATH",
     "GEMINI_CLI_HOME",
 )
-_GUARDS: dict[tuple[str | None, ...], Guards] = {}
-_NAMES_OF: dict[tuple[str | None, ...], frozenset[str]] = {}
 
 
-def _key() -> tuple[str | None, ...]:
+class _Environment:
+    """What the guards read from one environment, each built with its first use: the names a
+    command that names something guarded has in its text, and the guards themselves."""
+
+    __slots__ = ("_guards", "_names")
+
+    def __init__(self) -> None:
+        self._guards: Guards | None = None
+        self._names: frozenset[str] | None = None
+
+    def guards(self) -> Guards:
+        if self._guards is None:
+            self._guards = Guards()
+        return self._guards
+
+    def names(self) -> frozenset[str]:
+        """A CLI's settings file or folder, or a guarded folder's (as given and as it
+        resolves)."""
+        if self._names is None:
+            env = os.environ.get
+            paths = [folder for folder, _ in _folders()] + list(_cli_files())
+            paths += [env(v) or "" for v in _VARIABLES[7:]]
+            self._names = _NAMES | {
+                posixpath.basename(q.rstrip("/"))
+                for p in paths
+                if p
+                for q in (p, os.path.realpath(os.path.expanduser(p)))
+            } - {""}
+        return self._names
+
+
+_ENVIRONMENTS: dict[tuple[str | None, ...], _Environment] = {}
+
+
+def _environment() -> _Environment:
+    """The environment as it is now (read again when a variable the guards read changed)."""
     env = os.environ.get
-    return tuple(env(v) for v in _VARIABLES)
+    key = tuple(env(v) for v in _VARIABLES)
+    found = _ENVIRONMENTS.get(key)
+    if found is None:
+        _ENVIRONMENTS.clear()
+        found = _ENVIRONMENTS[key] = _Environment()
+    return found
 
 
 def guards() -> Guards:
-    """The guards of the environment as it is now (built again when a variable they read
-    changed)."""
-    key = _key()
-    found = _GUARDS.get(key)
-    if found is None:
-        _GUARDS.clear()
-        found = _GUARDS[key] = Guards()
-    return found
+    """The guards of the environment as it is now."""
+    return _environment().guards()
 
 
-def _names() -> frozenset[str]:
-    """The names a command that names something guarded has in its text: a CLI's settings file
-    or folder, or a guarded folder's (as given and as it resolves)."""
-    key = _key()
-    found = _NAMES_OF.get(key)
-    if found is None:
-        env = os.environ.get
-        paths = [folder for folder, _ in _folders()] + list(_cli_files())
-        paths += [env(v) or "" for v in _VARIABLES[7:]]
-        found = _NAMES | {
-            posixpath.basename(q.rstrip("/"))
-            for p in paths
-            if p
-            for q in (p, os.path.realpath(os.path.expanduser(p)))
-        } - {""}
-        _NAMES_OF.clear()
-        _NAMES_OF[key] = found
-    return found
-
-
-def mentioned(command: str | tuple[str, ...]) -> bool:
+def mentioned(command: str | tuple[str, ...], names: frozenset[str] | None = None) -> bool:
     """Whether a command's text has a guarded name in it (else it names nothing guarded)."""
     text = command if isinstance(command, str) else " ".join(command)
-    return any(name in text for name in _names())
+    return any(name in text for name in names or _environment().names())
 
 
 def check(req: Request) -> str | None:
     """Why the request is asked about (the `why` of an ask), or None: it names nothing guarded.
     The guards' paths are resolved only for a request that has paths or names one of them."""
+    environment = _environment()
     command = req.command
     parsed = req.parsed if command is not None else None
-    mentions = parsed is not None and command is not None and mentioned(command)
+    mentions = (
+        parsed is not None and command is not None and mentioned(command, environment.names())
+    )
     changes = parsed is not None and any(
         _changes(p.words) or _changes_in(p.words) or (p.open_args and _changes(p.words, _CHANGERS))
         for p in parsed.parts
     )
     if not (mentions or changes or req.paths or req.loose_paths):
         return None
-    return guards().check(req, mentions, changes)
+    return environment.guards().check(req, mentions, changes)
