@@ -27,6 +27,8 @@ import posixpath
 
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
+    from typing import Any
+
     from bridge.rules.request import Request
     from bridge.shell import ParsedCommand
 
@@ -245,8 +247,10 @@ class Guards:
             if what is not None:
                 return _why(what, path)
         carried = self.carried(req, changes)
-        if carried is not None or not mentions:
+        if carried is not None:
             return carried
+        if not mentions:
+            return None
         named = req.named_paths()
         for path in sorted(named.real | named.maybe):
             what = self.what(path)
@@ -267,6 +271,12 @@ def _changes(words: tuple[str, ...], programs: frozenset[str] = _WALKING_CHANGER
     program = posixpath.basename(words[0]) if words else ""
     if program == "find":
         return not _FIND_ACTIONS.isdisjoint(words)
+    if program in ("tar", "bsdtar"):  # what it packs, deleted
+        return _long(words[1:], "remove-files")
+    if program == "zip":  # `-m`: what it packs, moved into the archive
+        return _long(words[1:], "move") or any(
+            w[:1] == "-" and w[1:2] != "-" and "m" in w for w in words[1:]
+        )
     return program in programs
 
 
@@ -279,9 +289,20 @@ def _changes_in(words: tuple[str, ...]) -> bool:
     return program in _UNPACKERS and _writes_into(words) is not None
 
 
+def _long(args: tuple[str, ...], *names: str) -> bool:
+    """One of these long options among `args`, as GNU getopt reads them: abbreviated too
+    (`--extr` is `--extract`), with or without a `=value`."""
+    for w in args:
+        if w[:2] == "--" and len(w) > 3:
+            given = w[2:].partition("=")[0]
+            if any(name.startswith(given) for name in names):
+                return True
+    return False
+
+
 def _writes_into(words: tuple[str, ...]) -> tuple[str, ...] | None:
-    """Where an archive's files (or `git clean`'s deletes) go when the command names it (`tar -C
-    DIR`, `unzip -d DIR`, `7z x -oDIR`, `cpio -D DIR`, `git clean -f PATHSPEC`): those words; ()
+    """Where an archive's files (or what git's deletes) go when the command names it (`tar -C
+    DIR`, `unzip -d DIR`, `7z x -oDIR`, `cpio -D DIR`, `git clean PATHSPEC`): those words; ()
     for the folder it runs in; None when the command unpacks or cleans nothing."""
     program = posixpath.basename(words[0]) if words else ""
     args = words[1:]
@@ -296,12 +317,7 @@ def _writes_into(words: tuple[str, ...]) -> tuple[str, ...] | None:
 
     if program in ("tar", "bsdtar"):
         first = args[0] if args else ""
-        if (
-            (first[:1] != "-" and "x" in first)
-            or "--extract" in args
-            or "--get" in args
-            or (short("x"))
-        ):
+        if (first[:1] != "-" and "x" in first) or short("x") or _long(args, "extract", "get"):
             return given("-C", "--directory")
         return None
     if program == "unzip":
@@ -309,21 +325,135 @@ def _writes_into(words: tuple[str, ...]) -> tuple[str, ...] | None:
     if program in ("7z", "7za", "7zr"):
         return given("-o") if args and args[0] in ("x", "e") else None
     if program == "cpio":
-        return given("-D", "--directory") if "--extract" in args or short("i") else None
+        return given("-D", "--directory") if short("i") or _long(args, "extract") else None
     if program in ("cp", "rsync"):  # a recursive copy: into its destination
-        if program == "cp" and not (short("rRa") or "--recursive" in args or "--archive" in args):
+        if program == "cp" and not (short("rRa") or _long(args, "recursive", "archive")):
             return None
         into = given("-t", "--target-directory")
         operands = [w for w in args if not w.startswith("-")]
         if not into and len(operands) > 1 and ":" not in operands[-1]:
             into = (operands[-1],)
         return into or None
-    if program == "git" and "clean" in args:
-        if "--force" not in args and not short("f"):
-            return None
-        rest = args[args.index("clean") + 1 :]
-        skip = {k + 1 for k, w in enumerate(rest) if w in ("-e", "--exclude")}
-        return tuple(w for k, w in enumerate(rest) if k not in skip and not w.startswith("-") and w)
+    if program == "git":
+        return _git_deletes(args)
+    return None
+
+
+def _temporary(path: str) -> bool:
+    """A path in the temporary folder, as a program of its own makes one (ssh-agent's socket:
+    `$TMPDIR/ssh-XXXXXXXXXX/agent.PID`)."""
+    return path.startswith("$TMPDIR/") and ".." not in path.split("/")
+
+
+def _script_run(words: tuple[str, ...]) -> str | None:
+    """The script file a simple command runs (`bash x.sh`, `. x.sh`, `./x.sh`), or None."""
+    program = posixpath.basename(words[0]) if words else ""
+    if program in ("sh", "bash", "dash", "zsh", "ksh", "source", "."):
+        return next((w for w in words[1:] if not w.startswith("-")), None)
+    return words[0] if words and "/" in words[0] else None
+
+
+def _git_deletes(args: tuple[str, ...]) -> tuple[str, ...] | None:
+    """Where a git command deletes what it finds (its pathspecs; () for the folder it runs in),
+    or None: `clean` (forced or not: its config may say it need not be), `rm -r`, `stash -u`."""
+    sub = next((w for w in args if w in _GIT_DELETES), None)
+    if sub is None:
+        return None
+    rest = args[args.index(sub) + 1 :]
+
+    def short(letters: str) -> bool:
+        return any(w[:1] == "-" and w[1:2] != "-" and not set(letters).isdisjoint(w) for w in rest)
+
+    if sub == "clean" and (short("n") or _long(rest, "dry-run")):
+        return None
+    if sub == "rm" and not short("r"):
+        return None  # (a file it names is named)
+    if sub == "stash":  # its untracked files go with the stash
+        return () if short("ua") or _long(rest, "include-untracked", "all") else None
+    skip = {k + 1 for k, w in enumerate(rest) if w in ("-e", "--exclude")}
+    return tuple(w for k, w in enumerate(rest) if k not in skip and not w.startswith("-") and w)
+
+
+# git's subcommands that delete what is in the folder it runs in (the untracked files `clean`
+# removes, `rm -r`, the untracked files `stash -u` takes)
+_GIT_DELETES = ("clean", "rm", "stash")
+# The programs whose operands, when only known when it runs, may be a folder above what governs
+# the agents (or in it): what they do to it is not known
+_PATH_CHANGERS = frozenset(
+    {
+        "rm", "rmdir", "unlink", "mv", "cp", "ln", "install", "chmod", "chown", "chgrp",
+        "setfacl", "chattr", "shred", "truncate", "dd", "tee", "touch", "rsync", "zip",
+    }
+)  # fmt: skip
+# ... and those that run scripts or other programs, or write files by their own options
+_SCRIPT_RUNNERS = frozenset(
+    {
+        "sh", "bash", "dash", "zsh", "ksh", "eval", "source", "exec", "xargs", "find", "awk",
+        "gawk", "sort", "patch", "perl", "ruby", "python", "python3", "node", "git", "tar",
+        "unzip", "7z", "cpio",
+    }
+)  # fmt: skip
+_SCRIPT_WORDS: Any = None  # a pattern of all these programs' names, compiled with its first use
+
+
+def unknown_change(parsed: ParsedCommand, raw: str | None) -> str | None:
+    """Why what a command changes cannot be known (so whether it changes what governs the
+    agents cannot), or None: a command that cannot be read in full and names a program that
+    changes files (`[[ -d ~ ]] && rm -rf ~`, `echo 'rm -rf ~' | bash`); a program that changes
+    the paths it is given, given one only known when it runs (`d=~; rm -rf $d`, `… | xargs rm
+    -rf`, `cp -r x ~+`); a redirection to such a path; or a symlink the command makes itself
+    beside a program that changes files (`ln -s ~ x; rm -rf x/`)."""
+    if parsed.opaque:
+        global _SCRIPT_WORDS
+        if _SCRIPT_WORDS is None:
+            import re
+
+            names = sorted(_CHANGERS | _PATH_CHANGERS | _SCRIPT_RUNNERS, key=len, reverse=True)
+            _SCRIPT_WORDS = re.compile(
+                r"(?<![\w.-])(?:" + "|".join(names) + r")(?![\w-])|>\s*[^\s;&|]*[*?\[{$~`]"
+            )
+        text = raw or ""
+        found = {m.group(0) for m in _SCRIPT_WORDS.finditer(text)}
+        if found - {"git"} or ("git" in found and any(sub in text for sub in _GIT_DELETES)):
+            return f"it cannot be read in full ({parsed.opaque[0]}) and may change files"
+    links = False
+    changer = False
+    written = {posixpath.normpath(w) for part in parsed.parts for w in part.writes}
+    for part in parsed.parts:
+        words = part.words
+        program = posixpath.basename(words[0]) if words else ""
+        if program == "patch" or (program == "git" and ("apply" in words or "am" in words)):
+            return f"{program} changes the files its diff names"
+        if program == "tee":
+            written.update(posixpath.normpath(w) for w in words[1:] if not w.startswith("-"))
+        script = _script_run(words)
+        if script is not None and posixpath.normpath(script) in written:
+            return f"it runs {script!r}, a script it writes itself"
+        if program == "ln" and (
+            any(w[:1] == "-" and w[1:2] != "-" and "s" in w for w in words[1:])
+            or _long(words[1:], "symbolic")
+        ):
+            links = True
+        if program in _PATH_CHANGERS or _changes(words) or _writes_into(words) is not None:
+            changer = changer or program != "ln"
+            if part.open_args:
+                return f"{program} is given paths only known when it runs"
+            dynamic = [w for w in words[1:] if w[:2] in ("~+", "~-")]  # $PWD, $OLDPWD
+            if part.unknown:
+                from bridge.rules.named import expand_words  # (braces, `$HOME` and globs: known)
+
+                home = os.path.expanduser("~")
+                dynamic += [
+                    words[k]
+                    for k in sorted(part.unknown)
+                    if k and expand_words(words[k], home) is None
+                ]
+            if dynamic:
+                return f"{program} is given {dynamic[0]!r}, only known when it runs"
+        if any(("$" in w or "`" in w) and not _temporary(w) for w in part.writes):
+            return "it writes to a path only known when it runs"
+    if links and changer:
+        return "a link it makes itself may lead anywhere"
     return None
 
 
@@ -340,6 +470,14 @@ def _why(
 
 
 _GOVERNS = "what governs agents goes to a person, bypass included"
+
+
+def _unknown_why(unknown: str | None) -> str | None:
+    if unknown is None:
+        return None
+    return (
+        f"ask: {unknown}, so whether it changes what governs the agents is not known ({_GOVERNS})"
+    )
 
 
 def is_guarded(reason: str | None) -> bool:
@@ -420,14 +558,29 @@ def mentioned(command: str | tuple[str, ...], names: frozenset[str] | None = Non
     return any(name in text for name in names or _environment().names())
 
 
+def _spelled(parsed: ParsedCommand, names: frozenset[str]) -> bool:
+    """Whether a command's words, as the shell reads them, may name something guarded: one has a
+    guarded name once its quotes are removed (`.cl""aude`, `$'.cl\\x61ude'`), or is a glob or
+    brace expansion (`~/.*/*`, `~/.c{l,}aude`: what it expands to is looked at)."""
+    from bridge.shell import GLOB_CHARS
+
+    for word, _ in parsed.words:
+        if "{" in word or not GLOB_CHARS.isdisjoint(word) or any(n in word for n in names):
+            return True
+    return False
+
+
 def check(req: Request) -> str | None:
     """Why the request is asked about (the `why` of an ask), or None: it names nothing guarded.
     The guards' paths are resolved only for a request that has paths or names one of them."""
     environment = _environment()
     command = req.command
     parsed = req.parsed if command is not None else None
+    names = environment.names()
     mentions = (
-        parsed is not None and command is not None and mentioned(command, environment.names())
+        parsed is not None
+        and command is not None
+        and (mentioned(command, names) or _spelled(parsed, names))
     )
     changes = parsed is not None and any(
         _changes(p.words) or _changes_in(p.words) or (p.open_args and _changes(p.words, _CHANGERS))
@@ -436,3 +589,14 @@ def check(req: Request) -> str | None:
     if not (mentions or changes or req.paths or req.loose_paths):
         return None
     return environment.guards().check(req, mentions, changes)
+
+
+def check_unknown(req: Request) -> str | None:
+    """Why what a shell command changes cannot be known (`unknown_change`: the `why` of an ask),
+    or None. Asked after the deny and ask rules that might match (their reason is the person's
+    own), before any allow."""
+    command = req.command
+    parsed = req.parsed if command is not None else None
+    if parsed is None:
+        return None
+    return _unknown_why(unknown_change(parsed, command if isinstance(command, str) else None))

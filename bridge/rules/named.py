@@ -236,6 +236,11 @@ class _Names:
             self.fuzzy(text)
 
 
+def expand_words(text: str, home: str) -> list[str] | None:
+    """What a word becomes (`_expand_words`), for the guard."""
+    return _expand_words(text, home)
+
+
 def _real_under(base: str, name: str) -> str:
     """os.path.realpath(os.path.join(base, name)) for a real `base`; one lstat for a plain name."""
     if "/" in name or name in (".", ".."):

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from bridge.options import program_name
 from bridge.rules.commands import allow_walk, operand_commands
 from bridge.rules.guards import check as guarded_by
+from bridge.rules.guards import check_unknown as guarded_unknown
 from bridge.rules.request import WALKING, Request
 from bridge.rules.rule import Rule, runs_among_operands
 from bridge.rules.verdicts import ACTIONS, MIGHT, Decision
@@ -77,6 +78,10 @@ class RuleSet:
         decision = self._might(req, parsed)
         if decision is not None:
             return decision
+        # ... and a command whose changes cannot be known may change what governs the agents
+        unknown = guarded_unknown(req)
+        if unknown is not None:
+            return Decision("ask", why=unknown)
         return self._allow(req, parsed)
 
     def _deny_or_ask(self, req: Request, parsed: ParsedCommand | None) -> Decision | None:

@@ -834,12 +834,18 @@ CASES: list[Case] = [
     *_cases(
         "attacker spellings",
         PERSON,
-        # a file written in a folder an allow path rule names, with an expansion, a brace expansion
-        # or a glob in its name: where it lands is only known when it runs (`..`, a symlink)
-        "x=..; echo pwned > /tmp/symposium-corpus-allowed/$x/escaped",
-        "echo pwned > /tmp/symposium-corpus-allowed/$(echo ..)/escaped",
+        # a file written in a folder an allow path rule names, with a brace expansion or a glob in
+        # its name: where it lands is only known when it runs (`..`, a symlink)
         "echo pwned | tee /tmp/symposium-corpus-allowed/{a,../escaped}",
         "echo pwned > /tmp/symposium-corpus-allowed/f*",
+    ),
+    *_cases(
+        "attacker spellings",
+        ASK,
+        # ... and with an expansion: it may land anywhere, what governs the agents included (the
+        # guard asks, bypass or not)
+        "x=..; echo pwned > /tmp/symposium-corpus-allowed/$x/escaped",
+        "echo pwned > /tmp/symposium-corpus-allowed/$(echo ..)/escaped",
     ),
     *_cases(
         "attacker spellings",
