@@ -16,8 +16,12 @@ command that changes what is inside a folder it goes down, with one of them in i
 contents into one (`tar xf x.tar`, `cp -r evil/. .`), or cleans its untracked files (`git clean
 -fdx`). Reading such a folder is not asked (`grep -r x ~`, `ls ~`, `tar czf x.tgz .`).
 
-Conservative, as path rules are: a path a program builds itself (interpreter code, a name spelled
-in pieces), or a word only known when it runs without such a name in it, is not seen.
+What a command changes that cannot be known is asked as well (`check_unknown`, after the deny and
+ask rules that might match): an unreadable command naming a program that changes files, such a
+program given a path only known when it runs, a redirection there, a link the command makes, a
+script it writes and runs, `patch`.
+
+Not seen: a path interpreter code builds itself (`perl -e 'unlink glob "~/.*/*"'`).
 """
 
 from __future__ import annotations
