@@ -29,10 +29,22 @@ from __future__ import annotations
 import os
 import posixpath
 
+from bridge.rules.changes import (
+    CHANGERS,
+    PERMISSIONS,
+    REPLACERS,
+    assigned,
+    changes_where,
+    destination,
+    find_spares,
+    substituted,
+    unknown_change,
+    walks_and_changes,
+    writes_into,
+)
+
 TYPE_CHECKING = False  # (`typing` costs a hook's start-up a millisecond: names for the checker)
 if TYPE_CHECKING:
-    from typing import Any
-
     from bridge.rules.request import Request
     from bridge.shell import ParsedCommand
 
@@ -56,30 +68,6 @@ _MANAGED = {
     "/etc/gemini-cli/settings.json": "Gemini CLI's system settings",
     "/etc/gemini-cli/system-defaults.json": "Gemini CLI's system settings",
 }
-# Programs that change what is inside a folder they go down, given one above a guarded one
-# (`chmod -R 777 ~`; `rm -r` and `mv` take it along) ...
-_WALKING_CHANGERS = frozenset({"rm", "mv", "chmod", "chown", "chgrp", "setfacl", "shred"})
-# ... and those that change the files they are given (or may: interpreters, `git`): given what
-# another finds (`find ~ | xargs truncate -s 0`), they may change anything it found
-_CHANGERS = _WALKING_CHANGERS | frozenset(
-    {
-        "rmdir", "unlink", "cp", "rsync", "ln", "install", "chattr", "truncate", "dd", "tee",
-        "touch", "sed", "tar",
-        "unzip", "patch", "git", "perl", "ruby", "python", "python3", "node", "sh", "bash",
-        "dash", "zsh",
-    }
-)  # fmt: skip
-# ... programs that change who may read or write what they are given (a folder above a guarded
-# one included: `chmod 000 ~/.config`), and those that write an archive's files into a folder
-# (`tar x`, `unzip`, `7z x`, `cpio -i`: an archive may hold `.claude/settings.json`); and `git
-# clean -f`, which deletes the untracked files of the folder it runs in; `cp -r` and `rsync`
-# write what they copy into their destination
-_PERMISSIONS = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr"})
-_UNPACKERS = frozenset({"tar", "bsdtar", "unzip", "7z", "7za", "7zr", "cpio", "cp", "rsync", "git"})
-# ... and `find` with an action that changes or runs something
-_FIND_ACTIONS = frozenset(
-    {"-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"}
-)
 # A command whose text has none of these names (nor a guarded folder's) names nothing guarded:
 # its paths are not worked out for the guard
 _NAMES = frozenset(
@@ -194,8 +182,13 @@ class Guards:
         parsed = req.parsed
         if not changes or not roots or parsed is None:
             return None
-        parts = tuple(p for p in parsed.parts if _changes(p.words))
-        if any(p.open_args and _changes(p.words, _CHANGERS) for p in parsed.parts):
+        names = _environment().names()
+        parts = tuple(
+            p
+            for p in parsed.parts
+            if walks_and_changes(p.words) and not find_spares(p.words, names)
+        )
+        if any(p.open_args and walks_and_changes(p.words, CHANGERS) for p in parsed.parts):
             parts = parsed.parts  # (what any of them finds may be given to a changer)
         verdicts = req.walks_above_each(tuple(r for r, _ in roots), cwd, parts)
         for (root, what), verdict in zip(roots, verdicts, strict=True):
@@ -204,11 +197,12 @@ class Guards:
         for (root, what), verdict in zip(roots, verdicts, strict=True):
             if verdict == MIGHT:
                 return _why(what, root, within=True)
-        return self._changed_in(parsed, cwd, roots)
+        raw = req.command if isinstance(req.command, str) else ""
+        return self._changed_in(parsed, cwd, roots, raw)
 
     @staticmethod
     def _changed_in(
-        parsed: ParsedCommand, cwd: str | None, roots: list[tuple[str, str]]
+        parsed: ParsedCommand, cwd: str | None, roots: list[tuple[str, str]], raw: str
     ) -> str | None:
         """A permission change of a folder above one (or of one), an archive unpacked, or an
         untracked file cleaned, in a folder that holds one."""
@@ -217,18 +211,16 @@ class Guards:
         for part in parsed.parts:
             words = part.words
             program = posixpath.basename(words[0]) if words else ""
-            if not _changes_in(words):
+            if not changes_where(words):
                 continue
             operands, bases = given_paths(parsed, cwd, words)
-            into = () if program in _PERMISSIONS else _writes_into(words) or ()
-            if program in _PERMISSIONS:
+            given = program in PERMISSIONS or program in REPLACERS
+            into = () if given else writes_into(words) or ()
+            if given:
                 targets = operands
             elif into:
-                targets = {
-                    os.path.realpath(os.path.join(b, os.path.expanduser(d)))
-                    for d in into
-                    for b in bases
-                }
+                values = assigned(parsed, raw)
+                targets = {destination(d, b, values) for d in into for b in bases}
             else:
                 targets = set(bases)
             for root, what in roots:
@@ -267,198 +259,6 @@ class Guards:
         if maybe:
             return f"ask: a word only known when it runs may name {maybe[0]!r} ({_GOVERNS})"
         return None
-
-
-def _changes(words: tuple[str, ...], programs: frozenset[str] = _WALKING_CHANGERS) -> bool:
-    """Whether a simple command changes the files it is given: one of `programs`, or a `find`
-    with an action (`_FIND_ACTIONS`)."""
-    program = posixpath.basename(words[0]) if words else ""
-    if program == "find":
-        return not _FIND_ACTIONS.isdisjoint(words)
-    if program in ("tar", "bsdtar"):  # what it packs, deleted
-        return _long(words[1:], "remove-files")
-    if program == "zip":  # `-m`: what it packs, moved into the archive
-        return _long(words[1:], "move") or any(
-            w[:1] == "-" and w[1:2] != "-" and "m" in w for w in words[1:]
-        )
-    return program in programs
-
-
-def _changes_in(words: tuple[str, ...]) -> bool:
-    """Whether a simple command changes permissions, unpacks an archive or cleans untracked
-    files (`Guards._changed_in` looks at where)."""
-    program = posixpath.basename(words[0]) if words else ""
-    if program in _PERMISSIONS:
-        return True
-    return program in _UNPACKERS and _writes_into(words) is not None
-
-
-def _long(args: tuple[str, ...], *names: str) -> bool:
-    """One of these long options among `args`, as GNU getopt reads them: abbreviated too
-    (`--extr` is `--extract`), with or without a `=value`."""
-    for w in args:
-        if w[:2] == "--" and len(w) > 3:
-            given = w[2:].partition("=")[0]
-            if any(name.startswith(given) for name in names):
-                return True
-    return False
-
-
-def _writes_into(words: tuple[str, ...]) -> tuple[str, ...] | None:
-    """Where an archive's files (or what git's deletes) go when the command names it (`tar -C
-    DIR`, `unzip -d DIR`, `7z x -oDIR`, `cpio -D DIR`, `git clean PATHSPEC`): those words; ()
-    for the folder it runs in; None when the command unpacks or cleans nothing."""
-    program = posixpath.basename(words[0]) if words else ""
-    args = words[1:]
-
-    def short(letters: str) -> bool:  # one of these short options, alone or in a group
-        return any(w[:1] == "-" and w[1:2] != "-" and not set(letters).isdisjoint(w) for w in args)
-
-    def given(short: str, long: str = "") -> tuple[str, ...]:  # `-X DIR`, `-XDIR`, `--long=DIR`
-        out = [args[k + 1] for k, w in enumerate(args[:-1]) if w in (short, long)]
-        out += [w[len(short) :] for w in args if w.startswith(short) and len(w) > len(short)]
-        return (*out, *(w.partition("=")[2] for w in args if long and w.startswith(long + "=")))
-
-    if program in ("tar", "bsdtar"):
-        first = args[0] if args else ""
-        if (first[:1] != "-" and "x" in first) or short("x") or _long(args, "extract", "get"):
-            return given("-C", "--directory")
-        return None
-    if program == "unzip":
-        return given("-d")
-    if program in ("7z", "7za", "7zr"):
-        return given("-o") if args and args[0] in ("x", "e") else None
-    if program == "cpio":
-        return given("-D", "--directory") if short("i") or _long(args, "extract") else None
-    if program in ("cp", "rsync"):  # a recursive copy: into its destination
-        if program == "cp" and not (short("rRa") or _long(args, "recursive", "archive")):
-            return None
-        into = given("-t", "--target-directory")
-        operands = [w for w in args if not w.startswith("-")]
-        if not into and len(operands) > 1 and ":" not in operands[-1]:
-            into = (operands[-1],)
-        return into or None
-    if program == "git":
-        return _git_deletes(args)
-    return None
-
-
-def _temporary(path: str) -> bool:
-    """A path in the temporary folder, as a program of its own makes one (ssh-agent's socket:
-    `$TMPDIR/ssh-XXXXXXXXXX/agent.PID`)."""
-    return path.startswith("$TMPDIR/") and ".." not in path.split("/")
-
-
-def _script_run(words: tuple[str, ...]) -> str | None:
-    """The script file a simple command runs (`bash x.sh`, `. x.sh`, `./x.sh`), or None."""
-    program = posixpath.basename(words[0]) if words else ""
-    if program in ("sh", "bash", "dash", "zsh", "ksh", "source", "."):
-        return next((w for w in words[1:] if not w.startswith("-")), None)
-    return words[0] if words and "/" in words[0] else None
-
-
-def _git_deletes(args: tuple[str, ...]) -> tuple[str, ...] | None:
-    """Where a git command deletes what it finds (its pathspecs; () for the folder it runs in),
-    or None: `clean` (forced or not: its config may say it need not be), `rm -r`, `stash -u`."""
-    sub = next((w for w in args if w in _GIT_DELETES), None)
-    if sub is None:
-        return None
-    rest = args[args.index(sub) + 1 :]
-
-    def short(letters: str) -> bool:
-        return any(w[:1] == "-" and w[1:2] != "-" and not set(letters).isdisjoint(w) for w in rest)
-
-    if sub == "clean" and (short("n") or _long(rest, "dry-run")):
-        return None
-    if sub == "rm" and not short("r"):
-        return None  # (a file it names is named)
-    if sub == "stash":  # its untracked files go with the stash
-        return () if short("ua") or _long(rest, "include-untracked", "all") else None
-    skip = {k + 1 for k, w in enumerate(rest) if w in ("-e", "--exclude")}
-    return tuple(w for k, w in enumerate(rest) if k not in skip and not w.startswith("-") and w)
-
-
-# git's subcommands that delete what is in the folder it runs in (the untracked files `clean`
-# removes, `rm -r`, the untracked files `stash -u` takes)
-_GIT_DELETES = ("clean", "rm", "stash")
-# The programs whose operands, when only known when it runs, may be a folder above what governs
-# the agents (or in it): what they do to it is not known
-_PATH_CHANGERS = frozenset(
-    {
-        "rm", "rmdir", "unlink", "mv", "cp", "ln", "install", "chmod", "chown", "chgrp",
-        "setfacl", "chattr", "shred", "truncate", "dd", "tee", "touch", "rsync", "zip",
-    }
-)  # fmt: skip
-# ... and those that run scripts or other programs, or write files by their own options
-_SCRIPT_RUNNERS = frozenset(
-    {
-        "sh", "bash", "dash", "zsh", "ksh", "eval", "source", "exec", "xargs", "find", "awk",
-        "gawk", "sort", "patch", "perl", "ruby", "python", "python3", "node", "git", "tar",
-        "unzip", "7z", "cpio",
-    }
-)  # fmt: skip
-_SCRIPT_WORDS: Any = None  # a pattern of all these programs' names, compiled with its first use
-
-
-def unknown_change(parsed: ParsedCommand, raw: str | None) -> str | None:
-    """Why what a command changes cannot be known (so whether it changes what governs the
-    agents cannot), or None: a command that cannot be read in full and names a program that
-    changes files (`[[ -d ~ ]] && rm -rf ~`, `echo 'rm -rf ~' | bash`); a program that changes
-    the paths it is given, given one only known when it runs (`d=~; rm -rf $d`, `… | xargs rm
-    -rf`, `cp -r x ~+`); a redirection to such a path; or a symlink the command makes itself
-    beside a program that changes files (`ln -s ~ x; rm -rf x/`)."""
-    if parsed.opaque:
-        global _SCRIPT_WORDS
-        if _SCRIPT_WORDS is None:
-            import re
-
-            names = sorted(_CHANGERS | _PATH_CHANGERS | _SCRIPT_RUNNERS, key=len, reverse=True)
-            _SCRIPT_WORDS = re.compile(
-                r"(?<![\w.-])(?:" + "|".join(names) + r")(?![\w-])|>\s*[^\s;&|]*[*?\[{$~`]"
-            )
-        text = raw or ""
-        found = {m.group(0) for m in _SCRIPT_WORDS.finditer(text)}
-        if found - {"git"} or ("git" in found and any(sub in text for sub in _GIT_DELETES)):
-            return f"it cannot be read in full ({parsed.opaque[0]}) and may change files"
-    links = False
-    changer = False
-    written = {posixpath.normpath(w) for part in parsed.parts for w in part.writes}
-    for part in parsed.parts:
-        words = part.words
-        program = posixpath.basename(words[0]) if words else ""
-        if program == "patch" or (program == "git" and ("apply" in words or "am" in words)):
-            return f"{program} changes the files its diff names"
-        if program == "tee":
-            written.update(posixpath.normpath(w) for w in words[1:] if not w.startswith("-"))
-        script = _script_run(words)
-        if script is not None and posixpath.normpath(script) in written:
-            return f"it runs {script!r}, a script it writes itself"
-        if program == "ln" and (
-            any(w[:1] == "-" and w[1:2] != "-" and "s" in w for w in words[1:])
-            or _long(words[1:], "symbolic")
-        ):
-            links = True
-        if program in _PATH_CHANGERS or _changes(words) or _writes_into(words) is not None:
-            changer = changer or program != "ln"
-            if part.open_args:
-                return f"{program} is given paths only known when it runs"
-            dynamic = [w for w in words[1:] if w[:2] in ("~+", "~-")]  # $PWD, $OLDPWD
-            if part.unknown:
-                from bridge.rules.named import expand_words  # (braces, `$HOME` and globs: known)
-
-                home = os.path.expanduser("~")
-                dynamic += [
-                    words[k]
-                    for k in sorted(part.unknown)
-                    if k and expand_words(words[k], home) is None
-                ]
-            if dynamic:
-                return f"{program} is given {dynamic[0]!r}, only known when it runs"
-        if any(("$" in w or "`" in w) and not _temporary(w) for w in part.writes):
-            return "it writes to a path only known when it runs"
-    if links and changer:
-        return "a link it makes itself may lead anywhere"
-    return None
 
 
 def _why(
@@ -551,6 +351,11 @@ def _environment() -> _Environment:
     return found
 
 
+def guarded_names() -> frozenset[str]:
+    """The names a command that names something guarded has in its text (the environment's)."""
+    return _environment().names()
+
+
 def guards() -> Guards:
     """The guards of the environment as it is now."""
     return _environment().guards()
@@ -587,12 +392,32 @@ def check(req: Request) -> str | None:
         and (mentioned(command, names) or _spelled(parsed, names))
     )
     changes = parsed is not None and any(
-        _changes(p.words) or _changes_in(p.words) or (p.open_args and _changes(p.words, _CHANGERS))
+        walks_and_changes(p.words)
+        or changes_where(p.words)
+        or (p.open_args and walks_and_changes(p.words, CHANGERS))
         for p in parsed.parts
     )
+    if parsed is not None and any(d for _, d in parsed.words):
+        found = _named_by_values(parsed, command if isinstance(command, str) else "", names)
+        if found is not None:  # `a=.cl; b=aude; sed -i … ~/$a$b/settings.json`
+            return f"ask: {found[0]!r} is {found[1]!r} when it runs ({_GOVERNS})"
     if not (mentions or changes or req.paths or req.loose_paths):
         return None
     return environment.guards().check(req, mentions, changes)
+
+
+def _named_by_values(
+    parsed: ParsedCommand, raw: str, names: frozenset[str]
+) -> tuple[str, str] | None:
+    """A word that names something guarded once the command's own plain variables are put in,
+    with what it becomes; or None."""
+    values = assigned(parsed, raw)
+    for word, dynamic in parsed.words:
+        if dynamic:
+            plain = substituted(word, values)
+            if plain is not None and any(n in plain for n in names):
+                return word, plain
+    return None
 
 
 def check_unknown(req: Request) -> str | None:
@@ -603,4 +428,5 @@ def check_unknown(req: Request) -> str | None:
     parsed = req.parsed if command is not None else None
     if parsed is None:
         return None
-    return _unknown_why(unknown_change(parsed, command if isinstance(command, str) else None))
+    raw = command if isinstance(command, str) else None
+    return _unknown_why(unknown_change(parsed, raw, _environment().names()))

@@ -97,6 +97,23 @@ CHANGES = [
     "truncate -s0 $(find ~ -type f)",
     "[[ -d ~ ]] && rm -rf ~",
     "case x in x) rm -rf ~;; esac",
+    # a second round: compressors, launchers, code, names assembled from the command's own
+    # variables, scripts copied before they run, git's other work trees, the folder stack
+    "gzip -r ~",
+    "d=~; gzip -r $d",
+    "find ~ -type f | xargs gzip",
+    "prlimit --nofile=100 rm -rf ~",
+    "script -qc 'rm -rf ~' /dev/null",
+    "awk 'BEGIN{system(\"rm -rf ~\")}'",
+    "a=.cl; b=aude; c=setting; sort -o ~/$a$b/${c}s.json /dev/null",
+    "printf 'rm -rf ~' > /tmp/s; cp /tmp/s /tmp/t; bash /tmp/t",
+    "printf 'all:\\n\\trm -rf ~\\n' > /tmp/M; make -sf /tmp/M",
+    "cd $(echo ..) && rm -rf proj",
+    "python3 -m tarfile -e ~/evil.tar .",
+    "tar -xf ~/evil.tar -C$HOME",
+    "git init -q && git --work-tree=../evil-dir add -A && git checkout -q -- .",
+    "git init -q && git -c core.fsmonitor='rm -rf ~;' status",
+    "pushd .. >/dev/null; pushd /tmp >/dev/null; rm -rf ~1",
 ]
 # ... and these change none of them: their decision is not the guard's
 LEAVES = [
@@ -127,6 +144,11 @@ LEAVES = [
     "python3 -c 'print(1)'",
     "ls $HOME | head -3",
     "echo $(date) > stamp.txt",
+    'for f in *.md; do gzip -k "$f"; done',
+    "d=$(mktemp -d); cp -r . $d",
+    "find . -name '*.md' -delete",
+    "out=build/out.txt; mkdir -p build; echo hi > $out",
+    "git init -q && git ls-files | xargs grep -l hello",
 ]
 
 
