@@ -319,6 +319,40 @@ def test_a_permission_change_or_an_unpacking_above_them_is_asked(command, asked,
     assert ("what governs agents" in decision.why) is asked, decision.why
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "npm install",
+        "pip install -e .",
+        "[ -f package.json ] && npm install",
+        "git ls-files '*.py' | xargs sed -i 's/x/y/'",
+        "grep -rl foo src | xargs sed -i 's/foo/bar/'",
+        "sed -i 's/foo/bar/' src/a.py",
+        "find . -name __pycache__ -type d -exec rm -rf {} +",
+        "find . -name '*.pyc' -delete",
+        "for f in $(git diff --name-only); do cp $f /tmp/bak/; done",
+        "for f in src/*.py; do black $f; done",
+        "git reset --hard HEAD",
+        "git checkout -- .",
+        "docker rm -f web",
+        "kubectl cp pod:/x ./x",
+        "echo 'print(1)' | python3",
+        "make test",
+        "rm -rf node_modules dist",
+        "cp -r src dist",
+    ],
+)
+def test_what_a_developer_runs_every_day_is_not_the_guards(command, home) -> None:
+    """In a project that has its CLI's settings folder, for an agent on bypass: these change
+    nothing that governs it, and the guard leaves them to the bypass (a second adversary round's
+    list of what would annoy a person)."""
+    project = make_home(home)
+    (project / "src").mkdir()
+    (project / "src" / "a.py").write_text("x = 1\n")
+    decision = decide(command, project)
+    assert "what governs agents" not in decision.why, decision.why
+
+
 def test_a_deny_rule_still_denies_first_and_an_allow_rule_does_not_allow_past_the_guard(
     home,
 ) -> None:
