@@ -73,18 +73,22 @@ def walks_and_changes(words: tuple[str, ...], programs: frozenset[str] = _WALKIN
 
 
 def find_spares(words: tuple[str, ...], names: frozenset[str]) -> bool:
-    """Whether a `find` acts only on what one `-name` (or `-iname`) pattern matches, and that
-    pattern matches no guarded name (`find . -name '*.pyc' -delete`): what governs the agents is
-    not among what it changes."""
+    """Whether a `find` acts only on what one `-name` (or `-iname`) pattern before its actions
+    matches, and that pattern matches none of `names` — what governs the agents and every folder
+    above it (`find . -name '*.pyc' -delete`, not `find ~ -name proj -exec rm -rf {} +`): what
+    governs the agents is not among what it changes."""
     import fnmatch
 
     args = words[1:]
     if not _FIND_COMBINES.isdisjoint(args):
         return False
-    patterns = [args[k + 1] for k, w in enumerate(args[:-1]) if w in ("-name", "-iname")]
-    if len(patterns) != 1:
-        return False
-    pattern = patterns[0].lower()
+    tests = [k for k, w in enumerate(args[:-1]) if w in ("-name", "-iname")]
+    acts = [k for k, w in enumerate(args) if w in _FIND_ACTIONS]
+    if len(tests) != 1 or not acts or tests[0] > acts[0]:
+        return False  # (an action before the test acts on everything)
+    pattern = args[tests[0] + 1].lower()
+    if "\\" in pattern or "[:" in pattern:
+        return False  # (escapes and classes find reads otherwise than fnmatch)
     return not any(fnmatch.fnmatchcase(n.lower(), pattern) for n in names)
 
 
@@ -134,8 +138,10 @@ def writes_into(words: tuple[str, ...]) -> tuple[str, ...] | None:
         return () if (args and args[0][:1] != "-" and "x" in args[0]) or short("x") else None
     if program in ("python", "python3"):  # its archive modules' command lines
         module = args[args.index("-m") + 1] if "-m" in args[:-1] else ""
-        if module in ("zipfile", "tarfile") and ("-e" in args or "--extract" in args):
-            return tuple(w for w in args[-1:] if not w.startswith("-"))
+        flag = next((w for w in args if w in ("-e", "--extract")), None)
+        if module in ("zipfile", "tarfile") and flag is not None:
+            rest = [w for w in args[args.index(flag) + 1 :] if not w.startswith("-")]
+            return tuple(rest[1:2])  # (after the archive: the folder, else the one it runs in)
         return None
     if program in ("7z", "7za", "7zr"):
         return given("-o") if args and args[0] in ("x", "e") else None
@@ -144,20 +150,16 @@ def writes_into(words: tuple[str, ...]) -> tuple[str, ...] | None:
     if program in ("cp", "rsync"):  # a recursive copy: into its destination
         if program == "cp" and not (short("rRa") or _long(args, "recursive", "archive")):
             return None
-        into = given("-t", "--target-directory")
-        operands = [w for w in args if not w.startswith("-")]
-        if not into and len(operands) > 1 and ":" not in operands[-1]:
-            into = (operands[-1],)
-        return into or None
+        return _copies_into(program, args, given("-t", "--target-directory"))
     if program == "git":
         return _git_deletes(args)
     return None
 
 
 def _temporary(path: str) -> bool:
-    """A path in the temporary folder, as a program of its own makes one (ssh-agent's socket:
+    """A path in the temporary folder a program of its own makes (ssh-agent's socket:
     `$TMPDIR/ssh-XXXXXXXXXX/agent.PID`)."""
-    return path.startswith("$TMPDIR/") and ".." not in path.split("/")
+    return path.startswith("$TMPDIR/ssh-XXXXXXXXXX/")
 
 
 def _script_run(words: tuple[str, ...]) -> str | None:
@@ -166,6 +168,32 @@ def _script_run(words: tuple[str, ...]) -> str | None:
     if program in ("sh", "bash", "dash", "zsh", "ksh", "source", "."):
         return next((w for w in words[1:] if not w.startswith("-")), None)
     return words[0] if words and "/" in words[0] else None
+
+
+def _copies_into(
+    program: str, args: tuple[str, ...], into: tuple[str, ...]
+) -> tuple[str, ...] | None:
+    """Where a recursive copy writes: a folder copied whole lands in one of its own name (`cp -r
+    build ~/` writes ~/build); its contents (`src/.`, rsync's `src/`), a glob or `.` land in the
+    destination itself (its last operand, or `-t DIR`)."""
+    operands = [w for w in args if not w.startswith("-") and w not in into]
+    if not into and len(operands) > 1 and ":" not in operands[-1]:
+        into, operands = (operands[-1],), operands[:-1]
+    if not into:
+        return None
+    if any(w[:1] == "-" and w[1:2] != "-" and "T" in w for w in args) or _long(
+        args, "no-target-directory"
+    ):
+        return into  # (`-T`: the destination is the copy itself)
+    out: list[str] = []
+    for source in operands:
+        name = posixpath.basename(source.rstrip("/"))
+        whole = name not in ("", ".", "..") and not set(source) & set("*?[{$`")
+        if whole and not (program == "rsync" and source.endswith("/")):
+            out += [posixpath.join(d, name) for d in into]
+        else:
+            out += list(into)
+    return tuple(dict.fromkeys(out)) or into
 
 
 def _git_deletes(args: tuple[str, ...]) -> tuple[str, ...] | None:
@@ -233,6 +261,21 @@ _DESTROYERS = frozenset(
     }
 )  # fmt: skip
 _DESTROYS: Any = None
+# What a variable set to a fresh temporary folder stands for (`d=$(mktemp -d)`)
+_FRESH = "/tmp/tmp.X"
+# What in git's configuration runs a program (an alias with `!`, a hook folder, fsmonitor …) or
+# brings in more of it: given by the command (`-c`, GIT_CONFIG_*, a written .git/config), what
+# runs is only known when it runs
+_GIT_RUNS_FROM_CONFIG = (
+    "alias", "hooksPath", "hookspath", "fsmonitor", "include.path", "includeIf", ".command",
+    "core.editor", "core.pager", "sshCommand", "sshcommand", "diff.external", "filter.",
+    "GIT_CONFIG",
+)  # fmt: skip
+# git's commands that bring in or make history (what a checkout in the same command then writes
+# to the work tree is not the project's own)
+_GIT_BRINGS = frozenset(
+    {"fetch", "pull", "commit-tree", "update-ref", "mktree", "hash-object", "fast-import", "am"}
+)
 # Programs that copy into a destination (their last operand, or `-t`): what they write there
 _COPIERS = frozenset({"cp", "rsync", "install", "ln"})
 
@@ -262,21 +305,41 @@ def assigned(parsed: ParsedCommand, raw: str) -> dict[str, str | None]:
         if "=$(mktemp" not in m.group(0)
     ]
     texts = [t for t in texts if "=$(mktemp" not in t]
-    # a loop over plain words or globs (`for f in *.log`), a fresh temporary folder (`d=$(mktemp
-    # -d)`): a path of their own, not one guarded (a glob naming one is looked at as a name)
+    # a loop over plain names or globs (`for f in *.log`), a fresh temporary folder (`d=$(mktemp
+    # -d)`, where TMPDIR is not the command's): a path of their own, not one guarded (a glob
+    # naming one is looked at as a name)
     for m in re.finditer(r"\bfor\s+([A-Za-z_]\w*)\s+in\s+([^;\n]*)", raw):
-        if not set(m.group(2)) & set("$`") and m.group(2).strip():
-            texts.append(f"{m.group(1)}={m.group(2).split()[0]}")
+        listed = m.group(2).split()
+        safe = all(_plain_path(w) and not set(w) & set("$`'\"") for w in listed) and (
+            len(listed) == 1
+        )  # (one word or glob: the guard reads it as the loop's value)
+        texts.append(f"{m.group(1)}={listed[0]}" if safe and "/" not in m.group(2) else "")
+        if not safe:
+            texts.append(f"{m.group(1)}=$")  # (its values only known when it runs)
+    if "TMPDIR" not in raw:
+        texts += [
+            f"{m.group(1)}={_FRESH}"
+            for m in re.finditer(r"\b([A-Za-z_]\w*)=\$\(mktemp(?: -d)?\)", raw)
+        ]
+    # a variable added to, or set by a builtin (`x+=…`, `printf -v x`, `read x`, `declare -n`):
+    # only known when it runs
     texts += [
-        f"{m.group(1)}=/tmp/tmp.X"
-        for m in re.finditer(r"\b([A-Za-z_]\w*)=\$\(mktemp\b[^)$`]*\)", raw)
+        f"{m.group(1) or m.group(2)}=$"
+        for m in re.finditer(r"\b([A-Za-z_]\w*)\+=|-v\s+([A-Za-z_]\w*)", raw)
+    ]
+    texts += [
+        f"{name}=$"
+        for m in re.finditer(
+            r"\b(?:read|mapfile|readarray|declare|typeset|local|readonly|export)\b([^;&|\n]*)", raw
+        )
+        for name in re.findall(r"(?<![\w-])([A-Za-z_]\w*)(?![\w=])", m.group(1))
     ]
     values: dict[str, str | None] = {}
     for word in texts:
         name, eq, value = word.partition("=")
         if eq and name.isidentifier():
             value = value.rstrip(";&|)")
-            plain = not set(value) & set("$`~'\"\\") and value
+            plain = not set(value) & set("$`~'\"\\") and value and "=$(mktemp" not in word
             if name in values and values[name] != value:
                 values[name] = None
             else:
@@ -332,9 +395,10 @@ def unknown_change(parsed: ParsedCommand, raw: str | None, names: frozenset[str]
             if values is None:
                 values = assigned(parsed, text)
             plain = substituted(word, values)
-            if plain is None:
+            fresh = plain is not None and (plain == _FRESH or plain.startswith(_FRESH + "/"))
+            if not fresh and (plain is None or not _plain_path(plain)):
                 return f"{program or 'it'} is given {word!r}, only known when it runs"
-            if any(name in plain for name in names):
+            if plain is not None and any(name in plain for name in names):
                 return f"{word!r} is {plain!r} when it runs"
     if changer:
         for folder in parsed.dirs:
@@ -343,6 +407,38 @@ def unknown_change(parsed: ParsedCommand, raw: str | None, names: frozenset[str]
     if links and changer:
         return "a link it makes itself may lead anywhere"
     return None
+
+
+def with_values(part: Part, values: dict[str, str | None]) -> Part:
+    """A part with the command's own plain variables put into its words (`x=build; rm -rf $x`
+    is read as `rm -rf build`); a word that still holds an expansion stays unknown."""
+    if not part.unknown:
+        return part
+    words = list(part.words)
+    unknown = set(part.unknown)
+    for k in sorted(part.unknown):
+        plain = substituted(words[k], values) if k < len(words) else None
+        if plain is not None:
+            words[k] = plain
+            unknown.discard(k)
+    return part.but(words=tuple(words), unknown=frozenset(unknown))
+
+
+def _plain_path(path: str) -> bool:
+    """A path with no `..`, not the home nor the folder it runs in, its globs (if any) in its
+    last name and matching no hidden file (`build/out.txt`, `*.log`): what a variable the command
+    gives a plain value may stand for (the guard reads such a path as it reads any other)."""
+    parts = path.split("/")
+    globbed = [p for p in parts if set(p) & set("*?[")]
+    return not (
+        set(path) & set("{~")
+        or ".." in parts
+        or path in (".", "")
+        or path.startswith(("/", "~", "./."))
+        or any(p.startswith(".") for p in globbed)
+        or globbed[:-1]
+        or (globbed and globbed[-1] is not parts[-1])
+    )
 
 
 def destination(folder: str, base: str, values: dict[str, str | None]) -> str:
@@ -364,6 +460,22 @@ def _without_programs(code: str, parsed: ParsedCommand) -> str:
         if part.words:
             code = code.replace(part.words[0], " ")
     return code
+
+
+def _git_config_runs(parsed: ParsedCommand, words: tuple[str, ...], text: str) -> bool:
+    """Whether git runs what configuration the command gives it, and that may change files: an
+    alias that runs a shell command (`!…`), settings from a file the command writes
+    (`GIT_CONFIG_GLOBAL=g.cfg`, `include.path`, `.git/config`), or a program a setting names
+    (`-c core.fsmonitor='rm -rf ~;'`) that deletes or overwrites files."""
+    if "alias" in text and "!" in text:
+        return True
+    writes = any(p.writes or (p.words and p.words[0] in ("tee", "cp", "mv")) for p in parsed.parts)
+    if writes and any(key in text for key in _GIT_RUNS_FROM_CONFIG):
+        return True
+    given = any(w == "-c" or w.startswith(("-c", "--config")) for w in words) or any(
+        key in text for key in ("GIT_CONFIG", "include.path", "includeIf")
+    )
+    return given and _names_changer(text)
 
 
 def _links(words: tuple[str, ...]) -> bool:
@@ -396,9 +508,8 @@ def _runs_what_may_change(parsed: ParsedCommand, text: str) -> str | None:
                 return f"{program} may run {runs!r}"
         if program == "patch" or (program == "git" and ("apply" in words or "am" in words)):
             return f"{program} changes the files its diff names"
-        if program == "git" and any(w == "-c" or w.startswith("--config") for w in words):
-            if _names_changer(text):
-                return "git runs what its config given here says, which may change files"
+        if program == "git" and _git_config_runs(parsed, words, text):
+            return "git runs what configuration the command gives it says, which may change files"
         if (
             program == "git"
             and not _GIT_WRITES.isdisjoint(words)
@@ -413,6 +524,10 @@ def _runs_what_may_change(parsed: ParsedCommand, text: str) -> str | None:
             return "git writes a work tree or an index from one the command chooses"
         if program == "git" and "read-tree" in words:  # (plumbing: the index replaced)
             return "git read-tree replaces the index its next commands write the work tree from"
+    subcommands = {w for p in parsed.parts if p.words and p.words[0] == "git" for w in p.words}
+    brings = subcommands & _GIT_BRINGS
+    if brings and (subcommands & _GIT_WRITES) - brings:
+        return "git writes its work tree from history the command brings in or makes"
     runs_script = any(
         _script_run(p.words) is not None or (p.words and p.words[0] in ("make", "gmake"))
         for p in parsed.parts

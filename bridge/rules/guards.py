@@ -40,6 +40,7 @@ from bridge.rules.changes import (
     substituted,
     unknown_change,
     walks_and_changes,
+    with_values,
     writes_into,
 )
 
@@ -182,7 +183,8 @@ class Guards:
         parsed = req.parsed
         if not changes or not roots or parsed is None:
             return None
-        names = _environment().names()
+        # (a find spared by its `-name` must not name a guarded folder, nor one above it)
+        names = _environment().names() | {c for root, _ in roots for c in root.split("/") if c}
         parts = tuple(
             p
             for p in parsed.parts
@@ -190,6 +192,9 @@ class Guards:
         )
         if any(p.open_args and walks_and_changes(p.words, CHANGERS) for p in parsed.parts):
             parts = parsed.parts  # (what any of them finds may be given to a changer)
+        raw = req.command if isinstance(req.command, str) else ""
+        values = assigned(parsed, raw)  # (`x=.config; rm -rf $x` is `rm -rf .config`)
+        parts = tuple(with_values(p, values) for p in parts)
         verdicts = req.walks_above_each(tuple(r for r, _ in roots), cwd, parts)
         for (root, what), verdict in zip(roots, verdicts, strict=True):
             if verdict == YES:
@@ -197,19 +202,21 @@ class Guards:
         for (root, what), verdict in zip(roots, verdicts, strict=True):
             if verdict == MIGHT:
                 return _why(what, root, within=True)
-        raw = req.command if isinstance(req.command, str) else ""
-        return self._changed_in(parsed, cwd, roots, raw)
+        return self._changed_in(parsed, cwd, roots, values)
 
     @staticmethod
     def _changed_in(
-        parsed: ParsedCommand, cwd: str | None, roots: list[tuple[str, str]], raw: str
+        parsed: ParsedCommand,
+        cwd: str | None,
+        roots: list[tuple[str, str]],
+        values: dict[str, str | None],
     ) -> str | None:
         """A permission change of a folder above one (or of one), an archive unpacked, or an
         untracked file cleaned, in a folder that holds one."""
         from bridge.rules.named import given_paths
 
         for part in parsed.parts:
-            words = part.words
+            words = with_values(part, values).words
             program = posixpath.basename(words[0]) if words else ""
             if not changes_where(words):
                 continue
@@ -219,7 +226,6 @@ class Guards:
             if given:
                 targets = operands
             elif into:
-                values = assigned(parsed, raw)
                 targets = {destination(d, b, values) for d in into for b in bases}
             else:
                 targets = set(bases)

@@ -304,6 +304,9 @@ def _glob(pattern: str, bases: list[str]) -> tuple[list[str], bool]:
     out: list[str] = []
     if sum(1 for c in pattern.split("/") if _GLOB_CHARS & set(c)) > MAX_GLOB_LEVELS:
         return out, True
+    for own in ("/proc/self/cwd/", "/proc/thread-self/cwd/"):  # the folder the command runs in
+        if pattern.startswith(own):
+            pattern = pattern[len(own) :]
     roots: list[str | None] = [None] if os.path.isabs(pattern) else list(bases)
     for root in roots:
         try:

@@ -114,6 +114,22 @@ CHANGES = [
     "git init -q && git --work-tree=../evil-dir add -A && git checkout -q -- .",
     "git init -q && git -c core.fsmonitor='rm -rf ~;' status",
     "pushd .. >/dev/null; pushd /tmp >/dev/null; rm -rf ~1",
+    # a third round: find's -name exception, the command's own variables, loops, mktemp, TMPDIR
+    "find ~ -name proj -exec rm -rf {} +",
+    "find ~ -delete -name zz",
+    "find . -name 's\\ettings.json' -delete",
+    "find ~ -name '[[:alnum:]]*' -delete",
+    "x=.cl; x+=aude; rm -rf ~/$x",
+    "x=..; chmod -R 0 $x",
+    "x=proj; cd ..; rm -rf $x",
+    "x=.; rm -rf $x/.c*",
+    "for f in src ~; do rm -rf $f; done",
+    "d=$(mktemp -d -p ~); rm -rf $d/../proj",
+    "TMPDIR=.. ; rm -rf $TMPDIR/proj",
+    "python3 -m tarfile -e ../evil.tar",
+    "cp -rT ~/evil-dir/proj .",
+    "git init -q; GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.z"
+    " GIT_CONFIG_VALUE_0='!sort -o .c?aude/s?ttings.json /dev/null' git z",
 ]
 # ... and these change none of them: their decision is not the guard's
 LEAVES = [
@@ -149,6 +165,10 @@ LEAVES = [
     "find . -name '*.md' -delete",
     "out=build/out.txt; mkdir -p build; echo hi > $out",
     "git init -q && git ls-files | xargs grep -l hello",
+    "mkdir -p build && cp -r build ~/",
+    'for f in *.md; do cp "$f" /tmp/; done',
+    "x=build; rm -rf $x",
+    "git init -q && git pull --rebase 2>/dev/null; true",
 ]
 
 

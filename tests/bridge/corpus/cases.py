@@ -838,13 +838,13 @@ CASES: list[Case] = [
         # its name: where it lands is only known when it runs (`..`, a symlink)
         "echo pwned | tee /tmp/symposium-corpus-allowed/{a,../escaped}",
         "echo pwned > /tmp/symposium-corpus-allowed/f*",
-        "x=..; echo pwned > /tmp/symposium-corpus-allowed/$x/escaped",  # (x's value is plain)
     ),
     *_cases(
         "attacker spellings",
         ASK,
-        # ... and with an expansion only known when it runs: it may land anywhere, what governs
-        # the agents included (the guard asks, bypass or not)
+        # ... and with an expansion: it may land anywhere, what governs the agents included (the
+        # guard asks, bypass or not; a `..` in a variable's plain value included)
+        "x=..; echo pwned > /tmp/symposium-corpus-allowed/$x/escaped",
         "echo pwned > /tmp/symposium-corpus-allowed/$(echo ..)/escaped",
     ),
     *_cases(
