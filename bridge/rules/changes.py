@@ -10,6 +10,7 @@ import posixpath
 
 TYPE_CHECKING = False  # (as in bridge.rules.guards: no `typing` on a hook's start-up)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from bridge.shell import ParsedCommand, Part
@@ -66,9 +67,7 @@ def walks_and_changes(words: tuple[str, ...], programs: frozenset[str] = _WALKIN
     if program in ("tar", "bsdtar"):  # what it packs, deleted
         return _long(words[1:], "remove-files")
     if program == "zip":  # `-m`: what it packs, moved into the archive
-        return _long(words[1:], "move") or any(
-            w[:1] == "-" and w[1:2] != "-" and "m" in w for w in words[1:]
-        )
+        return _long(words[1:], "move") or _short(words[1:], "m")
     return program in programs
 
 
@@ -101,6 +100,11 @@ def changes_where(words: tuple[str, ...]) -> bool:
     return program in _UNPACKERS and writes_into(words) is not None
 
 
+def _short(args: tuple[str, ...], letters: str) -> bool:
+    """One of these short options among `args`, alone or in a group (`-rf`)."""
+    return any(w[:1] == "-" and w[1:2] != "-" and not set(letters).isdisjoint(w) for w in args)
+
+
 def _long(args: tuple[str, ...], *names: str) -> bool:
     """One of these long options among `args`, as GNU getopt reads them: abbreviated too
     (`--extr` is `--extract`), with or without a `=value`."""
@@ -119,9 +123,6 @@ def writes_into(words: tuple[str, ...]) -> tuple[str, ...] | None:
     program = posixpath.basename(words[0]) if words else ""
     args = words[1:]
 
-    def short(letters: str) -> bool:  # one of these short options, alone or in a group
-        return any(w[:1] == "-" and w[1:2] != "-" and not set(letters).isdisjoint(w) for w in args)
-
     def given(short: str, long: str = "") -> tuple[str, ...]:  # `-X DIR`, `-XDIR`, `--long=DIR`
         out = [args[k + 1] for k, w in enumerate(args[:-1]) if w in (short, long)]
         out += [w[len(short) :] for w in args if w.startswith(short) and len(w) > len(short)]
@@ -129,13 +130,17 @@ def writes_into(words: tuple[str, ...]) -> tuple[str, ...] | None:
 
     if program in ("tar", "bsdtar"):
         first = args[0] if args else ""
-        if (first[:1] != "-" and "x" in first) or short("x") or _long(args, "extract", "get"):
+        if (
+            (first[:1] != "-" and "x" in first)
+            or _short(args, "x")
+            or _long(args, "extract", "get")
+        ):
             return given("-C", "--directory")
         return None
     if program == "unzip":
         return given("-d")
     if program == "jar":
-        return () if (args and args[0][:1] != "-" and "x" in args[0]) or short("x") else None
+        return () if (args and args[0][:1] != "-" and "x" in args[0]) or _short(args, "x") else None
     if program in ("python", "python3"):  # its archive modules' command lines
         module = args[args.index("-m") + 1] if "-m" in args[:-1] else ""
         flag = next((w for w in args if w in ("-e", "--extract")), None)
@@ -146,9 +151,9 @@ def writes_into(words: tuple[str, ...]) -> tuple[str, ...] | None:
     if program in ("7z", "7za", "7zr"):
         return given("-o") if args and args[0] in ("x", "e") else None
     if program == "cpio":
-        return given("-D", "--directory") if short("i") or _long(args, "extract") else None
+        return given("-D", "--directory") if _short(args, "i") or _long(args, "extract") else None
     if program in ("cp", "rsync"):  # a recursive copy: into its destination
-        if program == "cp" and not (short("rRa") or _long(args, "recursive", "archive")):
+        if program == "cp" and not (_short(args, "rRa") or _long(args, "recursive", "archive")):
             return None
         return _copies_into(program, args, given("-t", "--target-directory"))
     if program == "git":
@@ -181,9 +186,7 @@ def _copies_into(
         into, operands = (operands[-1],), operands[:-1]
     if not into:
         return None
-    if any(w[:1] == "-" and w[1:2] != "-" and "T" in w for w in args) or _long(
-        args, "no-target-directory"
-    ):
+    if _short(args, "T") or _long(args, "no-target-directory"):
         return into  # (`-T`: the destination is the copy itself)
     out: list[str] = []
     for source in operands:
@@ -204,17 +207,14 @@ def _git_deletes(args: tuple[str, ...]) -> tuple[str, ...] | None:
         return None
     rest = args[args.index(sub) + 1 :]
 
-    def short(letters: str) -> bool:
-        return any(w[:1] == "-" and w[1:2] != "-" and not set(letters).isdisjoint(w) for w in rest)
-
-    if sub == "clean" and (short("n") or _long(rest, "dry-run")):
+    if sub == "clean" and (_short(rest, "n") or _long(rest, "dry-run")):
         return None
-    if sub == "rm" and not short("r"):
+    if sub == "rm" and not _short(rest, "r"):
         return None  # (a file it names is named)
     if sub == "reset":  # `--hard`: the work tree made the commit's, what it lacks deleted
         return () if _long(rest, "hard", "merge", "keep") else None
     if sub == "stash":  # its untracked files go with the stash
-        return () if short("ua") or _long(rest, "include-untracked", "all") else None
+        return () if _short(rest, "ua") or _long(rest, "include-untracked", "all") else None
     skip = {k + 1 for k, w in enumerate(rest) if w in ("-e", "--exclude")}
     return tuple(w for k, w in enumerate(rest) if k not in skip and not w.startswith("-") and w)
 
@@ -360,7 +360,12 @@ def substituted(word: str, values: dict[str, str | None]) -> str | None:
     return None if "\0" in text or "$" in text or "`" in text else text
 
 
-def unknown_change(parsed: ParsedCommand, raw: str | None, names: frozenset[str]) -> str | None:
+def unknown_change(
+    parsed: ParsedCommand,
+    raw: str | None,
+    names: frozenset[str],
+    values: Callable[[], dict[str, str | None]],
+) -> str | None:
     """Why what a command changes cannot be known (so whether it changes what governs the
     agents cannot), or None: a command that cannot be read in full, or runs code or another
     program, naming a program that changes files (`[[ -d ~ ]] && rm -rf ~`, `echo 'rm -rf ~' |
@@ -375,7 +380,7 @@ def unknown_change(parsed: ParsedCommand, raw: str | None, names: frozenset[str]
     ran = _runs_what_may_change(parsed, text)
     if ran is not None:
         return ran
-    values: dict[str, str | None] | None = None
+    known: dict[str, str | None] | None = None
     links = changer = False
     for part in parsed.parts:
         words = part.words
@@ -392,9 +397,9 @@ def unknown_change(parsed: ParsedCommand, raw: str | None, names: frozenset[str]
                 return f"{program} is given {word!r}, only known when it runs"
             if not _expansion(word):
                 continue
-            if values is None:
-                values = assigned(parsed, text)
-            plain = substituted(word, values)
+            if known is None:
+                known = values()
+            plain = substituted(word, known)
             fresh = plain is not None and (plain == _FRESH or plain.startswith(_FRESH + "/"))
             if not fresh and (plain is None or not _plain_path(plain)):
                 return f"{program or 'it'} is given {word!r}, only known when it runs"
@@ -483,10 +488,7 @@ def _links(words: tuple[str, ...]) -> bool:
     return (
         bool(words)
         and posixpath.basename(words[0]) == "ln"
-        and (
-            any(w[:1] == "-" and w[1:2] != "-" and "s" in w for w in words[1:])
-            or _long(words[1:], "symbolic")
-        )
+        and (_short(words[1:], "s") or _long(words[1:], "symbolic"))
     )
 
 

@@ -33,7 +33,6 @@ from bridge.rules.changes import (
     CHANGERS,
     PERMISSIONS,
     REPLACERS,
-    assigned,
     changes_where,
     destination,
     find_spares,
@@ -141,8 +140,10 @@ class Guards:
 
     def folder(self, path: str) -> str | None:
         """What the guarded folder that holds a (real) path is, if one does."""
+        from bridge.rules.paths import inside  # (loaded with the guards: by `resolve_path`)
+
         for root, what in self.folders:
-            if path == root or path.startswith(root.rstrip("/") + "/") or root == "/":
+            if inside(path, root):
                 return what
         return None
 
@@ -192,8 +193,7 @@ class Guards:
         )
         if any(p.open_args and walks_and_changes(p.words, CHANGERS) for p in parsed.parts):
             parts = parsed.parts  # (what any of them finds may be given to a changer)
-        raw = req.command if isinstance(req.command, str) else ""
-        values = assigned(parsed, raw)  # (`x=.config; rm -rf $x` is `rm -rf .config`)
+        values = req.assigned_values()  # (`x=.config; rm -rf $x` is `rm -rf .config`)
         parts = tuple(with_values(p, values) for p in parts)
         verdicts = req.walks_above_each(tuple(r for r, _ in roots), cwd, parts)
         for (root, what), verdict in zip(roots, verdicts, strict=True):
@@ -214,6 +214,7 @@ class Guards:
         """A permission change of a folder above one (or of one), an archive unpacked, or an
         untracked file cleaned, in a folder that holds one."""
         from bridge.rules.named import given_paths
+        from bridge.rules.paths import inside
 
         for part in parsed.parts:
             words = with_values(part, values).words
@@ -230,9 +231,8 @@ class Guards:
             else:
                 targets = set(bases)
             for root, what in roots:
-                for target in targets:
-                    if root == target or root.startswith(target.rstrip("/") + "/"):
-                        return _why(what, root, within=True)
+                if any(inside(root, target) for target in targets):
+                    return _why(what, root, within=True)
         return None
 
     def check(self, req: Request, mentions: bool, changes: bool = False) -> str | None:
@@ -357,11 +357,6 @@ def _environment() -> _Environment:
     return found
 
 
-def guarded_names() -> frozenset[str]:
-    """The names a command that names something guarded has in its text (the environment's)."""
-    return _environment().names()
-
-
 def guards() -> Guards:
     """The guards of the environment as it is now."""
     return _environment().guards()
@@ -404,7 +399,7 @@ def check(req: Request) -> str | None:
         for p in parsed.parts
     )
     if parsed is not None and any(d for _, d in parsed.words):
-        found = _named_by_values(parsed, command if isinstance(command, str) else "", names)
+        found = _named_by_values(parsed, req.assigned_values(), names)
         if found is not None:  # `a=.cl; b=aude; sed -i … ~/$a$b/settings.json`
             return f"ask: {found[0]!r} is {found[1]!r} when it runs ({_GOVERNS})"
     if not (mentions or changes or req.paths or req.loose_paths):
@@ -413,11 +408,10 @@ def check(req: Request) -> str | None:
 
 
 def _named_by_values(
-    parsed: ParsedCommand, raw: str, names: frozenset[str]
+    parsed: ParsedCommand, values: dict[str, str | None], names: frozenset[str]
 ) -> tuple[str, str] | None:
     """A word that names something guarded once the command's own plain variables are put in,
     with what it becomes; or None."""
-    values = assigned(parsed, raw)
     for word, dynamic in parsed.words:
         if dynamic:
             plain = substituted(word, values)
@@ -435,4 +429,4 @@ def check_unknown(req: Request) -> str | None:
     if parsed is None:
         return None
     raw = command if isinstance(command, str) else None
-    return _unknown_why(unknown_change(parsed, raw, _environment().names()))
+    return _unknown_why(unknown_change(parsed, raw, _environment().names(), req.assigned_values))

@@ -67,6 +67,7 @@ class Request(Record):
         "_doubts",
         "_walks",
         "_code_names",
+        "_assigned",
     )
     __slots__ = _fields
 
@@ -112,6 +113,7 @@ class Request(Record):
         self._doubts: dict[str, list[str]] = {}
         self._walks: LinkWalks = {}  # the folders the command goes down: walked once
         self._code_names: set[str] | None = None  # the programs its unparsed code names
+        self._assigned: dict[str, str | None] | None = None  # the command's plain variables
 
     @classmethod
     def from_tool_call(
@@ -299,6 +301,17 @@ class Request(Record):
 
         parsed = self.parsed
         return walks_above(parsed, cwd, root, self._walks) if parsed is not None else 0
+
+    def assigned_values(self) -> dict[str, str | None]:
+        """The variables the command gives plain values (`bridge.rules.changes.assigned`),
+        worked out once a request: the guard reads them in names, paths and what it changes."""
+        if self._assigned is None:
+            from bridge.rules.changes import assigned
+
+            parsed = self.parsed
+            raw = self.command if isinstance(self.command, str) else ""
+            self._assigned = assigned(parsed, raw) if parsed is not None else {}
+        return self._assigned
 
     def walks_above_each(
         self, roots: tuple[str, ...], cwd: str | None, parts: tuple[Part, ...] | None = None
