@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
 from bridge.config import BridgeConfig
-from bridge.history import HistoryTracker, MatchPolicy
+from bridge.history import Decision, HistoryTracker, MatchPolicy
 from bridge.protocol import (
     AgentSpec,
     Message,
@@ -33,9 +33,11 @@ from bridge.sessions import (
     RequestOutcome,
     ResponseStream,
 )
+from bridge.sessions.ahead import adopt
 from bridge.tasks import TaskSupervisor
 
 if TYPE_CHECKING:
+    from bridge.sessions.ahead import PromptedAhead
     from bridge.tools import ClientToolServer
 
 log = logging.getLogger(__name__)
@@ -198,6 +200,9 @@ class ConnectionCore:
         self._last_agent: tuple[Any, tuple[AgentSpec, str, str]] | None = None
         # The last request's tool list worked out: the next one often carries the very list.
         self._offered: OfferedTools | None = None
+        # A front door's turn prompted ahead of its routing (the vscodelm door's fast lane):
+        # whatever looks at or changes the sessions has it adopted first (`settle`).
+        self.ahead: PromptedAhead | None = None
 
     # what its sessions need of the process-wide bridge (SessionHost)
     async def ensure_tool_server(self) -> ClientToolServer:
@@ -264,9 +269,26 @@ class ConnectionCore:
         self._last_agent = (agent, known) if text is not None else None
         return known
 
+    def settle(self) -> None:
+        """A turn prompted ahead of its routing is routed and adopted now."""
+        ahead = self.ahead
+        if ahead is not None:
+            ahead.catch_up()
+
     async def chat(self, request: ChatRequest, stream: ResponseStream) -> None:
         """Route the request and let its session answer it; returns when `stream` is finished
         (raising RequestCancelled or SessionFailed when it did not complete)."""
+        session, decision = self._route(request)
+        await session.answer(decision, request, stream)
+
+    def adopt(self, request: ChatRequest, stream: ResponseStream, ahead: PromptedAhead) -> bool:
+        """Route a request whose turn was prompted ahead (`ahead`, which must not be `self.ahead`
+        any more) and have its session adopt that turn: False when the routing or its prompt is
+        not what was prompted (the caller then ends that session: its agent was told otherwise)."""
+        session, decision = self._route(request)
+        return adopt(session, decision, request, stream, ahead)
+
+    def _route(self, request: ChatRequest) -> tuple[AgentSession, Decision]:
         decision = self.tracker.route(
             request.agent_key, request.messages, self._busy, request.reuses
         )
@@ -288,13 +310,14 @@ class ConnectionCore:
         if session is None:
             session = AgentSession(self, decision.session_id, request)
             self.sessions[decision.session_id] = session
-        await session.answer(decision, request, stream)
+        return session, decision
 
     def _busy(self, session_id: str) -> bool:
         session = self.sessions.get(session_id)
         return session is not None and not session.is_idle
 
     def find_stream(self, request_id: Any) -> ResponseStream | None:
+        self.settle()
         for session in self.sessions.values():
             stream = session.answering(request_id)
             if stream is not None:
@@ -323,6 +346,7 @@ class ConnectionCore:
 
     async def session_died(self, session: AgentSession, reason: str) -> None:
         """A dead session is forgotten: its conversation's next request starts a fresh one."""
+        self.settle()
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
         self.tracker.remove(session.id)
@@ -336,6 +360,7 @@ class ConnectionCore:
 
     async def reset(self, reason: str) -> None:
         """Forget every session (their agents are stopped); the connection stays open."""
+        self.settle()
         sessions = list(self.sessions.values())
         self.sessions.clear()
         self.tracker = HistoryTracker(self.policy)
@@ -344,6 +369,7 @@ class ConnectionCore:
             self._session_ended(s.id, reason)
 
     async def close(self) -> None:
+        self.settle()
         sessions = list(self.sessions.values())
         self.sessions.clear()
         await asyncio.gather(

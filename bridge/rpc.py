@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Coroutine
@@ -150,6 +151,10 @@ class JsonRpcPeer:
         # cheaply than decoding all of it (the vscodelm door recognises the history it has seen).
         # It must give exactly what `classify` would; None leaves the line to `classify`.
         self.predecode: LineDecoder | None = None
+        # Sees each line before it is decoded: True when it took the line and answers it itself
+        # (`begin_answer`, `adopt`) — the vscodelm door's fast lane, for a turn that continues
+        # the conversation as expected.
+        self.take_ahead: Callable[[bytes], bool] | None = None
         # What requests still running at shutdown are answered (not "cancelled": the client should
         # see that the answer was cut off, not silently drop it).
         self.shutdown_message = "The endpoint shut down before answering this request"
@@ -324,6 +329,8 @@ class JsonRpcPeer:
     def _dispatch(self, line: bytes, traced: bool = False) -> None:
         if self._on_recv is not None and not traced:
             self._on_recv(line)
+        if self.take_ahead is not None and self.take_ahead(line):
+            return
         msg = None
         if self.predecode is not None:
             try:
@@ -361,17 +368,31 @@ class JsonRpcPeer:
         if request_handler is None:
             self.send(error_response(msg.id, METHOD_NOT_FOUND, f"Method not found: {msg.method}"))
             return
-        key = (msg.method or "", msg.id)
+        answer = self.begin_answer(msg.method or "", msg.id)
+        self._spawn(self._answer(answer, functools.partial(request_handler, msg.params, msg.id)))
+
+    def begin_answer(self, method: str, id_: Any) -> Answer:
+        """The answer of a request just read: unanswered from now on, until it is sent."""
+        key = (method, id_)
         self._unanswered[key] = self._unanswered.get(key, 0) + 1
-        self._spawn(self._answer(request_handler, msg.method or "", msg.id, msg.params))
+        return Answer(self, method, id_)
+
+    def adopt(self, answer: Answer, handling: Callable[[], Awaitable[Any]]) -> None:
+        """Let `handling()` finish a request whose answer `begin_answer` made (and which may be
+        sent already), as its handler would: what it returns or raises answers the request."""
+        self._spawn(self._answer(answer, handling))
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        """Run `coro` as one of this peer's tasks (cancelled at `shutdown`, as handlers are)."""
+        self._spawn(coro)
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _answer(self, handler: RequestHandler, method: str, id_: Any, params: Any) -> None:
-        await self._handle(handler, method, id_, params)
+    async def _answer(self, answer: Answer, handling: Callable[[], Awaitable[Any]]) -> None:
+        await self._handle(answer, handling)
         await self._keep_up()
 
     def answer_of_this_request(self) -> Answer:
@@ -382,11 +403,11 @@ class JsonRpcPeer:
             raise RuntimeError("not called from a request handler of this peer")
         return answer
 
-    async def _handle(self, handler: RequestHandler, method: str, id_: Any, params: Any) -> None:
-        answer = Answer(self, method, id_)
+    async def _handle(self, answer: Answer, handling: Callable[[], Awaitable[Any]]) -> None:
         _answer_var.set(answer)
+        id_, method = answer.id, answer._key[0]
         try:
-            result = await handler(params, id_)
+            result = await handling()
         except RpcError as exc:
             answer._send_message(error_response(id_, exc.code, exc.message, exc.data))
         except ValidationError as exc:

@@ -59,6 +59,15 @@ class HistoryTracker:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    @property
+    def seq(self) -> int:
+        """How many requests were routed: a decision worked out at one count still holds at it."""
+        return self._seq
+
+    def only(self, session_id: str) -> bool:
+        """`session_id` is the one live session: a request can match no other."""
+        return len(self._sessions) == 1 and session_id in self._sessions
+
     def _view(self, s: LiveSession) -> SessionView:
         provisional = list(s.provisional)
         if provisional and provisional[-1] is s.reply:  # may still be streamed into

@@ -70,6 +70,7 @@ class AcpClient:
     async def request_permission(
         self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
     ) -> Any:
+        self._session.settle_fast()  # a turn the front door prompted ahead is the session's now
         if not self._ours(session_id, "session/request_permission"):
             from acp.schema import DeniedOutcome, RequestPermissionResponse
 
@@ -170,6 +171,7 @@ class AgentLink:
         self._tool_server_key: str | None = None
         # The prompts written by `send_prompt` and not answered yet, by request id.
         self._prompts: dict[int, asyncio.Future[Any]] = {}
+        self._on_answer: dict[int, Callable[[asyncio.Future[Any]], None]] = {}
         self._prompt_ids = itertools.count(PROMPT_IDS)
 
     @property
@@ -368,7 +370,11 @@ class AgentLink:
             message = f"agent failed to start: {type(exc).__name__}: {exc}"
         return redact_free_text(message, self.secrets)
 
-    def send_prompt(self, blocks: list[dict[str, Any]]) -> asyncio.Future[Any]:
+    def send_prompt(
+        self,
+        blocks: list[dict[str, Any]],
+        on_answer: Callable[[asyncio.Future[Any]], None] | None = None,
+    ) -> asyncio.Future[Any]:
         """Write the ACP `session/prompt` of these content blocks now, in the caller's step:
         what the SDK's `prompt` would send, without its request model, serialization and task
         hop before the write (a turn's prompt goes out in the step that routed its request).
@@ -377,7 +383,9 @@ class AgentLink:
         as a `PromptResponse`, or the SDK's `RequestError` for an error answer, a ConnectionError
         when the connection is closed or ends first. It is settled where the SDK would have
         handled the answer (`LineTransport.in_order`): every update the agent sent before its
-        answer has reached the session by then, as the SDK's `prompt` waits for them."""
+        answer has reached the session by then, as the SDK's `prompt` waits for them.
+        `on_answer(future)` is called right after it is settled by the agent's answer, in that
+        same step (not when it fails otherwise: a closed connection, the future given up on)."""
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         transport = self.transport
         if transport is None or self.conn is None:
@@ -389,7 +397,14 @@ class AgentLink:
             prompt_params(self.acp_session_id, blocks),
         )
         self._prompts[rid] = future
-        future.add_done_callback(lambda _: self._prompts.pop(rid, None))  # given up on: forgotten
+        if on_answer is not None:
+            self._on_answer[rid] = on_answer
+
+        def forget(_: Any) -> None:  # answered, or given up on
+            self._prompts.pop(rid, None)
+            self._on_answer.pop(rid, None)
+
+        future.add_done_callback(forget)
         try:
             transport.write(line)
         except ConnectionError as exc:
@@ -403,7 +418,11 @@ class AgentLink:
         # As the SDK finds its calls (a dict lookup): an id echoed as 1e12 or 1000000000000.0 too.
         if type(rid) not in (int, float) or rid not in self._prompts or self.transport is None:
             return False
-        self.transport.in_order(_settle_prompt, self._prompts.pop(rid), message)
+        hook = self._on_answer.pop(rid, None)
+        if hook is None:
+            self.transport.in_order(_settle_prompt, self._prompts.pop(rid), message)
+        else:
+            self.transport.in_order(_settle_prompt_then, self._prompts.pop(rid), message, hook)
         return True
 
     def _fail_prompts(self) -> None:
@@ -500,3 +519,12 @@ def _settle_prompt(future: asyncio.Future[Any], message: dict[str, Any]) -> None
         future.set_result(_prompt_response().model_validate(message.get("result")))
     except ValidationError as exc:
         _fail(future, exc)
+
+
+def _settle_prompt_then(
+    future: asyncio.Future[Any],
+    message: dict[str, Any],
+    hook: Callable[[asyncio.Future[Any]], None],
+) -> None:
+    _settle_prompt(future, message)
+    hook(future)

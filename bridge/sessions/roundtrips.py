@@ -154,6 +154,7 @@ class ClientRoundTrips:
         """The agent called one of the client's tools through the `vscode_tools` MCP server."""
         from bridge.tools import CALL_META, ToolResult, agent_call_id
 
+        self.session.settle_fast()  # a turn the front door prompted ahead is the session's now
         turn = self.session.turn
         if turn is None or not turn.running:
             return ToolResult(text="tool call arrived outside a running turn", is_error=True)

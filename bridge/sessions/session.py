@@ -11,7 +11,6 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from bridge import events as ev
-from bridge.acp_updates import read_update, record_tool
 from bridge.history import Decision, DecisionKind
 from bridge.protocol import ToolDefinition
 from bridge.render import REPLAY_META
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
     from bridge.approvals import ApprovalBroker
     from bridge.config import BridgeConfig
     from bridge.history import HistoryTracker
+    from bridge.sessions.ahead import PromptedAhead
     from bridge.tools import ClientToolServer
 
 log = logging.getLogger(__package__)  # the package's one logger: `bridge.sessions`
@@ -148,6 +148,9 @@ class AgentSession:
         # permissions and client-tool calls: the round trips through the client
         self.client = ClientRoundTrips(self, self.output, self._tasks)
         self.deny_notices: list[str] = []  # denials with a reason, told at the next prompt
+        # A turn a front door prompted as its request was read, before the request was routed
+        # here (`bridge.vscodelm.fastlane`): its text chunks go to it until the session adopts it.
+        self.fast: PromptedAhead | None = None
 
     # what other parts of the bridge read of the agent
     @property
@@ -170,7 +173,14 @@ class AgentSession:
     @property
     def is_idle(self) -> bool:
         """No request is being answered (a turn may still wait on the client)."""
-        return self._stream is None or self._stream.done
+        return (self._stream is None or self._stream.done) and self.fast is None
+
+    def settle_fast(self) -> None:
+        """A turn a front door prompted ahead becomes this session's own now (it is adopted):
+        before anything but its text is taken from the agent."""
+        fast = self.fast
+        if fast is not None:
+            fast.catch_up()
 
     def answering(self, request_id: Any) -> ResponseStream | None:
         """The stream of the request with this id, while this session is answering it."""
@@ -295,10 +305,12 @@ class AgentSession:
     def _can_prompt_now(self, stream: ResponseStream) -> bool:
         """`submit` would reach the prompt without waiting for anything: no turn to end or wait
         for, no agent to start or restart, no tool list for it to take in first."""
+        return not stream.done and self._can_prompt_now_idle()
+
+    def _can_prompt_now_idle(self) -> bool:
         turn = self.turn
         return (
             self.state == "ready"
-            and not stream.done
             and not self.waiting
             and not self._lock.locked()
             and (turn is None or turn.done.is_set())
@@ -348,14 +360,18 @@ class AgentSession:
     def _start_turn(
         self, prompt: str, stream: ResponseStream, request: ChatRequest, context: str | None
     ) -> Turn:
+        turn = self._new_turn(stream, request)
+        # The prompt is written in this step: the turn's task only waits for its answer.
+        sent = self._send_prompt(turn, prompt, context)
+        self._tasks.start(self._run_turn(turn, sent), name=f"turn {turn.id}")
+        return turn
+
+    def _new_turn(self, stream: ResponseStream, request: ChatRequest) -> Turn:
         self.prompts.needs_replay = False
         self._turn_ids += 1
         turn = Turn(id=self._turn_ids, stream=stream, has_agent_action=request.has_agent_action)
         self.turn = turn
         self.client.trips.start_turn(one_call=not request.parallel_tool_calls)
-        # The prompt is written in this step: the turn's task only waits for its answer.
-        sent = self._send_prompt(turn, prompt, context)
-        self._tasks.start(self._run_turn(turn, sent), name=f"turn {turn.id}")
         return turn
 
     async def _run_turn(self, turn: Turn, sent: asyncio.Future[Any]) -> None:
@@ -445,30 +461,13 @@ class AgentSession:
     # --- what the agent sends ------------------------------------------------------------------
 
     def on_update(self, update: Any) -> None:
-        turn = self.turn
-        if turn is None or not turn.running:
-            return  # a cancelled or finished turn's tail: dropped (R1/R2)
-        reading = read_update(update, turn.tracker)
-        if reading is None:
-            return
-        if reading.kind == "agent_message_chunk":
-            if reading.text:
-                self.output.emit(turn, {"type": "text", "value": reading.text})
-        elif reading.kind == "usage_update":
-            if reading.context_tokens is not None:
-                turn.usage = (turn.usage or {}) | {"context_tokens": reading.context_tokens}
-        elif reading.tool is not None:
-            record_tool(
-                reading,
-                connection=self.host.name,
-                session_id=self.id,
-                bus=self.host.bus,
-                approvals=self.host.approvals,
-            )
-            if reading.kind == "tool_call":
-                if turn.stream is not None and turn.stream.on_agent_tool_call is not None:
-                    turn.stream.on_agent_tool_call(update)
-            self.output.emit(turn, {"type": "text", "value": reading.rendered})
+        fast = self.fast
+        if fast is not None:
+            if type(update) is dict:  # a text chunk, taken as it was read: the fast turn's
+                fast.on_text(update)
+                return
+            fast.catch_up()  # anything else is the session's to handle, the turn adopted first
+        self.output.take(self.turn, update)
 
     # --- agent lifecycle ---------------------------------------------------------------------------
 

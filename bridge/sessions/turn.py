@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from bridge import events as ev
-from bridge.acp_updates import ToolCallTracker
+from bridge.acp_updates import ToolCallTracker, read_update, record_tool
 from bridge.protocol import TextPart, ToolCallPart
 from bridge.sessions.stream import ResponseStream
 
@@ -47,6 +47,33 @@ class TurnOutput:
         self.host = host
         self.session_id = session_id
 
+    def take(self, turn: Turn | None, update: Any) -> None:
+        """One update of the agent's (an SDK model or its JSON object), for the running turn."""
+        if turn is None or not turn.running:
+            return  # a cancelled or finished turn's tail: dropped (R1/R2)
+        reading = read_update(update, turn.tracker)
+        if reading is None:
+            return
+        if reading.kind == "agent_message_chunk":
+            if reading.text:
+                self.emit(turn, {"type": "text", "value": reading.text})
+        elif reading.kind == "usage_update":
+            if reading.context_tokens is not None:
+                turn.usage = (turn.usage or {}) | {"context_tokens": reading.context_tokens}
+        elif reading.tool is not None:
+            host = self.host
+            record_tool(
+                reading,
+                connection=host.name,
+                session_id=self.session_id,
+                bus=host.bus,
+                approvals=host.approvals,
+            )
+            if reading.kind == "tool_call":
+                if turn.stream is not None and turn.stream.on_agent_tool_call is not None:
+                    turn.stream.on_agent_tool_call(update)
+            self.emit(turn, {"type": "text", "value": reading.rendered})
+
     def emit(self, turn: Turn, part: dict[str, Any]) -> None:
         stream = turn.stream
         if stream is None or stream.done:
@@ -55,13 +82,26 @@ class TurnOutput:
         self.send(stream, part)
 
     def send(self, stream: ResponseStream, part: dict[str, Any]) -> None:
+        self._history(part)
+        stream.emit(part)
+        self._published(stream, part)
+
+    def record(self, stream: ResponseStream, part: dict[str, Any]) -> None:
+        """A part of `stream` the front door wrote ahead of the turn (`bridge.vscodelm.fastlane`):
+        into the history and the console's events as `send` puts it, without writing it again."""
+        self._history(part)
+        stream.parts += 1
+        self._published(stream, part)
+
+    def _history(self, part: dict[str, Any]) -> None:
         kind = part["type"]
         model = (
             TextPart(value=part["value"]) if kind == "text" else ToolCallPart.model_validate(part)
         )
+        self.host.tracker.record_part(self.session_id, model)
+
+    def _published(self, stream: ResponseStream, part: dict[str, Any]) -> None:
         host = self.host
-        host.tracker.record_part(self.session_id, model)
-        stream.emit(part)
         host.bus.publish(
             lambda: ev.PartStreamed(
                 connection=host.name,

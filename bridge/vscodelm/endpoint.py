@@ -11,17 +11,18 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import ValidationError
 
 from bridge import events as ev
 from bridge.core import Bridge, ConnectionCore
-from bridge.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, SESSION_ERROR, RpcError
+from bridge.jsonrpc import INVALID_PARAMS, REQUEST_CANCELLED, SESSION_ERROR, RpcError, classify
 from bridge.protocol import describe_validation_error
-from bridge.rpc import JsonRpcPeer
-from bridge.sessions import RequestCancelled, ResponseStream, SessionFailed
+from bridge.rpc import Answer, JsonRpcPeer
+from bridge.sessions import ChatRequest, RequestCancelled, ResponseStream, SessionFailed
+from bridge.vscodelm.fastlane import FastLane, FastTurn
 from bridge.vscodelm.fastpath import (
     CANCEL,
     CHAT_INFORMATION,
@@ -47,6 +48,9 @@ class VscodeLmEndpoint:
         # start-up fast path's hand-over, or one read of the pipe) before the request's task runs.
         self._cancelled_early: set[Any] = set()
         peer.predecode = self.prefixes.predecode
+        # Answers a request that only continues the conversation before routing it.
+        self.lane = FastLane(self)
+        peer.take_ahead = self.lane.take
         peer.on_request(CHAT_RESPONSE, self.chat_response)
         peer.on_request(TOKEN_COUNT, self.token_count)
         peer.on_request(CHAT_INFORMATION, self.chat_information)
@@ -65,6 +69,26 @@ class VscodeLmEndpoint:
             self._cancelled_early.discard(request_id)
 
     async def _chat_response(self, params: Any, request_id: Any) -> dict[str, Any]:
+        parsed, request = self._request(params, request_id)
+        core = self.core
+        peer = self.peer
+        writer = self.part_writer(request_id)
+        stream = ResponseStream(request_id, writer.write)
+        stream.flush = peer.flush
+        stream.on_complete = _completer(peer, request_id, peer.answer_of_this_request())
+        if request_id in self._cancelled_early:
+            # Never routed: the agent is not started or prompted for a request already cancelled.
+            stream.cancel()
+            core.request_finished(stream, "cancelled", "Request cancelled")
+            raise RpcError(REQUEST_CANCELLED, "Request cancelled")
+        # From here until it is answered the request is found by `core.cancel` (its session
+        # holds its stream from the first step of `chat`, before anything is awaited).
+        await self._answered(stream, core.chat(request, stream))
+        self.lane.expect_next(request_id, parsed, stream.session, writer.texts)
+        return {}
+
+    def _request(self, params: Any, request_id: Any) -> tuple[Any, ChatRequest]:
+        """A chat request's params read (raising RpcError -32602), announced and made a request."""
         if not isinstance(params, dict):
             raise RpcError(INVALID_PARAMS, "Invalid params: expected an object")
         try:
@@ -94,31 +118,13 @@ class VscodeLmEndpoint:
             )
         except ValueError as exc:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from None
+        return parsed, request
 
-        peer = self.peer
-        notify = peer.notify
-        stream = ResponseStream(request_id, _part_writer(peer, request_id))
-        stream.flush = peer.flush
-        answer = peer.answer_of_this_request()
-
-        def complete() -> None:
-            # Answered as the stream completes, from the turn's own step: the answer joins the
-            # reply's last parts in one write, and the client is woken once for both.
-            if answer.sent:
-                return
-            notify("lm/responseComplete", {"requestId": request_id})
-            answer.send({})
-
-        stream.on_complete = complete
-        if request_id in self._cancelled_early:
-            # Never routed: the agent is not started or prompted for a request already cancelled.
-            stream.cancel()
-            core.request_finished(stream, "cancelled", "Request cancelled")
-            raise RpcError(REQUEST_CANCELLED, "Request cancelled")
+    async def _answered(self, stream: ResponseStream, answering: Awaitable[None]) -> None:
+        """Until `stream` is finished by `answering`; a request that did not complete raises the
+        RpcError it is answered with."""
         try:
-            # From here until it is answered the request is found by `core.cancel` (its session
-            # holds its stream from the first step of `chat`, before anything is awaited).
-            await core.chat(request, stream)
+            await answering
         except RequestCancelled as exc:
             raise RpcError(REQUEST_CANCELLED, str(exc) or "Request cancelled") from None
         except SessionFailed as exc:
@@ -132,8 +138,48 @@ class VscodeLmEndpoint:
                 else:
                     stream.cancel()
             raise
-        complete()  # sent already, as the stream completed
-        return {}
+        if stream.on_complete is not None:
+            stream.on_complete()  # sent already, as the stream completed
+
+    # --- the fast lane's requests (bridge.vscodelm.fastlane) -------------------------------------
+
+    @property
+    def cancelled_early(self) -> bool:
+        """Some request was cancelled before its handler took its first step."""
+        return bool(self._cancelled_early)
+
+    def part_writer(self, request_id: Any) -> PartWriter:
+        return PartWriter(self.peer, request_id)
+
+    def adopt(self, turn: FastTurn) -> bool:
+        """Read and route a request the fast lane answered ahead, and have its session adopt
+        the turn (False when it is not the turn that was prompted)."""
+        msg = self.prefixes.predecode(turn.line) or classify(turn.line)
+        if msg is None or msg.kind != "request" or msg.method != CHAT_RESPONSE:
+            return False
+        request_id = msg.id
+        if type(request_id) is not int or request_id != turn.request_id:
+            return False
+        try:
+            parsed, request = self._request(msg.params, request_id)
+        except RpcError:
+            return False
+        stream = ResponseStream(request_id, turn.writer.write)
+        stream.flush = self.peer.flush
+        stream.on_complete = _completer(self.peer, request_id, turn.answer)
+        if not self.core.adopt(request, stream, turn):
+            return False
+
+        async def answered() -> dict[str, Any]:
+            try:
+                await self._answered(stream, stream.wait())
+            finally:
+                self._cancelled_early.discard(request_id)
+            self.lane.expect_next(request_id, parsed, stream.session, turn.writer.texts)
+            return {}
+
+        self.peer.adopt(turn.answer, answered)
+        return True
 
     def cancel(self, params: Any) -> None:
         try:
@@ -149,33 +195,56 @@ class VscodeLmEndpoint:
         log.debug("lm/cancel for unknown or finished request %r", request_id)
 
 
+def _completer(peer: JsonRpcPeer, request_id: Any, answer: Answer) -> Callable[[], None]:
+    def complete() -> None:
+        # Answered as the stream completes, from the turn's own step: the answer joins the
+        # reply's last parts in one write, and the client is woken once for both.
+        if answer.sent:
+            return
+        peer.notify("lm/responseComplete", {"requestId": request_id})
+        answer.send({})
+
+    return complete
+
+
 # A text part's value as JSON, as `json.dumps(value, ensure_ascii=False)` writes it (without an
 # encoder made for each part).
 _json_text = json.JSONEncoder(ensure_ascii=False).encode
 
 
-def _part_writer(peer: JsonRpcPeer, request_id: Any) -> Callable[[dict[str, Any]], None]:
+class PartWriter:
     """What writes a request's `lm/responsePart`s. Text parts are most of a streamed reply:
-    their line is built from a template rather than serializing a fresh dict per chunk."""
-    send_raw, notify = peer.send_raw, peer.notify
-    text_prefix = (
-        b'{"jsonrpc":"2.0","method":"lm/responsePart","params":{"requestId":'
-        + (b"%d" % request_id if type(request_id) is int else json.dumps(request_id).encode())
-        + b',"part":{"type":"text","value":'
-    )
+    their line is built from a template rather than serializing a fresh dict per chunk. It keeps
+    the texts it wrote (`texts`: None once a part of another kind went out), the reply the
+    client will echo."""
 
-    def write_part(part: dict[str, Any]) -> None:
-        if part["type"] == "text" and len(part) == 2:
-            value = part["value"]
-            try:
-                encoded = _json_text(value).encode("utf-8")
-            except UnicodeEncodeError:  # a lone surrogate: echo it escaped
-                encoded = json.dumps(value).encode("ascii")
-            send_raw(text_prefix + encoded + b"}}}")
+    __slots__ = ("_notify", "_prefix", "_send_raw", "request_id", "texts")
+
+    def __init__(self, peer: JsonRpcPeer, request_id: Any) -> None:
+        self._send_raw, self._notify = peer.send_raw, peer.notify
+        self.request_id = request_id
+        self._prefix = (
+            b'{"jsonrpc":"2.0","method":"lm/responsePart","params":{"requestId":'
+            + (b"%d" % request_id if type(request_id) is int else json.dumps(request_id).encode())
+            + b',"part":{"type":"text","value":'
+        )
+        self.texts: list[str] | None = []
+
+    def text(self, value: str) -> None:
+        if self.texts is not None:
+            self.texts.append(value)
+        try:
+            encoded = _json_text(value).encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: echo it escaped
+            encoded = json.dumps(value).encode("ascii")
+        self._send_raw(self._prefix + encoded + b"}}}")
+
+    def write(self, part: dict[str, Any]) -> None:
+        if part["type"] == "text" and len(part) == 2 and type(part["value"]) is str:
+            self.text(part["value"])
         else:
-            notify("lm/responsePart", {"requestId": request_id, "part": part})
-
-    return write_part
+            self.texts = None
+            self._notify("lm/responsePart", {"requestId": self.request_id, "part": part})
 
 
 async def serve_connection(
@@ -202,6 +271,7 @@ async def serve_connection(
     try:
         await peer.serve(preread)
     finally:
+        core.settle()  # a turn answered ahead is routed: its request is the peer's to end
         await peer.shutdown(shutdown_message)
         if closing is not None:
             await closing()

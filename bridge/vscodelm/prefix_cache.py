@@ -169,6 +169,7 @@ class PrefixCache:
         # whether its messages list is the one it continues, extended (`_extended`).
         self.tail_reused = False
         self.extended = False
+        self._last: tuple[ChatResponseParams, _Entry] | None = None  # the last `parse`, its entry
 
     # --- the line ------------------------------------------------------------------------------
 
@@ -239,7 +240,7 @@ class PrefixCache:
     def _read_rest(
         self, line: bytes, pos: int, after_value: bool
     ) -> tuple[str, tuple[list[Any], list[int], int], str] | None:
-        """The text from `pos` to the array's `]`, the array's rest read from it (`_scan_array`),
+        """The text from `pos` to the array's `]`, the array's rest read from it (`scan_array`),
         and the text after the array: None where the decoder would fail. A line that ends with a
         known tail is read only up to that tail's `]`, which must then close the array (else the
         line is read whole): the tail is neither copied nor decoded again."""
@@ -254,14 +255,14 @@ class PrefixCache:
                 text = line[pos : len(line) - len(known.raw) + 1].decode("utf-8")
             except UnicodeDecodeError:
                 return None
-            scanned = _scan_array(text, after_value)
+            scanned = scan_array(text, after_value)
             if scanned is not None and scanned[2] == len(text) - 1:
                 return text, scanned, known.text
         try:
             text = line[pos:].decode("utf-8")
         except UnicodeDecodeError:
             return None
-        scanned = _scan_array(text, after_value)
+        scanned = scan_array(text, after_value)
         if scanned is None:
             return None
         return text, scanned, text[scanned[2] :]
@@ -413,6 +414,7 @@ class PrefixCache:
                 self._reuses = (parsed, base.messages, k)
             self._entries.pop(base.key, None)  # superseded by this request, which extends it
         entry = _Entry(pending.line, pending.start, pending.ends, raw, parsed.messages)
+        self._last = (parsed, entry)
         self._next += 1
         entry.key = self._next
         entry.at = self._clock()
@@ -420,6 +422,31 @@ class PrefixCache:
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
         return parsed
+
+    def line_of(self, parsed: ChatResponseParams) -> tuple[bytes, int, int] | None:
+        """The line the last `parse` read `parsed` from, when it did (and still remembers it):
+        with the offsets of its first message's first byte and of the byte just past its last
+        message (None for a request without messages)."""
+        last = self._last
+        if last is None or last[0] is not parsed or not last[1].ends:
+            return None
+        entry = last[1]
+        if self._entries.get(entry.key) is not entry:
+            return None
+        return entry.line, entry.start, entry.start + entry.ends[-1]
+
+    def closes_params(self, tail: bytes) -> bool:
+        """`tail` (from a request's `]` that closes `params.messages` to the end of its line) is
+        the last tail that passed the marker proof, and adds no member to the request itself
+        (only to `params`): a line of the same head and this tail has the head's `id` and
+        `method`, however its messages differ."""
+        known = self._tail
+        if known is None or known.raw != tail:
+            return False
+        if not known.decoded:
+            known.decoded = True
+            known.members = self._decode_tail(known.text)
+        return known.members is not None and not known.members[1]
 
     def _expire(self) -> None:
         cutoff = self._clock() - self.max_age
@@ -466,7 +493,7 @@ def _messages_start(line: bytes) -> int:
     return _skip(line, i + 1)
 
 
-def _scan_array(text: str, after_value: bool) -> tuple[list[Any], list[int], int] | None:
+def scan_array(text: str, after_value: bool) -> tuple[list[Any], list[int], int] | None:
     """The values of an array's remaining elements in `text` (which starts at an element when
     `after_value` is false, else right after one), the index just past each, and the index of
     the closing `]`; None where the JSON decoder would fail or the array is empty."""

@@ -160,7 +160,7 @@ def test_the_prompts_params_are_the_bytes_the_json_encoder_writes():
 def test_a_text_parts_line_names_its_request_as_the_json_encoder_does():
     """The template a request's text parts are written from names the request's id as JSON
     does: an integer as its digits, a string quoted and escaped, `true` never as `1`."""
-    from bridge.vscodelm.endpoint import _part_writer
+    from bridge.vscodelm.endpoint import PartWriter
 
     class Peer:
         def __init__(self) -> None:
@@ -174,7 +174,7 @@ def test_a_text_parts_line_names_its_request_as_the_json_encoder_does():
 
     for request_id in (0, 7, -3, 10**30, "r-1", 'q"\\é', True, False):
         peer = Peer()
-        _part_writer(peer, request_id)({"type": "text", "value": "hé"})  # type: ignore[arg-type]
+        PartWriter(peer, request_id).write({"type": "text", "value": "hé"})  # type: ignore[arg-type]
         (line,) = peer.lines
         assert json.loads(line) == {
             "jsonrpc": "2.0",

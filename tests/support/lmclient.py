@@ -128,6 +128,8 @@ class LmClient:
         cls, *args: str, env: dict[str, str] | None = None, cwd: str | None = None
     ) -> LmClient:
         client = cls(await spawn_endpoint(*args, env=env, cwd=cwd))
+        if "--event-log" in args:
+            client.event_log = Path(args[args.index("--event-log") + 1])
         client.stderr_lines: list[str] = []
         client._stderr_task = asyncio.ensure_future(client._read_stderr())
         return client
@@ -221,7 +223,29 @@ class LmClient:
         tools: list[dict[str, Any]] | None = None,
         timeout: float = 30,
     ) -> Response:
-        return await asyncio.wait_for(self.chat_start(messages, agent, tools), timeout)
+        response = await asyncio.wait_for(self.chat_start(messages, agent, tools), timeout)
+        await self.logged(response)
+        return response
+
+    event_log: Path | None = None
+
+    async def logged(self, response: Response, timeout: float = 30) -> None:
+        """When the endpoint keeps an event log: until the request's last event is in it. A
+        request that only continues the conversation is answered before it is routed (the fast
+        lane): its events are written just after its answer, not before."""
+        log = self.event_log
+        if log is None or response.error is not None:
+            return
+        from tests.support.waiting import until
+
+        def finished() -> bool:
+            for line in log.read_text().splitlines():
+                event = json.loads(line)
+                if event["type"] == "request_finished" and event["request_id"] == response.id:
+                    return True
+            return False
+
+        await until(finished, timeout, what=f"request {response.id!r} in the event log")
 
     def cancel(self, request_id: Any) -> None:
         self.send({"jsonrpc": "2.0", "method": "lm/cancel", "params": {"requestId": request_id}})
