@@ -473,3 +473,86 @@ async def test_a_differing_routing_before_the_answer_fails_the_request(tmp_path,
         answer = await door.answered(rid)
         assert answer["error"]["code"] == SESSION_ERROR
         assert "routing differed" in answer["error"]["message"]
+
+
+# --- what the lane leaves alone --------------------------------------------------------------------
+
+
+async def test_two_conversations_on_one_connection_take_the_ordinary_way(tmp_path):
+    """A request can match only its own conversation's session when there is one: with two live
+    sessions the lane takes nothing, and the answers are the ordinary way's."""
+
+    async def script(door: Door) -> list[Any]:
+        said = [await door.say("first of A"), await door.say("second of A")]
+        a = [*door.messages, {"role": "assistant", "content": door.parts(door.last)}]
+        door.messages = []
+        said += [await door.say("first of B"), await door.say("second of B")]
+        b = [*door.messages, {"role": "assistant", "content": door.parts(door.last)}]
+        door.messages = [*a, user("third of A")]
+        rid = await door.send(list(door.messages))
+        said.append(door.outcome(rid, await door.answered(rid)))
+        door.messages = [*b, user("third of B")]
+        rid = await door.send(list(door.messages))
+        said.append(door.outcome(rid, await door.answered(rid)))
+        return said
+
+    fast, plain, got, expected = await both(tmp_path, script)
+    assert got == expected
+    assert got[-1] == (["ECHO: third of B"], {})
+    assert fast.decisions() == plain.decisions()
+    assert fast.ahead == ["second of A"]  # then B started a second session: nothing more
+
+
+async def test_a_continuation_read_behind_a_request_not_yet_routed_waits_its_turn(tmp_path):
+    """Two lines read in one go: a regenerate of the last request (the ordinary way, its routing
+    a step later) and a continuation of that last request. The second must not go ahead of the
+    first's routing: both are answered as the ordinary way answers them."""
+
+    async def script(door: Door) -> list[Any]:
+        said = [await door.say("one"), await door.say("two")]
+        regenerate = list(door.messages)
+        reply = {"role": "assistant", "content": door.parts(door.last)}
+        first = await door.send(regenerate)
+        second = await door.send([*regenerate, reply, user("three")], at_once=True)
+        for rid in (first, second):
+            said.append(door.outcome(rid, await door.answered(rid)))
+        return said
+
+    fast, plain, got, expected = await both(tmp_path, script)
+    assert got == expected
+    assert fast.decisions() == plain.decisions()
+    assert fast.ahead == ["two"]
+
+
+async def test_a_request_routed_since_the_expectation_was_written_is_not_overlooked(tmp_path):
+    """A request routed after the lane wrote down what the next one says, and then cancelled
+    (so nothing new is expected): the session's exchange is no longer the one the expectation
+    knew, and the next request that looks like the expected one is routed the ordinary way."""
+
+    async def script(door: Door) -> Any:
+        await door.say("one")
+        await door.say("stream 100 0.005")
+        reply = {"role": "assistant", "content": door.parts(door.last)}
+        asked = list(door.messages)
+        again = await door.send(asked)  # a regenerate: routed, the agent asked again ...
+        await until(lambda: door.parts(again), what="the regenerate's first part")
+        door.reader.feed_data(
+            json.dumps(
+                {"jsonrpc": "2.0", "method": "lm/cancel", "params": {"requestId": again}}
+            ).encode()
+            + b"\n"
+        )  # ... and cancelled: its partial reply is the session's provisional exchange now
+        cancelled = await door.answered(again)
+        rid = await door.send([*asked, reply, user("three")])
+        answer = await door.answered(rid)
+        return (
+            cancelled["error"]["code"],
+            door.outcome(rid, answer),
+            [d[1] for d in door.decisions()],
+        )
+
+    fast, _, got, expected = await both(tmp_path, script)
+    assert got == expected
+    assert got[0] == REQUEST_CANCELLED
+    assert got[2][-1] == "cancel"  # the old reply differs from the exchange the session holds
+    assert fast.ahead == ["stream 100 0.005"]
