@@ -14,8 +14,8 @@ A line that is exactly that — the same bytes but for the id's digits and two m
 reply as it was streamed, then a user message of one non-empty text — is answered by a
 `FastTurn`: the text is prompted at once (the very prompt routing would plan, as
 `bridge.sessions.ahead.adopt` checks), the agent's text chunks are written to the client as parts, and its
-answer completes the request. Then (or as soon as anything else happens: any other message from
-the agent, a permission request, a client-tool call, another line from the client, a cancel, the
+answer completes the request. Then (right after the first part when someone watches the events,
+or as soon as anything else happens: any other message from the agent, a permission request, a client-tool call, another line from the client, a cancel, the
 session or the connection ending) the request is read and routed the ordinary way, and its
 session adopts the turn, recording the parts already written. Whatever the ordinary way would
 have done it still does — the history, the console's events, the audit — only later.
@@ -121,11 +121,15 @@ class FastTurn:
             self.sent.add_done_callback(self._ended)
 
     def on_text(self, update: dict[str, Any]) -> None:
-        """A text chunk of the agent's, taken as it was read: a part for the client."""
+        """A text chunk of the agent's, taken as it was read: a part for the client. When
+        someone watches the bridge's events (a console, an event log), the turn is adopted right
+        after its first part goes out, so that they see it stream as the client does."""
         text = content_block_text(update.get("content"))
         if text:
             self.parts.append(text)
             self.writer.text(text)
+            if len(self.parts) == 1 and self.lane.core.bus.active:
+                asyncio.get_running_loop().call_soon(self.catch_up)
 
     def _answered(self, sent: asyncio.Future[Any]) -> None:
         """The agent answered the prompt (in the step that read the answer): a turn that ended

@@ -17,6 +17,8 @@ import json
 import logging
 from typing import Any
 
+import pytest
+
 from tests.support.lmclient import echo_agent
 from tests.support.waiting import until
 
@@ -45,9 +47,12 @@ class _Out:
 class Door:
     """One in-process vscodelm connection fed request lines, as the extension writes them."""
 
-    def __init__(self, tmp_path: Any, *, lane: bool, compact: bool = True) -> None:
+    def __init__(
+        self, tmp_path: Any, *, lane: bool, compact: bool = True, watched: bool = True
+    ) -> None:
         self.tmp_path = tmp_path
         self.open_lane = lane
+        self.watched = watched
         self.compact = compact
         self.lane: Any = None
         self.core: Any = None
@@ -68,7 +73,8 @@ class Door:
         from bridge.vscodelm import serve_connection
 
         self.bridge = Bridge(BridgeConfig(cwd=str(self.tmp_path), idle_timeout=None))
-        self.bridge.bus.subscribe(self.events.append)
+        if self.watched:  # (with nobody watching, a turn ahead is routed after its answer)
+            self.bridge.bus.subscribe(self.events.append)
 
         def configure(peer: Any, core: Any) -> None:
             self.lane = peer.take_ahead.__self__
@@ -173,6 +179,10 @@ class Door:
             if isinstance(e, HistoryDecided)
         ]
 
+    def history(self) -> list[tuple[Any, ...]]:
+        """What the history tracker holds of each live session."""
+        return [(v.session_id, v.committed, v.provisional) for v in self.core.tracker.sessions()]
+
     def kinds(self) -> list[tuple[str, Any]]:
         """The request-level events, in order: what the console's views are built from."""
         names = ("RequestReceived", "HistoryDecided", "PartStreamed", "RequestFinished")
@@ -181,6 +191,11 @@ class Door:
             for e in self.events
             if type(e).__name__ in names
         ]
+
+
+# Someone watching the events (the turn is adopted after its first part), or nobody (after its
+# answer).
+WATCHED = pytest.mark.parametrize("watched", [True, False], ids=["watched", "unwatched"])
 
 
 async def both(tmp_path: Any, script: Any, **door: Any) -> tuple[Door, Door, Any, Any]:
@@ -198,8 +213,9 @@ async def both(tmp_path: Any, script: Any, **door: Any) -> tuple[Door, Door, Any
 # --- the lane takes what it should, and changes nothing the client or the console sees ----------
 
 
+@WATCHED
 async def test_a_continuing_conversation_is_answered_ahead_with_what_the_ordinary_way_gives(
-    tmp_path,
+    tmp_path, watched
 ):
     texts = [
         "hello",
@@ -214,7 +230,7 @@ async def test_a_continuing_conversation_is_answered_ahead_with_what_the_ordinar
     async def script(door: Door) -> list[Any]:
         return [await door.say(text) for text in texts]
 
-    fast, plain, got, expected = await both(tmp_path, script)
+    fast, plain, got, expected = await both(tmp_path, script, watched=watched)
     assert got == expected
     assert got[0] == (["ECHO: hello"], {})
     assert got[4] == (["c0 ", "c1 ", "c2 "], {})
@@ -224,10 +240,7 @@ async def test_a_continuing_conversation_is_answered_ahead_with_what_the_ordinar
     assert fast.ahead == texts[1:]
     assert fast.lane.taken == len(texts) - 1
     assert plain.ahead == []
-    # The history the tracker holds is the same.
-    assert [(v.committed, v.provisional) for v in fast.core.tracker.sessions()] == [
-        (v.committed, v.provisional) for v in plain.core.tracker.sessions()
-    ]
+    assert fast.history() == plain.history()  # the history the tracker holds
 
 
 async def test_spaced_json_is_taken_as_compact_json_is(tmp_path):
@@ -240,7 +253,8 @@ async def test_spaced_json_is_taken_as_compact_json_is(tmp_path):
     assert fast.ahead == ["two", "three"]
 
 
-async def test_what_is_not_a_plain_continuation_takes_the_ordinary_way(tmp_path):
+@WATCHED
+async def test_what_is_not_a_plain_continuation_takes_the_ordinary_way(tmp_path, watched):
     async def script(door: Door) -> list[Any]:
         said = [await door.say("first"), await door.say("second")]  # the second goes ahead
         # an edited reply: the provisional exchange is cancelled, not committed
@@ -268,25 +282,28 @@ async def test_what_is_not_a_plain_continuation_takes_the_ordinary_way(tmp_path)
 
     Door.answered_again = answered_again  # type: ignore[attr-defined]
     try:
-        fast, plain, got, expected = await both(tmp_path, script)
+        fast, plain, got, expected = await both(tmp_path, script, watched=watched)
     finally:
         del Door.answered_again  # type: ignore[attr-defined]
     assert got == expected
     assert fast.decisions() == plain.decisions()
     assert fast.kinds() == plain.kinds()
-    kinds = [d[1] for d in fast.decisions()]
-    assert kinds[2] == "cancel", kinds
+    assert fast.history() == plain.history()
+    if watched:
+        kinds = [d[1] for d in fast.decisions()]
+        assert kinds[2] == "cancel", kinds
     assert fast.ahead == ["second", "fifth", "seventh", "eighth"]
 
 
-async def test_the_agents_other_messages_are_handled_in_their_order(tmp_path):
+@WATCHED
+async def test_the_agents_other_messages_are_handled_in_their_order(tmp_path, watched):
     """Tool calls between text chunks come through the SDK: the turn is adopted before the first
     of them, and the parts keep the agent's order."""
 
     async def script(door: Door) -> list[Any]:
         return [await door.say("hi"), await door.say("interleave 2"), await door.say("after")]
 
-    fast, plain, got, expected = await both(tmp_path, script)
+    fast, plain, got, expected = await both(tmp_path, script, watched=watched)
     assert got == expected
     parts, result = got[1]
     assert result == {}
@@ -437,9 +454,10 @@ async def test_a_routing_that_differs_from_the_prompt_ends_the_session_and_close
 ):
     monkeypatch.setattr("bridge.core.adopt", lambda *args: False)
     caplog.set_level(logging.ERROR, logger="bridge.vscodelm")
-    async with Door(tmp_path, lane=True) as door:
+    # Nobody watches the events: the turn ahead is routed after its answer, always.
+    async with Door(tmp_path, lane=True, watched=False) as door:
         await door.say("one")
-        first_session = door.decisions()[0][2]
+        ((first_session, *_),) = door.history()
         parts, result = await door.say("two")
         assert door.lane.taken == 1
         assert door.lane.closed
@@ -451,7 +469,9 @@ async def test_a_routing_that_differs_from_the_prompt_ends_the_session_and_close
         parts, result = await door.say("three")
         assert result == {}
         assert parts and parts[-1].endswith("three"), parts
-        assert door.decisions()[-1][1] == "new_session"
+        ((session, committed, provisional),) = door.history()
+        assert session != first_session  # a new session, the whole conversation replayed
+        assert len(committed) + len(provisional) == 6
         assert door.lane.taken == 1  # closed: nothing more goes ahead
 
 
