@@ -329,16 +329,9 @@ class JsonRpcPeer:
     def _dispatch(self, line: bytes, traced: bool = False) -> None:
         if self._on_recv is not None and not traced:
             self._on_recv(line)
-        if self.take_ahead is not None and self.take_ahead(line):
+        if self.take_ahead is not None and self._taken_ahead(line):
             return
-        msg = None
-        if self.predecode is not None:
-            try:
-                msg = self.predecode(line)
-            except Exception:  # a bug there must not cost the line: `classify` is the reference
-                log.exception("%s: predecode failed; decoding the line in full", self.name)
-        if msg is None:
-            msg = classify(line)
+        msg = self._decode(line)
         if msg is None:
             return
         if msg.kind == "invalid":
@@ -370,6 +363,23 @@ class JsonRpcPeer:
             return
         answer = self.begin_answer(msg.method or "", msg.id)
         self._spawn(self._answer(answer, functools.partial(request_handler, msg.params, msg.id)))
+
+    def _taken_ahead(self, line: bytes) -> bool:
+        assert self.take_ahead is not None
+        try:
+            return self.take_ahead(line)
+        except Exception:  # a bug there must not cost the line: it is read as usual
+            log.exception("%s: taking a line ahead failed; reading it as usual", self.name)
+            return False
+
+    def _decode(self, line: bytes) -> Incoming | None:
+        msg = None
+        if self.predecode is not None:
+            try:
+                msg = self.predecode(line)
+            except Exception:  # a bug there must not cost the line: `classify` is the reference
+                log.exception("%s: predecode failed; decoding the line in full", self.name)
+        return msg if msg is not None else classify(line)
 
     def begin_answer(self, method: str, id_: Any) -> Answer:
         """The answer of a request just read: unanswered from now on, until it is sent."""

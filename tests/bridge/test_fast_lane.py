@@ -576,3 +576,18 @@ async def test_a_request_routed_since_the_expectation_was_written_is_not_overloo
     assert got[0] == REQUEST_CANCELLED
     assert got[2][-1] == "cancel"  # the old reply differs from the exchange the session holds
     assert fast.ahead == ["stream 100 0.005"]
+
+
+async def test_a_lane_that_fails_costs_no_line(tmp_path, monkeypatch, caplog):
+    """A bug in the lane is logged and the line is read the ordinary way: answered once."""
+    from bridge.vscodelm.fastlane import FastLane
+
+    def broken(self: Any, line: bytes) -> bool:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(FastLane, "take", broken)
+    caplog.set_level(logging.ERROR, logger="bridge.rpc")
+    async with Door(tmp_path, lane=True) as door:
+        assert await door.say("one") == (["ECHO: one"], {})
+        assert await door.say("two") == (["ECHO: two"], {})
+    assert "taking a line ahead failed" in caplog.text
