@@ -1195,7 +1195,9 @@ async def test_a_card_the_guard_asks_on_bypass_says_so_and_proposes_no_rule(make
         await wait_for(pilot, lambda: "⚠ bypass on: claude-code" in app.sub_title)
         task = asker.ask(run_call("echo x > ~/.claude/settings.json"), agent="claude-code")
         card = await drawn_card(pilot)
-        await wait_for(pilot, lambda: "governs the agents is asked anyway" in card.border_subtitle)
+        await wait_for(
+            pilot, lambda: "governs the agents is asked anyway" in (card.border_subtitle or "")
+        )
         assert (card.info.why_asked() or "").startswith("asked because it names ")
         legend = shown_text(card.query(".card-keys").results(Static))
         assert "Approve once" in legend and "Rule:" not in legend
@@ -1212,5 +1214,5 @@ async def test_a_card_the_guard_asks_on_bypass_says_so_and_proposes_no_rule(make
         app.settings_changed(store.load())
         asker.ask(run_call("deploy", call_id="call-9"), agent="claude-code")
         ruled = await drawn_card(pilot)
-        await wait_for(pilot, lambda: "a rule asks anyway" in ruled.border_subtitle)
+        await wait_for(pilot, lambda: "a rule asks anyway" in (ruled.border_subtitle or ""))
         assert "Rule:" in shown_text(ruled.query(".card-keys").results(Static))
