@@ -591,3 +591,52 @@ async def test_a_lane_that_fails_costs_no_line(tmp_path, monkeypatch, caplog):
         assert await door.say("one") == (["ECHO: one"], {})
         assert await door.say("two") == (["ECHO: two"], {})
     assert "taking a line ahead failed" in caplog.text
+
+
+async def test_odd_spellings_of_the_expected_line_are_answered_as_the_ordinary_way_answers_them(
+    tmp_path,
+):
+    """The next line as expected but for one odd spelling — an id with a leading zero, a sign,
+    in quotes, or as a float; `NaN` or invalid UTF-8 in the new text — is never taken ahead:
+    each gets the ordinary way's answer (an error naming no id where the line is not valid
+    JSON-RPC), under its own id."""
+    spellings = [
+        (b'"id":5', b'"id":05'),
+        (b'"id":5', b'"id":-5'),
+        (b'"id":5', b'"id":"5"'),
+        (b'"id":5', b'"id":5.0'),
+        (b'"XX"', b"NaN"),
+        (b"XX", b"\xff\xfe"),
+    ]
+
+    async def script(door: Door) -> list[Any]:
+        seen = []
+        for i, (plain, odd) in enumerate(spellings):
+            await door.say(f"turn {i}")  # the lane now expects its continuation
+            reply = {"role": "assistant", "content": door.parts(door.last)}
+            messages = [*door.messages, reply, user("XX")]
+            params = {"modelId": "m", "messages": messages, "agent": door.agent}
+            line = json.dumps(
+                {"jsonrpc": "2.0", "id": 5, "method": CHAT, "params": params},
+                separators=(",", ":"),
+                ensure_ascii=False,
+            ).encode()
+            await until(door.idle, what="the request before done with")
+            if door.open_lane:  # (the lane expects the line this spelling alters)
+                assert door.lane.expect is not None, i
+            before = len(door.lines())
+            door.reader.feed_data(line.replace(plain, odd, 1) + b"\n")
+
+            def answers(before: int = before) -> list[dict[str, Any]]:
+                return [m for m in door.lines()[before:] if "method" not in m]
+
+            await until(answers, what="the line answered")
+            await until(door.idle, what="its handling done")
+            seen.append(answers())
+        return seen
+
+    fast, _, got, expected = await both(tmp_path, script)
+    assert got == expected
+    assert [answer[0].get("id") for answer in got] == [None, -5, "5", None, None, None]
+    # the lane took only the person's own continuations, never an odd spelling
+    assert None not in fast.ahead and fast.lane.taken == len(fast.ahead)
