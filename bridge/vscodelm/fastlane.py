@@ -118,7 +118,9 @@ class FastTurn:
             [{"type": "text", "text": prompt}], self._answered
         )
         if not self.sent.done():
-            self.sent.add_done_callback(self._ended)
+            # A prompt that fails without an answer (the connection to the agent ended): the
+            # session adopts the turn and fails the request as it fails any.
+            self.sent.add_done_callback(lambda _: self.catch_up())
 
     def on_text(self, update: dict[str, Any]) -> None:
         """A text chunk of the agent's, taken as it was read: a part for the client. When
@@ -143,12 +145,6 @@ class FastTurn:
             self.answer.send({})
             _yield_cpu()
         self.lane.catch_up()
-
-    def _ended(self, sent: asyncio.Future[Any]) -> None:
-        # The prompt failed without an answer (the connection to the agent ended): the session
-        # adopts the turn and fails the request as it fails any.
-        if self.lane.running is self:
-            self.lane.catch_up()
 
     def catch_up(self) -> None:
         if self.lane.running is self:

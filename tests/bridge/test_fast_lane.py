@@ -144,6 +144,17 @@ class Door:
         self.reader.feed_data(line + b"\n")
         return rid
 
+    def ask_a_long_stream(self) -> None:
+        """The last reply as the client got it, then a prompt the echo agent answers slowly (400
+        parts, 10 ms apart): a turn still running when the test acts."""
+        self.messages += [{"role": "assistant", "content": self.parts(self.last)}]
+        self.messages.append(user("stream 400 0.01"))
+
+    def cancel(self, rid: Any) -> None:
+        """`lm/cancel` for request `rid`, as VS Code sends it when Stop is pressed."""
+        cancel = {"jsonrpc": "2.0", "method": "lm/cancel", "params": {"requestId": rid}}
+        self.reader.feed_data(json.dumps(cancel).encode() + b"\n")
+
     async def answered(self, rid: Any) -> dict[str, Any]:
         return await until(lambda: self.answer(rid), what=f"the answer to {rid}")
 
@@ -348,18 +359,12 @@ async def test_an_agent_that_crashes_mid_turn_fails_the_request_and_the_next_sta
 async def test_a_cancel_behind_a_request_answered_ahead_cancels_its_turn(tmp_path):
     async with Door(tmp_path, lane=True) as door:
         await door.say("hi")
-        door.messages += [{"role": "assistant", "content": door.parts(door.last)}]
-        door.messages.append(user("stream 400 0.01"))
+        door.ask_a_long_stream()
         rid = await door.send(list(door.messages))
         door.last = rid
         await until(lambda: door.parts(rid), what="the first part")
         assert door.lane.taken == 1
-        door.reader.feed_data(
-            json.dumps(
-                {"jsonrpc": "2.0", "method": "lm/cancel", "params": {"requestId": rid}}
-            ).encode()
-            + b"\n"
-        )
+        door.cancel(rid)
         answer = await door.answered(rid)
         assert answer["error"]["code"] == REQUEST_CANCELLED
         assert len(door.parts(rid)) < 400  # the agent was told to stop
@@ -376,8 +381,7 @@ async def test_a_cancel_behind_a_request_answered_ahead_cancels_its_turn(tmp_pat
 async def test_a_request_read_while_a_turn_runs_ahead_supersedes_it(tmp_path):
     async def script(door: Door) -> list[Any]:
         await door.say("hi")
-        door.messages += [{"role": "assistant", "content": door.parts(door.last)}]
-        door.messages.append(user("stream 400 0.01"))
+        door.ask_a_long_stream()
         slow = await door.send(list(door.messages))
         await until(lambda: door.parts(slow), what="the first part")
         door.messages.pop()
@@ -398,8 +402,7 @@ async def test_input_ending_while_a_turn_runs_ahead_answers_it_once(tmp_path):
     door = Door(tmp_path, lane=True)
     async with door:
         await door.say("hi")
-        door.messages += [{"role": "assistant", "content": door.parts(door.last)}]
-        door.messages.append(user("stream 400 0.01"))
+        door.ask_a_long_stream()
         rid = await door.send(list(door.messages))
         await until(lambda: door.parts(rid), what="the first part")
         assert door.lane.taken == 1
@@ -479,17 +482,11 @@ async def test_a_differing_routing_before_the_answer_fails_the_request(tmp_path,
     monkeypatch.setattr("bridge.core.adopt", lambda *args: False)
     async with Door(tmp_path, lane=True) as door:
         await door.say("one")
-        door.messages += [{"role": "assistant", "content": door.parts(door.last)}]
-        door.messages.append(user("stream 400 0.01"))
+        door.ask_a_long_stream()
         rid = await door.send(list(door.messages))
         await until(lambda: door.parts(rid), what="the first part")
         # a cancel makes the lane route the request now, before the agent has answered
-        door.reader.feed_data(
-            json.dumps(
-                {"jsonrpc": "2.0", "method": "lm/cancel", "params": {"requestId": rid}}
-            ).encode()
-            + b"\n"
-        )
+        door.cancel(rid)
         answer = await door.answered(rid)
         assert answer["error"]["code"] == SESSION_ERROR
         assert "routing differed" in answer["error"]["message"]
@@ -556,11 +553,8 @@ async def test_a_request_routed_since_the_expectation_was_written_is_not_overloo
         asked = list(door.messages)
         again = await door.send(asked)  # a regenerate: routed, the agent asked again ...
         await until(lambda: door.parts(again), what="the regenerate's first part")
-        door.reader.feed_data(
-            json.dumps(
-                {"jsonrpc": "2.0", "method": "lm/cancel", "params": {"requestId": again}}
-            ).encode()
-            + b"\n"
+        door.cancel(
+            again
         )  # ... and cancelled: its partial reply is the session's provisional exchange now
         cancelled = await door.answered(again)
         rid = await door.send([*asked, reply, user("three")])
